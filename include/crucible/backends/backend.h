@@ -1,0 +1,81 @@
+// A backend runs catalog op calls on a device. It says precisely which ops (and dtypes) it
+// supports and never falls back silently.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crucible/core/value.h"
+#include "crucible/ops/op.h"
+
+namespace crucible {
+
+// Measures elapsed time of work submitted to a device. CPU backends use a steady clock; a GPU
+// backend records device events.
+class DeviceTimer {
+ public:
+  virtual ~DeviceTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double elapsed_seconds() = 0;  // waits for the stop mark when needed
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  virtual std::string version() const;
+  virtual Device device() const { return Device::cpu(); }
+
+  // Whether the backend implements the op at all (for coverage listings).
+  virtual bool has_op(const OpDef& op) const = 0;
+  // Whether it implements this call (dtypes, layouts, argument values). When not, `why` says
+  // what is missing. Default: has_op.
+  virtual bool supports(const OpDef& op, const Values& args, std::string* why) const;
+  // The dtypes it supports for `op` (for `crucible ops --backend`). Default: op.dtypes when
+  // has_op, else none.
+  virtual std::vector<DType> supported_dtypes(const OpDef& op) const;
+
+  // Runs the op on bound arguments (schema order, defaults filled, tensors on device()).
+  // Returns the op's outputs in schema order; an op that mutates an argument returns it as
+  // ATen does. An argument error is reported as an op error (ErrorKind::OpError).
+  virtual Values run(const OpDef& op, const Values& args) = 0;
+
+  // Device memory and transfers. CPU backends keep the defaults (host memory, plain copies).
+  virtual Tensor allocate(const Shape& shape, const Shape& strides, DType dtype);
+  virtual Tensor to_device(const Tensor& host);  // same shape and strides
+  virtual Tensor to_host(const Tensor& t);
+  virtual void synchronize() {}
+  virtual std::unique_ptr<DeviceTimer> make_timer();
+};
+
+// Creates backends by name: "ref", "faulty", later "cpu", "aten", "plugin:<lib>", "dir:<path>".
+class BackendRegistry {
+ public:
+  using Factory = std::function<std::unique_ptr<Backend>(const std::string& spec)>;
+  struct Entry {
+    std::string name;  // "ref", or a prefix ending in ':' ("plugin:")
+    std::string description;
+    bool listed = true;  // test-only backends are not listed to users
+    Factory factory;
+  };
+
+  static BackendRegistry& instance();
+  void add(Entry e);
+  // Creates the backend for `spec`; an unknown name is a Usage error listing the known ones.
+  std::unique_ptr<Backend> create(const std::string& spec) const;
+  std::vector<const Entry*> entries() const;
+  // The default backend of this build: the fastest built-in CPU backend.
+  std::string default_backend() const;
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+// Backends built into this binary register themselves here (called once by instance()).
+void register_builtin_backends(BackendRegistry& r);
+
+}  // namespace crucible

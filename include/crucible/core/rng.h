@@ -1,0 +1,40 @@
+// A counter-based random number generator (Philox4x32-10, Salmon et al. 2011). The value at
+// (key, counter) is a pure function of both, so materialised inputs are identical on every
+// machine, in every thread, in any order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace crucible {
+
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
+
+// A stream of random numbers for one purpose (one tensor of one case). `stream` separates
+// purposes under the same seed; numbers are drawn in order from a 128-bit counter.
+class Rng {
+ public:
+  Rng(uint64_t seed, uint64_t stream);
+
+  uint32_t next_u32();
+  uint64_t next_u64();
+  double uniform();  // [0, 1) with 53 random bits
+  double normal();   // standard normal (Box-Muller, both outputs used)
+  // Uniform integer in [lo, hi] (inclusive); lo <= hi. Unbiased (rejection).
+  int64_t integer(int64_t lo, int64_t hi);
+
+ private:
+  void refill();
+  std::array<uint32_t, 2> key_;
+  uint64_t counter_ = 0;
+  std::array<uint32_t, 4> block_{};
+  int used_ = 4;
+  bool have_spare_ = false;
+  double spare_ = 0.0;
+};
+
+// A 64-bit hash (FNV-1a then a splitmix finaliser) used to derive stream ids and case ids.
+uint64_t hash64(const void* data, size_t n, uint64_t seed = 0);
+uint64_t hash_str(const char* s, uint64_t seed = 0);
+
+}  // namespace crucible

@@ -1,0 +1,146 @@
+// Tensor: shared storage + element offset + shape + strides + dtype. Views share storage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "crucible/core/device.h"
+#include "crucible/core/dtype.h"
+#include "crucible/core/half.h"
+
+namespace crucible {
+
+using Shape = std::vector<int64_t>;
+
+// A block of bytes on a device. CPU storage is allocated by crucible (64-byte aligned) or
+// wraps memory owned by someone else (a deleter says how to free it).
+class Storage {
+ public:
+  Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  // Allocates `nbytes` on the CPU, counted against the process's allocation limit.
+  static std::shared_ptr<Storage> allocate_cpu(size_t nbytes);
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  std::function<void(void*)> deleter_;
+};
+
+// The process-wide limit on bytes held by crucible-allocated storage (0 = none). Workers set it
+// from --memory-limit; an allocation beyond it throws Error(ErrorKind::Memory).
+void set_allocation_limit(size_t bytes);
+size_t allocation_limit();
+size_t bytes_allocated();
+
+int64_t numel_of(const Shape& shape);
+Shape contiguous_strides(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "[2, 3]"
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor
+
+  static Tensor empty(const Shape& shape, DType dtype);
+  static Tensor empty_strided(const Shape& shape, const Shape& strides, DType dtype);
+  static Tensor zeros(const Shape& shape, DType dtype);
+  static Tensor full(const Shape& shape, double value, DType dtype);
+  static Tensor scalar(double value, DType dtype);  // 0-d
+  // A view of existing storage; the caller guarantees the storage covers every element.
+  static Tensor from_storage(std::shared_ptr<Storage> storage, int64_t offset, Shape shape,
+                            Shape strides, DType dtype);
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  Device device() const;
+  const Shape& shape() const { return shape_; }
+  const Shape& strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t size(int64_t d) const;    // d may be negative
+  int64_t stride(int64_t d) const;  // d may be negative
+  int64_t numel() const { return numel_of(shape_); }
+  int64_t offset() const { return offset_; }
+  size_t itemsize() const { return crucible::itemsize(dtype_); }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+  // Pointer to the element at the view's offset.
+  void* data_ptr() const;
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(data_ptr());
+  }
+
+  bool is_contiguous() const;
+  // The range of storage elements the view can touch: [lo, hi) relative to storage start.
+  std::pair<int64_t, int64_t> storage_extent() const;
+  bool shares_storage(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
+  // True when some element of this view and of `other` occupy the same bytes.
+  bool overlaps(const Tensor& other) const;
+
+  // Copies (always new storage, contiguous).
+  Tensor contiguous() const;  // returns *this when already contiguous
+  Tensor clone() const;
+  Tensor to(DType dtype) const;  // a copy converted elementwise (round to nearest even)
+
+  // Views (share storage).
+  Tensor view(const Shape& shape) const;  // requires compatible strides; -1 allowed once
+  Tensor reshape(const Shape& shape) const;  // view when possible, else a copy
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor as_strided(const Shape& shape, const Shape& strides, int64_t offset) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor unsqueeze(int64_t dim) const;
+
+  // Element access by logical (row-major) index over the view, any dtype. Integers beyond
+  // 2^53 lose precision through `get`; use `get_int` for them.
+  double get(int64_t logical_index) const;
+  int64_t get_int(int64_t logical_index) const;
+  void set(int64_t logical_index, double value) const;  // rounds once to the dtype
+  void set_int(int64_t logical_index, int64_t value) const;
+  // Storage element offset (relative to the storage start) of a logical index.
+  int64_t storage_index(int64_t logical_index) const;
+  // Copies elementwise from `src` (same shape, any dtype, converting) into this view.
+  void copy_from(const Tensor& src) const;
+  void fill(double value) const;
+
+  std::string str() const;  // "T([2, 3], f32)" plus stride when non-contiguous
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_ = 0;
+  Shape shape_;
+  Shape strides_;
+  DType dtype_ = DType::Float32;
+};
+
+// Normalises a possibly negative dim against `ndim` (a 0-d tensor accepts -1 and 0, as ATen's
+// maybe_wrap_dim does). Throws an op error naming the valid range otherwise.
+int64_t wrap_dim(int64_t dim, int64_t ndim);
+
+// Broadcast two or more shapes as ATen does; throws an op error when they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// Calls fn(index) for each multi-index of `shape` in row-major order.
+void for_each_index(const Shape& shape, const std::function<void(std::span<const int64_t>)>& fn);
+
+// Reads/writes one element of raw memory of the given dtype.
+double load_as_double(const void* p, DType t);
+int64_t load_as_int(const void* p, DType t);
+void store_from_double(void* p, DType t, double v);
+void store_from_int(void* p, DType t, int64_t v);
+
+}  // namespace crucible

@@ -1,0 +1,126 @@
+// The op catalog: one entry per ATen overload, holding its schema, reference implementation,
+// sample generator, argument roles, cost model and comparison policy side by side.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "crucible/cases/literal.h"
+#include "crucible/core/value.h"
+#include "crucible/schema/schema.h"
+
+namespace crucible {
+
+// How values of a tensor argument are drawn when a case is materialised.
+struct ArgRole {
+  enum class Kind : uint8_t {
+    Data,       // signed, zero-mean values (the default)
+    IndexInto,  // integers in [0, size) where size = dim `dim` of argument `of` (or `bound`)
+    Positive,   // strictly positive values (variances, ...)
+    Unit,       // values in [0, 1] (probabilities)
+  };
+  Kind kind = Kind::Data;
+  std::string of;     // IndexInto: the argument whose size bounds the index
+  int64_t dim = 0;    // IndexInto: which dim of `of`
+  int64_t bound = 0;  // IndexInto without `of`: a fixed bound
+  bool allow_negative = false;  // IndexInto: also draw in [-size, 0) (Python-style indices)
+
+  static ArgRole index_into(std::string of, int64_t dim) {
+    ArgRole r;
+    r.kind = Kind::IndexInto;
+    r.of = std::move(of);
+    r.dim = dim;
+    return r;
+  }
+  static ArgRole positive() {
+    ArgRole r;
+    r.kind = Kind::Positive;
+    return r;
+  }
+  static ArgRole unit() {
+    ArgRole r;
+    r.kind = Kind::Unit;
+    return r;
+  }
+};
+
+// FLOPs and bytes moved by one call, for GFLOP/s and GB/s.
+struct Cost {
+  double flops = 0;
+  double bytes = 0;
+};
+
+// How a candidate's outputs are judged against the reference's.
+struct ComparePolicy {
+  enum class Kind : uint8_t {
+    Values,     // elementwise with tolerances (exact for integers and bool)
+    ShapeOnly,  // shape, dtype and strides only (empty*)
+  };
+  Kind kind = Kind::Values;
+  // Extra tolerance: the per-dtype atol/rtol are multiplied by
+  // max(1, tol_scale(args) ) -- e.g. sqrt of the reduction length for sums and matmuls.
+  std::function<double(const Values& args)> tol_scale;
+  // Whether the op's tensor outputs must be views of (share storage with) an input.
+  bool output_is_view = false;
+};
+
+// One generated case: the call in the case grammar, plus a label saying what it exercises.
+struct Sample {
+  cases::CallSpec call;
+  std::string label;  // "broadcast", "non-contiguous", "special values", "0-d", ...
+};
+
+struct SampleContext {
+  bool performance = false;  // large cases for timing instead of correctness cases
+};
+
+using RefFn = std::function<Values(const Values& args)>;
+using SampleFn = std::function<std::vector<Sample>(const SampleContext&)>;
+using CostFn = std::function<Cost(const Values& args, const Values& outputs)>;
+
+struct OpDef {
+  std::string name;    // "aten.add.Tensor"
+  std::string family;  // "pointwise.binary", "reduction", "matmul", "view", ...
+  Schema schema;
+  // The dtypes ATen supports for the op's primary input (on the CPU, PyTorch 2.x).
+  std::vector<DType> dtypes;
+  RefFn ref;
+  SampleFn samples;
+  std::map<std::string, ArgRole> roles;  // by argument name; others are Data
+  CostFn cost;
+  ComparePolicy compare;
+
+  // The role of argument `name` (Data when none was declared).
+  ArgRole role_of(const std::string& name) const;
+
+  // An entry with its schema parsed from ATen's text form ("aten::" prefix optional); the name
+  // is derived from the schema ("aten.add.Tensor").
+  static OpDef from_schema(std::string_view schema_text, std::string family);
+};
+
+class OpRegistry {
+ public:
+  // The catalog, filled once on first use from every op family's registration function.
+  static const OpRegistry& catalog();
+
+  void add(OpDef op);  // throws Internal error on a duplicate name or a bad schema
+  const OpDef* find(std::string_view name) const;  // exact overload name, or nullptr
+  const OpDef& get(std::string_view name) const;   // throws a Usage error with a suggestion
+  const std::vector<const OpDef*>& all() const { return ordered_; }
+  // Resolves a comma-separated filter of overload names ("aten.add.Tensor", "add.Tensor") or
+  // base names ("add" matches every add overload). A term matching nothing is a Usage error.
+  std::vector<const OpDef*> match(const std::vector<std::string>& terms) const;
+
+ private:
+  std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
+  std::vector<const OpDef*> ordered_;
+};
+
+// The base name of an overload: "aten.add.Tensor" -> "add".
+std::string op_base_name(std::string_view op_name);
+
+}  // namespace crucible
