@@ -20,6 +20,16 @@ namespace crucible::cases {
 // A tensor argument: T([shape], dtype[, stride=(...)][, 'device'][, fill='kind']).
 // `fill` is crucible's extension naming how values are drawn ("special" = dedicated special
 // values); traces never write it.
+//
+// Also accepted (BackendBench's _deserialize_tensor(size, dtype, stride=None, device='cuda')):
+// the stride as the third positional argument and `device='cuda'` as a keyword; the flags below
+// remember the form so that printing gives back the same text. Keywords may come in any order
+// after the positional arguments; they print as stride, device, fill.
+//
+// dtype: the short code (f16) or a torch name (torch.float16; kept in dtype_text). Complex codes
+// (c32, c64, c128, torch.complex64, ...) have no crucible DType: they parse with
+// dtype_known = false and dtype_text holding the spelling; `dtype` is then meaningless and a
+// consumer must reject the tensor (is_complex_dtype_name says why).
 struct TensorLit {
   Shape shape;
   DType dtype = DType::Float32;
@@ -28,6 +38,12 @@ struct TensorLit {
   bool stride_written = false;  // stride=... appeared (possibly as None)
   std::optional<std::string> device;
   std::optional<std::string> fill;
+  std::string dtype_text;          // the dtype as written when it is not dtype_code(dtype)
+  bool dtype_known = true;         // false: dtype_text names a type crucible lacks (c32, ...)
+  bool stride_positional = false;  // written T(shape, dtype, (strides)) rather than stride=
+  bool device_keyword = false;     // written device='cuda' rather than positionally
+
+  friend bool operator==(const TensorLit&, const TensorLit&) = default;
 };
 
 enum class LitKind : uint8_t {
@@ -37,7 +53,8 @@ enum class LitKind : uint8_t {
   Float,
   String,
   DType,   // a dtype code (f16) or torch.float16 name
-  Symbol,  // torch.strided, torch.sparse_coo, torch.contiguous_format, ...
+  Symbol,  // torch.strided, torch.sparse_coo, torch.contiguous_format, ...; also the complex
+           // dtype codes c32 c64 c128 and torch.complex64 (crucible has no DType for them)
   Tensor,
   List,
   Tuple,
@@ -49,8 +66,8 @@ struct Literal {
   bool b = false;
   int64_t i = 0;
   double f = 0.0;
-  std::string text;  // String: the value; Symbol: the name; DType: the spelling used;
-                     // Float: the spelling used (so "1e-05" prints back as written)
+  std::string text;   // String: the value; Symbol: the name; DType: the spelling used;
+                      // Float: the spelling used (so "1e-05" prints back as written)
   char quote = '\'';  // String: the quote character used
   DType dtype = DType::Float32;
   TensorLit tensor;
@@ -67,18 +84,40 @@ struct Literal {
   static Literal tensor_lit(TensorLit t);
   static Literal list(std::vector<Literal> items);
   static Literal tuple(std::vector<Literal> items);
+  static Literal dict(std::vector<std::pair<Literal, Literal>> entries);
 };
+
+// Structural equality: same kind, same value and same spelling (Float compares `text` and the
+// value, NaN equal to NaN; String compares the value and quote). Fields a kind does not use
+// are ignored.
+bool operator==(const Literal& a, const Literal& b);
 
 // One call: positional arguments and keyword arguments.
 struct CallSpec {
   std::vector<Literal> args;
   std::vector<std::pair<std::string, Literal>> kwargs;
+
+  friend bool operator==(const CallSpec&, const CallSpec&) = default;
 };
 
-// Parses "(POSITIONAL, KEYWORDS)". `where` prefixes error messages ("file.txt:12"); columns are
-// 1-based within `text`. Errors are Input errors: "<where>:<line>:<col>: expected ... , got ...".
+// Where a text being parsed begins, for error messages: the text's first character is at
+// file:line:column (1-based); later lines of the text count on from `line`.
+struct SourceOrigin {
+  std::string file = "<case>";
+  int line = 1;
+  int column = 1;
+};
+
+// Parses "(POSITIONAL, KEYWORDS)". `where` names the text in error messages ("<case>", a file
+// name); lines and columns are 1-based within `text`. Errors are Input errors:
+// "<where>:<line>:<col>: expected ... , got ...".
 CallSpec parse_call(std::string_view text, const std::string& where = "<case>");
+CallSpec parse_call(std::string_view text, const SourceOrigin& origin);
 Literal parse_literal(std::string_view text, const std::string& where = "<literal>");
+
+// True for the complex dtype spellings crucible parses but has no DType for: c32 c64 c128 and
+// torch.complex32/64/128.
+bool is_complex_dtype_name(std::string_view s);
 
 // Prints a call in the same form it is parsed from: "((args...), {kwargs...})".
 std::string print_call(const CallSpec& call);

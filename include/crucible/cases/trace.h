@@ -14,7 +14,7 @@
 namespace crucible::cases {
 
 struct TraceEntry {
-  std::string op;         // normalised overload name: "aten.sum.dim_IntList"
+  std::string op;             // normalised overload name: "aten.sum.dim_IntList"
   std::string op_as_written;  // "aten.sum.SymInt" where an alias was applied
   int64_t cnt = 0;
   CallSpec call;

@@ -32,6 +32,8 @@ inline constexpr int kNumDTypes = 12;
 std::string_view dtype_code(DType t);
 // ATen's spelling: "torch.float16", "torch.bool", ...
 std::string dtype_torch_name(DType t);
+// c10's ScalarType name: "Half", "Float", "Long", ... (used in ATen-style error messages).
+std::string_view dtype_scalar_type_name(DType t);
 // Accepts the short codes, "torch.float16"-style names and ATen's ScalarType names ("Half",
 // "Float", "Long"). Returns nullopt for anything else.
 std::optional<DType> parse_dtype(std::string_view s);
@@ -56,11 +58,11 @@ DTypeCategory dtype_category(DType t);
 
 // Floating-point properties used by comparison and by special-value generation.
 struct FloatInfo {
-  double max;        // largest finite
-  double tiny;       // smallest normal
-  double true_min;   // smallest subnormal
-  double eps;        // difference between 1 and the next value
-  int mantissa_bits; // explicit fraction bits
+  double max;         // largest finite
+  double tiny;        // smallest normal
+  double true_min;    // smallest subnormal
+  double eps;         // difference between 1 and the next value
+  int mantissa_bits;  // explicit fraction bits
 };
 FloatInfo float_info(DType t);
 

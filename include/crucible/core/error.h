@@ -34,8 +34,8 @@ class Error : public std::runtime_error {
 [[noreturn]] void unsupported(const std::string& message);
 [[noreturn]] void internal_error(const std::string& message);
 
-#define CRUCIBLE_CHECK(cond, msg)                       \
-  do {                                                  \
+#define CRUCIBLE_CHECK(cond, msg)                        \
+  do {                                                   \
     if (!(cond)) ::crucible::op_error(std::string(msg)); \
   } while (0)
 

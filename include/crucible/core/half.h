@@ -16,8 +16,8 @@ uint16_t bf16_from_double(double x);
 uint16_t bf16_from_float(float x);
 float bf16_to_float(uint16_t bits);
 
-// float8_e4m3fn: no infinities, one NaN pattern per sign (S.1111.111); values beyond the
-// largest finite (448) become NaN, as c10's conversion does.
+// float8_e4m3fn: no infinities, one NaN pattern per sign (S.1111.111); values that round
+// beyond the largest finite (448), i.e. |x| > 464 and +-inf, become NaN, as c10's conversion does.
 uint8_t fp8e4m3fn_from_double(double x);
 float fp8e4m3fn_to_float(uint8_t bits);
 // float8_e5m2: IEEE-like with infinities; overflow rounds to infinity.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace crucible {
@@ -26,7 +27,8 @@ class Rng {
  private:
   void refill();
   std::array<uint32_t, 2> key_;
-  uint64_t counter_ = 0;
+  uint64_t stream_ = 0;   // high 64 bits of the Philox counter
+  uint64_t counter_ = 0;  // low 64 bits: the block number within the stream
   std::array<uint32_t, 4> block_{};
   int used_ = 4;
   bool have_spare_ = false;

@@ -25,7 +25,8 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  // Allocates `nbytes` on the CPU, counted against the process's allocation limit.
+  // Allocates `nbytes` (zero-filled, 64-byte aligned; 0 is valid) on the CPU, counted against
+  // the process's allocation limit.
   static std::shared_ptr<Storage> allocate_cpu(size_t nbytes);
 
   void* data() const { return data_; }
@@ -60,7 +61,7 @@ class Tensor {
   static Tensor scalar(double value, DType dtype);  // 0-d
   // A view of existing storage; the caller guarantees the storage covers every element.
   static Tensor from_storage(std::shared_ptr<Storage> storage, int64_t offset, Shape shape,
-                            Shape strides, DType dtype);
+                             Shape strides, DType dtype);
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -92,10 +93,10 @@ class Tensor {
   // Copies (always new storage, contiguous).
   Tensor contiguous() const;  // returns *this when already contiguous
   Tensor clone() const;
-  Tensor to(DType dtype) const;  // a copy converted elementwise (round to nearest even)
+  Tensor to(DType dtype) const;  // a copy converted elementwise (see store_from_double)
 
   // Views (share storage).
-  Tensor view(const Shape& shape) const;  // requires compatible strides; -1 allowed once
+  Tensor view(const Shape& shape) const;     // requires compatible strides; -1 allowed once
   Tensor reshape(const Shape& shape) const;  // view when possible, else a copy
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor transpose(int64_t d0, int64_t d1) const;
@@ -113,7 +114,8 @@ class Tensor {
   void set_int(int64_t logical_index, int64_t value) const;
   // Storage element offset (relative to the storage start) of a logical index.
   int64_t storage_index(int64_t logical_index) const;
-  // Copies elementwise from `src` (same shape, any dtype, converting) into this view.
+  // Copies elementwise from `src` (same shape or broadcastable to it, any dtype, converting)
+  // into this view; an overlapping source is read before anything is written.
   void copy_from(const Tensor& src) const;
   void fill(double value) const;
 
@@ -137,7 +139,14 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 // Calls fn(index) for each multi-index of `shape` in row-major order.
 void for_each_index(const Shape& shape, const std::function<void(std::span<const int64_t>)>& fn);
 
-// Reads/writes one element of raw memory of the given dtype.
+// Reads/writes one element of raw memory of the given dtype. The conversions (also used by
+// Tensor::to, copy_from, set and fill):
+//  - to a floating dtype: rounded to nearest, ties to even, once (int64 sources included);
+//  - floating to integral: truncation toward zero, as ATen's CPU kernels do on x86-64: i8, i16
+//    and i32 go through a 32-bit conversion (NaN, +-inf and out-of-range give INT32_MIN, which
+//    wraps to 0 for i8/i16), u8 and i64 through a 64-bit one (INT64_MIN, 0 for u8);
+//  - integral to integral: two's complement wrap to the destination width;
+//  - to bool: value != 0 (NaN is true). A same-dtype copy copies bits (NaN payloads survive).
 double load_as_double(const void* p, DType t);
 int64_t load_as_int(const void* p, DType t);
 void store_from_double(void* p, DType t, double v);

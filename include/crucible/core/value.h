@@ -40,8 +40,8 @@ class Scalar {
 enum class ValueKind : uint8_t {
   None,
   Tensor,
-  TensorList,    // Tensor[]  (every element defined)
-  OptTensorList, // Tensor?[] (elements may be undefined)
+  TensorList,     // Tensor[]  (every element defined)
+  OptTensorList,  // Tensor?[] (elements may be undefined)
   Int,
   Float,
   Bool,

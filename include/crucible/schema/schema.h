@@ -32,30 +32,39 @@ enum class BaseType : uint8_t {
   Storage,
   Stream,
   Complex,
-  Number,     // 'number' in prim schemas
+  Number,  // 'number' in prim schemas
   Any,
-  TypeVar,    // 't', 't1', ... in generic schemas
+  TypeVar,  // 't', 't1', ... in generic schemas
   QScheme,
-  Other,      // anything else ATen's grammar allows (kept by name)
+  Other,  // anything else ATen's grammar allows (kept by name)
 };
 
 struct SchemaType {
   BaseType base = BaseType::Tensor;
-  std::string name;                // the base type as written ("Tensor", "SymInt", "t")
-  bool optional = false;           // T?  (or T[]? for an optional list)
-  bool is_list = false;            // T[] or T[N]
-  bool element_optional = false;   // T?[]
-  std::optional<int> fixed_size;   // T[N]
+  std::string name;               // the base type as written ("Tensor", "SymInt", "t")
+  bool optional = false;          // T?  (or T[]? for an optional list)
+  bool is_list = false;           // T[] or T[N]
+  bool element_optional = false;  // T?[]
+  std::optional<int> fixed_size;  // T[N]
   // Tuple or other compound types ("(int, int)", "Dict(str, Tensor)", "Future(t)") are kept as
   // text in `name` with base Other.
   std::string str() const;
+  bool operator==(const SchemaType&) const = default;
 };
+
+// The base type a name denotes ("int" -> Int, "t1" -> TypeVar, "Foo" -> Other).
+BaseType base_type_from_name(std::string_view name);
 
 struct AliasInfo {
   std::vector<std::string> before_sets;  // "a" in Tensor(a!) / Tensor(a -> *)
   std::vector<std::string> after_sets;   // "*" in Tensor(a -> *)
   bool is_write = false;                 // '!'
   bool wildcard_after = false;
+  // For a list type: true when written on the elements, Tensor(a!)[], false when written on the
+  // list itself, Tensor[](a!).
+  bool on_elements = false;
+  std::string str() const;  // "a!", "a -> *", "b|c"
+  bool operator==(const AliasInfo&) const = default;
 };
 
 struct Argument {
@@ -67,7 +76,11 @@ struct Argument {
   std::optional<AliasInfo> alias;
 
   bool is_mutable() const { return alias && alias->is_write; }
+  // "Tensor(a!) out", "Scalar alpha=1" (without the '*' marker).
+  std::string str() const;
 };
+// Equal names, types, aliases, default texts and default values.
+bool operator==(const Argument& a, const Argument& b);
 
 struct Schema {
   std::string ns;        // "aten" (empty when the text had no namespace)
@@ -90,6 +103,7 @@ struct Schema {
   // Prints back in ATen's text form (normalised spacing).
   std::string str() const;
 };
+bool operator==(const Schema& a, const Schema& b);
 
 // Parses one schema. Errors are Input errors naming the column and what was expected.
 Schema parse_schema(std::string_view text);

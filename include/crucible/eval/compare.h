@@ -1,0 +1,27 @@
+// Comparison of a candidate's tensors with the reference's: per-dtype tolerances (as
+// torch.testing), exact integers, NaN meets NaN, inf meets the same inf, and error metrics.
+#pragma once
+
+#include "crucible/core/tensor.h"
+#include "crucible/eval/result.h"
+
+namespace crucible {
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
+// torch.testing's defaults: f64 1e-7/1e-7, f32 1e-5/1.3e-6, f16 1e-5/1e-3, bf16 1e-5/1.6e-2
+// (atol/rtol); integers and bool are exact (0/0).
+Tolerance default_tolerance(DType t);
+
+// Compares two tensors elementwise: `|c - r| <= atol + rtol * |r|`, scaled by `scale` (>= 1).
+// Shapes and dtypes must match. Fills every metric of the returned check.
+TensorCheck compare_tensors(const Tensor& reference, const Tensor& candidate, double scale,
+                            const std::string& what);
+
+// The spacing of dtype `t` at magnitude |x| (one unit in the last place).
+double ulp_of(double x, DType t);
+
+}  // namespace crucible

@@ -1,0 +1,87 @@
+// The outcome of one case: its verdict, error metrics for every compared tensor and, when
+// timed, the candidate's and baseline's timings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace crucible {
+
+enum class Status : uint8_t {
+  Passed,       // every output and mutated argument matched (or both raised)
+  Failed,       // wrong values, shape, dtype, aliasing, a missing or unexpected error
+  Crashed,      // the worker died of a signal while running the case
+  TimedOut,     // the case ran past --timeout; the worker was killed
+  MemoryLimit,  // the case allocated beyond --memory-limit
+  Unsupported,  // the candidate does not implement this op or dtype
+  Skipped,      // not run (e.g. larger than --max-numel)
+  InvalidCase,  // the case itself does not fit the op's schema (an input error)
+};
+
+const char* status_name(Status s);  // "passed", "failed", "crashed", ...
+Status parse_status(const std::string& s);
+
+// Error metrics of one compared tensor (an output or a mutated argument).
+struct TensorCheck {
+  std::string what;  // "output 0", "mutated argument 'self'"
+  bool passed = true;
+  std::string reason;  // empty when passed
+  int64_t numel = 0;
+  int64_t mismatches = 0;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  double max_ulp_err = 0;
+  double pcc = 1;  // cosine similarity of the two tensors (1 = identical direction)
+  double atol = 0, rtol = 0;
+};
+
+struct TimingStats {
+  double median_s = 0;
+  double p10_s = 0;
+  double p90_s = 0;
+  int samples = 0;
+};
+
+struct CaseResult {
+  std::string case_id;
+  std::string op;
+  std::string call;  // printed case
+  std::string label;
+  std::string source;
+  std::string dtype;  // dtype of the first tensor argument
+  uint64_t seed = 0;
+  int64_t cnt = 0;
+  Status status = Status::Passed;
+  std::string detail;     // the cause: "wrong values in output 0: 3 of 64 mismatch ...",
+                          // "crashed: SIGSEGV", "raised as expected: ...", ...
+  bool expected_error = false;  // the reference raised and so did the candidate
+  std::vector<TensorCheck> checks;
+  double seconds = 0;  // wall time of the correctness evaluation
+  std::string reproducer;
+};
+
+struct TimingRecord {
+  std::string case_id;
+  std::string op;
+  std::string call;
+  TimingStats candidate;
+  TimingStats baseline;
+  double speedup = 0;  // baseline median / candidate median
+  double flops = 0;
+  double bytes = 0;
+  double gflops = 0;  // candidate GFLOP/s
+  double gbps = 0;    // candidate GB/s
+  bool cold_cache = true;
+  std::string error;  // non-empty when timing failed
+};
+
+nlohmann::json to_json(const CaseResult& r);
+CaseResult case_result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const TimingRecord& r);
+TimingRecord timing_record_from_json(const nlohmann::json& j);
+
+}  // namespace crucible

@@ -1,0 +1,38 @@
+// A run: build the suite, evaluate every case in isolated workers, time the passing cases with
+// --perf, and write the run folder (manifest.json, results.jsonl, summary.json,
+// operator_summary.csv, SUMMARY.md, junit.xml).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crucible/suites/suite.h"
+
+namespace crucible {
+
+struct RunOptions {
+  SuiteOptions suite;
+  std::string backend;              // candidate
+  std::string reference = "ref";
+  std::string baseline;             // empty: the reference
+  bool perf = false;
+  bool cold_cache = true;
+  int workers = 0;                  // 0: number of cores
+  double timeout_s = 60;
+  size_t memory_limit = size_t{4} << 30;
+  std::string out;                  // run folder; empty: runs/<suite>-<backend>-<timestamp>
+  std::string resume;               // run folder to continue
+  double p = 1.0;                   // perf@p threshold
+  std::vector<std::string> argv;    // the command line, for the manifest and --resume
+  bool progress = true;             // console progress output
+  // A single case (--op/--case).
+  std::string single_op;
+  std::string single_case;
+};
+
+// Runs and returns the process exit status: 0 every case passed, 1 some case did not.
+// Usage and input errors are thrown (exit status 2 in the CLI).
+int run(const RunOptions& opts);
+
+}  // namespace crucible

@@ -1,0 +1,59 @@
+// Isolated worker processes. Jobs (cases) run in forked workers, never in the process that
+// keeps the results. A crash, an abort, a hang past the timeout or an allocation beyond the
+// memory limit costs one job: it is reported with its cause and the worker is replaced.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace crucible {
+
+struct WorkerOptions {
+  int workers = 1;
+  double timeout_s = 60;       // per job
+  size_t memory_limit = 0;     // bytes per worker (0 = none)
+  size_t max_batch = 32;       // jobs sent to a worker at once
+  // Called once in each new worker process, before its first job (load plugins, set limits).
+  std::function<void()> on_worker_start;
+};
+
+// How a job ended when its worker could not report it.
+struct JobFailure {
+  enum class Kind : uint8_t { Crashed, TimedOut } kind = Kind::Crashed;
+  int signal = 0;       // Crashed: the signal, or 0 for an exit without a report
+  int exit_code = 0;
+  std::string detail;   // "crashed: SIGSEGV", "timed_out after 5 s", ...
+};
+
+class WorkerPool {
+ public:
+  // `job` runs in a worker and returns the payload reported for job `index`.
+  using Job = std::function<std::string(size_t index)>;
+  using OnResult = std::function<void(size_t index, const std::string& payload)>;
+  using OnFailure = std::function<void(size_t index, const JobFailure& failure)>;
+
+  WorkerPool(WorkerOptions opts, Job job);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Runs every index once; callbacks are invoked in the calling process as jobs finish.
+  void run(const std::vector<size_t>& indices, const OnResult& on_result,
+           const OnFailure& on_failure);
+
+ private:
+  struct Worker;
+  void spawn(Worker& w);
+  void retire(Worker& w, bool kill_it);
+  WorkerOptions opts_;
+  Job job_;
+  std::vector<Worker*> workers_;
+};
+
+// "SIGSEGV", "SIGABRT", ... for a signal number.
+std::string signal_name(int sig);
+
+}  // namespace crucible

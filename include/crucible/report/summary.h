@@ -1,0 +1,67 @@
+// Scores and per-op summaries of a run, and the files that report them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "crucible/eval/result.h"
+
+namespace crucible {
+
+struct OpSummary {
+  std::string op;
+  std::string family;
+  int cases = 0;
+  std::map<Status, int> by_status;
+  bool supported = false;  // at least one case was not unsupported
+  bool passed = false;     // every run case passed (and at least one ran)
+  int timed = 0;
+  double speedup = 0;  // geometric mean over timed cases (0 = not timed)
+  double candidate_median_s = 0;  // median over timed cases of the candidate's median
+  double baseline_median_s = 0;
+  double gbps = 0;    // best over timed cases
+  double gflops = 0;  // best over timed cases
+  double max_abs_err = 0;
+  double max_ulp_err = 0;
+  double min_pcc = 1;
+  std::string first_failure;  // detail of the first failing case
+  std::string reproducer;     // of the first failing case
+};
+
+struct RunSummary {
+  std::string suite, backend, reference, baseline;
+  int ops_total = 0, ops_supported = 0, ops_passed = 0;
+  int cases_total = 0;
+  std::map<Status, int> by_status;
+  double correctness_score = 0;  // ops passed / ops total
+  double coverage = 0;           // ops supported / ops total
+  double perf_score = 0;         // geometric mean speed-up over correct, timed ops
+  double perf_at_p = 0;          // fraction of all ops that are correct and faster than p
+  double p = 1.0;
+  bool timed = false;
+  double seconds = 0;
+  std::vector<OpSummary> ops;
+
+  int count(Status s) const;
+};
+
+// `families` maps op name to family for the report (missing: "-").
+RunSummary summarize(const std::vector<CaseResult>& results,
+                     const std::vector<TimingRecord>& timings,
+                     const std::map<std::string, std::string>& families, double p);
+
+nlohmann::json summary_json(const RunSummary& s);
+void write_summary_json(const std::string& path, const RunSummary& s);
+void write_operator_csv(const std::string& path, const RunSummary& s);
+void write_summary_md(const std::string& path, const RunSummary& s,
+                      const std::vector<CaseResult>& results, const std::string& command);
+void write_junit(const std::string& path, const RunSummary& s,
+                 const std::vector<CaseResult>& results);
+
+// The short table printed at the end of a run.
+std::string console_table(const RunSummary& s, const std::string& out_dir);
+
+}  // namespace crucible

@@ -1,0 +1,38 @@
+// Suites produce cases: `smoke` (a few cases of every op), `opinfo` (every catalog sample),
+// `traces:<file or folder>` (real-model calls).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "crucible/cases/case.h"
+
+namespace crucible {
+
+struct SuiteOptions {
+  std::string suite = "smoke";      // "smoke", "opinfo", "traces:<path>"
+  std::vector<std::string> ops;     // --ops filter terms (empty = all)
+  std::set<DType> dtypes;           // --dtypes filter (empty = all)
+  uint64_t seed = 0;
+  bool perf = false;                // include performance cases and mark them to be timed
+  int64_t max_numel = 0;            // traces: cases with more elements are skipped (0 = no cap)
+  int smoke_per_op = 16;            // smoke: cases per op
+};
+
+struct SuiteCase {
+  Case c;
+  const OpDef* op = nullptr;  // nullptr: the op is not in the catalog (reported unsupported)
+  std::string skip_reason;    // non-empty: recorded as skipped, not run
+};
+
+// Builds the suite's cases in a stable order. Errors (unknown suite, unreadable trace file,
+// a filter that matches nothing) are Usage/Input errors.
+std::vector<SuiteCase> build_suite(const SuiteOptions& opts);
+
+// The dtype of a case's first tensor argument, if any.
+std::optional<DType> primary_dtype(const cases::CallSpec& call);
+
+}  // namespace crucible

@@ -1,0 +1,359 @@
+// Materialisation: from (op, call literal, seed) to bound argument values, deterministically.
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "crucible/cases/case.h"
+#include "crucible/core/error.h"
+#include "crucible/core/rng.h"
+
+namespace crucible {
+
+using cases::Literal;
+using cases::LitKind;
+using cases::TensorLit;
+
+std::string Case::id() const {
+  std::string key = op + "|" + cases::print_call(call) + "|" + std::to_string(seed);
+  return fmt::format("{:016x}", hash64(key.data(), key.size()));
+}
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+void count_elements(const Literal& lit, int64_t& total) {
+  if (lit.kind == LitKind::Tensor) total += numel_of(lit.tensor.shape);
+  for (const Literal& item : lit.items) count_elements(item, total);
+  for (const auto& [k, v] : lit.entries) count_elements(v, total);
+}
+
+}  // namespace
+
+std::string Case::reproducer(const std::string& backend) const {
+  return fmt::format("crucible run --backend {} --op {} --case {} --seed {}", shell_quote(backend),
+                     op, shell_quote(cases::print_call(call)), seed);
+}
+
+int64_t Case::total_elements() const {
+  int64_t total = 0;
+  for (const Literal& a : call.args) count_elements(a, total);
+  for (const auto& [k, v] : call.kwargs) count_elements(v, total);
+  return total;
+}
+
+namespace {
+
+// Values that break kernels: signed zeros, infinities, NaN, subnormals, the largest finite
+// values and values near overflow, mixed with ordinary values (every third element).
+double special_float(DType t, int64_t k, Rng& rng) {
+  if (k % 3 != 0) return rng.normal();
+  const FloatInfo fi = float_info(t);
+  const double table[] = {0.0,
+                          -0.0,
+                          std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity(),
+                          std::numeric_limits<double>::quiet_NaN(),
+                          fi.true_min,
+                          -fi.true_min,
+                          fi.tiny,
+                          fi.max,
+                          -fi.max,
+                          fi.max * 0.75,
+                          -fi.max * 0.5,
+                          1.0,
+                          -1.0,
+                          0.5,
+                          -2.0};
+  constexpr int64_t n = sizeof(table) / sizeof(table[0]);
+  return table[(k / 3) % n];
+}
+
+int64_t int_min(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return 0;
+    case DType::UInt8:
+      return 0;
+    case DType::Int8:
+      return INT8_MIN;
+    case DType::Int16:
+      return INT16_MIN;
+    case DType::Int32:
+      return INT32_MIN;
+    default:
+      return INT64_MIN;
+  }
+}
+int64_t int_max(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return 1;
+    case DType::UInt8:
+      return UINT8_MAX;
+    case DType::Int8:
+      return INT8_MAX;
+    case DType::Int16:
+      return INT16_MAX;
+    case DType::Int32:
+      return INT32_MAX;
+    default:
+      return INT64_MAX;
+  }
+}
+
+int64_t special_int(DType t, int64_t k, Rng& rng) {
+  if (k % 3 != 0)
+    return rng.integer(std::max<int64_t>(int_min(t), -9), std::min<int64_t>(int_max(t), 9));
+  const int64_t table[] = {int_min(t), int_max(t), 0, 1, int_max(t) - 1, int_min(t) + 1};
+  int64_t v = table[(k / 3) % 6];
+  return std::clamp(v, int_min(t), int_max(t));
+}
+
+struct Drawing {
+  ArgRole role;
+  int64_t bound = -1;  // IndexInto
+  std::string fill;    // "", "special", "oob", "uniform", "positive"
+};
+
+Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
+  if (!lit.dtype_known)
+    unsupported("tensors of dtype " + lit.dtype_text + " (complex) are not supported yet");
+  for (int64_t s : lit.shape)
+    if (s < 0) op_error(fmt::format("negative size {} in tensor {}", s, shape_str(lit.shape)));
+  Shape strides = lit.strides ? *lit.strides : contiguous_strides(lit.shape);
+  if (strides.size() != lit.shape.size())
+    op_error(fmt::format("tensor {} has {} strides for {} dims", shape_str(lit.shape),
+                         strides.size(), lit.shape.size()));
+  int64_t extent = 0;  // storage elements needed
+  bool empty = false;
+  for (size_t d = 0; d < lit.shape.size(); ++d) {
+    if (lit.shape[d] == 0) empty = true;
+    if (strides[d] < 0) op_error("negative strides are not supported in tensor literals");
+    extent += (lit.shape[d] - 1) * strides[d];
+  }
+  extent = empty ? 0 : extent + 1;
+  auto storage = Storage::allocate_cpu(static_cast<size_t>(extent) * itemsize(lit.dtype));
+  Tensor flat = Tensor::from_storage(storage, 0, {extent}, {1}, lit.dtype);
+  const DType t = lit.dtype;
+  const bool floating = is_floating(t);
+  for (int64_t k = 0; k < extent; ++k) {
+    switch (how.role.kind) {
+      case ArgRole::Kind::IndexInto: {
+        int64_t hi = how.bound > 0 ? how.bound - 1 : 0;
+        int64_t lo = (how.role.allow_negative && how.bound > 0) ? -how.bound : 0;
+        flat.set_int(k, rng.integer(lo, hi));
+        continue;
+      }
+      case ArgRole::Kind::Positive:
+        flat.set(k, std::abs(rng.normal()) + 0.25);
+        continue;
+      case ArgRole::Kind::Unit:
+        flat.set(k, rng.uniform());
+        continue;
+      case ArgRole::Kind::Data:
+        break;
+    }
+    if (how.fill == "special") {
+      if (floating)
+        flat.set(k, special_float(t, k, rng));
+      else if (t == DType::Bool)
+        flat.set_int(k, rng.integer(0, 1));
+      else
+        flat.set_int(k, special_int(t, k, rng));
+    } else if (how.fill == "uniform") {
+      floating ? flat.set(k, rng.uniform()) : flat.set_int(k, rng.integer(0, 1));
+    } else if (how.fill == "positive") {
+      floating ? flat.set(k, std::abs(rng.normal()) + 0.25) : flat.set_int(k, rng.integer(1, 9));
+    } else if (floating) {
+      flat.set(k, rng.normal());
+    } else if (t == DType::Bool) {
+      flat.set_int(k, rng.integer(0, 1));
+    } else if (t == DType::UInt8) {
+      flat.set_int(k, rng.integer(0, 18));
+    } else {
+      flat.set_int(k, rng.integer(-9, 9));
+    }
+  }
+  if (how.fill == "oob" && extent > 0) {
+    // One index out of range, so a kernel that does not check bounds is caught and one that
+    // does raises as ATen does.
+    flat.set_int(rng.integer(0, extent - 1), how.bound > 0 ? how.bound : 1);
+  }
+  return Tensor::from_storage(storage, 0, lit.shape, strides, lit.dtype);
+}
+
+Value symbol_value(const std::string& s) {
+  if (s == "torch.strided") return Value(Layout::Strided);
+  if (s == "torch.sparse_coo") return Value(Layout::SparseCoo);
+  if (s == "torch.contiguous_format") return Value(MemoryFormat::Contiguous);
+  if (s == "torch.preserve_format") return Value(MemoryFormat::Preserve);
+  if (s == "torch.channels_last") return Value(MemoryFormat::ChannelsLast);
+  if (s == "torch.channels_last_3d") return Value(MemoryFormat::ChannelsLast3d);
+  if (auto t = parse_dtype(s)) return Value(*t);
+  op_error("unsupported symbol '" + s + "' in a case");
+}
+
+class Materializer {
+ public:
+  Materializer(const OpDef& op, const cases::CallSpec& call, uint64_t seed)
+      : op_(op), call_(call), seed_(seed) {
+    std::string text = cases::print_call(call);
+    call_hash_ = hash64(text.data(), text.size());
+  }
+
+  Values run() {
+    const Schema& s = op_.schema;
+    Values positional;
+    for (size_t i = 0; i < call_.args.size(); ++i) {
+      const Argument* arg = i < s.arguments.size() ? &s.arguments[i] : nullptr;
+      positional.push_back(convert(call_.args[i], arg, static_cast<int>(i)));
+    }
+    std::vector<std::pair<std::string, Value>> keywords;
+    for (size_t i = 0; i < call_.kwargs.size(); ++i) {
+      const auto& [name, lit] = call_.kwargs[i];
+      int idx = s.find_argument(name);
+      const Argument* arg = idx >= 0 ? &s.arguments[idx] : nullptr;
+      keywords.emplace_back(name, convert(lit, arg, 1000 + static_cast<int>(i)));
+    }
+    return bind_arguments(s, positional, keywords);
+  }
+
+ private:
+  // The literal that will be bound to argument `name` (positional or keyword), if any.
+  const Literal* literal_of(const std::string& name) const {
+    int idx = op_.schema.find_argument(name);
+    if (idx >= 0 && static_cast<size_t>(idx) < call_.args.size()) return &call_.args[idx];
+    for (const auto& [k, v] : call_.kwargs)
+      if (k == name) return &v;
+    return nullptr;
+  }
+
+  Drawing drawing_for(const Argument* arg, const TensorLit& lit) const {
+    Drawing d;
+    if (arg) d.role = op_.role_of(arg->name);
+    if (lit.fill) d.fill = *lit.fill;
+    if (d.role.kind == ArgRole::Kind::IndexInto) {
+      d.bound = d.role.bound;
+      if (!d.role.of.empty()) {
+        const Literal* of = literal_of(d.role.of);
+        if (of && of->kind == LitKind::Tensor) {
+          const Shape& sh = of->tensor.shape;
+          int64_t dim = d.role.dim < 0 ? d.role.dim + static_cast<int64_t>(sh.size()) : d.role.dim;
+          d.bound = (dim >= 0 && dim < static_cast<int64_t>(sh.size())) ? sh[dim] : 1;
+        }
+      }
+    }
+    return d;
+  }
+
+  Value convert(const Literal& lit, const Argument* arg, int slot) {
+    Value v = convert_raw(lit, arg, slot);
+    if (!arg) return v;
+    // A string given to a Device argument is a device.
+    if (arg->type.base == BaseType::Device && v.kind() == ValueKind::String)
+      return Value(parse_device(v.str_value()));
+    if (arg->type.is_list && arg->type.base == BaseType::Tensor && v.kind() == ValueKind::IntList &&
+        v.to_int_list().empty())
+      return Value::tensor_list({}, arg->type.element_optional);
+    return coerce_to_type(v, arg->type, arg->name);
+  }
+
+  Value convert_raw(const Literal& lit, const Argument* arg, int slot) {
+    switch (lit.kind) {
+      case LitKind::None:
+        return Value();
+      case LitKind::Bool:
+        return Value(lit.b);
+      case LitKind::Int:
+        return Value(lit.i);
+      case LitKind::Float:
+        return Value(lit.f);
+      case LitKind::String:
+        return Value(lit.text);
+      case LitKind::DType:
+        return Value(lit.dtype);
+      case LitKind::Symbol:
+        return symbol_value(lit.text);
+      case LitKind::Tensor: {
+        Rng rng(seed_, call_hash_ ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(slot + 1)));
+        return Value(make_tensor(lit.tensor, drawing_for(arg, lit.tensor), rng));
+      }
+      case LitKind::List:
+      case LitKind::Tuple:
+        return convert_list(lit, arg, slot);
+      case LitKind::Dict:
+        op_error("a dict literal cannot be an operator argument");
+    }
+    internal_error("materialize: unknown literal kind");
+  }
+
+  Value convert_list(const Literal& lit, const Argument* arg, int slot) {
+    bool any_tensor = false, any_none = false, any_float = false, all_bool = !lit.items.empty();
+    for (const Literal& item : lit.items) {
+      any_tensor |= item.kind == LitKind::Tensor;
+      any_none |= item.kind == LitKind::None;
+      any_float |= item.kind == LitKind::Float;
+      all_bool &= item.kind == LitKind::Bool;
+    }
+    if (any_tensor || (any_none && arg && arg->type.base == BaseType::Tensor)) {
+      std::vector<Tensor> ts;
+      for (size_t j = 0; j < lit.items.size(); ++j) {
+        const Literal& item = lit.items[j];
+        if (item.kind == LitKind::None) {
+          ts.emplace_back();
+          continue;
+        }
+        if (item.kind != LitKind::Tensor) op_error("a tensor list holds a non-tensor element");
+        Rng rng(seed_, call_hash_ ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(slot + 1)) ^
+                           (0xbf58476d1ce4e5b9ULL * (j + 1)));
+        ts.push_back(make_tensor(item.tensor, drawing_for(arg, item.tensor), rng));
+      }
+      return Value::tensor_list(std::move(ts), any_none);
+    }
+    if (all_bool) {
+      std::vector<bool> bs;
+      for (const Literal& item : lit.items) bs.push_back(item.b);
+      return Value(bs);
+    }
+    if (any_float) {
+      std::vector<double> fs;
+      for (const Literal& item : lit.items) {
+        if (item.kind != LitKind::Float && item.kind != LitKind::Int)
+          op_error("a float list holds a non-number element");
+        fs.push_back(item.kind == LitKind::Float ? item.f : static_cast<double>(item.i));
+      }
+      return Value(fs);
+    }
+    std::vector<int64_t> is;
+    for (const Literal& item : lit.items) {
+      if (item.kind != LitKind::Int) op_error("an int list holds a non-integer element");
+      is.push_back(item.i);
+    }
+    return Value(is);
+  }
+
+  const OpDef& op_;
+  const cases::CallSpec& call_;
+  uint64_t seed_;
+  uint64_t call_hash_ = 0;
+};
+
+}  // namespace
+
+Values materialize(const OpDef& op, const cases::CallSpec& call, uint64_t seed) {
+  return Materializer(op, call, seed).run();
+}
+
+}  // namespace crucible

@@ -1,0 +1,43 @@
+// The subcommands of `crucible`. Each returns the process exit status.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "crucible/eval/run.h"
+
+namespace crucible {
+
+// The raw values of `crucible run`'s flags, validated by command_run.
+struct RunFlags {
+  std::string suite = "smoke";
+  std::string backend;
+  std::string reference = "ref";
+  std::string baseline;
+  bool perf = false;
+  bool warm_cache = false;
+  std::string ops;
+  std::string dtypes;
+  uint64_t seed = 0;
+  int workers = 0;
+  double timeout = 60;
+  std::string memory_limit = "4G";
+  std::string out;
+  std::string resume;
+  std::string op;
+  std::string case_text;
+  double p = 1.0;
+  int64_t max_numel = -1;  // -1: the suite's default
+  bool quiet = false;
+};
+
+void add_run_flags(CLI::App& app, RunFlags& f);
+// Parses "4G", "512M", "65536" into bytes; a Usage error names the flag otherwise.
+size_t parse_bytes(const std::string& text, const std::string& flag);
+
+int command_run(RunFlags flags, const std::vector<std::string>& argv);
+int command_ops(const std::string& backend, bool json);
+int command_parse(const std::string& path, bool quiet);
+
+}  // namespace crucible

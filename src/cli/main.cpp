@@ -1,0 +1,71 @@
+// The `crucible` command: thin — parses flags and calls the library.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "crucible/build_info.h"
+#include "crucible/core/error.h"
+
+using namespace crucible;
+
+namespace {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"crucible: verify and benchmark machine-learning operator backends"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("crucible ") + CRUCIBLE_VERSION + " (" +
+                                        CRUCIBLE_GIT_COMMIT + ")");
+  std::vector<std::string> args(argv, argv + argc);
+
+  RunFlags rf;
+  CLI::App* run = app.add_subcommand("run", "run a suite of cases on a backend");
+  add_run_flags(*run, rf);
+
+  std::string ops_backend;
+  bool ops_json = false;
+  CLI::App* ops = app.add_subcommand("ops", "list the op catalog and what a backend supports");
+  ops->add_option("--backend", ops_backend, "show which ops and dtypes this backend supports");
+  ops->add_flag("--json", ops_json, "print JSON instead of a table");
+
+  std::string parse_path;
+  bool parse_quiet = false;
+  CLI::App* parse = app.add_subcommand("parse", "validate and pretty-print a trace file or folder");
+  parse->add_option("path", parse_path, "trace file or folder")->required();
+  parse->add_flag("-q,--quiet", parse_quiet, "only validate; print the counts");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  if (run->parsed()) return command_run(rf, args);
+  if (ops->parsed()) return command_ops(ops_backend, ops_json);
+  if (parse->parsed()) return command_parse(parse_path, parse_quiet);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const Error& e) {
+    fmt::print(stderr, "crucible: error: {}\n", e.what());
+    return e.kind() == ErrorKind::Internal ? 3 : 2;
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "crucible: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "crucible: internal error: {}\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,116 @@
+// Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as easy as 1, 2, 3",
+// SC 2011) and the derived streams of uniform, normal and integer numbers.
+#include "crucible/core/rng.h"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "crucible/core/error.h"
+
+namespace crucible {
+
+namespace {
+
+constexpr uint32_t kMul0 = 0xD2511F53u;
+constexpr uint32_t kMul1 = 0xCD9E8D57u;
+constexpr uint32_t kWeyl0 = 0x9E3779B9u;  // golden ratio
+constexpr uint32_t kWeyl1 = 0xBB67AE85u;  // sqrt(3) - 1
+constexpr int kRounds = 10;
+
+inline void mul_hi_lo(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
+  const uint64_t p = static_cast<uint64_t>(a) * b;
+  hi = static_cast<uint32_t>(p >> 32);
+  lo = static_cast<uint32_t>(p);
+}
+
+uint64_t splitmix_finalise(uint64_t z) {
+  z ^= z >> 30;
+  z *= 0xBF58476D1CE4E5B9ull;
+  z ^= z >> 27;
+  z *= 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return z;
+}
+
+}  // namespace
+
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
+  for (int round = 0; round < kRounds; ++round) {
+    if (round > 0) {
+      key[0] += kWeyl0;
+      key[1] += kWeyl1;
+    }
+    uint32_t hi0, lo0, hi1, lo1;
+    mul_hi_lo(kMul0, ctr[0], hi0, lo0);
+    mul_hi_lo(kMul1, ctr[2], hi1, lo1);
+    ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
+  }
+  return ctr;
+}
+
+Rng::Rng(uint64_t seed, uint64_t stream)
+    : key_{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}, stream_(stream) {}
+
+void Rng::refill() {
+  block_ = philox4x32({static_cast<uint32_t>(counter_), static_cast<uint32_t>(counter_ >> 32),
+                       static_cast<uint32_t>(stream_), static_cast<uint32_t>(stream_ >> 32)},
+                      key_);
+  ++counter_;
+  used_ = 0;
+}
+
+uint32_t Rng::next_u32() {
+  if (used_ == 4) refill();
+  return block_[used_++];
+}
+
+uint64_t Rng::next_u64() {
+  const uint64_t lo = next_u32();
+  const uint64_t hi = next_u32();
+  return (hi << 32) | lo;
+}
+
+double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+
+double Rng::normal() {
+  if (have_spare_) {
+    have_spare_ = false;
+    return spare_;
+  }
+  const double u1 = 1.0 - uniform();  // (0, 1]: log is finite
+  const double u2 = uniform();
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = 2.0 * std::numbers::pi * u2;
+  spare_ = r * std::sin(theta);
+  have_spare_ = true;
+  return r * std::cos(theta);
+}
+
+int64_t Rng::integer(int64_t lo, int64_t hi) {
+  if (lo > hi) {
+    internal_error("Rng::integer: empty range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                   "]");
+  }
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+  if (span == 0) return static_cast<int64_t>(next_u64());  // the full 64-bit range
+  // Reject the lowest partial copy of [0, span) so every residue is equally likely.
+  const uint64_t threshold = (0 - span) % span;
+  uint64_t r = next_u64();
+  while (r < threshold) r = next_u64();
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + r % span);
+}
+
+uint64_t hash64(const void* data, size_t n, uint64_t seed) {
+  uint64_t h = 0xCBF29CE484222325ull ^ splitmix_finalise(seed + 0x9E3779B97F4A7C15ull);
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001B3ull;
+  }
+  return splitmix_finalise(h);
+}
+
+uint64_t hash_str(const char* s, uint64_t seed) { return hash64(s, std::strlen(s), seed); }
+
+}  // namespace crucible

@@ -1,0 +1,298 @@
+// Correctness evaluation of one case (runs inside a worker process).
+#include "crucible/eval/evaluate.h"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "crucible/core/error.h"
+#include "crucible/eval/compare.h"
+
+namespace crucible {
+
+namespace {
+
+std::string first_tensor_dtype(const cases::CallSpec& call) {
+  for (const auto& a : call.args) {
+    if (a.kind == cases::LitKind::Tensor) return std::string(dtype_code(a.tensor.dtype));
+    if (a.kind == cases::LitKind::List || a.kind == cases::LitKind::Tuple)
+      for (const auto& item : a.items)
+        if (item.kind == cases::LitKind::Tensor) return std::string(dtype_code(item.tensor.dtype));
+  }
+  return "";
+}
+
+// The outcome of running one backend: its outputs, or the error it raised.
+struct RunOutcome {
+  Values outputs;
+  bool raised = false;  // an op error (ATen would raise)
+  std::string message;
+  Status status = Status::Passed;  // Unsupported, MemoryLimit or Failed for other errors
+};
+
+RunOutcome run_backend(Backend& b, const OpDef& op, const Values& args) {
+  RunOutcome o;
+  try {
+    o.outputs = b.run(op, args);
+    b.synchronize();
+  } catch (const Error& e) {
+    o.message = e.what();
+    switch (e.kind()) {
+      case ErrorKind::OpError: o.raised = true; break;
+      case ErrorKind::Unsupported: o.status = Status::Unsupported; break;
+      case ErrorKind::Memory: o.status = Status::MemoryLimit; break;
+      default: o.status = Status::Failed; break;
+    }
+  } catch (const std::bad_alloc&) {
+    o.status = Status::MemoryLimit;
+    o.message = "allocation failed (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    o.status = Status::Failed;
+    o.message = std::string("threw an unexpected exception: ") + e.what();
+  }
+  return o;
+}
+
+// Bytes of the storage region a view can touch, for "input unchanged" checks.
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  auto [alo, ahi] = a.storage_extent();
+  auto [blo, bhi] = b.storage_extent();
+  if (ahi - alo != bhi - blo) return false;
+  const size_t n = static_cast<size_t>(ahi - alo) * a.itemsize();
+  if (n == 0) return true;
+  const char* pa = static_cast<const char*>(a.storage()->data()) + alo * a.itemsize();
+  const char* pb = static_cast<const char*>(b.storage()->data()) + blo * b.itemsize();
+  return std::memcmp(pa, pb, n) == 0;
+}
+
+Values values_to_host(Backend& b, const Values& vs) {
+  if (b.device().is_cpu()) return vs;
+  Values out;
+  for (const Value& v : vs) {
+    if (v.is_tensor() && v.tensor().defined()) {
+      out.emplace_back(b.to_host(v.tensor()));
+    } else if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList) {
+      std::vector<Tensor> ts;
+      for (const Tensor& t : v.tensors()) ts.push_back(t.defined() ? b.to_host(t) : t);
+      out.push_back(Value::tensor_list(std::move(ts), v.kind() == ValueKind::OptTensorList));
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+bool alias_forbidden(const Argument& ret) { return !ret.alias.has_value(); }
+
+class Judge {
+ public:
+  Judge(const OpDef& op, const Values& inputs, const Values& ref_args, const Values& cand_args,
+        CaseResult& r)
+      : op_(op), inputs_(inputs), ref_args_(ref_args), cand_args_(cand_args), r_(r) {
+    scale_ = op.compare.tol_scale ? std::max(1.0, op.compare.tol_scale(inputs)) : 1.0;
+  }
+
+  // Records a failure; the detail keeps the first three causes, most basic first.
+  void fail(const std::string& reason) {
+    if (r_.status == Status::Passed) {
+      r_.status = Status::Failed;
+      r_.detail = reason;
+      causes_ = 1;
+    } else if (causes_++ < 3) {
+      r_.detail += "; " + reason;
+    }
+  }
+
+  void compare_value(const Value& ref, const Value& cand, const std::string& what) {
+    if (ref.is_tensor()) {
+      if (!cand.is_tensor()) return fail(fmt::format("{}: expected a tensor, got {}", what,
+                                                     value_kind_name(cand.kind())));
+      compare_tensor(ref.tensor(), cand.tensor(), what);
+    } else if (ref.kind() == ValueKind::TensorList || ref.kind() == ValueKind::OptTensorList) {
+      if (cand.kind() != ref.kind()) return fail(what + ": expected a tensor list");
+      const auto& rs = ref.tensors();
+      const auto& cs = cand.tensors();
+      if (rs.size() != cs.size())
+        return fail(fmt::format("{}: expected {} tensors, got {}", what, rs.size(), cs.size()));
+      for (size_t i = 0; i < rs.size(); ++i) {
+        if (rs[i].defined() != cs[i].defined())
+          return fail(fmt::format("{}[{}]: defined-ness differs", what, i));
+        if (rs[i].defined()) compare_tensor(rs[i], cs[i], fmt::format("{}[{}]", what, i));
+      }
+    } else if (ref.is_scalar()) {
+      if (!cand.is_scalar()) return fail(what + ": expected a number");
+      double a = ref.to_double(), b = cand.to_double();
+      if (!(a == b || (std::isnan(a) && std::isnan(b)) ||
+            std::fabs(a - b) <= 1e-7 * scale_ * (1 + std::fabs(a))))
+        fail(fmt::format("{}: expected {}, got {}", what, a, b));
+    } else if (ref.kind() != cand.kind()) {
+      fail(fmt::format("{}: expected {}, got {}", what, value_kind_name(ref.kind()),
+                       value_kind_name(cand.kind())));
+    }
+  }
+
+  void compare_tensor(const Tensor& ref, const Tensor& cand, const std::string& what) {
+    if (!cand.defined()) return fail(what + ": the candidate returned an undefined tensor");
+    if (op_.compare.kind == ComparePolicy::Kind::ShapeOnly) {
+      TensorCheck c;
+      c.what = what;
+      c.numel = ref.numel();
+      if (ref.shape() != cand.shape() || ref.dtype() != cand.dtype()) {
+        c.passed = false;
+        c.reason = fmt::format("{}: expected {}, got {}", what, ref.str(), cand.str());
+      }
+      record(std::move(c));
+      return;
+    }
+    record(compare_tensors(ref, cand, scale_, what));
+  }
+
+  void record(TensorCheck c) {
+    if (!c.passed) fail(c.reason);
+    r_.checks.push_back(std::move(c));
+  }
+
+  // The structural rules of the schema: mutated arguments are returned, outputs without an
+  // alias annotation are fresh, view ops return views, other inputs stay unchanged.
+  void check_aliasing(const Values& cand_out) {
+    const Schema& s = op_.schema;
+    for (size_t k = 0; k < cand_out.size() && k < s.returns.size(); ++k) {
+      if (!cand_out[k].is_tensor() || !cand_out[k].tensor().defined()) continue;
+      const Tensor& out = cand_out[k].tensor();
+      const Argument& ret = s.returns[k];
+      if (ret.alias && ret.alias->is_write) {
+        // Returns the argument it mutated: find it by alias set.
+        for (size_t i = 0; i < s.arguments.size(); ++i) {
+          const Argument& a = s.arguments[i];
+          if (a.alias && a.alias->is_write && a.alias->before_sets == ret.alias->before_sets &&
+              cand_args_[i].is_tensor() && !out.shares_storage(cand_args_[i].tensor()))
+            fail(fmt::format("output {} must be the mutated argument '{}' itself, but it is a new "
+                             "tensor", k, a.name));
+        }
+      } else if (alias_forbidden(ret) && out.numel() > 0) {
+        for (size_t i = 0; i < s.arguments.size(); ++i) {
+          if (cand_args_[i].is_tensor() && cand_args_[i].tensor().defined() &&
+              out.overlaps(cand_args_[i].tensor()))
+            fail(fmt::format("output {} aliases input '{}', but the schema says it is a new tensor",
+                             k, s.arguments[i].name));
+        }
+      }
+      if (op_.compare.output_is_view && ret.alias && !ret.alias->is_write) {
+        bool is_view = false;
+        for (const Value& a : cand_args_)
+          if (a.is_tensor() && out.shares_storage(a.tensor())) is_view = true;
+        if (!is_view) fail(fmt::format("output {} must be a view of the input, but it is a copy", k));
+      }
+    }
+    auto mutated = s.mutated_arguments();
+    for (size_t i = 0; i < s.arguments.size() && i < cand_args_.size(); ++i) {
+      if (std::find(mutated.begin(), mutated.end(), i) != mutated.end()) continue;
+      if (!cand_args_[i].is_tensor() || !cand_args_[i].tensor().defined()) continue;
+      if (!same_bytes(inputs_[i].tensor(), cand_args_[i].tensor()))
+        fail(fmt::format("the candidate wrote into input '{}', which the op must not mutate",
+                         s.arguments[i].name));
+    }
+  }
+
+ private:
+  const OpDef& op_;
+  const Values& inputs_;
+  const Values& ref_args_;
+  const Values& cand_args_;
+  CaseResult& r_;
+  double scale_ = 1;
+  int causes_ = 0;
+};
+
+}  // namespace
+
+CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Backend& candidate) {
+  auto t0 = std::chrono::steady_clock::now();
+  CaseResult r;
+  r.case_id = c.id();
+  r.op = c.op;
+  r.call = cases::print_call(c.call);
+  r.label = c.label;
+  r.source = c.source;
+  r.seed = c.seed;
+  r.cnt = c.cnt;
+  r.dtype = first_tensor_dtype(c.call);
+  auto finish = [&]() -> CaseResult {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+
+  Values inputs;
+  try {
+    inputs = materialize(op, c.call, c.seed);
+  } catch (const Error& e) {
+    r.status = e.kind() == ErrorKind::Memory        ? Status::MemoryLimit
+               : e.kind() == ErrorKind::Unsupported ? Status::Unsupported
+                                                    : Status::InvalidCase;
+    r.detail = r.status == Status::InvalidCase
+                   ? std::string("the case does not fit the op: ") + e.what()
+                   : std::string(e.what());
+    return finish();
+  }
+
+  std::string why;
+  if (!candidate.supports(op, inputs, &why)) {
+    r.status = Status::Unsupported;
+    r.detail = why;
+    return finish();
+  }
+
+  Values ref_args = deep_copy(inputs);
+  Values cand_args = deep_copy(inputs);
+  RunOutcome ref = run_backend(reference, op, ref_args);
+  if (!ref.raised && ref.status != Status::Passed) {
+    r.status = Status::InvalidCase;
+    r.detail = "the reference could not run the case: " + ref.message;
+    return finish();
+  }
+  RunOutcome cand = run_backend(candidate, op, cand_args);
+  if (cand.status != Status::Passed) {
+    r.status = cand.status;
+    r.detail = cand.message;
+    return finish();
+  }
+  if (ref.raised) {
+    if (cand.raised) {
+      r.expected_error = true;
+      r.detail = "raised as the reference does: " + ref.message;
+    } else {
+      r.status = Status::Failed;
+      r.detail = "missing error: the reference raises (" + ref.message +
+                 ") but the candidate returned a result";
+    }
+    return finish();
+  }
+  if (cand.raised) {
+    r.status = Status::Failed;
+    r.detail = "unexpected error: the candidate raised: " + cand.message;
+    return finish();
+  }
+
+  // Device backends: judge host copies (CPU backends return the same tensors).
+  cand.outputs = values_to_host(candidate, cand.outputs);
+  cand_args = values_to_host(candidate, cand_args);
+  Judge judge(op, inputs, ref_args, cand_args, r);
+  if (ref.outputs.size() != cand.outputs.size()) {
+    judge.fail(fmt::format("expected {} outputs, got {}", ref.outputs.size(), cand.outputs.size()));
+    return finish();
+  }
+  for (size_t i : op.schema.mutated_arguments()) {
+    if (i < ref_args.size() && ref_args[i].is_tensor())
+      judge.compare_value(ref_args[i], cand_args[i],
+                          fmt::format("mutated argument '{}'", op.schema.arguments[i].name));
+  }
+  for (size_t k = 0; k < ref.outputs.size(); ++k)
+    judge.compare_value(ref.outputs[k], cand.outputs[k], fmt::format("output {}", k));
+  judge.check_aliasing(cand.outputs);
+  if (r.status == Status::Passed) r.detail = "";
+  return finish();
+}
+
+}  // namespace crucible

@@ -1,0 +1,360 @@
+// A run from start to finish: suite -> isolated evaluation -> timing -> run folder.
+#include "crucible/eval/run.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "crucible/backends/backend.h"
+#include "crucible/core/error.h"
+#include "crucible/eval/evaluate.h"
+#include "crucible/eval/workers.h"
+#include "crucible/report/manifest.h"
+#include "crucible/report/summary.h"
+#include "eval/progress.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string default_out_dir(const RunOptions& o) {
+  std::string suite = o.suite.suite;
+  for (char& c : suite)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
+  std::string backend = o.backend;
+  for (char& c : backend)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("runs/{}-{}-{}-{}", suite, backend, stamp, getpid());
+}
+
+void prepare_out_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) input_error("--out " + dir, "cannot create the run folder: " + ec.message());
+  std::string probe = dir + "/.crucible-write-test";
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    input_error("--out " + dir, std::string("the run folder is not writable: ") + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+// Appends lines to results.jsonl with one write() each, so a killed run loses no finished line.
+class ResultsFile {
+ public:
+  explicit ResultsFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) input_error(path, std::string("cannot open for writing: ") + std::strerror(errno));
+  }
+  ~ResultsFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void append(const json& j) {
+    std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    const char* p = line.data();
+    size_t n = line.size();
+    while (n > 0) {
+      ssize_t k = ::write(fd_, p, n);
+      if (k < 0) {
+        if (errno == EINTR) continue;
+        input_error(path_, std::string("write failed: ") + std::strerror(errno));
+      }
+      p += k;
+      n -= static_cast<size_t>(k);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Reads the results of an earlier (possibly killed) run. A torn last line is cut off.
+void load_previous(const std::string& path, std::vector<CaseResult>& results,
+                   std::vector<TimingRecord>& timings) {
+  std::ifstream f(path);
+  if (!f) return;
+  std::string line;
+  std::streamoff good_end = 0;
+  int lineno = 0;
+  while (std::getline(f, line)) {
+    ++lineno;
+    bool complete = !f.eof();
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !complete) {
+      if (f.peek() == EOF) break;  // a torn last line from a killed run
+      input_error(fmt::format("{}:{}", path, lineno), "not a JSON line; the file is damaged");
+    }
+    if (j.value("record", "") == "timing")
+      timings.push_back(timing_record_from_json(j));
+    else
+      results.push_back(case_result_from_json(j));
+    good_end = f.tellg();
+  }
+  std::error_code ec;
+  if (fs::exists(path) && static_cast<std::streamoff>(fs::file_size(path)) > good_end) {
+    fs::resize_file(path, static_cast<uintmax_t>(good_end), ec);
+  }
+}
+
+json options_json(const RunOptions& o) {
+  json dtypes = json::array();
+  for (DType d : o.suite.dtypes) dtypes.push_back(std::string(dtype_code(d)));
+  return {{"suite", o.suite.suite},     {"backend", o.backend},
+          {"reference", o.reference},   {"baseline", o.baseline},
+          {"perf", o.perf},             {"cold_cache", o.cold_cache},
+          {"ops", o.suite.ops},         {"dtypes", dtypes},
+          {"seed", o.suite.seed},       {"workers", o.workers},
+          {"timeout_s", o.timeout_s},   {"memory_limit", o.memory_limit},
+          {"max_numel", o.suite.max_numel}, {"p", o.p}};
+}
+
+// Backends a worker creates once, after it is forked (plugins never load in this process).
+struct WorkerBackends {
+  std::unique_ptr<Backend> reference, candidate, baseline;
+};
+
+}  // namespace
+
+int run(const RunOptions& in) {
+  RunOptions o = in;
+  auto t_start = std::chrono::steady_clock::now();
+  BackendRegistry& reg = BackendRegistry::instance();
+  if (o.backend.empty()) o.backend = reg.default_backend();
+  if (o.baseline.empty()) o.baseline = o.reference;
+  if (o.workers <= 0) o.workers = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (o.timeout_s <= 0) usage_error("--timeout must be positive");
+
+  // Validate backend names before any work (creating a built-in backend has no side effects).
+  std::vector<BackendInfo> infos;
+  for (auto [role, spec] : {std::pair<std::string, std::string>{"candidate", o.backend},
+                            {"reference", o.reference},
+                            {"baseline", o.baseline}}) {
+    if (role == "baseline" && !o.perf) continue;
+    auto b = reg.create(spec);
+    infos.push_back({role, b->name(), b->version(), b->device().str()});
+  }
+
+  // The cases.
+  std::vector<SuiteCase> cases;
+  if (!o.single_op.empty() || !o.single_case.empty()) {
+    if (o.single_op.empty() || o.single_case.empty())
+      usage_error("--op and --case go together: --op aten.add.Tensor --case '((T([2], f32), "
+                  "T([2], f32)), {})'");
+    SuiteCase sc;
+    sc.op = &OpRegistry::catalog().get(o.single_op);
+    sc.c.op = sc.op->name;
+    sc.c.call = cases::parse_call(o.single_case, "--case");
+    sc.c.seed = o.suite.seed;
+    sc.c.label = "single";
+    sc.c.source = "--case";
+    sc.c.perf = o.perf;
+    cases.push_back(std::move(sc));
+    o.suite.suite = "case";
+  } else {
+    o.suite.perf = o.perf;
+    cases = build_suite(o.suite);
+  }
+
+  // The run folder.
+  if (!o.resume.empty()) o.out = o.resume;
+  if (o.out.empty()) o.out = default_out_dir(o);
+  prepare_out_dir(o.out);
+  const std::string results_path = o.out + "/results.jsonl";
+  std::vector<CaseResult> results;
+  std::vector<TimingRecord> timings;
+  if (!o.resume.empty()) {
+    load_previous(results_path, results, timings);
+  } else if (fs::exists(results_path) && fs::file_size(results_path) > 0) {
+    usage_error("--out " + o.out + " already holds results.jsonl; use --resume " + o.out +
+                " to continue that run, or choose another --out");
+  }
+  {
+    json manifest = make_manifest(o.argv, o.suite.seed, options_json(o), infos);
+    std::string mpath = o.out + "/manifest.json";
+    if (!o.resume.empty() && fs::exists(mpath)) {
+      std::ifstream mf(mpath);
+      json old = json::parse(mf, nullptr, false);
+      if (!old.is_discarded()) {
+        old["resumed"].push_back(manifest["started_at"]);
+        manifest = old;
+      }
+    }
+    std::ofstream mf(mpath);
+    if (!mf) input_error(mpath, "cannot write the manifest");
+    mf << manifest.dump(2) << "\n";
+  }
+
+  std::set<std::string> done_cases, done_timings;
+  for (const CaseResult& r : results) done_cases.insert(r.case_id);
+  for (const TimingRecord& t : timings) done_timings.insert(t.case_id);
+
+  ResultsFile out(results_path);
+  auto base_result = [&](const SuiteCase& sc) {
+    CaseResult r;
+    r.case_id = sc.c.id();
+    r.op = sc.c.op;
+    r.call = cases::print_call(sc.c.call);
+    r.label = sc.c.label;
+    r.source = sc.c.source;
+    r.seed = sc.c.seed;
+    r.cnt = sc.c.cnt;
+    if (auto d = primary_dtype(sc.c.call)) r.dtype = std::string(dtype_code(*d));
+    return r;
+  };
+  auto record = [&](CaseResult r) {
+    out.append(to_json(r));
+    results.push_back(std::move(r));
+  };
+
+  // Cases decided without running anything.
+  std::vector<size_t> to_run;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const SuiteCase& sc = cases[i];
+    std::string id = sc.c.id();
+    if (done_cases.count(id)) continue;
+    done_cases.insert(id);  // a suite may hold the same case twice: run it once
+    if (!sc.skip_reason.empty()) {
+      CaseResult r = base_result(sc);
+      r.status = Status::Skipped;
+      r.detail = sc.skip_reason;
+      record(std::move(r));
+    } else if (!sc.op) {
+      CaseResult r = base_result(sc);
+      r.status = Status::Unsupported;
+      r.detail = "the op is not in crucible's catalog";
+      record(std::move(r));
+    } else {
+      to_run.push_back(i);
+    }
+  }
+
+  // Correctness, in parallel isolated workers.
+  WorkerBackends* wb = new WorkerBackends();  // lives in each worker after fork
+  WorkerOptions wo;
+  wo.workers = std::min<int>(o.workers, static_cast<int>(std::max<size_t>(1, to_run.size())));
+  wo.timeout_s = o.timeout_s;
+  wo.memory_limit = o.memory_limit;
+  wo.on_worker_start = [&o, wb] {
+    set_allocation_limit(o.memory_limit);
+    wb->reference = BackendRegistry::instance().create(o.reference);
+    wb->candidate = BackendRegistry::instance().create(o.backend);
+    if (o.perf) wb->baseline = BackendRegistry::instance().create(o.baseline);
+  };
+  {
+    Progress progress("correctness", to_run.size(), o.progress);
+    WorkerPool pool(wo, [&](size_t i) {
+      const SuiteCase& sc = cases[i];
+      CaseResult r = evaluate_case(sc.c, *sc.op, *wb->reference, *wb->candidate);
+      if (r.status != Status::Passed) r.reproducer = sc.c.reproducer(o.backend);
+      return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+    });
+    pool.run(
+        to_run,
+        [&](size_t i, const std::string& payload) {
+          (void)i;
+          CaseResult r = case_result_from_json(json::parse(payload));
+          progress.add(r.status == Status::Passed);
+          record(std::move(r));
+        },
+        [&](size_t i, const JobFailure& f) {
+          CaseResult r = base_result(cases[i]);
+          r.status = f.kind == JobFailure::Kind::TimedOut ? Status::TimedOut : Status::Crashed;
+          r.detail = f.detail;
+          r.reproducer = cases[i].c.reproducer(o.backend);
+          progress.add(false);
+          record(std::move(r));
+        });
+    progress.finish();
+  }
+
+  // Timing: one case at a time, nothing else running, candidate and baseline alternating.
+  if (o.perf) {
+    std::map<std::string, const CaseResult*> by_id;
+    for (const CaseResult& r : results) by_id[r.case_id] = &r;
+    std::vector<size_t> to_time;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const SuiteCase& sc = cases[i];
+      if (!sc.c.perf || !sc.op) continue;
+      std::string id = sc.c.id();
+      auto it = by_id.find(id);
+      if (it == by_id.end() || it->second->status != Status::Passed || it->second->expected_error)
+        continue;
+      if (done_timings.count(id)) continue;
+      done_timings.insert(id);
+      to_time.push_back(i);
+    }
+    WorkerOptions to = wo;
+    to.workers = 1;
+    to.timeout_s = o.timeout_s * 4;
+    TimingOptions topts;
+    topts.cold_cache = o.cold_cache;
+    Progress progress("timing", to_time.size(), o.progress);
+    WorkerPool pool(to, [&](size_t i) {
+      const SuiteCase& sc = cases[i];
+      TimingRecord t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
+      return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);
+    });
+    pool.run(
+        to_time,
+        [&](size_t, const std::string& payload) {
+          TimingRecord t = timing_record_from_json(json::parse(payload));
+          progress.add(t.error.empty());
+          out.append(to_json(t));
+          timings.push_back(std::move(t));
+        },
+        [&](size_t i, const JobFailure& f) {
+          TimingRecord t;
+          t.case_id = cases[i].c.id();
+          t.op = cases[i].c.op;
+          t.call = cases::print_call(cases[i].c.call);
+          t.error = f.detail;
+          progress.add(false);
+          out.append(to_json(t));
+          timings.push_back(std::move(t));
+        });
+    progress.finish();
+  }
+  delete wb;
+
+  // Only the cases of this suite count (a resumed folder holds exactly these).
+  std::map<std::string, std::string> families;
+  for (const OpDef* op : OpRegistry::catalog().all()) families[op->name] = op->family;
+  RunSummary s = summarize(results, timings, families, o.p);
+  s.suite = o.suite.suite;
+  s.backend = o.backend;
+  s.reference = o.reference;
+  s.baseline = o.perf ? o.baseline : "";
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  std::string command;
+  for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
+  write_summary_json(o.out + "/summary.json", s);
+  write_operator_csv(o.out + "/operator_summary.csv", s);
+  write_summary_md(o.out + "/SUMMARY.md", s, results, command);
+  write_junit(o.out + "/junit.xml", s, results);
+  if (o.progress) fmt::print("{}", console_table(s, o.out));
+
+  bool all_passed = s.count(Status::Passed) > 0;
+  for (const auto& [st, n] : s.by_status)
+    if (n > 0 && st != Status::Passed && st != Status::Skipped) all_passed = false;
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace crucible

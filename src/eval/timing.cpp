@@ -1,0 +1,129 @@
+// Timing of one case: candidate and baseline alternating on the same inputs, after warm-up,
+// with a cache flush before each sample (cold cache) unless disabled.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "crucible/core/error.h"
+#include "crucible/eval/evaluate.h"
+
+namespace crucible {
+
+namespace {
+
+// Size of the buffer written to evict the caches: twice the last-level cache, at least 32 MiB.
+size_t flush_bytes() {
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  size_t n = llc > 0 ? static_cast<size_t>(llc) * 2 : size_t{32} << 20;
+  return std::max(n, size_t{32} << 20);
+}
+
+class CacheFlusher {
+ public:
+  CacheFlusher() : buf_(flush_bytes() / sizeof(uint64_t), 1) {}
+  void flush() {
+    // Read-modify-write every line so dirty lines of the op's data are evicted too.
+    for (size_t i = 0; i < buf_.size(); i += 8) buf_[i] += 1;
+    sink_ = sink_ + buf_[buf_.size() / 2];
+  }
+
+ private:
+  std::vector<uint64_t> buf_;
+  volatile uint64_t sink_ = 0;
+};
+
+TimingStats stats_of(std::vector<double> xs) {
+  TimingStats s;
+  if (xs.empty()) return s;
+  std::sort(xs.begin(), xs.end());
+  auto pct = [&](double p) {
+    double pos = p * static_cast<double>(xs.size() - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    size_t hi = std::min(lo + 1, xs.size() - 1);
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - static_cast<double>(lo));
+  };
+  s.median_s = pct(0.5);
+  s.p10_s = pct(0.1);
+  s.p90_s = pct(0.9);
+  s.samples = static_cast<int>(xs.size());
+  return s;
+}
+
+double time_once(Backend& b, const OpDef& op, const Values& args, DeviceTimer& timer) {
+  b.synchronize();
+  timer.start();
+  b.run(op, args);
+  timer.stop();
+  b.synchronize();
+  return timer.elapsed_seconds();
+}
+
+Values on_device(Backend& b, const Values& vs) {
+  if (b.device().is_cpu()) return deep_copy(vs);
+  Values out;
+  for (const Value& v : vs) out.push_back(v.is_tensor() ? Value(b.to_device(v.tensor())) : v);
+  return out;
+}
+
+}  // namespace
+
+TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backend& baseline,
+                       const TimingOptions& opts) {
+  TimingRecord rec;
+  rec.case_id = c.id();
+  rec.op = c.op;
+  rec.call = cases::print_call(c.call);
+  rec.cold_cache = opts.cold_cache;
+  try {
+    Values inputs = materialize(op, c.call, c.seed);
+    Values cand_args = on_device(candidate, inputs);
+    Values base_args = on_device(baseline, inputs);
+    Values outputs = op.ref(deep_copy(inputs));
+    Cost cost = op.cost(inputs, outputs);
+    rec.flops = cost.flops;
+    rec.bytes = cost.bytes;
+
+    auto cand_timer = candidate.make_timer();
+    auto base_timer = baseline.make_timer();
+    for (int i = 0; i < opts.warmup; ++i) {
+      time_once(candidate, op, cand_args, *cand_timer);
+      time_once(baseline, op, base_args, *base_timer);
+    }
+    CacheFlusher flusher;
+    std::vector<double> ct, bt;
+    double csum = 0, bsum = 0;
+    while (static_cast<int>(ct.size()) < opts.max_samples &&
+           (static_cast<int>(ct.size()) < opts.min_samples || csum < opts.min_seconds ||
+            bsum < opts.min_seconds)) {
+      // Alternate which backend goes first so drift affects both equally.
+      bool cand_first = ct.size() % 2 == 0;
+      for (int k = 0; k < 2; ++k) {
+        bool cand_turn = (k == 0) == cand_first;
+        if (opts.cold_cache) flusher.flush();
+        if (cand_turn) {
+          ct.push_back(time_once(candidate, op, cand_args, *cand_timer));
+          csum += ct.back();
+        } else {
+          bt.push_back(time_once(baseline, op, base_args, *base_timer));
+          bsum += bt.back();
+        }
+      }
+    }
+    rec.candidate = stats_of(ct);
+    rec.baseline = stats_of(bt);
+    if (rec.candidate.median_s > 0) {
+      rec.speedup = rec.baseline.median_s / rec.candidate.median_s;
+      rec.gflops = rec.flops / rec.candidate.median_s * 1e-9;
+      rec.gbps = rec.bytes / rec.candidate.median_s * 1e-9;
+    }
+  } catch (const std::exception& e) {
+    rec.error = e.what();
+  }
+  return rec;
+}
+
+}  // namespace crucible

@@ -1,0 +1,288 @@
+// The worker pool: forked processes fed job indices over pipes, watched with poll().
+#include "crucible/eval/workers.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "crucible/core/error.h"
+
+namespace crucible {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool write_all(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t k = ::write(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    ssize_t k = ::read(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (k == 0) return false;
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+}  // namespace
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGSYS: return "SIGSYS";
+    case SIGPIPE: return "SIGPIPE";
+    default: return fmt::format("signal {}", sig);
+  }
+}
+
+struct WorkerPool::Worker {
+  pid_t pid = -1;
+  int to_fd = -1;    // parent writes job indices
+  int from_fd = -1;  // parent reads results
+  std::deque<size_t> outstanding;
+  Clock::time_point job_start;
+  std::string buf;  // bytes read but not yet parsed
+};
+
+WorkerPool::WorkerPool(WorkerOptions opts, Job job) : opts_(std::move(opts)), job_(std::move(job)) {
+  if (opts_.workers < 1) opts_.workers = 1;
+  for (int i = 0; i < opts_.workers; ++i) workers_.push_back(new Worker());
+}
+
+WorkerPool::~WorkerPool() {
+  for (Worker* w : workers_) {
+    if (w->pid > 0) retire(*w, false);
+    delete w;
+  }
+}
+
+void WorkerPool::spawn(Worker& w) {
+  int down[2], up[2];
+  if (pipe2(down, O_CLOEXEC) != 0 || pipe2(up, O_CLOEXEC) != 0)
+    internal_error(std::string("cannot create a worker pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) internal_error(std::string("cannot fork a worker: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The worker: dies with its parent, holds only its own pipes.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGPIPE, SIG_IGN);
+    for (Worker* other : workers_) {
+      if (other->to_fd >= 0) close(other->to_fd);
+      if (other->from_fd >= 0) close(other->from_fd);
+    }
+    close(down[1]);
+    close(up[0]);
+    if (opts_.memory_limit > 0 && !kAddressSanitizer) {
+      // Address-space limit with head-room for code, stacks and the allocator's own use.
+      rlim_t lim = static_cast<rlim_t>(opts_.memory_limit) + (rlim_t{512} << 20);
+      struct rlimit rl = {lim, lim};
+      setrlimit(RLIMIT_AS, &rl);
+    }
+    if (opts_.on_worker_start) opts_.on_worker_start();
+    const int in = down[0], out = up[1];
+    for (;;) {
+      uint32_t n = 0;
+      if (!read_all(in, &n, sizeof n)) _exit(0);
+      std::vector<uint64_t> idx(n);
+      if (n > 0 && !read_all(in, idx.data(), n * sizeof(uint64_t))) _exit(0);
+      for (uint64_t i : idx) {
+        std::string payload = job_(static_cast<size_t>(i));
+        uint32_t len = static_cast<uint32_t>(payload.size());
+        if (!write_all(out, &i, sizeof i) || !write_all(out, &len, sizeof len) ||
+            !write_all(out, payload.data(), payload.size()))
+          _exit(0);
+      }
+    }
+  }
+  close(down[0]);
+  close(up[1]);
+  w.pid = pid;
+  w.to_fd = down[1];
+  w.from_fd = up[0];
+  w.outstanding.clear();
+  w.buf.clear();
+}
+
+void WorkerPool::retire(Worker& w, bool kill_it) {
+  if (w.pid <= 0) return;
+  if (kill_it) kill(w.pid, SIGKILL);
+  if (w.to_fd >= 0) close(w.to_fd);
+  int status = 0;
+  while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (w.from_fd >= 0) close(w.from_fd);
+  w.pid = -1;
+  w.to_fd = w.from_fd = -1;
+}
+
+void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_result,
+                     const OnFailure& on_failure) {
+  std::deque<size_t> queue(indices.begin(), indices.end());
+  const int nworkers = static_cast<int>(workers_.size());
+  auto any_busy = [&] {
+    for (Worker* w : workers_)
+      if (!w->outstanding.empty()) return true;
+    return false;
+  };
+  // A worker that died or was killed: its first outstanding job failed, the rest go back.
+  auto replace = [&](Worker& w, const JobFailure& f) {
+    if (!w.outstanding.empty()) {
+      size_t failed = w.outstanding.front();
+      w.outstanding.pop_front();
+      for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it) queue.push_front(*it);
+      w.outstanding.clear();
+      on_failure(failed, f);
+    }
+  };
+
+  while (!queue.empty() || any_busy()) {
+    // Feed idle workers.
+    for (Worker* w : workers_) {
+      if (!w->outstanding.empty() || queue.empty()) continue;
+      if (w->pid <= 0) spawn(*w);
+      size_t batch = std::clamp<size_t>(queue.size() / (2 * static_cast<size_t>(nworkers)), 1,
+                                        std::max<size_t>(1, opts_.max_batch));
+      std::vector<uint64_t> ids;
+      for (size_t k = 0; k < batch && !queue.empty(); ++k) {
+        ids.push_back(queue.front());
+        w->outstanding.push_back(queue.front());
+        queue.pop_front();
+      }
+      uint32_t n = static_cast<uint32_t>(ids.size());
+      w->job_start = Clock::now();
+      if (!write_all(w->to_fd, &n, sizeof n) ||
+          !write_all(w->to_fd, ids.data(), ids.size() * sizeof(uint64_t))) {
+        // The worker is gone already; its exit is handled when its pipe reports EOF.
+      }
+    }
+
+    std::vector<pollfd> fds;
+    std::vector<Worker*> polled;
+    auto now = Clock::now();
+    double wait_s = 1.0;
+    for (Worker* w : workers_) {
+      if (w->outstanding.empty()) continue;
+      fds.push_back({w->from_fd, POLLIN, 0});
+      polled.push_back(w);
+      double left = opts_.timeout_s - std::chrono::duration<double>(now - w->job_start).count();
+      wait_s = std::min(wait_s, std::max(0.0, left));
+    }
+    if (fds.empty()) continue;
+    int rc = poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_s * 1000)));
+    if (rc < 0 && errno != EINTR) internal_error(std::string("poll: ") + std::strerror(errno));
+
+    for (size_t k = 0; k < fds.size(); ++k) {
+      Worker& w = *polled[k];
+      if (fds[k].revents == 0) continue;
+      char chunk[65536];
+      ssize_t got = ::read(w.from_fd, chunk, sizeof chunk);
+      if (got < 0 && errno == EINTR) continue;
+      if (got > 0) {
+        w.buf.append(chunk, static_cast<size_t>(got));
+        // Parse complete frames: u64 index, u32 length, payload.
+        size_t pos = 0;
+        while (w.buf.size() - pos >= 12) {
+          uint64_t idx;
+          uint32_t len;
+          std::memcpy(&idx, w.buf.data() + pos, 8);
+          std::memcpy(&len, w.buf.data() + pos + 8, 4);
+          if (w.buf.size() - pos - 12 < len) break;
+          std::string payload = w.buf.substr(pos + 12, len);
+          pos += 12 + len;
+          if (!w.outstanding.empty() && w.outstanding.front() == idx) w.outstanding.pop_front();
+          w.job_start = Clock::now();
+          on_result(static_cast<size_t>(idx), payload);
+        }
+        w.buf.erase(0, pos);
+        continue;
+      }
+      // EOF: the worker died. Find out how.
+      int status = 0;
+      pid_t pid = w.pid;
+      close(w.to_fd);
+      close(w.from_fd);
+      w.to_fd = w.from_fd = -1;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      w.pid = -1;
+      JobFailure f;
+      f.kind = JobFailure::Kind::Crashed;
+      if (WIFSIGNALED(status)) {
+        f.signal = WTERMSIG(status);
+        f.detail = "the worker was killed by " + signal_name(f.signal) + " while running the case";
+      } else {
+        f.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        f.detail = fmt::format("the worker exited with status {} without reporting the case",
+                               f.exit_code);
+      }
+      replace(w, f);
+    }
+
+    // Hung workers.
+    now = Clock::now();
+    for (Worker* w : workers_) {
+      if (w->outstanding.empty()) continue;
+      double ran = std::chrono::duration<double>(now - w->job_start).count();
+      if (ran < opts_.timeout_s) continue;
+      retire(*w, true);
+      JobFailure f;
+      f.kind = JobFailure::Kind::TimedOut;
+      f.detail = fmt::format("still running after {:g} s (--timeout); the worker was killed",
+                             opts_.timeout_s);
+      replace(*w, f);
+    }
+  }
+}
+
+}  // namespace crucible

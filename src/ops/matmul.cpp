@@ -1,0 +1,542 @@
+// Matrix products: aten.mm.default, aten.addmm.default, aten.bmm.default.
+//
+// Reference semantics (PyTorch 2.x, CPU; LinearAlgebra.cpp):
+//  - mm: both operands 2-D, inner sizes equal, same dtype; addmm: self, mat1 and mat2 share a
+//    dtype, self broadcasts to [M, N] (expand semantics), out = beta * self + alpha * mat1 @ mat2,
+//    and beta == 0 means self is not read at all (NaN/inf in self do not propagate);
+//    bmm: both operands 3-D with matching batch and inner sizes.
+//  - dtypes: every integer and floating dtype (integer products wrap in the output width, like
+//    ATen's integer gemm, which accumulates in the element type); bool raises from the kernel's
+//    dispatch. An empty result or an empty inner dimension never reaches the dispatch.
+//  - Floating results are computed in double and rounded once; integer results exactly in
+//    int64 (wrapping commutes with + and *, so this equals ATen's in-width arithmetic).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "crucible/core/error.h"
+#include "ops/families.h"
+#include "ops/samples.h"
+
+namespace crucible {
+namespace {
+
+using namespace samples;
+
+std::string scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+    case DType::Float8E4M3FN:
+      return "Float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "Float8_e5m2";
+  }
+  return "Unknown";
+}
+
+// caffe2::TypeMeta's names, which mm's dtype check prints ("float != double").
+std::string type_meta_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int8:
+      return "signed char";
+    case DType::Int16:
+      return "short int";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "long int";
+    case DType::Float16:
+      return "c10::Half";
+    case DType::BFloat16:
+      return "c10::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    case DType::Float8E4M3FN:
+      return "c10::Float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "c10::Float8_e5m2";
+  }
+  return "unknown";
+}
+
+std::string sizes_str(const Shape& s) { return shape_str(s); }
+
+bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; }
+
+// The kernel's dtype dispatch (AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(Half, BFloat16)).
+void check_kernel_dtype(DType t, const char* kernel) {
+  if (t == DType::Bool || is_fp8(t)) {
+    op_error(std::string("\"") + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+  }
+}
+
+// out[b] = beta * bias(b, i, j) + alpha * sum_k a[b, i, k] * w[b, k, j] for 3-d views a, w
+// ([B, M, K], [B, K, N]); `bias` (may be null) gives self's element index for (i, j).
+struct Product {
+  Tensor a, w;  // 3-d views
+  const Tensor* self = nullptr;
+  std::function<int64_t(int64_t i, int64_t j)> self_index;
+  double beta = 0, alpha = 1;
+  int64_t ibeta = 0, ialpha = 1;
+};
+
+// Every element of `t` in logical (row-major) order, as doubles or as exact integers.
+std::vector<double> load_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
+  return v;
+}
+std::vector<int64_t> load_ints(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_int(i);
+  return v;
+}
+
+// The [B, M, N] product, in double (floating) or exactly modulo 2^64 (integers, wrapped to the
+// output width when stored).
+Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
+  const int64_t batches = p.a.size(0), m = p.a.size(1), k = p.a.size(2), n = p.w.size(2);
+  Tensor out = Tensor::zeros(out_shape, dt);
+  if (is_integral(dt, /*include_bool=*/true)) {
+    const std::vector<int64_t> a = load_ints(p.a), w = load_ints(p.w);
+    for (int64_t b = 0; b < batches; ++b) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          uint64_t acc = 0;
+          for (int64_t q = 0; q < k; ++q) {
+            acc += static_cast<uint64_t>(a[(b * m + i) * k + q]) *
+                   static_cast<uint64_t>(w[(b * k + q) * n + j]);
+          }
+          acc *= static_cast<uint64_t>(p.ialpha);
+          if (p.self && p.ibeta != 0) {
+            acc += static_cast<uint64_t>(p.ibeta) *
+                   static_cast<uint64_t>(p.self->get_int(p.self_index(i, j)));
+          }
+          out.set_int((b * m + i) * n + j, static_cast<int64_t>(acc));
+        }
+      }
+    }
+    return out;
+  }
+  const std::vector<double> a = load_doubles(p.a), w = load_doubles(p.w);
+  std::vector<double> row(static_cast<size_t>(n));
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      // row[j] = sum_q a[b, i, q] * w[b, q, j], accumulated over q in order.
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t q = 0; q < k; ++q) {
+        const double aiq = a[(b * m + i) * k + q];
+        const double* wq = &w[(b * k + q) * n];
+        for (int64_t j = 0; j < n; ++j) row[j] += aiq * wq[j];
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        double v = p.alpha * row[j];
+        if (p.self && p.beta != 0) v += p.beta * p.self->get(p.self_index(i, j));
+        out.set((b * m + i) * n + j, v);
+      }
+    }
+  }
+  return out;
+}
+
+Values mm_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mat2 = args.at(1).tensor();
+  CRUCIBLE_CHECK(self.dim() == 2, "self must be a matrix");
+  CRUCIBLE_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
+  if (self.size(1) != mat2.size(0)) {
+    op_error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(self.size(0)) + "x" +
+             std::to_string(self.size(1)) + " and " + std::to_string(mat2.size(0)) + "x" +
+             std::to_string(mat2.size(1)) + ")");
+  }
+  if (self.dtype() != mat2.dtype()) {
+    op_error("expected m1 and m2 to have the same dtype, but got: " + type_meta_name(self.dtype()) +
+             " != " + type_meta_name(mat2.dtype()));
+  }
+  const Shape out_shape{self.size(0), mat2.size(1)};
+  if (numel_of(out_shape) > 0 && self.size(1) > 0)
+    check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
+  Product p;
+  p.a = self.unsqueeze(0);
+  p.w = mat2.unsqueeze(0);
+  return {compute(p, out_shape, self.dtype())};
+}
+
+Values addmm_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mat1 = args.at(1).tensor();
+  const Tensor& mat2 = args.at(2).tensor();
+  const Scalar beta = args.at(3).to_scalar();
+  const Scalar alpha = args.at(4).to_scalar();
+  if (self.dtype() != mat2.dtype()) {
+    op_error("self and mat2 must have the same dtype, but got " + scalar_type_name(self.dtype()) +
+             " and " + scalar_type_name(mat2.dtype()));
+  }
+  if (mat1.dtype() != mat2.dtype()) {
+    op_error("mat1 and mat2 must have the same dtype, but got " + scalar_type_name(mat1.dtype()) +
+             " and " + scalar_type_name(mat2.dtype()));
+  }
+  CRUCIBLE_CHECK(mat1.dim() == 2,
+                 "mat1 must be a matrix, got " + std::to_string(mat1.dim()) + "-D tensor");
+  CRUCIBLE_CHECK(mat2.dim() == 2,
+                 "mat2 must be a matrix, got " + std::to_string(mat2.dim()) + "-D tensor");
+  if (mat1.size(1) != mat2.size(0)) {
+    op_error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(mat1.size(0)) + "x" +
+             std::to_string(mat1.size(1)) + " and " + std::to_string(mat2.size(0)) + "x" +
+             std::to_string(mat2.size(1)) + ")");
+  }
+  // self.expand({M, N}) (expand_size in addmm_out_cpu).
+  const Shape target{mat1.size(0), mat2.size(1)};
+  if (self.dim() > 2) {
+    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
+             sizes_str(self.shape()) + "}, size=[" + std::to_string(target[0]) + ", " +
+             std::to_string(target[1]) +
+             "]): the number of sizes provided (2) must be greater or equal to the number of "
+             "dimensions in the tensor (" +
+             std::to_string(self.dim()) + ")");
+  }
+  Shape s2(2, 1), st2(2, 0);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    const int64_t td = 2 - self.dim() + d;
+    s2[td] = self.size(d);
+    st2[td] = self.stride(d);
+  }
+  for (int64_t d = 0; d < 2; ++d) {
+    if (s2[d] != target[d] && s2[d] != 1) {
+      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
+               ") must match the existing size (" + std::to_string(s2[d]) +
+               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: [" +
+               std::to_string(target[0]) + ", " + std::to_string(target[1]) +
+               "].  Tensor sizes: " + sizes_str(self.shape()));
+    }
+  }
+  if (numel_of(target) > 0 && mat1.size(1) > 0) check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
+  // self's logical index for output (i, j) under broadcasting.
+  const int64_t self_cols = s2[1];
+  Product p;
+  p.a = mat1.unsqueeze(0);
+  p.w = mat2.unsqueeze(0);
+  p.self = &self;
+  p.self_index = [s2, self_cols](int64_t i, int64_t j) {
+    const int64_t ii = s2[0] == 1 ? 0 : i;
+    const int64_t jj = s2[1] == 1 ? 0 : j;
+    return ii * self_cols + jj;
+  };
+  p.beta = beta.to_double();
+  p.alpha = alpha.to_double();
+  // Integer tensors take the scalars converted to the element type (Scalar::to<int>).
+  p.ibeta = beta.is_floating() ? static_cast<int64_t>(beta.to_double()) : beta.to_int();
+  p.ialpha = alpha.is_floating() ? static_cast<int64_t>(alpha.to_double()) : alpha.to_int();
+  return {compute(p, target, mat1.dtype())};
+}
+
+Values bmm_ref(const Values& args) {
+  const Tensor& b1 = args.at(0).tensor();
+  const Tensor& b2 = args.at(1).tensor();
+  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
+    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
+             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
+             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
+  }
+  const Shape out_shape{b1.size(0), b1.size(1), b2.size(2)};
+  if (numel_of(out_shape) > 0 && b1.size(2) > 0) {
+    if (b1.dtype() != b2.dtype()) {
+      op_error("expected scalar type " + scalar_type_name(b1.dtype()) + " but found " +
+               scalar_type_name(b2.dtype()));
+    }
+    check_kernel_dtype(b1.dtype(), "bmm");
+  }
+  Product p;
+  p.a = b1;
+  p.w = b2;
+  return {compute(p, out_shape, b2.dtype())};
+}
+
+// A dot product of length K rounded in the candidate's accumulator is off by about sqrt(K)
+// roundoffs of its partial sums when errors are independent; sqrt(K) widens the per-dtype
+// tolerance to admit every sound blocking and summation order (and no more).
+ComparePolicy inner_length_compare(int mat_arg, int k_dim) {
+  ComparePolicy c;
+  c.tol_scale = [mat_arg, k_dim](const Values& a) {
+    if (static_cast<int>(a.size()) <= mat_arg || !a[mat_arg].is_tensor()) return 1.0;
+    const Tensor& t = a[mat_arg].tensor();
+    if (t.dim() <= k_dim) return 1.0;
+    return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(k_dim), 1)));
+  };
+  return c;
+}
+
+double bytes_of(const Value& v) {
+  if (!v.is_tensor()) return 0;
+  return static_cast<double>(v.tensor().numel() * v.tensor().itemsize());
+}
+
+// flops = 2 * (output elements) * K; bytes = every operand read once and the output written.
+CostFn product_cost(int a_arg, int k_dim) {
+  return [a_arg, k_dim](const Values& a, const Values& out) {
+    Cost c;
+    if (out.empty() || !out[0].is_tensor() || static_cast<int>(a.size()) <= a_arg) return c;
+    const Tensor& lhs = a[a_arg].tensor();
+    const double k = lhs.dim() > k_dim ? static_cast<double>(lhs.size(k_dim)) : 0.0;
+    c.flops = 2.0 * static_cast<double>(out[0].tensor().numel()) * k;
+    for (const Value& v : a) c.bytes += bytes_of(v);
+    c.bytes += bytes_of(out[0]);
+    return c;
+  };
+}
+
+std::string code(DType t) { return std::string(dtype_code(t)); }
+
+std::vector<DType> matmul_dtypes() {
+  return {DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
+          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+// [M, K] x [K, N] sizes: odd sizes catch wrong blocking and tails.
+struct Mnk {
+  int64_t m, n, k;
+};
+const std::vector<Mnk> kSizes = {{7, 33, 16}, {33, 1, 7}, {1, 16, 33}, {16, 7, 1}, {1, 1, 1}};
+
+std::vector<Sample> mm_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  const DType f32 = DType::Float32;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      out.push_back(make("square 1024 " + code(t), {T({1024, 1024}, t), T({1024, 1024}, t)}));
+      out.push_back(make("linear [2048, 768] x [768, 3072]^T " + code(t),
+                         {T({2048, 768}, t), T_transposed(768, 3072, t)}));
+      out.push_back(make("weight grad [768, 2048] x [2048, 768] " + code(t),
+                         {T_transposed(768, 2048, t), T({2048, 768}, t)}));
+    }
+    return out;
+  }
+  for (DType t : matmul_dtypes()) {
+    out.push_back(make("7x16 @ 16x33 " + code(t), {T({7, 16}, t), T({16, 33}, t)}));
+  }
+  for (const Mnk& s : kSizes) {
+    out.push_back(
+        make("sizes " + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n),
+             {T({s.m, s.k}, f32), T({s.k, s.n}, f32)}));
+  }
+  for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int64}) {
+    const std::string d = " " + code(t);
+    out.push_back(make("self transposed" + d, {T_transposed(33, 16, t), T({16, 7}, t)}));
+    out.push_back(make("mat2 transposed" + d, {T({33, 16}, t), T_transposed(16, 7, t)}));
+    out.push_back(make("both transposed" + d, {T_transposed(7, 33, t), T_transposed(33, 16, t)}));
+  }
+  out.push_back(make("self expanded rows (stride 0)", {T({5, 16}, f32, {0, 1}), T({16, 7}, f32)}));
+  out.push_back(make("mat2 sliced columns", {T({7, 16}, f32), T({16, 9}, f32, {20, 2})}));
+  out.push_back(make("larger 64x96x80", {T({64, 96}, f32), T({96, 80}, f32)}));
+  out.push_back(make("empty rows", {T({0, 5}, f32), T({5, 3}, f32)}));
+  out.push_back(make("empty inner dim gives zeros", {T({4, 0}, f32), T({0, 3}, f32)}));
+  out.push_back(make("empty columns", {T({3, 5}, f32), T({5, 0}, f32)}));
+  out.push_back(make("empty inner dim, bool (no dispatch)",
+                     {T({4, 0}, DType::Bool), T({0, 3}, DType::Bool)}));
+  for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Float64}) {
+    out.push_back(make("special values" + std::string(" ") + code(t),
+                       {T_fill({9, 16}, t, "special"), T({16, 7}, t)}));
+  }
+  out.push_back(make("special values in both",
+                     {T_fill({9, 16}, f32, "special"), T_fill({16, 7}, f32, "special")}));
+  out.push_back(make("special values i32 (wraps)",
+                     {T_fill({9, 16}, DType::Int32, "special"), T({16, 7}, DType::Int32)}));
+  out.push_back(make("error: inner sizes differ", {T({3, 4}, f32), T({5, 6}, f32)}));
+  out.push_back(make("error: self 1-d", {T({4}, f32), T({4, 6}, f32)}));
+  out.push_back(make("error: mat2 3-d", {T({3, 4}, f32), T({2, 4, 6}, f32)}));
+  out.push_back(make("error: dtypes differ", {T({3, 4}, f32), T({4, 6}, DType::Float64)}));
+  out.push_back(make("error: bool", {T({3, 4}, DType::Bool), T({4, 6}, DType::Bool)}));
+  return out;
+}
+
+std::vector<Sample> addmm_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  const DType f32 = DType::Float32;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      out.push_back(make("linear 768->3072 on [2048, 768] " + code(t),
+                         {T({3072}, t), T({2048, 768}, t), T_transposed(768, 3072, t)}));
+      out.push_back(make("linear 3072->768 on [2048, 3072] " + code(t),
+                         {T({768}, t), T({2048, 3072}, t), T_transposed(3072, 768, t)}));
+      out.push_back(make("square 1024 " + code(t),
+                         {T({1024, 1024}, t), T({1024, 1024}, t), T({1024, 1024}, t)}));
+    }
+    return out;
+  }
+  // Linear layers: bias [N], input [M, K], weight^T (a transposed [N, K]).
+  for (DType t : matmul_dtypes()) {
+    out.push_back(
+        make("linear bias " + code(t), {T({33}, t), T({7, 16}, t), T_transposed(16, 33, t)}));
+  }
+  for (const Mnk& s : kSizes) {
+    out.push_back(make(
+        "full self " + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n),
+        {T({s.m, s.n}, f32), T({s.m, s.k}, f32), T({s.k, s.n}, f32)}));
+  }
+  for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int64}) {
+    const std::string d = " " + code(t);
+    out.push_back(make("self [1, N]" + d, {T({1, 7}, t), T({5, 16}, t), T({16, 7}, t)}));
+    out.push_back(make("self [M, 1]" + d, {T({5, 1}, t), T({5, 16}, t), T({16, 7}, t)}));
+    out.push_back(make("self 0-d" + d, {T({}, t), T({5, 16}, t), T({16, 7}, t)}));
+    out.push_back(make("mat1 transposed" + d, {T({7}, t), T_transposed(5, 16, t), T({16, 7}, t)}));
+  }
+  out.push_back(make("beta and alpha floats", {T({5, 7}, f32), T({5, 16}, f32), T({16, 7}, f32)},
+                     {{"beta", F(0.5)}, {"alpha", F(2.0)}}));
+  out.push_back(make("beta and alpha ints", {T({5, 7}, f32), T({5, 16}, f32), T({16, 7}, f32)},
+                     {{"beta", I(2)}, {"alpha", I(-3)}}));
+  out.push_back(make("beta and alpha ints, i64",
+                     {T({7}, DType::Int64), T({5, 16}, DType::Int64), T({16, 7}, DType::Int64)},
+                     {{"beta", I(2)}, {"alpha", I(3)}}));
+  out.push_back(
+      make("alpha only, f16",
+           {T({7}, DType::Float16), T({5, 16}, DType::Float16), T({16, 7}, DType::Float16)},
+           {{"alpha", F(0.25)}}));
+  out.push_back(make("beta=0 ignores NaN in self",
+                     {T_fill({5, 7}, f32, "special"), T({5, 16}, f32), T({16, 7}, f32)},
+                     {{"beta", I(0)}}));
+  out.push_back(make("beta=0.0 ignores NaN in self, bias",
+                     {T_fill({7}, DType::Float16, "special"), T({5, 16}, DType::Float16),
+                      T({16, 7}, DType::Float16)},
+                     {{"beta", F(0.0)}}));
+  out.push_back(make("special values in self",
+                     {T_fill({5, 7}, f32, "special"), T({5, 16}, f32), T({16, 7}, f32)}));
+  out.push_back(make("special values in mat1",
+                     {T({7}, f32), T_fill({5, 16}, f32, "special"), T({16, 7}, f32)}));
+  out.push_back(make("special values bf16",
+                     {T({7}, DType::BFloat16), T_fill({5, 16}, DType::BFloat16, "special"),
+                      T({16, 7}, DType::BFloat16)}));
+  out.push_back(make("empty inner dim gives beta*self",
+                     {T({4, 3}, f32), T({4, 0}, f32), T({0, 3}, f32)}, {{"beta", F(2.0)}}));
+  out.push_back(make("empty rows", {T({3}, f32), T({0, 5}, f32), T({5, 3}, f32)}));
+  out.push_back(
+      make("error: self does not broadcast", {T({5}, f32), T({4, 6}, f32), T({6, 3}, f32)}));
+  out.push_back(make("error: self 3-d", {T({1, 4, 3}, f32), T({4, 6}, f32), T({6, 3}, f32)}));
+  out.push_back(make("error: inner sizes differ", {T({3}, f32), T({4, 6}, f32), T({5, 3}, f32)}));
+  out.push_back(make("error: mat1 1-d", {T({3}, f32), T({6}, f32), T({6, 3}, f32)}));
+  out.push_back(
+      make("error: self dtype differs", {T({3}, DType::Float64), T({4, 6}, f32), T({6, 3}, f32)}));
+  out.push_back(
+      make("error: mat1 dtype differs", {T({3}, f32), T({4, 6}, DType::Float16), T({6, 3}, f32)}));
+  out.push_back(
+      make("error: bool", {T({3}, DType::Bool), T({4, 6}, DType::Bool), T({6, 3}, DType::Bool)}));
+  return out;
+}
+
+std::vector<Sample> bmm_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  const DType f32 = DType::Float32;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      out.push_back(make("attention scores [96, 128, 64] x [96, 64, 128] " + code(t),
+                         {T({96, 128, 64}, t), T({96, 64, 128}, t)}));
+      out.push_back(make("attention values [128, 512, 512] x [128, 512, 64] " + code(t),
+                         {T({128, 512, 512}, t), T({128, 512, 64}, t)}));
+      out.push_back(make("keys transposed [32, 1024, 64] x [32, 64, 1024] " + code(t),
+                         {T({32, 1024, 64}, t), T({32, 64, 1024}, t, {65536, 1, 64})}));
+    }
+    return out;
+  }
+  for (DType t : matmul_dtypes()) {
+    out.push_back(
+        make("[3, 7, 16] x [3, 16, 33] " + code(t), {T({3, 7, 16}, t), T({3, 16, 33}, t)}));
+  }
+  for (const Mnk& s : kSizes) {
+    out.push_back(make(
+        "sizes 2x" + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n),
+        {T({2, s.m, s.k}, f32), T({2, s.k, s.n}, f32)}));
+  }
+  for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int32}) {
+    const std::string d = " " + code(t);
+    // Each batch item transposed: [B, M, K] with strides (M*K, 1, M).
+    out.push_back(
+        make("batch1 items transposed" + d, {T({4, 9, 16}, t, {144, 1, 9}), T({4, 16, 7}, t)}));
+    out.push_back(
+        make("batch2 items transposed" + d, {T({4, 9, 16}, t), T({4, 16, 7}, t, {112, 1, 16})}));
+  }
+  out.push_back(
+      make("batch dim not outermost", {T({3, 5, 8}, f32, {8, 24, 1}), T({3, 8, 4}, f32)}));
+  out.push_back(
+      make("batch broadcast (stride 0)", {T({4, 5, 8}, f32, {0, 8, 1}), T({4, 8, 6}, f32)}));
+  out.push_back(make("one batch", {T({1, 33, 16}, f32), T({1, 16, 7}, f32)}));
+  out.push_back(make("empty batch", {T({0, 3, 4}, f32), T({0, 4, 5}, f32)}));
+  out.push_back(make("empty inner dim gives zeros", {T({2, 3, 0}, f32), T({2, 0, 5}, f32)}));
+  out.push_back(make("empty rows", {T({2, 0, 4}, f32), T({2, 4, 5}, f32)}));
+  for (DType t : {f32, DType::Float16, DType::BFloat16}) {
+    out.push_back(
+        make("special values " + code(t), {T_fill({2, 9, 16}, t, "special"), T({2, 16, 7}, t)}));
+  }
+  out.push_back(make("error: batch sizes differ", {T({2, 3, 4}, f32), T({3, 4, 5}, f32)}));
+  out.push_back(make("error: inner sizes differ", {T({2, 3, 4}, f32), T({2, 5, 5}, f32)}));
+  out.push_back(make("error: batch1 2-d", {T({3, 4}, f32), T({2, 4, 5}, f32)}));
+  out.push_back(make("error: batch2 4-d", {T({2, 3, 4}, f32), T({1, 2, 4, 5}, f32)}));
+  out.push_back(make("error: dtypes differ", {T({2, 3, 4}, f32), T({2, 4, 5}, DType::Float64)}));
+  out.push_back(make("error: bool", {T({2, 3, 4}, DType::Bool), T({2, 4, 5}, DType::Bool)}));
+  return out;
+}
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& r) {
+  {
+    OpDef op = OpDef::from_schema("aten::mm(Tensor self, Tensor mat2) -> Tensor", "matmul");
+    op.dtypes = matmul_dtypes();
+    op.ref = mm_ref;
+    op.samples = mm_samples;
+    op.cost = product_cost(0, 1);
+    op.compare = inner_length_compare(0, 1);
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
+        "Tensor",
+        "matmul");
+    op.dtypes = matmul_dtypes();
+    op.ref = addmm_ref;
+    op.samples = addmm_samples;
+    op.cost = product_cost(1, 1);
+    op.compare = inner_length_compare(1, 1);
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = OpDef::from_schema("aten::bmm(Tensor self, Tensor mat2) -> Tensor", "matmul");
+    op.dtypes = matmul_dtypes();
+    op.ref = bmm_ref;
+    op.samples = bmm_samples;
+    op.cost = product_cost(0, 2);
+    op.compare = inner_length_compare(0, 2);
+    r.add(std::move(op));
+  }
+}
+
+}  // namespace crucible

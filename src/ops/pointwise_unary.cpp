@@ -1,0 +1,261 @@
+// Pointwise unary ops: relu, relu_, neg, exp, tanh, sigmoid, gelu. Each entry holds its schema,
+// reference (computed in double, or exactly in int64 for integer outputs, rounded once), samples,
+// cost model and comparison policy.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <string>
+
+#include "crucible/core/error.h"
+#include "ops/families.h"
+#include "ops/samples.h"
+#include "ops/util.h"
+
+namespace crucible {
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+
+// ATen's ScalarType name, as its error messages spell it.
+std::string aten_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+    case DType::Float8E4M3FN:
+      return "Float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "Float8_e5m2";
+  }
+  return "Unknown";
+}
+
+// Bytes a tensor really occupies: dims of stride 0 (expanded) are counted once.
+double real_bytes(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return 0;
+    if (t.stride(d) != 0) n *= t.size(d);
+  }
+  return static_cast<double>(n) * static_cast<double>(t.itemsize());
+}
+
+// ATen's assert_no_internal_overlap for a written tensor: a dim of stride 0 and size > 1
+// means several elements share one memory location.
+void check_no_internal_overlap(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) == 0 && t.size(d) > 1)
+      op_error(
+          "unsupported operation: more than one element of the written-to tensor refers to a "
+          "single memory location. Please clone() the tensor before performing the operation.");
+  }
+}
+
+// Floating ops on integral (and bool) inputs give f32; floating inputs keep their dtype.
+Values float_unary(const Values& args, double (*f)(double)) {
+  const Tensor& x = args.at(0).tensor();
+  Tensor out = Tensor::empty(x.shape(), opsutil::to_float_dtype(x.dtype()));
+  opsutil::map_unary(x, out, f);
+  return {Value(out)};
+}
+
+double relu_f(double x) { return x < 0 ? 0.0 : x; }  // keeps NaN and -0.0, as clamp_min does
+double neg_f(double x) { return -x; }
+double exp_f(double x) { return std::exp(x); }
+double tanh_f(double x) { return std::tanh(x); }
+double sigmoid_f(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double gelu_none(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double gelu_tanh(double x) {
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+Tensor relu_tensor(const Tensor& x) {
+  CRUCIBLE_CHECK(x.dtype() != DType::Bool, "Boolean inputs not supported for relu");
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  if (is_floating(x.dtype()))
+    opsutil::map_unary(x, out, relu_f);
+  else
+    opsutil::map_unary_int(x, out, [](int64_t v) { return v < 0 ? int64_t{0} : v; });
+  return out;
+}
+
+Values neg_ref(const Values& args) {
+  const Tensor& x = args.at(0).tensor();
+  CRUCIBLE_CHECK(x.dtype() != DType::Bool,
+                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                 "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  if (is_floating(x.dtype())) {
+    opsutil::map_unary(x, out, neg_f);
+  } else {
+    // Two's complement: neg(INT_MIN) == INT_MIN, as ATen's wrapping arithmetic gives.
+    opsutil::map_unary_int(
+        x, out, [](int64_t v) { return static_cast<int64_t>(0 - static_cast<uint64_t>(v)); });
+  }
+  return {Value(out)};
+}
+
+Values gelu_ref(const Values& args) {
+  const Tensor& x = args.at(0).tensor();
+  const std::string approximate =
+      args.size() > 1 && !args[1].is_none() ? args[1].str_value() : std::string("none");
+  CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
+                 "approximate argument must be either none or tanh.");
+  CRUCIBLE_CHECK(is_floating(x.dtype()),
+                 "\"GeluKernelImpl\" not implemented for '" + aten_type_name(x.dtype()) + "'");
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  opsutil::map_unary(x, out, approximate == "tanh" ? gelu_tanh : gelu_none);
+  return {Value(out)};
+}
+
+// Cost of an out-of-place unary op: `flops_per_element` per output element, the input's real
+// bytes read and the output written.
+CostFn unary_cost(double flops_per_element) {
+  return [flops_per_element](const Values& args, const Values& outputs) {
+    Cost c;
+    const Tensor& out = outputs.at(0).tensor();
+    c.flops = flops_per_element * static_cast<double>(out.numel());
+    c.bytes = real_bytes(args.at(0).tensor()) + static_cast<double>(out.numel() * out.itemsize());
+    return c;
+  };
+}
+
+std::vector<DType> without_bool() {
+  std::vector<DType> out;
+  for (DType t : all_numeric_dtypes())
+    if (t != DType::Bool) out.push_back(t);
+  return out;
+}
+
+std::vector<DType> perf_dtypes() { return {DType::Float32, DType::Float16, DType::BFloat16}; }
+
+// Samples of an op defined on `dtypes`, with `error_dtypes` as inputs where ATen must raise.
+SampleFn unary_sample_fn(std::vector<DType> dtypes, std::vector<DType> error_dtypes = {}) {
+  return [dtypes = std::move(dtypes),
+          error_dtypes = std::move(error_dtypes)](const SampleContext& ctx) {
+    if (ctx.performance) return elementwise_perf_samples(1, perf_dtypes());
+    std::vector<Sample> out = unary_samples(dtypes);
+    for (DType t : error_dtypes) {
+      const std::string d(dtype_code(t));
+      out.push_back(make("error: unsupported dtype " + d, {T({4, 5}, t)}));
+      out.push_back(make("error: unsupported dtype, 0-d " + d, {T({}, t)}));
+    }
+    return out;
+  };
+}
+
+OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, RefFn ref, double flops,
+               std::vector<DType> error_dtypes = {}) {
+  OpDef op = OpDef::from_schema(schema, "pointwise.unary");
+  op.dtypes = dtypes;
+  op.ref = std::move(ref);
+  op.samples = unary_sample_fn(std::move(dtypes), std::move(error_dtypes));
+  op.cost = unary_cost(flops);
+  return op;
+}
+
+void register_relu_(OpRegistry& r) {
+  OpDef op = OpDef::from_schema("aten::relu_(Tensor(a!) self) -> Tensor(a!)", "pointwise.unary");
+  op.dtypes = without_bool();
+  op.ref = [](const Values& args) {
+    const Tensor& self = args.at(0).tensor();
+    CRUCIBLE_CHECK(self.dtype() != DType::Bool, "Boolean inputs not supported for relu");
+    check_no_internal_overlap(self);
+    Tensor result = relu_tensor(self);
+    self.copy_from(result);
+    return Values{Value(self)};
+  };
+  op.samples = [](const SampleContext& ctx) {
+    if (ctx.performance) return elementwise_perf_samples(1, perf_dtypes());
+    std::vector<Sample> out;
+    for (Sample& s : unary_samples(without_bool())) {
+      // A written-to tensor with stride 0 is an error in ATen: keep those as error cases.
+      const auto& strides = s.call.args[0].tensor.strides;
+      bool expanded = strides && std::find(strides->begin(), strides->end(), 0) != strides->end();
+      if (expanded) s.label = "error: self expanded (internal overlap), " + s.label;
+      out.push_back(std::move(s));
+    }
+    out.push_back(make("error: bool self", {T({4, 5}, DType::Bool)}));
+    return out;
+  };
+  op.cost = [](const Values& args, const Values&) {
+    const Tensor& self = args.at(0).tensor();
+    return Cost{static_cast<double>(self.numel()), 2 * real_bytes(self)};
+  };
+  r.add(std::move(op));
+}
+
+void register_gelu(OpRegistry& r) {
+  OpDef op = OpDef::from_schema("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
+                                "pointwise.unary");
+  op.dtypes = floating_dtypes();
+  op.ref = gelu_ref;
+  op.samples = [](const SampleContext& ctx) {
+    if (ctx.performance) {
+      std::vector<Sample> out = elementwise_perf_samples(1, perf_dtypes());
+      for (Sample& s : elementwise_perf_samples(1, {DType::Float32, DType::BFloat16})) {
+        s.call.kwargs.emplace_back("approximate", S("tanh"));
+        s.label += ", approximate='tanh'";
+        out.push_back(std::move(s));
+      }
+      return out;
+    }
+    std::vector<Sample> out = unary_samples(floating_dtypes());
+    for (Sample& s : unary_samples(floating_dtypes(), {}, {{"approximate", S("tanh")}})) {
+      s.label += ", approximate='tanh'";
+      out.push_back(std::move(s));
+    }
+    for (DType t : floating_dtypes())
+      out.push_back(make("approximate='none' given, " + std::string(dtype_code(t)), {T({5, 9}, t)},
+                         {{"approximate", S("none")}}));
+    for (DType t : integral_dtypes(true))
+      out.push_back(make("error: integral input " + std::string(dtype_code(t)), {T({4, 5}, t)}));
+    out.push_back(make("error: unknown approximation", {T({4, 5}, DType::Float32)},
+                       {{"approximate", S("erf")}}));
+    return out;
+  };
+  op.cost = unary_cost(8);
+  r.add(std::move(op));
+}
+
+}  // namespace
+
+void register_pointwise_unary_ops(OpRegistry& r) {
+  r.add(unary_op("aten::relu(Tensor self) -> Tensor", without_bool(),
+                 [](const Values& args) { return Values{Value(relu_tensor(args.at(0).tensor()))}; },
+                 1, {DType::Bool}));
+  register_relu_(r);
+  r.add(unary_op("aten::neg(Tensor self) -> Tensor", without_bool(), neg_ref, 1, {DType::Bool}));
+  r.add(unary_op(
+      "aten::exp(Tensor self) -> Tensor", all_numeric_dtypes(),
+      [](const Values& args) { return float_unary(args, exp_f); }, 1));
+  r.add(unary_op(
+      "aten::tanh(Tensor self) -> Tensor", all_numeric_dtypes(),
+      [](const Values& args) { return float_unary(args, tanh_f); }, 1));
+  r.add(unary_op(
+      "aten::sigmoid(Tensor self) -> Tensor", all_numeric_dtypes(),
+      [](const Values& args) { return float_unary(args, sigmoid_f); }, 4));
+  register_gelu(r);
+}
+
+}  // namespace crucible

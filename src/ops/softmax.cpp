@@ -1,0 +1,213 @@
+// Softmax: aten._softmax.default and aten._log_softmax.default.
+//
+// Reference semantics (PyTorch 2.x, CPU; SoftMax.cpp and cpu/SoftmaxKernel.cpp):
+//  - dim wraps (a 0-d input accepts 0 and -1 and is treated as one element).
+//  - half_to_float=True always raises on the CPU ("softmax with half to float conversion is
+//    not supported on CPU"), whatever the dtype; this check comes after the dim check.
+//  - an empty input returns an empty tensor of its dtype before any dtype dispatch (so even an
+//    empty integer tensor passes); otherwise only f16, bf16, f32 and f64 are implemented.
+//  - the kernels subtract the row maximum (vec::maximum, which propagates NaN): a row holding a
+//    NaN is all NaN, a row of -inf is all NaN (-inf - -inf), a row holding +inf is all NaN.
+//    Computing x - max in double reproduces exactly that.
+//  - the output is contiguous, of the input's shape and dtype.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "crucible/core/error.h"
+#include "ops/families.h"
+#include "ops/samples.h"
+
+namespace crucible {
+namespace {
+
+using namespace samples;
+
+std::string scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+    case DType::Float8E4M3FN:
+      return "Float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "Float8_e5m2";
+  }
+  return "Unknown";
+}
+
+bool softmax_dtype(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
+}
+
+Values softmax_common(const Values& args, bool log) {
+  const Tensor& self = args.at(0).tensor();
+  const int64_t dim = wrap_dim(args.at(1).to_int(), self.dim());
+  if (args.at(2).to_bool())
+    op_error("softmax with half to float conversion is not supported on CPU");
+  Tensor out = Tensor::empty(self.shape(), self.dtype());
+  if (self.numel() == 0) return {out};
+  const bool last = self.dim() == 0 || dim == self.dim() - 1;
+  if (!softmax_dtype(self.dtype())) {
+    op_error(std::string("\"") + (log ? "log_" : "") +
+             (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl") +
+             "\" not implemented for '" + scalar_type_name(self.dtype()) + "'");
+  }
+  // Rows along `dim`: outer x len x inner over the logical (row-major) index.
+  const int64_t len = self.dim() == 0 ? 1 : self.size(dim);
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
+  const int64_t outer = self.numel() / (len * inner);
+  std::vector<double> row(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t k) { return (o * len + k) * inner + in; };
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < len; ++k) {
+        row[k] = self.get(at(k));
+        if (std::isnan(row[k]) || std::isnan(mx)) {
+          mx = std::numeric_limits<double>::quiet_NaN();
+        } else {
+          mx = std::max(mx, row[k]);
+        }
+      }
+      double sum = 0;
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(row[k] - mx);
+      for (int64_t k = 0; k < len; ++k) {
+        const double shifted = row[k] - mx;
+        out.set(at(k), log ? shifted - std::log(sum) : std::exp(shifted) / sum);
+      }
+    }
+  }
+  return {out};
+}
+
+Values softmax_ref(const Values& args) { return softmax_common(args, /*log=*/false); }
+Values log_softmax_ref(const Values& args) { return softmax_common(args, /*log=*/true); }
+
+// The normaliser is a sum of `len` exponentials; rounding it in the candidate's accumulator
+// costs about sqrt(len) roundoffs (independent errors), so the tolerance grows by sqrt(len).
+ComparePolicy softmax_compare() {
+  ComparePolicy c;
+  c.tol_scale = [](const Values& a) {
+    if (a.size() < 2 || !a[0].is_tensor() || a[0].tensor().dim() == 0) return 1.0;
+    const Tensor& t = a[0].tensor();
+    const int64_t d = a[1].to_int();
+    if (d < -t.dim() || d >= t.dim()) return 1.0;
+    return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(d), 1)));
+  };
+  return c;
+}
+
+// max, subtract, exp, sum, divide (or log): five operations per element; one read, one write.
+Cost softmax_cost(const Values& a, const Values&) {
+  Cost c;
+  if (a.empty() || !a[0].is_tensor()) return c;
+  const Tensor& t = a[0].tensor();
+  c.flops = 5.0 * static_cast<double>(t.numel());
+  c.bytes = 2.0 * static_cast<double>(t.numel() * t.itemsize());
+  return c;
+}
+
+std::string code(DType t) { return std::string(dtype_code(t)); }
+
+std::vector<Sample> softmax_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  const DType f32 = DType::Float32;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      out.push_back(make("attention [768, 128, 128] " + code(t),
+                         {T({64 * 12, 128, 128}, t), I(-1), B(false)}));
+      out.push_back(
+          make("vocabulary [512, 30522] " + code(t), {T({512, 30522}, t), I(1), B(false)}));
+      out.push_back(
+          make("non-last dim [64, 1000, 64] " + code(t), {T({64, 1000, 64}, t), I(1), B(false)}));
+    }
+    return out;
+  }
+  for (DType t : floating_dtypes()) {
+    const std::string d = " " + code(t);
+    out.push_back(make("rows" + d, {T({4, 33}, t), I(-1), B(false)}));
+    out.push_back(make("columns (non-last dim)" + d, {T({9, 7}, t), I(0), B(false)}));
+    out.push_back(make("0-d" + d, {T({}, t), I(0), B(false)}));
+    out.push_back(make("special values" + d, {T_fill({6, 16}, t, "special"), I(1), B(false)}));
+    out.push_back(
+        make("special values, non-last dim" + d, {T_fill({16, 6}, t, "special"), I(0), B(false)}));
+  }
+  out.push_back(make("middle dim of 3-d", {T({2, 5, 3}, f32), I(1), B(false)}));
+  out.push_back(make("middle dim as negative", {T({2, 5, 3}, f32), I(-2), B(false)}));
+  out.push_back(make("long rows (vector tails)", {T({3, 1031}, f32), I(1), B(false)}));
+  out.push_back(make("one-element rows", {T({5, 1}, f32), I(1), B(false)}));
+  out.push_back(make("1-d", {T({17}, DType::Float64), I(0), B(false)}));
+  out.push_back(make("0-d, dim -1", {T({}, f32), I(-1), B(false)}));
+  out.push_back(make("transposed", {T_transposed(8, 12, f32), I(1), B(false)}));
+  out.push_back(make("transposed f16", {T_transposed(8, 12, DType::Float16), I(-1), B(false)}));
+  out.push_back(make("expanded (stride 0)", {T({4, 9}, f32, {0, 1}), I(1), B(false)}));
+  out.push_back(make("expanded rows, reduced over them", {T({4, 9}, f32, {0, 1}), I(0), B(false)}));
+  out.push_back(make("sliced with a step", {T({6, 5}, f32, {10, 2}), I(-1), B(false)}));
+  out.push_back(make("large magnitudes (needs the max shift)",
+                     {T_fill({4, 64}, f32, "special"), I(-1), B(false)}));
+  out.push_back(make("empty rows", {T({0, 5}, f32), I(1), B(false)}));
+  out.push_back(make("empty softmax dim", {T({3, 0}, f32), I(-1), B(false)}));
+  out.push_back(
+      make("empty integer input (no dispatch)", {T({0, 4}, DType::Int64), I(1), B(false)}));
+  out.push_back(make("error: dim out of range", {T({3, 4}, f32), I(2), B(false)}));
+  out.push_back(make("error: negative dim out of range", {T({3, 4}, f32), I(-3), B(false)}));
+  out.push_back(make("error: 0-d dim out of range", {T({}, f32), I(1), B(false)}));
+  out.push_back(
+      make("error: half_to_float on CPU, f16", {T({3, 4}, DType::Float16), I(-1), B(true)}));
+  out.push_back(make("error: half_to_float on CPU, f32", {T({3, 4}, f32), I(-1), B(true)}));
+  for (DType t : integral_dtypes(/*include_bool=*/true)) {
+    out.push_back(make("error: integral input " + code(t), {T({3, 4}, t), I(-1), B(false)}));
+  }
+  out.push_back(
+      make("error: integral input, non-last dim", {T({3, 4}, DType::Int32), I(0), B(false)}));
+  return out;
+}
+
+}  // namespace
+
+void register_softmax_ops(OpRegistry& r) {
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax");
+    op.dtypes = floating_dtypes();
+    op.ref = softmax_ref;
+    op.samples = softmax_samples;
+    op.cost = softmax_cost;
+    op.compare = softmax_compare();
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax");
+    op.dtypes = floating_dtypes();
+    op.ref = log_softmax_ref;
+    op.samples = softmax_samples;
+    op.cost = softmax_cost;
+    op.compare = softmax_compare();
+    r.add(std::move(op));
+  }
+}
+
+}  // namespace crucible

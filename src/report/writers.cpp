@@ -1,0 +1,199 @@
+// SUMMARY.md, junit.xml and the console table of a run.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "crucible/core/error.h"
+#include "crucible/report/summary.h"
+
+namespace crucible {
+
+namespace {
+
+std::string md_escape(const std::string& s, size_t max_len = 160) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  if (out.size() > max_len) out = out.substr(0, max_len) + "…";
+  return out;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          out += ' ';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+
+}  // namespace
+
+void write_summary_md(const std::string& path, const RunSummary& s,
+                      const std::vector<CaseResult>& results, const std::string& command) {
+  std::ofstream f(path);
+  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
+  f << "# crucible run: " << s.suite << " on " << s.backend << "\n\n";
+  f << "`" << command << "`\n\n";
+  f << "| | |\n|---|---|\n";
+  f << fmt::format("| reference | {} |\n", s.reference);
+  if (s.timed) f << fmt::format("| baseline | {} |\n", s.baseline);
+  f << fmt::format("| ops | {} total, {} supported, {} correct |\n", s.ops_total, s.ops_supported,
+                   s.ops_passed);
+  f << fmt::format("| cases | {} total: {} passed, {} failed, {} crashed, {} timed out, {} over the "
+                   "memory limit, {} unsupported, {} skipped, {} invalid |\n",
+                   s.cases_total, s.count(Status::Passed), s.count(Status::Failed),
+                   s.count(Status::Crashed), s.count(Status::TimedOut),
+                   s.count(Status::MemoryLimit), s.count(Status::Unsupported),
+                   s.count(Status::Skipped), s.count(Status::InvalidCase));
+  f << fmt::format("| correctness score | {} (ops correct / all ops) |\n",
+                   pct(s.correctness_score));
+  f << fmt::format("| coverage | {} (ops supported / all ops) |\n", pct(s.coverage));
+  if (s.timed) {
+    f << fmt::format("| performance score | {:.3f}x (geometric mean speed-up over correct ops) |\n",
+                     s.perf_score);
+    f << fmt::format("| perf@{} | {} (ops correct and faster than {}x / all ops) |\n", s.p,
+                     pct(s.perf_at_p), s.p);
+  }
+  f << fmt::format("| wall time | {:.1f} s |\n\n", s.seconds);
+
+  f << "## Operators\n\n";
+  f << "| op | family | cases | passed | not passed | max abs err | max ulp | min pcc |"
+    << (s.timed ? " speed-up | candidate | GB/s | GFLOP/s |" : "") << " first failure |\n";
+  f << "|---|---|---|---|---|---|---|---|" << (s.timed ? "---|---|---|---|" : "") << "---|\n";
+  for (const OpSummary& o : s.ops) {
+    int passed = o.by_status.count(Status::Passed) ? o.by_status.at(Status::Passed) : 0;
+    f << fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {:.6f} |", o.op, o.family,
+                     o.cases, passed, o.cases - passed, o.max_abs_err, o.max_ulp_err, o.min_pcc);
+    if (s.timed) {
+      if (o.timed)
+        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} |", o.speedup,
+                         o.candidate_median_s, o.gbps, o.gflops);
+      else
+        f << " - | - | - | - |";
+    }
+    f << " " << md_escape(o.first_failure) << " |\n";
+  }
+
+  int shown = 0;
+  for (const CaseResult& r : results) {
+    if (r.status == Status::Passed || r.status == Status::Skipped ||
+        r.status == Status::Unsupported)
+      continue;
+    if (shown == 0) f << "\n## Failing cases (first 50)\n\n";
+    if (++shown > 50) break;
+    f << fmt::format("- **{}** `{}` — {}: {}\n  - reproduce: `{}`\n", r.op, md_escape(r.call, 200),
+                     status_name(r.status), md_escape(r.detail, 300), r.reproducer);
+  }
+}
+
+void write_junit(const std::string& path, const RunSummary& s,
+                 const std::vector<CaseResult>& results) {
+  std::ofstream f(path);
+  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
+  int failures = 0, errors = 0, skipped = 0;
+  for (const CaseResult& r : results) {
+    if (r.status == Status::Failed || r.status == Status::InvalidCase) ++failures;
+    if (r.status == Status::Crashed || r.status == Status::TimedOut ||
+        r.status == Status::MemoryLimit)
+      ++errors;
+    if (r.status == Status::Skipped) ++skipped;
+    // Unsupported counts against the backend: reported as a failure, not a skip.
+    if (r.status == Status::Unsupported) ++failures;
+  }
+  f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  f << fmt::format("<testsuites name=\"crucible\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+                   "skipped=\"{}\" time=\"{:.3f}\">\n",
+                   results.size(), failures, errors, skipped, s.seconds);
+  f << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+                   "skipped=\"{}\">\n",
+                   xml_escape(s.suite + " on " + s.backend), results.size(), failures, errors,
+                   skipped);
+  for (const CaseResult& r : results) {
+    f << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">", xml_escape(r.op),
+                     xml_escape(r.case_id + " " + r.call), r.seconds);
+    std::string msg = xml_escape(r.detail);
+    switch (r.status) {
+      case Status::Passed: break;
+      case Status::Skipped: f << "<skipped message=\"" << msg << "\"/>"; break;
+      case Status::Crashed:
+      case Status::TimedOut:
+      case Status::MemoryLimit:
+        f << fmt::format("<error type=\"{}\" message=\"{}\">{}</error>", status_name(r.status), msg,
+                         xml_escape(r.reproducer));
+        break;
+      default:
+        f << fmt::format("<failure type=\"{}\" message=\"{}\">{}</failure>", status_name(r.status),
+                         msg, xml_escape(r.reproducer));
+    }
+    f << "</testcase>\n";
+  }
+  f << "  </testsuite>\n</testsuites>\n";
+}
+
+std::string console_table(const RunSummary& s, const std::string& out_dir) {
+  std::ostringstream o;
+  o << fmt::format("\n{} on {} (reference {}{})\n", s.suite, s.backend, s.reference,
+                   s.timed ? ", baseline " + s.baseline : "");
+  o << fmt::format("  ops    {:>6} total {:>6} supported {:>6} correct\n", s.ops_total,
+                   s.ops_supported, s.ops_passed);
+  o << fmt::format("  cases  {:>6} total {:>6} passed {:>6} failed {:>6} crashed {:>6} timed out "
+                   "{:>6} unsupported {:>6} skipped\n",
+                   s.cases_total, s.count(Status::Passed),
+                   s.count(Status::Failed) + s.count(Status::MemoryLimit) +
+                       s.count(Status::InvalidCase),
+                   s.count(Status::Crashed), s.count(Status::TimedOut),
+                   s.count(Status::Unsupported), s.count(Status::Skipped));
+  o << fmt::format("  correctness {}   coverage {}", pct(s.correctness_score), pct(s.coverage));
+  if (s.timed)
+    o << fmt::format("   perf score {:.3f}x   perf@{} {}", s.perf_score, s.p, pct(s.perf_at_p));
+  o << "\n";
+  int shown = 0;
+  for (const OpSummary& op : s.ops) {
+    if (op.passed || op.first_failure.empty()) continue;
+    if (shown == 0) o << "  failing ops:\n";
+    if (++shown > 15) {
+      o << "    ... (see SUMMARY.md)\n";
+      break;
+    }
+    std::string why = op.first_failure;
+    if (why.size() > 110) why = why.substr(0, 110) + "...";
+    o << fmt::format("    {:<34} {}\n", op.op, why);
+  }
+  if (s.timed) {
+    int timed_shown = 0;
+    for (const OpSummary& op : s.ops) {
+      if (!op.timed) continue;
+      if (timed_shown++ == 0) o << "  speed-ups (baseline / candidate, median):\n";
+      if (timed_shown > 15) {
+        o << "    ... (see operator_summary.csv)\n";
+        break;
+      }
+      o << fmt::format("    {:<34} {:>8.3f}x  {:>10.3g} GB/s {:>10.3g} GFLOP/s\n", op.op,
+                       op.speedup, op.gbps, op.gflops);
+    }
+  }
+  o << fmt::format("  results: {}/\n", out_dir);
+  return o.str();
+}
+
+}  // namespace crucible

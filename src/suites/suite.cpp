@@ -1,0 +1,174 @@
+// The built-in suites: smoke, opinfo and traces.
+#include "crucible/suites/suite.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "crucible/cases/trace.h"
+#include "crucible/core/error.h"
+
+namespace crucible {
+
+std::optional<DType> primary_dtype(const cases::CallSpec& call) {
+  for (const auto& a : call.args) {
+    if (a.kind == cases::LitKind::Tensor) return a.tensor.dtype;
+    if (a.kind == cases::LitKind::List || a.kind == cases::LitKind::Tuple)
+      for (const auto& item : a.items)
+        if (item.kind == cases::LitKind::Tensor) return item.tensor.dtype;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool dtype_selected(const SuiteOptions& o, const cases::CallSpec& call) {
+  if (o.dtypes.empty()) return true;
+  auto d = primary_dtype(call);
+  return d && o.dtypes.count(*d);
+}
+
+std::vector<const OpDef*> selected_ops(const SuiteOptions& o) {
+  const OpRegistry& cat = OpRegistry::catalog();
+  if (o.ops.empty()) return cat.all();
+  return cat.match(o.ops);
+}
+
+// The kind of a sample: its label without dtype words ("transposed f16" -> "transposed").
+std::string sample_kind(const std::string& label) {
+  std::string out, word;
+  auto flush = [&] {
+    if (!word.empty() && !parse_dtype(word)) out += (out.empty() ? "" : " ") + word;
+    word.clear();
+  };
+  for (char ch : label) {
+    if (ch == ' ' || ch == ',') {
+      flush();
+    } else {
+      word += ch;
+    }
+  }
+  flush();
+  return out;
+}
+
+// The smoke suite takes a spread of each op's samples: every kind of case (layouts, edge cases,
+// special values, errors) in turn, rotating through the dtypes, up to `n` cases.
+std::vector<Sample> smoke_pick(const std::vector<Sample>& all, int n) {
+  std::vector<std::string> kinds;
+  std::map<std::string, std::vector<size_t>> by_kind;
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::string k = sample_kind(all[i].label);
+    if (!by_kind.count(k)) kinds.push_back(k);
+    by_kind[k].push_back(i);
+  }
+  std::vector<bool> taken(all.size(), false);
+  std::vector<Sample> out;
+  for (size_t round = 0; static_cast<int>(out.size()) < n; ++round) {
+    bool any = false;
+    for (size_t k = 0; k < kinds.size() && static_cast<int>(out.size()) < n; ++k) {
+      const auto& idx = by_kind[kinds[k]];
+      if (round >= idx.size()) continue;
+      size_t pick = idx[(round + k) % idx.size()];
+      if (taken[pick]) continue;
+      taken[pick] = true;
+      out.push_back(all[pick]);
+      any = true;
+    }
+    if (!any) break;
+  }
+  return out;
+}
+
+std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
+  std::vector<SuiteCase> out;
+  for (const OpDef* op : selected_ops(o)) {
+    SampleContext ctx;
+    std::vector<Sample> samples = op->samples(ctx);
+    if (smoke) samples = smoke_pick(samples, o.smoke_per_op);
+    for (Sample& s : samples) {
+      if (!dtype_selected(o, s.call)) continue;
+      SuiteCase sc;
+      sc.op = op;
+      sc.c.op = op->name;
+      sc.c.call = std::move(s.call);
+      sc.c.seed = o.seed;
+      sc.c.label = s.label;
+      sc.c.source = smoke ? "smoke" : "opinfo";
+      sc.c.perf = smoke && o.perf;  // smoke cases are small: timed as they are
+      out.push_back(std::move(sc));
+    }
+    if (!smoke && o.perf) {
+      SampleContext pctx;
+      pctx.performance = true;
+      for (Sample& s : op->samples(pctx)) {
+        if (!dtype_selected(o, s.call)) continue;
+        SuiteCase sc;
+        sc.op = op;
+        sc.c.op = op->name;
+        sc.c.call = std::move(s.call);
+        sc.c.seed = o.seed;
+        sc.c.label = "perf: " + s.label;
+        sc.c.source = "opinfo-perf";
+        sc.c.perf = true;
+        out.push_back(std::move(sc));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& path) {
+  if (path.empty()) usage_error("--suite traces: needs a path, e.g. --suite traces:data/traces");
+  std::vector<cases::TraceEntry> entries = cases::read_traces(path);
+  const OpRegistry& cat = OpRegistry::catalog();
+  std::vector<const OpDef*> wanted;
+  if (!o.ops.empty()) wanted = cat.match(o.ops);
+  std::vector<SuiteCase> out;
+  for (cases::TraceEntry& e : entries) {
+    const OpDef* op = cat.find(e.op);
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), op) == wanted.end()) continue;
+    if (!dtype_selected(o, e.call)) continue;
+    SuiteCase sc;
+    sc.op = op;
+    sc.c.op = e.op;
+    sc.c.call = std::move(e.call);
+    sc.c.seed = o.seed;
+    sc.c.cnt = e.cnt;
+    sc.c.label = "trace";
+    sc.c.source = fmt::format("{}:{}", e.file, e.line);
+    sc.c.perf = o.perf;
+    if (o.max_numel > 0) {
+      int64_t n = sc.c.total_elements();
+      if (n > o.max_numel)
+        sc.skip_reason = fmt::format("{} elements exceed --max-numel {} (raise it, or 0 for no cap)",
+                                     n, o.max_numel);
+    }
+    out.push_back(std::move(sc));
+  }
+  if (out.empty()) usage_error("--suite " + o.suite + ": no case matches the filters");
+  return out;
+}
+
+}  // namespace
+
+std::vector<SuiteCase> build_suite(const SuiteOptions& o) {
+  std::vector<SuiteCase> out;
+  if (o.suite == "smoke") {
+    out = catalog_suite(o, true);
+  } else if (o.suite == "opinfo") {
+    out = catalog_suite(o, false);
+  } else if (o.suite.starts_with("traces:")) {
+    out = traces_suite(o, o.suite.substr(7));
+  } else if (o.suite == "traces") {
+    usage_error("--suite traces needs a path: --suite traces:<file or folder>, e.g. "
+                "--suite traces:data/traces");
+  } else {
+    usage_error("unknown suite '" + o.suite + "'; known: smoke, opinfo, traces:<path>");
+  }
+  if (out.empty()) usage_error("--suite " + o.suite + ": the filters select no case");
+  return out;
+}
+
+}  // namespace crucible
