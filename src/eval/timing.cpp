@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "crucible/core/error.h"
@@ -25,6 +26,7 @@ size_t flush_bytes() {
 class CacheFlusher {
  public:
   CacheFlusher() : buf_(flush_bytes() / sizeof(uint64_t), 1) {}
+  CacheFlusher(const CacheFlusher&) = delete;
   void flush() {
     // Read-modify-write every line so dirty lines of the op's data are evicted too.
     for (size_t i = 0; i < buf_.size(); i += 8) buf_[i] += 1;
@@ -87,23 +89,35 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
     rec.flops = cost.flops;
     rec.bytes = cost.bytes;
 
+    // Cold caches for memory-bound work (the default), warm for compute-bound work, where the
+    // flush would only add noise: the op's arithmetic intensity decides.
+    const bool cold = opts.cold_cache && (cost.bytes <= 0 || cost.flops / cost.bytes < 8.0);
+    rec.cold_cache = cold;
     auto cand_timer = candidate.make_timer();
     auto base_timer = baseline.make_timer();
     for (int i = 0; i < opts.warmup; ++i) {
       time_once(candidate, op, cand_args, *cand_timer);
       time_once(baseline, op, base_args, *base_timer);
     }
-    CacheFlusher flusher;
+    std::optional<CacheFlusher> flusher;
+    if (cold) flusher.emplace();
     std::vector<double> ct, bt;
     double csum = 0, bsum = 0;
-    while (static_cast<int>(ct.size()) < opts.max_samples &&
-           (static_cast<int>(ct.size()) < opts.min_samples || csum < opts.min_seconds ||
-            bsum < opts.min_seconds)) {
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto wall = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    };
+    // At least min_samples each; then until both have min_seconds of samples, max_samples are
+    // taken, or the wall-time budget (flushes included) is spent.
+    while (static_cast<int>(ct.size()) < opts.min_samples ||
+           (static_cast<int>(ct.size()) < opts.max_samples &&
+            (csum < opts.min_seconds || bsum < opts.min_seconds) &&
+            wall() < opts.max_wall_seconds)) {
       // Alternate which backend goes first so drift affects both equally.
       bool cand_first = ct.size() % 2 == 0;
       for (int k = 0; k < 2; ++k) {
         bool cand_turn = (k == 0) == cand_first;
-        if (opts.cold_cache) flusher.flush();
+        if (flusher) flusher->flush();
         if (cand_turn) {
           ct.push_back(time_once(candidate, op, cand_args, *cand_timer));
           csum += ct.back();

@@ -219,7 +219,7 @@ std::string code(DType t) { return std::string(dtype_code(t)); }
 // Cases with a Python number as `other` (traces write add.Tensor(T, 1)). The references accept
 // them (as wrapped numbers); the samples are off until materialisation binds a number to a Tensor
 // argument (schema coercion rejects it today).
-constexpr bool kNumberOperandSamples = false;
+constexpr bool kNumberOperandSamples = true;
 
 void add_number_samples(std::vector<Sample>& out) {
   out.push_back(make("other a Python int, i64 0-d", {T({}, DType::Int64), I(1)}));

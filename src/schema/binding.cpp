@@ -18,6 +18,7 @@
 //   takes either and yields an OptTensorList.
 // - ScalarType, Layout and MemoryFormat take their own kind, a name ("float32", "strided",
 //   "channels_last") or c10's enum number; Device takes a Device or a string ("cuda:0").
+// - Tensor takes a Tensor, or a Python number (a wrapped number, kept as Int/Float/Bool).
 // - None is accepted only by optional arguments ('?').
 // - Kinds crucible does not model (Generator, Storage, Stream, Any, type variables, containers)
 //   are passed through unchanged.
@@ -109,7 +110,11 @@ Value coerce_single(const Value& v, const SchemaType& type, const std::string& a
   const ValueKind k = v.kind();
   switch (type.base) {
     case BaseType::Tensor:
-      if (k == ValueKind::Tensor) return v;
+      // A Python number where a Tensor belongs is a wrapped number (add.Tensor(x, 1)): it
+      // stays a scalar, and ops promote it as ATen promotes wrapped numbers.
+      if (k == ValueKind::Tensor || k == ValueKind::Int || k == ValueKind::Float ||
+          k == ValueKind::Bool)
+        return v;
       break;
     case BaseType::Int:
     case BaseType::SymInt:

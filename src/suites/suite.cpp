@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+
 #include <fmt/format.h>
 
 #include "crucible/cases/trace.h"
@@ -63,6 +64,13 @@ std::vector<Sample> smoke_pick(const std::vector<Sample>& all, int n) {
     if (!by_kind.count(k)) kinds.push_back(k);
     by_kind[k].push_back(i);
   }
+  // Special values and must-raise cases first: they catch the most faults per case.
+  auto priority = [](const std::string& k) {
+    return k.find("special") != std::string::npos ? 0 : k.rfind("error", 0) == 0 ? 1 : 2;
+  };
+  std::stable_sort(kinds.begin(), kinds.end(), [&](const std::string& a, const std::string& b) {
+    return priority(a) < priority(b);
+  });
   std::vector<bool> taken(all.size(), false);
   std::vector<Sample> out;
   for (size_t round = 0; static_cast<int>(out.size()) < n; ++round) {

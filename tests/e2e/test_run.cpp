@@ -153,7 +153,8 @@ TEST(E2ERun, KilledRunResumesWithoutLoss) {
 
 TEST(E2ERun, PerfWritesSpeedups) {
   std::string out = temp_dir("perf");
-  Output o = crucible("run --suite smoke --backend ref --perf --ops relu,add.Tensor --out " + out);
+  Output o = crucible(
+      "run --suite smoke --backend ref --perf --ops relu,add.Tensor --dtypes f32 --out " + out);
   ASSERT_EQ(o.status, 0) << o.out;
   nlohmann::json s = read_json(out + "/summary.json");
   ASSERT_TRUE(s["perf_score"].is_number()) << s.dump(2);
@@ -161,15 +162,20 @@ TEST(E2ERun, PerfWritesSpeedups) {
   EXPECT_TRUE(s["ops"]["aten.relu.default"].contains("speedup"));
   std::string csv = read_text(out + "/operator_summary.csv");
   EXPECT_NE(csv.find("speedup"), std::string::npos);
-  int timing = 0;
+  int timing = 0, with_bytes = 0;
   for (const auto& l : read_jsonl(out + "/results.jsonl"))
     if (l["record"] == "timing") {
       ++timing;
       EXPECT_GT(l["candidate"]["median_s"].get<double>(), 0);
       EXPECT_GE(l["candidate"]["p90_s"].get<double>(), l["candidate"]["p10_s"].get<double>());
-      EXPECT_GT(l["bytes"].get<double>(), 0);
+      EXPECT_GE(l["candidate"]["samples"].get<int>(), 5);
+      if (l["bytes"].get<double>() > 0) {
+        ++with_bytes;
+        EXPECT_GT(l["gbps"].get<double>(), 0);
+      }
     }
   EXPECT_GT(timing, 0);
+  EXPECT_GT(with_bytes, 0);
 }
 
 }  // namespace

@@ -90,9 +90,12 @@ TEST(SchemaBinding, AddTensorErrors) {
       {"aten.add.Tensor", "'self' given more than once"});
   expect_op_error(
       [&] {
-        bind_arguments(s, {a, Value(1)}, {});
+        bind_arguments(s, {a, Value("one")}, {});
       },
       {"aten.add.Tensor", "argument 'other' must be Tensor"});
+  // A Python number for a Tensor argument is a wrapped number: it binds and keeps its kind.
+  Values wrapped = bind_arguments(s, {a, Value(1)}, {});
+  EXPECT_EQ(wrapped[1].kind(), ValueKind::Int);
   expect_op_error(
       [&] {
         bind_arguments(s, {a, b}, {{"alpha", a}});
