@@ -139,9 +139,12 @@ class Judge {
       TensorCheck c;
       c.what = what;
       c.numel = ref.numel();
-      if (ref.shape() != cand.shape() || ref.dtype() != cand.dtype()) {
+      if (ref.shape() != cand.shape() || ref.dtype() != cand.dtype() ||
+          (ref.numel() > 1 && ref.strides() != cand.strides())) {
         c.passed = false;
-        c.reason = fmt::format("{}: expected {}, got {}", what, ref.str(), cand.str());
+        c.reason = fmt::format("{}: expected {} with strides {}, got {} with strides {}", what,
+                               ref.str(), shape_str(ref.strides()), cand.str(),
+                               shape_str(cand.strides()));
       }
       record(std::move(c));
       return;
@@ -246,6 +249,8 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
 
   Values ref_args = deep_copy(inputs);
   Values cand_args = deep_copy(inputs);
+  reference.manual_seed(c.seed);
+  candidate.manual_seed(c.seed);
   RunOutcome ref = run_backend(reference, op, ref_args);
   if (!ref.raised && ref.status != Status::Passed) {
     r.status = Status::InvalidCase;
@@ -288,8 +293,28 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
       judge.compare_value(ref_args[i], cand_args[i],
                           fmt::format("mutated argument '{}'", op.schema.arguments[i].name));
   }
-  for (size_t k = 0; k < ref.outputs.size(); ++k)
-    judge.compare_value(ref.outputs[k], cand.outputs[k], fmt::format("output {}", k));
+  if (op.compare.kind == ComparePolicy::Kind::Custom) {
+    for (TensorCheck& check : op.compare.custom(inputs, ref.outputs, cand.outputs))
+      judge.record(std::move(check));
+  } else {
+    for (size_t k = 0; k < ref.outputs.size(); ++k)
+      judge.compare_value(ref.outputs[k], cand.outputs[k], fmt::format("output {}", k));
+  }
+  if (op.compare.random) {
+    // The same seed must give the same values.
+    Values again_args = deep_copy(inputs);
+    candidate.manual_seed(c.seed);
+    RunOutcome again = run_backend(candidate, op, again_args);
+    again.outputs = values_to_host(candidate, again.outputs);
+    for (size_t k = 0; k < again.outputs.size() && k < cand.outputs.size(); ++k) {
+      if (!again.outputs[k].is_tensor() || !cand.outputs[k].is_tensor()) continue;
+      const Tensor a = cand.outputs[k].tensor().contiguous();
+      const Tensor b = again.outputs[k].tensor().contiguous();
+      if (a.shape() != b.shape() || a.dtype() != b.dtype() ||
+          std::memcmp(a.data_ptr(), b.data_ptr(), static_cast<size_t>(a.numel()) * a.itemsize()))
+        judge.fail(fmt::format("output {} differs between two runs with the same seed", k));
+    }
+  }
   judge.check_aliasing(cand.outputs);
   if (r.status == Status::Passed) r.detail = "";
   return finish();

@@ -13,6 +13,11 @@ ArgRole OpDef::role_of(const std::string& arg_name) const {
   return it == roles.end() ? ArgRole{} : it->second;
 }
 
+Values OpDef::run_ref(const Values& args, uint64_t seed) const {
+  if (ref_seeded) return ref_seeded(args, seed);
+  return ref(args);
+}
+
 OpDef OpDef::from_schema(std::string_view schema_text, std::string family_name) {
   OpDef op;
   op.schema = parse_schema(schema_text);
@@ -32,7 +37,10 @@ std::string op_base_name(std::string_view op_name) {
 void OpRegistry::add(OpDef op) {
   if (op.name.empty()) internal_error("catalog: an op without a name");
   if (ops_.count(op.name)) internal_error("catalog: op registered twice: " + op.name);
-  if (!op.ref) internal_error("catalog: op without a reference implementation: " + op.name);
+  if (!op.ref && !op.ref_seeded)
+    internal_error("catalog: op without a reference implementation: " + op.name);
+  if (op.compare.kind == ComparePolicy::Kind::Custom && !op.compare.custom)
+    internal_error("catalog: op with a custom comparison but no judge: " + op.name);
   if (!op.samples) internal_error("catalog: op without samples: " + op.name);
   if (!op.cost) internal_error("catalog: op without a cost model: " + op.name);
   auto owned = std::make_unique<OpDef>(std::move(op));
@@ -128,6 +136,36 @@ const OpRegistry& OpRegistry::catalog() {
     register_softmax_ops(*r);
     register_norm_ops(*r);
     register_embedding_ops(*r);
+    register_pointwise_math_ops(*r);
+    register_activation_ops(*r);
+    register_activation_backward_ops(*r);
+    register_arithmetic_ops(*r);
+    register_comparison_ops(*r);
+    register_where_ops(*r);
+    register_loss_ops(*r);
+    register_statistics_ops(*r);
+    register_scan_ops(*r);
+    register_sort_ops(*r);
+    register_distance_ops(*r);
+    register_softmax_backward_ops(*r);
+    register_nll_loss_ops(*r);
+    register_shape_ops(*r);
+    register_join_ops(*r);
+    register_slice_scatter_ops(*r);
+    register_indexing_ops(*r);
+    register_embedding_backward_ops(*r);
+    register_creation_ops(*r);
+    register_random_ops(*r);
+    register_meta_ops(*r);
+    register_convolution_ops(*r);
+    register_im2col_ops(*r);
+    register_pooling_ops(*r);
+    register_batch_norm_ops(*r);
+    register_group_norm_ops(*r);
+    register_upsample_ops(*r);
+    register_grid_sampler_ops(*r);
+    register_padding_ops(*r);
+    register_fft_ops(*r);
     return r;
   }();
   return *registry;

@@ -44,12 +44,20 @@ class Backend {
   // ATen does. An argument error is reported as an op error (ErrorKind::OpError).
   virtual Values run(const OpDef& op, const Values& args) = 0;
 
+  // Seeds the backend's random generator (random ops: rand, randn, dropout, ...). The same seed
+  // must give the same values on the same backend.
+  virtual void manual_seed(uint64_t seed) { seed_ = seed; }
+  uint64_t seed() const { return seed_; }
+
   // Device memory and transfers. CPU backends keep the defaults (host memory, plain copies).
   virtual Tensor allocate(const Shape& shape, const Shape& strides, DType dtype);
   virtual Tensor to_device(const Tensor& host);  // same shape and strides
   virtual Tensor to_host(const Tensor& t);
   virtual void synchronize() {}
   virtual std::unique_ptr<DeviceTimer> make_timer();
+
+ protected:
+  uint64_t seed_ = 0;
 };
 
 // Creates backends by name: "ref", "faulty", later "cpu", "aten", "plugin:<lib>", "dir:<path>".

@@ -11,6 +11,7 @@
 
 #include "crucible/cases/literal.h"
 #include "crucible/core/value.h"
+#include "crucible/eval/result.h"
 #include "crucible/schema/schema.h"
 
 namespace crucible {
@@ -59,6 +60,7 @@ struct ComparePolicy {
   enum class Kind : uint8_t {
     Values,     // elementwise with tolerances (exact for integers and bool)
     ShapeOnly,  // shape, dtype and strides only (empty*)
+    Custom,     // the op's own judge (`custom` below)
   };
   Kind kind = Kind::Values;
   // Extra tolerance: the per-dtype atol/rtol are multiplied by
@@ -66,6 +68,16 @@ struct ComparePolicy {
   std::function<double(const Values& args)> tol_scale;
   // Whether the op's tensor outputs must be views of (share storage with) an input.
   bool output_is_view = false;
+  // Kind::Custom: judges the candidate's outputs (host tensors) against the reference's, given
+  // the inputs, and returns one check per compared thing (failed checks carry the reason).
+  // Used where outputs may legitimately differ: indices of tied values (sort, topk, max.dim),
+  // random values (judged by distribution), ... Mutated arguments are still compared by value.
+  std::function<std::vector<TensorCheck>(const Values& inputs, const Values& ref_outputs,
+                                         const Values& cand_outputs)>
+      custom;
+  // Random ops: the candidate is seeded (Backend::manual_seed) and run twice on the same seed;
+  // both runs must give the same bytes (determinism for a fixed seed).
+  bool random = false;
 };
 
 // One generated case: the call in the case grammar, plus a label saying what it exercises.
@@ -79,6 +91,8 @@ struct SampleContext {
 };
 
 using RefFn = std::function<Values(const Values& args)>;
+// The reference of a random op: draws from crucible's counter-based RNG under `seed`.
+using SeededRefFn = std::function<Values(const Values& args, uint64_t seed)>;
 using SampleFn = std::function<std::vector<Sample>(const SampleContext&)>;
 using CostFn = std::function<Cost(const Values& args, const Values& outputs)>;
 
@@ -88,11 +102,15 @@ struct OpDef {
   Schema schema;
   // The dtypes ATen supports for the op's primary input (on the CPU, PyTorch 2.x).
   std::vector<DType> dtypes;
-  RefFn ref;
+  RefFn ref;              // deterministic ops
+  SeededRefFn ref_seeded; // random ops (set instead of `ref`)
   SampleFn samples;
   std::map<std::string, ArgRole> roles;  // by argument name; others are Data
   CostFn cost;
   ComparePolicy compare;
+
+  // Runs the reference: `ref`, or `ref_seeded` with `seed`.
+  Values run_ref(const Values& args, uint64_t seed = 0) const;
 
   // The role of argument `name` (Data when none was declared).
   ArgRole role_of(const std::string& name) const;

@@ -25,12 +25,12 @@ namespace crucible {
 
 namespace {
 
-using Kernel = Values (*)(const OpDef&, const Values&);
+using Kernel = Values (*)(const OpDef&, const Values&, uint64_t seed);
 
-Values identity(const OpDef&, const Values& args) { return {args[0]}; }
+Values identity(const OpDef&, const Values& args, uint64_t) { return {args[0]}; }
 
-Values off_by_a_little(const OpDef& op, const Values& args) {
-  Values out = op.ref(args);
+Values off_by_a_little(const OpDef& op, const Values& args, uint64_t seed) {
+  Values out = op.run_ref(args, seed);
   const Tensor& t = out[0].tensor();
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (is_floating(t.dtype()))
@@ -41,37 +41,37 @@ Values off_by_a_little(const OpDef& op, const Values& args) {
   return out;
 }
 
-Values flattened(const OpDef& op, const Values& args) {
-  Values out = op.ref(args);
+Values flattened(const OpDef& op, const Values& args, uint64_t seed) {
+  Values out = op.run_ref(args, seed);
   Tensor t = out[0].tensor().contiguous();
   return {Value(t.view({t.numel()}))};
 }
 
-Values always_f64(const OpDef& op, const Values& args) {
-  Values out = op.ref(args);
+Values always_f64(const OpDef& op, const Values& args, uint64_t seed) {
+  Values out = op.run_ref(args, seed);
   return {Value(out[0].tensor().to(DType::Float64))};
 }
 
-Values segfault(const OpDef&, const Values&) {
+Values segfault(const OpDef&, const Values&, uint64_t) {
   raise(SIGSEGV);
   return {};
 }
 
-Values hang(const OpDef&, const Values&) {
+Values hang(const OpDef&, const Values&, uint64_t) {
   for (;;) pause();
 }
 
-Values aborts(const OpDef&, const Values&) { std::abort(); }
+Values aborts(const OpDef&, const Values&, uint64_t) { std::abort(); }
 
-Values unbounded(const OpDef&, const Values&) {
+Values unbounded(const OpDef&, const Values&, uint64_t) {
   std::vector<Tensor> hoard;
   for (;;) hoard.push_back(Tensor::empty({int64_t{1} << 28}, DType::Float32));  // 1 GiB each
 }
 
-Values does_nothing(const OpDef&, const Values& args) { return {args[0]}; }
+Values does_nothing(const OpDef&, const Values& args, uint64_t) { return {args[0]}; }
 
-Values nan_to_zero(const OpDef& op, const Values& args) {
-  Values out = op.ref(args);
+Values nan_to_zero(const OpDef& op, const Values& args, uint64_t seed) {
+  Values out = op.run_ref(args, seed);
   const Tensor& t = out[0].tensor();
   if (is_floating(t.dtype()))
     for (int64_t i = 0; i < t.numel(); ++i)
@@ -97,7 +97,7 @@ class FaultyBackend final : public Backend {
   Values run(const OpDef& op, const Values& args) override {
     auto it = kernels().find(op.name);
     if (it == kernels().end()) unsupported("faulty does not implement " + op.name);
-    return it->second(op, args);
+    return it->second(op, args, seed_);
   }
 };
 

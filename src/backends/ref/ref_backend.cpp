@@ -11,8 +11,10 @@ class RefBackend final : public Backend {
  public:
   std::string name() const override { return "ref"; }
   std::string version() const override { return "crucible reference"; }
-  bool has_op(const OpDef& op) const override { return static_cast<bool>(op.ref); }
-  Values run(const OpDef& op, const Values& args) override { return op.ref(args); }
+  bool has_op(const OpDef& op) const override {
+    return static_cast<bool>(op.ref) || static_cast<bool>(op.ref_seeded);
+  }
+  Values run(const OpDef& op, const Values& args) override { return op.run_ref(args, seed_); }
 };
 }  // namespace
 
