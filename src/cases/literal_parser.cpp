@@ -22,15 +22,12 @@ constexpr std::string_view kComplexCodes[] = {"c32", "c64", "c128"};
 
 namespace detail {
 
+// The complex codes c32 c64 c128 are DTypes too (the last three of all_dtypes()).
 std::string valid_dtype_codes() {
   std::string out;
   for (DType t : all_dtypes()) {
     if (!out.empty()) out += ' ';
     out += dtype_code(t);
-  }
-  for (std::string_view c : kComplexCodes) {
-    out += ' ';
-    out += c;
   }
   return out;
 }
@@ -449,7 +446,6 @@ Literal Parser::word() {
     fail(pos_, "'(' after T");
   }
   if (name.starts_with("torch.")) {
-    if (is_complex_dtype_name(name)) return Literal::symbol(std::string(name));
     if (const auto t = parse_dtype(name)) {
       Literal lit = Literal::dtype_lit(*t);
       lit.text = std::string(name);
@@ -458,7 +454,6 @@ Literal Parser::word() {
     return Literal::symbol(std::string(name));
   }
   if (const auto t = dtype_from_code(name)) return Literal::dtype_lit(*t);
-  if (is_complex_dtype_name(name)) return Literal::symbol(std::string(name));
   fail(w,
        "a value (number, string, True/False/None, inf/nan, T(...), torch.<name> or a dtype "
        "code: " +

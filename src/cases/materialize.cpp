@@ -127,9 +127,58 @@ struct Drawing {
   std::string fill;    // "", "special", "oob", "uniform", "positive"
 };
 
+// Complex tensors: the real and imaginary parts are each drawn as a real tensor of the
+// component dtype would be (standard normal by default). fill='special' puts the special
+// values in either part: the real part of element k takes special value k (every third
+// element), the imaginary part special value k + (k/3) % 3, so both parts, only the real or
+// only the imaginary part are special in turn (inf+infj, nan+nanj, 1+infj, ...). Positive and
+// unit roles draw both parts positive / in [0, 1]; index roles are meaningless for complex
+// and draw the real part as for an integral tensor.
+void fill_complex(const Tensor& flat, const Drawing& how, Rng& rng) {
+  const DType comp = to_real(flat.dtype());
+  const int64_t extent = flat.numel();
+  for (int64_t k = 0; k < extent; ++k) {
+    double re = 0, im = 0;
+    switch (how.role.kind) {
+      case ArgRole::Kind::IndexInto: {
+        const int64_t hi = how.bound > 0 ? how.bound - 1 : 0;
+        const int64_t lo = (how.role.allow_negative && how.bound > 0) ? -how.bound : 0;
+        flat.set_int(k, rng.integer(lo, hi));
+        continue;
+      }
+      case ArgRole::Kind::Positive:
+        re = std::abs(rng.normal()) + 0.25;
+        im = std::abs(rng.normal()) + 0.25;
+        break;
+      case ArgRole::Kind::Unit:
+        re = rng.uniform();
+        im = rng.uniform();
+        break;
+      case ArgRole::Kind::Data:
+        if (how.fill == "special") {
+          re = special_float(comp, k, rng);
+          im = special_float(comp, k + (k / 3) % 3, rng);
+        } else if (how.fill == "uniform") {
+          re = rng.uniform();
+          im = rng.uniform();
+        } else if (how.fill == "positive") {
+          re = std::abs(rng.normal()) + 0.25;
+          im = std::abs(rng.normal()) + 0.25;
+        } else {
+          re = rng.normal();
+          im = rng.normal();
+        }
+        break;
+    }
+    flat.set_complex(k, {re, im});
+  }
+  if (how.fill == "oob" && extent > 0)
+    flat.set_int(rng.integer(0, extent - 1), how.bound > 0 ? how.bound : 1);
+}
+
 Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
-  if (!lit.dtype_known)
-    unsupported("tensors of dtype " + lit.dtype_text + " (complex) are not supported yet");
+  if (!lit.dtype_known)  // no longer produced by the parser (complex dtypes are DTypes)
+    unsupported("tensors of dtype " + lit.dtype_text + " are not supported");
   for (int64_t s : lit.shape)
     if (s < 0) op_error(fmt::format("negative size {} in tensor {}", s, shape_str(lit.shape)));
   Shape strides = lit.strides ? *lit.strides : contiguous_strides(lit.shape);
@@ -148,6 +197,10 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
   Tensor flat = Tensor::from_storage(storage, 0, {extent}, {1}, lit.dtype);
   const DType t = lit.dtype;
   const bool floating = is_floating(t);
+  if (is_complex(t)) {
+    fill_complex(flat, how, rng);
+    return Tensor::from_storage(storage, 0, lit.shape, strides, lit.dtype);
+  }
   for (int64_t k = 0; k < extent; ++k) {
     switch (how.role.kind) {
       case ArgRole::Kind::IndexInto: {

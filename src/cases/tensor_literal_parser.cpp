@@ -21,10 +21,7 @@ TensorLit Parser::tensor(size_t w) {
   const size_t dtype_at = pos_;
   if (!is_ident_start(peek())) fail(pos_, "a dtype code (" + valid_dtype_codes() + ")");
   const std::string_view dname = dotted_name();
-  if (is_complex_dtype_name(dname)) {
-    t.dtype_known = false;
-    t.dtype_text = std::string(dname);
-  } else if (const auto code = dtype_from_code(dname)) {
+  if (const auto code = dtype_from_code(dname)) {
     t.dtype = *code;
   } else if (dname.starts_with("torch.") && parse_dtype(dname)) {
     t.dtype = *parse_dtype(dname);

@@ -29,6 +29,7 @@ struct RunFlags {
   std::string case_text;
   double p = 1.0;
   int64_t max_numel = -1;  // -1: the suite's default
+  double max_flops = -1;   // -1: the suite's default
   bool quiet = false;
 };
 

@@ -14,10 +14,12 @@
 
 namespace crucible {
 
-// Cases of a traces suite with more elements than this are skipped by default: the reference
-// computes in f64 with simple loops, and the largest trace calls (10^8 elements and more)
-// would take minutes each. `--max-numel 0` runs them all.
+// Cases of a traces suite with more elements (or estimated FLOPs) than these are skipped by
+// default, and reported as skipped with the reason: the reference computes in f64 with simple
+// loops on the CPU, and the largest trace calls (10^8 elements, 10^11 FLOPs) would take
+// minutes each. `--max-numel 0 --max-flops 0` runs them all. See docs/architecture.md.
 constexpr int64_t kDefaultTraceMaxNumel = int64_t{1} << 24;
+constexpr double kDefaultTraceMaxFlops = 2e9;
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--suite", f.suite, "smoke | opinfo | traces:<file or folder>")
@@ -45,6 +47,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--p", f.p, "threshold of perf@p (speed-up)")->capture_default_str();
   app.add_option("--max-numel", f.max_numel,
                  "traces: skip cases with more tensor elements than this (0: no cap; default 2^24)");
+  app.add_option("--max-flops", f.max_flops,
+                 "traces: skip matmul/convolution cases estimated above this many FLOPs (0: no cap; "
+                 "default 2e9)");
   app.add_flag("-q,--quiet", f.quiet, "no progress and no summary table");
 }
 
@@ -141,6 +146,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   }
   o.suite.seed = f.seed;
   o.suite.max_numel = f.max_numel >= 0 ? f.max_numel : kDefaultTraceMaxNumel;
+  o.suite.max_flops = f.max_flops >= 0 ? f.max_flops : kDefaultTraceMaxFlops;
   o.backend = f.backend;
   o.reference = f.reference;
   o.baseline = f.baseline;

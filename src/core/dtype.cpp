@@ -32,6 +32,9 @@ constexpr std::array<DTypeNames, kNumDTypes> kNames = {{
     {DType::Float64, "f64", "float64", "Double", 8},
     {DType::Float8E4M3FN, "f8e4m3fn", "float8_e4m3fn", "Float8_e4m3fn", 1},
     {DType::Float8E5M2, "f8e5m2", "float8_e5m2", "Float8_e5m2", 1},
+    {DType::Complex32, "c32", "complex32", "ComplexHalf", 4},
+    {DType::Complex64, "c64", "complex64", "ComplexFloat", 8},
+    {DType::Complex128, "c128", "complex128", "ComplexDouble", 16},
 }};
 
 // torch.* aliases beyond the canonical names.
@@ -39,7 +42,7 @@ struct Alias {
   std::string_view name;
   DType type;
 };
-constexpr std::array<Alias, 7> kTorchAliases = {{
+constexpr std::array<Alias, 10> kTorchAliases = {{
     {"half", DType::Float16},
     {"float", DType::Float32},
     {"double", DType::Float64},
@@ -47,6 +50,9 @@ constexpr std::array<Alias, 7> kTorchAliases = {{
     {"int", DType::Int32},
     {"short", DType::Int16},
     {"char", DType::Int8},
+    {"chalf", DType::Complex32},
+    {"cfloat", DType::Complex64},
+    {"cdouble", DType::Complex128},
 }};
 
 const DTypeNames& names_of(DType t) {
@@ -115,8 +121,44 @@ bool is_reduced_float(DType t) {
          t == DType::Float8E5M2;
 }
 
+bool is_complex(DType t) {
+  return t == DType::Complex32 || t == DType::Complex64 || t == DType::Complex128;
+}
+
+DType to_real(DType t) {
+  switch (t) {
+    case DType::Complex32:
+      return DType::Float16;
+    case DType::Complex64:
+      return DType::Float32;
+    case DType::Complex128:
+      return DType::Float64;
+    default:
+      return t;
+  }
+}
+
+std::optional<DType> to_complex(DType t) {
+  switch (t) {
+    case DType::Float16:
+      return DType::Complex32;
+    case DType::BFloat16:
+    case DType::Float32:
+      return DType::Complex64;
+    case DType::Float64:
+      return DType::Complex128;
+    case DType::Complex32:
+    case DType::Complex64:
+    case DType::Complex128:
+      return t;
+    default:
+      return std::nullopt;
+  }
+}
+
 DTypeCategory dtype_category(DType t) {
   if (t == DType::Bool) return DTypeCategory::Bool;
+  if (is_complex(t)) return DTypeCategory::Complex;
   return is_floating(t) ? DTypeCategory::Floating : DTypeCategory::Integral;
 }
 
@@ -124,6 +166,13 @@ std::optional<DType> promote_types(DType a, DType b) {
   if (a == b) return a;
   auto is_fp8 = [](DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; };
   if (is_fp8(a) || is_fp8(b)) return std::nullopt;
+  if (is_complex(a) || is_complex(b)) {
+    // The promotion of the value types (an integral or bool partner gives the complex one's
+    // component), as a complex type.
+    const auto value = promote_types(to_real(a), to_real(b));
+    if (!value) return std::nullopt;
+    return to_complex(*value);
+  }
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   const bool fa = is_floating(a);
@@ -146,6 +195,7 @@ std::optional<DType> promote_types(DType a, DType b) {
 }
 
 FloatInfo float_info(DType t) {
+  if (is_complex(t)) return float_info(to_real(t));
   switch (t) {
     case DType::Float16:
       return {65504.0, std::ldexp(1.0, -14), std::ldexp(1.0, -24), std::ldexp(1.0, -10), 10};

@@ -9,6 +9,7 @@
 //  - to bool: value != 0 (NaN is true).
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <cstring>
 
 #include "crucible/core/error.h"
@@ -84,6 +85,10 @@ double load_as_double(const void* p, DType t) {
       return fp8e4m3fn_to_float(load<uint8_t>(p));
     case DType::Float8E5M2:
       return fp8e5m2_to_float(load<uint8_t>(p));
+    case DType::Complex32:
+    case DType::Complex64:
+    case DType::Complex128:
+      return load_as_complex(p, t).real();
   }
   internal_error("load_as_double: invalid dtype");
 }
@@ -145,8 +150,51 @@ void store_from_double(void* p, DType t, double v) {
     case DType::Float8E5M2:
       store(p, fp8e5m2_from_double(v));
       return;
+    case DType::Complex32:
+    case DType::Complex64:
+    case DType::Complex128:
+      store_from_complex(p, t, {v, 0.0});
+      return;
   }
   internal_error("store_from_double: invalid dtype");
+}
+
+std::complex<double> load_as_complex(const void* p, DType t) {
+  const char* c = static_cast<const char*>(p);
+  switch (t) {
+    case DType::Complex32:
+      return {half_to_float(load<uint16_t>(c)), half_to_float(load<uint16_t>(c + 2))};
+    case DType::Complex64:
+      return {load<float>(c), load<float>(c + 4)};
+    case DType::Complex128:
+      return {load<double>(c), load<double>(c + 8)};
+    default:
+      return {load_as_double(p, t), 0.0};
+  }
+}
+
+void store_from_complex(void* p, DType t, std::complex<double> v) {
+  char* c = static_cast<char*>(p);
+  switch (t) {
+    case DType::Complex32:
+      store(c, half_from_double(v.real()));
+      store(c + 2, half_from_double(v.imag()));
+      return;
+    case DType::Complex64:
+      store(c, static_cast<float>(v.real()));
+      store(c + 4, static_cast<float>(v.imag()));
+      return;
+    case DType::Complex128:
+      store(c, v.real());
+      store(c + 8, v.imag());
+      return;
+    case DType::Bool:
+      store<uint8_t>(p, (v.real() != 0.0 || v.imag() != 0.0) ? 1 : 0);
+      return;
+    default:
+      store_from_double(p, t, v.real());
+      return;
+  }
 }
 
 void store_from_int(void* p, DType t, int64_t v) {
@@ -171,6 +219,9 @@ void store_from_int(void* p, DType t, int64_t v) {
       return;
     case DType::Float64:
       store(p, static_cast<double>(v));
+      return;
+    case DType::Complex128:
+      store_from_complex(p, t, {static_cast<double>(v), 0.0});
       return;
     default:
       store_from_double(p, t, int_to_double_round_odd(v));

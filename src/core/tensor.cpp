@@ -479,6 +479,12 @@ void Tensor::set(int64_t i, double v) const {
 void Tensor::set_int(int64_t i, int64_t v) const {
   store_from_int(element_ptr(*this, storage_index(i)), dtype_, v);
 }
+std::complex<double> Tensor::get_complex(int64_t i) const {
+  return load_as_complex(element_ptr(*this, storage_index(i)), dtype_);
+}
+void Tensor::set_complex(int64_t i, std::complex<double> v) const {
+  store_from_complex(element_ptr(*this, storage_index(i)), dtype_, v);
+}
 
 void Tensor::copy_from(const Tensor& src) const {
   if (!defined() || !src.defined()) internal_error("copy_from with an undefined tensor");
@@ -498,9 +504,16 @@ void Tensor::copy_from(const Tensor& src) const {
   char* dbase = static_cast<char*>(storage_->data());
   const char* sbase = static_cast<const char*>(from.storage()->data());
   const bool same = from.dtype() == dtype_;
+  // A complex source keeps both parts (into a complex destination) or converts as ATen does
+  // (the real part; bool: either part non-zero). Real sources into complex go through the
+  // paths below, which write (value, 0).
+  const bool complex_path = is_complex(from.dtype());
   for (int64_t i = 0; i < n; ++i) {
     if (same) {
       std::memcpy(dbase + d_off * dsz, sbase + s_off * ssz, static_cast<size_t>(dsz));
+    } else if (complex_path) {
+      store_from_complex(dbase + d_off * dsz, dtype_,
+                         load_as_complex(sbase + s_off * ssz, from.dtype()));
     } else if (int_path) {
       store_from_int(dbase + d_off * dsz, dtype_, load_as_int(sbase + s_off * ssz, from.dtype()));
     } else {
@@ -522,7 +535,7 @@ void Tensor::fill(double value) const {
   const int64_t n = numel();
   if (n == 0) return;
   // Encode once, then replicate the bytes.
-  alignas(8) char bytes[8];
+  alignas(16) char bytes[16];  // the widest element (c128)
   store_from_double(bytes, dtype_, value);
   const size_t isz = itemsize();
   for (int64_t i = 0; i < n; ++i) std::memcpy(element_ptr(*this, storage_index(i)), bytes, isz);

@@ -1,27 +1,39 @@
 // Elementwise comparison with per-dtype tolerances and error metrics.
 #include "crucible/eval/compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
 namespace crucible {
 
 Tolerance default_tolerance(DType t) {
+  if (is_complex(t)) return default_tolerance(to_real(t));  // c64 as f32, c32 as f16, ...
   switch (t) {
-    case DType::Float64: return {1e-7, 1e-7};
-    case DType::Float32: return {1e-5, 1.3e-6};
-    case DType::Float16: return {1e-5, 1e-3};
-    case DType::BFloat16: return {1e-5, 1.6e-2};
+    case DType::Float64:
+      return {1e-7, 1e-7};
+    case DType::Float32:
+      return {1e-5, 1.3e-6};
+    case DType::Float16:
+      return {1e-5, 1e-3};
+    case DType::BFloat16:
+      return {1e-5, 1.6e-2};
     // fp8: half a unit in the last place relative (3 and 2 fraction bits).
-    case DType::Float8E4M3FN: return {1e-5, 0.0625};
-    case DType::Float8E5M2: return {1e-5, 0.125};
-    default: return {0, 0};
+    case DType::Float8E4M3FN:
+      return {1e-5, 0.0625};
+    case DType::Float8E5M2:
+      return {1e-5, 0.125};
+    default:
+      return {0, 0};
   }
 }
 
 double ulp_of(double x, DType t) {
+  if (is_complex(t)) t = to_real(t);
   if (!is_floating(t)) return 1.0;
   const FloatInfo fi = float_info(t);
   double a = std::fabs(x);
@@ -60,6 +72,97 @@ void note_mismatch(TensorCheck& c, int64_t i, std::string_view why, double r, do
     c.reason = fmt::format("first at element {}: expected {}, got {} ({})", i, r, v, why);
 }
 
+std::string complex_str(std::complex<double> z) {
+  return fmt::format("{}{}{}j", z.real(), std::signbit(z.imag()) ? "" : "+", z.imag());
+}
+
+void note_complex_mismatch(TensorCheck& c, int64_t i, std::string_view why, std::complex<double> r,
+                           std::complex<double> v) {
+  ++c.mismatches;
+  if (c.reason.empty())
+    c.reason = fmt::format("first at element {}: expected {}, got {} ({})", i, complex_str(r),
+                           complex_str(v), why);
+}
+
+// Cosine similarity of complex tensors as real vectors of (re, im) pairs, over the elements
+// whose parts are all finite.
+double complex_cosine_similarity(const Tensor& ref, const Tensor& cand) {
+  const int64_t n = ref.numel();
+  auto finite = [](std::complex<double> z) {
+    return std::isfinite(z.real()) && std::isfinite(z.imag());
+  };
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto r = ref.get_complex(i), v = cand.get_complex(i);
+    if (finite(r) && finite(v))
+      m = std::max(
+          {m, std::fabs(r.real()), std::fabs(r.imag()), std::fabs(v.real()), std::fabs(v.imag())});
+  }
+  if (m == 0) return 1.0;
+  double dot = 0, rr = 0, vv = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto r = ref.get_complex(i), v = cand.get_complex(i);
+    if (!finite(r) || !finite(v)) continue;
+    const auto a = r / m, b = v / m;
+    dot += a.real() * b.real() + a.imag() * b.imag();
+    rr += std::norm(a);
+    vv += std::norm(b);
+  }
+  if (rr == 0 && vv == 0) return 1.0;
+  if (rr == 0 || vv == 0) return 0.0;
+  return dot / std::sqrt(rr * vv);
+}
+
+// Complex outputs: elementwise |c - r| <= atol + rtol * |r| on complex magnitudes, with the
+// component dtype's tolerances (c64 as f32, c128 as f64, c32 as f16). A NaN part must meet a
+// NaN in the same part; an infinite part must meet the same infinity in the same part (the
+// other part is then compared on its own). ULPs are counted in the component dtype, of the
+// larger part difference against the spacing at |r|.
+void compare_complex(const Tensor& ref, const Tensor& cand, TensorCheck& c) {
+  const DType comp = to_real(ref.dtype());
+  const int64_t n = ref.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const std::complex<double> r = ref.get_complex(i), v = cand.get_complex(i);
+    const bool nan_re = std::isnan(r.real()) || std::isnan(v.real());
+    const bool nan_im = std::isnan(r.imag()) || std::isnan(v.imag());
+    if ((nan_re && std::isnan(r.real()) != std::isnan(v.real())) ||
+        (nan_im && std::isnan(r.imag()) != std::isnan(v.imag()))) {
+      note_complex_mismatch(c, i, "NaN must meet NaN in the same part", r, v);
+      continue;
+    }
+    const bool inf_re = std::isinf(r.real()) || std::isinf(v.real());
+    const bool inf_im = std::isinf(r.imag()) || std::isinf(v.imag());
+    if ((inf_re && r.real() != v.real()) || (inf_im && r.imag() != v.imag())) {
+      note_complex_mismatch(c, i, "inf must meet the same inf in the same part", r, v);
+      continue;
+    }
+    if (nan_re || nan_im || inf_re || inf_im) {
+      // The remaining finite parts are compared componentwise.
+      for (int part = 0; part < 2; ++part) {
+        const double rp = part ? r.imag() : r.real(), vp = part ? v.imag() : v.real();
+        if (!std::isfinite(rp)) continue;
+        const double d = std::fabs(vp - rp);
+        c.max_abs_err = std::max(c.max_abs_err, d);
+        if (rp != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(rp));
+        c.max_ulp_err = std::max(c.max_ulp_err, d / ulp_of(rp, comp));
+        if (d > c.atol + c.rtol * std::fabs(rp)) {
+          note_complex_mismatch(c, i, "outside tolerance", r, v);
+          break;
+        }
+      }
+      continue;
+    }
+    const double d = std::abs(v - r);
+    const double mag = std::abs(r);
+    c.max_abs_err = std::max(c.max_abs_err, d);
+    if (mag != 0) c.max_rel_err = std::max(c.max_rel_err, d / mag);
+    const double part_err =
+        std::max(std::fabs(v.real() - r.real()), std::fabs(v.imag() - r.imag()));
+    c.max_ulp_err = std::max(c.max_ulp_err, part_err / ulp_of(mag, comp));
+    if (d > c.atol + c.rtol * mag) note_complex_mismatch(c, i, "outside tolerance", r, v);
+  }
+}
+
 }  // namespace
 
 TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
@@ -81,7 +184,12 @@ TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
   }
   const DType t = ref.dtype();
   const int64_t n = ref.numel();
-  if (!is_floating(t)) {
+  if (is_complex(t)) {
+    const Tolerance tol = default_tolerance(t);
+    c.atol = tol.atol * scale;
+    c.rtol = tol.rtol * scale;
+    compare_complex(ref, cand, c);
+  } else if (!is_floating(t)) {
     for (int64_t i = 0; i < n; ++i) {
       int64_t r = ref.get_int(i), v = cand.get_int(i);
       if (r != v) {
@@ -114,12 +222,13 @@ TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
       if (d > c.atol + c.rtol * std::fabs(r)) note_mismatch(c, i, "outside tolerance", r, v);
     }
   }
-  c.pcc = cosine_similarity(ref, cand);
+  c.pcc = is_complex(t) ? complex_cosine_similarity(ref, cand) : cosine_similarity(ref, cand);
   if (c.mismatches > 0) {
     c.passed = false;
-    c.reason = fmt::format("wrong values in {}: {} of {} elements mismatch, max abs err {:.3g}, "
-                           "max rel err {:.3g}; {}",
-                           what, c.mismatches, n, c.max_abs_err, c.max_rel_err, c.reason);
+    c.reason = fmt::format(
+        "wrong values in {}: {} of {} elements mismatch, max abs err {:.3g}, "
+        "max rel err {:.3g}; {}",
+        what, c.mismatches, n, c.max_abs_err, c.max_rel_err, c.reason);
   }
   return c;
 }

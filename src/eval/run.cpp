@@ -123,7 +123,7 @@ json options_json(const RunOptions& o) {
           {"ops", o.suite.ops},         {"dtypes", dtypes},
           {"seed", o.suite.seed},       {"workers", o.workers},
           {"timeout_s", o.timeout_s},   {"memory_limit", o.memory_limit},
-          {"max_numel", o.suite.max_numel}, {"p", o.p}};
+          {"max_numel", o.suite.max_numel}, {"max_flops", o.suite.max_flops}, {"p", o.p}};
 }
 
 // Backends a worker creates once, after it is forked (plugins never load in this process).

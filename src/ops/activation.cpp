@@ -1,8 +1,441 @@
-// Op family: activation (being written).
+// Activation functions (forward): silu, hardswish, hardsigmoid, hardtanh, leaky_relu, elu, mish,
+// softplus, threshold, relu6 and gelu_, with their in-place overloads. References compute in
+// double and round once to self's dtype (every activation keeps self's dtype).
+//
+// ATen's rules (PyTorch 2.x CPU; 1.13 lacks the f16 kernels, which 2.x has):
+//  - silu, hardswish, hardsigmoid, leaky_relu, elu, mish, softplus, gelu: floating dtypes only.
+//  - hardtanh (and relu6 = hardtanh(x, 0, 6)): every dtype but bool; on integral dtypes the
+//    limits are truncated to integers first ("legacy behavior of boundaries not causing type
+//    promotion"), and u8 raises when a truncated limit is negative. clamp: min(max(x, lo), hi),
+//    so lo > hi gives hi; NaN propagates.
+//  - threshold: x <= threshold ? value : x, every dtype but bool; the scalars are converted to
+//    self's dtype (truncated toward zero for integers). NaN is kept.
+//  - elu: x <= 0 ? (exp(x * input_scale) - 1) * alpha * scale : x * scale.
+//  - softplus: x * beta > threshold ? x : log1p(exp(x * beta)) / beta.
+//  - In place: a self with internal overlap (an expanded dim) raises, except for threshold_,
+//    whose TensorIterator does not check memory overlap (each aliased element gets the same
+//    value).
+//  - ATen computes f16/bf16/f32 in float: hardswish's x * clamp(x + 3, 0, 6) overflows to inf
+//    there for x near float's max before the division by 6; the reference follows.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/pointwise_math_internal.h"
+#include "ops/util.h"
 
 namespace crucible {
 
-void register_activation_ops(OpRegistry& r) { (void)r; }
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+
+std::string code(DType t) { return std::string(dtype_code(t)); }
+
+// A scalar as the kernel sees it: converted to the dtype (rounded for floating dtypes).
+double as_scalar_of(double v, DType t) { return Tensor::scalar(v, t).get(0); }
+
+// Applies `f` (in double) to a floating self; other dtypes raise ATen's dispatch error.
+Tensor floating_act(const Tensor& x, std::string_view kernel,
+                    const std::function<double(double)>& f) {
+  if (!is_floating(x.dtype())) mathops::not_implemented(kernel, x.dtype());
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  opsutil::map_unary(x, out, f);
+  return out;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+Tensor silu(const Values& a) {
+  return floating_act(a.at(0).tensor(), "silu_cpu", [](double x) { return x * sigmoid(x); });
+}
+
+Tensor hardswish(const Values& a) {
+  const Tensor& x = a.at(0).tensor();
+  const DType t = x.dtype();
+  return floating_act(x, "hardswish_cpu", [t](double v) {
+    return mathops::opmath(v * std::min(std::max(v + 3.0, 0.0), 6.0), t) / 6.0;
+  });
+}
+
+Tensor hardsigmoid(const Values& a) {
+  return floating_act(a.at(0).tensor(), "hardsigmoid_cpu",
+                      [](double v) { return std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
+}
+
+double clamp(double v, double lo, double hi) {
+  if (std::isnan(v)) return v;
+  return std::min(std::max(v, lo), hi);
+}
+
+Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val) {
+  const DType t = x.dtype();
+  CRUCIBLE_CHECK(t != DType::Bool, "Bool inputs not supported for hardtanh");
+  Tensor out = Tensor::empty(x.shape(), t);
+  if (is_integral(t, false)) {
+    const int64_t lo = min_val.to_int(), hi = max_val.to_int();
+    CRUCIBLE_CHECK(t != DType::UInt8 || (lo >= 0 && hi >= 0),
+                   "cannot do hardtanh on an unsigned type with negative limits");
+    // The limits are converted to self's dtype (wrapping), as clamp's kernel does.
+    Tensor lim = Tensor::empty({2}, t);
+    lim.set_int(0, lo);
+    lim.set_int(1, hi);
+    const int64_t l = lim.get_int(0), h = lim.get_int(1);
+    opsutil::map_unary_int(x, out, [l, h](int64_t v) { return std::min(std::max(v, l), h); });
+  } else {
+    const double lo = as_scalar_of(min_val.to_double(), t);
+    const double hi = as_scalar_of(max_val.to_double(), t);
+    opsutil::map_unary(x, out, [lo, hi](double v) { return clamp(v, lo, hi); });
+  }
+  return out;
+}
+
+Tensor hardtanh(const Values& a) {
+  return hardtanh_of(a.at(0).tensor(), a.at(1).to_scalar(), a.at(2).to_scalar());
+}
+
+Tensor relu6(const Values& a) {
+  return hardtanh_of(a.at(0).tensor(), Scalar(int64_t{0}), Scalar(int64_t{6}));
+}
+
+Tensor leaky_relu(const Values& a) {
+  const double slope = a.at(1).to_double();
+  return floating_act(a.at(0).tensor(), "leaky_relu_cpu",
+                      [slope](double x) { return x > 0 ? x : x * slope; });
+}
+
+Tensor elu(const Values& a) {
+  const double alpha = a.at(1).to_double(), scale = a.at(2).to_double();
+  const double input_scale = a.at(3).to_double();
+  return floating_act(a.at(0).tensor(), "elu_cpu", [=](double x) {
+    return x <= 0 ? std::expm1(x * input_scale) * alpha * scale : x * scale;
+  });
+}
+
+Tensor mish(const Values& a) {
+  return floating_act(a.at(0).tensor(), "mish_cpu",
+                      [](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
+}
+
+Tensor softplus(const Values& a) {
+  const double beta = a.at(1).to_double(), threshold = a.at(2).to_double();
+  return floating_act(a.at(0).tensor(), "softplus_cpu", [=](double x) {
+    return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
+  });
+}
+
+Tensor threshold(const Values& a) {
+  const Tensor& x = a.at(0).tensor();
+  const DType t = x.dtype();
+  if (t == DType::Bool) mathops::not_implemented("threshold_cpu", t);
+  Tensor out = Tensor::empty(x.shape(), t);
+  if (is_integral(t, false)) {
+    Tensor s = Tensor::empty({2}, t);
+    s.set_int(0, a.at(1).to_scalar().to_int());
+    s.set_int(1, a.at(2).to_scalar().to_int());
+    const int64_t th = s.get_int(0), value = s.get_int(1);
+    opsutil::map_unary_int(x, out, [th, value](int64_t v) { return v <= th ? value : v; });
+  } else {
+    const double th = as_scalar_of(a.at(1).to_double(), t);
+    const double value = as_scalar_of(a.at(2).to_double(), t);
+    opsutil::map_unary(x, out, [th, value](double v) { return v <= th ? value : v; });
+  }
+  return out;
+}
+
+Tensor gelu(const Values& a) {
+  const std::string approximate = a.size() > 1 ? a[1].str_value() : std::string("none");
+  CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
+                 "approximate argument must be either none or tanh.");
+  const Tensor& x = a.at(0).tensor();
+  if (approximate == "tanh") {
+    const DType t = x.dtype();
+    return floating_act(x, "GeluKernelImpl", [t](double v) {
+      const double k = std::sqrt(2.0 / std::numbers::pi);
+      const double cube = mathops::opmath(mathops::opmath(v * v, t) * v, t);
+      return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * cube)));
+    });
+  }
+  return floating_act(x, "GeluKernelImpl",
+                      [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
+}
+
+using ActFn = Tensor (*)(const Values&);
+
+// The in-place overload of `f`: computed out of place, then written into self.
+RefFn inplace_ref(ActFn f, bool overlap_raises) {
+  return [f, overlap_raises](const Values& args) {
+    const Tensor& self = args.at(0).tensor();
+    Tensor result = f(args);  // dtype errors first, as ATen's dispatch raises them
+    if (overlap_raises) mathops::check_no_internal_overlap(self);
+    self.copy_from(result);
+    return Values{Value(self)};
+  };
+}
+
+// Standard cases over `dtypes` with the given trailing arguments, plus error cases for the
+// dtypes in `error_dtypes`.
+std::vector<Sample> act_samples(const std::vector<DType>& dtypes,
+                                const std::vector<DType>& error_dtypes,
+                                const std::vector<Literal>& extra = {},
+                                const std::vector<std::pair<std::string, Literal>>& kw = {}) {
+  std::vector<Sample> out = unary_samples(dtypes, extra, kw);
+  // A wide range of values: the kinks of hardswish / hardsigmoid at +-3 are reached.
+  for (DType t : dtypes) {
+    if (!is_floating(t)) continue;
+    std::vector<Literal> args{T({64, 64}, t)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    out.push_back(make("4096 elements (tails beyond +-3) " + code(t), std::move(args), kw));
+  }
+  for (DType t : error_dtypes) {
+    std::vector<Literal> args{T({4, 5}, t)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    out.push_back(make("error: unsupported dtype " + code(t), std::move(args), kw));
+  }
+  return out;
+}
+
+std::vector<DType> integral_and_bool() { return integral_dtypes(true); }
+std::vector<DType> without_bool() {
+  std::vector<DType> out;
+  for (DType t : all_numeric_dtypes())
+    if (t != DType::Bool) out.push_back(t);
+  return out;
+}
+
+// Parameter variations: label suffix, positional trailing args, keyword args.
+struct Variant {
+  std::string label;
+  std::vector<Literal> args;
+  std::vector<std::pair<std::string, Literal>> kwargs;
+};
+
+std::vector<Sample> with_variants(std::vector<Sample> base, const std::vector<DType>& dtypes,
+                                  const std::vector<Variant>& variants) {
+  for (const Variant& v : variants) {
+    for (DType t : dtypes) {
+      std::vector<Literal> args{T({6, 11}, t)};
+      args.insert(args.end(), v.args.begin(), v.args.end());
+      base.push_back(make(v.label + " " + code(t), std::move(args), v.kwargs));
+    }
+    std::vector<Literal> args{T_fill({48}, DType::Float32, "special")};
+    args.insert(args.end(), v.args.begin(), v.args.end());
+    base.push_back(make(v.label + ", special values f32", std::move(args), v.kwargs));
+  }
+  return base;
+}
+
+struct ActSpec {
+  std::string_view schema;
+  std::string_view inplace_schema;  // empty: no in-place overload in this family
+  ActFn fn;
+  double flops;
+  std::vector<DType> dtypes;
+  std::vector<DType> error_dtypes;
+  std::vector<Variant> variants;
+  bool inplace_overlap_raises = true;
+  std::vector<Literal> base_args;                   // trailing arguments of the standard cases
+  std::vector<DType> sample_dtypes;                 // dtypes of the standard cases (empty: dtypes)
+  std::function<void(std::vector<Sample>&)> extra;  // op-specific cases
+};
+
+SampleFn spec_samples(const ActSpec& spec, bool inplace) {
+  return [spec, inplace](const SampleContext& ctx) {
+    if (ctx.performance) {
+      std::vector<Sample> out;
+      for (DType t : mathops::perf_dtypes())
+        if (std::ranges::find(spec.dtypes, t) != spec.dtypes.end())
+          for (Sample& s : elementwise_perf_samples(1, {t})) {
+            s.call.args.insert(s.call.args.end(), spec.base_args.begin(), spec.base_args.end());
+            out.push_back(std::move(s));
+          }
+      return out;
+    }
+    std::vector<Sample> out =
+        act_samples(spec.sample_dtypes.empty() ? spec.dtypes : spec.sample_dtypes,
+                    spec.error_dtypes, spec.base_args);
+    if (spec.extra) spec.extra(out);
+    out = with_variants(std::move(out), {DType::Float32, DType::BFloat16}, spec.variants);
+    if (!inplace) return out;
+    return mathops::mark_inplace_errors(
+        std::move(out),
+        [&spec](DType t) {
+          return std::ranges::find(spec.error_dtypes, t) != spec.error_dtypes.end()
+                     ? "unsupported dtype"
+                     : nullptr;
+        },
+        spec.inplace_overlap_raises);
+  };
+}
+
+void register_spec(OpRegistry& r, const ActSpec& spec) {
+  OpDef op = OpDef::from_schema(spec.schema, "activation");
+  op.dtypes = spec.dtypes;
+  op.ref = [f = spec.fn](const Values& args) { return Values{Value(f(args))}; };
+  op.samples = spec_samples(spec, false);
+  op.cost = mathops::unary_cost(spec.flops);
+  r.add(std::move(op));
+  if (spec.inplace_schema.empty()) return;
+  OpDef ip = OpDef::from_schema(spec.inplace_schema, "activation");
+  ip.dtypes = spec.dtypes;
+  ip.ref = inplace_ref(spec.fn, spec.inplace_overlap_raises);
+  ip.samples = spec_samples(spec, true);
+  ip.cost = mathops::inplace_cost(spec.flops);
+  r.add(std::move(ip));
+}
+
+void register_gelu_(OpRegistry& r) {
+  OpDef op = OpDef::from_schema(
+      "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)", "activation");
+  op.dtypes = floating_dtypes();
+  op.ref = inplace_ref(gelu, true);
+  op.samples = [](const SampleContext& ctx) {
+    if (ctx.performance) return elementwise_perf_samples(1, mathops::perf_dtypes());
+    std::vector<Sample> out = act_samples(floating_dtypes(), integral_and_bool());
+    for (Sample& s : act_samples(floating_dtypes(), {}, {}, {{"approximate", S("tanh")}})) {
+      s.label += ", approximate='tanh'";
+      out.push_back(std::move(s));
+    }
+    out.push_back(make("approximate='none' given", {T({5, 9}, DType::Float32)},
+                       {{"approximate", S("none")}}));
+    out.push_back(make("error: unknown approximation", {T({4, 5}, DType::Float32)},
+                       {{"approximate", S("erf")}}));
+    return mathops::mark_inplace_errors(
+        std::move(out), [](DType t) { return is_floating(t) ? nullptr : "unsupported dtype"; });
+  };
+  op.cost = mathops::inplace_cost(8);
+  r.add(std::move(op));
+}
+
+}  // namespace
+
+void register_activation_ops(OpRegistry& r) {
+  const std::vector<DType> fl = floating_dtypes();
+  const std::vector<DType> ints = integral_and_bool();
+  register_spec(r, {"aten::silu(Tensor self) -> Tensor",
+                    "aten::silu_(Tensor(a!) self) -> Tensor(a!)",
+                    silu,
+                    5,
+                    fl,
+                    ints,
+                    {}});
+  register_spec(r, {"aten::hardswish(Tensor self) -> Tensor",
+                    "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)",
+                    hardswish,
+                    5,
+                    fl,
+                    ints,
+                    {}});
+  register_spec(r, {"aten::hardsigmoid(Tensor self) -> Tensor",
+                    "aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)",
+                    hardsigmoid,
+                    4,
+                    fl,
+                    ints,
+                    {}});
+  const std::vector<Variant> hardtanh_variants = {
+      {"min=-0.5, max=0.5", {F(-0.5), F(0.5)}, {}},
+      {"min=0, max=6 as keywords", {}, {{"min_val", I(0)}, {"max_val", I(6)}}},
+      {"min > max (gives max)", {F(2.0), F(1.0)}, {}},
+      {"max only, keyword", {}, {{"max_val", F(0.25)}}},
+  };
+  ActSpec ht{"aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+             "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+             hardtanh,
+             2,
+             without_bool(),
+             {DType::Bool},
+             hardtanh_variants};
+  // On u8 the default limits (-1, 1) are negative: ATen raises; the u8 cases get (0, 6).
+  ht.sample_dtypes = without_bool();
+  std::erase(ht.sample_dtypes, DType::UInt8);
+  ht.extra = [](std::vector<Sample>& out) {
+    const DType u8 = DType::UInt8;
+    out.push_back(make("error: u8 with the default (negative) limits", {T({4, 5}, u8)}));
+    out.push_back(make("error: u8 with min=-2", {T({4, 5}, u8), I(-2), I(3)}));
+    out.push_back(make("u8 with min=0, max=6", {T({6, 7}, u8), I(0), I(6)}));
+    out.push_back(
+        make("u8 with min=-0.5 (truncated to 0), max=4.5", {T({6, 7}, u8), F(-0.5), F(4.5)}));
+    out.push_back(make("u8 transposed, min=2, max=9", {T_transposed(5, 8, u8), I(2), I(9)}));
+    out.push_back(
+        make("i64 with min=-0.5, max=2.5 (truncated)", {T({6, 7}, DType::Int64), F(-0.5), F(2.5)}));
+    out.push_back(make("i8 with min=-3, max=4", {T({6, 7}, DType::Int8), I(-3), I(4)}));
+    out.push_back(make("i32 extremes, min=-1000, max=1000",
+                       {T_fill({48}, DType::Int32, "special"), I(-1000), I(1000)}));
+    out.push_back(make("i16 min > max", {T({6, 7}, DType::Int16), I(3), I(-3)}));
+  };
+  register_spec(r, ht);
+  register_spec(r, {"aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+                    "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                    leaky_relu,
+                    2,
+                    fl,
+                    ints,
+                    {{"negative_slope=0.2", {F(0.2)}, {}},
+                     {"negative_slope=-0.5", {F(-0.5)}, {}},
+                     {"negative_slope=0", {I(0)}, {}},
+                     {"negative_slope=3 keyword", {}, {{"negative_slope", I(3)}}}}});
+  register_spec(
+      r, {"aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+          "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
+          "Tensor(a!)",
+          elu,
+          4,
+          fl,
+          ints,
+          {{"alpha=0.5", {F(0.5)}, {}},
+           {"alpha=1.5, scale=2, input_scale=0.5", {F(1.5), F(2.0), F(0.5)}, {}},
+           {"negative alpha", {F(-1.0)}, {}},
+           {"scale keyword", {}, {{"scale", F(1.0507009873554805)}}}}});
+  register_spec(r, {"aten::mish(Tensor self) -> Tensor",
+                    "aten::mish_(Tensor(a!) self) -> Tensor(a!)",
+                    mish,
+                    6,
+                    fl,
+                    ints,
+                    {}});
+  register_spec(r, {"aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+                    "",
+                    softplus,
+                    5,
+                    fl,
+                    ints,
+                    {{"beta=2, threshold=1 (both branches)", {F(2.0), F(1.0)}, {}},
+                     {"beta=0.5", {F(0.5)}, {}},
+                     {"threshold=0 keyword", {}, {{"threshold", I(0)}}},
+                     {"beta=25", {I(25)}, {}}}});
+  ActSpec th{"aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+             "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+             threshold,
+             1,
+             without_bool(),
+             {DType::Bool},
+             {{"threshold=0, value=0", {I(0), I(0)}, {}},
+              {"threshold=-0.5, value=7", {F(-0.5), F(7.0)}, {}},
+              {"keywords", {}, {{"threshold", F(0.25)}, {"value", F(-1.5)}}}},
+             false,
+             {F(0.5), F(2.0)}};
+  th.extra = [](std::vector<Sample>& out) {
+    out.push_back(make("i64, threshold=1.5 (truncated to 1), value=-2.5 (to -2)",
+                       {T({6, 7}, DType::Int64), F(1.5), F(-2.5)}));
+    out.push_back(make("i8 extremes, threshold=0, value=100",
+                       {T_fill({48}, DType::Int8, "special"), I(0), I(100)}));
+    out.push_back(make("u8, threshold=9, value=0", {T({6, 7}, DType::UInt8), I(9), I(0)}));
+    out.push_back(make("i32 transposed, threshold=-3, value=-9",
+                       {T_transposed(5, 8, DType::Int32), I(-3), I(-9)}));
+    out.push_back(
+        make("f16, threshold=0.1, value=inf",
+             {T({6, 7}, DType::Float16), F(0.1), F(std::numeric_limits<double>::infinity())}));
+  };
+  register_spec(r, th);
+  register_spec(
+      r, {"aten::relu6(Tensor self) -> Tensor", "", relu6, 2, without_bool(), {DType::Bool}, {}});
+  register_gelu_(r);
+}
 
 }  // namespace crucible

@@ -46,9 +46,10 @@ void OpRegistry::add(OpDef op) {
   auto owned = std::make_unique<OpDef>(std::move(op));
   const OpDef* p = owned.get();
   ops_.emplace(p->name, std::move(owned));
-  ordered_.insert(std::upper_bound(ordered_.begin(), ordered_.end(), p,
-                                   [](const OpDef* a, const OpDef* b) { return a->name < b->name; }),
-                  p);
+  ordered_.insert(
+      std::upper_bound(ordered_.begin(), ordered_.end(), p,
+                       [](const OpDef* a, const OpDef* b) { return a->name < b->name; }),
+      p);
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

@@ -1,8 +1,607 @@
-// Op family: convolution (being written).
+// Convolutions: aten.convolution.default and aten.convolution_backward.default (1-d, 2-d and
+// 3-d; groups, stride, padding, dilation, transposed with output_padding, optional bias).
+//
+// Reference semantics (PyTorch 2.x, CPU; Convolution.cpp, ConvolutionMM2d/3d.cpp,
+// NaiveConvolutionTranspose2d/3d.cpp):
+//  - weight has k = 3, 4 or 5 dims (else "weight should have at least three dimensions") and the
+//    input must have the same number of dims (a batch dim is required at this level);
+//    stride/padding/dilation/output_padding are lists of k - 2 values, or one value that is
+//    repeated.
+//  - checks, in ATen's order: groups > 0, negative padding / output_padding, non-positive stride,
+//    dilation < 1, input/weight dims, weight.size(0) >= groups and divisible by groups, input
+//    channels (weight.size(1) * groups, or weight.size(0) when transposed), bias shape
+//    ([weight.size(0)], or [weight.size(1) * groups] when transposed), the padded input at least
+//    as large as the dilated kernel (non-transposed), output_padding smaller than stride or
+//    dilation and an output of at least 1 (transposed).
+//  - non-transposed: out[n, co, o] = bias[co] + sum_{ci in group, k} in[n, ci, o*s - p + k*d] *
+//    w[co, ci_local, k]; output size (i + 2p - d(k-1) - 1) / s + 1. output_padding is ignored.
+//  - transposed: weight is [C_in, C_out / groups, k...]; out[n, co, i*s - p + k*d] +=
+//    in[n, ci, i] * w[ci, co_local, k]; output size (i-1)s - 2p + d(k-1) + output_padding + 1.
+//  - dtypes: floating (f16, bf16, f32, f64; f16 on CPU is 2.x -- 1.13 raised for it) and, for the
+//    non-transposed forward, every integer dtype (exact, wrapping to the width as the integer
+//    gemm does); the transposed forward takes i64 among the integers; the backward is floating
+//    only; bool raises. Input, weight (and grad_output) dtypes must be equal.
+//  - convolution_backward: output_mask selects [grad_input, grad_weight, grad_bias]; those not
+//    asked for are None in the reference (a candidate may return them anyway: ATen's mkldnn
+//    path returns grad_weight when only grad_bias is asked, so they are not judged). grad_bias =
+//    grad_output summed over every dim but 1 (bias_sizes only says a bias existed; it does not
+//    change the values).
+//
+// Reference implementation: everything is seen as 3 spatial dims (1-d and 2-d get leading
+// size-1 dims). Both directions are written over one index space: the "big" side X (positions
+// x = y*s - p + k*d) and the "small" side Y, with the weight [C_Y, C_X / groups, k...]. A
+// convolution gathers into Y (X = input); a transposed convolution scatters into X (Y = input);
+// weight gradients accumulate Y * X. Values are summed in double (exactly in uint64 for
+// integers) and rounded once.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "crucible/core/error.h"
+#include "crucible/eval/compare.h"
+#include "ops/convolution_internal.h"
 #include "ops/families.h"
+#include "ops/samples.h"
 
 namespace crucible {
+namespace {
 
-void register_convolution_ops(OpRegistry& r) { (void)r; }
+using namespace samples;
+
+std::string scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+    default:
+      return std::string(dtype_code(t));
+  }
+}
+
+std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+std::string join_x(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
+  return s;
+}
+
+// The checked geometry of one convolution call.
+struct Conv {
+  int64_t nsp = 2;  // spatial dims
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  bool transposed = false;
+  int64_t groups = 1;
+  Shape input_shape, weight_shape, output_shape;
+};
+
+std::vector<int64_t> expand_param(const Value& v, const char* name, int64_t dim) {
+  std::vector<int64_t> l = v.to_int_list();
+  if (l.size() == 1 && dim > 1) l.assign(static_cast<size_t>(dim), l[0]);
+  if (static_cast<int64_t>(l.size()) != dim) {
+    op_error(std::string("expected ") + name + " to be a single integer value or a list of " +
+             std::to_string(dim) + " values to match the convolution dimensions, but got " + name +
+             "=" + list_str(v.to_int_list()));
+  }
+  return l;
+}
+
+// ATen's _convolution / check_shape_forward checks; returns the geometry with the output shape.
+Conv check_conv(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                const Value& stride, const Value& padding, const Value& dilation, bool transposed,
+                const Value& output_padding, int64_t groups) {
+  Conv c;
+  const int64_t k = weight.dim();
+  c.nsp = k - 2;
+  CRUCIBLE_CHECK(c.nsp > 0, "weight should have at least three dimensions");
+  CRUCIBLE_CHECK(groups > 0, "non-positive groups is not supported");
+  c.stride = expand_param(stride, "stride", c.nsp);
+  c.padding = expand_param(padding, "padding", c.nsp);
+  c.dilation = expand_param(dilation, "dilation", c.nsp);
+  c.output_padding = expand_param(output_padding, "output_padding", c.nsp);
+  c.transposed = transposed;
+  c.groups = groups;
+  c.input_shape = input.shape();
+  c.weight_shape = weight.shape();
+  auto any = [](const std::vector<int64_t>& v, auto pred) {
+    return std::any_of(v.begin(), v.end(), pred);
+  };
+  CRUCIBLE_CHECK(!any(c.padding, [](int64_t x) { return x < 0; }),
+                 "negative padding is not supported");
+  CRUCIBLE_CHECK(!any(c.output_padding, [](int64_t x) { return x < 0; }),
+                 "negative output_padding is not supported");
+  CRUCIBLE_CHECK(!any(c.stride, [](int64_t x) { return x <= 0; }),
+                 "non-positive stride is not supported");
+  if (any(c.dilation, [](int64_t x) { return x <= 0; }))
+    op_error("dilation should be greater than zero, but got " + list_str(c.dilation));
+  const Shape& ws = weight.shape();
+  if (input.dim() != k) {
+    op_error("Expected " + std::to_string(k) + "-dimensional input for " + std::to_string(k) +
+             "-dimensional weight " + shape_str(ws) + ", but got " + std::to_string(input.dim()) +
+             "-dimensional input of size " + shape_str(input.shape()) + " instead");
+  }
+  if (ws[0] < groups) {
+    op_error("Given groups=" + std::to_string(groups) + ", expected weight to be at least " +
+             std::to_string(groups) + " at dimension 0, but got weight of size " + shape_str(ws) +
+             " instead");
+  }
+  if (ws[0] % groups != 0) {
+    op_error("Given groups=" + std::to_string(groups) + ", expected weight to be divisible by " +
+             std::to_string(groups) + " at dimension 0, but got weight of size [" + shape_str(ws) +
+             "] instead");
+  }
+  const int64_t out_channels = transposed ? ws[1] * groups : ws[0];
+  if (!transposed) {
+    if (input.size(1) != ws[1] * groups) {
+      op_error("Given groups=" + std::to_string(groups) + ", weight of size " + shape_str(ws) +
+               ", expected input" + shape_str(input.shape()) + " to have " +
+               std::to_string(ws[1] * groups) + " channels, but got " +
+               std::to_string(input.size(1)) + " channels instead");
+    }
+  } else if (input.size(1) != ws[0]) {
+    op_error("Given transposed=1, weight of size " + shape_str(ws) + ", expected input" +
+             shape_str(input.shape()) + " to have " + std::to_string(ws[0]) +
+             " channels, but got " + std::to_string(input.size(1)) + " channels instead");
+  }
+  if (bias && (bias->dim() != 1 || bias->size(0) != out_channels)) {
+    op_error(
+        std::string(transposed ? "Given transposed=1, weight of size " : "Given weight of size ") +
+        shape_str(ws) + ", expected bias to be 1-dimensional with " + std::to_string(out_channels) +
+        " elements, but got bias of size " + shape_str(bias->shape()) + " instead");
+  }
+  c.output_shape = {input.size(0), out_channels};
+  if (!transposed) {
+    std::vector<int64_t> padded, kernel;
+    bool ok = true;
+    for (int64_t d = 0; d < c.nsp; ++d) {
+      padded.push_back(input.size(d + 2) + 2 * c.padding[d]);
+      kernel.push_back(c.dilation[d] * (ws[d + 2] - 1) + 1);
+      ok = ok && padded.back() >= kernel.back();
+    }
+    if (!ok) {
+      op_error("Calculated padded input size per channel: (" + join_x(padded) +
+               "). Kernel size: (" + join_x(kernel) +
+               "). Kernel size can't be greater than actual input size");
+    }
+    for (int64_t d = 0; d < c.nsp; ++d)
+      c.output_shape.push_back((padded[d] - kernel[d]) / c.stride[d] + 1);
+  } else {
+    for (int64_t d = 0; d < c.nsp; ++d) {
+      if (c.output_padding[d] >= c.stride[d] && c.output_padding[d] >= c.dilation[d]) {
+        op_error(
+            "output padding must be smaller than either stride or dilation, but got "
+            "output_padding " +
+            list_str(c.output_padding) + " stride " + list_str(c.stride) + " dilation " +
+            list_str(c.dilation));
+      }
+    }
+    std::vector<int64_t> in_sp, out_sp;
+    bool ok = true;
+    for (int64_t d = 0; d < c.nsp; ++d) {
+      in_sp.push_back(input.size(d + 2));
+      out_sp.push_back((input.size(d + 2) - 1) * c.stride[d] - 2 * c.padding[d] +
+                       c.dilation[d] * (ws[d + 2] - 1) + c.output_padding[d] + 1);
+      ok = ok && out_sp.back() >= 1;
+    }
+    if (!ok) {
+      op_error("Given input size per channel: (" + join_x(in_sp) +
+               "). Calculated output size per channel: (" + join_x(out_sp) +
+               "). Output size is too small");
+    }
+    for (int64_t v : out_sp) c.output_shape.push_back(v);
+  }
+  return c;
+}
+
+void check_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+  if (a.dtype() != b.dtype()) {
+    op_error(std::string(a_name) + " type (" + scalar_type_name(a.dtype()) + ") and " + b_name +
+             " type (" + scalar_type_name(b.dtype()) + ") should be the same");
+  }
+}
+
+// The CPU kernels' dtype dispatch.
+void check_forward_dtype(DType t, const Conv& c) {
+  const std::string kernel = c.transposed ? (c.nsp == 3 ? "slow_conv_transpose3d_out_cpu"
+                                                        : "slow_conv_transpose2d_out_cpu")
+                                          : (c.nsp == 3 ? "slow_conv3d_cpu" : "slow_conv2d_cpu");
+  const bool ok = t != DType::Bool && (is_floating(t) || !c.transposed || t == DType::Int64) &&
+                  t != DType::Float8E4M3FN && t != DType::Float8E5M2;
+  if (!ok) op_error("\"" + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+}
+
+// The 3-d view of the problem: X (the big side), Y (the small side), W [C_Y, C_X / g, k...].
+struct Geo {
+  int64_t n = 0, g = 1, cx = 0, cy = 0;
+  int64_t xs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, ks[3] = {1, 1, 1};
+  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
+  int64_t x_numel() const { return n * cx * xs[0] * xs[1] * xs[2]; }
+  int64_t y_numel() const { return n * cy * ys[0] * ys[1] * ys[2]; }
+  int64_t w_numel() const { return cy * (cx / g) * ks[0] * ks[1] * ks[2]; }
+};
+
+Geo make_geo(const Conv& c) {
+  Geo q;
+  const Shape& big = c.transposed ? c.output_shape : c.input_shape;
+  const Shape& small = c.transposed ? c.input_shape : c.output_shape;
+  q.n = c.input_shape[0];
+  q.g = c.groups;
+  q.cx = big[1];
+  q.cy = small[1];
+  const int64_t lead = 3 - c.nsp;
+  for (int64_t d = 0; d < c.nsp; ++d) {
+    q.xs[lead + d] = big[d + 2];
+    q.ys[lead + d] = small[d + 2];
+    q.ks[lead + d] = c.weight_shape[d + 2];
+    q.st[lead + d] = c.stride[d];
+    q.pd[lead + d] = c.padding[d];
+    q.dl[lead + d] = c.dilation[d];
+  }
+  return q;
+}
+
+enum class Mode { Gather, Scatter, Weight };
+
+// Y[n, cy, y] ~ X[n, cx, y*s - p + k*d] * W[cy, cx_local, k] over every valid (n, cy, cx, k, y):
+// Gather adds into Y, Scatter into X, Weight into W. The innermost loop runs over the last
+// spatial dim of Y, restricted to the positions whose X position is in range.
+// (Optimised like -O3 so that the inner loops vectorise: the reference must stay fast enough for
+// real-model shapes; the arithmetic is unchanged -- no reassociation, no fast-math.)
+template <Mode M, typename T>
+__attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
+  const int64_t cxg = q.cx / q.g, cyg = q.cy / q.g;
+  const int64_t xsp = q.xs[0] * q.xs[1] * q.xs[2], ysp = q.ys[0] * q.ys[1] * q.ys[2];
+  const int64_t kvol = q.ks[0] * q.ks[1] * q.ks[2];
+  const int64_t s2 = q.st[2];
+  std::vector<T> row(static_cast<size_t>(q.ys[2]), T(0));  // Weight: per-position partial sums
+  for (int64_t n = 0; n < q.n; ++n) {
+    for (int64_t g = 0; g < q.g; ++g) {
+      for (int64_t cyl = 0; cyl < cyg; ++cyl) {
+        const int64_t cy = g * cyg + cyl;
+        T* yc = y + (n * q.cy + cy) * ysp;
+        for (int64_t cxl = 0; cxl < cxg; ++cxl) {
+          T* xc = x + (n * q.cx + g * cxg + cxl) * xsp;
+          T* wk = w + (cy * cxg + cxl) * kvol;
+          for (int64_t kd = 0; kd < q.ks[0]; ++kd) {
+            for (int64_t kh = 0; kh < q.ks[1]; ++kh) {
+              for (int64_t kw = 0; kw < q.ks[2]; ++kw) {
+                T* wp = wk + (kd * q.ks[1] + kh) * q.ks[2] + kw;
+                const int64_t off = kw * q.dl[2] - q.pd[2];
+                const int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+                const int64_t top = q.xs[2] - 1 - off;
+                const int64_t hi = top < 0 ? 0 : std::min(q.ys[2], top / s2 + 1);
+                if (lo >= hi) continue;
+                [[maybe_unused]] const T wv = *wp;
+                [[maybe_unused]] T acc = 0;
+                for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
+                  const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
+                  if (xd < 0 || xd >= q.xs[0]) continue;
+                  for (int64_t yh = 0; yh < q.ys[1]; ++yh) {
+                    const int64_t xh = yh * q.st[1] - q.pd[1] + kh * q.dl[1];
+                    if (xh < 0 || xh >= q.xs[1]) continue;
+                    T* yr = yc + (yd * q.ys[1] + yh) * q.ys[2];
+                    T* xr = xc + (xd * q.xs[1] + xh) * q.xs[2] + off;
+                    if constexpr (M == Mode::Gather) {
+                      if (s2 == 1) {  // the common case, kept contiguous for the vectoriser
+                        for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o];
+                      } else {
+                        for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
+                      }
+                    } else if constexpr (M == Mode::Scatter) {
+                      if (s2 == 1) {
+                        for (int64_t o = lo; o < hi; ++o) xr[o] += wv * yr[o];
+                      } else {
+                        for (int64_t o = lo; o < hi; ++o) xr[o * s2] += wv * yr[o];
+                      }
+                    } else {
+                      // Elementwise products summed per position first (vectorises), then
+                      // across positions below; all in T.
+                      if (s2 == 1) {
+                        for (int64_t o = lo; o < hi; ++o) row[o] += yr[o] * xr[o];
+                      } else {
+                        for (int64_t o = lo; o < hi; ++o) row[o] += yr[o] * xr[o * s2];
+                      }
+                    }
+                  }
+                }
+                if constexpr (M == Mode::Weight) {
+                  for (int64_t o = lo; o < hi; ++o) {
+                    acc += row[o];
+                    row[o] = 0;
+                  }
+                  *wp += acc;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+std::vector<T> load(const Tensor& t) {
+  std::vector<T> v(static_cast<size_t>(t.numel()));
+  if constexpr (std::is_same_v<T, double>) {
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
+  } else {
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<T>(t.get_int(i));
+  }
+  return v;
+}
+
+template <typename T>
+Tensor store(const std::vector<T>& v, const Shape& shape, DType dt) {
+  Tensor out = Tensor::empty(shape, dt);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if constexpr (std::is_same_v<T, double>)
+      out.set(i, v[i]);
+    else
+      out.set_int(i, static_cast<int64_t>(v[i]));
+  }
+  return out;
+}
+
+// bias[c] added to every element of channel c of an [N, C, spatial] buffer.
+template <typename T>
+void add_bias(std::vector<T>& buf, const Tensor& bias, int64_t n, int64_t channels) {
+  const std::vector<T> b = load<T>(bias);
+  const int64_t sp =
+      channels == 0 || n == 0 ? 0 : static_cast<int64_t>(buf.size()) / (n * channels);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t s = 0; s < sp; ++s) buf[(i * channels + c) * sp + s] += b[c];
+}
+
+template <typename T>
+Tensor conv_forward(const Conv& c, const Tensor& input, const Tensor& weight,
+                    const std::optional<Tensor>& bias) {
+  const Geo q = make_geo(c);
+  std::vector<T> in = load<T>(input), w = load<T>(weight);
+  std::vector<T> out(static_cast<size_t>(numel_of(c.output_shape)), T(0));
+  if (!c.transposed)
+    conv_core<Mode::Gather>(q, in.data(), out.data(), w.data());
+  else
+    conv_core<Mode::Scatter>(q, out.data(), in.data(), w.data());
+  if (bias) add_bias(out, *bias, c.output_shape[0], c.output_shape[1]);
+  return store(out, c.output_shape, input.dtype());
+}
+
+Values convolution_ref(const Values& args) {
+  const Tensor& input = args.at(0).tensor();
+  const Tensor& weight = args.at(1).tensor();
+  const std::optional<Tensor> bias = args.at(2).opt_tensor();
+  const Conv c = check_conv(input, weight, bias, args.at(3), args.at(4), args.at(5),
+                            args.at(6).to_bool(), args.at(7), args.at(8).to_int());
+  check_same_dtype(input, "Input", weight, "weight");
+  if (bias) check_same_dtype(input, "Input", *bias, "bias");
+  check_forward_dtype(input.dtype(), c);
+  if (is_floating(input.dtype())) return {conv_forward<double>(c, input, weight, bias)};
+  return {conv_forward<uint64_t>(c, input, weight, bias)};
+}
+
+Values convolution_backward_ref(const Values& args) {
+  const Tensor& grad_out = args.at(0).tensor();
+  const Tensor& input = args.at(1).tensor();
+  const Tensor& weight = args.at(2).tensor();
+  // args[3] (bias_sizes) only says whether there was a bias; grad_bias follows output_mask.
+  const Conv c = check_conv(input, weight, std::nullopt, args.at(4), args.at(5), args.at(6),
+                            args.at(7).to_bool(), args.at(8), args.at(9).to_int());
+  const std::vector<bool> mask = args.at(10).bool_list();
+  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
+  check_same_dtype(input, "Input", weight, "weight");
+  check_same_dtype(grad_out, "grad_output", input, "input");
+  const DType dt = input.dtype();
+  if (!is_floating(dt) || dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
+    op_error(
+        std::string("\"") +
+        (c.transposed ? "slow_conv_transpose2d_backward_out_cpu" : "slow_conv2d_cpu_grad_input") +
+        "\" not implemented for '" + scalar_type_name(dt) + "'");
+  }
+  if (grad_out.shape() != c.output_shape) {
+    op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +
+             shape_str(grad_out.shape()));
+  }
+  const Geo q = make_geo(c);
+  std::vector<double> go = load<double>(grad_out);
+  Values out{Value(), Value(), Value()};
+  if (mask[0]) {
+    std::vector<double> w = load<double>(weight);
+    std::vector<double> gi(static_cast<size_t>(input.numel()), 0.0);
+    if (!c.transposed)
+      conv_core<Mode::Scatter>(q, gi.data(), go.data(), w.data());
+    else
+      conv_core<Mode::Gather>(q, go.data(), gi.data(), w.data());
+    out[0] = store(gi, input.shape(), dt);
+  }
+  if (mask[1]) {
+    std::vector<double> in = load<double>(input);
+    std::vector<double> gw(static_cast<size_t>(weight.numel()), 0.0);
+    if (!c.transposed)
+      conv_core<Mode::Weight>(q, in.data(), go.data(), gw.data());
+    else
+      conv_core<Mode::Weight>(q, go.data(), in.data(), gw.data());
+    out[1] = store(gw, weight.shape(), dt);
+  }
+  if (mask[2]) {
+    const int64_t n = grad_out.size(0), ch = grad_out.size(1);
+    const int64_t sp = n * ch == 0 ? 0 : grad_out.numel() / (n * ch);
+    std::vector<double> gb(static_cast<size_t>(ch), 0.0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < ch; ++k)
+        for (int64_t s = 0; s < sp; ++s) gb[k] += go[(i * ch + k) * sp + s];
+    out[2] = store(gb, {ch}, dt);
+  }
+  return out;
+}
+
+// ---- comparison and cost ----
+
+int64_t kernel_volume(const Tensor& w) {
+  int64_t v = 1;
+  for (int64_t d = 2; d < w.dim(); ++d) v *= w.size(d);
+  return v;
+}
+
+// Each output of a convolution is a dot product over C_in / groups * kernel volume terms (for a
+// transposed one, weight.size(0) / groups * kernel volume at most): sqrt of that length widens
+// the per-dtype tolerance (see matmul.cpp for the rationale).
+double conv_tol_scale(const Values& a) {
+  if (a.size() < 9 || !a[1].is_tensor()) return 1.0;
+  const Tensor& w = a[1].tensor();
+  if (w.dim() < 3) return 1.0;
+  const bool transposed = a[6].to_bool();
+  const int64_t groups = std::max<int64_t>(a[8].to_int(), 1);
+  const int64_t cin = transposed ? w.size(0) / groups : w.size(1);
+  return std::sqrt(static_cast<double>(std::max<int64_t>(cin * kernel_volume(w), 1)));
+}
+
+// The backward's three outputs reduce over different lengths: grad_input over C_Y / groups *
+// kernel volume, grad_weight over N * (small-side spatial size), grad_bias over N * output
+// spatial size. Each output is compared with the sqrt of its own length.
+std::vector<TensorCheck> conv_backward_judge(const Values& in, const Values& ref,
+                                             const Values& cand) {
+  std::vector<TensorCheck> checks;
+  const Tensor& go = in.at(0).tensor();
+  const Tensor& x = in.at(1).tensor();
+  const Tensor& w = in.at(2).tensor();
+  const bool transposed = in.at(7).to_bool();
+  const int64_t groups = std::max<int64_t>(in.at(9).to_int(), 1);
+  const Tensor& small = transposed ? x : go;
+  // N * spatial positions of a tensor [N, C, ...].
+  auto positions = [](const Tensor& t) {
+    return t.dim() >= 2 && t.size(1) > 0 ? t.numel() / t.size(1) : int64_t{0};
+  };
+  // grad_input of a convolution sums over the out channels of its group (weight.size(0) /
+  // groups); that of a transposed one over weight.size(1) channels; both times the kernel.
+  const int64_t channels = w.dim() < 3 ? 1 : transposed ? w.size(1) : w.size(0) / groups;
+  const double lengths[3] = {static_cast<double>(channels * kernel_volume(w)),
+                             static_cast<double>(positions(small)),
+                             static_cast<double>(positions(go))};
+  const char* names[3] = {"grad_input", "grad_weight", "grad_bias"};
+  for (size_t k = 0; k < 3 && k < ref.size(); ++k) {
+    const std::string what = "output " + std::to_string(k) + " (" + names[k] + ")";
+    const bool want = ref[k].is_tensor();
+    const bool got = k < cand.size() && cand[k].is_tensor() && cand[k].tensor().defined();
+    // An output that output_mask leaves out is not judged: the reference returns None, but
+    // ATen's mkldnn path computes grad_weight together with grad_bias and returns both.
+    if (!want) continue;
+    if (!got) {
+      TensorCheck c;
+      c.what = what;
+      c.passed = false;
+      c.reason = what + ": output_mask asks for it, but the candidate returned None";
+      checks.push_back(c);
+      continue;
+    }
+    checks.push_back(compare_tensors(ref[k].tensor(), cand[k].tensor(),
+                                     std::sqrt(std::max(lengths[k], 1.0)), what));
+  }
+  return checks;
+}
+
+double bytes_of(const Value& v) {
+  if (!v.is_tensor()) return 0;
+  return static_cast<double>(v.tensor().numel() * v.tensor().itemsize());
+}
+
+// 2 FLOPs per multiply-add: N * C_Y * (C_X / groups) * kernel volume * (small-side positions),
+// once per computed product (the forward, or each of grad_input and grad_weight).
+double conv_macs(const Tensor& input, const Tensor& weight, const Tensor& output, bool transposed) {
+  const Tensor& small = transposed ? input : output;
+  if (weight.dim() < 3 || small.dim() < 3) return 0;
+  // small.numel() = N * C_Y * positions; each position meets (C_X / g) * kvol weights.
+  return static_cast<double>(small.numel()) * static_cast<double>(weight.size(1)) *
+         static_cast<double>(kernel_volume(weight));
+}
+
+Cost conv_cost(const Values& a, const Values& out) {
+  Cost c;
+  if (out.empty() || !out[0].is_tensor()) return c;
+  const Tensor& x = a[0].tensor();
+  const Tensor& w = a[1].tensor();
+  const bool transposed = a[6].to_bool();
+  // Non-transposed: weight.size(1) = C_in / g; transposed: weight.size(1) = C_out / g, and the
+  // small side is the input with C_in channels: N * C_in * pos * (C_out / g) * kvol.
+  c.flops = 2.0 * conv_macs(x, w, out[0].tensor(), transposed);
+  for (const Value& v : a) c.bytes += bytes_of(v);
+  c.bytes += bytes_of(out[0]);
+  return c;
+}
+
+Cost conv_backward_cost(const Values& a, const Values& out) {
+  Cost c;
+  const Tensor& go = a[0].tensor();
+  const Tensor& x = a[1].tensor();
+  const Tensor& w = a[2].tensor();
+  const bool transposed = a[7].to_bool();
+  const double macs = conv_macs(x, w, go, transposed);
+  const std::vector<bool> mask = a[10].bool_list();
+  for (size_t k = 0; k < 2 && k < mask.size(); ++k)
+    if (mask[k]) c.flops += 2.0 * macs;
+  if (mask.size() > 2 && mask[2]) c.flops += static_cast<double>(go.numel());
+  for (const Value& v : a) c.bytes += bytes_of(v);
+  for (const Value& v : out) c.bytes += bytes_of(v);
+  return c;
+}
+
+std::vector<DType> conv_dtypes() {
+  return {DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
+          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+}  // namespace
+
+void register_convolution_ops(OpRegistry& r) {
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] "
+        "padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> "
+        "Tensor",
+        "convolution");
+    op.dtypes = conv_dtypes();
+    op.ref = convolution_ref;
+    op.samples = conv::convolution_samples;
+    op.cost = conv_cost;
+    op.compare.tol_scale = conv_tol_scale;
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
+        "bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
+        "SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+        "convolution");
+    op.dtypes = floating_dtypes();
+    op.ref = convolution_backward_ref;
+    op.samples = conv::convolution_backward_samples;
+    op.cost = conv_backward_cost;
+    op.compare.kind = ComparePolicy::Kind::Custom;
+    op.compare.custom = conv_backward_judge;
+    r.add(std::move(op));
+  }
+}
 
 }  // namespace crucible

@@ -9,6 +9,7 @@
 // strides ATen would give on that device. pin_memory and non_blocking do not change results.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -157,7 +158,23 @@ void convert_copy(const Tensor& dst, const Tensor& src) {
   opsutil::for_each_offset(dst.shape(), ops, [&](std::span<const int64_t> off) {
     char* d = element(dst, off[0]);
     const char* s = element(src, off[1]);
-    if (is_floating(dt)) {
+    if (is_complex(st)) {
+      // Complex sources keep both parts into complex; into real dtypes the real part converts
+      // as a float does (the imaginary part is dropped), into bool either part non-zero.
+      const std::complex<double> v = load_as_complex(s, st);
+      if (is_complex(dt) || dt == DType::Bool || is_floating(dt)) {
+        store_from_complex(d, dt, v);
+      } else {
+        store_from_int(d, dt, trunc_to_int64(v.real()));
+      }
+    } else if (is_complex(dt)) {
+      // Real sources into complex: (value, 0), integers rounded once.
+      if (src_float) {
+        store_from_double(d, dt, load_as_double(s, st));
+      } else {
+        store_from_int(d, dt, load_as_int(s, st));
+      }
+    } else if (is_floating(dt)) {
       const double v = src_float ? load_as_double(s, st) : static_cast<double>(load_as_int(s, st));
       store_from_double(d, dt, v);
     } else if (dt == DType::Bool) {

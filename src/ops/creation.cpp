@@ -1,8 +1,749 @@
-// Op family: creation (being written).
+// Op family: creation (factories). empty, empty_strided, new_empty, new_empty_strided,
+// new_full, new_ones, new_zeros, full, full_like, zeros, ones, zeros_like, ones_like,
+// empty_like and scalar_tensor here; fill, arange, copy and lift_fresh_copy in creation_fill.cpp.
+//
+// ATen's rules followed:
+// - dtype None: the default dtype f32 for size-only factories, the input's dtype for new_* and
+//   *_like; full (and full.default) infers it from the fill value (bool -> bool, int -> i64,
+//   float -> f32; PyTorch 2.x, where 1.13's torch.ops binding still gives i64 for a bool);
+//   scalar_tensor does not infer (f32).
+// - Values are converted with c10's checked conversion (full([2], 300, dtype=i8) raises).
+// - new_* results are contiguous; *_like results follow memory_format (default preserve: the
+//   input's strides when it is non-overlapping and dense, else its stride order).
+// - device: traces write device='cuda'. The reference runs on the CPU and treats the device as
+//   informational: it returns the tensor (values, dtype, shape, strides) ATen makes on that
+//   device. pin_memory has no effect on results. layout=torch.sparse_coo is unsupported
+//   (crucible has no sparse tensors) and such a case is not judged.
+// - empty* values are uninitialised: those ops compare shape, dtype and strides only.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "crucible/core/error.h"
+#include "ops/creation_internal.h"
 #include "ops/families.h"
+#include "ops/samples.h"
 
 namespace crucible {
 
-void register_creation_ops(OpRegistry& r) { (void)r; }
+namespace creation {
+
+DType dtype_arg(const Values& args, size_t i, DType dflt) {
+  return args.size() > i && !args[i].is_none() ? args[i].to_dtype() : dflt;
+}
+
+void check_layout(const Values& args, size_t i) {
+  if (args.size() > i && !args[i].is_none() && args[i].to_layout() != Layout::Strided)
+    unsupported("sparse layouts: crucible has no sparse tensors (layout=torch.sparse_coo)");
+}
+
+void check_sizes(const Shape& size) {
+  for (int64_t s : size)
+    CRUCIBLE_CHECK(s >= 0, fmt::format("Trying to create tensor with negative dimension {}: {}", s,
+                                       shape_str(size)));
+}
+
+Shape contiguous_strides_aten(const Shape& sizes) {
+  Shape s(sizes.size());
+  int64_t cur = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    s[i] = cur;
+    cur *= std::max<int64_t>(sizes[i], 1);
+  }
+  return s;
+}
+
+namespace {
+
+// c10's is_non_overlapping_and_dense.
+bool non_overlapping_and_dense(const Shape& sizes, const Shape& strides) {
+  const size_t n = sizes.size();
+  if (n == 1) return sizes[0] < 2 || strides[0] == 1;
+  std::vector<size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t expected = 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (sizes[perm[i]] < 2) return true;
+    if (strides[perm[i]] != expected) return false;
+    expected *= sizes[perm[i]];
+  }
+  return true;
+}
+
+// ATen's infer_dense_strides: dense strides following the input's stride order (an insertion
+// sort from the innermost dim; stride-0 dims compare equal to everything and stay in place).
+Shape dense_strides_in_order(const Shape& sizes, const Shape& strides) {
+  const size_t n = sizes.size();
+  std::vector<size_t> order(n);  // order[0] is the innermost dim
+  for (size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
+  auto compare = [&](size_t a, size_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  for (size_t i = 1; i < n; ++i) {
+    size_t cur = i;
+    for (size_t j = i; j-- > 0;) {
+      const int c = compare(order[j], order[cur]);
+      if (c > 0) {
+        std::swap(order[j], order[cur]);
+        cur = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  Shape out(n);
+  int64_t step = 1;
+  for (size_t i = 0; i < n; ++i) {
+    out[order[i]] = step;
+    step *= std::max<int64_t>(sizes[order[i]], 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Shape format_strides(const Shape& sizes, MemoryFormat mf) {
+  switch (mf) {
+    case MemoryFormat::Contiguous:
+      return contiguous_strides_aten(sizes);
+    case MemoryFormat::Preserve:
+      op_error("unsupported memory format Preserve");
+    case MemoryFormat::ChannelsLast: {
+      CRUCIBLE_CHECK(sizes.size() == 4, "required rank 4 tensor to use channels_last format");
+      // A size-0 dim counts as 1, as in contiguous strides.
+      Shape s(4);
+      const auto m = [&](size_t d) { return std::max<int64_t>(sizes[d], 1); };
+      s[1] = 1;
+      s[3] = m(1);
+      s[2] = s[3] * m(3);
+      s[0] = s[2] * m(2);
+      return s;
+    }
+    case MemoryFormat::ChannelsLast3d: {
+      CRUCIBLE_CHECK(sizes.size() == 5, "required rank 5 tensor to use channels_last_3d format");
+      Shape s(5);
+      const auto m = [&](size_t d) { return std::max<int64_t>(sizes[d], 1); };
+      s[1] = 1;
+      s[4] = m(1);
+      s[3] = s[4] * m(4);
+      s[2] = s[3] * m(3);
+      s[0] = s[2] * m(2);
+      return s;
+    }
+  }
+  internal_error("creation: unknown memory format");
+}
+
+Shape like_strides(const Tensor& t, MemoryFormat mf) {
+  if (mf != MemoryFormat::Preserve) return format_strides(t.shape(), mf);
+  if (non_overlapping_and_dense(t.shape(), t.strides())) return t.strides();
+  return dense_strides_in_order(t.shape(), t.strides());
+}
+
+MemoryFormat memory_format_arg(const Values& args, size_t i, MemoryFormat dflt) {
+  return args.size() > i && !args[i].is_none() ? args[i].to_memory_format() : dflt;
+}
+
+namespace {
+
+std::string c10_type_name(DType t) {
+  switch (t) {
+    case DType::UInt8:
+      return "uint8_t";
+    case DType::Int8:
+      return "int8_t";
+    case DType::Int16:
+      return "int16_t";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "int64_t";
+    case DType::Float16:
+      return "at::Half";
+    case DType::BFloat16:
+      return "at::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return std::string(dtype_scalar_type_name(t));
+  }
+}
+
+double int_lowest(DType t) {
+  switch (t) {
+    case DType::UInt8:
+      return 0;
+    case DType::Int8:
+      return -128;
+    case DType::Int16:
+      return -32768;
+    case DType::Int32:
+      return -2147483648.0;
+    default:
+      return -9223372036854775808.0;
+  }
+}
+double int_highest(DType t) {
+  switch (t) {
+    case DType::UInt8:
+      return 255;
+    case DType::Int8:
+      return 127;
+    case DType::Int16:
+      return 32767;
+    case DType::Int32:
+      return 2147483647.0;
+    default:
+      return 9223372036854775807.0;
+  }
+}
+
+}  // namespace
+
+void check_convertible(const Scalar& s, DType to) {
+  if (to == DType::Bool || s.is_bool()) return;
+  bool overflows = false;
+  if (s.is_integral()) {
+    const int64_t v = s.to_int();
+    if (is_floating(to)) {
+      overflows = std::fabs(static_cast<double>(v)) > float_info(to).max;
+    } else if (to == DType::UInt8) {
+      // c10 lets negative integers wrap into unsigned types (a - b as a + 255 * b).
+      overflows = v > 255 || v < -255;
+    } else if (to != DType::Int64) {
+      overflows =
+          static_cast<double>(v) < int_lowest(to) || static_cast<double>(v) > int_highest(to);
+    }
+  } else {
+    const double v = s.to_double();
+    if (is_floating(to)) {
+      overflows = std::isfinite(v) && std::fabs(v) > float_info(to).max;
+    } else {
+      overflows = !std::isfinite(v) || v < int_lowest(to) || v > int_highest(to);
+    }
+  }
+  CRUCIBLE_CHECK(!overflows,
+                 "value cannot be converted to type " + c10_type_name(to) + " without overflow");
+}
+
+void fill_with(const Tensor& t, const Scalar& s) {
+  check_convertible(s, t.dtype());
+  const DType dt = t.dtype();
+  const int64_t n = t.numel();
+  if (is_floating(dt)) {
+    const double v = s.is_floating() ? s.to_double()
+                     : s.is_bool()   ? (s.to_bool() ? 1.0 : 0.0)
+                                     : static_cast<double>(s.to_int());
+    for (int64_t i = 0; i < n; ++i) t.set(i, v);
+  } else if (dt == DType::Bool) {
+    const bool v = s.is_floating() ? s.to_double() != 0.0 : s.is_bool() ? s.to_bool() : s.to_int();
+    for (int64_t i = 0; i < n; ++i) t.set_int(i, v ? 1 : 0);
+  } else {
+    // Checked above: a floating value is finite and within range, so truncation is exact C++.
+    const int64_t v = s.is_floating() ? static_cast<int64_t>(s.to_double())
+                      : s.is_bool()   ? int64_t{s.to_bool()}
+                                      : s.to_int();
+    for (int64_t i = 0; i < n; ++i) t.set_int(i, v);  // wraps (uint8 from a negative int)
+  }
+}
+
+Scalar item_of(const Tensor& t) {
+  if (t.dtype() == DType::Bool) return Scalar(t.get_int(0) != 0);
+  if (is_floating(t.dtype())) return Scalar(t.get(0));
+  return Scalar(t.get_int(0));
+}
+
+double real_bytes(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return 0;
+    if (t.stride(d) != 0) n *= t.size(d);
+  }
+  return static_cast<double>(n) * static_cast<double>(t.itemsize());
+}
+
+double tensor_bytes(const Tensor& t) {
+  return static_cast<double>(t.numel()) * static_cast<double>(t.itemsize());
+}
+
+std::string code(DType t) { return std::string(dtype_code(t)); }
+
+}  // namespace creation
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+using creation::code;
+
+// What a factory fills its result with.
+enum class Content { Uninitialised, Zeros, Ones, Value };
+
+Tensor make_filled(const Shape& size, const Shape& strides, DType dtype, Content content,
+                   const Scalar& value = Scalar()) {
+  Tensor out = Tensor::empty_strided(size, strides, dtype);  // zero-filled storage
+  if (content == Content::Ones) creation::fill_with(out, Scalar(int64_t{1}));
+  if (content == Content::Value) creation::fill_with(out, value);
+  return out;
+}
+
+// The dtype full() infers from its fill value when none is given (PyTorch 2.x).
+DType inferred_full_dtype(const Scalar& v) {
+  if (v.is_bool()) return DType::Bool;
+  if (v.is_integral()) return DType::Int64;
+  return DType::Float32;
+}
+
+// size-only factories: empty.memory_format, zeros, ones (size, *, dtype, layout, ...).
+RefFn sized_ref(Content content) {
+  return [content](const Values& a) {
+    const Shape size = a.at(0).to_int_list();
+    creation::check_layout(a, 2);
+    creation::check_sizes(size);
+    const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
+    const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Contiguous);
+    const Shape strides = content == Content::Uninitialised
+                              ? creation::format_strides(size, mf)
+                              : creation::contiguous_strides_aten(size);
+    return Values{Value(make_filled(size, strides, dtype, content))};
+  };
+}
+
+Values empty_strided_ref(const Values& a) {
+  const Shape size = a.at(0).to_int_list();
+  const Shape stride = a.at(1).to_int_list();
+  creation::check_layout(a, 3);
+  creation::check_sizes(size);
+  CRUCIBLE_CHECK(
+      size.size() == stride.size(),
+      fmt::format("dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                  size.size(), stride.size()));
+  const bool empty = std::count(size.begin(), size.end(), 0) > 0;
+  for (int64_t s : stride)
+    CRUCIBLE_CHECK(empty || s >= 0,
+                   fmt::format("Storage size calculation overflowed with sizes={} and strides={}",
+                               shape_str(size), shape_str(stride)));
+  const DType dtype = creation::dtype_arg(a, 2, DType::Float32);
+  if (empty) return {Value(Tensor::empty(size, dtype))};
+  return {Value(make_filled(size, stride, dtype, Content::Uninitialised))};
+}
+
+Values full_ref(const Values& a) {
+  const Shape size = a.at(0).to_int_list();
+  const Scalar v = a.at(1).to_scalar();
+  creation::check_layout(a, 3);
+  creation::check_sizes(size);
+  const DType dtype = creation::dtype_arg(a, 2, inferred_full_dtype(v));
+  return {
+      Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, Content::Value, v))};
+}
+
+// new_empty, new_zeros, new_ones (self, size, *, dtype, layout, ...): contiguous, self's dtype.
+RefFn new_ref(Content content) {
+  return [content](const Values& a) {
+    const Tensor& self = a.at(0).tensor();
+    const Shape size = a.at(1).to_int_list();
+    creation::check_layout(a, 3);
+    creation::check_sizes(size);
+    const DType dtype = creation::dtype_arg(a, 2, self.dtype());
+    return Values{
+        Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, content))};
+  };
+}
+
+Values new_full_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Shape size = a.at(1).to_int_list();
+  creation::check_layout(a, 4);
+  creation::check_sizes(size);
+  const DType dtype = creation::dtype_arg(a, 3, self.dtype());
+  return {Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, Content::Value,
+                            a.at(2).to_scalar()))};
+}
+
+Values new_empty_strided_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  Values args{a.at(1), a.at(2), Value(creation::dtype_arg(a, 3, self.dtype()))};
+  args.push_back(a.size() > 4 ? a[4] : Value());
+  return empty_strided_ref(args);
+}
+
+// empty_like, zeros_like, ones_like (self, *, dtype, layout, device, pin_memory, memory_format).
+RefFn like_ref(Content content) {
+  return [content](const Values& a) {
+    const Tensor& self = a.at(0).tensor();
+    creation::check_layout(a, 2);
+    const DType dtype = creation::dtype_arg(a, 1, self.dtype());
+    const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Preserve);
+    return Values{
+        Value(make_filled(self.shape(), creation::like_strides(self, mf), dtype, content))};
+  };
+}
+
+Values full_like_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  creation::check_layout(a, 3);
+  const DType dtype = creation::dtype_arg(a, 2, self.dtype());
+  const MemoryFormat mf = creation::memory_format_arg(a, 6, MemoryFormat::Preserve);
+  return {Value(make_filled(self.shape(), creation::like_strides(self, mf), dtype, Content::Value,
+                            a.at(1).to_scalar()))};
+}
+
+Values scalar_tensor_ref(const Values& a) {
+  creation::check_layout(a, 2);
+  const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
+  return {Value(make_filled({}, {}, dtype, Content::Value, a.at(0).to_scalar()))};
+}
+
+// Cost: the bytes written (none for uninitialised results).
+CostFn write_cost(bool writes) {
+  return [writes](const Values&, const Values& out) {
+    return Cost{0, writes ? creation::tensor_bytes(out.at(0).tensor()) : 0.0};
+  };
+}
+
+Literal sym(const char* s) { return Literal::symbol(s); }
+
+// Keyword sets as traces write them, and the factory defaults.
+using Kwargs = std::vector<std::pair<std::string, Literal>>;
+Kwargs traced_kwargs(DType t) {
+  return {{"dtype", DT(t)},
+          {"layout", sym("torch.strided")},
+          {"device", S("cuda")},
+          {"pin_memory", B(false)}};
+}
+
+const std::vector<Shape>& factory_sizes() {
+  static const std::vector<Shape> sizes = {{}, {0}, {7}, {3, 4}, {2, 0, 3}, {2, 3, 4, 5}, {1, 1}};
+  return sizes;
+}
+
+// Samples of a size-only factory (size first, then `extra` positional args).
+std::vector<Sample> sized_samples(const SampleContext& ctx, const std::vector<Literal>& extra,
+                                  bool memory_format) {
+  auto args = [&](const Shape& size) {
+    std::vector<Literal> v{L(size)};
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
+      out.push_back(
+          make("bandwidth [4096, 4096] " + code(t), args({4096, 4096}), {{"dtype", DT(t)}}));
+    return out;
+  }
+  for (const Shape& s : factory_sizes()) out.push_back(make("size " + shape_str(s), args(s)));
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("dtype " + code(t), args({5, 6}), {{"dtype", DT(t)}}));
+  out.push_back(make("as traced (device 'cuda', layout, pin_memory)", args({4, 8}),
+                     traced_kwargs(DType::Float16)));
+  out.push_back(make("size 0-d, dtype i64", args({}), {{"dtype", DT(DType::Int64)}}));
+  out.push_back(make("empty, dtype bf16", args({0, 4}), {{"dtype", DT(DType::BFloat16)}}));
+  out.push_back(make("error: negative size", args({2, -1})));
+  if (memory_format) {
+    out.push_back(
+        make("channels_last", args({2, 3, 4, 5}), {{"memory_format", sym("torch.channels_last")}}));
+    out.push_back(make("channels_last with a size-0 dim", args({2, 0, 4, 5}),
+                       {{"memory_format", sym("torch.channels_last")}}));
+    out.push_back(make("channels_last_3d", args({2, 3, 2, 4, 5}),
+                       {{"memory_format", sym("torch.channels_last_3d")}}));
+    out.push_back(make("contiguous_format", args({3, 4}),
+                       {{"memory_format", sym("torch.contiguous_format")}}));
+    out.push_back(make("error: preserve_format", args({3, 4}),
+                       {{"memory_format", sym("torch.preserve_format")}}));
+    out.push_back(make("error: channels_last on 3-d", args({3, 4, 5}),
+                       {{"memory_format", sym("torch.channels_last")}}));
+  }
+  return out;
+}
+
+// Fill values with their ATen outcome per dtype: ordinary, negative, float into int, bool.
+std::vector<Sample> value_samples(const std::function<std::vector<Literal>(Literal)>& args,
+                                  bool dtype_from_input) {
+  std::vector<Sample> out;
+  auto add = [&](std::string label, Literal v, Kwargs kw = {}) {
+    out.push_back(make(std::move(label), args(std::move(v)), std::move(kw)));
+  };
+  for (DType t : all_numeric_dtypes()) {
+    add("value 3, dtype " + code(t), I(3), {{"dtype", DT(t)}});
+    add("value -2.75, dtype " + code(t) + (t == DType::UInt8 ? " (error)" : ""), F(-2.75),
+        {{"dtype", DT(t)}});
+  }
+  // Relabel the one that must raise.
+  for (Sample& s : out)
+    if (s.label.ends_with("(error)")) s.label = "error: " + s.label.substr(0, s.label.size() - 8);
+  add("value True, dtype f32", B(true), {{"dtype", DT(DType::Float32)}});
+  add("value inf, dtype f16", F(std::numeric_limits<double>::infinity()),
+      {{"dtype", DT(DType::Float16)}});
+  add("value nan, dtype bf16", F(std::numeric_limits<double>::quiet_NaN()),
+      {{"dtype", DT(DType::BFloat16)}});
+  add("value -0.0, dtype f32", F(-0.0), {{"dtype", DT(DType::Float32)}});
+  add("value -1 wraps into u8", I(-1), {{"dtype", DT(DType::UInt8)}});
+  add("value 65504 into f16 (largest finite)", F(65504.0), {{"dtype", DT(DType::Float16)}});
+  add("value 1e10 into i64", F(1e10), {{"dtype", DT(DType::Int64)}});
+  add("value 7.9 truncates into i32", F(7.9), {{"dtype", DT(DType::Int32)}});
+  add("value 2.5 into bool", F(2.5), {{"dtype", DT(DType::Bool)}});
+  add("error: value 300 into i8", I(300), {{"dtype", DT(DType::Int8)}});
+  add("error: value -256 into u8", I(-256), {{"dtype", DT(DType::UInt8)}});
+  add("error: value 1e6 into f16", F(1e6), {{"dtype", DT(DType::Float16)}});
+  add("error: value nan into i32", F(std::numeric_limits<double>::quiet_NaN()),
+      {{"dtype", DT(DType::Int32)}});
+  add("error: value inf into i64", F(std::numeric_limits<double>::infinity()),
+      {{"dtype", DT(DType::Int64)}});
+  add("error: value 1e39 into f32", F(1e39), {{"dtype", DT(DType::Float32)}});
+  if (dtype_from_input) {
+    add("no dtype: int value", I(4));
+    add("no dtype: float value", F(0.5));
+  } else {
+    add("no dtype: int value gives i64", I(4));
+    add("no dtype: float value gives f32", F(0.5));
+    add("no dtype: bool value gives bool", B(true));
+  }
+  return out;
+}
+
+std::vector<Sample> full_samples(const SampleContext& ctx) {
+  if (ctx.performance) return sized_samples(ctx, {F(1.5)}, false);
+  std::vector<Sample> out;
+  for (const Shape& s : factory_sizes())
+    out.push_back(make("size " + shape_str(s), {L(s), F(-1.25)}));
+  auto more = value_samples([](Literal v) { return std::vector<Literal>{L({3, 5}), v}; }, false);
+  out.insert(out.end(), more.begin(), more.end());
+  out.push_back(make("as traced", {L({4, 8}), F(0.0)}, traced_kwargs(DType::Float16)));
+  out.push_back(make("error: negative size", {L({-3}), I(1)}));
+  return out;
+}
+
+std::vector<Sample> scalar_tensor_samples(const SampleContext& ctx) {
+  if (ctx.performance) return {make("0-d f32", {F(1.5)})};
+  std::vector<Sample> out = value_samples([](Literal v) { return std::vector<Literal>{v}; }, false);
+  // scalar_tensor does not infer its dtype from the value: f32 unless given.
+  for (Sample& s : out)
+    if (s.label.starts_with("no dtype"))
+      s.label = s.label.substr(0, s.label.find(" gives")) + " gives f32";
+  out.push_back(make("as traced", {F(-65504.0)}, traced_kwargs(DType::Float16)));
+  return out;
+}
+
+// Inputs of new_* and *_like: the layouts and dtypes they are created from.
+std::vector<std::pair<std::string, Literal>> like_inputs() {
+  std::vector<std::pair<std::string, Literal>> v = {
+      {"contiguous f32", T({7, 13}, DType::Float32)},
+      {"0-d f16", T({}, DType::Float16)},
+      {"empty i64", T({3, 0, 2}, DType::Int64)},
+      {"transposed bf16", T_transposed(9, 12, DType::BFloat16)},
+      {"sliced with a step f32", T({6, 5}, DType::Float32, {10, 2})},
+      {"sliced and transposed f64", T({5, 6}, DType::Float64, {2, 10})},
+      {"expanded (stride 0) i32", T({5, 8}, DType::Int32, {0, 1})},
+      {"permuted 3-d u8", T({4, 3, 5}, DType::UInt8, {1, 20, 4})},
+      {"channels-last 4-d f16", T({2, 3, 4, 5}, DType::Float16, {60, 1, 15, 3})},
+      {"bool", T({4, 4}, DType::Bool)},
+      {"i8", T({6}, DType::Int8)},
+      {"i16 transposed", T_transposed(3, 4, DType::Int16)},
+  };
+  return v;
+}
+
+std::vector<Sample> like_samples(const SampleContext& ctx, const std::vector<Literal>& extra) {
+  auto args = [&](Literal x) {
+    std::vector<Literal> v{std::move(x)};
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
+      out.push_back(make("bandwidth [4096, 4096] " + code(t), args(T({4096, 4096}, t))));
+    return out;
+  }
+  for (auto& [label, lit] : like_inputs()) {
+    out.push_back(make(label, args(lit)));
+    out.push_back(make(label + ", contiguous_format", args(lit),
+                       {{"memory_format", sym("torch.contiguous_format")}}));
+  }
+  out.push_back(make("dtype given (f32 -> i64), transposed",
+                     args(T_transposed(4, 6, DType::Float32)), {{"dtype", DT(DType::Int64)}}));
+  out.push_back(make("dtype given (i32 -> bf16)", args(T({3, 5}, DType::Int32)),
+                     {{"dtype", DT(DType::BFloat16)}}));
+  out.push_back(make("preserve_format given", args(T_transposed(4, 6, DType::Float32)),
+                     {{"memory_format", sym("torch.preserve_format")}}));
+  out.push_back(make("channels_last", args(T({2, 3, 4, 5}, DType::Float32)),
+                     {{"memory_format", sym("torch.channels_last")}}));
+  out.push_back(make("channels_last_3d", args(T({2, 3, 2, 4, 5}, DType::Float16)),
+                     {{"memory_format", sym("torch.channels_last_3d")}}));
+  out.push_back(make("as traced (device 'cuda')", args(T({4, 8}, DType::Float16)),
+                     traced_kwargs(DType::Float16)));
+  out.push_back(make("error: channels_last on 3-d", args(T({3, 4, 5}, DType::Float32)),
+                     {{"memory_format", sym("torch.channels_last")}}));
+  return out;
+}
+
+std::vector<Sample> full_like_samples(const SampleContext& ctx) {
+  std::vector<Sample> out = like_samples(ctx, {F(-2.5)});
+  if (ctx.performance) return out;
+  // The value is checked against the result dtype (the input's unless given).
+  for (Sample& s : out)
+    if (s.label.starts_with("permuted 3-d u8")) s.label = "error: -2.5 into " + s.label;
+  out.push_back(make("int value into f16", {T({3, 4}, DType::Float16), I(7)}));
+  out.push_back(make("7.9 truncates into i32", {T({3, 4}, DType::Int32), F(7.9)}));
+  out.push_back(make("7.9 into i32 input with dtype f16", {T({3, 4}, DType::Int32), F(7.9)},
+                     {{"dtype", DT(DType::Float16)}}));
+  out.push_back(make("True into f32", {T({3, 4}, DType::Float32), B(true)}));
+  out.push_back(make("nan into bf16",
+                     {T({3, 4}, DType::BFloat16), F(std::numeric_limits<double>::quiet_NaN())}));
+  out.push_back(make("error: 1e6 into f16", {T({3, 4}, DType::Float16), F(1e6)}));
+  out.push_back(make("error: 300 into i8", {T({3, 4}, DType::Int8), I(300)}));
+  return out;
+}
+
+// new_* (self, size, [extra...]).
+std::vector<Sample> new_samples(const SampleContext& ctx, const std::vector<Literal>& extra,
+                                const std::vector<Literal>& extra_after_size = {}) {
+  auto args = [&](Literal self, const Shape& size) {
+    std::vector<Literal> v{std::move(self), L(size)};
+    v.insert(v.end(), extra_after_size.begin(), extra_after_size.end());
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
+      out.push_back(make("bandwidth [4096, 4096] " + code(t), args(T({4}, t), {4096, 4096})));
+    return out;
+  }
+  const Shape sizes[] = {{5, 6}, {}, {0, 3}, {2, 3, 4}, {11}};
+  size_t k = 0;
+  for (auto& [label, lit] : like_inputs()) {
+    const Shape& size = sizes[k++ % std::size(sizes)];
+    out.push_back(make("from " + label + ", size " + shape_str(size), args(lit, size)));
+  }
+  for (DType t : {DType::Float16, DType::Int8, DType::Bool, DType::Float64})
+    out.push_back(
+        make("dtype given " + code(t), args(T({3}, DType::Float32), {4, 5}), {{"dtype", DT(t)}}));
+  out.push_back(make("as traced (device 'cuda')", args(T({2, 128}, DType::Int64), {2, 128}),
+                     traced_kwargs(DType::Int64)));
+  out.push_back(make("error: negative size", args(T({3}, DType::Float32), {2, -2})));
+  return out;
+}
+
+std::vector<Sample> new_full_samples(const SampleContext& ctx) {
+  std::vector<Sample> out = new_samples(ctx, {}, {F(3.5)});
+  if (ctx.performance) return out;
+  out.push_back(make("-1 wraps into u8", {T({3}, DType::UInt8), L({2, 2}), I(-1)}));
+  out.push_back(make("bool value into i32", {T({3}, DType::Int32), L({2, 2}), B(true)}));
+  out.push_back(make("error: -0.5 into u8", {T({3}, DType::UInt8), L({2, 2}), F(-0.5)}));
+  out.push_back(make("error: 1e6 into f16", {T({3}, DType::Float16), L({2, 2}), F(1e6)}));
+  out.push_back(make("error: 200 into i8 (dtype given)",
+                     {T({3}, DType::Float32), L({2, 2}), I(200)}, {{"dtype", DT(DType::Int8)}}));
+  return out;
+}
+
+std::vector<Sample> empty_strided_samples(const SampleContext& ctx, bool with_self) {
+  auto args = [&](const Shape& size, const Shape& stride) {
+    std::vector<Literal> v;
+    if (with_self) v.push_back(T({3}, DType::Float16));
+    v.push_back(L(size));
+    v.push_back(L(stride));
+    return v;
+  };
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    out.push_back(make("[4096, 4096]", args({4096, 4096}, {4096, 1})));
+    return out;
+  }
+  out.push_back(make("contiguous", args({3, 4}, {4, 1})));
+  out.push_back(make("transposed", args({3, 4}, {1, 3})));
+  out.push_back(make("padded rows", args({3, 4}, {8, 1})));
+  out.push_back(make("stride 0", args({2, 3}, {0, 0})));
+  out.push_back(make("0-d", args({}, {})));
+  out.push_back(make("empty", args({2, 0, 3}, {0, 3, 1})));
+  out.push_back(make("channels-last", args({2, 3, 4, 5}, {60, 1, 15, 3})));
+  out.push_back(make("as traced", args({144, 64, 64}, {4096, 64, 1})));
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("dtype " + code(t), args({2, 5}, {1, 2}), {{"dtype", DT(t)}}));
+  out.push_back(make(
+      "with device 'cuda' and layout", args({300, 128}, {128, 1}),
+      {{"dtype", DT(DType::Float16)}, {"layout", sym("torch.strided")}, {"device", S("cuda")}}));
+  out.push_back(make("error: strides of another rank", args({2, 3}, {1})));
+  out.push_back(make("error: negative size", args({2, -3}, {1, 1})));
+  out.push_back(make("error: negative stride", args({2, 3}, {-1, 2})));
+  return out;
+}
+
+OpDef creation_op(std::string_view schema, RefFn ref, SampleFn samples, bool writes = true) {
+  OpDef op = OpDef::from_schema(schema, "creation");
+  op.dtypes = all_numeric_dtypes();
+  op.ref = std::move(ref);
+  op.samples = std::move(samples);
+  op.cost = write_cost(writes);
+  if (!writes) op.compare.kind = ComparePolicy::Kind::ShapeOnly;  // uninitialised values
+  return op;
+}
+
+constexpr const char* kFactoryKw =
+    "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None";
+
+std::string schema_of(const std::string& head, bool memory_format = false) {
+  return head + kFactoryKw + (memory_format ? ", MemoryFormat? memory_format=None" : "") +
+         ") -> Tensor";
+}
+
+}  // namespace
+
+void register_creation_ops(OpRegistry& r) {
+  r.add(creation_op(
+      schema_of("aten::empty.memory_format(SymInt[] size, ", true),
+      sized_ref(Content::Uninitialised),
+      [](const SampleContext& c) { return sized_samples(c, {}, true); }, false));
+  r.add(creation_op(
+      schema_of("aten::empty_strided(SymInt[] size, SymInt[] stride, "), empty_strided_ref,
+      [](const SampleContext& c) { return empty_strided_samples(c, false); }, false));
+  r.add(creation_op(
+      schema_of("aten::new_empty(Tensor self, SymInt[] size, "), new_ref(Content::Uninitialised),
+      [](const SampleContext& c) { return new_samples(c, {}); }, false));
+  r.add(creation_op(
+      schema_of("aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, "),
+      new_empty_strided_ref, [](const SampleContext& c) { return empty_strided_samples(c, true); },
+      false));
+  r.add(creation_op(schema_of("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, "),
+                    new_full_ref, new_full_samples));
+  r.add(creation_op(schema_of("aten::new_ones(Tensor self, SymInt[] size, "),
+                    new_ref(Content::Ones),
+                    [](const SampleContext& c) { return new_samples(c, {}); }));
+  r.add(creation_op(schema_of("aten::new_zeros(Tensor self, SymInt[] size, "),
+                    new_ref(Content::Zeros),
+                    [](const SampleContext& c) { return new_samples(c, {}); }));
+  r.add(creation_op(schema_of("aten::full(SymInt[] size, Scalar fill_value, "), full_ref,
+                    full_samples));
+  r.add(creation_op(schema_of("aten::full_like(Tensor self, Scalar fill_value, ", true),
+                    full_like_ref, full_like_samples));
+  r.add(creation_op(schema_of("aten::zeros(SymInt[] size, "), sized_ref(Content::Zeros),
+                    [](const SampleContext& c) { return sized_samples(c, {}, false); }));
+  r.add(creation_op(schema_of("aten::ones(SymInt[] size, "), sized_ref(Content::Ones),
+                    [](const SampleContext& c) { return sized_samples(c, {}, false); }));
+  r.add(creation_op(schema_of("aten::zeros_like(Tensor self, ", true), like_ref(Content::Zeros),
+                    [](const SampleContext& c) { return like_samples(c, {}); }));
+  r.add(creation_op(schema_of("aten::ones_like(Tensor self, ", true), like_ref(Content::Ones),
+                    [](const SampleContext& c) { return like_samples(c, {}); }));
+  r.add(creation_op(
+      schema_of("aten::empty_like(Tensor self, ", true), like_ref(Content::Uninitialised),
+      [](const SampleContext& c) { return like_samples(c, {}); }, false));
+  r.add(creation_op(schema_of("aten::scalar_tensor(Scalar s, "), scalar_tensor_ref,
+                    scalar_tensor_samples));
+  register_creation_fill_ops(r);
+}
 
 }  // namespace crucible

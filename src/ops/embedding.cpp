@@ -52,6 +52,12 @@ std::string legacy_type_name(DType t) {
       return "torch.Float8_e4m3fnTensor";
     case DType::Float8E5M2:
       return "torch.Float8_e5m2Tensor";
+    case DType::Complex32:
+      return "torch.ComplexHalfTensor";
+    case DType::Complex64:
+      return "torch.ComplexFloatTensor";
+    case DType::Complex128:
+      return "torch.ComplexDoubleTensor";
   }
   return "torch.Tensor";
 }

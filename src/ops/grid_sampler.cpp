@@ -1,8 +1,436 @@
-// Op family: grid_sampler (being written).
+// Spatial sampling: aten.grid_sampler_2d.default and aten.grid_sampler_2d_backward.default.
+//
+// Reference semantics (PyTorch 2.x, CPU; GridSampler.h, GridSamplerUtils.h, GridSampler.cpp):
+//  - input [N, C, H, W], grid [N, Ho, Wo, 2] holding (x, y) in [-1, 1] (x indexes W), output
+//    [N, C, Ho, Wo]. interpolation_mode 0 bilinear, 1 nearest, 2 bicubic; padding_mode 0 zeros,
+//    1 border, 2 reflection.
+//  - unnormalize: align_corners ? (c + 1) / 2 * (size - 1) : ((c + 1) * size - 1) / 2; then
+//    (bilinear, nearest) border clips to [0, size - 1], reflection reflects about the pixel
+//    edges (align_corners=False: -0.5 and size - 0.5; True: the centres 0 and size - 1) and
+//    clips. Out-of-range taps read 0 (zeros padding).
+//  - bilinear: the four neighbours of (ix, iy) with the usual area weights; nearest:
+//    nearbyint (half to even); bicubic: 4x4 taps around floor(ix), floor(iy) of the
+//    unnormalized (unpadded) coordinate, A = -0.75, each tap's integer coordinate passed through
+//    the padding mode (then bounds-checked).
+//  - backward: grad_input (if output_mask[0], else undefined) scatters grad_output with the same
+//    weights; grad_grid (always returned) is d out / d grid: the interpolation weights'
+//    derivatives times the unnormalize factor and the padding's derivative (0 where clipped, -1
+//    where reflected an odd number of times); 0 for nearest.
+//  - checks: input and grid the same dtype, 4-d both, same batch, grid's last dim 2, non-empty
+//    spatial input dims. dtypes: f32 and f64 (the CPU kernel's dispatch).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/norm_internal.h"
+#include "ops/samples.h"
 
 namespace crucible {
+namespace {
 
-void register_grid_sampler_ops(OpRegistry& r) { (void)r; }
+using namespace samples;  // NOLINT(google-build-using-namespace)
+using nnops::code;
+
+enum Interp : int64_t { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+enum Padding : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
+
+struct Coord {
+  double v;     // source coordinate
+  double grad;  // d v / d grid coordinate
+};
+
+Coord unnormalize(double c, int64_t size, bool align) {
+  if (align)
+    return {(c + 1) / 2 * static_cast<double>(size - 1), static_cast<double>(size - 1) / 2};
+  return {((c + 1) * static_cast<double>(size) - 1) / 2, static_cast<double>(size) / 2};
+}
+
+Coord clip(Coord c, int64_t size) {
+  const double hi = static_cast<double>(size - 1);
+  if (c.v <= 0) return {0.0, 0.0};
+  if (c.v >= hi) return {hi, 0.0};
+  return c;
+}
+
+Coord reflect(Coord c, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return {0.0, 0.0};
+  double g = c.grad;
+  const double mn = twice_low / 2, span = (twice_high - twice_low) / 2;
+  double in = c.v - mn;
+  if (in < 0) {
+    g = -g;
+    in = -in;
+  }
+  const double extra = std::fmod(in, span);
+  const auto flips = static_cast<int64_t>(std::floor(in / span));
+  if (flips % 2 == 0) return {extra + mn, g};
+  return {span - extra + mn, -g};
+}
+
+Coord apply_padding(Coord c, int64_t size, int64_t padding, bool align) {
+  if (padding == kBorder) return clip(c, size);
+  if (padding == kReflection) {
+    c = align ? reflect(c, 0, 2.0 * static_cast<double>(size - 1))
+              : reflect(c, -1, 2.0 * static_cast<double>(size) - 1);
+    return clip(c, size);
+  }
+  return c;
+}
+
+double cc1(double x) {
+  constexpr double a = -0.75;
+  return ((a + 2) * x - (a + 3)) * x * x + 1;
+}
+double cc2(double x) {
+  constexpr double a = -0.75;
+  return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+}
+double dcc1(double x) {
+  constexpr double a = -0.75;
+  return 3 * (a + 2) * x * x - 2 * (a + 3) * x;
+}
+double dcc2(double x) {
+  constexpr double a = -0.75;
+  return 3 * a * x * x - 10 * a * x + 8 * a;
+}
+
+// One tap of the interpolation of one output point: input position and weight, plus the
+// weight's derivatives with respect to the (padded) source coordinates x and y.
+struct Tap {
+  int64_t y, x;
+  double w, dwx, dwy;
+};
+
+// The taps for sampling at grid point (gx, gy); out-of-range taps are dropped (zero padding).
+// (mx, my): d source / d grid for x and y.
+std::vector<Tap> taps_at(double gx, double gy, int64_t h, int64_t w, int64_t interp,
+                         int64_t padding, bool align, double& mx, double& my) {
+  std::vector<Tap> taps;
+  auto in_bounds = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < h && xx >= 0 && xx < w; };
+  if (interp == kBicubic) {
+    const Coord cx = unnormalize(gx, w, align), cy = unnormalize(gy, h, align);
+    mx = cx.grad;
+    my = cy.grad;
+    const double fx = std::floor(cx.v), fy = std::floor(cy.v);
+    const double tx = cx.v - fx, ty = cy.v - fy;
+    const double wx[4] = {cc2(tx + 1), cc1(tx), cc1(1 - tx), cc2(2 - tx)};
+    const double dwx[4] = {dcc2(tx + 1), dcc1(tx), -dcc1(1 - tx), -dcc2(2 - tx)};
+    const double wy[4] = {cc2(ty + 1), cc1(ty), cc1(1 - ty), cc2(2 - ty)};
+    const double dwy[4] = {dcc2(ty + 1), dcc1(ty), -dcc1(1 - ty), -dcc2(2 - ty)};
+    for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 4; ++i) {
+        // get_value_bounded: the tap's coordinate goes through the padding mode.
+        const double px = apply_padding({fx - 1 + i, 1}, w, padding, align).v;
+        const double py = apply_padding({fy - 1 + j, 1}, h, padding, align).v;
+        const auto xi = static_cast<int64_t>(px), yi = static_cast<int64_t>(py);
+        if (!in_bounds(yi, xi)) continue;
+        taps.push_back({yi, xi, wx[i] * wy[j], dwx[i] * wy[j], wx[i] * dwy[j]});
+      }
+    }
+    return taps;
+  }
+  const Coord cx = apply_padding(unnormalize(gx, w, align), w, padding, align);
+  const Coord cy = apply_padding(unnormalize(gy, h, align), h, padding, align);
+  mx = cx.grad;
+  my = cy.grad;
+  if (interp == kNearest) {
+    const double rx = std::nearbyint(cx.v), ry = std::nearbyint(cy.v);
+    if (std::isfinite(rx) && std::isfinite(ry)) {
+      const auto xi = static_cast<int64_t>(rx), yi = static_cast<int64_t>(ry);
+      if (in_bounds(yi, xi)) taps.push_back({yi, xi, 1.0, 0.0, 0.0});
+    }
+    return taps;
+  }
+  const double x0 = std::floor(cx.v), y0 = std::floor(cy.v);
+  if (!std::isfinite(x0) || !std::isfinite(y0)) return taps;
+  const double x1 = x0 + 1, y1 = y0 + 1;
+  const double ix = cx.v, iy = cy.v;
+  const Tap corners[4] = {
+      {static_cast<int64_t>(y0), static_cast<int64_t>(x0), (x1 - ix) * (y1 - iy), -(y1 - iy),
+       -(x1 - ix)},
+      {static_cast<int64_t>(y0), static_cast<int64_t>(x1), (ix - x0) * (y1 - iy), (y1 - iy),
+       -(ix - x0)},
+      {static_cast<int64_t>(y1), static_cast<int64_t>(x0), (x1 - ix) * (iy - y0), -(iy - y0),
+       (x1 - ix)},
+      {static_cast<int64_t>(y1), static_cast<int64_t>(x1), (ix - x0) * (iy - y0), (iy - y0),
+       (ix - x0)},
+  };
+  for (const Tap& t : corners)
+    if (in_bounds(t.y, t.x)) taps.push_back(t);
+  return taps;
+}
+
+void check_inputs(const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding) {
+  if (input.dtype() != grid.dtype()) {
+    op_error("grid_sampler(): expected input and grid to have same dtype, but input has " +
+             nnops::scalar_type_name(input.dtype()) + " and grid has " +
+             nnops::scalar_type_name(grid.dtype()));
+  }
+  const std::string sizes = "input with sizes " + shape_str(input.shape()) +
+                            " and grid with sizes " + shape_str(grid.shape());
+  if (input.dim() != grid.dim()) {
+    op_error(
+        "grid_sampler(): expected input and grid to have the same number of dimensions, but "
+        "got " +
+        sizes);
+  }
+  if (input.dim() != 4) {
+    op_error("grid_sampler(): expected 4D input and grid with same number of dimensions, but got " +
+             sizes);
+  }
+  if (input.size(0) != grid.size(0)) {
+    op_error("grid_sampler(): expected grid and input to have same batch size, but got " + sizes);
+  }
+  if (grid.size(-1) != 2) {
+    op_error(
+        "grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
+        "sizes " +
+        shape_str(grid.shape()));
+  }
+  for (int64_t i = 2; i < 4; ++i) {
+    if (input.size(i) <= 0) {
+      op_error(
+          "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+          "has sizes " +
+          shape_str(input.shape()) + " with dimension " + std::to_string(i) + " being empty");
+    }
+  }
+  if (interp < 0 || interp > 2)
+    op_error("grid_sampler(): unknown interpolation mode " + std::to_string(interp));
+  if (padding < 0 || padding > 2)
+    op_error("grid_sampler(): unknown padding mode " + std::to_string(padding));
+  if (input.dtype() != DType::Float32 && input.dtype() != DType::Float64) {
+    op_error("\"grid_sampler_2d_cpu\" not implemented for '" +
+             nnops::scalar_type_name(input.dtype()) + "'");
+  }
+}
+
+Values grid_sampler_ref(const Values& a) {
+  const Tensor& input = a.at(0).tensor();
+  const Tensor& grid = a.at(1).tensor();
+  const int64_t interp = a.at(2).to_int(), padding = a.at(3).to_int();
+  const bool align = a.at(4).to_bool();
+  check_inputs(input, grid, interp, padding);
+  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
+  const int64_t ho = grid.size(1), wo = grid.size(2);
+  Tensor out = Tensor::empty({n, c, ho, wo}, input.dtype());
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t y = 0; y < ho; ++y) {
+      for (int64_t x = 0; x < wo; ++x) {
+        const int64_t g = ((b * ho + y) * wo + x) * 2;
+        double mx = 0, my = 0;
+        const auto taps =
+            taps_at(grid.get(g), grid.get(g + 1), h, w, interp, padding, align, mx, my);
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double acc = 0;
+          for (const Tap& t : taps) acc += t.w * input.get(((b * c + ch) * h + t.y) * w + t.x);
+          out.set(((b * c + ch) * ho + y) * wo + x, acc);
+        }
+      }
+    }
+  }
+  return {out};
+}
+
+Values grid_sampler_backward_ref(const Values& a) {
+  const Tensor& go = a.at(0).tensor();
+  const Tensor& input = a.at(1).tensor();
+  const Tensor& grid = a.at(2).tensor();
+  const int64_t interp = a.at(3).to_int(), padding = a.at(4).to_int();
+  const bool align = a.at(5).to_bool();
+  const std::vector<bool> mask = a.at(6).bool_list();
+  check_inputs(input, grid, interp, padding);
+  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
+  const int64_t ho = grid.size(1), wo = grid.size(2);
+  const Shape expect{n, c, ho, wo};
+  if (go.shape() != expect) {
+    op_error("grid_sampler_2d_backward: grad_output must have shape " + shape_str(expect) +
+             ", got " + shape_str(go.shape()));
+  }
+  if (go.dtype() != input.dtype()) {
+    op_error("expected scalar type " + nnops::scalar_type_name(input.dtype()) + " but found " +
+             nnops::scalar_type_name(go.dtype()));
+  }
+  std::vector<double> gin(static_cast<size_t>(input.numel()), 0.0);
+  Tensor ggrid = Tensor::zeros(grid.shape(), grid.dtype());
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t y = 0; y < ho; ++y) {
+      for (int64_t x = 0; x < wo; ++x) {
+        const int64_t g = ((b * ho + y) * wo + x) * 2;
+        double mx = 0, my = 0;
+        const auto taps =
+            taps_at(grid.get(g), grid.get(g + 1), h, w, interp, padding, align, mx, my);
+        double gx = 0, gy = 0;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const double gv = go.get(((b * c + ch) * ho + y) * wo + x);
+          for (const Tap& t : taps) {
+            const int64_t idx = ((b * c + ch) * h + t.y) * w + t.x;
+            gin[idx] += t.w * gv;
+            const double v = input.get(idx);
+            gx += t.dwx * v * gv;
+            gy += t.dwy * v * gv;
+          }
+        }
+        if (interp != kNearest) {
+          ggrid.set(g, gx * mx);
+          ggrid.set(g + 1, gy * my);
+        }
+      }
+    }
+  }
+  Values out(2);
+  if (mask.at(0)) {
+    Tensor gi = Tensor::empty(input.shape(), input.dtype());
+    for (int64_t i = 0; i < gi.numel(); ++i) gi.set(i, gin[i]);
+    out[0] = gi;
+  }
+  out[1] = ggrid;
+  return out;
+}
+
+std::vector<Sample> grid_samples(const SampleContext& ctx, bool bwd) {
+  std::vector<Sample> out;
+  auto add = [&](const std::string& label, const Shape& in, const Shape& grid_hw, DType t,
+                 int64_t interp, int64_t padding, bool align, const std::string& layout = "",
+                 std::vector<bool> mask = {true, true}) {
+    const Shape gshape{in[0], grid_hw[0], grid_hw[1], 2};
+    Literal x = layout == "special" ? T_fill(in, t, "special")
+                : layout == "channels_last"
+                    ? T(in, t, {in[1] * in[2] * in[3], 1, in[3] * in[1], in[1]})
+                    : T(in, t);
+    Literal g = layout == "grid_transposed"
+                    ? T(gshape, t, {gshape[1] * gshape[2] * 2, 2, gshape[1] * 2, 1})
+                    : T(gshape, t);
+    if (!bwd) {
+      out.push_back(make(label, {x, g, I(interp), I(padding), B(align)}));
+    } else {
+      out.push_back(make(label, {T({in[0], in[1], grid_hw[0], grid_hw[1]}, t), x, g, I(interp),
+                                 I(padding), B(align), nnops::bool_list(mask)}));
+    }
+  };
+  const char* interp_names[3] = {"bilinear", "nearest", "bicubic"};
+  const char* pad_names[3] = {"zeros", "border", "reflection"};
+  if (ctx.performance) {
+    for (int64_t i : {kBilinear, kBicubic})
+      add(std::string("[8, 64, 64, 64] -> 64x64 ") + interp_names[i], {8, 64, 64, 64}, {64, 64},
+          DType::Float32, i, kZeros, false);
+    return out;
+  }
+  for (int64_t i : {kBilinear, kNearest, kBicubic}) {
+    for (int64_t p : {kZeros, kBorder, kReflection}) {
+      for (bool al : {false, true}) {
+        add(std::string(interp_names[i]) + " " + pad_names[p] + (al ? " align_corners" : ""),
+            {2, 3, 4, 5}, {3, 4}, DType::Float32, i, p, al);
+      }
+    }
+    add(std::string(interp_names[i]) + " f64", {1, 2, 5, 4}, {3, 3}, DType::Float64, i, kZeros,
+        false);
+    add(std::string(interp_names[i]) + " special values in input", {1, 2, 4, 4}, {3, 3},
+        DType::Float32, i, kBorder, false, "special");
+  }
+  const DType f32 = DType::Float32;
+  add("1x1 input, reflection", {1, 2, 1, 1}, {2, 3}, f32, kBilinear, kReflection, false);
+  add("1x1 input, reflection, align_corners", {1, 2, 1, 1}, {2, 3}, f32, kBilinear, kReflection,
+      true);
+  add("channels-last input", {2, 3, 4, 5}, {3, 4}, f32, kBilinear, kZeros, false, "channels_last");
+  add("transposed grid", {2, 3, 4, 5}, {3, 4}, f32, kBicubic, kBorder, true, "grid_transposed");
+  add("empty batch", {0, 3, 4, 5}, {3, 4}, f32, kBilinear, kZeros, false);
+  add("empty output grid", {1, 3, 4, 5}, {0, 4}, f32, kBilinear, kZeros, false);
+  if (bwd) {
+    add("mask [False, True]", {2, 3, 4, 5}, {3, 4}, f32, kBilinear, kBorder, false, "",
+        {false, true});
+    add("mask [True, False] bicubic", {2, 3, 4, 5}, {3, 4}, f32, kBicubic, kReflection, false, "",
+        {true, false});
+  }
+  add("error: f16", {1, 2, 4, 4}, {3, 3}, DType::Float16, kBilinear, kZeros, false);
+  add("error: unknown interpolation mode", {1, 2, 4, 4}, {3, 3}, f32, 3, kZeros, false);
+  add("error: unknown padding mode", {1, 2, 4, 4}, {3, 3}, f32, kBilinear, 5, false);
+  add("error: empty spatial input", {1, 2, 0, 4}, {3, 3}, f32, kBilinear, kZeros, false);
+  const Literal g33 = T({1, 3, 3, 2}, f32);
+  auto tail = [](std::vector<Literal> v) {
+    v.push_back(I(kBilinear));
+    v.push_back(I(kZeros));
+    v.push_back(B(false));
+    return v;
+  };
+  auto err = [&](const std::string& label, const Literal& in, const Literal& grid) {
+    if (!bwd) {
+      out.push_back(make(label, tail({in, grid})));
+    } else {
+      std::vector<Literal> v = tail({T({1, 2, 3, 3}, f32), in, grid});
+      v.push_back(nnops::bool_list({true, true}));
+      out.push_back(make(label, v));
+    }
+  };
+  err("error: dtypes differ", T({1, 2, 4, 4}, f32), T({1, 3, 3, 2}, DType::Float64));
+  err("error: batch sizes differ", T({2, 2, 4, 4}, f32), g33);
+  err("error: grid last dim 3", T({1, 2, 4, 4}, f32), T({1, 3, 3, 3}, f32));
+  err("error: 3-d input", T({2, 4, 4}, f32), T({2, 4, 2}, f32));
+  if (bwd) {
+    out.push_back(make("error: grad_output shape",
+                       {T({1, 2, 3, 4}, f32), T({1, 2, 4, 4}, f32), g33, I(kBilinear), I(kZeros),
+                        B(false), nnops::bool_list({true, true})}));
+  }
+  return out;
+}
+
+CostFn grid_cost(bool bwd) {
+  return [bwd](const Values& a, const Values& out) {
+    Cost c;
+    const Value& res = out.empty() ? Value() : out[0];
+    const int in_arg = bwd ? 1 : 0;
+    if (static_cast<int>(a.size()) <= in_arg + 1 || !a[in_arg].is_tensor()) return c;
+    const Tensor& grid = a[in_arg + 1].tensor();
+    const double points = static_cast<double>(grid.numel() / 2);
+    const double ch =
+        a[in_arg].tensor().dim() > 1 ? static_cast<double>(a[in_arg].tensor().size(1)) : 1;
+    c.flops = (bwd ? 4.0 : 2.0) * 16.0 * points * ch;
+    c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
+    (void)res;
+    return c;
+  };
+}
+
+}  // namespace
+
+void register_grid_sampler_ops(OpRegistry& r) {
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int "
+        "padding_mode, bool align_corners) -> Tensor",
+        "sampling");
+    op.dtypes = {DType::Float32, DType::Float64};
+    op.ref = grid_sampler_ref;
+    op.samples = [](const SampleContext& c) { return grid_samples(c, false); };
+    op.cost = grid_cost(false);
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int "
+        "interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> "
+        "(Tensor, Tensor)",
+        "sampling");
+    op.dtypes = {DType::Float32, DType::Float64};
+    op.ref = grid_sampler_backward_ref;
+    op.samples = [](const SampleContext& c) { return grid_samples(c, true); };
+    op.cost = grid_cost(true);
+    // grad_grid sums C channels x 16 taps; grad_input sums the points that hit each pixel.
+    op.compare.tol_scale = [](const Values& a) {
+      if (a.size() < 3 || !a[1].is_tensor() || !a[2].is_tensor() || a[1].tensor().dim() < 2)
+        return 1.0;
+      const Tensor& in = a[1].tensor();
+      const double per_pixel = in.numel() > 0 ? static_cast<double>(a[2].tensor().numel()) /
+                                                    static_cast<double>(in.numel())
+                                              : 1.0;
+      return std::sqrt(std::max({1.0, 16.0 * static_cast<double>(in.size(1)), 16.0 * per_pixel}));
+    };
+    r.add(std::move(op));
+  }
+}
 
 }  // namespace crucible

@@ -1,10 +1,12 @@
-// Matrix products: aten.mm.default, aten.addmm.default, aten.bmm.default.
+// Matrix products: aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default.
 //
 // Reference semantics (PyTorch 2.x, CPU; LinearAlgebra.cpp):
 //  - mm: both operands 2-D, inner sizes equal, same dtype; addmm: self, mat1 and mat2 share a
 //    dtype, self broadcasts to [M, N] (expand semantics), out = beta * self + alpha * mat1 @ mat2,
 //    and beta == 0 means self is not read at all (NaN/inf in self do not propagate);
-//    bmm: both operands 3-D with matching batch and inner sizes.
+//    bmm: both operands 3-D with matching batch and inner sizes; baddbmm: bmm plus
+//    beta * self, self broadcast to [B, M, N] (expand) and of batch1's dtype ("Input dtypes must
+//    be the same"), beta == 0 ignoring self as addmm does.
 //  - dtypes: every integer and floating dtype (integer products wrap in the output width, like
 //    ATen's integer gemm, which accumulates in the element type); bool raises from the kernel's
 //    dispatch. An empty result or an empty inner dimension never reaches the dispatch.
@@ -52,6 +54,12 @@ std::string scalar_type_name(DType t) {
       return "Float8_e4m3fn";
     case DType::Float8E5M2:
       return "Float8_e5m2";
+    case DType::Complex32:
+      return "ComplexHalf";
+    case DType::Complex64:
+      return "ComplexFloat";
+    case DType::Complex128:
+      return "ComplexDouble";
   }
   return "Unknown";
 }
@@ -83,6 +91,12 @@ std::string type_meta_name(DType t) {
       return "c10::Float8_e4m3fn";
     case DType::Float8E5M2:
       return "c10::Float8_e5m2";
+    case DType::Complex32:
+      return "c10::complex<c10::Half>";
+    case DType::Complex64:
+      return "c10::complex<float>";
+    case DType::Complex128:
+      return "c10::complex<double>";
   }
   return "unknown";
 }
@@ -103,7 +117,7 @@ void check_kernel_dtype(DType t, const char* kernel) {
 struct Product {
   Tensor a, w;  // 3-d views
   const Tensor* self = nullptr;
-  std::function<int64_t(int64_t i, int64_t j)> self_index;
+  std::function<int64_t(int64_t b, int64_t i, int64_t j)> self_index;
   double beta = 0, alpha = 1;
   int64_t ibeta = 0, ialpha = 1;
 };
@@ -138,7 +152,7 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
           acc *= static_cast<uint64_t>(p.ialpha);
           if (p.self && p.ibeta != 0) {
             acc += static_cast<uint64_t>(p.ibeta) *
-                   static_cast<uint64_t>(p.self->get_int(p.self_index(i, j)));
+                   static_cast<uint64_t>(p.self->get_int(p.self_index(b, i, j)));
           }
           out.set_int((b * m + i) * n + j, static_cast<int64_t>(acc));
         }
@@ -159,7 +173,7 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
       }
       for (int64_t j = 0; j < n; ++j) {
         double v = p.alpha * row[j];
-        if (p.self && p.beta != 0) v += p.beta * p.self->get(p.self_index(i, j));
+        if (p.self && p.beta != 0) v += p.beta * p.self->get(p.self_index(b, i, j));
         out.set((b * m + i) * n + j, v);
       }
     }
@@ -245,7 +259,7 @@ Values addmm_ref(const Values& args) {
   p.a = mat1.unsqueeze(0);
   p.w = mat2.unsqueeze(0);
   p.self = &self;
-  p.self_index = [s2, self_cols](int64_t i, int64_t j) {
+  p.self_index = [s2, self_cols](int64_t /*b*/, int64_t i, int64_t j) {
     const int64_t ii = s2[0] == 1 ? 0 : i;
     const int64_t jj = s2[1] == 1 ? 0 : j;
     return ii * self_cols + jj;
@@ -280,6 +294,64 @@ Values bmm_ref(const Values& args) {
   p.a = b1;
   p.w = b2;
   return {compute(p, out_shape, b2.dtype())};
+}
+
+Values baddbmm_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& b1 = args.at(1).tensor();
+  const Tensor& b2 = args.at(2).tensor();
+  const Scalar beta = args.at(3).to_scalar();
+  const Scalar alpha = args.at(4).to_scalar();
+  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
+  // expand_size(self, {B, M, N}, "baddbmm").
+  if (self.dim() > 3) {
+    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
+             sizes_str(self.shape()) + "}, size=" + sizes_str(target) +
+             "): the number of sizes provided (3) must be greater or equal to the number of "
+             "dimensions in the tensor (" +
+             std::to_string(self.dim()) + ")");
+  }
+  Shape s3(3, 1);
+  for (int64_t d = 0; d < self.dim(); ++d) s3[3 - self.dim() + d] = self.size(d);
+  for (int64_t d = 0; d < 3; ++d) {
+    if (s3[d] != target[d] && s3[d] != 1) {
+      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
+               ") must match the existing size (" + std::to_string(s3[d]) +
+               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: " +
+               sizes_str(target) + ".  Tensor sizes: " + sizes_str(self.shape()));
+    }
+  }
+  if (self.dtype() != b1.dtype()) {
+    op_error("Input dtypes must be the same, got: input " + type_meta_name(self.dtype()) +
+             ", batch1: " + type_meta_name(b1.dtype()) + ", batch2: " + type_meta_name(b2.dtype()));
+  }
+  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
+    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
+             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
+             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
+  }
+  if (numel_of(target) > 0 && b1.size(2) > 0) {
+    if (b1.dtype() != b2.dtype()) {
+      op_error("expected scalar type " + scalar_type_name(b1.dtype()) + " but found " +
+               scalar_type_name(b2.dtype()));
+    }
+    check_kernel_dtype(b1.dtype(), "bmm");
+  }
+  Product p;
+  p.a = b1;
+  p.w = b2;
+  p.self = &self;
+  p.self_index = [s3](int64_t b, int64_t i, int64_t j) {
+    const int64_t bb = s3[0] == 1 ? 0 : b, ii = s3[1] == 1 ? 0 : i, jj = s3[2] == 1 ? 0 : j;
+    return (bb * s3[1] + ii) * s3[2] + jj;
+  };
+  p.beta = beta.to_double();
+  p.alpha = alpha.to_double();
+  p.ibeta = beta.is_floating() ? static_cast<int64_t>(beta.to_double()) : beta.to_int();
+  p.ialpha = alpha.is_floating() ? static_cast<int64_t>(alpha.to_double()) : alpha.to_int();
+  return {compute(p, target, b1.dtype())};
 }
 
 // A dot product of length K rounded in the candidate's accumulator is off by about sqrt(K)
@@ -504,6 +576,83 @@ std::vector<Sample> bmm_samples(const SampleContext& ctx) {
   return out;
 }
 
+std::vector<Sample> baddbmm_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  const DType f32 = DType::Float32;
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      out.push_back(make("attention with bias [96, 128, 64] x [96, 64, 128] " + code(t),
+                         {T({96, 128, 128}, t), T({96, 128, 64}, t), T({96, 64, 128}, t)},
+                         {{"beta", F(1.0)}, {"alpha", F(0.125)}}));
+      out.push_back(make("mask broadcast [1, 512, 512], [64, 512, 64] x [64, 64, 512] " + code(t),
+                         {T({1, 512, 512}, t), T({64, 512, 64}, t), T({64, 64, 512}, t)}));
+    }
+    return out;
+  }
+  for (DType t : matmul_dtypes()) {
+    out.push_back(make("full self [3, 7, 33] " + code(t),
+                       {T({3, 7, 33}, t), T({3, 7, 16}, t), T({3, 16, 33}, t)}));
+  }
+  for (const Mnk& s : kSizes) {
+    out.push_back(make(
+        "sizes 2x" + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n),
+        {T({2, s.m, s.n}, f32), T({2, s.m, s.k}, f32), T({2, s.k, s.n}, f32)}));
+  }
+  for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int64}) {
+    const std::string d = " " + code(t);
+    out.push_back(make("self [N] (bias)" + d, {T({7}, t), T({3, 5, 16}, t), T({3, 16, 7}, t)}));
+    out.push_back(
+        make("self [1, M, N]" + d, {T({1, 5, 7}, t), T({3, 5, 16}, t), T({3, 16, 7}, t)}));
+    out.push_back(make("self 0-d" + d, {T({}, t), T({3, 5, 16}, t), T({3, 16, 7}, t)}));
+    out.push_back(make("batch1 items transposed" + d,
+                       {T({4, 9, 7}, t), T({4, 9, 16}, t, {144, 1, 9}), T({4, 16, 7}, t)}));
+  }
+  out.push_back(
+      make("self [B, 1, N]", {T({3, 1, 7}, f32), T({3, 5, 16}, f32), T({3, 16, 7}, f32)}));
+  out.push_back(make("self expanded (stride 0)",
+                     {T({3, 5, 7}, f32, {0, 7, 1}), T({3, 5, 16}, f32), T({3, 16, 7}, f32)}));
+  out.push_back(make("beta and alpha floats",
+                     {T({3, 5, 7}, f32), T({3, 5, 16}, f32), T({3, 16, 7}, f32)},
+                     {{"beta", F(0.5)}, {"alpha", F(0.125)}}));
+  out.push_back(
+      make("beta and alpha ints, i32",
+           {T({2, 5, 7}, DType::Int32), T({2, 5, 16}, DType::Int32), T({2, 16, 7}, DType::Int32)},
+           {{"beta", I(2)}, {"alpha", I(-3)}}));
+  out.push_back(make("beta=0 ignores NaN in self",
+                     {T_fill({3, 5, 7}, f32, "special"), T({3, 5, 16}, f32), T({3, 16, 7}, f32)},
+                     {{"beta", I(0)}}));
+  out.push_back(make("beta=0.0 ignores NaN in self, f16",
+                     {T_fill({2, 5, 7}, DType::Float16, "special"), T({2, 5, 16}, DType::Float16),
+                      T({2, 16, 7}, DType::Float16)},
+                     {{"beta", F(0.0)}}));
+  out.push_back(make("special values in self",
+                     {T_fill({3, 5, 7}, f32, "special"), T({3, 5, 16}, f32), T({3, 16, 7}, f32)}));
+  for (DType t : {f32, DType::BFloat16, DType::Float64}) {
+    out.push_back(make("special values in batch1 " + code(t),
+                       {T({2, 9, 7}, t), T_fill({2, 9, 16}, t, "special"), T({2, 16, 7}, t)}));
+  }
+  out.push_back(make("empty inner dim gives beta*self",
+                     {T({2, 4, 3}, f32), T({2, 4, 0}, f32), T({2, 0, 3}, f32)},
+                     {{"beta", F(2.0)}}));
+  out.push_back(make("empty batch", {T({3}, f32), T({0, 4, 5}, f32), T({0, 5, 3}, f32)}));
+  out.push_back(make("error: self does not broadcast",
+                     {T({2, 4}, f32), T({2, 3, 5}, f32), T({2, 5, 6}, f32)}));
+  out.push_back(
+      make("error: self 4-d", {T({1, 2, 3, 6}, f32), T({2, 3, 5}, f32), T({2, 5, 6}, f32)}));
+  out.push_back(
+      make("error: batch sizes differ", {T({3, 6}, f32), T({2, 3, 5}, f32), T({3, 5, 6}, f32)}));
+  out.push_back(
+      make("error: inner sizes differ", {T({3, 6}, f32), T({2, 3, 5}, f32), T({2, 4, 6}, f32)}));
+  out.push_back(make("error: batch1 2-d", {T({3, 6}, f32), T({3, 5}, f32), T({2, 5, 6}, f32)}));
+  out.push_back(make("error: self dtype differs",
+                     {T({3, 6}, DType::Float64), T({2, 3, 5}, f32), T({2, 5, 6}, f32)}));
+  out.push_back(make("error: batch2 dtype differs",
+                     {T({3, 6}, f32), T({2, 3, 5}, f32), T({2, 5, 6}, DType::Float16)}));
+  out.push_back(make("error: bool", {T({3, 6}, DType::Bool), T({2, 3, 5}, DType::Bool),
+                                     T({2, 5, 6}, DType::Bool)}));
+  return out;
+}
+
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
@@ -535,6 +684,18 @@ void register_matmul_ops(OpRegistry& r) {
     op.samples = bmm_samples;
     op.cost = product_cost(0, 2);
     op.compare = inner_length_compare(0, 2);
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = OpDef::from_schema(
+        "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+        "alpha=1) -> Tensor",
+        "matmul");
+    op.dtypes = matmul_dtypes();
+    op.ref = baddbmm_ref;
+    op.samples = baddbmm_samples;
+    op.cost = product_cost(1, 2);
+    op.compare = inner_length_compare(1, 2);
     r.add(std::move(op));
   }
 }

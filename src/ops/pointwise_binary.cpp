@@ -1,9 +1,14 @@
 // Pointwise binary ops: add (Tensor, Scalar, in-place), sub, mul (Tensor, Scalar), div (true
 // division). References follow ATen's result_type promotion, broadcasting and alpha rules; they
 // compute in double (floating results) or exactly in wrapping int64 (integral and bool results)
-// and round once to the result dtype.
+// and round once to the result dtype. Complex results (c32 c64 c128 operands) compute on
+// complex doubles with c10::complex's formulas and round each part once.
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 
 #include "crucible/core/error.h"
@@ -43,6 +48,12 @@ std::string aten_type_name(DType t) {
       return "Float8_e4m3fn";
     case DType::Float8E5M2:
       return "Float8_e5m2";
+    case DType::Complex32:
+      return "ComplexHalf";
+    case DType::Complex64:
+      return "ComplexFloat";
+    case DType::Complex128:
+      return "ComplexDouble";
   }
   return "Unknown";
 }
@@ -88,11 +99,47 @@ int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
+// Complex results: out = f(a, b) on std::complex<double> (real operands read as (x, 0)),
+// rounded once per part to out's dtype.
+void map_binary_complex(
+    const Tensor& a, const Tensor& b, const Tensor& out,
+    const std::function<std::complex<double>(std::complex<double>, std::complex<double>)>& f) {
+  const Tensor ops[] = {out, a, b};
+  auto at = [](const Tensor& t, int64_t off) {
+    return static_cast<char*>(t.storage()->data()) + off * static_cast<int64_t>(t.itemsize());
+  };
+  opsutil::for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
+    store_from_complex(
+        at(out, o[0]), out.dtype(),
+        f(load_as_complex(at(a, o[1]), a.dtype()), load_as_complex(at(b, o[2]), b.dtype())));
+  });
+}
+
+// c10::complex's operator* (the textbook formula, no C99 Annex G recovery of infinities).
+std::complex<double> complex_mul(std::complex<double> x, std::complex<double> y) {
+  return {x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real()};
+}
+
+// c10::complex's operator/ (numpy's scaled division).
+std::complex<double> complex_div(std::complex<double> x, std::complex<double> y) {
+  const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+  const double abs_c = std::fabs(c), abs_d = std::fabs(d);
+  if (abs_c >= abs_d) {
+    if (abs_c == 0 && abs_d == 0) return {a / abs_c, b / abs_d};
+    const double rat = d / c;
+    const double scl = 1.0 / (c + d * rat);
+    return {(a + b * rat) * scl, (b - a * rat) * scl};
+  }
+  const double rat = c / d;
+  const double scl = 1.0 / (d + c * rat);
+  return {(a * rat + b) * scl, (b * rat - a) * scl};
+}
+
 // ATen's alpha_check (BinaryOps.h) against the result dtype.
 void alpha_check(DType result, const Scalar& alpha) {
   CRUCIBLE_CHECK(!alpha.is_bool() || result == DType::Bool,
                  "Boolean alpha only supported for Boolean results.");
-  CRUCIBLE_CHECK(is_floating(result) || !alpha.is_floating(),
+  CRUCIBLE_CHECK(is_floating(result) || is_complex(result) || !alpha.is_floating(),
                  "For integral input tensors, argument alpha must not be a floating point number.");
 }
 
@@ -116,7 +163,12 @@ DType promoted(const Value& a, const Value& b) {
 void add_into(const Tensor& a, const Tensor& b, const Scalar& alpha, bool negate,
               const Tensor& out) {
   const DType rt = out.dtype();
-  if (is_floating(rt)) {
+  if (is_complex(rt)) {
+    const double al = negate ? -alpha.to_double() : alpha.to_double();
+    map_binary_complex(a, b, out, [al](std::complex<double> x, std::complex<double> y) {
+      return std::complex<double>{x.real() + al * y.real(), x.imag() + al * y.imag()};
+    });
+  } else if (is_floating(rt)) {
     const double al = negate ? -alpha.to_double() : alpha.to_double();
     opsutil::map_binary(a, b, out, [al](double x, double y) { return x + al * y; });
   } else if (rt == DType::Bool) {
@@ -154,7 +206,9 @@ Values add_like(const Values& args, bool negate) {
 Values mul_ref(const Values& args) {
   const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
   Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), promoted(args[0], args[1]));
-  if (is_floating(out.dtype()))
+  if (is_complex(out.dtype()))
+    map_binary_complex(ta, tb, out, complex_mul);
+  else if (is_floating(out.dtype()))
     opsutil::map_binary(ta, tb, out, [](double x, double y) { return x * y; });
   else if (out.dtype() == DType::Bool)
     opsutil::map_binary_int(ta, tb, out,
@@ -169,6 +223,10 @@ Values div_ref(const Values& args) {
   const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
   const DType rt = opsutil::to_float_dtype(promoted(args[0], args[1]));
   Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  if (is_complex(rt)) {
+    map_binary_complex(ta, tb, out, complex_div);
+    return {Value(out)};
+  }
   opsutil::map_binary(ta, tb, out, [](double x, double y) { return x / y; });
   return {Value(out)};
 }
@@ -229,9 +287,28 @@ void add_number_samples(std::vector<Sample>& out) {
   out.push_back(make("other a Python bool, bool", {T({4, 5}, DType::Bool), B(true)}));
 }
 
+// Complex operands (c64 c128; c32 on CPU only for some kernels, so left out): same dtype,
+// complex with real (promotion: f64 with c64 -> c128), broadcasting, a 0-d complex with a
+// dimensioned real tensor (complex category wins), special values in either part.
+void add_complex_samples(std::vector<Sample>& out) {
+  const DType c64 = DType::Complex64, c128 = DType::Complex128;
+  out.push_back(make("complex c64", {T({5, 6}, c64), T({5, 6}, c64)}));
+  out.push_back(make("complex c128, broadcast", {T({4, 1, 3}, c128), T({5, 3}, c128)}));
+  out.push_back(make("complex c64 with f64 -> c128", {T({4, 5}, c64), T({4, 5}, DType::Float64)}));
+  out.push_back(make("complex f32 with 0-d c128 -> c64", {T({4, 5}, DType::Float32), T({}, c128)}));
+  out.push_back(make("complex c64 with i64", {T({4, 5}, c64), T({5}, DType::Int64)}));
+  out.push_back(make("complex c64 transposed", {T_transposed(6, 4, c64), T({6, 4}, c64)}));
+  out.push_back(make("complex special values c128",
+                     {T_fill({48}, c128, "special"), T_fill({48}, c128, "special")}));
+}
+
 std::vector<Sample> add_samples(const SampleContext& ctx) {
   if (ctx.performance) return elementwise_perf_samples(2, perf_dtypes());
   std::vector<Sample> out = binary_samples(all_numeric_dtypes());
+  add_complex_samples(out);
+  out.push_back(make("complex alpha=0.5 c64",
+                     {T({6, 7}, DType::Complex64), T({6, 7}, DType::Complex64)},
+                     {{"alpha", F(0.5)}}));
   for (DType t : {DType::Float32, DType::Float16, DType::Int64, DType::UInt8, DType::Int8})
     out.push_back(make("alpha=2 " + code(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
   for (DType t : {DType::Float32, DType::BFloat16, DType::Float64})
@@ -359,6 +436,7 @@ std::vector<Sample> mul_samples(const SampleContext& ctx) {
   if (ctx.performance) return elementwise_perf_samples(2, perf_dtypes());
   std::vector<Sample> out = binary_samples(all_numeric_dtypes());
   if (kNumberOperandSamples) add_number_samples(out);
+  add_complex_samples(out);
   out.push_back(make("i32 overflow wraps", {T_fill({64}, DType::Int32, "special"),
                                             T_fill({64}, DType::Int32, "special")}));
   return out;
@@ -397,6 +475,7 @@ std::vector<Sample> div_samples(const SampleContext& ctx) {
   out.push_back(make("u8 / u8 with zeros", {T({64}, DType::UInt8), T({64}, DType::UInt8)}));
   out.push_back(make("i32 / 0-d i32 -> f32", {T({6, 7}, DType::Int32), T({}, DType::Int32)}));
   out.push_back(make("f16 / 0-d f64 -> f16", {T({6, 7}, DType::Float16), T({}, DType::Float64)}));
+  add_complex_samples(out);
   return out;
 }
 

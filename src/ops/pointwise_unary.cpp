@@ -45,6 +45,12 @@ std::string aten_type_name(DType t) {
       return "Float8_e4m3fn";
     case DType::Float8E5M2:
       return "Float8_e5m2";
+    case DType::Complex32:
+      return "ComplexHalf";
+    case DType::Complex64:
+      return "ComplexFloat";
+    case DType::Complex128:
+      return "ComplexDouble";
   }
   return "Unknown";
 }

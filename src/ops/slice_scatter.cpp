@@ -1,8 +1,320 @@
-// Op family: slice_scatter (being written).
+// Backward and scatter forms of the views: select_backward, select_scatter, slice_backward,
+// slice_scatter, diagonal_scatter, as_strided_scatter.
+//
+// Reference semantics (PyTorch 2.x; TensorShape.cpp):
+//  - *_backward(grad, input_sizes, ...): zeros of input_sizes in grad's dtype, with the view
+//    (select/slice) of it given grad by copy_ (so grad broadcasts to the view's shape).
+//  - *_scatter(self, src, ...): a clone of self whose view is overwritten by src; src must have
+//    exactly the view's shape ("expected src to have a size equal to the slice of self. src
+//    size = [..], slice size = [..]"); src of another dtype is converted (copy_); the result has
+//    self's dtype. The view arguments follow the views (shape.cpp): wrapped dims, slice
+//    clamping and positive steps, diagonal lengths, select index range.
+//  - as_strided_scatter: the clone keeps self's strides when self is non-overlapping and dense
+//    (clone's preserve format), else it is contiguous; the view is taken on the clone's storage
+//    with an absolute storage offset (None = 0, the clone's offset). Views that overlap
+//    themselves would make the result depend on write order: the samples avoid them.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/samples.h"
+#include "ops/shape_internal.h"
 
 namespace crucible {
+namespace {
 
-void register_slice_scatter_ops(OpRegistry& r) { (void)r; }
+using namespace samples;  // NOLINT(google-build-using-namespace)
+
+constexpr DType f32 = DType::Float32;
+constexpr DType f16 = DType::Float16;
+constexpr DType i64 = DType::Int64;
+
+std::string code(DType t) { return std::string(dtype_code(t)); }
+
+void check_src(const Tensor& view, const Tensor& src) {
+  if (view.shape() != src.shape())
+    op_error("expected src to have a size equal to the slice of self. src size = " +
+             shape_str(src.shape()) + ", slice size = " + shape_str(view.shape()));
+}
+
+// Clone with "preserve" memory format: same strides when self is non-overlapping and dense.
+Tensor preserve_clone(const Tensor& self) {
+  const Shape& sz = self.shape();
+  std::vector<size_t> perm(sz.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    return self.stride(static_cast<int64_t>(a)) < self.stride(static_cast<int64_t>(b));
+  });
+  bool dense = true;
+  int64_t expect = 1;
+  for (size_t p : perm) {
+    if (sz[p] < 2) continue;
+    if (self.stride(static_cast<int64_t>(p)) != expect) dense = false;
+    expect *= sz[p];
+  }
+  if (!dense || self.numel() == 0) return self.clone();
+  Tensor out = Tensor::empty_strided(sz, self.strides(), self.dtype());
+  out.copy_from(self);
+  return out;
+}
+
+Values select_backward_ref(const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  Tensor out = Tensor::zeros(a.at(1).to_int_list(), grad.dtype());
+  out.select(a.at(2).to_int(), a.at(3).to_int()).copy_from(grad);
+  return {out};
+}
+
+Values slice_backward_ref(const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  Tensor out = Tensor::zeros(a.at(1).to_int_list(), grad.dtype());
+  out.slice(a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int(), a.at(5).to_int()).copy_from(grad);
+  return {out};
+}
+
+template <typename ViewOf>
+Values scatter_into_view(const Values& a, ViewOf view_of) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = self.clone();
+  Tensor v = view_of(out);
+  check_src(v, src);
+  v.copy_from(src);
+  return {out};
+}
+
+Values select_scatter_ref(const Values& a) {
+  return scatter_into_view(
+      a, [&](const Tensor& o) { return o.select(a.at(2).to_int(), a.at(3).to_int()); });
+}
+
+Values slice_scatter_ref(const Values& a) {
+  return scatter_into_view(a, [&](const Tensor& o) {
+    return shape_ops::slice(o, a.at(2).to_int(), a.at(3), a.at(4), a.at(5).to_int());
+  });
+}
+
+Values diagonal_scatter_ref(const Values& a) {
+  return scatter_into_view(a, [&](const Tensor& o) {
+    return shape_ops::diagonal(o, a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int());
+  });
+}
+
+Values as_strided_scatter_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = preserve_clone(self);
+  Tensor v = shape_ops::as_strided(out, a.at(2).to_int_list(), a.at(3).to_int_list(), a.at(4));
+  check_src(v, src);
+  v.copy_from(src);
+  return {out};
+}
+
+double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
+
+// Backward: grad read, output written. Scatter: self read, src read, output written.
+Cost scatter_cost(const Values& a, const Values& out) {
+  Cost c;
+  if (out.empty() || !out[0].is_tensor()) return c;
+  c.bytes = nbytes(a.at(0).tensor()) + nbytes(out[0].tensor());
+  if (a.size() > 1 && a[1].is_tensor()) c.bytes += nbytes(a[1].tensor());
+  return c;
+}
+
+std::vector<Sample> select_backward_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {f32, f16})
+      out.push_back(make("CLS grad [64, 768] into [64, 128, 768] " + code(t),
+                         {T({64, 768}, t), L({64, 128, 768}), I(1), I(0)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("row " + code(t), {T({4}, t), L({3, 4}), I(0), I(1)}));
+  out.push_back(make("column, negative index", {T({3}, f32), L({3, 4}), I(1), I(-1)}));
+  out.push_back(make("negative dim, 3-d", {T({2, 3}, f32), L({2, 3, 5}), I(-1), I(4)}));
+  out.push_back(make("0-d grad", {T({}, f32), L({5}), I(0), I(2)}));
+  out.push_back(make("empty", {T({0}, f32), L({3, 0}), I(0), I(2)}));
+  out.push_back(make("broadcast grad", {T({1}, f32), L({3, 4}), I(0), I(1)}));
+  out.push_back(make("transposed grad", {T_transposed(3, 4, f16), L({3, 2, 4}), I(1), I(1)}));
+  out.push_back(make("expanded grad", {T({3, 4}, f32, {0, 1}), L({3, 4, 2}), I(2), I(0)}));
+  out.push_back(make("special values", {T_fill({6}, f32, "special"), L({2, 6}), I(0), I(1)}));
+  out.push_back(make("error: index out of range", {T({4}, f32), L({3, 4}), I(0), I(3)}));
+  out.push_back(make("error: dim out of range", {T({4}, f32), L({3, 4}), I(2), I(0)}));
+  return out;
+}
+
+std::vector<Sample> select_scatter_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {f32, f16})
+      out.push_back(make("[64, 128, 768] token 0 " + code(t),
+                         {T({64, 128, 768}, t), T({64, 768}, t), I(1), I(0)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("row " + code(t), {T({3, 4}, t), T({4}, t), I(0), I(1)}));
+  out.push_back(make("column, negative index", {T({3, 4}, f32), T({3}, f32), I(1), I(-1)}));
+  out.push_back(make("negative dim, 3-d", {T({2, 3, 5}, f32), T({2, 3}, f32), I(-1), I(4)}));
+  out.push_back(make("1-d self, 0-d src", {T({5}, f32), T({}, f32), I(0), I(2)}));
+  out.push_back(make("empty", {T({3, 0}, f32), T({0}, f32), I(0), I(2)}));
+  out.push_back(make("src of another dtype", {T({3, 4}, f32), T({4}, i64), I(0), I(0)}));
+  out.push_back(make("transposed self", {T_transposed(4, 3, f32), T({4}, f32), I(1), I(2)}));
+  out.push_back(make("expanded self", {T({3, 4}, f16, {0, 1}), T({4}, f16), I(0), I(1)}));
+  out.push_back(make("sliced src", {T({3, 4}, f32), T({4}, f32, {2}), I(0), I(2)}));
+  out.push_back(make("special values",
+                     {T_fill({2, 6}, f32, "special"), T_fill({6}, f32, "special"), I(0), I(1)}));
+  out.push_back(make("error: src shape differs", {T({3, 4}, f32), T({3}, f32), I(0), I(1)}));
+  out.push_back(make("error: src would broadcast", {T({3, 4}, f32), T({1}, f32), I(0), I(1)}));
+  out.push_back(make("error: index out of range", {T({3, 4}, f32), T({4}, f32), I(0), I(-4)}));
+  return out;
+}
+
+std::vector<Sample> slice_backward_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {f32, f16})
+      out.push_back(make("half features [64, 128, 384] " + code(t),
+                         {T({64, 128, 384}, t), L({64, 128, 768}), I(2), I(0), I(384), I(1)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("range " + code(t), {T({2, 4}, t), L({5, 4}), I(0), I(1), I(3), I(1)}));
+  out.push_back(make("step 2", {T({3, 3}, f32), L({3, 6}), I(1), I(0), I(6), I(2)}));
+  out.push_back(make("end INT64_MAX", {T({2, 3}, f32), L({5, 3}), I(0), I(3), I(INT64_MAX), I(1)}));
+  out.push_back(make("negative start", {T({2}, f32), L({6}), I(0), I(-2), I(6), I(1)}));
+  out.push_back(make("negative dim", {T({2, 2}, f32), L({2, 7}), I(-1), I(1), I(5), I(3)}));
+  out.push_back(make("empty slice", {T({0, 4}, f32), L({5, 4}), I(0), I(3), I(3), I(1)}));
+  out.push_back(
+      make("transposed grad", {T_transposed(3, 4, f16), L({3, 8}), I(1), I(0), I(8), I(2)}));
+  out.push_back(
+      make("special values", {T_fill({6}, f32, "special"), L({9}), I(0), I(3), I(9), I(1)}));
+  out.push_back(make("error: step 0", {T({2}, f32), L({6}), I(0), I(0), I(2), I(0)}));
+  out.push_back(make("error: dim out of range", {T({2}, f32), L({6}), I(1), I(0), I(2), I(1)}));
+  return out;
+}
+
+std::vector<Sample> slice_scatter_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {f32, f16})
+      out.push_back(make("half features [64, 128, 768] " + code(t),
+                         {T({64, 128, 768}, t), T({64, 128, 384}, t), I(2), I(0), I(384)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("range " + code(t), {T({5, 4}, t), T({2, 4}, t), I(0), I(1), I(3)}));
+  out.push_back(make("defaults (whole tensor)", {T({3, 4}, f32), T({3, 4}, f32)}));
+  out.push_back(make("step 2, start and end None",
+                     {T({3, 6}, f32), T({3, 3}, f32), I(1), None(), None(), I(2)}));
+  out.push_back(make("keywords", {T({3, 7}, f32), T({3, 2}, f32)},
+                     {{"dim", I(-1)}, {"start", I(1)}, {"end", I(6)}, {"step", I(3)}}));
+  out.push_back(make("end clamped", {T({5}, f32), T({2}, f32), I(0), I(3), I(100)}));
+  out.push_back(make("empty slice", {T({5}, f32), T({0}, f32), I(0), I(4), I(2)}));
+  out.push_back(
+      make("src of another dtype", {T({5}, f16), T({2}, DType::Int32), I(0), I(0), I(2)}));
+  out.push_back(
+      make("transposed self", {T_transposed(4, 6, f32), T({4, 3}, f32), I(1), I(0), I(6), I(2)}));
+  out.push_back(make("expanded src", {T({4, 6}, f32), T({2, 6}, f32, {0, 1}), I(0), I(2)}));
+  out.push_back(make("special values",
+                     {T_fill({12}, f32, "special"), T_fill({4}, f32, "special"), I(0), I(8)}));
+  out.push_back(make("error: src shape differs", {T({5}, f32), T({3}, f32), I(0), I(1), I(3)}));
+  out.push_back(make("error: step 0", {T({5}, f32), T({5}, f32), I(0), None(), None(), I(0)}));
+  out.push_back(make("error: 0-d self", {T({}, f32), T({}, f32)}));
+  return out;
+}
+
+std::vector<Sample> diagonal_scatter_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {f32, f16})
+      out.push_back(make("batched [64, 512, 512] " + code(t),
+                         {T({64, 512, 512}, t), T({64, 512}, t), I(0), I(1), I(2)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("square " + code(t), {T({4, 4}, t), T({4}, t)}));
+  out.push_back(make("offset 1", {T({3, 5}, f32), T({3}, f32), I(1)}));
+  out.push_back(make("offset -2", {T({5, 3}, f32), T({3}, f32), I(-2)}));
+  out.push_back(make("offset past the end (empty)", {T({3, 4}, f32), T({0}, f32), I(4)}));
+  out.push_back(make("3-d dims 0, 2", {T({3, 2, 4}, f32), T({2, 3}, f32), I(0), I(0), I(2)}));
+  out.push_back(make("keywords, reversed dims", {T({2, 3, 3}, f32), T({2, 2}, f32)},
+                     {{"offset", I(1)}, {"dim1", I(2)}, {"dim2", I(1)}}));
+  out.push_back(make("transposed self", {T_transposed(4, 4, f16), T({4}, f16)}));
+  out.push_back(make("src of another dtype", {T({3, 3}, f32), T({3}, DType::Bool)}));
+  out.push_back(
+      make("special values", {T_fill({5, 5}, f32, "special"), T_fill({5}, f32, "special")}));
+  out.push_back(make("error: src shape differs", {T({3, 3}, f32), T({2}, f32)}));
+  out.push_back(make("error: identical dims", {T({3, 3}, f32), T({3}, f32), I(0), I(1), I(1)}));
+  return out;
+}
+
+std::vector<Sample> as_strided_scatter_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : {f32, f16})
+      out.push_back(make("every other row [2048, 2048] " + code(t),
+                         {T({2048, 2048}, t), T({1024, 2048}, t), L({1024, 2048}), L({4096, 1})}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("transpose " + code(t), {T({3, 4}, t), T({4, 3}, t), L({4, 3}), L({1, 4})}));
+  out.push_back(make("offset", {T({3, 4}, f32), T({2, 2}, f32), L({2, 2}), L({4, 1}), I(5)}));
+  out.push_back(make("offset keyword", {T({12}, f32), T({3}, f32), L({3}), L({4})},
+                     {{"storage_offset", I(1)}}));
+  out.push_back(
+      make("offset None", {T({3, 4}, f32), T({2, 3}, f32), L({2, 3}), L({1, 2}), None()}));
+  out.push_back(make("0-d view", {T({6}, f32), T({}, f32), L({}), L({}), I(3)}));
+  out.push_back(make("empty view", {T({6}, f32), T({0, 2}, f32), L({0, 2}), L({2, 1})}));
+  out.push_back(
+      make("transposed (dense) self", {T_transposed(4, 6, f32), T({6}, f32), L({6}), L({4})}));
+  out.push_back(
+      make("sliced (not dense) self", {T({3, 4}, f32, {8, 2}), T({4}, f32), L({4}), L({3})}));
+  out.push_back(make("src of another dtype", {T({3, 4}, f16), T({3}, i64), L({3}), L({4})}));
+  out.push_back(make("error: src shape differs", {T({3, 4}, f32), T({3}, f32), L({4}), L({1})}));
+  out.push_back(
+      make("error: out of storage", {T({3, 4}, f32), T({4, 4}, f32), L({4, 4}), L({4, 1})}));
+  return out;
+}
+
+void add(OpRegistry& r, const char* schema, RefFn ref, SampleFn samples) {
+  OpDef op = OpDef::from_schema(schema, "view.backward");
+  op.dtypes = all_numeric_dtypes();
+  op.ref = std::move(ref);
+  op.samples = std::move(samples);
+  op.cost = scatter_cost;
+  r.add(std::move(op));
+}
+
+}  // namespace
+
+void register_slice_scatter_ops(OpRegistry& r) {
+  add(r,
+      "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> "
+      "Tensor",
+      select_backward_ref, select_backward_samples);
+  add(r, "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+      select_scatter_ref, select_scatter_samples);
+  add(r,
+      "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+      "SymInt end, SymInt step) -> Tensor",
+      slice_backward_ref, slice_backward_samples);
+  add(r,
+      "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? "
+      "end=None, SymInt step=1) -> Tensor",
+      slice_scatter_ref, slice_scatter_samples);
+  add(r,
+      "aten::diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> "
+      "Tensor",
+      diagonal_scatter_ref, diagonal_scatter_samples);
+  add(r,
+      "aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? "
+      "storage_offset=None) -> Tensor",
+      as_strided_scatter_ref, as_strided_scatter_samples);
+}
 
 }  // namespace crucible

@@ -1,8 +1,168 @@
-// Op family: softmax_backward (being written).
+// Softmax backward: aten._softmax_backward_data.default, aten._log_softmax_backward_data.default.
+//
+// Reference semantics (PyTorch 2.x, CPU; SoftMax.cpp):
+//  - grad_output and output must have the same size ("Expected tensor for argument #1 'grad'
+//    to have same size as tensor for argument #2 'output'"); dim wraps (0-d: 0 and -1).
+//  - the result has grad_output's dtype, except that grad f32 with input_dtype=f16 asks for an
+//    f16 result (the CUDA half-to-float case), which the CPU kernels reject ("expected scalar
+//    type Float but found Half"); any other input_dtype is ignored on the CPU.
+//  - output must have grad's dtype (the kernels read both as one scalar type); only f16, bf16,
+//    f32 and f64 are implemented (f16 on the CPU since 2.1; 1.13 rejects it).
+//  - softmax:     grad_input = output * (grad - sum(grad * output, dim))
+//    log_softmax: grad_input = grad - exp(output) * sum(grad, dim)
+//  - an empty input gives an empty result.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/samples.h"
+#include "ops/statistics_internal.h"
 
 namespace crucible {
+namespace {
 
-void register_softmax_backward_ops(OpRegistry& r) { (void)r; }
+using namespace samples;
+using stats::code;
+
+bool supported(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
+}
+
+Values backward_ref(const Values& a, bool log) {
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& output = a.at(1).tensor();
+  const DType input_dtype = a.at(3).to_dtype();
+  if (grad.shape() != output.shape())
+    op_error(
+        "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+        "'output'; but " +
+        shape_str(grad.shape()) + " does not equal " + shape_str(output.shape()) +
+        " (while checking arguments for softmax_backward)");
+  const int64_t dim = wrap_dim(a.at(2).to_int(), grad.dim());
+  DType out_dt = grad.dtype();
+  if (grad.dtype() == DType::Float32 && input_dtype == DType::Float16) out_dt = DType::Float16;
+  Tensor out = Tensor::empty(grad.shape(), out_dt);
+  if (output.numel() == 0) return {out};
+  const bool last = grad.dim() == 0 || dim == grad.dim() - 1;
+  const std::string kernel =
+      std::string(log ? "log_" : "") +
+      (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl");
+  if (!supported(grad.dtype()))
+    op_error("\"" + kernel + "\" not implemented for '" + stats::scalar_type_name(grad.dtype()) +
+             "'");
+  if (output.dtype() != grad.dtype())
+    op_error("expected scalar type " + stats::scalar_type_name(grad.dtype()) + " but found " +
+             stats::scalar_type_name(output.dtype()));
+  if (out_dt != grad.dtype())
+    op_error("expected scalar type " + stats::scalar_type_name(grad.dtype()) + " but found " +
+             stats::scalar_type_name(out_dt));
+  const stats::Rows rows = stats::rows_of(grad.shape(), grad.dim() == 0 ? 0 : dim);
+  for (int64_t r = 0; r < rows.count(); ++r) {
+    double s = 0;
+    for (int64_t k = 0; k < rows.len; ++k) {
+      const int64_t i = rows.at(r, k);
+      s += log ? grad.get(i) : grad.get(i) * output.get(i);
+    }
+    for (int64_t k = 0; k < rows.len; ++k) {
+      const int64_t i = rows.at(r, k);
+      out.set(i,
+              log ? grad.get(i) - std::exp(output.get(i)) * s : output.get(i) * (grad.get(i) - s));
+    }
+  }
+  return {out};
+}
+
+// The row sum has `len` terms: sqrt(len) widening (as softmax's forward).
+ComparePolicy backward_compare() {
+  ComparePolicy c;
+  c.tol_scale = [](const Values& a) {
+    if (a.size() < 3 || !a[0].is_tensor() || a[0].tensor().dim() == 0) return 1.0;
+    const Tensor& t = a[0].tensor();
+    const int64_t d = a[2].to_int();
+    if (d < -t.dim() || d >= t.dim()) return 1.0;
+    return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(d), 1)));
+  };
+  return c;
+}
+
+Cost backward_cost(const Values& a, const Values& out) {
+  Cost c = stats::read_write_cost(a, out, 4.0);
+  if (a.size() > 1 && a[1].is_tensor())
+    c.bytes +=
+        static_cast<double>(a[1].tensor().numel()) * static_cast<double>(a[1].tensor().itemsize());
+  return c;
+}
+
+std::vector<Sample> backward_samples(const SampleContext& ctx, bool log) {
+  std::vector<Sample> out;
+  const DType f32 = DType::Float32;
+  // output: a softmax output is in (0, 1) (fill 'uniform'); a log_softmax output is <= 0, any
+  // signed data exercises the formula just as well.
+  auto output = [&](const Shape& s, DType t) { return log ? T(s, t) : T_fill(s, t, "uniform"); };
+  if (ctx.performance) {
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      out.push_back(make("attention [768, 128, 128] " + code(t),
+                         {T({768, 128, 128}, t), output({768, 128, 128}, t), I(-1), DT(t)}));
+      out.push_back(make("vocabulary [512, 30522] " + code(t),
+                         {T({512, 30522}, t), output({512, 30522}, t), I(1), DT(t)}));
+    }
+    return out;
+  }
+  for (DType t : floating_dtypes()) {
+    const std::string d = " " + code(t);
+    out.push_back(make("rows" + d, {T({4, 33}, t), output({4, 33}, t), I(-1), DT(t)}));
+    out.push_back(make("non-last dim" + d, {T({3, 5, 4}, t), output({3, 5, 4}, t), I(1), DT(t)}));
+    out.push_back(
+        make("special values" + d, {T_fill({6, 8}, t, "special"), output({6, 8}, t), I(1), DT(t)}));
+  }
+  out.push_back(make("dim 0", {T({6, 5}, f32), output({6, 5}, f32), I(0), DT(f32)}));
+  out.push_back(make("negative dim", {T({3, 4, 5}, f32), output({3, 4, 5}, f32), I(-2), DT(f32)}));
+  out.push_back(
+      make("transposed grad", {T_transposed(9, 7, f32), output({9, 7}, f32), I(1), DT(f32)}));
+  out.push_back(make("transposed output", {T({7, 9}, f32), T({7, 9}, f32, {1, 7}), I(1), DT(f32)}));
+  out.push_back(make("expanded grad (stride 0)",
+                     {T({4, 6}, f32, {0, 1}), output({4, 6}, f32), I(1), DT(f32)}));
+  out.push_back(make("sliced output", {T({3, 5}, f32), T({3, 5}, f32, {10, 2}), I(-1), DT(f32)}));
+  out.push_back(make("long rows", {T({2, 1000}, f32), output({2, 1000}, f32), I(1), DT(f32)}));
+  out.push_back(make("0-d", {T({}, f32), output({}, f32), I(0), DT(f32)}));
+  out.push_back(make("0-d, dim -1", {T({}, DType::Float64), output({}, DType::Float64), I(-1),
+                                     DT(DType::Float64)}));
+  out.push_back(make("empty", {T({0, 5}, f32), output({0, 5}, f32), I(1), DT(f32)}));
+  out.push_back(make("input_dtype f64 with f32 grad (ignored)",
+                     {T({4, 7}, f32), output({4, 7}, f32), I(1), DT(DType::Float64)}));
+  out.push_back(make("input_dtype f32 with f16 grad (ignored)",
+                     {T({4, 7}, DType::Float16), output({4, 7}, DType::Float16), I(1), DT(f32)}));
+  out.push_back(make("error: f32 grad with input_dtype f16",
+                     {T({4, 7}, f32), output({4, 7}, f32), I(1), DT(DType::Float16)}));
+  out.push_back(make("error: output dtype differs",
+                     {T({4, 7}, f32), output({4, 7}, DType::Float64), I(1), DT(f32)}));
+  out.push_back(make("error: sizes differ", {T({4, 7}, f32), output({4, 6}, f32), I(1), DT(f32)}));
+  out.push_back(make("error: integral grad",
+                     {T({4, 7}, DType::Int64), T({4, 7}, DType::Int64), I(1), DT(DType::Int64)}));
+  out.push_back(
+      make("error: dim out of range", {T({4, 7}, f32), output({4, 7}, f32), I(2), DT(f32)}));
+  return out;
+}
+
+}  // namespace
+
+void register_softmax_backward_ops(OpRegistry& r) {
+  for (bool log : {false, true}) {
+    OpDef op = OpDef::from_schema(
+        std::string("aten::_") + (log ? "log_" : "") +
+            "softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+            "input_dtype) -> Tensor",
+        "softmax.backward");
+    op.dtypes = floating_dtypes();
+    op.ref = [log](const Values& a) { return backward_ref(a, log); };
+    op.samples = [log](const SampleContext& ctx) { return backward_samples(ctx, log); };
+    op.cost = backward_cost;
+    op.compare = backward_compare();
+    r.add(std::move(op));
+  }
+}
 
 }  // namespace crucible

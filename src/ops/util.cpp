@@ -49,7 +49,18 @@ void update(ResultTypeState& s, const Scalar& v) {
 
 // c10's combine_categories: a lower-priority operand only matters when it is of a higher
 // category (or when the higher-priority one is bool).
+// Complex is the highest category: a complex lower-priority operand makes a floating
+// higher-priority one complex of the same precision (f64 tensor + c64 0-d tensor -> c128,
+// f16 tensor + c64 0-d -> c32, bf16 -> c64) and takes precedence over an integral or bool one.
 std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
+  if (higher && is_complex(*higher)) return higher;
+  if (lower && is_complex(*lower)) {
+    if (higher && is_floating(*higher)) {
+      if (auto c = to_complex(*higher)) return c;
+      return promote_or_throw(*higher, *lower);  // fp8: raises as promotion does
+    }
+    return lower;
+  }
   if (higher && is_floating(*higher)) return higher;
   if ((higher && *higher == DType::Bool) || (lower && is_floating(*lower))) {
     return promote_skip_undefined(higher, lower);
@@ -140,9 +151,12 @@ DType result_type(const Tensor& a, const Scalar& b) {
   return finish(s);
 }
 
-DType to_float_dtype(DType t) { return is_floating(t) ? t : DType::Float32; }
+// Complex inputs keep their dtype too (a complex "float op" stays complex).
+DType to_float_dtype(DType t) { return is_floating(t) || is_complex(t) ? t : DType::Float32; }
 
+// ATen's canCast also forbids complex -> non-complex.
 bool can_cast(DType from, DType to) {
+  if (is_complex(from) && !is_complex(to)) return false;
   if (is_floating(from) && is_integral(to, false)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;

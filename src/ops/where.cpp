@@ -1,8 +1,476 @@
-// Op family: where (being written).
+// Op family: where (selection) -- where.self, masked_fill (Scalar/Tensor value, out-of-place and
+// in-place), clamp (Scalar and Tensor bounds), clamp_min, clamp_max and clamp_.
+//
+// ATen's rules, checked against torch:
+//  - where: the condition must be bool; a uint8 condition is still accepted in 2.x (deprecated,
+//    nonzero is true); the result dtype is result_type(self, other); all three broadcast.
+//  - masked_fill: the mask must be bool (PyTorch 2.x removed uint8 masks: "masked_fill_ only
+//    supports boolean masks, but got mask with dtype unsigned char"; 1.13 still warned); the
+//    result keeps self's dtype; the out-of-place form broadcasts self with the mask, the
+//    in-place form needs the mask to broadcast to self. The value converts as Scalar::to<T>():
+//    checked (300 into u8, NaN into an integer, 1e6 into f16 raise "value cannot be converted to
+//    type uint8_t without overflow"), truncated toward zero into integers (-2.7 -> -2), != 0
+//    into bool. A Tensor value must be 0-d.
+//  - clamp: at least one bound; the result dtype is result_type(self, min, max) (an i64 tensor
+//    clamped to 0.5 is f32); a bool result raises; Scalar bounds convert with the checked
+//    conversion; NaN in the input or in a bound gives NaN; min > max gives max. Bounds given as
+//    tensors broadcast with self.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "crucible/core/error.h"
+#include "ops/arithmetic_internal.h"
 #include "ops/families.h"
+#include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 
-void register_where_ops(OpRegistry& r) { (void)r; }
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+using arith::code;
+
+std::string meta_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int8:
+      return "signed char";
+    case DType::Int16:
+      return "short int";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "long int";
+    case DType::Float16:
+      return "c10::Half";
+    case DType::BFloat16:
+      return "c10::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return std::string(dtype_code(t));
+  }
+}
+
+Values where_ref(const Values& args) {
+  const Tensor& cond = args.at(0).tensor();
+  CRUCIBLE_CHECK(cond.dtype() == DType::Bool || cond.dtype() == DType::UInt8,
+                 "where expected condition to be a boolean tensor, but got a tensor with dtype " +
+                     arith::aten_type_name(cond.dtype()));
+  const Tensor a = arith::operand(args.at(1)), b = arith::operand(args.at(2));
+  const DType rt = arith::promoted({args[1], args[2]});
+  arith::require_modelled(rt, "where");
+  const Tensor ins[] = {cond, a, b};
+  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  if (is_floating(rt))
+    arith::map_float(ins, out, [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
+  else
+    arith::map_int(ins, rt, out, [](const int64_t* v) { return v[0] != 0 ? v[1] : v[2]; });
+  return {Value(out)};
+}
+
+// Writes `value` into target[i] wherever mask[i] (mask broadcast to target's shape).
+void fill_masked(const Tensor& target, const Tensor& mask, const Scalar& value) {
+  CRUCIBLE_CHECK(mask.dtype() == DType::Bool,
+                 "masked_fill_ only supports boolean masks, but got mask with dtype " +
+                     meta_name(mask.dtype()));
+  const DType t = target.dtype();
+  arith::require_modelled(t, "masked_fill");
+  arith::check_scalar_fits(value, t);
+  const Tensor ins[] = {target, mask};
+  if (is_floating(t)) {
+    const double v = arith::scalar_as_double(value, t);
+    arith::map_float(ins, target, [v](const double* x) { return x[1] != 0 ? v : x[0]; });
+  } else {
+    const int64_t v = arith::scalar_as_int(value, t);
+    arith::map_int(ins, t, target, [v](const int64_t* x) { return x[1] != 0 ? v : x[0]; });
+  }
+}
+
+Scalar fill_value(const Value& v) {
+  if (!v.is_tensor()) return v.to_scalar();
+  const Tensor& t = v.tensor();
+  CRUCIBLE_CHECK(t.dim() == 0,
+                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
+                     std::to_string(t.dim()) + " dimension(s).");
+  if (t.dtype() == DType::Bool) return Scalar(t.get_int(0) != 0);
+  if (is_floating(t.dtype())) return Scalar(t.get(0));
+  return Scalar(t.get_int(0));
+}
+
+Values masked_fill_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mask = args.at(1).tensor();
+  const Scalar value = fill_value(args.at(2));
+  Tensor out = Tensor::empty(broadcast_shapes(self.shape(), mask.shape()), self.dtype());
+  out.copy_from(self);
+  fill_masked(out, mask, value);
+  return {Value(out)};
+}
+
+Values masked_fill_inplace_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mask = args.at(1).tensor();
+  const Scalar value = fill_value(args.at(2));
+  const Shape shape = broadcast_shapes(self.shape(), mask.shape());
+  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
+                                            " doesn't match the broadcast shape " +
+                                            shape_str(shape));
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.stride(d) == 0 && self.size(d) > 1)
+      unsupported("masked_fill_ on an expanded self (ATen only warns) is not modelled");
+  // Filled in a copy first: the mask may alias self.
+  Tensor tmp = self.clone();
+  fill_masked(tmp, mask, value);
+  self.copy_from(tmp);
+  return {Value(self)};
+}
+
+double clamp_float(double x, double lo, double hi, bool has_lo, bool has_hi) {
+  if (std::isnan(x) || (has_lo && std::isnan(lo)) || (has_hi && std::isnan(hi)))
+    return std::nan("");
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+int64_t clamp_int(int64_t x, int64_t lo, int64_t hi, bool has_lo, bool has_hi) {
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+constexpr const char* kNoBound = "torch.clamp: At least one of 'min' or 'max' must not be None";
+
+// clamp with Scalar bounds (clamp.default, clamp_min, clamp_max, clamp_).
+Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
+  CRUCIBLE_CHECK(!lo.is_none() || !hi.is_none(), kNoBound);
+  const DType rt = arith::promoted({Value(self), lo, hi});
+  arith::require_modelled(rt, "clamp");
+  CRUCIBLE_CHECK(rt != DType::Bool, std::string("\"") +
+                                        (lo.is_none()   ? "clamp_max_cpu"
+                                         : hi.is_none() ? "clamp_min_cpu"
+                                                        : "clamp_scalar_cpu") +
+                                        "\" not implemented for 'Bool'");
+  const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
+  if (has_lo) arith::check_scalar_fits(lo.to_scalar(), rt);
+  if (has_hi) arith::check_scalar_fits(hi.to_scalar(), rt);
+  Tensor out = Tensor::empty(self.shape(), rt);
+  const Tensor ins[] = {self};
+  if (is_floating(rt)) {
+    const double l = has_lo ? arith::scalar_as_double(lo.to_scalar(), rt) : 0;
+    const double h = has_hi ? arith::scalar_as_double(hi.to_scalar(), rt) : 0;
+    arith::map_float(ins, out,
+                     [=](const double* x) { return clamp_float(x[0], l, h, has_lo, has_hi); });
+  } else {
+    const int64_t l = has_lo ? arith::scalar_as_int(lo.to_scalar(), rt) : 0;
+    const int64_t h = has_hi ? arith::scalar_as_int(hi.to_scalar(), rt) : 0;
+    arith::map_int(ins, rt, out,
+                   [=](const int64_t* x) { return clamp_int(x[0], l, h, has_lo, has_hi); });
+  }
+  return {Value(out)};
+}
+
+Value arg_or_none(const Values& args, size_t i) { return args.size() > i ? args[i] : Value(); }
+
+Values clamp_ref(const Values& args) {
+  return clamp_scalar(args.at(0).tensor(), arg_or_none(args, 1), arg_or_none(args, 2));
+}
+
+Values clamp_tensor_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Value lo = arg_or_none(args, 1), hi = arg_or_none(args, 2);
+  const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
+  CRUCIBLE_CHECK(has_lo || has_hi, kNoBound);
+  const DType rt = arith::promoted({Value(self), lo, hi});
+  arith::require_modelled(rt, "clamp");
+  // With both bounds ATen runs clamp_cpu (no bool); with one it is maximum/minimum.
+  CRUCIBLE_CHECK(!(has_lo && has_hi && rt == DType::Bool),
+                 "\"clamp_cpu\" not implemented for 'Bool'");
+  std::vector<Tensor> ins = {self};
+  if (has_lo) ins.push_back(lo.tensor());
+  if (has_hi) ins.push_back(hi.tensor());
+  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  const size_t hi_at = has_lo ? 2 : 1;
+  if (is_floating(rt)) {
+    arith::map_float(
+        ins, out,
+        [=](const double* x) {
+          return clamp_float(x[0], has_lo ? x[1] : 0, has_hi ? x[hi_at] : 0, has_lo, has_hi);
+        },
+        rt);
+  } else {
+    arith::map_int(ins, rt, out, [=](const int64_t* x) {
+      return clamp_int(x[0], has_lo ? x[1] : 0, has_hi ? x[hi_at] : 0, has_lo, has_hi);
+    });
+  }
+  return {Value(out)};
+}
+
+// ---- samples ----
+
+std::vector<Sample> where_samples(const SampleContext& ctx) {
+  const DType b8 = DType::Bool;
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    const Shape s = {int64_t{1} << 22};
+    for (DType t : arith::perf_dtypes())
+      out.push_back(make("bandwidth " + code(t), {T(s, b8), T(s, t), T(s, t)}));
+    out.push_back(
+        make("bandwidth, broadcast row f32",
+             {T({4096, 1}, b8), T({4096, 4096}, DType::Float32), T({4096}, DType::Float32)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes()) {
+    out.push_back(make("same shape " + code(t), {T({6, 7}, b8), T({6, 7}, t), T({6, 7}, t)}));
+    out.push_back(make("broadcast condition " + code(t), {T({7}, b8), T({6, 7}, t), T({6, 7}, t)}));
+    out.push_back(make("0-d " + code(t), {T({}, b8), T({}, t), T({}, t)}));
+  }
+  const DType f = DType::Float32;
+  out.push_back(make("broadcast all three", {T({4, 1, 1}, b8), T({3, 1}, f), T({5}, f)}));
+  out.push_back(make("i32 with f16 -> f16",
+                     {T({6, 7}, b8), T({6, 7}, DType::Int32), T({6, 7}, DType::Float16)}));
+  out.push_back(make("f16 with 0-d f64 -> f16",
+                     {T({6, 7}, b8), T({6, 7}, DType::Float16), T({}, DType::Float64)}));
+  out.push_back(
+      make("u8 with i8 -> i16", {T({6, 7}, b8), T({6, 7}, DType::UInt8), T({6, 7}, DType::Int8)}));
+  out.push_back(
+      make("other a Python float, i32 -> f32", {T({6, 7}, b8), T({6, 7}, DType::Int32), F(2.5)}));
+  out.push_back(make("other a Python int, i64", {T({6, 7}, b8), T({6, 7}, DType::Int64), I(0)}));
+  out.push_back(make("special values",
+                     {T({64}, b8), T_fill({64}, f, "special"), T_fill({64}, f, "special")}));
+  out.push_back(make("transposed", {T_transposed(6, 7, b8), T_transposed(6, 7, f), T({6, 7}, f)}));
+  out.push_back(make("expanded", {T({5, 8}, b8, {0, 1}), T({5, 8}, f), T({5, 8}, f, {1, 0})}));
+  out.push_back(make("empty", {T({0, 3}, b8), T({3}, f), T({0, 3}, f)}));
+  out.push_back(make("uint8 condition (deprecated, accepted)",
+                     {T({6, 7}, DType::UInt8), T({6, 7}, f), T({6, 7}, f)}));
+  out.push_back(
+      make("error: i64 condition", {T({6, 7}, DType::Int64), T({6, 7}, f), T({6, 7}, f)}));
+  out.push_back(make("error: f32 condition", {T({6, 7}, f), T({6, 7}, f), T({6, 7}, f)}));
+  out.push_back(make("error: shapes that do not broadcast", {T({3}, b8), T({4}, f), T({4}, f)}));
+  return out;
+}
+
+std::vector<Sample> masked_fill_samples(const SampleContext& ctx, bool tensor_value, bool inplace) {
+  const DType b8 = DType::Bool;
+  std::vector<Sample> out;
+  auto val = [&](const Literal& scalar, DType t) { return tensor_value ? T({}, t) : scalar; };
+  if (ctx.performance) {
+    const Shape s = {int64_t{1} << 22};
+    for (DType t : arith::perf_dtypes())
+      out.push_back(
+          make("bandwidth " + code(t), {T(s, t), T(s, b8), val(F(-1e4), DType::Float64)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes()) {
+    out.push_back(
+        make("value 7, " + code(t), {T({6, 7}, t), T({6, 7}, b8), val(I(7), DType::Int64)}));
+    out.push_back(make("0-d " + code(t), {T({}, t), T({}, b8), val(I(-1), DType::Int8)}));
+    if (is_floating(t)) {
+      out.push_back(make("value -2.5, " + code(t),
+                         {T({6, 7}, t), T({6, 7}, b8), val(F(-2.5), DType::Float64)}));
+      out.push_back(
+          make("special values " + code(t), {T_fill({64}, t, "special"), T({64}, b8),
+                                             val(F(std::numeric_limits<double>::infinity()), t)}));
+    } else if (t != DType::UInt8 && !tensor_value) {
+      out.push_back(
+          make("value -2.7 truncates, " + code(t), {T({6, 7}, t), T({6, 7}, b8), F(-2.7)}));
+    }
+  }
+  const DType f = DType::Float32;
+  out.push_back(make("mask broadcast", {T({6, 7}, f), T({7}, b8), val(F(0.5), f)}));
+  out.push_back(
+      make(std::string(inplace ? "error: self would broadcast" : "self broadcast to the mask"),
+           {T({7}, f), T({6, 7}, b8), val(F(0.5), f)}));
+  out.push_back(make("transposed self", {T_transposed(6, 7, f), T({6, 7}, b8), val(I(1), f)}));
+  out.push_back(make("transposed mask", {T({6, 7}, f), T_transposed(6, 7, b8), val(I(1), f)}));
+  out.push_back(make("empty", {T({0, 3}, f), T({3}, b8), val(I(1), f)}));
+  out.push_back(make("error: uint8 mask", {T({6, 7}, f), T({6, 7}, DType::UInt8), val(I(1), f)}));
+  out.push_back(make("error: i64 mask", {T({6, 7}, f), T({6, 7}, DType::Int64), val(I(1), f)}));
+  if (tensor_value) {
+    out.push_back(make("bool value into f32", {T({6, 7}, f), T({6, 7}, b8), T({}, b8)}));
+    out.push_back(make("f64 value into bf16",
+                       {T({6, 7}, DType::BFloat16), T({6, 7}, b8), T({}, DType::Float64)}));
+    out.push_back(make("error: 1-d value", {T({6, 7}, f), T({6, 7}, b8), T({1}, f)}));
+    out.push_back(
+        make("error: i64 value 0-d 'special' (INT64_MIN) into i8",
+             {T({6, 7}, DType::Int8), T({6, 7}, b8), T_fill({}, DType::Int64, "special")}));
+  } else {
+    out.push_back(
+        make("value -1 into u8 (wraps to 255)", {T({6, 7}, DType::UInt8), T({6, 7}, b8), I(-1)}));
+    out.push_back(make("nan into f32",
+                       {T({6, 7}, f), T({6, 7}, b8), F(std::numeric_limits<double>::quiet_NaN())}));
+    out.push_back(make("True into i32", {T({6, 7}, DType::Int32), T({6, 7}, b8), B(true)}));
+    out.push_back(make("0.5 into bool", {T({6, 7}, b8), T({6, 7}, b8), F(0.5)}));
+    out.push_back(make("error: 300 into u8", {T({6, 7}, DType::UInt8), T({6, 7}, b8), I(300)}));
+    out.push_back(make("error: -2.5 into u8", {T({6, 7}, DType::UInt8), T({6, 7}, b8), F(-2.5)}));
+    out.push_back(make("error: 128 into i8", {T({6, 7}, DType::Int8), T({6, 7}, b8), I(128)}));
+    out.push_back(make("error: 1e6 into f16", {T({6, 7}, DType::Float16), T({6, 7}, b8), F(1e6)}));
+    out.push_back(make("error: nan into i64", {T({6, 7}, DType::Int64), T({6, 7}, b8),
+                                               F(std::numeric_limits<double>::quiet_NaN())}));
+  }
+  return out;
+}
+
+std::vector<Sample> clamp_perf() {
+  std::vector<Sample> out;
+  for (DType t : arith::perf_dtypes())
+    out.push_back(make("bandwidth " + code(t), {T({int64_t{1} << 22}, t), F(-0.5), F(0.5)}));
+  return out;
+}
+
+std::vector<Sample> clamp_samples(const SampleContext& ctx, bool inplace) {
+  if (ctx.performance) return clamp_perf();
+  std::vector<Sample> out;
+  for (DType t : all_numeric_dtypes()) {
+    const bool b = t == DType::Bool;
+    // In place, a promoted result that self cannot hold raises.
+    const std::string int_err = inplace && b ? "error: result not castable, " : "";
+    const std::string float_err = inplace && !is_floating(t) ? "error: result not castable, " : "";
+    out.push_back(make(int_err + code(t) + " in [-1, 1]", {T({6, 7}, t), I(-1), I(1)}));
+    out.push_back(make(float_err + code(t) + " in [-0.5, 0.5]", {T({6, 7}, t), F(-0.5), F(0.5)}));
+    out.push_back(make(int_err + code(t) + " min only", {T({6, 7}, t), I(0)}));
+    out.push_back(make(int_err + code(t) + " max only (keyword)", {T({6, 7}, t)}, {{"max", I(0)}}));
+    out.push_back(make(int_err + code(t) + " min > max gives max", {T({6, 7}, t), I(1), I(-1)}));
+    out.push_back(make(int_err + "0-d " + code(t), {T({}, t), I(-2), I(2)}));
+    if (is_floating(t))
+      out.push_back(
+          make("special values " + code(t), {T_fill({64}, t, "special"), F(-1.0), F(1.0)}));
+  }
+  const DType f = DType::Float32;
+  out.push_back(
+      make("nan min", {T({6, 7}, f), F(std::numeric_limits<double>::quiet_NaN()), F(1.0)}));
+  out.push_back(
+      make("nan max", {T({6, 7}, f), None(), F(std::numeric_limits<double>::quiet_NaN())}));
+  out.push_back(make("infinite bounds",
+                     {T_fill({64}, f, "special"), F(-std::numeric_limits<double>::infinity()),
+                      F(std::numeric_limits<double>::infinity())}));
+  out.push_back(make("min keyword, max None", {T({6, 7}, f)}, {{"min", F(0.0)}, {"max", None()}}));
+  out.push_back(make("transposed", {T_transposed(6, 7, f), F(-0.5), F(0.5)}));
+  if (!inplace) out.push_back(make("expanded", {T({5, 8}, f, {0, 1}), F(-0.5), F(0.5)}));
+  out.push_back(make("empty", {T({0, 3}, f), F(-0.5), F(0.5)}));
+  out.push_back(make("u8 with min -1 (wraps to 255)", {T({6, 7}, DType::UInt8), I(-1)}));
+  out.push_back(make("error: both None", {T({6, 7}, f)}));
+  out.push_back(make("error: both None given", {T({6, 7}, f), None(), None()}));
+  out.push_back(make("error: bool bounds on bool", {T({6, 7}, DType::Bool), B(false), B(true)}));
+  out.push_back(
+      make("error: 2^40 bound for i32", {T({6, 7}, DType::Int32), I(0), I(int64_t{1} << 40)}));
+  out.push_back(make("error: 300 bound for u8", {T({6, 7}, DType::UInt8), I(0), I(300)}));
+  return out;
+}
+
+std::vector<Sample> clamp_tensor_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : arith::perf_dtypes()) {
+      const Shape s = {int64_t{1} << 22};
+      out.push_back(make("bandwidth " + code(t), {T(s, t), T(s, t), T(s, t)}));
+    }
+    return out;
+  }
+  for (DType t : all_numeric_dtypes()) {
+    const std::string e = t == DType::Bool ? "error: bool with both bounds, " : "";
+    out.push_back(make(e + "same shape " + code(t), {T({6, 7}, t), T({6, 7}, t), T({6, 7}, t)}));
+    out.push_back(make("min only " + code(t), {T({6, 7}, t), T({7}, t)}));
+    out.push_back(make("max only " + code(t), {T({6, 7}, t), None(), T({6, 1}, t)}));
+  }
+  const DType f = DType::Float32;
+  out.push_back(make("special values in input and bounds",
+                     {T_fill({64}, f, "special"), T_fill({64}, f, "special"), T({64}, f)}));
+  out.push_back(make("output larger than self", {T({7}, f), T({6, 7}, f), T({6, 1}, f)}));
+  out.push_back(make("0-d bounds", {T({6, 7}, f), T({}, f), T({}, f)}));
+  out.push_back(make("i64 with f32 bounds -> f32", {T({6, 7}, DType::Int64), T({7}, f), None()}));
+  out.push_back(make("i8 with 0-d i64 bound (cast to i8)",
+                     {T({6, 7}, DType::Int8), T_fill({}, DType::Int64, "special"), None()}));
+  out.push_back(make("f16 with 0-d f64 bounds -> f16",
+                     {T({6, 7}, DType::Float16), T({}, DType::Float64), T({}, DType::Float64)}));
+  out.push_back(make("transposed", {T_transposed(6, 7, f), T({6, 7}, f), T_transposed(6, 7, f)}));
+  out.push_back(make("empty", {T({0, 3}, f), T({3}, f), T({3}, f)}));
+  out.push_back(make("error: both None", {T({6, 7}, f), None(), None()}));
+  out.push_back(make("error: shapes that do not broadcast", {T({3}, f), T({4}, f), None()}));
+  return out;
+}
+
+std::vector<Sample> clamp_one_samples(const SampleContext& ctx, bool is_min) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : arith::perf_dtypes())
+      out.push_back(make("bandwidth " + code(t), {T({int64_t{1} << 22}, t), F(0.0)}));
+    return out;
+  }
+  for (DType t : all_numeric_dtypes()) {
+    const std::string e = t == DType::Bool ? "error: bool result, " : "";
+    out.push_back(make(code(t) + " with 0", {T({6, 7}, t), I(0)}));
+    out.push_back(make(code(t) + " with 0.25", {T({6, 7}, t), F(0.25)}));
+    out.push_back(make(e + code(t) + " with True", {T({6, 7}, t), B(true)}));
+    if (is_floating(t))
+      out.push_back(make("special values " + code(t), {T_fill({64}, t, "special"), F(0.0)}));
+  }
+  const DType f = DType::Float32;
+  out.push_back(make("nan bound", {T({6, 7}, f), F(std::numeric_limits<double>::quiet_NaN())}));
+  out.push_back(make("transposed", {T_transposed(6, 7, f), F(0.5)}));
+  out.push_back(make("0-d", {T({}, f), F(0.5)}));
+  out.push_back(make("empty", {T({0}, f), F(0.5)}));
+  out.push_back(make(std::string("u8 with -1 (") + (is_min ? "all 255)" : "no change)"),
+                     {T({6, 7}, DType::UInt8), I(-1)}));
+  out.push_back(make("error: 2^40 for i16", {T({6, 7}, DType::Int16), I(int64_t{1} << 40)}));
+  return out;
+}
+
+OpDef sel_op(std::string_view schema, RefFn ref, SampleFn samples, double flops,
+             bool inplace = false) {
+  OpDef op = OpDef::from_schema(schema, "selection");
+  op.dtypes = all_numeric_dtypes();
+  op.ref = std::move(ref);
+  op.samples = std::move(samples);
+  op.cost = arith::elementwise_cost(flops, inplace);
+  return op;
+}
+
+}  // namespace
+
+void register_where_ops(OpRegistry& r) {
+  r.add(sel_op("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", where_ref,
+               where_samples, 1));
+  r.add(sel_op(
+      "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", masked_fill_ref,
+      [](const SampleContext& c) { return masked_fill_samples(c, false, false); }, 1));
+  r.add(sel_op(
+      "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", masked_fill_ref,
+      [](const SampleContext& c) { return masked_fill_samples(c, true, false); }, 1));
+  r.add(sel_op(
+      "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+      masked_fill_inplace_ref,
+      [](const SampleContext& c) { return masked_fill_samples(c, false, true); }, 1, true));
+  r.add(sel_op(
+      "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+      masked_fill_inplace_ref,
+      [](const SampleContext& c) { return masked_fill_samples(c, true, true); }, 1, true));
+  r.add(sel_op(
+      "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_ref,
+      [](const SampleContext& c) { return clamp_samples(c, false); }, 2));
+  r.add(sel_op("aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+               clamp_tensor_ref, clamp_tensor_samples, 2));
+  r.add(sel_op(
+      "aten::clamp_min(Tensor self, Scalar min) -> Tensor",
+      [](const Values& a) { return clamp_scalar(a.at(0).tensor(), a.at(1), Value()); },
+      [](const SampleContext& c) { return clamp_one_samples(c, true); }, 1));
+  r.add(sel_op(
+      "aten::clamp_max(Tensor self, Scalar max) -> Tensor",
+      [](const Values& a) { return clamp_scalar(a.at(0).tensor(), Value(), a.at(1)); },
+      [](const SampleContext& c) { return clamp_one_samples(c, false); }, 1));
+  r.add(sel_op(
+      "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+      arith::inplace_of(clamp_ref), [](const SampleContext& c) { return clamp_samples(c, true); },
+      2, true));
+}
 
 }  // namespace crucible

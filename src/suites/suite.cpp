@@ -23,6 +23,43 @@ std::optional<DType> primary_dtype(const cases::CallSpec& call) {
 }
 
 namespace {
+const Shape* tensor_shape(const cases::CallSpec& call, size_t i) {
+  if (i >= call.args.size() || call.args[i].kind != cases::LitKind::Tensor) return nullptr;
+  return &call.args[i].tensor.shape;
+}
+}  // namespace
+
+double estimate_flops(const std::string& op, const cases::CallSpec& call) {
+  const std::string base = op_base_name(op);
+  auto shape = [&](size_t i) { return tensor_shape(call, i); };
+  auto numel = [](const Shape* s) { return s ? static_cast<double>(numel_of(*s)) : 0.0; };
+  if (base == "mm" || base == "bmm") {
+    const Shape *a = shape(0), *b = shape(1);
+    if (!a || !b || a->empty() || b->empty()) return 0;
+    return 2.0 * numel(a) * static_cast<double>(b->back());
+  }
+  if (base == "addmm" || base == "baddbmm") {
+    const Shape *a = shape(1), *b = shape(2);
+    if (!a || !b || a->empty() || b->empty()) return 0;
+    return 2.0 * numel(a) * static_cast<double>(b->back());
+  }
+  if (base == "convolution" || base == "convolution_backward") {
+    // 2 * (output positions ~ input positions) * (weight elements / output channels) * C_out.
+    const Shape *in = shape(base == "convolution" ? 0 : 1), *w = shape(base == "convolution" ? 1 : 2);
+    if (!in || !w || in->size() < 2 || w->empty()) return 0;
+    double positions = numel(in) / static_cast<double>((*in)[1]);
+    double f = 2.0 * positions * numel(w);
+    return base == "convolution" ? f : 2 * f;
+  }
+  if (base == "_cdist_forward") {
+    const Shape *a = shape(0), *b = shape(1);
+    if (!a || !b || b->size() < 2) return 0;
+    return 3.0 * numel(a) * static_cast<double>((*b)[b->size() - 2]);
+  }
+  return 0;
+}
+
+namespace {
 
 bool dtype_selected(const SuiteOptions& o, const cases::CallSpec& call) {
   if (o.dtypes.empty()) return true;
@@ -152,6 +189,12 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
       if (n > o.max_numel)
         sc.skip_reason = fmt::format("{} elements exceed --max-numel {} (raise it, or 0 for no cap)",
                                      n, o.max_numel);
+    }
+    if (o.max_flops > 0 && sc.skip_reason.empty()) {
+      double f = estimate_flops(sc.c.op, sc.c.call);
+      if (f > o.max_flops)
+        sc.skip_reason = fmt::format("about {:.3g} FLOPs exceed --max-flops {:.3g} (raise it, or 0 "
+                                     "for no cap)", f, o.max_flops);
     }
     out.push_back(std::move(sc));
   }

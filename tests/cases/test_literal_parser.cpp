@@ -95,11 +95,12 @@ TEST(LiteralParser, DTypesAndSymbols) {
     EXPECT_EQ(s.kind, LitKind::Symbol) << sym;
     EXPECT_EQ(s.text, sym);
   }
-  // Complex codes: crucible has no DType for them; they are Symbols that print back.
-  for (const char* c : {"c32", "c64", "c128", "torch.complex64"}) {
+  // Complex codes are DTypes like the others, and print back as written.
+  for (const char* c : {"c32", "c64", "c128", "torch.complex64", "torch.cfloat"}) {
     const Literal s = parse_literal(c);
-    EXPECT_EQ(s.kind, LitKind::Symbol) << c;
+    EXPECT_EQ(s.kind, LitKind::DType) << c;
     EXPECT_TRUE(is_complex_dtype_name(s.text));
+    EXPECT_TRUE(is_complex(s.dtype));
     EXPECT_EQ(print_literal(s), c);
   }
   EXPECT_FALSE(is_complex_dtype_name("f32"));
@@ -178,8 +179,9 @@ TEST(LiteralParser, Tensors) {
     EXPECT_EQ(print_literal(parse_literal(text)), text);
   }
   const Literal cplx = parse_literal("T([2], c64)");
-  EXPECT_FALSE(cplx.tensor.dtype_known);
-  EXPECT_EQ(cplx.tensor.dtype_text, "c64");
+  EXPECT_TRUE(cplx.tensor.dtype_known);
+  EXPECT_EQ(cplx.tensor.dtype, DType::Complex64);
+  EXPECT_EQ(print_literal(parse_literal("T([2], torch.complex128)")), "T([2], torch.complex128)");
   EXPECT_TRUE(parse_literal("T([2], f64)").tensor.dtype_known);
   EXPECT_EQ(parse_literal("T([2], torch.float32)").tensor.dtype, DType::Float32);
   // Keywords in another order print in the canonical order.

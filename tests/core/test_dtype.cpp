@@ -12,8 +12,8 @@ namespace crucible {
 namespace {
 
 TEST(DType, CodesRoundTrip) {
-  const char* codes[] = {"b8",  "u8",   "i8",  "i16", "i32",      "i64",
-                         "f16", "bf16", "f32", "f64", "f8e4m3fn", "f8e5m2"};
+  const char* codes[] = {"b8",  "u8",   "i8",  "i16", "i32",      "i64",    "f16", "bf16",
+                         "f32", "f64", "f8e4m3fn", "f8e5m2", "c32", "c64", "c128"};
   ASSERT_EQ(all_dtypes().size(), static_cast<size_t>(kNumDTypes));
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType t = all_dtypes()[i];
@@ -49,7 +49,7 @@ TEST(DType, ParsesTorchAliasesAndScalarTypeNames) {
   EXPECT_EQ(parse_dtype("Byte"), DType::UInt8);
   EXPECT_EQ(parse_dtype("Bool"), DType::Bool);
   EXPECT_EQ(parse_dtype("BFloat16"), DType::BFloat16);
-  EXPECT_EQ(parse_dtype("c64"), std::nullopt);
+  EXPECT_EQ(parse_dtype("c64"), DType::Complex64);  // complex dtypes: tests/core/test_complex.cpp
   EXPECT_EQ(parse_dtype("float"), std::nullopt);  // Python's float is f64: ambiguous
   EXPECT_EQ(parse_dtype("torch.f32"), std::nullopt);
   EXPECT_EQ(parse_dtype(""), std::nullopt);

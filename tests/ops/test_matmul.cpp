@@ -1,5 +1,5 @@
 // ATen semantics of the matmul catalog entries: mm, addmm (beta/alpha, bias broadcasting,
-// beta=0 ignoring NaN), bmm, their shape and dtype errors, integer wrap-around and cost.
+// beta=0 ignoring NaN), bmm, baddbmm, their shape and dtype errors, integer wrap-around and cost.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
+#include "nn_test_util.h"
 #include "ops/families.h"
 
 namespace crucible {
@@ -173,6 +174,77 @@ TEST(Matmul, CostAndTolerance) {
   EXPECT_DOUBLE_EQ(bmm.compare.tol_scale(bargs), 5.0);
   EXPECT_DOUBLE_EQ(bmm.cost(bargs, bmm.ref(bargs)).flops, 2.0 * 2 * 3 * 5 * 25);
 }
+
+TEST(Matmul, BaddbmmValuesBroadcastAndBetaZero) {
+  std::vector<double> v1, v2;
+  for (int i = 0; i < 24; ++i) v1.push_back(i / 5.0 - 2);
+  for (int i = 0; i < 16; ++i) v2.push_back(i / 3.0 - 2);
+  const Tensor b1 = tensor(v1, {2, 3, 4}, DType::Float64),
+               b2 = tensor(v2, {2, 4, 2}, DType::Float64);
+  // Expected values from torch: aten.baddbmm(self=[0.5, -1], b1, b2, beta=0.5, alpha=2).
+  const Tensor r = call("aten.baddbmm.default", {tensor({0.5, -1.0}, {2}, DType::Float64), b1, b2,
+                                                 Value(0.5), Value(int64_t{2})})[0]
+                       .tensor();
+  ASSERT_EQ(r.shape(), Shape({2, 3, 2}));
+  const std::vector<double> want{15.183333333333334,
+                                 9.9,
+                                 8.783333333333333,
+                                 5.633333333333333,
+                                 2.383333333333333,
+                                 1.3666666666666665,
+                                 10.916666666666666,
+                                 12.033333333333331,
+                                 21.583333333333336,
+                                 24.83333333333333,
+                                 32.25,
+                                 37.633333333333326};
+  for (int64_t i = 0; i < 12; ++i) EXPECT_NEAR(r.get(i), want[i], 1e-12);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor self = tensor({nan}, {1}, DType::Float32);
+  const Tensor z = call("aten.baddbmm.default", {self, Tensor::full({2, 2, 3}, 1.0, DType::Float32),
+                                                 Tensor::full({2, 3, 2}, 1.0, DType::Float32),
+                                                 Value(int64_t{0}), Value(int64_t{1})})[0]
+                       .tensor();
+  for (int64_t i = 0; i < z.numel(); ++i) EXPECT_EQ(z.get(i), 3.0);
+  // An empty inner dim gives beta * self.
+  const Tensor e =
+      call("aten.baddbmm.default",
+           {tensor({1, 2}, {2}, DType::Float32), Tensor::zeros({2, 2, 0}, DType::Float32),
+            Tensor::zeros({2, 0, 2}, DType::Float32), Value(3.0), Value(int64_t{1})})[0]
+          .tensor();
+  EXPECT_EQ(e.get(3), 6.0);
+}
+
+TEST(Matmul, BaddbmmErrors) {
+  const Tensor b1 = Tensor::zeros({2, 3, 5}, DType::Float32),
+               b2 = Tensor::zeros({2, 5, 6}, DType::Float32);
+  EXPECT_EQ(op_error_of([&] {
+              call("aten.baddbmm.default",
+                   {Tensor::zeros({3, 6}, DType::Float64), b1, b2, Value(1.0), Value(1.0)});
+            }),
+            "Input dtypes must be the same, got: input double, batch1: float, batch2: float");
+  EXPECT_NE(op_error_of([&] {
+              call("aten.baddbmm.default",
+                   {Tensor::zeros({2, 4}, DType::Float32), b1, b2, Value(1.0), Value(1.0)});
+            }),
+            "");
+  EXPECT_NE(op_error_of([&] {
+              call("aten.baddbmm.default",
+                   {Tensor::zeros({3, 6}, DType::Float32), b1,
+                    Tensor::zeros({2, 4, 6}, DType::Float32), Value(1.0), Value(1.0)});
+            }),
+            "");
+  const OpDef& op = matmul_ops().get("aten.baddbmm.default");
+  EXPECT_GE(op.samples(SampleContext{false}).size(), 8u);
+  const Values args{Tensor::zeros({3, 6}, DType::Float32),
+                    Tensor::zeros({2, 3, 25}, DType::Float32),
+                    Tensor::zeros({2, 25, 6}, DType::Float32), Value(1.0), Value(1.0)};
+  EXPECT_DOUBLE_EQ(op.compare.tol_scale(args), 5.0);
+  EXPECT_DOUBLE_EQ(op.cost(args, op.ref(args)).flops, 2.0 * 2 * 3 * 6 * 25);
+}
+
+// Every matmul sample (baddbmm's included) materialises and raises exactly when labelled so.
+TEST(Matmul, SamplesMaterialiseAndRaiseAsLabelled) { nntest::check_samples(matmul_ops()); }
 
 }  // namespace
 }  // namespace crucible

@@ -26,10 +26,8 @@ namespace crucible::cases {
 // remember the form so that printing gives back the same text. Keywords may come in any order
 // after the positional arguments; they print as stride, device, fill.
 //
-// dtype: the short code (f16) or a torch name (torch.float16; kept in dtype_text). Complex codes
-// (c32, c64, c128, torch.complex64, ...) have no crucible DType: they parse with
-// dtype_known = false and dtype_text holding the spelling; `dtype` is then meaningless and a
-// consumer must reject the tensor (is_complex_dtype_name says why).
+// dtype: the short code (f16) or a torch name (torch.float16; kept in dtype_text). The complex
+// codes (c32, c64, c128, torch.complex64, torch.cfloat, ...) are DTypes like the others.
 struct TensorLit {
   Shape shape;
   DType dtype = DType::Float32;
@@ -39,7 +37,8 @@ struct TensorLit {
   std::optional<std::string> device;
   std::optional<std::string> fill;
   std::string dtype_text;          // the dtype as written when it is not dtype_code(dtype)
-  bool dtype_known = true;         // false: dtype_text names a type crucible lacks (c32, ...)
+  bool dtype_known = true;         // always true now (kept for compatibility: complex dtypes,
+                                   // once unknown, are DTypes)
   bool stride_positional = false;  // written T(shape, dtype, (strides)) rather than stride=
   bool device_keyword = false;     // written device='cuda' rather than positionally
 
@@ -52,9 +51,8 @@ enum class LitKind : uint8_t {
   Int,
   Float,
   String,
-  DType,   // a dtype code (f16) or torch.float16 name
-  Symbol,  // torch.strided, torch.sparse_coo, torch.contiguous_format, ...; also the complex
-           // dtype codes c32 c64 c128 and torch.complex64 (crucible has no DType for them)
+  DType,   // a dtype code (f16, c64) or torch.float16 / torch.complex64 name
+  Symbol,  // torch.strided, torch.sparse_coo, torch.contiguous_format, ...
   Tensor,
   List,
   Tuple,
@@ -115,8 +113,8 @@ CallSpec parse_call(std::string_view text, const std::string& where = "<case>");
 CallSpec parse_call(std::string_view text, const SourceOrigin& origin);
 Literal parse_literal(std::string_view text, const std::string& where = "<literal>");
 
-// True for the complex dtype spellings crucible parses but has no DType for: c32 c64 c128 and
-// torch.complex32/64/128.
+// True for the complex dtype spellings: c32 c64 c128, torch.complex32/64/128 and
+// torch.chalf/cfloat/cdouble (all of them parse to DTypes).
 bool is_complex_dtype_name(std::string_view s);
 
 // Prints a call in the same form it is parsed from: "((args...), {kwargs...})".

@@ -24,9 +24,14 @@ enum class DType : uint8_t {
   Float64,
   Float8E4M3FN,  // storage only: converted to f32 to compute
   Float8E5M2,    // storage only
+  // Complex types: two components (real, imaginary) of the component type, stored
+  // interleaved. Appended after the others so the earlier values do not move.
+  Complex32,   // c32, torch.complex32 / torch.chalf (ComplexHalf): two f16
+  Complex64,   // c64, torch.complex64 / torch.cfloat (ComplexFloat): two f32
+  Complex128,  // c128, torch.complex128 / torch.cdouble (ComplexDouble): two f64
 };
 
-inline constexpr int kNumDTypes = 12;
+inline constexpr int kNumDTypes = 15;
 
 // Short code used by the case grammar and ATen's operator traces: "b8", "f16", "bf16", ...
 std::string_view dtype_code(DType t);
@@ -47,13 +52,25 @@ inline bool is_signed_integral(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }
 bool is_reduced_float(DType t);  // f16, bf16, fp8: computed in f32 by most kernels
+// c32 c64 c128 (ATen's isComplexType). Complex types are not is_floating (as in ATen).
+bool is_complex(DType t);
+// The component (value) type of a complex dtype: c32 -> f16, c64 -> f32, c128 -> f64 (ATen's
+// toRealValueType); any other dtype is returned unchanged.
+DType to_real(DType t);
+// The complex dtype with component `t` (ATen's toComplexType): f16 -> c32, f32 -> c64,
+// f64 -> c128, bf16 -> c64 (bfloat16 has f32's range); complex dtypes are returned unchanged.
+// nullopt for integral, bool and fp8 dtypes (ATen raises "Unknown Complex ScalarType").
+std::optional<DType> to_complex(DType t);
 
 // ATen's promote_types (c10/core/ScalarType.cpp) for the types crucible has. The fp8 types do
 // not promote with anything but themselves: that is an error in ATen too (returns nullopt).
+// Complex wins and keeps the wider component: the result is the complex type whose component is
+// the promotion of both value types (i64 + c32 -> c32, f16 + c32 -> c32, bf16 + c32 -> c64,
+// f32 + c32 -> c64, f64 + c64 -> c128, c32 + c128 -> c128).
 std::optional<DType> promote_types(DType a, DType b);
 
-// Category used by result_type: bool < integral < floating.
-enum class DTypeCategory : uint8_t { Bool = 0, Integral = 1, Floating = 2 };
+// Category used by result_type: bool < integral < floating < complex.
+enum class DTypeCategory : uint8_t { Bool = 0, Integral = 1, Floating = 2, Complex = 3 };
 DTypeCategory dtype_category(DType t);
 
 // Floating-point properties used by comparison and by special-value generation.
@@ -64,6 +81,7 @@ struct FloatInfo {
   double eps;         // difference between 1 and the next value
   int mantissa_bits;  // explicit fraction bits
 };
+// Of a complex dtype: the properties of its component type (c64 -> f32's).
 FloatInfo float_info(DType t);
 
 }  // namespace crucible

@@ -1,6 +1,7 @@
 // Tensor: shared storage + element offset + shape + strides + dtype. Views share storage.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,11 +108,17 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
 
   // Element access by logical (row-major) index over the view, any dtype. Integers beyond
-  // 2^53 lose precision through `get`; use `get_int` for them.
+  // 2^53 lose precision through `get`; use `get_int` for them. Of a complex tensor, `get` and
+  // `get_int` read the real part (ATen's complex -> real conversion drops the imaginary part)
+  // and `set`/`set_int` write (value, 0); use get_complex/set_complex for both parts.
   double get(int64_t logical_index) const;
   int64_t get_int(int64_t logical_index) const;
   void set(int64_t logical_index, double value) const;  // rounds once to the dtype
   void set_int(int64_t logical_index, int64_t value) const;
+  // Both parts of a complex element (any dtype: a real element reads as (value, 0); writing a
+  // complex value to a real tensor keeps the real part, or `re != 0 || im != 0` for bool).
+  std::complex<double> get_complex(int64_t logical_index) const;
+  void set_complex(int64_t logical_index, std::complex<double> value) const;
   // Storage element offset (relative to the storage start) of a logical index.
   int64_t storage_index(int64_t logical_index) const;
   // Copies elementwise from `src` (same shape or broadcastable to it, any dtype, converting)
@@ -147,9 +154,17 @@ void for_each_index(const Shape& shape, const std::function<void(std::span<const
 //    wraps to 0 for i8/i16), u8 and i64 through a 64-bit one (INT64_MIN, 0 for u8);
 //  - integral to integral: two's complement wrap to the destination width;
 //  - to bool: value != 0 (NaN is true). A same-dtype copy copies bits (NaN payloads survive).
+//  - complex dtypes: load_as_double/load_as_int read the real part; store_from_double/int
+//    write (value, 0); each component rounds once to the component type.
 double load_as_double(const void* p, DType t);
 int64_t load_as_int(const void* p, DType t);
 void store_from_double(void* p, DType t, double v);
 void store_from_int(void* p, DType t, int64_t v);
+// Complex loads and stores (ATen's conversions): a real source reads as (value, 0); a complex
+// value stored to a real dtype keeps its real part (converted as store_from_double does),
+// except to bool, which is `re != 0 || im != 0` (PyTorch 2.x; 1.13 looked at the real part
+// only).
+std::complex<double> load_as_complex(const void* p, DType t);
+void store_from_complex(void* p, DType t, std::complex<double> v);
 
 }  // namespace crucible

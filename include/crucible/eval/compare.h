@@ -13,11 +13,14 @@ struct Tolerance {
 };
 
 // torch.testing's defaults: f64 1e-7/1e-7, f32 1e-5/1.3e-6, f16 1e-5/1e-3, bf16 1e-5/1.6e-2
-// (atol/rtol); integers and bool are exact (0/0).
+// (atol/rtol); integers and bool are exact (0/0); complex dtypes use their component's (c64 as
+// f32, c128 as f64, c32 as f16).
 Tolerance default_tolerance(DType t);
 
 // Compares two tensors elementwise: `|c - r| <= atol + rtol * |r|`, scaled by `scale` (>= 1).
-// Shapes and dtypes must match. Fills every metric of the returned check.
+// Shapes and dtypes must match. Fills every metric of the returned check. Complex tensors are
+// compared on complex magnitudes (|c - r| <= atol + rtol * |r|), NaN and inf per part; their
+// PCC is the cosine similarity over real and imaginary parts.
 TensorCheck compare_tensors(const Tensor& reference, const Tensor& candidate, double scale,
                             const std::string& what);
 

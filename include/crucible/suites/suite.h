@@ -19,6 +19,7 @@ struct SuiteOptions {
   uint64_t seed = 0;
   bool perf = false;                // include performance cases and mark them to be timed
   int64_t max_numel = 0;            // traces: cases with more elements are skipped (0 = no cap)
+  double max_flops = 0;             // traces: cases estimated above this are skipped (0 = no cap)
   int smoke_per_op = 16;            // smoke: cases per op
 };
 
@@ -31,6 +32,10 @@ struct SuiteCase {
 // Builds the suite's cases in a stable order. Errors (unknown suite, unreadable trace file,
 // a filter that matches nothing) are Usage/Input errors.
 std::vector<SuiteCase> build_suite(const SuiteOptions& opts);
+
+// A shape-only estimate of a call's floating-point work, for the heavy families whose work is
+// not proportional to their elements (matmuls, convolutions, distances); 0 for the others.
+double estimate_flops(const std::string& op, const cases::CallSpec& call);
 
 // The dtype of a case's first tensor argument, if any.
 std::optional<DType> primary_dtype(const cases::CallSpec& call);

@@ -1,0 +1,522 @@
+// Arithmetic, part 3: pow (Tensor_Tensor, Tensor_Scalar, Scalar), atan2 (and atan2.out),
+// maximum/minimum, lerp (Scalar, Tensor weight), addcmul and addcdiv.
+//
+// ATen's rules, checked against torch:
+//  - pow: the promoted dtype; a bool result raises ("pow" not implemented for 'Bool'); an
+//    integral tensor to a negative integral Scalar power raises "Integers to negative integer
+//    powers are not allowed."; integer tensor exponents that are negative give 0 (or ±1 for
+//    bases ±1); integer powers wrap; pow.Scalar casts the base to the result dtype first
+//    (300 ** u8 is 44 ** u8; 0.1 ** f16 uses f16(0.1)) and a base of 1 gives ones (even for NaN).
+//  - atan2 is a float op (integral and bool inputs give f32).
+//  - maximum/minimum promote, support bool, and propagate NaN.
+//  - lerp: floating only; end (and weight for lerp.Tensor) must have self's dtype; ATen's
+//    formula: |w| < 0.5 ? self + w * (end - self) : end - (end - self) * (1 - w). PyTorch 1.13
+//    lacks f16 on the CPU; 2.x has it.
+//  - addcmul: self + value * t1 * t2 in the promoted dtype; integral results convert value
+//    with truncation (value=0.5 is 0); bool raises. addcdiv raises when both t1 and t2 are
+//    integral (or bool).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "crucible/core/error.h"
+#include "ops/arithmetic_internal.h"
+#include "ops/arithmetic_parts.h"
+#include "ops/samples.h"
+#include "ops/util.h"
+
+namespace crucible {
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+using arith::code;
+
+int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+// ATen's powi: integer power with wrap-around; negative exponents give 0 except for bases ±1.
+int64_t powi(int64_t a, int64_t b) {
+  if (b < 0) {
+    if (a == 1) return 1;
+    if (a == -1) return (b % 2) != 0 ? -1 : 1;
+    return 0;
+  }
+  int64_t result = 1;
+  while (b) {
+    if (b & 1) result = wrap_mul(result, a);
+    b /= 2;
+    a = wrap_mul(a, a);
+  }
+  return result;
+}
+
+Values pow_impl(const Value& base, const Value& exp) {
+  const DType rt = arith::promoted({base, exp});
+  arith::require_modelled(rt, "pow");
+  CRUCIBLE_CHECK(rt != DType::Bool, "\"pow\" not implemented for 'Bool'");
+  const Tensor tb = arith::operand(base), te = arith::operand(exp);
+  Tensor out = Tensor::empty(broadcast_shapes(tb.shape(), te.shape()), rt);
+  const Tensor ins[] = {tb, te};
+  if (is_floating(rt))
+    arith::map_float(ins, out, [](const double* v) { return std::pow(v[0], v[1]); });
+  else
+    arith::map_int(ins, rt, out, [](const int64_t* v) { return powi(v[0], v[1]); });
+  return {Value(out)};
+}
+
+Values pow_tt_ref(const Values& args) { return pow_impl(args.at(0), args.at(1)); }
+
+Values pow_ts_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Scalar e = args.at(1).to_scalar();
+  CRUCIBLE_CHECK(!(is_integral(self.dtype(), true) && !e.is_floating() && e.to_int() < 0),
+                 "Integers to negative integer powers are not allowed.");
+  return pow_impl(args[0], args[1]);
+}
+
+Values pow_scalar_ref(const Values& args) {
+  const Value& base = args.at(0);
+  const Tensor& exp = args.at(1).tensor();
+  const DType rt = arith::promoted({base, args[1]});
+  arith::require_modelled(rt, "pow");
+  CRUCIBLE_CHECK(rt != DType::Bool, "\"pow\" not implemented for 'Bool'");
+  const Scalar b = base.to_scalar();
+  if (b.to_double() == 1.0) return {Value(Tensor::full(exp.shape(), 1.0, rt))};
+  // The base is cast to the result dtype first.
+  Tensor tb = Tensor::empty({}, rt);
+  if (is_floating(rt))
+    tb.set(0, b.to_double());
+  else
+    tb.set_int(0, b.is_floating() ? static_cast<int64_t>(b.to_double()) : b.to_int());
+  return pow_impl(Value(tb), args[1]);
+}
+
+Values atan2_ref(const Values& args) {
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
+  arith::require_modelled(rt, "atan2");
+  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  const Tensor ins[] = {ta, tb};
+  arith::map_float(ins, out, [](const double* v) { return std::atan2(v[0], v[1]); });
+  return {Value(out)};
+}
+
+RefFn extremum_ref(bool is_max) {
+  return [is_max](const Values& args) -> Values {
+    const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+    const DType rt = arith::promoted({args[0], args[1]});
+    arith::require_modelled(rt, is_max ? "maximum" : "minimum");
+    Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+    const Tensor ins[] = {ta, tb};
+    if (is_floating(rt)) {
+      arith::map_float(ins, out, [is_max](const double* v) {
+        if (std::isnan(v[0]) || std::isnan(v[1])) return std::nan("");
+        return is_max ? (v[0] < v[1] ? v[1] : v[0]) : (v[0] > v[1] ? v[1] : v[0]);
+      });
+    } else {
+      arith::map_int(ins, rt, out, [is_max](const int64_t* v) {
+        return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
+      });
+    }
+    return {Value(out)};
+  };
+}
+
+// How ATen prints a dtype in lerp's messages (caffe2 TypeMeta names).
+std::string meta_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int8:
+      return "signed char";
+    case DType::Int16:
+      return "short int";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "long int";
+    case DType::Float16:
+      return "c10::Half";
+    case DType::BFloat16:
+      return "c10::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return std::string(dtype_code(t));
+  }
+}
+
+double lerp(double s, double e, double w) {
+  return std::fabs(w) < 0.5 ? s + w * (e - s) : e - (e - s) * (1 - w);
+}
+
+Values lerp_ref(const Values& args, bool tensor_weight) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& end = args.at(1).tensor();
+  CRUCIBLE_CHECK(self.dtype() == end.dtype(), "expected dtype " + meta_name(self.dtype()) +
+                                                  " for `end` but got dtype " +
+                                                  meta_name(end.dtype()));
+  std::vector<Tensor> ins = {self, end};
+  if (tensor_weight) {
+    const Tensor& w = args.at(2).tensor();
+    CRUCIBLE_CHECK(self.dtype() == w.dtype(), "expected dtype " + meta_name(self.dtype()) +
+                                                  " for `weight` but got dtype " +
+                                                  meta_name(w.dtype()));
+    ins.push_back(w);
+  }
+  const DType rt = self.dtype();
+  arith::require_modelled(rt, "lerp");
+  CRUCIBLE_CHECK(is_floating(rt), std::string("\"lerp_kernel_") +
+                                      (tensor_weight ? "tensor" : "scalar") +
+                                      "\" not implemented for '" + arith::aten_type_name(rt) + "'");
+  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  if (tensor_weight) {
+    arith::map_float(ins, out, [](const double* v) { return lerp(v[0], v[1], v[2]); });
+  } else {
+    const double w = args.at(2).to_double();
+    arith::map_float(ins, out, [w](const double* v) { return lerp(v[0], v[1], w); });
+  }
+  return {Value(out)};
+}
+
+Scalar value_of(const Values& args) {
+  return args.size() > 3 && !args[3].is_none() ? args[3].to_scalar() : Scalar(int64_t{1});
+}
+
+Values addcmul_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& t1 = args.at(1).tensor();
+  const Tensor& t2 = args.at(2).tensor();
+  const DType rt = arith::promoted({args[0], args[1], args[2]});
+  arith::require_modelled(rt, "addcmul");
+  CRUCIBLE_CHECK(rt != DType::Bool, "\"addcmul_cpu_out\" not implemented for 'Bool'");
+  const Scalar value = value_of(args);
+  const Tensor ins[] = {self, t1, t2};
+  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  if (is_floating(rt)) {
+    const double v = value.to_double();
+    arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] * x[2]; });
+  } else {
+    arith::check_scalar_fits(value, rt);
+    const int64_t v = arith::scalar_as_int(value, rt);
+    arith::map_int(ins, rt, out, [v](const int64_t* x) {
+      return wrap_add(x[0], wrap_mul(v, wrap_mul(x[1], x[2])));
+    });
+  }
+  return {Value(out)};
+}
+
+constexpr const char* kAddcdivInt =
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+    "dtypes.";
+
+Values addcdiv_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& t1 = args.at(1).tensor();
+  const Tensor& t2 = args.at(2).tensor();
+  CRUCIBLE_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)), kAddcdivInt);
+  const DType rt = arith::promoted({args[0], args[1], args[2]});
+  arith::require_modelled(rt, "addcdiv");
+  const double v = value_of(args).to_double();
+  const Tensor ins[] = {self, t1, t2};
+  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] / x[2]; });
+  return {Value(out)};
+}
+
+// ---- samples ----
+
+DType lit_result(const Sample& s) {
+  std::vector<Value> vs;
+  for (const Literal& a : s.call.args)
+    if (a.kind == cases::LitKind::Tensor)
+      vs.emplace_back(Tensor::empty(a.tensor.shape.empty() ? Shape{} : Shape{1}, a.tensor.dtype));
+  return opsutil::result_type(vs);
+}
+
+std::vector<Sample> perf2(const SampleContext&) {
+  return elementwise_perf_samples(2, arith::perf_dtypes());
+}
+
+std::vector<Sample> pow_tt_samples(const SampleContext& ctx) {
+  if (ctx.performance) return perf2(ctx);
+  std::vector<Sample> out = binary_samples(all_numeric_dtypes());
+  for (Sample& s : out)
+    if (!s.label.starts_with("error:") && lit_result(s) == DType::Bool)
+      s.label = "error: bool result, " + s.label;
+  out.push_back(
+      make("i64 special bases, exponents 0..9 (wraps)",
+           {T_fill({48}, DType::Int64, "special"), T_fill({48}, DType::Int64, "positive")}));
+  out.push_back(
+      make("i32 with negative exponents", {T({8, 8}, DType::Int32), T({8, 8}, DType::Int32)}));
+  out.push_back(make("f32 base, Python int exponent", {T({6, 7}, DType::Float32), I(3)}));
+  out.push_back(make("f16 positive base, f16 exponent",
+                     {T_fill({6, 7}, DType::Float16, "positive"), T({6, 7}, DType::Float16)}));
+  return out;
+}
+
+std::vector<Sample> pow_ts_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : arith::perf_dtypes()) {
+      out.push_back(make("bandwidth square " + code(t), {T({int64_t{1} << 22}, t), I(2)}));
+      out.push_back(make("bandwidth ^0.75 " + code(t), {T({int64_t{1} << 22}, t), F(0.75)}));
+    }
+    return out;
+  }
+  const Literal exps[] = {I(2), I(3), I(0), F(0.5), F(-1.5)};
+  for (DType t : all_numeric_dtypes()) {
+    for (const Literal& e : exps)
+      out.push_back(make(code(t) + " ** " + cases::print_literal(e), {T({6, 7}, t), e}));
+    const std::string neg_err = is_floating(t) ? "" : "error: integer to a negative power, ";
+    out.push_back(make(neg_err + code(t) + " ** -2", {T({6, 7}, t), I(-2)}));
+    out.push_back(make("0-d " + code(t) + " ** 2", {T({}, t), I(2)}));
+    if (is_floating(t)) {
+      out.push_back(
+          make("special values " + code(t) + " ** 2", {T_fill({64}, t, "special"), I(2)}));
+      out.push_back(
+          make("special values " + code(t) + " ** 0.5", {T_fill({64}, t, "special"), F(0.5)}));
+      out.push_back(
+          make("special values " + code(t) + " ** -1", {T_fill({64}, t, "special"), I(-1)}));
+    }
+  }
+  out.push_back(make("error: bool ** True", {T({6, 7}, DType::Bool), B(true)}));
+  out.push_back(make("i64 ** 41 wraps", {T_fill({32}, DType::Int64, "special"), I(41)}));
+  out.push_back(make("transposed f32 ** 3", {T_transposed(6, 7, DType::Float32), I(3)}));
+  out.push_back(make("expanded f32 ** 0.5", {T({5, 8}, DType::Float32, {0, 1}), F(0.5)}));
+  out.push_back(make("empty f32", {T({0, 3}, DType::Float32), I(2)}));
+  out.push_back(make("i32 ** -2.0 -> f32", {T({6, 7}, DType::Int32), F(-2.0)}));
+  return out;
+}
+
+std::vector<Sample> pow_scalar_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    for (DType t : arith::perf_dtypes())
+      out.push_back(make("bandwidth 2 ** x " + code(t), {F(2.0), T({int64_t{1} << 22}, t)}));
+    return out;
+  }
+  const Literal bases[] = {I(2), F(2.5), I(-1), F(0.1)};
+  for (DType t : all_numeric_dtypes()) {
+    for (const Literal& b : bases)
+      out.push_back(make(cases::print_literal(b) + " ** " + code(t), {b, T({6, 7}, t)}));
+    out.push_back(make("2 ** 0-d " + code(t), {I(2), T({}, t)}));
+    if (is_floating(t))
+      out.push_back(make("1.5 ** special values " + code(t), {F(1.5), T_fill({64}, t, "special")}));
+  }
+  out.push_back(
+      make("1 ** special values (ones)", {I(1), T_fill({64}, DType::Float32, "special")}));
+  out.push_back(make("0 ** i64 (negative exponents give 0)", {I(0), T({6, 7}, DType::Int64)}));
+  out.push_back(make("0.0 ** i64 -> f32", {F(0.0), T({6, 7}, DType::Int64)}));
+  out.push_back(make("300 ** u8 (base cast to u8)", {I(300), T({6, 7}, DType::UInt8)}));
+  out.push_back(make("error: True ** bool", {B(true), T({6, 7}, DType::Bool)}));
+  out.push_back(make("-2.0 ** transposed f32", {F(-2.0), T_transposed(6, 7, DType::Float32)}));
+  out.push_back(make("2 ** empty", {I(2), T({0}, DType::Float32)}));
+  return out;
+}
+
+std::vector<Sample> binary_all_samples(const SampleContext& ctx) {
+  if (ctx.performance) return perf2(ctx);
+  return binary_samples(all_numeric_dtypes());
+}
+
+std::vector<Sample> atan2_out_samples(const SampleContext& ctx) {
+  std::vector<Sample> out;
+  auto add = [&](std::string label, Literal a, Literal b, Literal o) {
+    out.push_back(make(std::move(label), {std::move(a), std::move(b)}, {{"out", std::move(o)}}));
+  };
+  if (ctx.performance) {
+    const Shape s = {int64_t{1} << 22};
+    for (DType t : arith::perf_dtypes()) add("bandwidth " + code(t), T(s, t), T(s, t), T(s, t));
+    return out;
+  }
+  for (DType t : floating_dtypes()) {
+    add("same dtype " + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
+    add("special values " + code(t), T_fill({64}, t, "special"), T_fill({64}, t, "special"),
+        T({64}, t));
+  }
+  add("i64 into f32 out", T({6, 7}, DType::Int64), T({6, 7}, DType::Int64),
+      T({6, 7}, DType::Float32));
+  add("f32 into f64 out", T({6, 7}, DType::Float32), T({7}, DType::Float32),
+      T({6, 7}, DType::Float64));
+  add("f32 into f16 out", T({6, 7}, DType::Float32), T({6, 7}, DType::Float32),
+      T({6, 7}, DType::Float16));
+  add("error: into i64 out", T({6, 7}, DType::Float32), T({6, 7}, DType::Float32),
+      T({6, 7}, DType::Int64));
+  add("error: i32 inputs into i32 out", T({6, 7}, DType::Int32), T({6, 7}, DType::Int32),
+      T({6, 7}, DType::Int32));
+  add("transposed out", T({6, 7}, DType::Float32), T({6, 7}, DType::Float32),
+      T({6, 7}, DType::Float32, {1, 6}));
+  add("0-d", T({}, DType::Float32), T({}, DType::Float32), T({}, DType::Float32));
+  add("empty", T({0, 2}, DType::Float32), T({2}, DType::Float32), T({0, 2}, DType::Float32));
+  add("bool into f32 out", T({6, 7}, DType::Bool), T({6, 7}, DType::Bool),
+      T({6, 7}, DType::Float32));
+  return out;
+}
+
+std::vector<Sample> lerp_samples(const SampleContext& ctx, bool tensor_weight) {
+  std::vector<Sample> out;
+  auto w = [&](DType t, const Shape& s, double scalar) {
+    return tensor_weight ? T(s, t) : F(scalar);
+  };
+  if (ctx.performance) {
+    const Shape s = {int64_t{1} << 22};
+    for (DType t : arith::perf_dtypes())
+      out.push_back(make("bandwidth " + code(t), {T(s, t), T(s, t), w(t, s, 0.3)}));
+    return out;
+  }
+  for (DType t : floating_dtypes()) {
+    const std::string d = " " + code(t);
+    out.push_back(make("same shape" + d, {T({6, 7}, t), T({6, 7}, t), w(t, {6, 7}, 0.3)}));
+    out.push_back(make("weight >= 0.5" + d, {T({6, 7}, t), T({6, 7}, t), w(t, {7}, 0.75)}));
+    out.push_back(make("0-d" + d, {T({}, t), T({}, t), w(t, {}, -0.5)}));
+    out.push_back(make("special values" + d,
+                       {T_fill({64}, t, "special"), T_fill({64}, t, "special"), w(t, {64}, 0.5)}));
+  }
+  const DType f = DType::Float32;
+  out.push_back(make("broadcast end", {T({4, 5}, f), T({5}, f), w(f, {4, 1}, 0.25)}));
+  out.push_back(
+      make("broadcast self (output larger than self)", {T({5}, f), T({3, 5}, f), w(f, {5}, 1.5)}));
+  out.push_back(make("transposed", {T_transposed(6, 7, f), T({6, 7}, f), w(f, {6, 7}, 0.6)}));
+  out.push_back(make("expanded", {T({5, 8}, f, {0, 1}), T({5, 8}, f), w(f, {5, 8}, 0.1)}));
+  out.push_back(make("empty", {T({0, 3}, f), T({0, 3}, f), w(f, {3}, 0.5)}));
+  out.push_back(make("error: integral self", {T({6, 7}, DType::Int64), T({6, 7}, DType::Int64),
+                                              w(DType::Int64, {6, 7}, 0.5)}));
+  out.push_back(make("error: end of another dtype",
+                     {T({6, 7}, f), T({6, 7}, DType::Float64), w(f, {6, 7}, 0.5)}));
+  out.push_back(
+      make("error: shapes that do not broadcast", {T({3}, f), T({4}, f), w(f, {3}, 0.5)}));
+  if (tensor_weight) {
+    out.push_back(make("error: weight of another dtype",
+                       {T({6, 7}, f), T({6, 7}, f), T({6, 7}, DType::Float16)}));
+    out.push_back(make("error: 0-d weight of another dtype",
+                       {T({6, 7}, f), T({6, 7}, f), T({}, DType::Float64)}));
+    out.push_back(
+        make("uniform weight", {T({6, 7}, f), T({6, 7}, f), T_fill({6, 7}, f, "uniform")}));
+  } else {
+    out.push_back(make("int weight 2 (extrapolates)", {T({6, 7}, f), T({6, 7}, f), I(2)}));
+  }
+  return out;
+}
+
+std::vector<Sample> addc_samples(const SampleContext& ctx, bool div) {
+  std::vector<Sample> out;
+  if (ctx.performance) {
+    const Shape s = {int64_t{1} << 22};
+    for (DType t : arith::perf_dtypes())
+      out.push_back(make("bandwidth " + code(t), {T(s, t), T(s, t), T(s, t)}, {{"value", F(0.5)}}));
+    return out;
+  }
+  auto add = [&](std::string label, Literal a, Literal b, Literal c,
+                 std::vector<std::pair<std::string, Literal>> kw = {}) {
+    out.push_back(
+        make(std::move(label), {std::move(a), std::move(b), std::move(c)}, std::move(kw)));
+  };
+  for (DType t : all_numeric_dtypes()) {
+    const bool raises = div ? !is_floating(t) : t == DType::Bool;
+    const std::string e =
+        raises ? (div ? "error: integral tensor1 and tensor2, " : "error: bool, ") : "";
+    add(e + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
+    add(e + "value=2 " + code(t), T({6, 7}, t), T({7}, t), T({6, 1}, t), {{"value", I(2)}});
+    if (is_floating(t)) {
+      add("value=-0.5 " + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t), {{"value", F(-0.5)}});
+      add("special values " + code(t), T_fill({64}, t, "special"), T_fill({64}, t, "special"),
+          T_fill({64}, t, "special"));
+    }
+  }
+  const DType f = DType::Float32;
+  add("0-d", T({}, f), T({}, f), T({}, f));
+  add("broadcast self", T({5}, f), T({3, 5}, f), T({3, 1}, f));
+  add("transposed", T_transposed(6, 7, f), T({6, 7}, f, {1, 6}), T({6, 7}, f));
+  add("expanded", T({5, 8}, f, {0, 1}), T({5, 8}, f), T({8}, f));
+  add("empty", T({0, 3}, f), T({3}, f), T({0, 3}, f));
+  add("f16 self with f32 tensors -> f32", T({6, 7}, DType::Float16), T({6, 7}, f), T({6, 7}, f));
+  add("value=1 given", T({6, 7}, f), T({6, 7}, f), T({6, 7}, f), {{"value", I(1)}});
+  add("error: shapes that do not broadcast", T({3}, f), T({4}, f), T({3}, f));
+  if (div) {
+    add("i64 self, f32 tensor1 -> f32", T({6, 7}, DType::Int64), T({6, 7}, f),
+        T({6, 7}, DType::Int64));
+    add("error: f32 self, integral tensor1 and tensor2", T({6, 7}, f), T({6, 7}, DType::Int32),
+        T({6, 7}, DType::Int32));
+    add("divisor with zeros (inf, nan)", T({6, 7}, f), T({6, 7}, f), T_fill({6, 7}, f, "special"));
+  } else {
+    add("u8 with i8 -> i16", T({6, 7}, DType::UInt8), T({6, 7}, DType::Int8),
+        T({6, 7}, DType::Int8));
+    add("i64 value=0.5 truncates to 0", T({6, 7}, DType::Int64), T({6, 7}, DType::Int64),
+        T({6, 7}, DType::Int64), {{"value", F(0.5)}});
+    add("i32 value=-2.7 truncates to -2", T({6, 7}, DType::Int32), T({6, 7}, DType::Int32),
+        T({6, 7}, DType::Int32), {{"value", F(-2.7)}});
+    add("i32 overflow wraps", T_fill({48}, DType::Int32, "special"),
+        T_fill({48}, DType::Int32, "special"), T_fill({48}, DType::Int32, "special"));
+    add("i64 self with f32 tensors, value=0.5", T({6, 7}, DType::Int64), T({6, 7}, f), T({6, 7}, f),
+        {{"value", F(0.5)}});
+  }
+  return out;
+}
+
+OpDef math_op(std::string_view schema, RefFn ref, SampleFn samples, double flops,
+              std::vector<DType> dtypes = all_numeric_dtypes()) {
+  OpDef op = OpDef::from_schema(schema, "pointwise.binary");
+  op.dtypes = std::move(dtypes);
+  op.ref = std::move(ref);
+  op.samples = std::move(samples);
+  op.cost = arith::elementwise_cost(flops);
+  return op;
+}
+
+std::vector<DType> no_bool() {
+  std::vector<DType> ts = all_numeric_dtypes();
+  ts.erase(ts.begin());
+  return ts;
+}
+
+}  // namespace
+
+void register_arithmetic_math_ops(OpRegistry& r) {
+  // pow: ~20 FLOPs per element (exp/log) as a nominal cost.
+  r.add(math_op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", pow_tt_ref,
+                pow_tt_samples, 20, no_bool()));
+  r.add(math_op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", pow_ts_ref,
+                pow_ts_samples, 20));
+  r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_ref,
+                pow_scalar_samples, 20));
+  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", atan2_ref, binary_all_samples,
+                20));
+  r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+                arith::out_of(atan2_ref, 2), atan2_out_samples, 20));
+  r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor", extremum_ref(true),
+                binary_all_samples, 1));
+  r.add(math_op("aten::minimum(Tensor self, Tensor other) -> Tensor", extremum_ref(false),
+                binary_all_samples, 1));
+  r.add(math_op(
+      "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+      [](const Values& a) { return lerp_ref(a, false); },
+      [](const SampleContext& c) { return lerp_samples(c, false); }, 3, floating_dtypes()));
+  r.add(math_op(
+      "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+      [](const Values& a) { return lerp_ref(a, true); },
+      [](const SampleContext& c) { return lerp_samples(c, true); }, 3, floating_dtypes()));
+  r.add(math_op(
+      "aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+      addcmul_ref, [](const SampleContext& c) { return addc_samples(c, false); }, 3, no_bool()));
+  r.add(math_op(
+      "aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+      addcdiv_ref, [](const SampleContext& c) { return addc_samples(c, true); }, 3,
+      floating_dtypes()));
+}
+
+}  // namespace crucible

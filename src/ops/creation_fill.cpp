@@ -1,0 +1,492 @@
+// Op family: creation, part 2: fill (functional and in place, Scalar and 0-d Tensor values),
+// arange, copy (the functional copy_) and lift_fresh_copy.
+//
+// ATen's rules followed:
+// - fill: the value goes through c10's checked conversion into self's dtype (fill of an i8
+//   tensor with 300 raises); fill.Tensor takes the item() of a 0-d tensor ("fill_ only supports
+//   0-dimension value tensor ..."); the functional fill is empty_like(self).fill_(value), so its
+//   result keeps self's strides when self is dense. fill_ writes through any strides, stride 0
+//   included (ATen's fill does not check for internal overlap).
+// - arange: with no dtype, all-integral (or bool) start/end/step give i64, anything else the
+//   default f32. step 0 raises "step must be nonzero", a sign mismatch "upper bound and larger
+//   bound inconsistent with step sign", a non-finite bound "unsupported range". The scalars are
+//   converted to the accumulation type first (int64 for every integral dtype: start=0.5 with
+//   dtype=i64 starts at 0, step=0.3 with an integral dtype is a zero step). The length is
+//   ceil((end - start) / step) computed in double from the original scalars, except for i64
+//   where ATen computes it from the truncated integers: (end - start + step - sign(step)) /
+//   step. Values are start + i * step, computed in int64 and wrapped (integral dtypes) or in
+//   double and rounded once (floating dtypes; ATen uses f32 arithmetic for f16/bf16, which the
+//   f16/bf16 tolerances cover). bool is not supported.
+// - copy(self, src): clone(self) (self's dtype, strides of a preserve-format copy) with src
+//   broadcast into it and converted to self's dtype.
+// - lift_fresh_copy: clone (preserve format).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "crucible/core/error.h"
+#include "ops/creation_internal.h"
+#include "ops/families.h"
+#include "ops/samples.h"
+
+namespace crucible {
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+using creation::code;
+
+Tensor like_copy_of(const Tensor& self) {
+  return Tensor::empty_strided(self.shape(), creation::like_strides(self, MemoryFormat::Preserve),
+                               self.dtype());
+}
+
+// The value of fill.Tensor: a 0-d tensor (or a wrapped Python number).
+Scalar tensor_value(const Value& v) {
+  if (v.is_scalar()) return v.to_scalar();
+  const Tensor& t = v.tensor();
+  CRUCIBLE_CHECK(t.dim() == 0,
+                 fmt::format("fill_ only supports 0-dimension value tensor but got tensor with {} "
+                             "dimensions.",
+                             t.dim()));
+  return creation::item_of(t);
+}
+
+Values fill_ref(const Values& a) {
+  const Tensor out = like_copy_of(a.at(0).tensor());
+  creation::fill_with(out, a.at(1).to_scalar());
+  return {Value(out)};
+}
+
+Values fill_tensor_ref(const Values& a) {
+  const Scalar v = tensor_value(a.at(1));
+  const Tensor out = like_copy_of(a.at(0).tensor());
+  creation::fill_with(out, v);
+  return {Value(out)};
+}
+
+Values fill_inplace_ref(const Values& a) {
+  creation::fill_with(a.at(0).tensor(), a.at(1).to_scalar());
+  return {a.at(0)};
+}
+
+Values fill_tensor_inplace_ref(const Values& a) {
+  creation::fill_with(a.at(0).tensor(), tensor_value(a.at(1)));
+  return {a.at(0)};
+}
+
+// ---- arange ----------------------------------------------------------------------------------
+
+bool integral_scalar(const Scalar& s) { return s.is_integral() || s.is_bool(); }
+
+double as_double(const Scalar& s) {
+  return s.is_bool() ? (s.to_bool() ? 1.0 : 0.0)
+                     : (s.is_integral() ? static_cast<double>(s.to_int()) : s.to_double());
+}
+
+// Scalar::to<int64_t>: truncation toward zero (checked: a non-finite or huge value raises).
+int64_t as_int(const Scalar& s) {
+  if (!s.is_floating()) return s.is_bool() ? int64_t{s.to_bool()} : s.to_int();
+  const double v = s.to_double();
+  CRUCIBLE_CHECK(std::isfinite(v) && std::fabs(v) < 9.2233720368547758e18,
+                 "value cannot be converted to type int64_t without overflow");
+  return static_cast<int64_t>(v);
+}
+
+Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
+                   const Value& dtype_value) {
+  const bool all_integral = integral_scalar(start) && integral_scalar(end) && integral_scalar(step);
+  const DType dtype = dtype_value.is_none() ? (all_integral ? DType::Int64 : DType::Float32)
+                                            : dtype_value.to_dtype();
+  CRUCIBLE_CHECK(dtype != DType::Bool, "\"arange_cpu\" not implemented for 'Bool'");
+  int64_t n = 0;
+  if (is_floating(dtype)) {
+    const double s = as_double(start), e = as_double(end), st = as_double(step);
+    const double size_d = std::ceil((e - s) / st);
+    CRUCIBLE_CHECK(st > 0 || st < 0, "step must be nonzero");
+    CRUCIBLE_CHECK(std::isfinite(s) && std::isfinite(e),
+                   fmt::format("unsupported range: {} -> {}", s, e));
+    CRUCIBLE_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+                   "upper bound and larger bound inconsistent with step sign");
+    CRUCIBLE_CHECK(size_d >= 0 && size_d <= 9.2233720368547758e18,
+                   "invalid size, possible overflow?");
+    n = static_cast<int64_t>(size_d);
+    if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
+    Tensor out = Tensor::empty({n}, dtype);
+    for (int64_t i = 0; i < n; ++i) out.set(i, s + st * static_cast<double>(i));
+    return out;
+  }
+  // Integral dtypes accumulate in int64.
+  const int64_t s = as_int(start), e = as_int(end), st = as_int(step);
+  CRUCIBLE_CHECK(st != 0, "step must be nonzero");
+  CRUCIBLE_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+                 "upper bound and larger bound inconsistent with step sign");
+  if (dtype == DType::Int64) {
+    const int64_t sign = st > 0 ? 1 : -1;
+    n = (e - s + st - sign) / st;
+  } else {
+    n = static_cast<int64_t>(std::ceil((as_double(end) - as_double(start)) / as_double(step)));
+  }
+  CRUCIBLE_CHECK(n >= 0, "invalid size, possible overflow?");
+  if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
+  Tensor out = Tensor::empty({n}, dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    // Wrapping int64 arithmetic, as ATen's kernel (start + step * idx) does.
+    const uint64_t v =
+        static_cast<uint64_t>(s) + static_cast<uint64_t>(st) * static_cast<uint64_t>(i);
+    out.set_int(i, static_cast<int64_t>(v));
+  }
+  return out;
+}
+
+// arange(end, *, dtype, layout, device, pin_memory)
+Values arange_ref(const Values& a) {
+  creation::check_layout(a, 2);
+  return {Value(arange_impl(Scalar(int64_t{0}), a.at(0).to_scalar(), Scalar(int64_t{1}), a.at(1)))};
+}
+// arange.start(start, end, *, dtype, ...)
+Values arange_start_ref(const Values& a) {
+  creation::check_layout(a, 3);
+  return {
+      Value(arange_impl(a.at(0).to_scalar(), a.at(1).to_scalar(), Scalar(int64_t{1}), a.at(2)))};
+}
+// arange.start_step(start, end, step=1, *, dtype, ...)
+Values arange_start_step_ref(const Values& a) {
+  creation::check_layout(a, 4);
+  return {
+      Value(arange_impl(a.at(0).to_scalar(), a.at(1).to_scalar(), a.at(2).to_scalar(), a.at(3)))};
+}
+
+// ---- copy, lift_fresh_copy -------------------------------------------------------------------
+
+Values copy_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  const Shape shape = broadcast_shapes(self.shape(), src.shape());
+  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
+                                            " doesn't match the broadcast shape " +
+                                            shape_str(shape));
+  const Tensor out = like_copy_of(self);
+  out.copy_from(src);
+  return {Value(out)};
+}
+
+Values lift_fresh_copy_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor out = like_copy_of(self);
+  out.copy_from(self);
+  return {Value(out)};
+}
+
+// ---- samples ---------------------------------------------------------------------------------
+
+using Kwargs = std::vector<std::pair<std::string, Literal>>;
+
+// Layouts of `self` for fill and copy.
+std::vector<std::pair<std::string, Literal>> layouts(DType t) {
+  return {{"contiguous", T({7, 13}, t)},
+          {"0-d", T({}, t)},
+          {"empty", T({3, 0, 2}, t)},
+          {"transposed", T_transposed(9, 12, t)},
+          {"sliced with a step", T({6, 5}, t, {10, 2})},
+          {"expanded (stride 0)", T({5, 8}, t, {0, 1})},
+          {"permuted 3-d", T({4, 3, 5}, t, {1, 20, 4})},
+          {"channels-last 4-d", T({2, 3, 4, 5}, t, {60, 1, 15, 3})}};
+}
+
+std::vector<Sample> fill_perf(bool tensor_value) {
+  std::vector<Sample> out;
+  for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
+    out.push_back(make("bandwidth [4096, 4096] " + code(t),
+                       {T({4096, 4096}, t), tensor_value ? T({}, t) : F(1.5)}));
+  return out;
+}
+
+// fill with a Scalar value: every dtype x value kinds, layouts, conversions and overflow errors.
+std::vector<Sample> fill_scalar_samples(const SampleContext& ctx) {
+  if (ctx.performance) return fill_perf(false);
+  std::vector<Sample> out;
+  for (DType t : all_numeric_dtypes()) {
+    out.push_back(make("int value " + code(t), {T({6, 7}, t), I(3)}));
+    out.push_back(
+        make((t == DType::UInt8 ? "error: " : "") + std::string("float value -2.75 ") + code(t),
+             {T({6, 7}, t), F(-2.75)}));
+    out.push_back(make("bool value " + code(t), {T({5}, t), B(true)}));
+  }
+  for (auto& [label, lit] : layouts(DType::Float32))
+    out.push_back(make(label + " f32", {lit, F(0.25)}));
+  for (auto& [label, lit] : layouts(DType::Int64))
+    out.push_back(make(label + " i64", {lit, I(-7)}));
+  out.push_back(
+      make("inf into f16", {T({4}, DType::Float16), F(std::numeric_limits<double>::infinity())}));
+  out.push_back(
+      make("nan into f32", {T({4}, DType::Float32), F(std::numeric_limits<double>::quiet_NaN())}));
+  out.push_back(make("-0.0 into f64", {T({4}, DType::Float64), F(-0.0)}));
+  out.push_back(make("-1 wraps into u8", {T({4}, DType::UInt8), I(-1)}));
+  out.push_back(make("-255 wraps into u8", {T({4}, DType::UInt8), I(-255)}));
+  out.push_back(make("65504 into f16", {T({4}, DType::Float16), F(65504.0)}));
+  out.push_back(make("7.9 truncates into i32", {T({4}, DType::Int32), F(7.9)}));
+  out.push_back(make("-7.9 truncates into i8", {T({4}, DType::Int8), F(-7.9)}));
+  out.push_back(make("0.5 into bool", {T({4}, DType::Bool), F(0.5)}));
+  out.push_back(make("large int into i64", {T({4}, DType::Int64), I(int64_t{1} << 62)}));
+  out.push_back(make("large int into f32", {T({4}, DType::Float32), I((int64_t{1} << 40) + 1)}));
+  out.push_back(make("error: 300 into i8", {T({4}, DType::Int8), I(300)}));
+  out.push_back(make("error: -256 into u8", {T({4}, DType::UInt8), I(-256)}));
+  out.push_back(make("error: 256 into u8", {T({4}, DType::UInt8), I(256)}));
+  out.push_back(make("error: 40000 into i16", {T({4}, DType::Int16), I(40000)}));
+  out.push_back(make("error: 1e6 into f16", {T({4}, DType::Float16), F(1e6)}));
+  out.push_back(make("error: 100000 into f16", {T({4}, DType::Float16), I(100000)}));
+  out.push_back(make("error: 1e39 into bf16", {T({4}, DType::BFloat16), F(1e39)}));
+  out.push_back(make("error: nan into i32",
+                     {T({4}, DType::Int32), F(std::numeric_limits<double>::quiet_NaN())}));
+  out.push_back(make("error: inf into i64",
+                     {T({4}, DType::Int64), F(std::numeric_limits<double>::infinity())}));
+  out.push_back(make("error: 3e9 into i32", {T({4}, DType::Int32), F(3e9)}));
+  return out;
+}
+
+// fill with a 0-d tensor value: value dtypes and self dtypes crossed, layouts, errors.
+std::vector<Sample> fill_tensor_samples(const SampleContext& ctx) {
+  if (ctx.performance) return fill_perf(true);
+  std::vector<Sample> out;
+  for (DType t : all_numeric_dtypes()) {
+    // A same-dtype value, and a value of another kind (positive: a negative float into u8 would
+    // raise, depending on the drawn value).
+    out.push_back(make("same dtype " + code(t), {T({6, 7}, t), T({}, t)}));
+    out.push_back(
+        make("f32 value into " + code(t), {T({6, 7}, t), T_fill({}, DType::Float32, "positive")}));
+    out.push_back(make("i64 value into " + code(t), {T({5}, t), T({}, DType::Int64)}));
+  }
+  out.push_back(make("bool value into f16", {T({5}, DType::Float16), T({}, DType::Bool)}));
+  out.push_back(make("f64 value into bf16", {T({5}, DType::BFloat16), T({}, DType::Float64)}));
+  for (auto& [label, lit] : layouts(DType::Float32))
+    out.push_back(make(label + " f32", {lit, T({}, DType::Float16)}));
+  out.push_back(make("as traced: sliced i64", {T({2}, DType::Int64, {128}), T({}, DType::Int64)}));
+  out.push_back(make("special value into f32",
+                     {T({9}, DType::Float32), T_fill({}, DType::Float32, "special")}));
+  out.push_back(make("wrapped number value", {T({3, 4}, DType::Float32), F(2.5)}));
+  out.push_back(make("error: 1-d value", {T({3, 4}, DType::Float32), T({1}, DType::Float32)}));
+  out.push_back(make("error: 2-d value", {T({3, 4}, DType::Float32), T({2, 2}, DType::Float32)}));
+  return out;
+}
+
+std::vector<Sample> arange_perf(std::vector<Literal> (*args)(Literal)) {
+  std::vector<Sample> out;
+  for (DType t : {DType::Float32, DType::Int64, DType::Float16})
+    out.push_back(make("2^22 elements " + code(t), args(I(int64_t{1} << 22)), {{"dtype", DT(t)}}));
+  return out;
+}
+
+std::vector<Sample> arange_end_samples(const SampleContext& ctx) {
+  if (ctx.performance)
+    return arange_perf([](Literal e) { return std::vector<Literal>{std::move(e)}; });
+  std::vector<Sample> out;
+  out.push_back(make("int end gives i64", {I(10)}));
+  out.push_back(make("float end gives f32", {F(5.5)}));
+  out.push_back(make("bool end gives i64", {B(true)}));
+  out.push_back(make("end 0: empty", {I(0)}));
+  out.push_back(make("end 1", {I(1)}));
+  out.push_back(make("float end 2.0 (not included)", {F(2.0)}));
+  for (DType t : all_numeric_dtypes()) {
+    const bool err = t == DType::Bool;
+    out.push_back(
+        make((err ? "error: " : std::string()) + "dtype " + code(t), {I(17)}, {{"dtype", DT(t)}}));
+  }
+  out.push_back(make("300 into u8 wraps", {I(300)}, {{"dtype", DT(DType::UInt8)}}));
+  out.push_back(make("float end 4.5 with dtype i64", {F(4.5)}, {{"dtype", DT(DType::Int64)}}));
+  out.push_back(make("float end 4.5 with dtype i32", {F(4.5)}, {{"dtype", DT(DType::Int32)}}));
+  out.push_back(make("as traced (device 'cuda')", {I(64)},
+                     {{"dtype", DT(DType::Int64)},
+                      {"layout", Literal::symbol("torch.strided")},
+                      {"device", S("cuda")},
+                      {"pin_memory", B(false)}}));
+  out.push_back(make("error: negative end", {I(-3)}));
+  out.push_back(make("error: inf end", {F(std::numeric_limits<double>::infinity())}));
+  out.push_back(make("error: nan end", {F(std::numeric_limits<double>::quiet_NaN())}));
+  return out;
+}
+
+std::vector<Sample> arange_start_samples(const SampleContext& ctx) {
+  if (ctx.performance)
+    return arange_perf([](Literal e) { return std::vector<Literal>{I(0), std::move(e)}; });
+  std::vector<Sample> out;
+  out.push_back(make("ints give i64", {I(-3), I(7)}));
+  out.push_back(make("float end gives f32", {I(2), F(7.5)}));
+  out.push_back(make("float start gives f32", {F(-1.5), I(3)}));
+  out.push_back(make("start == end: empty", {I(5), I(5)}));
+  out.push_back(make("large i64 values", {I((int64_t{1} << 53) + 1), I((int64_t{1} << 53) + 6)}));
+  for (DType t : {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
+                  DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
+    out.push_back(make("dtype " + code(t), {I(-4), I(9)}, {{"dtype", DT(t)}}));
+  out.push_back(make("float start -1.5 with dtype i64 (truncated)", {F(-1.5), I(2)},
+                     {{"dtype", DT(DType::Int64)}}));
+  out.push_back(make("negative range into u8 wraps", {I(-5), I(5)}, {{"dtype", DT(DType::UInt8)}}));
+  out.push_back(make("error: end < start", {I(5), I(1)}));
+  out.push_back(make("error: dtype bool", {I(0), I(2)}, {{"dtype", DT(DType::Bool)}}));
+  out.push_back(make("error: -inf start", {F(-std::numeric_limits<double>::infinity()), I(2)}));
+  return out;
+}
+
+std::vector<Sample> arange_step_samples(const SampleContext& ctx) {
+  if (ctx.performance)
+    return arange_perf([](Literal e) { return std::vector<Literal>{I(0), std::move(e), I(1)}; });
+  std::vector<Sample> out;
+  auto add = [&](std::string label, double s, double e, double st, bool ints,
+                 std::optional<DType> t = std::nullopt) {
+    std::vector<Literal> args =
+        ints ? std::vector<Literal>{I(static_cast<int64_t>(s)), I(static_cast<int64_t>(e)),
+                                    I(static_cast<int64_t>(st))}
+             : std::vector<Literal>{F(s), F(e), F(st)};
+    Kwargs kw;
+    if (t) kw.push_back({"dtype", DT(*t)});
+    out.push_back(make(std::move(label), std::move(args), std::move(kw)));
+  };
+  add("ints, step 3", 0, 10, 3, true);
+  add("ints, negative step", 10, 0, -3, true);
+  add("ints, empty", 0, 0, 1, true);
+  add("floats, step 0.3", 0, 1, 0.3, false);
+  add("floats, negative step", 1, 0, -0.3, false);
+  add("floats, step 0.7 from -3", -3, 3, 0.7, false);
+  add("floats, step 0.1 (rounding of the length)", 0, 1, 0.1, false);
+  add("f16, step 0.1", 0, 1, 0.1, false, DType::Float16);
+  add("bf16, step 0.1", 0, 1, 0.1, false, DType::BFloat16);
+  add("f64, step 0.1", 0, 1, 0.1, false, DType::Float64);
+  add("f16 from ints", -8, 8, 3, true, DType::Float16);
+  add("i8, step 2", 0, 10, 2, true, DType::Int8);
+  add("i16, negative step", 5, -20, -4, true, DType::Int16);
+  // i64 computes the length from the truncated scalars, the other integral dtypes from the
+  // original doubles: [0, 3, 6, 9] against [0, 3, 6].
+  add("i64, float step 3.5 truncated (length from ints)", 0, 10, 3.5, false, DType::Int64);
+  add("i32, float step 3.5 truncated (length from doubles)", 0, 10, 3.5, false, DType::Int32);
+  add("i64, float bounds truncated", 0.5, 10.5, 3, false, DType::Int64);
+  add("i64, negative float step", 10, 0.5, -3, false, DType::Int64);
+  add("u8, wraps", -5, 5, 1, true, DType::UInt8);
+  out.push_back(make("mixed int start, float step", {I(1), I(4), F(0.5)}));
+  out.push_back(make("step by default", {I(-2), I(3)}));
+  out.push_back(make("bool step", {I(0), I(3), B(true)}));
+  add("error: step 0", 0, 10, 0, true);
+  add("error: float step 0.0", 0, 1, 0, false);
+  add("error: step 0.3 truncates to 0 for i64", 0, 10, 0.3, false, DType::Int64);
+  add("error: step 0.3 truncates to 0 for i32", 0, 10, 0.3, false, DType::Int32);
+  add("error: positive step, end < start", 1, 0, 1, true);
+  add("error: negative step, end > start", 1, 10, -1, true);
+  add("error: inf end", 0, std::numeric_limits<double>::infinity(), 1, false);
+  add("error: dtype bool", 0, 2, 1, true, DType::Bool);
+  return out;
+}
+
+std::vector<Sample> copy_samples(const SampleContext& ctx) {
+  if (ctx.performance) {
+    std::vector<Sample> out;
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
+      out.push_back(
+          make("bandwidth [4096, 4096] " + code(t), {T({4096, 4096}, t), T({4096, 4096}, t)}));
+    return out;
+  }
+  std::vector<Sample> out;
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("same dtype " + code(t), {T({7, 13}, t), T({7, 13}, t)}));
+  const std::pair<DType, DType> conversions[] = {
+      {DType::Float16, DType::Float32}, {DType::Float32, DType::BFloat16},
+      {DType::Int32, DType::Float32},   {DType::Float64, DType::Int64},
+      {DType::Bool, DType::Float16},    {DType::UInt8, DType::Int64},
+      {DType::Int8, DType::Int32},      {DType::Float32, DType::Bool},
+  };
+  for (auto [to, from] : conversions)
+    out.push_back(make(code(from) + " into " + code(to), {T({6, 7}, to), T({6, 7}, from)}));
+  for (auto& [label, lit] : layouts(DType::Float32)) {
+    out.push_back(make("self " + label, {lit, T(lit.tensor.shape, DType::Float16)}));
+    out.push_back(make("src " + label, {T(lit.tensor.shape, DType::Float32), lit}));
+  }
+  out.push_back(make("broadcast src row", {T({6, 7}, DType::Float32), T({7}, DType::Float16)}));
+  out.push_back(make("broadcast 0-d src", {T({4, 5}, DType::Int32), T({}, DType::Int64)}));
+  out.push_back(make("broadcast into transposed self",
+                     {T_transposed(5, 4, DType::Float64), T({5, 1}, DType::Float32)}));
+  out.push_back(make("special values f32 into f16",
+                     {T({64}, DType::Float16), T_fill({64}, DType::Float32, "special")}));
+  out.push_back(make("special values f16 into f64",
+                     {T({64}, DType::Float64), T_fill({64}, DType::Float16, "special")}));
+  out.push_back(
+      make("non_blocking given", {T({6, 7}, DType::Float32), T({6, 7}, DType::BFloat16), B(true)}));
+  out.push_back(
+      make("error: src does not broadcast", {T({7}, DType::Float32), T({6, 7}, DType::Float32)}));
+  out.push_back(
+      make("error: incompatible shapes", {T({3}, DType::Float32), T({4}, DType::Float32)}));
+  return out;
+}
+
+std::vector<Sample> lift_fresh_copy_samples(const SampleContext& ctx) {
+  if (ctx.performance) {
+    std::vector<Sample> out;
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
+      out.push_back(make("bandwidth [4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+    return out;
+  }
+  std::vector<Sample> out;
+  for (DType t : all_numeric_dtypes()) out.push_back(make("contiguous " + code(t), {T({64}, t)}));
+  for (auto& [label, lit] : layouts(DType::Float32)) out.push_back(make(label, {lit}));
+  for (DType t : floating_dtypes())
+    out.push_back(make("special values " + code(t), {T_fill({64}, t, "special")}));
+  return out;
+}
+
+// Costs: bytes read + written.
+Cost fill_cost(const Values&, const Values& out) {
+  return {0, creation::tensor_bytes(out.at(0).tensor())};
+}
+Cost arange_cost(const Values&, const Values& out) {
+  const Tensor& t = out.at(0).tensor();
+  return {static_cast<double>(t.numel()), creation::tensor_bytes(t)};
+}
+Cost copy_cost(const Values& a, const Values& out) {
+  const Tensor& src = a.size() > 1 && a[1].is_tensor() ? a[1].tensor() : a.at(0).tensor();
+  return {0, creation::real_bytes(src) + creation::tensor_bytes(out.at(0).tensor())};
+}
+
+OpDef op_def(std::string_view schema, RefFn ref, SampleFn samples, CostFn cost,
+             std::vector<DType> dtypes) {
+  OpDef op = OpDef::from_schema(schema, "creation");
+  op.dtypes = std::move(dtypes);
+  op.ref = std::move(ref);
+  op.samples = std::move(samples);
+  op.cost = std::move(cost);
+  return op;
+}
+
+std::vector<DType> arange_dtypes() {
+  return {DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
+          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+}  // namespace
+
+void register_creation_fill_ops(OpRegistry& r) {
+  const auto all = all_numeric_dtypes();
+  r.add(op_def("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", fill_ref,
+               fill_scalar_samples, fill_cost, all));
+  r.add(op_def("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor", fill_tensor_ref,
+               fill_tensor_samples, fill_cost, all));
+  r.add(op_def("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_inplace_ref,
+               fill_scalar_samples, fill_cost, all));
+  r.add(op_def("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
+               fill_tensor_inplace_ref, fill_tensor_samples, fill_cost, all));
+  const std::string kw =
+      "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+      "pin_memory=None) -> Tensor";
+  r.add(op_def("aten::arange(Scalar end, " + kw, arange_ref, arange_end_samples, arange_cost,
+               arange_dtypes()));
+  r.add(op_def("aten::arange.start(Scalar start, Scalar end, " + kw, arange_start_ref,
+               arange_start_samples, arange_cost, arange_dtypes()));
+  r.add(op_def("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, " + kw,
+               arange_start_step_ref, arange_step_samples, arange_cost, arange_dtypes()));
+  r.add(op_def("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_ref,
+               copy_samples, copy_cost, all));
+  r.add(op_def("aten::lift_fresh_copy(Tensor self) -> Tensor", lift_fresh_copy_ref,
+               lift_fresh_copy_samples, copy_cost, all));
+}
+
+}  // namespace crucible

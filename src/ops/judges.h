@@ -1,0 +1,44 @@
+// Reusable Custom judges of the op catalog: outputs that may legitimately differ from the
+// reference's (indices of tied values in argmax/max.dim/sort/topk, unsorted topk). Each judge
+// returns TensorChecks the evaluator records; a failed check carries its reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "crucible/core/value.h"
+#include "crucible/eval/result.h"
+
+namespace crucible::judges {
+
+// Whether two selected values are the same: equal (so -0 meets +0), or both NaN.
+bool same_value(double a, double b);
+
+// Shape and dtype of `cand` against `ref`; a failed check when they differ, else passed.
+TensorCheck shape_dtype_check(const Tensor& ref, const Tensor& cand, const std::string& what);
+
+// Values selected from the input (max, min, sort, topk): elementwise exact (NaN meets NaN, -0
+// meets +0), with the usual error metrics.
+TensorCheck exact_values_check(const Tensor& ref, const Tensor& cand, const std::string& what);
+
+// Indices of a reduction that picks one element per row (argmax, argmin, max.dim, min.dim):
+// `self` is reduced along `dim` (already wrapped), or over all elements when `dim` < 0. Each
+// candidate index must be in range and point to an element equal to the reference's value
+// `ref_values` (one per output element, same order). Any index of a tie is accepted.
+TensorCheck selected_index_check(const Tensor& self, int64_t dim, const Tensor& ref_values,
+                                 const Tensor& ref_indices, const Tensor& cand_indices,
+                                 const std::string& what);
+
+// Indices of sort/topk along `dim` (wrapped; 0 for a 0-d self): every row of `cand_indices`
+// holds distinct in-range indices and self[index] equals the candidate's value at the same
+// position (`cand_values`, already judged against the reference).
+TensorCheck gathered_index_check(const Tensor& self, int64_t dim, const Tensor& cand_values,
+                                 const Tensor& ref_indices, const Tensor& cand_indices,
+                                 const std::string& what);
+
+// Values of an unsorted topk: each row of `cand` must hold the same multiset of values as the
+// reference's row (compared after sorting both, NaN largest).
+TensorCheck same_multiset_check(const Tensor& ref, const Tensor& cand, int64_t dim,
+                                const std::string& what);
+
+}  // namespace crucible::judges

@@ -1,0 +1,115 @@
+// Helpers shared by the batch_norm, group_norm, upsample, grid_sampler and padding families
+// (private to those files): dtype names as ATen prints them, byte counts, dtype checks.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crucible/cases/literal.h"
+#include "crucible/core/error.h"
+#include "crucible/core/value.h"
+
+namespace crucible::nnops {
+
+using cases::Literal;
+
+// c10's ScalarType names ("Float", "Half", "Long"), as dispatch errors print them.
+inline std::string scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+    case DType::Float8E4M3FN:
+      return "Float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "Float8_e5m2";
+    case DType::Complex32:
+      return "ComplexHalf";
+    case DType::Complex64:
+      return "ComplexFloat";
+    case DType::Complex128:
+      return "ComplexDouble";
+    default:
+      break;
+  }
+  return "Unknown";
+}
+
+inline bool is_half_or_bf16(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+inline bool is_std_float(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
+}
+
+// AT_DISPATCH_FLOATING_TYPES_AND2(Half, BFloat16, ...): raises for every other dtype.
+inline void check_floating_dispatch(DType t, const std::string& kernel) {
+  if (!is_std_float(t))
+    op_error("\"" + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+}
+
+inline std::string code(DType t) { return std::string(dtype_code(t)); }
+
+inline double bytes_of(const Value& v) {
+  if (!v.is_tensor() || !v.tensor().defined()) return 0;
+  return static_cast<double>(v.tensor().numel()) * static_cast<double>(v.tensor().itemsize());
+}
+
+inline double bytes_of_all(const Values& vs) {
+  double b = 0;
+  for (const Value& v : vs) b += bytes_of(v);
+  return b;
+}
+
+// ATen's is_mixed_type + check_mixed_data_type (cpu/mixed_data_type.h) over the defined
+// parameters: a reduced-precision input whose first defined parameter has another dtype is
+// "mixed" and needs every defined parameter in f32 (returns f32); otherwise every parameter must
+// have the input's dtype (the kernel reads it as the input's element type; returns that dtype).
+inline DType param_dtype(const Tensor& x, const std::vector<std::optional<Tensor>>& params) {
+  std::optional<DType> first;
+  for (const auto& p : params)
+    if (p && !first) first = p->dtype();
+  if (first && *first != x.dtype()) {
+    if (!is_half_or_bf16(x.dtype()))
+      op_error("mixed dtype (CPU): all inputs must share same datatype.");
+    for (const auto& p : params)
+      if (p && p->dtype() != DType::Float32)
+        op_error("mixed dtype (CPU): expect parameter to have scalar type of Float");
+    return DType::Float32;
+  }
+  for (const auto& p : params) {
+    if (p && p->dtype() != x.dtype())
+      op_error("expected scalar type " + scalar_type_name(x.dtype()) + " but found " +
+               scalar_type_name(p->dtype()));
+  }
+  return x.dtype();
+}
+
+inline Literal bool_list(const std::vector<bool>& v) {
+  std::vector<Literal> items;
+  for (bool b : v) items.push_back(Literal::boolean(b));
+  return Literal::list(std::move(items));
+}
+
+inline std::string int_list_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+}  // namespace crucible::nnops

@@ -1,0 +1,76 @@
+// Helpers shared by the statistics, scan and sort families (statistics*.cpp, scan.cpp,
+// sort.cpp, distance.cpp, softmax_backward.cpp, nll_loss.cpp). Internal to libcrucible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crucible/core/value.h"
+#include "crucible/ops/op.h"
+
+namespace crucible::stats {
+
+// ATen's ScalarType name, as its error messages spell it ("Float", "Long").
+std::string scalar_type_name(DType t);
+std::string code(DType t);  // "f32"
+
+// `v` rounded to dtype `t` (what storing it in a tensor of that dtype keeps).
+double round_to(double v, DType t);
+
+// Element `i` (logical index) as a double, for any dtype.
+double element(const Tensor& t, int64_t i);
+
+// An int[1]? / int[]? dim argument: None, a single int or a list.
+std::vector<int64_t> dims_of(const Value& v);
+
+// Which input dims a reduction folds and the shape it produces.
+struct ReducePlan {
+  std::vector<bool> reduced;  // per input dim
+  Shape out_shape;
+  int64_t count = 1;  // input elements per output element
+};
+
+// Normalises `dims` against `self` as ATen's make_dim_mask does: each dim wraps (or raises), a
+// repeated dim raises; an empty list means every dim unless `allow_empty_dims` (then none).
+ReducePlan plan_reduction(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
+                          bool allow_empty_dims = false);
+
+// Visits every input element: fn(output logical index, input logical index).
+template <typename Fn>
+void for_each_reduced(const Tensor& self, const ReducePlan& p, Fn&& fn) {
+  const Shape& shape = self.shape();
+  int64_t in_index = 0;
+  for_each_index(shape, [&](std::span<const int64_t> idx) {
+    int64_t out_index = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!p.reduced[d]) out_index = out_index * shape[d] + idx[d];
+    }
+    fn(out_index, in_index++);
+  });
+}
+
+// A tensor seen as rows along one dim: row r, element k is at logical index
+// (r / inner * len + k) * inner + r % inner. dim = -1 with `flatten` views the whole tensor as
+// one row. A 0-d tensor is one row of one element.
+struct Rows {
+  int64_t outer = 1, len = 1, inner = 1;
+  int64_t count() const { return outer * inner; }
+  int64_t at(int64_t r, int64_t k) const { return ((r / inner) * len + k) * inner + r % inner; }
+};
+Rows rows_of(const Shape& shape, int64_t wrapped_dim);
+Rows flat_rows(int64_t numel);
+
+// Reduction length of a (self, dims) call for tolerances: the product of the reduced sizes
+// (all elements when dims are empty); 1 for a malformed call.
+double reduction_length(const Tensor& self, const std::vector<int64_t>& dims);
+
+// One read of every input element and one write of every output element; `flops_per` per
+// input element.
+Cost read_write_cost(const Values& args, const Values& outputs, double flops_per = 1.0);
+
+// A compare policy widening the tolerance by sqrt(reduction length), from arg 0 and a dims
+// argument at `dims_arg` (-1: all dims).
+ComparePolicy sqrt_length_compare(int dims_arg);
+
+}  // namespace crucible::stats

@@ -1,0 +1,121 @@
+// compare_tensors on complex outputs: tolerances of the component dtype on complex magnitudes,
+// NaN / inf per part, metrics (abs / rel error of the complex difference, ULPs in the
+// component dtype, PCC over real and imaginary parts); and the real paths it must keep.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <vector>
+
+#include "crucible/eval/compare.h"
+
+namespace crucible {
+namespace {
+
+using cd = std::complex<double>;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::nan("");
+
+Tensor ctensor(const std::vector<cd>& v, DType t) {
+  Tensor x = Tensor::empty({static_cast<int64_t>(v.size())}, t);
+  for (size_t i = 0; i < v.size(); ++i) x.set_complex(static_cast<int64_t>(i), v[i]);
+  return x;
+}
+
+TEST(CompareComplex, ToleranceOfTheComponentDtype) {
+  EXPECT_EQ(default_tolerance(DType::Complex64).rtol, default_tolerance(DType::Float32).rtol);
+  EXPECT_EQ(default_tolerance(DType::Complex128).atol, default_tolerance(DType::Float64).atol);
+  EXPECT_EQ(default_tolerance(DType::Complex32).rtol, default_tolerance(DType::Float16).rtol);
+  EXPECT_EQ(ulp_of(1.0, DType::Complex64), ulp_of(1.0, DType::Float32));
+}
+
+TEST(CompareComplex, PassesWithinTolerance) {
+  const Tensor r = ctensor({{1.0, 2.0}, {-3.0, 0.5}, {0, 0}}, DType::Complex64);
+  const Tensor c = ctensor({{1.0 + 1e-6, 2.0}, {-3.0, 0.5 - 2e-6}, {0, 1e-6}}, DType::Complex64);
+  const TensorCheck k = compare_tensors(r, c, 1.0, "output 0");
+  EXPECT_TRUE(k.passed) << k.reason;
+  EXPECT_GT(k.max_abs_err, 0);
+  EXPECT_GT(k.max_ulp_err, 0);
+  EXPECT_NEAR(k.pcc, 1.0, 1e-9);
+  EXPECT_EQ(k.atol, 1e-5);
+}
+
+TEST(CompareComplex, ComparesMagnitudesAndCatchesAWrongImaginaryPart) {
+  // Real parts equal, imaginary part wrong: a comparison of real parts only would pass.
+  const Tensor r = ctensor({{1.0, 2.0}, {3.0, -4.0}}, DType::Complex128);
+  const Tensor c = ctensor({{1.0, 2.0}, {3.0, 4.0}}, DType::Complex128);
+  const TensorCheck k = compare_tensors(r, c, 1.0, "output 0");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.mismatches, 1);
+  EXPECT_DOUBLE_EQ(k.max_abs_err, 8.0);        // |(3+4j) - (3-4j)|
+  EXPECT_DOUBLE_EQ(k.max_rel_err, 8.0 / 5.0);  // relative to |3-4j| = 5
+  EXPECT_NE(k.reason.find("3-4j"), std::string::npos) << k.reason;
+  // The relative tolerance is on |r|: an error of 1e-3 on an element of magnitude 5 passes
+  // for c32 (rtol 1e-3 * 5) but not for c64.
+  const std::vector<cd> ref = {{3.0, -4.0}};
+  const std::vector<cd> off = {{3.0 + 3e-3, -4.0}};
+  EXPECT_FALSE(
+      compare_tensors(ctensor(ref, DType::Complex64), ctensor(off, DType::Complex64), 1, "o")
+          .passed);
+  EXPECT_TRUE(
+      compare_tensors(ctensor(ref, DType::Complex32), ctensor(off, DType::Complex32), 1, "o")
+          .passed);
+}
+
+TEST(CompareComplex, NanMustMeetNanInTheSamePart) {
+  const Tensor r = ctensor({{kNaN, 1.0}}, DType::Complex64);
+  EXPECT_TRUE(compare_tensors(r, ctensor({{kNaN, 1.0}}, DType::Complex64), 1, "o").passed);
+  EXPECT_FALSE(compare_tensors(r, ctensor({{1.0, kNaN}}, DType::Complex64), 1, "o").passed);
+  EXPECT_FALSE(compare_tensors(r, ctensor({{kNaN, 2.0}}, DType::Complex64), 1, "o").passed);
+  EXPECT_FALSE(compare_tensors(r, ctensor({{0.0, 1.0}}, DType::Complex64), 1, "o").passed);
+  const Tensor both = ctensor({{kNaN, kNaN}}, DType::Complex64);
+  EXPECT_TRUE(compare_tensors(both, ctensor({{kNaN, kNaN}}, DType::Complex64), 1, "o").passed);
+}
+
+TEST(CompareComplex, InfMustMeetTheSameInf) {
+  const Tensor r = ctensor({{kInf, -1.0}}, DType::Complex128);
+  EXPECT_TRUE(compare_tensors(r, ctensor({{kInf, -1.0}}, DType::Complex128), 1, "o").passed);
+  EXPECT_FALSE(compare_tensors(r, ctensor({{-kInf, -1.0}}, DType::Complex128), 1, "o").passed);
+  EXPECT_FALSE(compare_tensors(r, ctensor({{kInf, kInf}}, DType::Complex128), 1, "o").passed);
+  // The finite part next to an infinity is still compared.
+  EXPECT_FALSE(compare_tensors(r, ctensor({{kInf, 5.0}}, DType::Complex128), 1, "o").passed);
+}
+
+TEST(CompareComplex, ScaleWidensTheTolerance) {
+  const Tensor r = ctensor({{100.0, 0.0}}, DType::Complex64);
+  const Tensor c = ctensor({{100.0, 1e-3}}, DType::Complex64);
+  EXPECT_FALSE(compare_tensors(r, c, 1.0, "o").passed);
+  EXPECT_TRUE(compare_tensors(r, c, 10.0, "o").passed);
+}
+
+TEST(CompareComplex, PccOverRealAndImaginaryParts) {
+  const Tensor r = ctensor({{1.0, 0.0}, {0.0, 1.0}}, DType::Complex64);
+  // Conjugate: real parts identical, imaginary parts negated -> cos = (1 - 1) / 2 = 0.
+  const Tensor conj = ctensor({{1.0, 0.0}, {0.0, -1.0}}, DType::Complex64);
+  EXPECT_NEAR(compare_tensors(r, conj, 1, "o").pcc, 0.0, 1e-12);
+  const Tensor neg = ctensor({{-1.0, 0.0}, {0.0, -1.0}}, DType::Complex64);
+  EXPECT_NEAR(compare_tensors(r, neg, 1, "o").pcc, -1.0, 1e-12);
+}
+
+TEST(CompareComplex, ShapeAndDtypeMustMatch) {
+  const Tensor r = ctensor({{1.0, 2.0}}, DType::Complex64);
+  const TensorCheck k = compare_tensors(r, ctensor({{1.0, 2.0}}, DType::Complex128), 1, "o");
+  EXPECT_FALSE(k.passed);
+  EXPECT_NE(k.reason.find("wrong dtype"), std::string::npos);
+  EXPECT_FALSE(compare_tensors(r, Tensor::full({1}, 1.0, DType::Float32), 1, "o").passed);
+}
+
+TEST(CompareReal, UnchangedPaths) {
+  Tensor r = Tensor::full({3}, 1.0, DType::Float32);
+  Tensor c = Tensor::full({3}, 1.0, DType::Float32);
+  c.set(1, 1.1);
+  const TensorCheck k = compare_tensors(r, c, 1, "o");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.mismatches, 1);
+  Tensor i = Tensor::full({2}, 3.0, DType::Int64);
+  EXPECT_TRUE(compare_tensors(i, i.clone(), 1, "o").passed);
+}
+
+}  // namespace
+}  // namespace crucible
