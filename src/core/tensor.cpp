@@ -190,6 +190,19 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, int64_t offset, Sh
   t.shape_ = std::move(shape);
   t.strides_ = std::move(strides);
   t.dtype_ = dtype;
+  t.numel_ = numel_of(t.shape_);
+  int64_t expected = 1;
+  t.contiguous_ = true;
+  if (t.numel_ != 0) {
+    for (size_t i = t.shape_.size(); i-- > 0;) {
+      if (t.shape_[i] == 1) continue;
+      if (t.strides_[i] != expected) {
+        t.contiguous_ = false;
+        break;
+      }
+      expected *= t.shape_[i];
+    }
+  }
   return t;
 }
 
@@ -212,16 +225,7 @@ void* Tensor::data_ptr() const {
   return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
 }
 
-bool Tensor::is_contiguous() const {
-  if (numel() == 0) return true;
-  int64_t expected = 1;
-  for (size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] == 1) continue;
-    if (strides_[i] != expected) return false;
-    expected *= shape_[i];
-  }
-  return true;
-}
+bool Tensor::is_contiguous() const { return contiguous_; }
 
 std::pair<int64_t, int64_t> Tensor::storage_extent() const {
   if (numel() == 0) return {offset_, offset_};
@@ -452,6 +456,7 @@ int64_t Tensor::storage_index(int64_t logical_index) const {
     op_error("index " + std::to_string(logical_index) + " is out of bounds for a tensor of " +
              std::to_string(n) + " elements");
   }
+  if (contiguous_) return offset_ + logical_index;
   int64_t off = offset_;
   for (size_t i = shape_.size(); i-- > 0;) {
     off += (logical_index % shape_[i]) * strides_[i];

@@ -67,7 +67,11 @@ class ResultsFile {
     if (fd_ >= 0) ::close(fd_);
   }
   void append(const json& j) {
-    std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    append_line(j.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  // Appends one line (a JSON object without the newline) with a single write.
+  void append_line(std::string line) {
+    line += '\n';
     const char* p = line.data();
     size_t n = line.size();
     while (n > 0) {
@@ -268,11 +272,12 @@ int run(const RunOptions& in) {
     });
     pool.run(
         to_run,
-        [&](size_t i, const std::string& payload) {
-          (void)i;
+        [&](size_t, const std::string& payload) {
+          // The worker's line is written as it is; it is parsed once, for the summary.
           CaseResult r = case_result_from_json(json::parse(payload));
           progress.add(r.status == Status::Passed);
-          record(std::move(r));
+          out.append_line(payload);
+          results.push_back(std::move(r));
         },
         [&](size_t i, const JobFailure& f) {
           CaseResult r = base_result(cases[i]);

@@ -105,6 +105,8 @@ std::vector<Sample> permute_samples(const SampleContext& ctx) {
     out.push_back(make("rotate 3-d " + code(t), {T({2, 3, 4}, t), L({2, 0, 1})}));
   }
   out.push_back(make("transpose 2-d", {T({3, 5}, f32), L({1, 0})}));
+  for (DType t : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
+    out.push_back(make("special values " + code(t), {T_fill({4, 6}, t, "special"), L({1, 0})}));
   out.push_back(make("identity", {T({3, 5}, f32), L({0, 1})}));
   out.push_back(make("negative dims", {T({2, 3, 4}, f32), L({-1, 0, -2})}));
   out.push_back(make("4-d heads", {T({2, 5, 3, 4}, f32), L({0, 2, 1, 3})}));

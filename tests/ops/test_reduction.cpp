@@ -193,7 +193,8 @@ TEST(FamilySamples, EveryOpHasEnoughCasesAndRoundTrips) {
                                              "aten.native_layer_norm.default",
                                              "aten.view.default",
                                              "aten.permute.default",
-                                             "aten.embedding.default"};
+                                             "aten.embedding.default",
+                                             "aten.baddbmm.default"};
   EXPECT_EQ(ops().all().size(), expected.size());
   for (const std::string& name : expected) {
     const OpDef& op = ops().get(name);

@@ -72,7 +72,7 @@ class Tensor {
   int64_t dim() const { return static_cast<int64_t>(shape_.size()); }
   int64_t size(int64_t d) const;    // d may be negative
   int64_t stride(int64_t d) const;  // d may be negative
-  int64_t numel() const { return numel_of(shape_); }
+  int64_t numel() const { return numel_; }
   int64_t offset() const { return offset_; }
   size_t itemsize() const { return crucible::itemsize(dtype_); }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
@@ -134,6 +134,10 @@ class Tensor {
   Shape shape_;
   Shape strides_;
   DType dtype_ = DType::Float32;
+  // Cached at construction (every tensor is made by from_storage): the element count, and
+  // whether logical index i is storage element offset_ + i (row-major contiguous).
+  int64_t numel_ = 0;
+  bool contiguous_ = true;
 };
 
 // Normalises a possibly negative dim against `ndim` (a 0-d tensor accepts -1 and 0, as ATen's
