@@ -168,7 +168,7 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
       std::fill(row.begin(), row.end(), 0.0);
       for (int64_t q = 0; q < k; ++q) {
         const double aiq = a[(b * m + i) * k + q];
-        const double* wq = &w[(b * k + q) * n];
+        const double* wq = w.data() + (b * k + q) * n;
         for (int64_t j = 0; j < n; ++j) row[j] += aiq * wq[j];
       }
       for (int64_t j = 0; j < n; ++j) {

@@ -13,7 +13,7 @@
 namespace crucible {
 namespace {
 
-const Schema& aten(const std::string& op) {
+const Schema& aten(const char* op) {
   static const std::map<std::string, Schema> schemas = [] {
     std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/data/spec/all_aten_ops.json");
     nlohmann::json j = nlohmann::json::parse(in);
@@ -23,7 +23,7 @@ const Schema& aten(const std::string& op) {
     return m;
   }();
   auto it = schemas.find(op);
-  if (it == schemas.end()) throw std::runtime_error("no schema for " + op);
+  if (it == schemas.end()) throw std::runtime_error(std::string("no schema for ") + op);
   return it->second;
 }
 
