@@ -28,39 +28,7 @@ namespace {
 using namespace samples;
 
 std::string scalar_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      return "Double";
-    case DType::Float8E4M3FN:
-      return "Float8_e4m3fn";
-    case DType::Float8E5M2:
-      return "Float8_e5m2";
-    case DType::Complex32:
-      return "ComplexHalf";
-    case DType::Complex64:
-      return "ComplexFloat";
-    case DType::Complex128:
-      return "ComplexDouble";
-  }
-  return "Unknown";
+  return std::string(dtype_scalar_type_name(t));
 }
 
 bool is_reduced(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
