@@ -42,9 +42,10 @@ std::string make_trace(int n) {
       for (const auto& op : ops) {
         if (made >= n) break;
         const char* dt = dtypes[(a + b) % 4];
-        std::string call = std::string(op[0]) == "aten.add.Tensor" || std::string(op[0]) == "aten.mul.Tensor"
-                               ? fmt::format(fmt::runtime(op[1]), a, b, dt, a, b, dt)
-                               : fmt::format(fmt::runtime(op[1]), a, b, dt);
+        std::string call =
+            std::string(op[0]) == "aten.add.Tensor" || std::string(op[0]) == "aten.mul.Tensor"
+                ? fmt::format(fmt::runtime(op[1]), a, b, dt, a, b, dt)
+                : fmt::format(fmt::runtime(op[1]), a, b, dt);
         text += fmt::format("Operator: {}\ncnt: 1, {}\n", op[0], call);
         ++made;
       }
@@ -68,8 +69,9 @@ int main(int argc, char** argv) {
   std::ofstream(trace) << make_trace(n);
 
   // 1. Isolated: the real binary, workers and all.
-  std::string cmd = fmt::format("{} run --suite traces:{} --backend ref --workers {} --quiet --out {}",
-                                CRUCIBLE_BINARY, trace, workers, (dir / "run").string());
+  std::string cmd =
+      fmt::format("{} run --suite traces:{} --backend ref --workers {} --quiet --out {}",
+                  CRUCIBLE_BINARY, trace, workers, (dir / "run").string());
   auto t0 = std::chrono::steady_clock::now();
   int st = std::system(cmd.c_str());
   double isolated_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -62,9 +62,11 @@ std::unique_ptr<Backend> BackendRegistry::create(const std::string& spec) const 
     known += (known.empty() ? "" : ", ") + e.name + (e.name.back() == ':' ? "<...>" : "");
   }
   if (spec == "aten")
-    usage_error("this build of crucible has no ATen backend (libtorch was not found when it "
-                "was built); install libtorch (scripts/install-deps.sh) and rebuild. Known "
-                "backends: " + known);
+    usage_error(
+        "this build of crucible has no ATen backend (libtorch was not found when it "
+        "was built); install libtorch (scripts/install-deps.sh) and rebuild. Known "
+        "backends: " +
+        known);
   usage_error("unknown backend '" + spec + "'; known backends: " + known);
 }
 

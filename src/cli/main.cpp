@@ -20,8 +20,8 @@ namespace {
 int run_cli(int argc, char** argv) {
   CLI::App app{"crucible: verify and benchmark machine-learning operator backends"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("crucible ") + CRUCIBLE_VERSION + " (" +
-                                        CRUCIBLE_GIT_COMMIT + ")");
+  app.set_version_flag(
+      "--version", std::string("crucible ") + CRUCIBLE_VERSION + " (" + CRUCIBLE_GIT_COMMIT + ")");
   std::vector<std::string> args(argv, argv + argc);
 
   RunFlags rf;

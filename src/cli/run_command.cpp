@@ -45,11 +45,13 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--op", f.op, "with --case: the op of a single case (aten.add.Tensor)");
   app.add_option("--case", f.case_text, "with --op: a single case in the trace grammar");
   app.add_option("--p", f.p, "threshold of perf@p (speed-up)")->capture_default_str();
-  app.add_option("--max-numel", f.max_numel,
-                 "traces: skip cases with more tensor elements than this (0: no cap; default 2^24)");
-  app.add_option("--max-flops", f.max_flops,
-                 "traces: skip matmul/convolution cases estimated above this many FLOPs (0: no cap; "
-                 "default 2e9)");
+  app.add_option(
+      "--max-numel", f.max_numel,
+      "traces: skip cases with more tensor elements than this (0: no cap; default 2^24)");
+  app.add_option(
+      "--max-flops", f.max_flops,
+      "traces: skip matmul/convolution cases estimated above this many FLOPs (0: no cap; "
+      "default 2e9)");
   app.add_flag("-q,--quiet", f.quiet, "no progress and no summary table");
 }
 
@@ -63,7 +65,10 @@ size_t parse_bytes(const std::string& text, const std::string& flag) {
     last = t.empty() ? '0' : static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
   }
   if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    mult = last == 'K' ? 1024.0 : last == 'M' ? 1048576.0 : last == 'G' ? 1073741824.0 : 1099511627776.0;
+    mult = last == 'K'   ? 1024.0
+           : last == 'M' ? 1048576.0
+           : last == 'G' ? 1073741824.0
+                         : 1099511627776.0;
     t.pop_back();
   }
   try {
@@ -72,8 +77,8 @@ size_t parse_bytes(const std::string& text, const std::string& flag) {
     if (used != t.size() || v < 0) throw std::invalid_argument("");
     return static_cast<size_t>(v * mult);
   } catch (const std::exception&) {
-    usage_error(fmt::format("{} '{}' is not a size; use e.g. 4G, 512M or a number of bytes", flag,
-                            text));
+    usage_error(
+        fmt::format("{} '{}' is not a size; use e.g. 4G, 512M or a number of bytes", flag, text));
   }
 }
 
@@ -139,7 +144,8 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     auto t = parse_dtype(d);
     if (!t) {
       std::string valid;
-      for (DType x : all_dtypes()) valid += std::string(valid.empty() ? "" : " ") + std::string(dtype_code(x));
+      for (DType x : all_dtypes())
+        valid += std::string(valid.empty() ? "" : " ") + std::string(dtype_code(x));
       usage_error(fmt::format("unknown dtype '{}' in --dtypes; valid: {}", d, valid));
     }
     o.suite.dtypes.insert(*t);

@@ -40,10 +40,18 @@ RunOutcome run_backend(Backend& b, const OpDef& op, const Values& args) {
   } catch (const Error& e) {
     o.message = e.what();
     switch (e.kind()) {
-      case ErrorKind::OpError: o.raised = true; break;
-      case ErrorKind::Unsupported: o.status = Status::Unsupported; break;
-      case ErrorKind::Memory: o.status = Status::MemoryLimit; break;
-      default: o.status = Status::Failed; break;
+      case ErrorKind::OpError:
+        o.raised = true;
+        break;
+      case ErrorKind::Unsupported:
+        o.status = Status::Unsupported;
+        break;
+      case ErrorKind::Memory:
+        o.status = Status::MemoryLimit;
+        break;
+      default:
+        o.status = Status::Failed;
+        break;
     }
   } catch (const std::bad_alloc&) {
     o.status = Status::MemoryLimit;
@@ -107,8 +115,9 @@ class Judge {
 
   void compare_value(const Value& ref, const Value& cand, const std::string& what) {
     if (ref.is_tensor()) {
-      if (!cand.is_tensor()) return fail(fmt::format("{}: expected a tensor, got {}", what,
-                                                     value_kind_name(cand.kind())));
+      if (!cand.is_tensor())
+        return fail(
+            fmt::format("{}: expected a tensor, got {}", what, value_kind_name(cand.kind())));
       compare_tensor(ref.tensor(), cand.tensor(), what);
     } else if (ref.kind() == ValueKind::TensorList || ref.kind() == ValueKind::OptTensorList) {
       if (cand.kind() != ref.kind()) return fail(what + ": expected a tensor list");
@@ -142,9 +151,9 @@ class Judge {
       if (ref.shape() != cand.shape() || ref.dtype() != cand.dtype() ||
           (ref.numel() > 1 && ref.strides() != cand.strides())) {
         c.passed = false;
-        c.reason = fmt::format("{}: expected {} with strides {}, got {} with strides {}", what,
-                               ref.str(), shape_str(ref.strides()), cand.str(),
-                               shape_str(cand.strides()));
+        c.reason =
+            fmt::format("{}: expected {} with strides {}, got {} with strides {}", what, ref.str(),
+                        shape_str(ref.strides()), cand.str(), shape_str(cand.strides()));
       }
       record(std::move(c));
       return;
@@ -171,8 +180,10 @@ class Judge {
           const Argument& a = s.arguments[i];
           if (a.alias && a.alias->is_write && a.alias->before_sets == ret.alias->before_sets &&
               cand_args_[i].is_tensor() && !out.shares_storage(cand_args_[i].tensor()))
-            fail(fmt::format("output {} must be the mutated argument '{}' itself, but it is a new "
-                             "tensor", k, a.name));
+            fail(
+                fmt::format("output {} must be the mutated argument '{}' itself, but it is a new "
+                            "tensor",
+                            k, a.name));
         }
       } else if (alias_forbidden(ret) && out.numel() > 0) {
         for (size_t i = 0; i < s.arguments.size(); ++i) {
@@ -186,7 +197,8 @@ class Judge {
         bool is_view = false;
         for (const Value& a : cand_args_)
           if (a.is_tensor() && out.shares_storage(a.tensor())) is_view = true;
-        if (!is_view) fail(fmt::format("output {} must be a view of the input, but it is a copy", k));
+        if (!is_view)
+          fail(fmt::format("output {} must be a view of the input, but it is a copy", k));
       }
     }
     auto mutated = s.mutated_arguments();

@@ -24,7 +24,8 @@ void Progress::draw(bool force) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(now - start_).count();
-  double eta = done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
+  double eta =
+      done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
   if (tty_) {
     if (!force && done_ != total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
     last_draw_ = now;
@@ -39,8 +40,8 @@ void Progress::draw(bool force) {
     int decile = static_cast<int>(10 * done_ / total_);
     if (!force && decile == last_decile_) return;
     last_decile_ = decile;
-    fmt::print(stderr, "{}: {}/{} done, {} passed, {} not passed, {:.1f}s elapsed\n", phase_,
-               done_, total_, passed_, failed_, elapsed);
+    fmt::print(stderr, "{}: {}/{} done, {} passed, {} not passed, {:.1f}s elapsed\n", phase_, done_,
+               total_, passed_, failed_, elapsed);
   }
 }
 

@@ -10,9 +10,8 @@
 namespace crucible {
 
 namespace {
-constexpr const char* kStatusNames[] = {"passed",       "failed",      "crashed",
-                                        "timed_out",    "memory_limit", "unsupported",
-                                        "skipped",      "invalid_case"};
+constexpr const char* kStatusNames[] = {"passed",       "failed",      "crashed", "timed_out",
+                                        "memory_limit", "unsupported", "skipped", "invalid_case"};
 }
 
 const char* status_name(Status s) { return kStatusNames[static_cast<int>(s)]; }
@@ -36,11 +35,13 @@ double num(const json& j, const char* key, double dflt) {
 }  // namespace
 
 json to_json(const CaseResult& r) {
-  json j = {{"record", "case"},  {"case_id", r.case_id}, {"op", r.op},
-            {"case", r.call},    {"label", r.label},     {"source", r.source},
-            {"dtype", r.dtype},  {"seed", r.seed},       {"cnt", r.cnt},
-            {"status", status_name(r.status)},           {"detail", r.detail},
-            {"expected_error", r.expected_error},        {"seconds", r.seconds}};
+  json j = {{"record", "case"},    {"case_id", r.case_id},
+            {"op", r.op},          {"case", r.call},
+            {"label", r.label},    {"source", r.source},
+            {"dtype", r.dtype},    {"seed", r.seed},
+            {"cnt", r.cnt},        {"status", status_name(r.status)},
+            {"detail", r.detail},  {"expected_error", r.expected_error},
+            {"seconds", r.seconds}};
   json checks = json::array();
   for (const TensorCheck& c : r.checks) {
     checks.push_back({{"what", c.what},

@@ -51,7 +51,8 @@ void prepare_out_dir(const std::string& dir) {
   std::string probe = dir + "/.crucible-write-test";
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0)
-    input_error("--out " + dir, std::string("the run folder is not writable: ") + std::strerror(errno));
+    input_error("--out " + dir,
+                std::string("the run folder is not writable: ") + std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
 }
@@ -121,13 +122,21 @@ void load_previous(const std::string& path, std::vector<CaseResult>& results,
 json options_json(const RunOptions& o) {
   json dtypes = json::array();
   for (DType d : o.suite.dtypes) dtypes.push_back(std::string(dtype_code(d)));
-  return {{"suite", o.suite.suite},     {"backend", o.backend},
-          {"reference", o.reference},   {"baseline", o.baseline},
-          {"perf", o.perf},             {"cold_cache", o.cold_cache},
-          {"ops", o.suite.ops},         {"dtypes", dtypes},
-          {"seed", o.suite.seed},       {"workers", o.workers},
-          {"timeout_s", o.timeout_s},   {"memory_limit", o.memory_limit},
-          {"max_numel", o.suite.max_numel}, {"max_flops", o.suite.max_flops}, {"p", o.p}};
+  return {{"suite", o.suite.suite},
+          {"backend", o.backend},
+          {"reference", o.reference},
+          {"baseline", o.baseline},
+          {"perf", o.perf},
+          {"cold_cache", o.cold_cache},
+          {"ops", o.suite.ops},
+          {"dtypes", dtypes},
+          {"seed", o.suite.seed},
+          {"workers", o.workers},
+          {"timeout_s", o.timeout_s},
+          {"memory_limit", o.memory_limit},
+          {"max_numel", o.suite.max_numel},
+          {"max_flops", o.suite.max_flops},
+          {"p", o.p}};
 }
 
 // Backends a worker creates once, after it is forked (plugins never load in this process).
@@ -160,8 +169,9 @@ int run(const RunOptions& in) {
   std::vector<SuiteCase> cases;
   if (!o.single_op.empty() || !o.single_case.empty()) {
     if (o.single_op.empty() || o.single_case.empty())
-      usage_error("--op and --case go together: --op aten.add.Tensor --case '((T([2], f32), "
-                  "T([2], f32)), {})'");
+      usage_error(
+          "--op and --case go together: --op aten.add.Tensor --case '((T([2], f32), "
+          "T([2], f32)), {})'");
     SuiteCase sc;
     sc.op = &OpRegistry::catalog().get(o.single_op);
     sc.c.op = sc.op->name;

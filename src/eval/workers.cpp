@@ -69,19 +69,32 @@ constexpr bool kAddressSanitizer = false;
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    case SIGPIPE: return "SIGPIPE";
-    default: return fmt::format("signal {}", sig);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGSYS:
+      return "SIGSYS";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return fmt::format("signal {}", sig);
   }
 }
 
@@ -180,7 +193,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
     if (!w.outstanding.empty()) {
       size_t failed = w.outstanding.front();
       w.outstanding.pop_front();
-      for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it) queue.push_front(*it);
+      for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
+        queue.push_front(*it);
       w.outstanding.clear();
       on_failure(failed, f);
     }
@@ -263,8 +277,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
         f.detail = "the worker was killed by " + signal_name(f.signal) + " while running the case";
       } else {
         f.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        f.detail = fmt::format("the worker exited with status {} without reporting the case",
-                               f.exit_code);
+        f.detail =
+            fmt::format("the worker exited with status {} without reporting the case", f.exit_code);
       }
       replace(w, f);
     }

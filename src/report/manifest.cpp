@@ -22,8 +22,9 @@ MachineInfo machine_info() {
   std::ifstream cpu("/proc/cpuinfo");
   std::string line;
   static const std::set<std::string> kInteresting = {
-      "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-      "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8"};
+      "sse4_2",   "avx",      "avx2",     "fma",         "f16c",        "avx512f",
+      "avx512bw", "avx512vl", "avx512dq", "avx512_bf16", "avx512_fp16", "avx512_vnni",
+      "avx_vnni", "amx_tile", "amx_bf16", "amx_int8"};
   while (std::getline(cpu, line)) {
     auto colon = line.find(':');
     if (colon == std::string::npos) continue;
@@ -64,7 +65,8 @@ nlohmann::json make_manifest(const std::vector<std::string>& argv, uint64_t seed
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   json bj = json::array();
   for (const BackendInfo& b : backends)
-    bj.push_back({{"role", b.role}, {"name", b.name}, {"version", b.version}, {"device", b.device}});
+    bj.push_back(
+        {{"role", b.role}, {"name", b.name}, {"version", b.version}, {"device", b.device}});
   return {{"tool", "crucible"},
           {"version", CRUCIBLE_VERSION},
           {"git_commit", CRUCIBLE_GIT_COMMIT},

@@ -70,8 +70,8 @@ RunSummary summarize(const std::vector<CaseResult>& results,
   for (auto& [name, o] : ops) {
     int run = o.cases - o.by_status[Status::Skipped] - o.by_status[Status::Unsupported];
     o.supported = o.cases > o.by_status[Status::Unsupported];
-    o.passed = run > 0 && o.by_status[Status::Passed] == run &&
-               o.by_status[Status::Unsupported] == 0;
+    o.passed =
+        run > 0 && o.by_status[Status::Passed] == run && o.by_status[Status::Unsupported] == 0;
     std::vector<double> sp, cm, bm;
     for (const TimingRecord* t : timed[name]) {
       sp.push_back(t->speedup);
@@ -112,8 +112,8 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"ops_passed", s.ops_passed},
             {"cases_total", s.cases_total},
             {"cases_passed", s.count(Status::Passed)},
-            {"cases_failed", s.count(Status::Failed) + s.count(Status::MemoryLimit) +
-                                 s.count(Status::InvalidCase)},
+            {"cases_failed",
+             s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase)},
             {"cases_crashed", s.count(Status::Crashed)},
             {"cases_timed_out", s.count(Status::TimedOut)},
             {"cases_unsupported", s.count(Status::Unsupported)},
@@ -128,9 +128,10 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"seconds", s.seconds}};
   json ops = json::object();
   for (const OpSummary& o : s.ops) {
-    json oj = {{"family", o.family}, {"cases", o.cases},   {"supported", o.supported},
-               {"passed", o.passed}, {"timed", o.timed},   {"max_abs_err", o.max_abs_err},
-               {"max_ulp_err", o.max_ulp_err},             {"min_pcc", o.min_pcc}};
+    json oj = {
+        {"family", o.family},           {"cases", o.cases},    {"supported", o.supported},
+        {"passed", o.passed},           {"timed", o.timed},    {"max_abs_err", o.max_abs_err},
+        {"max_ulp_err", o.max_ulp_err}, {"min_pcc", o.min_pcc}};
     json st = json::object();
     for (const auto& [k, v] : o.by_status)
       if (v) st[status_name(k)] = v;

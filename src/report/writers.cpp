@@ -29,11 +29,21 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
           out += ' ';
@@ -59,12 +69,12 @@ void write_summary_md(const std::string& path, const RunSummary& s,
   if (s.timed) f << fmt::format("| baseline | {} |\n", s.baseline);
   f << fmt::format("| ops | {} total, {} supported, {} correct |\n", s.ops_total, s.ops_supported,
                    s.ops_passed);
-  f << fmt::format("| cases | {} total: {} passed, {} failed, {} crashed, {} timed out, {} over the "
-                   "memory limit, {} unsupported, {} skipped, {} invalid |\n",
-                   s.cases_total, s.count(Status::Passed), s.count(Status::Failed),
-                   s.count(Status::Crashed), s.count(Status::TimedOut),
-                   s.count(Status::MemoryLimit), s.count(Status::Unsupported),
-                   s.count(Status::Skipped), s.count(Status::InvalidCase));
+  f << fmt::format(
+      "| cases | {} total: {} passed, {} failed, {} crashed, {} timed out, {} over the "
+      "memory limit, {} unsupported, {} skipped, {} invalid |\n",
+      s.cases_total, s.count(Status::Passed), s.count(Status::Failed), s.count(Status::Crashed),
+      s.count(Status::TimedOut), s.count(Status::MemoryLimit), s.count(Status::Unsupported),
+      s.count(Status::Skipped), s.count(Status::InvalidCase));
   f << fmt::format("| correctness score | {} (ops correct / all ops) |\n",
                    pct(s.correctness_score));
   f << fmt::format("| coverage | {} (ops supported / all ops) |\n", pct(s.coverage));
@@ -86,8 +96,8 @@ void write_summary_md(const std::string& path, const RunSummary& s,
                      o.cases, passed, o.cases - passed, o.max_abs_err, o.max_ulp_err, o.min_pcc);
     if (s.timed) {
       if (o.timed)
-        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} |", o.speedup,
-                         o.candidate_median_s, o.gbps, o.gflops);
+        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} |", o.speedup, o.candidate_median_s,
+                         o.gbps, o.gflops);
       else
         f << " - | - | - | - |";
     }
@@ -121,20 +131,24 @@ void write_junit(const std::string& path, const RunSummary& s,
     if (r.status == Status::Unsupported) ++failures;
   }
   f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  f << fmt::format("<testsuites name=\"crucible\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
-                   "skipped=\"{}\" time=\"{:.3f}\">\n",
-                   results.size(), failures, errors, skipped, s.seconds);
-  f << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
-                   "skipped=\"{}\">\n",
-                   xml_escape(s.suite + " on " + s.backend), results.size(), failures, errors,
-                   skipped);
+  f << fmt::format(
+      "<testsuites name=\"crucible\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+      "skipped=\"{}\" time=\"{:.3f}\">\n",
+      results.size(), failures, errors, skipped, s.seconds);
+  f << fmt::format(
+      "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+      "skipped=\"{}\">\n",
+      xml_escape(s.suite + " on " + s.backend), results.size(), failures, errors, skipped);
   for (const CaseResult& r : results) {
-    f << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">", xml_escape(r.op),
-                     xml_escape(r.case_id + " " + r.call), r.seconds);
+    f << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">",
+                     xml_escape(r.op), xml_escape(r.case_id + " " + r.call), r.seconds);
     std::string msg = xml_escape(r.detail);
     switch (r.status) {
-      case Status::Passed: break;
-      case Status::Skipped: f << "<skipped message=\"" << msg << "\"/>"; break;
+      case Status::Passed:
+        break;
+      case Status::Skipped:
+        f << "<skipped message=\"" << msg << "\"/>";
+        break;
       case Status::Crashed:
       case Status::TimedOut:
       case Status::MemoryLimit:
@@ -156,13 +170,13 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
                    s.timed ? ", baseline " + s.baseline : "");
   o << fmt::format("  ops    {:>6} total {:>6} supported {:>6} correct\n", s.ops_total,
                    s.ops_supported, s.ops_passed);
-  o << fmt::format("  cases  {:>6} total {:>6} passed {:>6} failed {:>6} crashed {:>6} timed out "
-                   "{:>6} unsupported {:>6} skipped\n",
-                   s.cases_total, s.count(Status::Passed),
-                   s.count(Status::Failed) + s.count(Status::MemoryLimit) +
-                       s.count(Status::InvalidCase),
-                   s.count(Status::Crashed), s.count(Status::TimedOut),
-                   s.count(Status::Unsupported), s.count(Status::Skipped));
+  o << fmt::format(
+      "  cases  {:>6} total {:>6} passed {:>6} failed {:>6} crashed {:>6} timed out "
+      "{:>6} unsupported {:>6} skipped\n",
+      s.cases_total, s.count(Status::Passed),
+      s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase),
+      s.count(Status::Crashed), s.count(Status::TimedOut), s.count(Status::Unsupported),
+      s.count(Status::Skipped));
   o << fmt::format("  correctness {}   coverage {}", pct(s.correctness_score), pct(s.coverage));
   if (s.timed)
     o << fmt::format("   perf score {:.3f}x   perf@{} {}", s.perf_score, s.p, pct(s.perf_at_p));

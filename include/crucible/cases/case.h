@@ -12,13 +12,13 @@
 namespace crucible {
 
 struct Case {
-  std::string op;          // "aten.add.Tensor"
-  cases::CallSpec call;    // the arguments
-  uint64_t seed = 0;       // the run's seed; streams per tensor are derived from it
-  std::string label;       // what the case exercises ("broadcast", "trace", ...)
-  std::string source;      // where it came from: "opinfo", "data/traces/x.txt:12"
-  int64_t cnt = 0;         // occurrences in the traced model (traces only)
-  bool perf = false;       // a performance case (timed with --perf)
+  std::string op;        // "aten.add.Tensor"
+  cases::CallSpec call;  // the arguments
+  uint64_t seed = 0;     // the run's seed; streams per tensor are derived from it
+  std::string label;     // what the case exercises ("broadcast", "trace", ...)
+  std::string source;    // where it came from: "opinfo", "data/traces/x.txt:12"
+  int64_t cnt = 0;       // occurrences in the traced model (traces only)
+  bool perf = false;     // a performance case (timed with --perf)
 
   // A stable id: a hash of op, printed call and seed (hex), used by --resume.
   std::string id() const;

@@ -15,9 +15,9 @@ struct TimingOptions {
   int warmup = 2;
   int min_samples = 5;
   int max_samples = 50;
-  double min_seconds = 0.1;  // per backend: keep sampling until both have at least this much
+  double min_seconds = 0.1;       // per backend: keep sampling until both have at least this much
   double max_wall_seconds = 2.0;  // per case, flushes included (min_samples are always taken)
-  bool cold_cache = true;    // flush the caches before each sample of memory-bound cases
+  bool cold_cache = true;         // flush the caches before each sample of memory-bound cases
 };
 
 // Times candidate and baseline alternating on the same inputs, after warm-up; reports medians,

@@ -56,8 +56,8 @@ struct CaseResult {
   uint64_t seed = 0;
   int64_t cnt = 0;
   Status status = Status::Passed;
-  std::string detail;     // the cause: "wrong values in output 0: 3 of 64 mismatch ...",
-                          // "crashed: SIGSEGV", "raised as expected: ...", ...
+  std::string detail;           // the cause: "wrong values in output 0: 3 of 64 mismatch ...",
+                                // "crashed: SIGSEGV", "raised as expected: ...", ...
   bool expected_error = false;  // the reference raised and so did the candidate
   std::vector<TensorCheck> checks;
   double seconds = 0;  // wall time of the correctness evaluation

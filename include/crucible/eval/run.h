@@ -13,19 +13,19 @@ namespace crucible {
 
 struct RunOptions {
   SuiteOptions suite;
-  std::string backend;              // candidate
+  std::string backend;  // candidate
   std::string reference = "ref";
-  std::string baseline;             // empty: the reference
+  std::string baseline;  // empty: the reference
   bool perf = false;
   bool cold_cache = true;
-  int workers = 0;                  // 0: number of cores
+  int workers = 0;  // 0: number of cores
   double timeout_s = 60;
   size_t memory_limit = size_t{4} << 30;
-  std::string out;                  // run folder; empty: runs/<suite>-<backend>-<timestamp>
-  std::string resume;               // run folder to continue
-  double p = 1.0;                   // perf@p threshold
-  std::vector<std::string> argv;    // the command line, for the manifest and --resume
-  bool progress = true;             // console progress output
+  std::string out;                // run folder; empty: runs/<suite>-<backend>-<timestamp>
+  std::string resume;             // run folder to continue
+  double p = 1.0;                 // perf@p threshold
+  std::vector<std::string> argv;  // the command line, for the manifest and --resume
+  bool progress = true;           // console progress output
   // A single case (--op/--case).
   std::string single_op;
   std::string single_case;

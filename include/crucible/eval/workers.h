@@ -13,9 +13,9 @@ namespace crucible {
 
 struct WorkerOptions {
   int workers = 1;
-  double timeout_s = 60;       // per job
-  size_t memory_limit = 0;     // bytes per worker (0 = none)
-  size_t max_batch = 32;       // jobs sent to a worker at once
+  double timeout_s = 60;    // per job
+  size_t memory_limit = 0;  // bytes per worker (0 = none)
+  size_t max_batch = 32;    // jobs sent to a worker at once
   // Called once in each new worker process, before its first job (load plugins, set limits).
   std::function<void()> on_worker_start;
 };
@@ -23,9 +23,9 @@ struct WorkerOptions {
 // How a job ended when its worker could not report it.
 struct JobFailure {
   enum class Kind : uint8_t { Crashed, TimedOut } kind = Kind::Crashed;
-  int signal = 0;       // Crashed: the signal, or 0 for an exit without a report
+  int signal = 0;  // Crashed: the signal, or 0 for an exit without a report
   int exit_code = 0;
-  std::string detail;   // "crashed: SIGSEGV", "timed_out after 5 s", ...
+  std::string detail;  // "crashed: SIGSEGV", "timed_out after 5 s", ...
 };
 
 class WorkerPool {

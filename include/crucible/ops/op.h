@@ -25,9 +25,9 @@ struct ArgRole {
     Unit,       // values in [0, 1] (probabilities)
   };
   Kind kind = Kind::Data;
-  std::string of;     // IndexInto: the argument whose size bounds the index
-  int64_t dim = 0;    // IndexInto: which dim of `of`
-  int64_t bound = 0;  // IndexInto without `of`: a fixed bound
+  std::string of;               // IndexInto: the argument whose size bounds the index
+  int64_t dim = 0;              // IndexInto: which dim of `of`
+  int64_t bound = 0;            // IndexInto without `of`: a fixed bound
   bool allow_negative = false;  // IndexInto: also draw in [-size, 0) (Python-style indices)
 
   static ArgRole index_into(std::string of, int64_t dim) {
@@ -102,8 +102,8 @@ struct OpDef {
   Schema schema;
   // The dtypes ATen supports for the op's primary input (on the CPU, PyTorch 2.x).
   std::vector<DType> dtypes;
-  RefFn ref;              // deterministic ops
-  SeededRefFn ref_seeded; // random ops (set instead of `ref`)
+  RefFn ref;               // deterministic ops
+  SeededRefFn ref_seeded;  // random ops (set instead of `ref`)
   SampleFn samples;
   std::map<std::string, ArgRole> roles;  // by argument name; others are Data
   CostFn cost;

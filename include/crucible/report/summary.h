@@ -19,7 +19,7 @@ struct OpSummary {
   bool supported = false;  // at least one case was not unsupported
   bool passed = false;     // every run case passed (and at least one ran)
   int timed = 0;
-  double speedup = 0;  // geometric mean over timed cases (0 = not timed)
+  double speedup = 0;             // geometric mean over timed cases (0 = not timed)
   double candidate_median_s = 0;  // median over timed cases of the candidate's median
   double baseline_median_s = 0;
   double gbps = 0;    // best over timed cases

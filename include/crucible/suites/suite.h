@@ -13,14 +13,14 @@
 namespace crucible {
 
 struct SuiteOptions {
-  std::string suite = "smoke";      // "smoke", "opinfo", "traces:<path>"
-  std::vector<std::string> ops;     // --ops filter terms (empty = all)
-  std::set<DType> dtypes;           // --dtypes filter (empty = all)
+  std::string suite = "smoke";   // "smoke", "opinfo", "traces:<path>"
+  std::vector<std::string> ops;  // --ops filter terms (empty = all)
+  std::set<DType> dtypes;        // --dtypes filter (empty = all)
   uint64_t seed = 0;
-  bool perf = false;                // include performance cases and mark them to be timed
-  int64_t max_numel = 0;            // traces: cases with more elements are skipped (0 = no cap)
-  double max_flops = 0;             // traces: cases estimated above this are skipped (0 = no cap)
-  int smoke_per_op = 16;            // smoke: cases per op
+  bool perf = false;      // include performance cases and mark them to be timed
+  int64_t max_numel = 0;  // traces: cases with more elements are skipped (0 = no cap)
+  double max_flops = 0;   // traces: cases estimated above this are skipped (0 = no cap)
+  int smoke_per_op = 16;  // smoke: cases per op
 };
 
 struct SuiteCase {
