@@ -21,6 +21,7 @@ struct RunFlags {
   std::string dtypes;
   uint64_t seed = 0;
   int workers = 0;
+  int threads = 0;
   double timeout = 60;
   std::string memory_limit = "4G";
   std::string out;

@@ -36,6 +36,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--dtypes", f.dtypes, "comma-separated dtypes of the first tensor: f32,f16,...");
   app.add_option("--seed", f.seed, "seed of the materialised inputs")->capture_default_str();
   app.add_option("--workers", f.workers, "worker processes (default: number of cores)");
+  app.add_option("--threads", f.threads,
+                 "threads each backend call may use, the same for candidate and baseline "
+                 "(default: number of cores)");
   app.add_option("--timeout", f.timeout, "seconds per case before it is killed as timed_out")
       ->capture_default_str();
   app.add_option("--memory-limit", f.memory_limit, "per-worker memory limit (e.g. 4G, 512M)")
@@ -162,6 +165,8 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.cold_cache = !f.warm_cache;
   if (f.workers < 0) usage_error("--workers must be at least 1");
   o.workers = f.workers;
+  if (f.threads < 0) usage_error("--threads must be at least 1 (0 or absent: number of cores)");
+  o.threads = f.threads;
   o.timeout_s = f.timeout;
   o.memory_limit = parse_bytes(f.memory_limit, "--memory-limit");
   o.out = f.out;

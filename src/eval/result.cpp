@@ -10,8 +10,9 @@
 namespace crucible {
 
 namespace {
-constexpr const char* kStatusNames[] = {"passed",       "failed",      "crashed", "timed_out",
-                                        "memory_limit", "unsupported", "skipped", "invalid_case"};
+constexpr const char* kStatusNames[] = {"passed",    "failed",       "crashed",
+                                        "timed_out", "memory_limit", "unsupported",
+                                        "skipped",   "invalid_case", "compile_error"};
 }
 
 const char* status_name(Status s) { return kStatusNames[static_cast<int>(s)]; }

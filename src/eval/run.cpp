@@ -132,6 +132,7 @@ json options_json(const RunOptions& o) {
           {"dtypes", dtypes},
           {"seed", o.suite.seed},
           {"workers", o.workers},
+          {"threads", o.threads},
           {"timeout_s", o.timeout_s},
           {"memory_limit", o.memory_limit},
           {"max_numel", o.suite.max_numel},
@@ -154,6 +155,7 @@ int run(const RunOptions& in) {
   if (o.baseline.empty()) o.baseline = o.reference;
   if (o.workers <= 0) o.workers = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   if (o.timeout_s <= 0) usage_error("--timeout must be positive");
+  if (o.threads <= 0) o.threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 
   // Validate backend names before any work (creating a built-in backend has no side effects).
   std::vector<BackendInfo> infos;
@@ -271,6 +273,8 @@ int run(const RunOptions& in) {
     wb->reference = BackendRegistry::instance().create(o.reference);
     wb->candidate = BackendRegistry::instance().create(o.backend);
     if (o.perf) wb->baseline = BackendRegistry::instance().create(o.baseline);
+    for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
+      if (b) b->set_num_threads(o.threads);
   };
   {
     Progress progress("correctness", to_run.size(), o.progress);

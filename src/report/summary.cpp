@@ -112,13 +112,14 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"ops_passed", s.ops_passed},
             {"cases_total", s.cases_total},
             {"cases_passed", s.count(Status::Passed)},
-            {"cases_failed",
-             s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase)},
+            {"cases_failed", s.count(Status::Failed) + s.count(Status::MemoryLimit) +
+                                 s.count(Status::InvalidCase) + s.count(Status::CompileError)},
             {"cases_crashed", s.count(Status::Crashed)},
             {"cases_timed_out", s.count(Status::TimedOut)},
             {"cases_unsupported", s.count(Status::Unsupported)},
             {"cases_memory_limit", s.count(Status::MemoryLimit)},
             {"cases_invalid", s.count(Status::InvalidCase)},
+            {"cases_compile_error", s.count(Status::CompileError)},
             {"cases_skipped", s.count(Status::Skipped)},
             {"correctness_score", s.correctness_score},
             {"coverage", s.coverage},
@@ -166,18 +167,19 @@ void write_summary_json(const std::string& path, const RunSummary& s) {
 void write_operator_csv(const std::string& path, const RunSummary& s) {
   auto f = open_out(path);
   f << "op,family,cases,passed,failed,crashed,timed_out,memory_limit,unsupported,skipped,"
-       "invalid,supported,correct,max_abs_err,max_ulp_err,min_pcc,timed,speedup,"
+       "invalid,compile_error,supported,correct,max_abs_err,max_ulp_err,min_pcc,timed,speedup,"
        "candidate_median_s,baseline_median_s,gbps,gflops\n";
   for (const OpSummary& o : s.ops) {
     auto n = [&](Status st) {
       auto it = o.by_status.find(st);
       return it == o.by_status.end() ? 0 : it->second;
     };
-    f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},", o.op,
+    f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},", o.op,
                      o.family, o.cases, n(Status::Passed), n(Status::Failed), n(Status::Crashed),
                      n(Status::TimedOut), n(Status::MemoryLimit), n(Status::Unsupported),
-                     n(Status::Skipped), n(Status::InvalidCase), o.supported ? 1 : 0,
-                     o.passed ? 1 : 0, o.max_abs_err, o.max_ulp_err, o.min_pcc, o.timed);
+                     n(Status::Skipped), n(Status::InvalidCase), n(Status::CompileError),
+                     o.supported ? 1 : 0, o.passed ? 1 : 0, o.max_abs_err, o.max_ulp_err, o.min_pcc,
+                     o.timed);
     if (o.timed)
       f << fmt::format("{:.4f},{:.6g},{:.6g},{:.4g},{:.4g}\n", o.speedup, o.candidate_median_s,
                        o.baseline_median_s, o.gbps, o.gflops);

@@ -71,10 +71,10 @@ void write_summary_md(const std::string& path, const RunSummary& s,
                    s.ops_passed);
   f << fmt::format(
       "| cases | {} total: {} passed, {} failed, {} crashed, {} timed out, {} over the "
-      "memory limit, {} unsupported, {} skipped, {} invalid |\n",
+      "memory limit, {} unsupported, {} skipped, {} invalid, {} compile errors |\n",
       s.cases_total, s.count(Status::Passed), s.count(Status::Failed), s.count(Status::Crashed),
       s.count(Status::TimedOut), s.count(Status::MemoryLimit), s.count(Status::Unsupported),
-      s.count(Status::Skipped), s.count(Status::InvalidCase));
+      s.count(Status::Skipped), s.count(Status::InvalidCase), s.count(Status::CompileError));
   f << fmt::format("| correctness score | {} (ops correct / all ops) |\n",
                    pct(s.correctness_score));
   f << fmt::format("| coverage | {} (ops supported / all ops) |\n", pct(s.coverage));
@@ -122,7 +122,9 @@ void write_junit(const std::string& path, const RunSummary& s,
   if (!f) input_error(path, "cannot write this file (check that --out is writable)");
   int failures = 0, errors = 0, skipped = 0;
   for (const CaseResult& r : results) {
-    if (r.status == Status::Failed || r.status == Status::InvalidCase) ++failures;
+    if (r.status == Status::Failed || r.status == Status::InvalidCase ||
+        r.status == Status::CompileError)
+      ++failures;
     if (r.status == Status::Crashed || r.status == Status::TimedOut ||
         r.status == Status::MemoryLimit)
       ++errors;
@@ -174,7 +176,8 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
       "  cases  {:>6} total {:>6} passed {:>6} failed {:>6} crashed {:>6} timed out "
       "{:>6} unsupported {:>6} skipped\n",
       s.cases_total, s.count(Status::Passed),
-      s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase),
+      s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase) +
+          s.count(Status::CompileError),
       s.count(Status::Crashed), s.count(Status::TimedOut), s.count(Status::Unsupported),
       s.count(Status::Skipped));
   o << fmt::format("  correctness {}   coverage {}", pct(s.correctness_score), pct(s.coverage));

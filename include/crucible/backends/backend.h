@@ -49,6 +49,10 @@ class Backend {
   virtual void manual_seed(uint64_t seed) { seed_ = seed; }
   uint64_t seed() const { return seed_; }
 
+  // The number of threads one call may use (`crucible run --threads`; correctness workers run
+  // with 1 so that parallel workers do not oversubscribe the cores). Default: ignored.
+  virtual void set_num_threads(int n) { (void)n; }
+
   // Device memory and transfers. CPU backends keep the defaults (host memory, plain copies).
   virtual Tensor allocate(const Shape& shape, const Shape& strides, DType dtype);
   virtual Tensor to_device(const Tensor& host);  // same shape and strides

@@ -12,14 +12,15 @@
 namespace crucible {
 
 enum class Status : uint8_t {
-  Passed,       // every output and mutated argument matched (or both raised)
-  Failed,       // wrong values, shape, dtype, aliasing, a missing or unexpected error
-  Crashed,      // the worker died of a signal while running the case
-  TimedOut,     // the case ran past --timeout; the worker was killed
-  MemoryLimit,  // the case allocated beyond --memory-limit
-  Unsupported,  // the candidate does not implement this op or dtype
-  Skipped,      // not run (e.g. larger than --max-numel)
-  InvalidCase,  // the case itself does not fit the op's schema (an input error)
+  Passed,        // every output and mutated argument matched (or both raised)
+  Failed,        // wrong values, shape, dtype, aliasing, a missing or unexpected error
+  Crashed,       // the worker died of a signal while running the case
+  TimedOut,      // the case ran past --timeout; the worker was killed
+  MemoryLimit,   // the case allocated beyond --memory-limit
+  Unsupported,   // the candidate does not implement this op or dtype
+  Skipped,       // not run (e.g. larger than --max-numel)
+  InvalidCase,   // the case itself does not fit the op's schema (an input error)
+  CompileError,  // the candidate's kernel for the op did not compile (kernel folders)
 };
 
 const char* status_name(Status s);  // "passed", "failed", "crashed", ...

@@ -19,6 +19,7 @@ struct RunOptions {
   bool perf = false;
   bool cold_cache = true;
   int workers = 0;  // 0: number of cores
+  int threads = 0;  // threads per backend call (Backend::set_num_threads); 0: number of cores
   double timeout_s = 60;
   size_t memory_limit = size_t{4} << 30;
   std::string out;                // run folder; empty: runs/<suite>-<backend>-<timestamp>

@@ -1,0 +1,48 @@
+// The `cpu` backend's kernels: a table from catalog op name to a kernel and its support check.
+// Each kernel family file (pointwise, reduction, matmul, ...) fills the table through its
+// register_*_kernels function; the backend consults the table and never falls back.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "crucible/core/value.h"
+#include "crucible/ops/op.h"
+
+namespace crucible::cpu {
+
+// Runs `op` on bound arguments (schema order, defaults filled, host tensors) and returns the
+// outputs in schema order, exactly as Backend::run. Argument errors raise op_error like ATen.
+using KernelFn = Values (*)(const OpDef& op, const Values& args);
+// Whether this call is handled (dtypes, layouts, argument values). When not, sets `why`.
+// nullptr means: every call whose primary dtype is in the entry's dtypes.
+using SupportsFn = bool (*)(const OpDef& op, const Values& args, std::string* why);
+
+struct KernelEntry {
+  KernelFn run = nullptr;
+  SupportsFn supports = nullptr;
+  std::vector<DType> dtypes;  // the dtypes of the primary (first tensor) argument it handles
+};
+
+class KernelTable {
+ public:
+  // Adds a kernel for `op_name` ("aten.relu.default"); a duplicate is an internal error.
+  void add(const std::string& op_name, KernelEntry entry);
+  const KernelEntry* find(const std::string& op_name) const;
+  const std::map<std::string, KernelEntry>& entries() const { return entries_; }
+
+ private:
+  std::map<std::string, KernelEntry> entries_;
+};
+
+// The kernel families. Each is defined in its own file under src/backends/cpu/.
+void register_pointwise_kernels(KernelTable& t);  // unary/binary/ternary, activations, copies
+void register_reduction_kernels(KernelTable& t);  // sum/mean/amax/..., softmax and backward
+void register_matmul_kernels(KernelTable& t);     // mm, addmm, bmm, baddbmm
+void register_nn_kernels(KernelTable& t);         // conv, pooling, norms, embedding, index ops
+
+// All families, in one table built on first use.
+const KernelTable& kernel_table();
+
+}  // namespace crucible::cpu
