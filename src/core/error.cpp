@@ -17,6 +17,8 @@ const char* error_kind_name(ErrorKind k) {
       return "memory";
     case ErrorKind::Internal:
       return "internal";
+    case ErrorKind::CompileError:
+      return "compile_error";
   }
   return "unknown";
 }
@@ -30,6 +32,8 @@ void input_error(const std::string& where, const std::string& message) {
 void usage_error(const std::string& message) { throw Error(ErrorKind::Usage, message); }
 
 void unsupported(const std::string& message) { throw Error(ErrorKind::Unsupported, message); }
+
+void compile_error(const std::string& message) { throw Error(ErrorKind::CompileError, message); }
 
 void internal_error(const std::string& message) {
   throw Error(ErrorKind::Internal, "internal error: " + message);

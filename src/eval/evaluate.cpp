@@ -49,6 +49,9 @@ RunOutcome run_backend(Backend& b, const OpDef& op, const Values& args) {
       case ErrorKind::Memory:
         o.status = Status::MemoryLimit;
         break;
+      case ErrorKind::CompileError:
+        o.status = Status::CompileError;
+        break;
       default:
         o.status = Status::Failed;
         break;

@@ -7,12 +7,13 @@
 namespace crucible {
 
 enum class ErrorKind {
-  Usage,        // a flag or argument the user gave is wrong (exit status 2)
-  Input,        // a file or text the user gave is malformed (exit status 2)
-  OpError,      // an operator rejected its arguments, as ATen raises c10::Error
-  Unsupported,  // a backend does not implement an op or dtype
-  Memory,       // an allocation beyond the worker's memory limit
-  Internal,     // a bug in crucible
+  Usage,         // a flag or argument the user gave is wrong (exit status 2)
+  Input,         // a file or text the user gave is malformed (exit status 2)
+  OpError,       // an operator rejected its arguments, as ATen raises c10::Error
+  Unsupported,   // a backend does not implement an op or dtype
+  Memory,        // an allocation beyond the worker's memory limit
+  CompileError,  // a candidate's kernel source did not compile (the message holds the diagnostics)
+  Internal,      // a bug in crucible
 };
 
 const char* error_kind_name(ErrorKind k);
@@ -33,6 +34,7 @@ class Error : public std::runtime_error {
 [[noreturn]] void usage_error(const std::string& message);
 [[noreturn]] void unsupported(const std::string& message);
 [[noreturn]] void internal_error(const std::string& message);
+[[noreturn]] void compile_error(const std::string& message);
 
 #define CRUCIBLE_CHECK(cond, msg)                        \
   do {                                                   \
