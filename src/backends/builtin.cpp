@@ -1,13 +1,25 @@
 // The backends built into this binary.
+#include "backends/cpu/cpu_backend.h"
 #include "backends/faulty/faulty_backend.h"
 #include "backends/ref/ref_backend.h"
 #include "crucible/backends/backend.h"
+#ifdef CRUCIBLE_HAVE_ATEN
+#include "backends/aten/aten_backend.h"
+#endif
 
 namespace crucible {
 
 void register_builtin_backends(BackendRegistry& r) {
   r.add({"ref", "golden reference: simple loops in f64, rounded once", true,
          [](const std::string&) { return make_ref_backend(); }});
+  r.add({"cpu", "fast: vectorized (AVX-512/AVX2/portable) multithreaded kernels", true,
+         [](const std::string&) { return make_cpu_backend(); }});
+#ifdef CRUCIBLE_HAVE_ATEN
+  r.add({"aten", "ATen through libtorch's dispatcher, on the CPU (" + aten_version() + ")", true,
+         [](const std::string& spec) { return make_aten_backend(spec); }});
+  r.add({"aten:", "aten:cuda[:N]: ATen on a CUDA device (a libtorch with CUDA)", true,
+         [](const std::string& spec) { return make_aten_backend(spec); }});
+#endif
   r.add({"faulty", "kernels that are wrong on purpose (for crucible's own tests)", false,
          [](const std::string&) { return make_faulty_backend(); }});
 }

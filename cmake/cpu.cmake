@@ -1,0 +1,22 @@
+# The `cpu` backend (src/backends/cpu): OpenBLAS from Debian, and per-file ISA flags.
+# Vector kernels live in files named *_avx512.cpp or *_avx2.cpp; only those files are compiled
+# with the wider instruction sets, and the backend calls them only when cpu_features() says the
+# processor has them, so one binary runs on every x86-64.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+target_link_libraries(crucible_lib PUBLIC PkgConfig::OPENBLAS)
+
+set(CRUCIBLE_CPU_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma -mf16c)
+set(CRUCIBLE_CPU_AVX2_FLAGS -mavx2 -mfma -mf16c)
+file(GLOB CRUCIBLE_CPU_AVX512_SOURCES CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/src/backends/cpu/*_avx512.cpp)
+file(GLOB CRUCIBLE_CPU_AVX2_SOURCES CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/src/backends/cpu/*_avx2.cpp)
+if(CRUCIBLE_CPU_AVX512_SOURCES)
+  set_source_files_properties(${CRUCIBLE_CPU_AVX512_SOURCES} PROPERTIES
+    COMPILE_OPTIONS "${CRUCIBLE_CPU_AVX512_FLAGS}")
+endif()
+if(CRUCIBLE_CPU_AVX2_SOURCES)
+  set_source_files_properties(${CRUCIBLE_CPU_AVX2_SOURCES} PROPERTIES
+    COMPILE_OPTIONS "${CRUCIBLE_CPU_AVX2_FLAGS}")
+endif()

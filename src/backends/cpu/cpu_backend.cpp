@@ -1,0 +1,79 @@
+// The `cpu` backend class: everything it knows about ops comes from the kernel table.
+#include "backends/cpu/cpu_backend.h"
+
+#include <algorithm>
+
+#include "backends/cpu/cpu_features.h"
+#include "backends/cpu/kernel_table.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
+
+namespace crucible {
+
+namespace {
+
+// The dtype of the first tensor argument (or first element of the first tensor list).
+std::optional<DType> primary_dtype(const Values& args) {
+  for (const Value& v : args) {
+    if (v.is_tensor()) return v.tensor().dtype();
+    if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList)
+      for (const Tensor& t : v.tensors())
+        if (t.defined()) return t.dtype();
+  }
+  return std::nullopt;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string version() const override {
+    return "crucible cpu (" + cpu::isa_level() + ", " + std::to_string(cpu::num_threads()) +
+           " threads)";
+  }
+  bool has_op(const OpDef& op) const override {
+    return cpu::kernel_table().find(op.name) != nullptr;
+  }
+  std::vector<DType> supported_dtypes(const OpDef& op) const override {
+    const cpu::KernelEntry* e = cpu::kernel_table().find(op.name);
+    if (!e) return {};
+    std::vector<DType> out;
+    for (DType t : op.dtypes)
+      if (std::find(e->dtypes.begin(), e->dtypes.end(), t) != e->dtypes.end()) out.push_back(t);
+    return out;
+  }
+  bool supports(const OpDef& op, const Values& args, std::string* why) const override {
+    const cpu::KernelEntry* e = cpu::kernel_table().find(op.name);
+    if (!e) {
+      if (why) *why = "backend 'cpu' does not implement " + op.name;
+      return false;
+    }
+    if (auto d = primary_dtype(args)) {
+      if (std::find(e->dtypes.begin(), e->dtypes.end(), *d) == e->dtypes.end()) {
+        if (why)
+          *why = "backend 'cpu' implements " + op.name + " for " + dtype_list(e->dtypes) +
+                 ", not " + std::string(dtype_code(*d));
+        return false;
+      }
+    }
+    return e->supports ? e->supports(op, args, why) : true;
+  }
+  Values run(const OpDef& op, const Values& args) override {
+    std::string why;
+    if (!supports(op, args, &why)) unsupported(why);
+    return cpu::kernel_table().find(op.name)->run(op, args);
+  }
+  void set_num_threads(int n) override { cpu::set_num_threads(n); }
+
+ private:
+  static std::string dtype_list(const std::vector<DType>& ts) {
+    std::string s;
+    for (DType t : ts) s += (s.empty() ? "" : " ") + std::string(dtype_code(t));
+    return s;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace crucible

@@ -1,0 +1,31 @@
+// The cpu backend's kernel table: filled once from every kernel family.
+#include "backends/cpu/kernel_table.h"
+
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+
+void KernelTable::add(const std::string& op_name, KernelEntry entry) {
+  if (!entry.run) internal_error("cpu kernel table: " + op_name + " registered without a kernel");
+  if (!entries_.emplace(op_name, std::move(entry)).second)
+    internal_error("cpu kernel table: " + op_name + " registered twice");
+}
+
+const KernelEntry* KernelTable::find(const std::string& op_name) const {
+  auto it = entries_.find(op_name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+const KernelTable& kernel_table() {
+  static const KernelTable* table = [] {
+    auto* t = new KernelTable();
+    register_pointwise_kernels(*t);
+    register_reduction_kernels(*t);
+    register_matmul_kernels(*t);
+    register_nn_kernels(*t);
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace crucible::cpu
