@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -65,7 +66,19 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
+// The worker's death note: a page shared with the parent (set only in worker processes).
+constexpr size_t kNoteSize = 256;
+char* g_death_note = nullptr;
+
 }  // namespace
+
+void set_worker_death_note(const char* text) {
+  if (!g_death_note) return;
+  size_t n = 0;
+  while (text[n] != '\0' && n + 1 < kNoteSize) ++n;
+  for (size_t i = 0; i < n; ++i) g_death_note[i] = text[i];
+  g_death_note[n] = '\0';
+}
 
 std::string signal_name(int sig) {
   switch (sig) {
@@ -105,16 +118,22 @@ struct WorkerPool::Worker {
   std::deque<size_t> outstanding;
   Clock::time_point job_start;
   std::string buf;  // bytes read but not yet parsed
+  char* note = nullptr;  // shared page: why the worker died (set_worker_death_note)
 };
 
 WorkerPool::WorkerPool(WorkerOptions opts, Job job) : opts_(std::move(opts)), job_(std::move(job)) {
   if (opts_.workers < 1) opts_.workers = 1;
-  for (int i = 0; i < opts_.workers; ++i) workers_.push_back(new Worker());
+  for (int i = 0; i < opts_.workers; ++i) {
+    workers_.push_back(new Worker());
+    void* page = mmap(nullptr, kNoteSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) workers_.back()->note = static_cast<char*>(page);
+  }
 }
 
 WorkerPool::~WorkerPool() {
   for (Worker* w : workers_) {
     if (w->pid > 0) retire(*w, false);
+    if (w->note) munmap(w->note, kNoteSize);
     delete w;
   }
 }
@@ -124,12 +143,14 @@ void WorkerPool::spawn(Worker& w) {
   if (pipe2(down, O_CLOEXEC) != 0 || pipe2(up, O_CLOEXEC) != 0)
     internal_error(std::string("cannot create a worker pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
+  if (w.note) w.note[0] = '\0';
   pid_t pid = fork();
   if (pid < 0) internal_error(std::string("cannot fork a worker: ") + std::strerror(errno));
   if (pid == 0) {
     // The worker: dies with its parent, holds only its own pipes.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_IGN);
+    g_death_note = w.note;
     for (Worker* other : workers_) {
       if (other->to_fd >= 0) close(other->to_fd);
       if (other->from_fd >= 0) close(other->from_fd);
@@ -150,6 +171,7 @@ void WorkerPool::spawn(Worker& w) {
       std::vector<uint64_t> idx(n);
       if (n > 0 && !read_all(in, idx.data(), n * sizeof(uint64_t))) _exit(0);
       for (uint64_t i : idx) {
+        if (g_death_note) g_death_note[0] = '\0';
         std::string payload = job_(static_cast<size_t>(i));
         uint32_t len = static_cast<uint32_t>(payload.size());
         if (!write_all(out, &i, sizeof i) || !write_all(out, &len, sizeof len) ||
@@ -280,6 +302,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
         f.detail =
             fmt::format("the worker exited with status {} without reporting the case", f.exit_code);
       }
+      if (w.note && w.note[0] != '\0')
+        f.detail += ": " + std::string(w.note, strnlen(w.note, kNoteSize));
       replace(w, f);
     }
 

@@ -56,4 +56,9 @@ class WorkerPool {
 // "SIGSEGV", "SIGABRT", ... for a signal number.
 std::string signal_name(int sig);
 
+// In a worker process: leaves a short note (at most 255 bytes) that the parent adds to the
+// failure's detail if the worker dies before reporting its job, e.g. "sandbox: blocked
+// socket()". Async-signal-safe; a no-op outside a worker. An empty text clears the note.
+void set_worker_death_note(const char* text);
+
 }  // namespace crucible

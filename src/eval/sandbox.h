@@ -1,0 +1,63 @@
+// The sandbox of workers that run untrusted kernels (plugin: and dir: backends): no network, no
+// new processes, no signals or tracing of other processes, no writes outside a scratch folder,
+// and limits on file size and CPU time. A kernel that tries is stopped (SIGSYS) and the case
+// records why ("sandbox: blocked socket() (network access)"). See docs/sandbox.md.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace crucible {
+
+struct SandboxOptions {
+  // Each worker writes only under <scratch_root>/worker-<pid> (its TMPDIR). Must exist.
+  std::string scratch_root;
+  // CPU seconds one job may use (all threads together) before SIGXCPU; re-armed by
+  // sandbox_job_started(). 0: no CPU limit.
+  double cpu_seconds_per_job = 0;
+  // The largest file a worker may write (RLIMIT_FSIZE); beyond it SIGXFSZ stops the worker.
+  size_t file_size_limit = size_t{1} << 30;
+};
+
+// What the sandbox is made of on this machine, e.g. "seccomp, landlock ABI 7, rlimits".
+std::string sandbox_description();
+
+// The Landlock ABI version the running kernel offers (0: none; writes are then refused by
+// seccomp, the scratch folder included).
+int landlock_abi_version();
+
+// Enters the sandbox in the calling process; call it in a freshly forked worker before any
+// untrusted code is loaded and before threads are started. Irreversible. Returns "" on success,
+// otherwise why the sandbox could not be set up (the process is then partly restricted and
+// should exit).
+std::string enter_sandbox(const SandboxOptions& opts);
+
+// In a sandboxed worker, at the start of each job: gives the job a fresh CPU-time budget.
+// A no-op outside the sandbox.
+void sandbox_job_started();
+
+// Why a sandboxed worker that died of SIGSYS without a note most likely died: a forbidden call
+// made while its signals were blocked, which is how glibc starts programs (system(), popen(),
+// posix_spawn()); the kernel then kills the process before the handler can name the call.
+std::string sandbox_unexplained_sigsys();
+
+// Whether enter_sandbox works here, tried in a short-lived child process: "" when it does,
+// otherwise why not.
+std::string probe_sandbox(const SandboxOptions& opts);
+
+// A scratch root for one run's workers: a fresh folder under the temporary directory, removed
+// with everything in it when this object is destroyed.
+class ScratchRoot {
+ public:
+  ScratchRoot();
+  ~ScratchRoot();
+  ScratchRoot(const ScratchRoot&) = delete;
+  ScratchRoot& operator=(const ScratchRoot&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int owner_pid_ = 0;
+};
+
+}  // namespace crucible
