@@ -1,6 +1,7 @@
 // The backends built into this binary.
 #include "backends/cpu/cpu_backend.h"
 #include "backends/faulty/faulty_backend.h"
+#include "backends/plugin/kernel_library.h"
 #include "backends/ref/ref_backend.h"
 #include "crucible/backends/backend.h"
 #ifdef CRUCIBLE_HAVE_ATEN
@@ -20,6 +21,8 @@ void register_builtin_backends(BackendRegistry& r) {
   r.add({"aten:", "aten:cuda[:N]: ATen on a CUDA device (a libtorch with CUDA)", true,
          [](const std::string& spec) { return make_aten_backend(spec); }});
 #endif
+  r.add({"plugin:", "plugin:<lib.so>: a plugin library of C ABI kernels (docs/kernel-abi.md)", true,
+         [](const std::string& spec) { return make_plugin_backend(spec); }});
   r.add({"faulty", "kernels that are wrong on purpose (for crucible's own tests)", false,
          [](const std::string&) { return make_faulty_backend(); }});
 }

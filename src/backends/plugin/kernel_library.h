@@ -1,0 +1,77 @@
+// Kernels from outside, through the C kernel ABI (include/crucible/kernel.h): loading them from
+// shared libraries, and the guarded backend that runs them. Used by `plugin:<lib.so>` and by the
+// kernel-folder backend (`dir:<folder>`), which compiles each folder into a library and hands
+// the result to make_kernel_backend.
+//
+//   load_plugin_library(path, &info)   dlopen + crucible_plugin_v1() + version check: the
+//                                      library's kernels (and its name, version, device)
+//   load_kernel_symbol(path, sym, op)  dlopen + one `int32_t sym(crucible_call*)` as op's kernel
+//   make_kernel_backend(name, loader, opts)
+//                                      a Backend whose kernels come from `loader`, called
+//                                      lazily on first use (so only worker processes load
+//                                      libraries), with guards around every call
+//
+// Errors while loading are thrown as crucible::Error: Usage for a path that does not exist,
+// Input for a library that is not a crucible plugin or was built for another ABI version. The
+// backend reports load errors as the verdict of each case (Status::Failed with the message)
+// rather than aborting the worker.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crucible/backends/backend.h"
+#include "crucible/kernel.h"
+
+namespace crucible {
+
+// One kernel of a loaded library.
+struct LoadedKernel {
+  std::string op;                           // catalog name, "aten.relu.default"
+  crucible_kernel_fn fn = nullptr;          // the kernel
+  crucible_supports_fn supports = nullptr;  // optional per-call hook
+  std::string origin;                       // "libfoo.so", "relu.default/relu.default.cpp"
+};
+
+// What a plugin library says of itself.
+struct PluginInfo {
+  std::string name;
+  std::string version;
+  Device device;
+  std::string path;
+};
+
+// dlopens `path` (RTLD_NOW | RTLD_LOCAL; never closed), calls its crucible_plugin_v1() and checks
+// the ABI version. Kernel op names are normalised to the catalog's ("relu.default" ->
+// "aten.relu.default"); each kernel's origin is `path`. `info` may be null.
+std::vector<LoadedKernel> load_plugin_library(const std::string& path, PluginInfo* info);
+
+// dlopens `path` and returns its function `symbol` (a crucible_kernel_fn) as the kernel of `op`.
+LoadedKernel load_kernel_symbol(const std::string& path, const std::string& symbol,
+                                const std::string& op);
+
+struct KernelBackendOptions {
+  std::string version = "plugin";  // Backend::version() before anything is loaded
+  // The guards (guard zones, poison, unwritten elements, decoy call, output pointers). Off only
+  // for debugging a kernel.
+  bool guards = true;
+};
+
+// A backend whose kernels come from `loader`, called once, on the first has_op/supports/run (in
+// the worker). Each call binds the arguments to the C ABI, allocates the outputs crucible knows
+// the shapes of (from the catalog's reference, cached per argument signature) with guard zones
+// and poison, calls the kernel first on a decoy (the same shapes, other values) and then on the
+// case, and fails the case with the exact cause when the kernel writes outside an output, leaves
+// part of it unwritten, points an output at an input the schema says it must not alias, or
+// returns the result of the earlier call.
+std::unique_ptr<Backend> make_kernel_backend(std::string name,
+                                             std::function<std::vector<LoadedKernel>()> loader,
+                                             KernelBackendOptions opts = {});
+
+// `plugin:<lib.so>`: a plugin library as a backend (the spec's path is checked to exist; the
+// library is loaded in the workers only).
+std::unique_ptr<Backend> make_plugin_backend(const std::string& spec);
+
+}  // namespace crucible
