@@ -5,10 +5,9 @@
 //   namespace ck = crucible::kernel;
 //   static int32_t relu(ck::Call& k) {
 //     ck::Tensor x = k.tensor(0), out = k.output(0);
-//     if (x.dtype() == ck::ScalarType::Bool) return k.error("Boolean inputs not supported for
-//     relu"); ck::for_each(out.shape(), {x.strides(), out.strides()}, [&](const int64_t* off) {
-//       double v = x.load(off[0]);
-//       out.store(off[1], v > 0 || v != v ? v : 0.0);
+//     ck::for_each(out.shape(), {x.strides(), out.strides()}, [&](const int64_t* off) {
+//       const double v = x.load(off[0]);
+//       out.store(off[1], v < 0 ? 0.0 : v);
 //     });
 //     return CRUCIBLE_OK;
 //   }
@@ -61,88 +60,47 @@ enum class ScalarType : uint8_t {
   Undefined,
 };
 
-inline ScalarType scalar_type(DLDataType t) {
-  if (t.lanes != 1) return ScalarType::Undefined;
-  switch (t.code) {
-    case kDLInt:
-      return t.bits == 8    ? ScalarType::Int8
-             : t.bits == 16 ? ScalarType::Int16
-             : t.bits == 32 ? ScalarType::Int32
-             : t.bits == 64 ? ScalarType::Int64
-                            : ScalarType::Undefined;
-    case kDLUInt:
-      return t.bits == 8 ? ScalarType::UInt8 : ScalarType::Undefined;
-    case kDLFloat:
-      return t.bits == 16   ? ScalarType::Float16
-             : t.bits == 32 ? ScalarType::Float32
-             : t.bits == 64 ? ScalarType::Float64
-                            : ScalarType::Undefined;
-    case kDLBfloat:
-      return t.bits == 16 ? ScalarType::BFloat16 : ScalarType::Undefined;
-    case kDLComplex:
-      return t.bits == 32    ? ScalarType::Complex32
-             : t.bits == 64  ? ScalarType::Complex64
-             : t.bits == 128 ? ScalarType::Complex128
-                             : ScalarType::Undefined;
-    case CRUCIBLE_DL_BOOL:
-      return ScalarType::Bool;
-    case CRUCIBLE_DL_FLOAT8_E4M3FN:
-      return ScalarType::Float8E4M3FN;
-    case CRUCIBLE_DL_FLOAT8_E5M2:
-      return ScalarType::Float8E5M2;
-    default:
-      return ScalarType::Undefined;
-  }
-}
-
-inline DLDataType dl_dtype(ScalarType t) {
-  auto dt = [](int code, int bits) {
-    return DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+// The DLPack code and bits, and ATen's name ("Float", "Long", as its error messages spell it),
+// of each ScalarType, in enum order.
+struct TypeInfo {
+  uint8_t code;
+  uint8_t bits;
+  const char* name;
+};
+inline const TypeInfo& type_info(ScalarType t) {
+  static const TypeInfo table[] = {
+      {CRUCIBLE_DL_BOOL, 8, "Bool"},
+      {kDLUInt, 8, "Byte"},
+      {kDLInt, 8, "Char"},
+      {kDLInt, 16, "Short"},
+      {kDLInt, 32, "Int"},
+      {kDLInt, 64, "Long"},
+      {kDLFloat, 16, "Half"},
+      {kDLBfloat, 16, "BFloat16"},
+      {kDLFloat, 32, "Float"},
+      {kDLFloat, 64, "Double"},
+      {kDLComplex, 32, "ComplexHalf"},
+      {kDLComplex, 64, "ComplexFloat"},
+      {kDLComplex, 128, "ComplexDouble"},
+      {CRUCIBLE_DL_FLOAT8_E4M3FN, 8, "Float8_e4m3fn"},
+      {CRUCIBLE_DL_FLOAT8_E5M2, 8, "Float8_e5m2"},
+      {kDLOpaqueHandle, 0, "Undefined"},
   };
-  switch (t) {
-    case ScalarType::Bool:
-      return dt(CRUCIBLE_DL_BOOL, 8);
-    case ScalarType::UInt8:
-      return dt(kDLUInt, 8);
-    case ScalarType::Int8:
-      return dt(kDLInt, 8);
-    case ScalarType::Int16:
-      return dt(kDLInt, 16);
-    case ScalarType::Int32:
-      return dt(kDLInt, 32);
-    case ScalarType::Int64:
-      return dt(kDLInt, 64);
-    case ScalarType::Float16:
-      return dt(kDLFloat, 16);
-    case ScalarType::BFloat16:
-      return dt(kDLBfloat, 16);
-    case ScalarType::Float32:
-      return dt(kDLFloat, 32);
-    case ScalarType::Float64:
-      return dt(kDLFloat, 64);
-    case ScalarType::Complex32:
-      return dt(kDLComplex, 32);
-    case ScalarType::Complex64:
-      return dt(kDLComplex, 64);
-    case ScalarType::Complex128:
-      return dt(kDLComplex, 128);
-    case ScalarType::Float8E4M3FN:
-      return dt(CRUCIBLE_DL_FLOAT8_E4M3FN, 8);
-    case ScalarType::Float8E5M2:
-      return dt(CRUCIBLE_DL_FLOAT8_E5M2, 8);
-    default:
-      return dt(kDLOpaqueHandle, 0);
-  }
+  return table[static_cast<int>(t)];
 }
 
-// ATen's ScalarType names ("Float", "Long"), as its error messages spell them.
-inline const char* type_name(ScalarType t) {
-  static const char* const names[] = {
-      "Bool",          "Byte",          "Char",        "Short",    "Int",         "Long",
-      "Half",          "BFloat16",      "Float",       "Double",   "ComplexHalf", "ComplexFloat",
-      "ComplexDouble", "Float8_e4m3fn", "Float8_e5m2", "Undefined"};
-  return names[static_cast<int>(t)];
+inline ScalarType scalar_type(DLDataType t) {
+  for (int i = 0; i < static_cast<int>(ScalarType::Undefined); ++i) {
+    const TypeInfo& info = type_info(static_cast<ScalarType>(i));
+    if (t.lanes == 1 && t.code == info.code && t.bits == info.bits)
+      return static_cast<ScalarType>(i);
+  }
+  return ScalarType::Undefined;
 }
+
+inline DLDataType dl_dtype(ScalarType t) { return {type_info(t).code, type_info(t).bits, 1}; }
+inline const char* type_name(ScalarType t) { return type_info(t).name; }
+inline size_t itemsize(ScalarType t) { return type_info(t).bits / 8u; }
 
 inline bool is_floating(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
@@ -394,27 +352,6 @@ inline double round_to(ScalarType t, double v) {
   unsigned char buf[16];
   store_double(buf, t, v);
   return load_double(buf, t);
-}
-
-inline size_t itemsize(ScalarType t) {
-  switch (t) {
-    case ScalarType::Int16:
-    case ScalarType::Float16:
-    case ScalarType::BFloat16:
-      return 2;
-    case ScalarType::Int32:
-    case ScalarType::Float32:
-    case ScalarType::Complex32:
-      return 4;
-    case ScalarType::Int64:
-    case ScalarType::Float64:
-    case ScalarType::Complex64:
-      return 8;
-    case ScalarType::Complex128:
-      return 16;
-    default:
-      return 1;
-  }
 }
 
 // ---- tensors -----------------------------------------------------------------------------------
