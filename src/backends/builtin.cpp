@@ -1,5 +1,6 @@
 // The backends built into this binary.
 #include "backends/cpu/cpu_backend.h"
+#include "backends/dir/dir_backend.h"
 #include "backends/faulty/faulty_backend.h"
 #include "backends/plugin/kernel_library.h"
 #include "backends/ref/ref_backend.h"
@@ -23,6 +24,10 @@ void register_builtin_backends(BackendRegistry& r) {
 #endif
   r.add({"plugin:", "plugin:<lib.so>: a plugin library of C ABI kernels (docs/kernel-abi.md)", true,
          [](const std::string& spec) { return make_plugin_backend(spec); }});
+  r.add({"dir:",
+         "dir:<folder>: kernel sources, one op per sub-folder, compiled on the fly "
+         "(docs/kernel-folders.md)",
+         true, [](const std::string& spec) { return make_dir_backend(spec); }});
   r.add({"faulty", "kernels that are wrong on purpose (for crucible's own tests)", false,
          [](const std::string&) { return make_faulty_backend(); }});
 }

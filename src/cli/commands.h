@@ -32,6 +32,9 @@ struct RunFlags {
   int64_t max_numel = -1;  // -1: the suite's default
   double max_flops = -1;   // -1: the suite's default
   bool quiet = false;
+  bool no_sandbox = false;
+  std::string ops_directory;  // BackendBench's --backend directory --ops-directory <folder>
+  std::string kernels_dir;    // BackendBench's --backend pregenerated --kernels-dir <folder>
 };
 
 void add_run_flags(CLI::App& app, RunFlags& f);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -56,6 +57,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       "traces: skip matmul/convolution cases estimated above this many FLOPs (0: no cap; "
       "default 2e9)");
   app.add_flag("-q,--quiet", f.quiet, "no progress and no summary table");
+  app.add_flag("--no-sandbox", f.no_sandbox,
+               "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
+  app.add_option(
+      "--ops-directory", f.ops_directory,
+      "with --backend directory: the kernel folder (the same as --backend dir:<folder>)");
+  app.add_option("--kernels-dir", f.kernels_dir,
+                 "with --backend pregenerated: the kernel folder (the same as --backend "
+                 "dir:<folder>)");
 }
 
 size_t parse_bytes(const std::string& text, const std::string& flag) {
@@ -157,6 +166,21 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.suite.max_numel = f.max_numel >= 0 ? f.max_numel : kDefaultTraceMaxNumel;
   o.suite.max_flops = f.max_flops >= 0 ? f.max_flops : kDefaultTraceMaxFlops;
   o.backend = f.backend;
+  // BackendBench's spellings of a kernel folder.
+  for (auto [name, flag, folder] : {std::tuple<std::string, std::string, std::string>{
+                                        "directory", "--ops-directory", f.ops_directory},
+                                    {"pregenerated", "--kernels-dir", f.kernels_dir}}) {
+    if (f.backend == name) {
+      if (folder.empty())
+        usage_error(fmt::format("--backend {} needs {} <folder> (or write --backend dir:<folder>)",
+                                name, flag));
+      o.backend = "dir:" + folder;
+    } else if (!folder.empty()) {
+      usage_error(
+          fmt::format("{} goes with --backend {} (or write --backend dir:{})", flag, name, folder));
+    }
+  }
+  o.sandbox = !f.no_sandbox;
   o.reference = f.reference;
   o.baseline = f.baseline;
   o.perf = f.perf;

@@ -2,6 +2,7 @@
 #include "crucible/eval/run.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 #include "crucible/report/manifest.h"
 #include "crucible/report/summary.h"
 #include "eval/progress.h"
+#include "eval/sandbox.h"
 
 namespace crucible {
 
@@ -159,12 +162,28 @@ int run(const RunOptions& in) {
 
   // Validate backend names before any work (creating a built-in backend has no side effects).
   std::vector<BackendInfo> infos;
+  bool untrusted = false;
   for (auto [role, spec] : {std::pair<std::string, std::string>{"candidate", o.backend},
                             {"reference", o.reference},
                             {"baseline", o.baseline}}) {
     if (role == "baseline" && !o.perf) continue;
     auto b = reg.create(spec);
     infos.push_back({role, b->name(), b->version(), b->device().str()});
+    untrusted = untrusted || b->untrusted() || spec.starts_with("plugin:");
+  }
+  // Untrusted kernels run in sandboxed workers; check here that the sandbox can be entered.
+  std::optional<ScratchRoot> scratch;
+  SandboxOptions sandbox;
+  const bool sandboxed = untrusted && o.sandbox;
+  if (sandboxed) {
+    scratch.emplace();
+    sandbox.scratch_root = scratch->path();
+    sandbox.cpu_seconds_per_job =
+        4 * o.timeout_s * static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))) + 1;
+    std::string why = probe_sandbox(sandbox);
+    if (!why.empty())
+      usage_error("the sandbox for untrusted kernels cannot be set up on this machine: " + why +
+                  "; --no-sandbox runs them without it (only for kernels you trust)");
   }
 
   // The cases.
@@ -204,6 +223,7 @@ int run(const RunOptions& in) {
   }
   {
     json manifest = make_manifest(o.argv, o.suite.seed, options_json(o), infos);
+    manifest["sandbox"] = sandboxed ? sandbox_description() : "off";
     std::string mpath = o.out + "/manifest.json";
     if (!o.resume.empty() && fs::exists(mpath)) {
       std::ifstream mf(mpath);
@@ -268,7 +288,14 @@ int run(const RunOptions& in) {
   wo.workers = std::min<int>(o.workers, static_cast<int>(std::max<size_t>(1, to_run.size())));
   wo.timeout_s = o.timeout_s;
   wo.memory_limit = o.memory_limit;
-  wo.on_worker_start = [&o, wb] {
+  wo.on_worker_start = [&o, wb, sandboxed, &sandbox] {
+    if (sandboxed) {
+      std::string why = enter_sandbox(sandbox);
+      if (!why.empty()) {
+        set_worker_death_note(("cannot enter the sandbox: " + why).c_str());
+        _exit(3);
+      }
+    }
     set_allocation_limit(o.memory_limit);
     wb->reference = BackendRegistry::instance().create(o.reference);
     wb->candidate = BackendRegistry::instance().create(o.backend);
@@ -279,6 +306,7 @@ int run(const RunOptions& in) {
   {
     Progress progress("correctness", to_run.size(), o.progress);
     WorkerPool pool(wo, [&](size_t i) {
+      sandbox_job_started();
       const SuiteCase& sc = cases[i];
       CaseResult r = evaluate_case(sc.c, *sc.op, *wb->reference, *wb->candidate);
       if (r.status != Status::Passed) r.reproducer = sc.c.reproducer(o.backend);
@@ -297,6 +325,8 @@ int run(const RunOptions& in) {
           CaseResult r = base_result(cases[i]);
           r.status = f.kind == JobFailure::Kind::TimedOut ? Status::TimedOut : Status::Crashed;
           r.detail = f.detail;
+          if (sandboxed && f.signal == SIGSYS && f.detail.find("sandbox:") == std::string::npos)
+            r.detail += ": " + sandbox_unexplained_sigsys();
           r.reproducer = cases[i].c.reproducer(o.backend);
           progress.add(false);
           record(std::move(r));
@@ -327,6 +357,7 @@ int run(const RunOptions& in) {
     topts.cold_cache = o.cold_cache;
     Progress progress("timing", to_time.size(), o.progress);
     WorkerPool pool(to, [&](size_t i) {
+      sandbox_job_started();
       const SuiteCase& sc = cases[i];
       TimingRecord t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
       return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);

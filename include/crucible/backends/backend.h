@@ -29,6 +29,9 @@ class Backend {
   virtual std::string name() const = 0;
   virtual std::string version() const;
   virtual Device device() const { return Device::cpu(); }
+  // Whether its kernels are untrusted code from outside crucible (plugin:, dir:): they then run
+  // in sandboxed workers (src/eval/sandbox.h) unless `crucible run --no-sandbox`.
+  virtual bool untrusted() const { return false; }
 
   // Whether the backend implements the op at all (for coverage listings).
   virtual bool has_op(const OpDef& op) const = 0;

@@ -1,0 +1,276 @@
+// The kernel-folder backend: scan, compile (once per process, inherited by forked workers),
+// decide each library's entry point, and wrap the guarded kernel backend.
+#include "backends/dir/dir_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "backends/dir/elf_symbols.h"
+#include "backends/dir/kernel_compiler.h"
+#include "backends/dir/kernel_folder.h"
+#include "backends/plugin/kernel_library.h"
+#include "crucible/core/error.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One op of a folder after compiling: where its kernel is, or why there is none.
+struct BuiltKernel {
+  std::string op;
+  std::string origin;   // "relu.default/relu.default.cpp"
+  std::string library;  // the cached .so
+  std::string symbol;   // the kernel function; empty: the plugin entry point lists it
+  std::string failure;  // non-empty: the compile_error message of every case of the op
+};
+
+struct FolderBuild {
+  std::string folder;
+  std::vector<BuiltKernel> kernels;
+  std::vector<std::string> ignored;
+  std::string compiler;
+  int compiled = 0, cached = 0, failed = 0;
+};
+
+// The compiler's output, cut to what fits a results line; the log has all of it.
+std::string excerpt(const std::string& diagnostics) {
+  constexpr size_t kMaxLines = 30, kMaxChars = 4000;
+  std::istringstream in(diagnostics);
+  std::string line, out;
+  size_t lines = 0, more = 0;
+  while (std::getline(in, line)) {
+    if (lines < kMaxLines && out.size() + line.size() < kMaxChars) {
+      out += line + "\n";
+      ++lines;
+    } else {
+      ++more;
+    }
+  }
+  if (more > 0) out += fmt::format("[... {} more lines]\n", more);
+  return out;
+}
+
+std::string compile_failure(const BuiltKernel& k, const dir::CompileOutcome& o) {
+  std::string msg = fmt::format("{} did not compile:\n{}", k.origin, excerpt(o.diagnostics));
+  if (!o.command.empty()) msg += "command: " + o.command + "\n";
+  if (!o.log.empty()) msg += "full log: " + o.log;
+  return msg;
+}
+
+// Which function of a compiled library is the op's kernel (read from its symbol table).
+void pick_entry(BuiltKernel& k) {
+  std::vector<std::string> symbols = dir::exported_symbols(k.library);
+  auto has = [&](const std::string& s) {
+    return std::find(symbols.begin(), symbols.end(), s) != symbols.end();
+  };
+  const std::vector<std::string> names = dir::kernel_impl_symbols(k.op);
+  std::vector<std::string> found;
+  for (const std::string& n : names)
+    if (has(n)) found.push_back(n);
+  if (found.size() > 1) {
+    k.failure = fmt::format("{} defines both {} and {}; keep one", k.origin, found[0], found[1]);
+  } else if (found.size() == 1) {
+    k.symbol = found[0];
+  } else if (!has(CRUCIBLE_PLUGIN_ENTRY_SYMBOL)) {
+    std::string hint;
+    for (const std::string& s : symbols)
+      for (const std::string& n : names)
+        if (s.starts_with("_Z") && s.find(n) != std::string::npos)
+          hint = fmt::format(" It defines {} as a C++ function: declare it extern \"C\".", n);
+    k.failure = fmt::format(
+        "{} defines no kernel for {}: define extern \"C\" int32_t {}(crucible_call* call) (or "
+        "{}, or {}), or register it with CRUCIBLE_KERNEL from crucible/kernel.hpp.{}",
+        k.origin, k.op, names[0], names[1], names[2], hint);
+  }
+}
+
+std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const FolderBuild>> memo;
+  std::lock_guard<std::mutex> lock(mu);
+  std::error_code ec;
+  const std::string key = fs::absolute(folder, ec).lexically_normal().string();
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+
+  auto b = std::make_shared<FolderBuild>();
+  b->folder = folder;
+  dir::FolderScan scan = dir::scan_kernel_folder(folder);
+  b->ignored = scan.ignored;
+  if (scan.kernels.empty()) {
+    std::string why;
+    for (const std::string& s : scan.ignored) why += "\n  " + s;
+    usage_error(
+        fmt::format("dir:{}: no kernel found (expected sub-folders such as "
+                    "relu.default/relu.default.cpp; see docs/kernel-folders.md){}",
+                    folder, why));
+  }
+  dir::CompilerConfig cfg = dir::default_compiler_config();
+  std::vector<dir::CompileJob> jobs;
+  for (const dir::KernelSource& s : scan.kernels) jobs.push_back({s.source, s.cuda});
+  std::vector<dir::CompileOutcome> outcomes = dir::compile_kernels(jobs, cfg);
+  for (size_t i = 0; i < scan.kernels.size(); ++i) {
+    const dir::KernelSource& s = scan.kernels[i];
+    const dir::CompileOutcome& o = outcomes[i];
+    BuiltKernel k;
+    k.op = s.op;
+    k.origin = s.folder + "/" + fs::path(s.source).filename().string();
+    if (b->compiler.empty() && !s.cuda) b->compiler = o.compiler;
+    if (o.ok) {
+      k.library = o.library;
+      (o.cached ? b->cached : b->compiled)++;
+      pick_entry(k);
+    } else {
+      k.failure = compile_failure(k, o);
+    }
+    if (!k.failure.empty()) b->failed++;
+    b->kernels.push_back(std::move(k));
+  }
+
+  const std::string where = "crucible: dir:" + folder + ": ";
+  for (const std::string& s : b->ignored)
+    std::fprintf(stderr, "%signored %s\n", where.c_str(), s.c_str());
+  for (const BuiltKernel& k : b->kernels)
+    if (!k.failure.empty())
+      std::fprintf(stderr,
+                   "%s%s has no usable kernel; its cases are recorded as compile_error (%s)\n",
+                   where.c_str(), k.op.c_str(), k.origin.c_str());
+  if (b->compiled > 0)
+    std::fprintf(stderr, "%scompiled %d kernel%s into %s (%d found there already)\n", where.c_str(),
+                 b->compiled, b->compiled == 1 ? "" : "s", cfg.cache_dir.c_str(), b->cached);
+  std::fflush(stderr);
+  memo[key] = b;
+  return b;
+}
+
+class DirBackend final : public Backend {
+ public:
+  DirBackend(std::string name, std::shared_ptr<const FolderBuild> build)
+      : name_(std::move(name)),
+        build_(std::move(build)),
+        load_failures_(std::make_shared<std::map<std::string, std::string>>()) {
+    KernelBackendOptions opts;
+    opts.version = version();
+    auto b = build_;
+    auto failures = load_failures_;
+    inner_ = make_kernel_backend(
+        name_,
+        [b, failures]() {
+          std::vector<LoadedKernel> out;
+          for (const BuiltKernel& k : b->kernels) {
+            if (!k.failure.empty()) continue;
+            try {
+              if (!k.symbol.empty()) {
+                LoadedKernel lk = load_kernel_symbol(k.library, k.symbol, k.op);
+                lk.origin = k.origin;
+                out.push_back(std::move(lk));
+                continue;
+              }
+              std::vector<std::string> others;
+              bool found = false;
+              for (LoadedKernel& lk : load_plugin_library(k.library, nullptr)) {
+                if (lk.op != k.op || found) {
+                  others.push_back(lk.op);
+                  continue;
+                }
+                lk.origin = k.origin;
+                out.push_back(std::move(lk));
+                found = true;
+              }
+              if (!found) {
+                std::string list;
+                for (const std::string& o : others) list += (list.empty() ? "" : ", ") + o;
+                (*failures)[k.op] =
+                    fmt::format("{} registers no kernel for {} with CRUCIBLE_KERNEL{}", k.origin,
+                                k.op, list.empty() ? "" : " (it registers " + list + ")");
+              }
+            } catch (const Error& e) {
+              (*failures)[k.op] = fmt::format("{}: cannot load the kernel: {}", k.origin, e.what());
+            }
+          }
+          return out;
+        },
+        opts);
+  }
+
+  std::string name() const override { return name_; }
+  std::string version() const override {
+    return fmt::format("{} kernel{} ({} did not compile), {}", build_->kernels.size(),
+                       build_->kernels.size() == 1 ? "" : "s", build_->failed,
+                       build_->compiler.empty() ? "no C++ compiler" : build_->compiler);
+  }
+  Device device() const override { return Device::cpu(); }
+  bool untrusted() const override { return true; }
+
+  // Known from the folder without loading anything (the parent process never loads kernels).
+  bool has_op(const OpDef& op) const override { return find(op) != nullptr; }
+  std::vector<DType> supported_dtypes(const OpDef& op) const override {
+    return has_op(op) ? op.dtypes : std::vector<DType>{};
+  }
+  bool supports(const OpDef& op, const Values& args, std::string* why) const override {
+    const BuiltKernel* k = find(op);
+    if (!k) {
+      if (why)
+        *why = fmt::format("the kernel folder {} has no kernel for {}", build_->folder, op.name);
+      return false;
+    }
+    if (!k->failure.empty()) return true;  // run() reports the compile error
+    bool ok = inner_->supports(op, args, why);
+    return ok || load_failures_->count(op.name) > 0;
+  }
+  Values run(const OpDef& op, const Values& args) override {
+    const BuiltKernel* k = find(op);
+    if (k && !k->failure.empty()) compile_error(k->failure);
+    if (k) {
+      inner_->has_op(op);  // loads the libraries on first use
+      if (auto it = load_failures_->find(op.name); it != load_failures_->end())
+        compile_error(it->second);
+    }
+    return inner_->run(op, args);
+  }
+
+  void manual_seed(uint64_t seed) override {
+    Backend::manual_seed(seed);
+    inner_->manual_seed(seed);
+  }
+  void set_num_threads(int n) override { inner_->set_num_threads(n); }
+  Tensor allocate(const Shape& shape, const Shape& strides, DType dtype) override {
+    return inner_->allocate(shape, strides, dtype);
+  }
+  Tensor to_device(const Tensor& host) override { return inner_->to_device(host); }
+  Tensor to_host(const Tensor& t) override { return inner_->to_host(t); }
+  void synchronize() override { inner_->synchronize(); }
+  std::unique_ptr<DeviceTimer> make_timer() override { return inner_->make_timer(); }
+
+ private:
+  const BuiltKernel* find(const OpDef& op) const {
+    for (const BuiltKernel& k : build_->kernels)
+      if (k.op == op.name) return &k;
+    return nullptr;
+  }
+
+  std::string name_;
+  std::shared_ptr<const FolderBuild> build_;
+  std::shared_ptr<std::map<std::string, std::string>> load_failures_;
+  std::unique_ptr<Backend> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_dir_backend(const std::string& spec) {
+  std::string folder = spec.substr(spec.find(':') + 1);
+  if (folder.empty())
+    usage_error("dir: needs a folder: --backend dir:<folder> (see docs/kernel-folders.md)");
+  return std::make_unique<DirBackend>(spec, build_folder(folder));
+}
+
+}  // namespace crucible

@@ -1,0 +1,156 @@
+// The worker sandbox: what a sandboxed worker may and may not do, and how a blocked call is
+// reported.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "crucible/eval/workers.h"
+#include "eval/sandbox.h"
+
+namespace crucible {
+namespace {
+
+// Runs each job in a fresh sandboxed worker; returns index -> payload or "FAILED: <detail>".
+std::map<size_t, std::string> run_sandboxed(const std::vector<size_t>& jobs,
+                                            std::function<std::string(size_t)> job,
+                                            double cpu_seconds = 0) {
+  ScratchRoot scratch;
+  SandboxOptions so;
+  so.scratch_root = scratch.path();
+  so.cpu_seconds_per_job = cpu_seconds;
+  WorkerOptions wo;
+  wo.workers = 1;
+  wo.timeout_s = 20;
+  wo.max_batch = 1;
+  wo.on_worker_start = [&so] {
+    std::string why = enter_sandbox(so);
+    if (!why.empty()) {
+      set_worker_death_note(why.c_str());
+      _exit(3);
+    }
+  };
+  std::map<size_t, std::string> out;
+  WorkerPool pool(wo, [&](size_t i) {
+    sandbox_job_started();
+    return job(i);
+  });
+  pool.run(
+      jobs, [&](size_t i, const std::string& payload) { out[i] = payload; },
+      [&](size_t i, const JobFailure& f) { out[i] = "FAILED: " + f.detail; });
+  return out;
+}
+
+TEST(Sandbox, ProbeSucceedsAndDescribesItself) {
+  ScratchRoot scratch;
+  SandboxOptions so;
+  so.scratch_root = scratch.path();
+  EXPECT_EQ(probe_sandbox(so), "");
+  EXPECT_NE(sandbox_description().find("seccomp"), std::string::npos) << sandbox_description();
+  SandboxOptions none;
+  EXPECT_NE(probe_sandbox(none), "") << "a sandbox without a scratch folder must be refused";
+}
+
+TEST(Sandbox, BlocksNetworkProcessesAndSignalsToOthersAndSaysWhich) {
+  auto out = run_sandboxed({0, 1, 2, 3}, [](size_t i) -> std::string {
+    switch (i) {
+      case 0:
+        return "socket " + std::to_string(socket(AF_INET, SOCK_STREAM, 0));
+      case 1:
+        return "fork " + std::to_string(fork());
+      case 2:
+        return "kill " + std::to_string(kill(getppid(), SIGTERM));
+      default:
+        return "system " + std::to_string(std::system("true"));
+    }
+  });
+  EXPECT_NE(out[0].find("killed by SIGSYS"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("sandbox: blocked socket() (network access)"), std::string::npos) << out[0];
+  EXPECT_NE(out[1].find("sandbox: blocked clone() (starting a program)"), std::string::npos)
+      << out[1];
+  EXPECT_NE(out[2].find("sandbox: blocked kill() (touching another process)"), std::string::npos)
+      << out[2];
+  // system() blocks signals around its clone: the worker dies of SIGSYS without a note.
+  EXPECT_NE(out[3].find("killed by SIGSYS"), std::string::npos) << out[3];
+}
+
+TEST(Sandbox, ThreadsMemoryAndTheScratchFolderStillWork) {
+  auto out = run_sandboxed({0, 1, 2}, [](size_t i) -> std::string {
+    if (i == 0) {
+      int sum = 0;
+      std::thread a([&] { sum += 20; });
+      a.join();
+      std::thread b([&] { sum += 22; });
+      b.join();
+      return "threads " + std::to_string(sum);
+    }
+    if (i == 1) {
+      std::vector<char> big(size_t{64} << 20, 1);
+      return "memory " + std::to_string(big[12345]);
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp ? tmp : "") + "/scratch.txt";
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool wrote = fd >= 0 && write(fd, "ok", 2) == 2;
+    if (fd >= 0) close(fd);
+    return std::string("scratch ") + (wrote ? "written" : std::strerror(errno));
+  });
+  EXPECT_EQ(out[0], "threads 42");
+  EXPECT_EQ(out[1], "memory 1");
+  if (landlock_abi_version() > 0)
+    EXPECT_EQ(out[2], "scratch written");
+  else
+    EXPECT_NE(out[2].find("sandbox: blocked"), std::string::npos) << out[2];
+}
+
+TEST(Sandbox, RefusesWritesOutsideTheScratchFolder) {
+  const std::string outside = (std::filesystem::temp_directory_path() /
+                               ("crucible-sandbox-test-" + std::to_string(getpid())))
+                                  .string();
+  std::filesystem::remove(outside);
+  auto out = run_sandboxed({0}, [&](size_t) -> std::string {
+    int fd = open(outside.c_str(), O_WRONLY | O_CREAT, 0644);
+    if (fd >= 0) {
+      close(fd);
+      return "created";
+    }
+    return std::string("refused: ") + std::strerror(errno);
+  });
+  if (landlock_abi_version() > 0)
+    EXPECT_EQ(out[0], std::string("refused: ") + std::strerror(EACCES));
+  else
+    EXPECT_NE(out[0].find("sandbox: blocked open"), std::string::npos) << out[0];
+  EXPECT_FALSE(std::filesystem::exists(outside));
+  std::filesystem::remove(outside);
+}
+
+TEST(Sandbox, CpuTimeLimitStopsASpinningJobAndSaysSo) {
+  auto out = run_sandboxed(
+      {0, 1},
+      [](size_t i) -> std::string {
+        if (i == 0) {
+          volatile unsigned long n = 0;
+          for (;;) n = n + 1;
+        }
+        return "next job runs";
+      },
+      1.0);
+  EXPECT_NE(out[0].find("SIGXCPU"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("sandbox: CPU time limit"), std::string::npos) << out[0];
+  EXPECT_EQ(out[1], "next job runs");
+}
+
+}  // namespace
+}  // namespace crucible
