@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -115,12 +116,36 @@ inline bool is_integral(ScalarType t, bool include_bool) {
          t == ScalarType::Int64;
 }
 
-// ATen's promote_types for the real types (complex and float8 give Undefined).
+// The component type of a complex type (c32 -> f16, c64 -> f32, c128 -> f64); others unchanged.
+inline ScalarType to_real(ScalarType t) {
+  return t == ScalarType::Complex32    ? ScalarType::Float16
+         : t == ScalarType::Complex64  ? ScalarType::Float32
+         : t == ScalarType::Complex128 ? ScalarType::Float64
+                                       : t;
+}
+// The complex type of a floating component (f16 -> c32, bf16 and f32 -> c64, f64 -> c128).
+inline ScalarType to_complex(ScalarType t) {
+  return t == ScalarType::Float16                                ? ScalarType::Complex32
+         : t == ScalarType::BFloat16 || t == ScalarType::Float32 ? ScalarType::Complex64
+         : t == ScalarType::Float64                              ? ScalarType::Complex128
+         : is_complex(t)                                         ? t
+                                                                 : ScalarType::Undefined;
+}
+
+// ATen's promote_types (float8 types promote with themselves only: Undefined otherwise).
+// Complex wins and keeps the wider component (i64 + c32 -> c32, f64 + c64 -> c128).
 inline ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
-  if (is_complex(a) || is_complex(b) || a == ScalarType::Undefined || b == ScalarType::Undefined ||
-      a >= ScalarType::Float8E4M3FN || b >= ScalarType::Float8E4M3FN)
+  if (a == ScalarType::Undefined || b == ScalarType::Undefined || a >= ScalarType::Float8E4M3FN ||
+      b >= ScalarType::Float8E4M3FN)
     return ScalarType::Undefined;
+  if (is_complex(a) || is_complex(b)) {
+    const ScalarType ra = to_real(a), rb = to_real(b);
+    const ScalarType comp = is_integral(ra, true)   ? rb
+                            : is_integral(rb, true) ? ra
+                                                    : promote_types(ra, rb);
+    return to_complex(comp);
+  }
   if (a == ScalarType::Bool) return b;
   if (b == ScalarType::Bool) return a;
   if (is_floating(a) || is_floating(b)) {
@@ -347,6 +372,56 @@ inline void store_double(void* p, ScalarType t, double v) {
   }
 }
 
+// Reads one element as a complex number (a real element reads as (value, 0)).
+inline std::complex<double> load_complex(const void* p, ScalarType t) {
+  switch (t) {
+    case ScalarType::Complex32: {
+      const uint16_t* c = static_cast<const uint16_t*>(p);
+      return {half_bits_to_double(c[0]), half_bits_to_double(c[1])};
+    }
+    case ScalarType::Complex64: {
+      const float* c = static_cast<const float*>(p);
+      return {c[0], c[1]};
+    }
+    case ScalarType::Complex128: {
+      const double* c = static_cast<const double*>(p);
+      return {c[0], c[1]};
+    }
+    default:
+      return {load_double(p, t), 0.0};
+  }
+}
+
+// Writes a complex number, each part rounded once; a real dtype keeps the real part (bool:
+// re != 0 || im != 0).
+inline void store_complex(void* p, ScalarType t, std::complex<double> v) {
+  switch (t) {
+    case ScalarType::Complex32: {
+      uint16_t* c = static_cast<uint16_t*>(p);
+      c[0] = double_to_half_bits(v.real());
+      c[1] = double_to_half_bits(v.imag());
+      return;
+    }
+    case ScalarType::Complex64: {
+      float* c = static_cast<float*>(p);
+      c[0] = static_cast<float>(v.real());
+      c[1] = static_cast<float>(v.imag());
+      return;
+    }
+    case ScalarType::Complex128: {
+      double* c = static_cast<double*>(p);
+      c[0] = v.real();
+      c[1] = v.imag();
+      return;
+    }
+    case ScalarType::Bool:
+      *static_cast<uint8_t*>(p) = v.real() != 0 || v.imag() != 0;
+      return;
+    default:
+      store_double(p, t, v.real());
+  }
+}
+
 // `v` rounded to dtype `t` and read back (what a computation in `t` would hold).
 inline double round_to(ScalarType t, double v) {
   unsigned char buf[16];
@@ -400,6 +475,20 @@ class Tensor {
   int64_t load_int(int64_t offset) const { return kernel::load_int(ptr(offset), dtype()); }
   void store(int64_t offset, double v) const { store_double(ptr(offset), dtype(), v); }
   void store_int(int64_t offset, int64_t v) const { kernel::store_int(ptr(offset), dtype(), v); }
+  std::complex<double> load_complex(int64_t offset) const {
+    return kernel::load_complex(ptr(offset), dtype());
+  }
+  void store_complex(int64_t offset, std::complex<double> v) const {
+    kernel::store_complex(ptr(offset), dtype(), v);
+  }
+
+  // ATen's "more than one element of the written-to tensor refers to a single memory location":
+  // a dim of size > 1 with stride 0. In-place and out= kernels refuse to write such a tensor.
+  bool has_internal_overlap() const {
+    for (int i = 0; i < t_->ndim; ++i)
+      if (t_->shape[i] > 1 && t_->strides[i] == 0) return true;
+    return false;
+  }
 
  private:
   DLTensor* t_ = nullptr;
@@ -592,6 +681,8 @@ inline ScalarType result_type(const Call& k, std::initializer_list<int> args) {
   auto combine = [](ScalarType higher, ScalarType lower) {
     if (higher == ScalarType::Undefined) return lower;
     if (lower == ScalarType::Undefined) return higher;
+    if (is_complex(higher)) return higher;
+    if (is_complex(lower)) return is_floating(higher) ? to_complex(higher) : lower;
     if (is_floating(higher)) return higher;
     if (higher == ScalarType::Bool || is_floating(lower)) return promote_types(higher, lower);
     return higher;

@@ -1,10 +1,12 @@
 // aten.add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
-// self + alpha * other written into `out` (the case's own tensor, output 0 is `out` itself).
+// self + alpha * other written into `out` (the case's own tensor; output 0 is `out` itself).
 // The computation dtype is the promotion of self and other; it must be castable to out's dtype
 // (ATen's rule), then each result is converted to out's dtype.
 #include <crucible/kernel.hpp>
 
+#include <complex>
 #include <string>
+#include <vector>
 
 namespace ck = crucible::kernel;
 
@@ -14,16 +16,16 @@ namespace {
 int32_t check_alpha(ck::Call& k, const ck::Number& alpha, ck::ScalarType common) {
   if (alpha.is_bool() && common != ck::ScalarType::Bool)
     return k.error("Boolean alpha only supported for Boolean results.");
-  if (alpha.is_floating() && !ck::is_floating(common))
+  if (alpha.is_floating() && !ck::is_floating(common) && !ck::is_complex(common))
     return k.error(
         "For integral input tensors, argument alpha must not be a floating point number.");
   return CRUCIBLE_OK;
 }
 
-// out = self + alpha * other, computed in `common`, converted to out's dtype.
+// out = self + alpha * other, computed in `common` (rounded to it once), converted to out's dtype.
 int32_t add_into(ck::Call& k, const ck::Tensor& out, ck::ScalarType common) {
-  if (common == ck::ScalarType::Undefined || ck::is_complex(common))
-    return k.unsupported("add: this kernel handles real dtypes only");
+  if (common == ck::ScalarType::Undefined)
+    return k.error("add: the operands' dtypes do not promote to a common dtype");
   const ck::Number alpha = k.number(2);
   if (int32_t st = check_alpha(k, alpha, common)) return st;
 
@@ -52,18 +54,31 @@ int32_t add_into(ck::Call& k, const ck::Tensor& out, ck::ScalarType common) {
   const std::vector<int64_t> sb =
       b_is_tensor ? ck::broadcast_strides(b, shape) : std::vector<int64_t>(shape.size(), 0);
   const std::vector<int64_t> so = out.strides();
-  if (ck::is_floating(common)) {
+  unsigned char tmp[16];  // one element of `common`
+  if (ck::is_complex(common)) {
     const double al = alpha.f;
-    const double bconst = ck::round_to(common, bn.f);
     ck::for_each(shape, {sa, sb, so}, [&](const int64_t* off) {
-      const double x = ck::round_to(common, a.load(off[0]));
-      const double y = b_is_tensor ? ck::round_to(common, b.load(off[1])) : bconst;
-      out.store(off[2], ck::round_to(common, x + al * y));
+      const std::complex<double> x = a.load_complex(off[0]);
+      const std::complex<double> y = b_is_tensor ? b.load_complex(off[1]) : bn.f;
+      ck::store_complex(tmp, common, {x.real() + al * y.real(), x.imag() + al * y.imag()});
+      out.store_complex(off[2], ck::load_complex(tmp, common));
+    });
+  } else if (ck::is_floating(common)) {
+    const double al = alpha.f;
+    ck::for_each(shape, {sa, sb, so}, [&](const int64_t* off) {
+      const double y = b_is_tensor ? b.load(off[1]) : bn.f;
+      out.store(off[2], ck::round_to(common, a.load(off[0]) + al * y));
+    });
+  } else if (common == ck::ScalarType::Bool) {
+    // In bool, + is "or": self || (alpha && other).
+    const bool al = alpha.i != 0;
+    ck::for_each(shape, {sa, sb, so}, [&](const int64_t* off) {
+      const bool y = b_is_tensor ? b.load_int(off[1]) != 0 : bn.i != 0;
+      out.store_int(off[2], a.load_int(off[0]) != 0 || (al && y));
     });
   } else {
-    // Integers (and bool) wrap at the width of `common`: compute in uint64, then wrap.
+    // Integers wrap at the width of `common`: compute in uint64, then wrap.
     const uint64_t al = static_cast<uint64_t>(alpha.i);
-    unsigned char tmp[8];
     ck::for_each(shape, {sa, sb, so}, [&](const int64_t* off) {
       const uint64_t x = static_cast<uint64_t>(a.load_int(off[0]));
       const uint64_t y = static_cast<uint64_t>(b_is_tensor ? b.load_int(off[1]) : bn.i);
@@ -80,6 +95,10 @@ int32_t add_out(ck::Call& k) {
   if (common != ck::ScalarType::Undefined && !ck::can_cast(common, out.dtype()))
     return k.error(std::string("result type ") + ck::type_name(common) +
                    " can't be cast to the desired output type " + ck::type_name(out.dtype()));
+  if (out.has_internal_overlap())
+    return k.error(
+        "unsupported operation: more than one element of the written-to tensor "
+        "refers to a single memory location");
   return add_into(k, out, common);
 }
 

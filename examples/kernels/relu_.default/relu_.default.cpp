@@ -7,6 +7,10 @@ namespace ck = crucible::kernel;
 static int32_t relu_inplace(ck::Call& k) {
   ck::Tensor x = k.tensor(0);
   if (x.dtype() == ck::ScalarType::Bool) return k.error("Boolean inputs not supported for relu");
+  if (x.has_internal_overlap())  // an expanded tensor: several elements share one location
+    return k.error(
+        "unsupported operation: more than one element of the written-to tensor "
+        "refers to a single memory location");
   const bool floating = ck::is_floating(x.dtype());
   ck::for_each(x.shape(), {x.strides()}, [&](const int64_t* off) {
     if (floating) {
