@@ -1,8 +1,348 @@
-// The `cpu` backend's pointwise kernels.
-#include "backends/cpu/kernel_table.h"
+// The cpu backend's pointwise ops: unary math, binary arithmetic, comparisons, selection,
+// through the shared elementwise engine. Activations are in pointwise_activation.cpp.
+#include <algorithm>
+#include <map>
+
+#include "backends/cpu/pointwise_engine.h"
+#include "backends/cpu/pointwise_ops.h"
+#include "crucible/core/error.h"
+#include "ops/arithmetic_internal.h"
+#include "ops/util.h"
 
 namespace crucible::cpu {
 
-void register_pointwise_kernels(KernelTable& t) { (void)t; }
+namespace {
+
+std::map<std::string, PwSpec>& specs() {
+  static std::map<std::string, PwSpec> m;
+  return m;
+}
+
+Values run_pointwise(const OpDef& op, const Values& args) {
+  const PwSpec& s = specs().at(op.name);
+  if (s.check) s.check(args);
+  std::vector<Tensor> ins;
+  for (int i : s.operands) ins.push_back(arith::operand(args.at(i)));
+  DType rt;
+  if (s.result == PwResult::Self) {
+    rt = ins.at(0).dtype();
+  } else {
+    std::vector<Value> pv;
+    for (int i : s.promote.empty() ? s.operands : s.promote) pv.push_back(args.at(i));
+    rt = opsutil::result_type(pv);
+    if (s.result == PwResult::Float) rt = opsutil::to_float_dtype(rt);
+  }
+  arith::require_modelled(rt, op.name);
+  const Compute compute = compute_for(rt);
+  if (compute == Compute::I64) {
+    // Operands are cast to the common dtype first (ATen's TensorIterator): a wider 0-d operand
+    // wraps (u8 compared with 256 compares with 0).
+    for (Tensor& in : ins)
+      if (in.dtype() != rt && in.numel() == 1 && dtype_category(in.dtype()) != DTypeCategory::Bool)
+        in = in.to(rt);
+  }
+  Shape shape = ins.empty() ? args.at(0).tensor().shape() : ins[0].shape();
+  for (size_t i = 1; i < ins.size(); ++i) shape = broadcast_shapes(shape, ins[i].shape());
+  PwParams p;
+  PwOp pw = s.op;
+  if (s.params) s.params(args, rt, p, pw);
+  const PwKernels& k = pw_kernels();
+  const int pi = static_cast<int>(pw);
+  if ((compute == Compute::I64 && !k.i64[pi]) || (compute != Compute::I64 && !k.f32[pi]))
+    op_error("\"" + op_base_name(op.name) + "_cpu\" not implemented for '" +
+             std::string(dtype_scalar_type_name(rt)) + "'");
+  const DType out_dtype = s.result == PwResult::Bool ? DType::Bool : rt;
+  Tensor out;
+  if (s.mode == PwMode::Inplace) {
+    out = args.at(0).tensor();
+    if (s.overlap_check) {
+      arith::check_inplace(out, shape, out_dtype);
+    } else {
+      CRUCIBLE_CHECK(out.shape() == shape, "output with shape " + shape_str(out.shape()) +
+                                               " doesn't match the broadcast shape " +
+                                               shape_str(shape));
+    }
+  } else if (s.mode == PwMode::Out) {
+    out = args.at(s.out_arg).tensor();
+    if (op.name == "aten.neg.out" || op.name == "aten.abs.out")
+      CRUCIBLE_CHECK(out.dtype() == rt, "Found dtype " + arith::aten_type_name(out.dtype()) +
+                                            " but expected " + arith::aten_type_name(rt));
+    arith::check_out(out, shape, out_dtype);
+  } else {
+    out = Tensor::empty(shape, out_dtype);
+  }
+  pw_run(pw, ins, out, compute, p);
+  return {Value(out)};
+}
+
+// Parameter helpers.
+void alpha_param(const Values& a, DType rt, PwParams& p, int i, bool negate) {
+  const Scalar al =
+      a.size() > static_cast<size_t>(i) && !a[i].is_none() ? a[i].to_scalar() : Scalar(int64_t{1});
+  CRUCIBLE_CHECK(!al.is_bool() || rt == DType::Bool,
+                 "Boolean alpha only supported for Boolean results.");
+  CRUCIBLE_CHECK(is_floating(rt) || !al.is_floating(),
+                 "For integral input tensors, argument alpha must not be a floating point number.");
+  p.s[0] = negate ? -al.to_double() : al.to_double();
+  if (rt == DType::Bool) {
+    p.i[0] = al.to_double() != 0 ? 1 : 0;
+    return;
+  }
+  const int64_t ai = al.is_floating() ? 0 : al.to_int();
+  p.i[0] = negate ? static_cast<int64_t>(0 - static_cast<uint64_t>(ai)) : ai;
+}
+
+void no_bool_operands(const Values& a) {
+  for (int i : {0, 1})
+    CRUCIBLE_CHECK(arith::operand_dtype(a.at(i)) != DType::Bool,
+                   "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                   "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+void bool_mask(const Values& a) {
+  const Tensor& m = a.at(1).tensor();
+  CRUCIBLE_CHECK(m.dtype() == DType::Bool,
+                 "masked_fill_ only supports boolean masks, but got mask with dtype " +
+                     std::string(dtype_scalar_type_name(m.dtype())));
+  const DType self = a.at(0).tensor().dtype();
+  if (!a.at(2).is_tensor()) {
+    arith::check_scalar_fits(a[2].to_scalar(), self);
+  } else {
+    const Tensor& v = a[2].tensor();
+    if (v.dim() == 0 && is_integral(self, false) && v.dtype() != DType::Bool)
+      arith::check_scalar_fits(
+          is_integral(v.dtype(), false) ? Scalar(v.get_int(0)) : Scalar(v.get(0)), self);
+  }
+  if (a.at(2).is_tensor())
+    CRUCIBLE_CHECK(a[2].tensor().dim() == 0,
+                   "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
+                       std::to_string(a[2].tensor().dim()) + " dimension(s).");
+}
+void bool_condition(const Values& a) {
+  const DType c = a.at(0).tensor().dtype();
+  CRUCIBLE_CHECK(c == DType::Bool || c == DType::UInt8,
+                 "where expected condition to be a boolean tensor, but got a tensor with dtype " +
+                     std::string(dtype_scalar_type_name(a[0].tensor().dtype())));
+}
+void lerp_dtypes(const Values& a) {
+  const DType t = a.at(0).tensor().dtype();
+  CRUCIBLE_CHECK(a.at(1).tensor().dtype() == t, "expected dtype " + arith::aten_type_name(t) +
+                                                    " for `end` but got dtype " +
+                                                    arith::aten_type_name(a[1].tensor().dtype()));
+  if (a.at(2).is_tensor())
+    CRUCIBLE_CHECK(a[2].tensor().dtype() == t, "expected dtype " + arith::aten_type_name(t) +
+                                                   " for `weight` but got dtype " +
+                                                   arith::aten_type_name(a[2].tensor().dtype()));
+}
+void addcdiv_check(const Values& a) {
+  CRUCIBLE_CHECK(
+      !(is_integral(a.at(1).tensor().dtype(), true) && is_integral(a.at(2).tensor().dtype(), true)),
+      "Integer division with addcdiv is no longer supported, and in a future release "
+      "addcdiv will perform a true division of tensor1 and tensor2.");
+}
+
+}  // namespace
+
+std::vector<DType> pw_float_dtypes() {
+  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+std::vector<DType> pw_int_dtypes() {
+  return {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64};
+}
+std::vector<DType> pw_all_dtypes() {
+  std::vector<DType> v{DType::Bool};
+  for (DType t : pw_int_dtypes()) v.push_back(t);
+  for (DType t : pw_float_dtypes()) v.push_back(t);
+  return v;
+}
+
+void add_pointwise(KernelTable& t, const std::string& name, PwSpec spec) {
+  KernelEntry e;
+  e.run = &run_pointwise;
+  e.dtypes = spec.dtypes;
+  specs()[name] = std::move(spec);
+  t.add(name, std::move(e));
+}
+
+void register_pointwise_kernels(KernelTable& t) {
+  const auto F = pw_float_dtypes();
+  const auto all = pw_all_dtypes();
+  auto ints_floats = pw_int_dtypes();
+  for (DType d : F) ints_floats.push_back(d);
+  using R = PwResult;
+  using M = PwMode;
+  auto spec = [](PwOp op, std::vector<int> operands, R r, std::vector<DType> dt,
+                 M m = M::Functional, PwParamFn fn = nullptr, int out_arg = -1) {
+    PwSpec s;
+    s.op = op;
+    s.operands = std::move(operands);
+    s.result = r;
+    s.dtypes = std::move(dt);
+    s.mode = m;
+    s.params = fn;
+    s.out_arg = out_arg;
+    return s;
+  };
+
+  // Unary math on floating tensors: name, in-place variant, loop.
+  const std::pair<const char*, PwOp> fmath[] = {{"exp", PwOp::Exp},
+                                                {"log", PwOp::Log},
+                                                {"sqrt", PwOp::Sqrt},
+                                                {"rsqrt", PwOp::Rsqrt},
+                                                {"sigmoid", PwOp::Sigmoid},
+                                                {"tanh", PwOp::Tanh},
+                                                {"reciprocal", PwOp::Reciprocal},
+                                                {"floor", PwOp::Floor},
+                                                {"ceil", PwOp::Ceil},
+                                                {"trunc", PwOp::Trunc},
+                                                {"round", PwOp::Round},
+                                                {"erf", PwOp::Erf}};
+  for (auto [n, op] : fmath) {
+    const std::string base = std::string("aten.") + n;
+    add_pointwise(t, base + ".default", spec(op, {0}, R::Self, F));
+    if (std::string(n) != "erf")
+      add_pointwise(t, base + "_.default", spec(op, {0}, R::Self, F, M::Inplace));
+  }
+  for (auto [n, op] : fmath) {
+    const std::string name = std::string("aten.") + n + ".out";
+    if (OpRegistry::catalog().find(name))
+      add_pointwise(t, name, spec(op, {0}, R::Self, F, M::Out, nullptr, 1));
+  }
+  add_pointwise(t, "aten.neg.default", spec(PwOp::Neg, {0}, R::Self, ints_floats));
+  add_pointwise(t, "aten.neg_.default", spec(PwOp::Neg, {0}, R::Self, ints_floats, M::Inplace));
+  add_pointwise(t, "aten.neg.out", spec(PwOp::Neg, {0}, R::Self, ints_floats, M::Out, nullptr, 1));
+  add_pointwise(t, "aten.abs.default", spec(PwOp::Abs, {0}, R::Self, ints_floats));
+  add_pointwise(t, "aten.abs_.default", spec(PwOp::Abs, {0}, R::Self, ints_floats, M::Inplace));
+  add_pointwise(t, "aten.abs.out", spec(PwOp::Abs, {0}, R::Self, ints_floats, M::Out, nullptr, 1));
+  add_pointwise(t, "aten.isnan.default", spec(PwOp::IsNan, {0}, R::Bool, all));
+  add_pointwise(t, "aten.isinf.default", spec(PwOp::IsInf, {0}, R::Bool, all));
+  add_pointwise(t, "aten.pow.Tensor_Scalar",
+                spec(PwOp::PowScalar, {0}, R::Self, F, M::Functional,
+                     [](const Values& a, DType, PwParams& p, PwOp& op) {
+                       const double e = a.at(1).to_double();
+                       p.s[0] = e;
+                       op = e == 2      ? PwOp::Square
+                            : e == 1    ? PwOp::Identity
+                            : e == 0.5  ? PwOp::Sqrt
+                            : e == -0.5 ? PwOp::Rsqrt
+                            : e == -1   ? PwOp::Reciprocal
+                                        : PwOp::PowScalar;
+                     }));
+
+  // add / sub / rsub / mul / div.
+  auto add_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
+    alpha_param(a, rt, p, 2, false);
+  };
+  auto sub_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
+    alpha_param(a, rt, p, 2, true);
+  };
+  const auto no_bool = ints_floats;
+  add_pointwise(t, "aten.add.Tensor",
+                spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, add_fn));
+  add_pointwise(t, "aten.add.Scalar",
+                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Functional, add_fn));
+  add_pointwise(t, "aten.add_.Tensor",
+                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Inplace, add_fn));
+  add_pointwise(t, "aten.add.out", spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Out, add_fn, 3));
+  add_pointwise(t, "aten.sub.Tensor",
+                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Functional, sub_fn));
+  add_pointwise(t, "aten.sub.Scalar",
+                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Functional, sub_fn));
+  add_pointwise(t, "aten.sub_.Tensor",
+                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Inplace, sub_fn));
+  add_pointwise(t, "aten.sub.out", spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Out, sub_fn, 3));
+  add_pointwise(t, "aten.rsub.Tensor",
+                spec(PwOp::Add, {1, 0}, R::Promote, no_bool, M::Functional, sub_fn));
+  add_pointwise(t, "aten.rsub.Scalar",
+                spec(PwOp::Add, {1, 0}, R::Promote, no_bool, M::Functional, sub_fn));
+  add_pointwise(t, "aten.mul.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool));
+  add_pointwise(t, "aten.mul.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool));
+  add_pointwise(t, "aten.mul_.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool, M::Inplace));
+  add_pointwise(t, "aten.mul_.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool, M::Inplace));
+  add_pointwise(t, "aten.mul.out",
+                spec(PwOp::Mul, {0, 1}, R::Promote, no_bool, M::Out, nullptr, 2));
+  add_pointwise(t, "aten.div.Tensor", spec(PwOp::Div, {0, 1}, R::Float, F));
+  add_pointwise(t, "aten.div.Scalar", spec(PwOp::Div, {0, 1}, R::Float, F));
+  add_pointwise(t, "aten.div_.Tensor", spec(PwOp::Div, {0, 1}, R::Float, F, M::Inplace));
+  add_pointwise(t, "aten.div.out", spec(PwOp::Div, {0, 1}, R::Float, F, M::Out, nullptr, 2));
+  auto mode_fn = [](const Values& a, DType, PwParams&, PwOp& op) {
+    if (a.at(2).is_none()) return;
+    const std::string& m = a[2].str_value();
+    if (m == "trunc")
+      op = PwOp::DivTrunc;
+    else if (m == "floor")
+      op = PwOp::DivFloor;
+    else
+      op_error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + m +
+               "'");
+  };
+  for (const char* n : {"aten.div.Tensor_mode", "aten.div.Scalar_mode"}) {
+    PwSpec s = spec(PwOp::Div, {0, 1}, R::Promote, F, M::Functional, mode_fn);
+    add_pointwise(t, n, std::move(s));
+  }
+  add_pointwise(t, "aten.maximum.default", spec(PwOp::Maximum, {0, 1}, R::Promote, ints_floats));
+  add_pointwise(t, "aten.minimum.default", spec(PwOp::Minimum, {0, 1}, R::Promote, ints_floats));
+
+  // Comparisons and logical/bitwise ops.
+  const std::pair<const char*, PwOp> cmp[] = {{"eq", PwOp::Eq}, {"ne", PwOp::Ne}, {"lt", PwOp::Lt},
+                                              {"le", PwOp::Le}, {"gt", PwOp::Gt}, {"ge", PwOp::Ge}};
+  for (auto [n, op] : cmp)
+    for (const char* ov : {".Tensor", ".Scalar"})
+      add_pointwise(t, std::string("aten.") + n + ov, spec(op, {0, 1}, R::Bool, all));
+  add_pointwise(t, "aten.logical_and.default", spec(PwOp::LogicalAnd, {0, 1}, R::Bool, all));
+  add_pointwise(t, "aten.logical_or.default", spec(PwOp::LogicalOr, {0, 1}, R::Bool, all));
+  std::vector<DType> bits{DType::Bool};
+  for (DType d : pw_int_dtypes()) bits.push_back(d);
+  const std::pair<const char*, PwOp> bw[] = {
+      {"bitwise_and", PwOp::BitAnd}, {"bitwise_or", PwOp::BitOr}, {"bitwise_xor", PwOp::BitXor}};
+  for (auto [n, op] : bw)
+    for (const char* ov : {".Tensor", ".Scalar"})
+      add_pointwise(t, std::string("aten.") + n + ov, spec(op, {0, 1}, R::Promote, bits));
+
+  // Selection.
+  {
+    PwSpec s = spec(PwOp::Where, {0, 1, 2}, R::Promote, all);
+    s.promote = {1, 2};
+    add_pointwise(t, "aten.where.self", std::move(s));
+  }
+  for (const char* n : {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor",
+                        "aten.masked_fill_.Scalar", "aten.masked_fill_.Tensor"}) {
+    const bool inplace = std::string(n).find("_.") != std::string::npos;
+    PwSpec s = spec(PwOp::Where, {1, 2, 0}, R::Self, all, inplace ? M::Inplace : M::Functional);
+    s.result = R::Promote;
+    s.promote = {0};
+    add_pointwise(t, n, std::move(s));
+  }
+  auto clamp_fn = [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.at(1).is_none() ? -INFINITY : a[1].to_double();
+    p.s[1] = a.at(2).is_none() ? INFINITY : a[2].to_double();
+    CRUCIBLE_CHECK(!a[1].is_none() || !a[2].is_none(),
+                   "torch.clamp: At least one of 'min' or 'max' must not be None");
+  };
+  add_pointwise(t, "aten.clamp.default",
+                spec(PwOp::Hardtanh, {0}, R::Self, F, M::Functional, clamp_fn));
+  add_pointwise(t, "aten.clamp_.default",
+                spec(PwOp::Hardtanh, {0}, R::Self, F, M::Inplace, clamp_fn));
+  auto value_fn = [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.at(3).is_none() ? 1.0 : a[3].to_double();
+  };
+  add_pointwise(t, "aten.addcmul.default",
+                spec(PwOp::Addcmul, {0, 1, 2}, R::Promote, F, M::Functional, value_fn));
+  add_pointwise(t, "aten.addcdiv.default",
+                spec(PwOp::Addcdiv, {0, 1, 2}, R::Promote, F, M::Functional, value_fn));
+  add_pointwise(t, "aten.lerp.Scalar", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
+  add_pointwise(t, "aten.lerp.Tensor", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
+
+  for (const char* n : {"aten.sub.Tensor", "aten.sub_.Tensor", "aten.sub.out", "aten.rsub.Tensor"})
+    specs()[n].check = &no_bool_operands;
+  for (const char* n : {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor",
+                        "aten.masked_fill_.Scalar", "aten.masked_fill_.Tensor"})
+    specs()[n].check = &bool_mask;
+  specs()["aten.where.self"].check = &bool_condition;
+  specs()["aten.lerp.Scalar"].check = &lerp_dtypes;
+  specs()["aten.lerp.Tensor"].check = &lerp_dtypes;
+  specs()["aten.addcdiv.default"].check = &addcdiv_check;
+
+  register_pointwise_activation_kernels(t);
+}
 
 }  // namespace crucible::cpu

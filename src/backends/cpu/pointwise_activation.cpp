@@ -1,0 +1,124 @@
+// The cpu backend's activations and their backward ops, through the elementwise engine.
+#include <string>
+
+#include "backends/cpu/pointwise_ops.h"
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+
+namespace {
+
+double num(const Values& a, size_t i, double dflt) {
+  return a.size() > i && !a[i].is_none() ? a[i].to_double() : dflt;
+}
+
+void gelu_mode(const Values& a, size_t i, PwOp& op, PwOp tanh_op) {
+  if (a.size() <= i || a[i].is_none()) return;
+  const std::string& m = a[i].str_value();
+  if (m == "tanh") {
+    op = tanh_op;
+  } else if (m != "none") {
+    op_error("approximate argument must be either none or tanh.");
+  }
+}
+
+}  // namespace
+
+void register_pointwise_activation_kernels(KernelTable& t) {
+  const auto F = pw_float_dtypes();
+  auto add = [&](const std::string& name, PwOp op, std::vector<int> operands, PwMode mode,
+                 PwParamFn fn) {
+    PwSpec s;
+    s.op = op;
+    s.result = operands.size() > 1 ? PwResult::Promote : PwResult::Self;
+    s.operands = std::move(operands);
+    s.mode = mode;
+    // threshold_'s TensorIterator does not check self for internal overlap; the others do.
+    s.overlap_check = name != "aten.threshold_.default";
+    s.params = fn;
+    s.dtypes = F;
+    add_pointwise(t, name, std::move(s));
+  };
+  // Forward: the op and its in-place form on self.
+  auto fwd = [&](const char* base, PwOp op, PwParamFn fn) {
+    add(std::string("aten.") + base + ".default", op, {0}, PwMode::Functional, fn);
+    add(std::string("aten.") + base + "_.default", op, {0}, PwMode::Inplace, fn);
+  };
+  fwd("relu", PwOp::Relu, nullptr);
+  fwd("silu", PwOp::Silu, nullptr);
+  fwd("mish", PwOp::Mish, nullptr);
+  fwd("hardsigmoid", PwOp::Hardsigmoid, nullptr);
+  fwd("hardswish", PwOp::Hardswish, nullptr);
+  fwd("gelu", PwOp::Gelu,
+      [](const Values& a, DType, PwParams&, PwOp& op) { gelu_mode(a, 1, op, PwOp::GeluTanh); });
+  fwd("hardtanh", PwOp::Hardtanh, [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = num(a, 1, -1.0);
+    p.s[1] = num(a, 2, 1.0);
+  });
+  add("aten.relu6.default", PwOp::Hardtanh, {0}, PwMode::Functional,
+      [](const Values&, DType, PwParams& p, PwOp&) {
+        p.s[0] = 0;
+        p.s[1] = 6;
+      });
+  fwd("leaky_relu", PwOp::LeakyRelu,
+      [](const Values& a, DType, PwParams& p, PwOp&) { p.s[0] = num(a, 1, 0.01); });
+  fwd("elu", PwOp::Elu, [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = num(a, 1, 1.0);
+    p.s[1] = num(a, 2, 1.0);
+    p.s[2] = num(a, 3, 1.0);
+  });
+  add("aten.softplus.default", PwOp::Softplus, {0}, PwMode::Functional,
+      [](const Values& a, DType, PwParams& p, PwOp&) {
+        p.s[0] = num(a, 1, 1.0);
+        p.s[1] = num(a, 2, 20.0);
+      });
+  fwd("threshold", PwOp::Threshold, [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.at(1).to_double();
+    p.s[1] = a.at(2).to_double();
+  });
+
+  // Backward: (grad_output, self or result, ...).
+  auto bwd = [&](const char* base, PwOp op, PwParamFn fn) {
+    add(std::string("aten.") + base + ".default", op, {0, 1}, PwMode::Functional, fn);
+  };
+  bwd("threshold_backward", PwOp::ThresholdBackward,
+      [](const Values& a, DType, PwParams& p, PwOp&) { p.s[0] = a.at(2).to_double(); });
+  bwd("sigmoid_backward", PwOp::SigmoidBackward, nullptr);
+  bwd("tanh_backward", PwOp::TanhBackward, nullptr);
+  bwd("silu_backward", PwOp::SiluBackward, nullptr);
+  bwd("mish_backward", PwOp::MishBackward, nullptr);
+  bwd("hardsigmoid_backward", PwOp::HardsigmoidBackward, nullptr);
+  bwd("hardswish_backward", PwOp::HardswishBackward, nullptr);
+  bwd("gelu_backward", PwOp::GeluBackward, [](const Values& a, DType, PwParams&, PwOp& op) {
+    gelu_mode(a, 2, op, PwOp::GeluTanhBackward);
+  });
+  bwd("hardtanh_backward", PwOp::HardtanhBackward, [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.at(2).to_double();
+    p.s[1] = a.at(3).to_double();
+  });
+  bwd("leaky_relu_backward", PwOp::LeakyReluBackward,
+      [](const Values& a, DType, PwParams& p, PwOp&) {
+        p.s[0] = a.at(2).to_double();
+        CRUCIBLE_CHECK(
+            !(a.at(3).to_bool() && p.s[0] < 0),
+            "In-place leakyReLu backward calculation is triggered with a negative slope "
+            "which is not supported. This is caused by calling in-place forward function "
+            "with a negative slope, please call out-of-place version instead. File an "
+            "issue at https://github.com/pytorch/pytorch if you do require supporting "
+            "in-place leakRelu backward calculation with negative slope");
+      });
+  bwd("softplus_backward", PwOp::SoftplusBackward, [](const Values& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.at(2).to_double();
+    p.s[1] = a.at(3).to_double();
+  });
+  // elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)
+  add("aten.elu_backward.default", PwOp::EluBackward, {0, 5}, PwMode::Functional,
+      [](const Values& a, DType, PwParams& p, PwOp&) {
+        p.s[0] = a.at(1).to_double();
+        p.s[1] = a.at(2).to_double();
+        p.s[2] = a.at(3).to_double();
+        p.s[3] = a.at(4).to_bool() ? 1.0 : 0.0;
+      });
+}
+
+}  // namespace crucible::cpu

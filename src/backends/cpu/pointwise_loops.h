@@ -1,0 +1,404 @@
+// The elementwise loops, instantiated once per ISA translation unit. Included by
+// pointwise_avx512.cpp, pointwise_avx2.cpp and pointwise_portable.cpp inside a namespace of
+// their own, after <bit>, <cmath>, <cstdint>, <cstring> and pointwise_kernels.h.
+// Each functor is built from the op's parameters (hoisted out of the loop) and maps compute-type
+// values; the loops are plain indexed loops the compiler vectorizes for the unit's ISA.
+#include "backends/cpu/vec_math.h"
+
+template <typename T>
+inline T sel(bool c, T a, T b) {
+  return c ? a : b;
+}
+template <typename T>
+inline bool is_nan(T v) {
+  return v != v;
+}
+// ATen's maximum/minimum propagate NaN.
+template <typename T>
+inline T nan_max(T a, T b) {
+  return is_nan(a) ? a : (is_nan(b) ? b : (a > b ? a : b));
+}
+template <typename T>
+inline T nan_min(T a, T b) {
+  return is_nan(a) ? a : (is_nan(b) ? b : (a < b ? a : b));
+}
+template <typename T>
+inline T gelu_erf(T x) {
+  return T(0.5) * x * (T(1) + vm::erf(x * T(0.70710678118654752440)));
+}
+template <typename T>
+inline T gelu_tanh(T x) {
+  const T k = T(0.7978845608028654), c = T(0.044715);
+  return T(0.5) * x * (T(1) + vm::tanh(k * (x + c * x * x * x)));
+}
+template <typename T>
+inline T softplus(T x, T beta, T threshold) {
+  return x * beta > threshold ? x : vm::log1p(vm::exp(x * beta)) / beta;
+}
+
+template <typename T>
+inline T floor_div(T a, T b) {
+  // ATen's div_floor_floating: Python's floor division, rounded like CPython.
+  if (b == T(0)) return a / b;
+  const T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != T(0) && (b < T(0)) != (mod < T(0))) div -= T(1);
+  if (div == T(0)) return std::copysign(T(0), a / b);
+  T fl = std::floor(div);
+  if (div - fl > T(0.5)) fl += T(1);
+  return fl;
+}
+template <typename T>
+inline T lerp(T a, T b, T w) {
+  const T d = b - a;
+  return (w < T(0.5) && w > T(-0.5)) || w != w ? a + w * d : b - d * (T(1) - w);
+}
+template <typename T>
+inline T gelu_tanh_backward(T g, T x) {
+  const T beta = T(0.7978845608028654), kappa = T(0.044715);
+  const T x2 = x * x;
+  const T t = vm::tanh(beta * (x + kappa * x2 * x));
+  const T left = T(0.5) * x, right = T(1) + t;
+  const T dright = left * (T(1) - t * t) * beta * (T(1) + T(3) * kappa * x2);
+  return g * (T(0.5) * right + dright);
+}
+template <typename T>
+inline T silu_backward(T g, T x) {
+  const T s = vm::sigmoid(x);
+  return g * s * (T(1) + x * (T(1) - s));
+}
+template <typename T>
+inline T mish_backward(T g, T x) {
+  const T t = vm::tanh(softplus(x, T(1), T(20)));
+  return g * (t + x * vm::sigmoid(x) * (T(1) - t * t));
+}
+
+// min(max(a, lo), hi) as ATen's clamp, NaN in a propagated.
+template <typename T>
+inline T clamp_scalar(T a, T lo, T hi) {
+  T t = a < lo ? lo : a;
+  t = t > hi ? hi : t;
+  return is_nan(a) ? a : (is_nan(lo) ? lo : (is_nan(hi) ? hi : t));
+}
+
+// std::min(std::max(v, 0), 6) exactly as ATen writes it (NaN propagates, -inf gives 0).
+template <typename T>
+inline T relu6_like(T v) {
+  const T t = v < T(0) ? T(0) : v;
+  return T(6) < t ? T(6) : t;
+}
+
+// ---- unary ----
+#define CRUCIBLE_UNARY(NAME, EXPR)                                      \
+  template <typename T>                                                 \
+  struct NAME {                                                         \
+    T s0, s1, s2, s3;                                                   \
+    explicit NAME(const PwParams& p)                                    \
+        : s0(T(p.s[0])), s1(T(p.s[1])), s2(T(p.s[2])), s3(T(p.s[3])) {} \
+    T operator()([[maybe_unused]] T a) const { return EXPR; }           \
+  };
+#define CRUCIBLE_BINARY(NAME, EXPR)                                     \
+  template <typename T>                                                 \
+  struct NAME {                                                         \
+    T s0, s1, s2, s3;                                                   \
+    explicit NAME(const PwParams& p)                                    \
+        : s0(T(p.s[0])), s1(T(p.s[1])), s2(T(p.s[2])), s3(T(p.s[3])) {} \
+    T operator()(T a, T b) const { return EXPR; }                       \
+  };
+#define CRUCIBLE_TERNARY(NAME, EXPR)                                    \
+  template <typename T>                                                 \
+  struct NAME {                                                         \
+    T s0, s1, s2, s3;                                                   \
+    explicit NAME(const PwParams& p)                                    \
+        : s0(T(p.s[0])), s1(T(p.s[1])), s2(T(p.s[2])), s3(T(p.s[3])) {} \
+    T operator()(T a, T b, T c) const { return EXPR; }                  \
+  };
+
+CRUCIBLE_UNARY(FIdentity, a)
+CRUCIBLE_UNARY(FNeg, -a)
+CRUCIBLE_UNARY(FAbs, sel(a < T(0), -a, a))
+CRUCIBLE_UNARY(FRelu, sel(a > T(0) || is_nan(a), a, T(0)))
+CRUCIBLE_UNARY(FExp, vm::exp(a))
+CRUCIBLE_UNARY(FLog, vm::log(a))
+CRUCIBLE_UNARY(FSqrt, std::sqrt(a))
+CRUCIBLE_UNARY(FRsqrt, T(1) / std::sqrt(a))
+CRUCIBLE_UNARY(FReciprocal, T(1) / a)
+CRUCIBLE_UNARY(FSigmoid, vm::sigmoid(a))
+CRUCIBLE_UNARY(FTanh, vm::tanh(a))
+CRUCIBLE_UNARY(FErf, vm::erf(a))
+CRUCIBLE_UNARY(FGelu, gelu_erf(a))
+CRUCIBLE_UNARY(FGeluTanh, gelu_tanh(a))
+CRUCIBLE_UNARY(FSilu, a* vm::sigmoid(a))
+CRUCIBLE_UNARY(FMish, a* vm::tanh(softplus(a, T(1), T(20))))
+CRUCIBLE_UNARY(FHardsigmoid, relu6_like(a + T(3)) / T(6))
+CRUCIBLE_UNARY(FHardswish, a* relu6_like(a + T(3)) / T(6))
+CRUCIBLE_UNARY(FFloor, std::floor(a))
+CRUCIBLE_UNARY(FCeil, std::ceil(a))
+CRUCIBLE_UNARY(FTrunc, std::trunc(a))
+CRUCIBLE_UNARY(FRound, std::nearbyint(a))
+CRUCIBLE_UNARY(FIsNan, sel(is_nan(a), T(1), T(0)))
+CRUCIBLE_UNARY(FIsInf, sel(a == T(INFINITY) || a == T(-INFINITY), T(1), T(0)))
+CRUCIBLE_UNARY(FThreshold, sel(a <= s0, s1, a))
+CRUCIBLE_UNARY(FHardtanh, clamp_scalar(a, s0, s1))
+CRUCIBLE_UNARY(FLeakyRelu, sel(a > T(0), a, a* s0))
+CRUCIBLE_UNARY(FElu, sel(a > T(0), a* s1, s0*(vm::exp(a* s2) - T(1)) * s1))
+CRUCIBLE_UNARY(FSoftplus, softplus(a, s0, s1))
+CRUCIBLE_UNARY(FPowScalar, std::pow(a, s0))
+CRUCIBLE_UNARY(FSquare, a* a)
+CRUCIBLE_UNARY(FFill, s0)
+
+// ---- binary ----
+CRUCIBLE_BINARY(FAdd, a + s0 * b)
+CRUCIBLE_BINARY(FMul, a* b)
+CRUCIBLE_BINARY(FDiv, a / b)
+CRUCIBLE_BINARY(FDivTrunc, std::trunc(a / b))
+CRUCIBLE_BINARY(FDivFloor, floor_div(a, b))
+CRUCIBLE_BINARY(FMaximum, nan_max(a, b))
+CRUCIBLE_BINARY(FMinimum, nan_min(a, b))
+CRUCIBLE_BINARY(FEq, sel(a == b, T(1), T(0)))
+CRUCIBLE_BINARY(FNe, sel(a != b, T(1), T(0)))
+CRUCIBLE_BINARY(FLt, sel(a < b, T(1), T(0)))
+CRUCIBLE_BINARY(FLe, sel(a <= b, T(1), T(0)))
+CRUCIBLE_BINARY(FGt, sel(a > b, T(1), T(0)))
+CRUCIBLE_BINARY(FGe, sel(a >= b, T(1), T(0)))
+CRUCIBLE_BINARY(FLogicalAnd, sel(a != T(0) && b != T(0), T(1), T(0)))
+CRUCIBLE_BINARY(FLogicalOr, sel(a != T(0) || b != T(0), T(1), T(0)))
+CRUCIBLE_BINARY(FThresholdBackward, sel(b <= s0, T(0), a))
+CRUCIBLE_BINARY(FSigmoidBackward, a*(T(1) - b) * b)
+CRUCIBLE_BINARY(FTanhBackward, a*(T(1) - b * b))
+CRUCIBLE_BINARY(FGeluBackward, a*(T(0.5) * (T(1) + vm::erf(b * T(0.70710678118654752440))) +
+                                  b * T(0.3989422804014327) * vm::exp(T(-0.5) * b * b)))
+CRUCIBLE_BINARY(FGeluTanhBackward, gelu_tanh_backward(a, b))
+CRUCIBLE_BINARY(FSiluBackward, silu_backward(a, b))
+CRUCIBLE_BINARY(FMishBackward, mish_backward(a, b))
+CRUCIBLE_BINARY(FHardsigmoidBackward, sel(b > T(-3) && b < T(3), a / T(6), T(0)))
+CRUCIBLE_BINARY(FHardswishBackward, sel(b < T(-3), T(0), sel(b >= T(3), a, a*(b / T(3) + T(0.5)))))
+CRUCIBLE_BINARY(FHardtanhBackward, sel(b <= s0 || b >= s1, T(0), a))
+CRUCIBLE_BINARY(FLeakyReluBackward, sel(b > T(0), a, a* s0))
+CRUCIBLE_BINARY(FEluBackward,
+                sel(b > T(0), a* s1,
+                    sel(s3 != T(0), a* s2*(b + s0 * s1), a* s2* s0* s1* vm::exp(b* s2))))
+CRUCIBLE_BINARY(FSoftplusBackward,
+                sel(b* s0 > s1, a, a*(vm::exp(b* s0) / (vm::exp(b * s0) + T(1)))))
+
+// ---- ternary ----
+CRUCIBLE_TERNARY(FWhere, sel(a != T(0), b, c))
+CRUCIBLE_TERNARY(FLerp, lerp(a, b, c))
+CRUCIBLE_TERNARY(FAddcmul, a + s0 * b * c)
+CRUCIBLE_TERNARY(FAddcdiv, a + s0 * (b / c))
+CRUCIBLE_TERNARY(FClamp, sel(is_nan(a), a, nan_min(nan_max(a, b), c)))
+
+// ---- integer functors (exact, two's complement) ----
+#define CRUCIBLE_IUNARY(NAME, EXPR)                                       \
+  struct NAME {                                                           \
+    int64_t i0, i1;                                                       \
+    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}          \
+    int64_t operator()([[maybe_unused]] int64_t a) const { return EXPR; } \
+  };
+#define CRUCIBLE_IBINARY(NAME, EXPR)                                \
+  struct NAME {                                                     \
+    int64_t i0, i1;                                                 \
+    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}    \
+    int64_t operator()(int64_t a, int64_t b) const { return EXPR; } \
+  };
+#define CRUCIBLE_ITERNARY(NAME, EXPR)                                          \
+  struct NAME {                                                                \
+    int64_t i0, i1;                                                            \
+    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}               \
+    int64_t operator()(int64_t a, int64_t b, int64_t c) const { return EXPR; } \
+  };
+inline int64_t wadd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wmul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+CRUCIBLE_IUNARY(IIdentity, a)
+CRUCIBLE_IUNARY(INeg, wmul(a, -1))
+CRUCIBLE_IUNARY(IAbs, a < 0 ? wmul(a, -1) : a)
+CRUCIBLE_IUNARY(IRelu, a > 0 ? a : 0)
+CRUCIBLE_IUNARY(IFill, i0)
+CRUCIBLE_IUNARY(IZero, int64_t{0})
+CRUCIBLE_IUNARY(IThreshold, a <= i0 ? i1 : a)
+CRUCIBLE_IBINARY(IAdd, wadd(a, wmul(i0, b)))
+CRUCIBLE_IBINARY(IMul, wmul(a, b))
+CRUCIBLE_IBINARY(IMaximum, a > b ? a : b)
+CRUCIBLE_IBINARY(IMinimum, a < b ? a : b)
+CRUCIBLE_IBINARY(IEq, a == b)
+CRUCIBLE_IBINARY(INe, a != b)
+CRUCIBLE_IBINARY(ILt, a < b)
+CRUCIBLE_IBINARY(ILe, a <= b)
+CRUCIBLE_IBINARY(IGt, a > b)
+CRUCIBLE_IBINARY(IGe, a >= b)
+CRUCIBLE_IBINARY(IBitAnd, a& b)
+CRUCIBLE_IBINARY(IBitOr, a | b)
+CRUCIBLE_IBINARY(IBitXor, a ^ b)
+CRUCIBLE_IBINARY(ILogicalAnd, a != 0 && b != 0)
+CRUCIBLE_IBINARY(ILogicalOr, a != 0 || b != 0)
+CRUCIBLE_IBINARY(IThresholdBackward, b <= i0 ? 0 : a)
+CRUCIBLE_ITERNARY(IWhere, a != 0 ? b : c)
+
+// ---- loops ----
+template <typename T, typename F>
+void loop0(const T* const*, T* out, int64_t n, const PwParams& p) {
+  const F f(p);
+  for (int64_t i = 0; i < n; ++i) out[i] = f(T(0));
+}
+template <typename T, typename F>
+void loop1(const T* const* in, T* out, int64_t n, const PwParams& p) {
+  const F f(p);
+  const T* __restrict a = in[0];
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
+}
+template <typename T, typename F>
+void loop2(const T* const* in, T* out, int64_t n, const PwParams& p) {
+  const F f(p);
+  const T* __restrict a = in[0];
+  const T* __restrict b = in[1];
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+template <typename T, typename F>
+void loop3(const T* const* in, T* out, int64_t n, const PwParams& p) {
+  const F f(p);
+  const T* __restrict a = in[0];
+  const T* __restrict b = in[1];
+  const T* __restrict c = in[2];
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i], c[i]);
+}
+
+template <typename T, typename F>
+PwLoop<T> pick_loop(int arity) {
+  if constexpr (requires(const F f, T a) { f(a, a, a); }) {
+    return &loop3<T, F>;
+  } else if constexpr (requires(const F f, T a) { f(a, a); }) {
+    return &loop2<T, F>;
+  } else {
+    return arity == 0 ? &loop0<T, F> : &loop1<T, F>;
+  }
+}
+template <typename T, template <typename> class F>
+PwLoop<T> floop(int arity) {
+  return pick_loop<T, F<T>>(arity);
+}
+template <typename F>
+PwLoop<int64_t> iloop(int arity) {
+  return pick_loop<int64_t, F>(arity);
+}
+
+// ---- conversions ----
+inline void bf16_to_f32(const uint16_t* __restrict in, float* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = std::bit_cast<float>(static_cast<uint32_t>(in[i]) << 16);
+}
+inline void f32_to_bf16(const float* __restrict in, uint16_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = std::bit_cast<uint32_t>(in[i]);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // nearest, ties to even
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    out[i] = static_cast<uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+  }
+}
+
+PwKernels make_kernels() {
+  PwKernels k{};
+#define CRUCIBLE_F(OP, F)                                                  \
+  k.f32[static_cast<int>(PwOp::OP)] = floop<float, F>(pw_arity(PwOp::OP)); \
+  k.f64[static_cast<int>(PwOp::OP)] = floop<double, F>(pw_arity(PwOp::OP));
+#define CRUCIBLE_I(OP, F) k.i64[static_cast<int>(PwOp::OP)] = iloop<F>(pw_arity(PwOp::OP));
+  CRUCIBLE_F(Identity, FIdentity)
+  CRUCIBLE_F(Neg, FNeg)
+  CRUCIBLE_F(Abs, FAbs)
+  CRUCIBLE_F(Relu, FRelu)
+  CRUCIBLE_F(Exp, FExp)
+  CRUCIBLE_F(Log, FLog)
+  CRUCIBLE_F(Sqrt, FSqrt)
+  CRUCIBLE_F(Rsqrt, FRsqrt)
+  CRUCIBLE_F(Reciprocal, FReciprocal)
+  CRUCIBLE_F(Sigmoid, FSigmoid)
+  CRUCIBLE_F(Tanh, FTanh)
+  CRUCIBLE_F(Erf, FErf)
+  CRUCIBLE_F(Gelu, FGelu)
+  CRUCIBLE_F(GeluTanh, FGeluTanh)
+  CRUCIBLE_F(Silu, FSilu)
+  CRUCIBLE_F(Mish, FMish)
+  CRUCIBLE_F(Hardsigmoid, FHardsigmoid)
+  CRUCIBLE_F(Hardswish, FHardswish)
+  CRUCIBLE_F(Floor, FFloor)
+  CRUCIBLE_F(Ceil, FCeil)
+  CRUCIBLE_F(Trunc, FTrunc)
+  CRUCIBLE_F(Round, FRound)
+  CRUCIBLE_F(IsNan, FIsNan)
+  CRUCIBLE_F(IsInf, FIsInf)
+  CRUCIBLE_F(Threshold, FThreshold)
+  CRUCIBLE_F(Hardtanh, FHardtanh)
+  CRUCIBLE_F(LeakyRelu, FLeakyRelu)
+  CRUCIBLE_F(Elu, FElu)
+  CRUCIBLE_F(Softplus, FSoftplus)
+  CRUCIBLE_F(PowScalar, FPowScalar)
+  CRUCIBLE_F(Square, FSquare)
+  CRUCIBLE_F(Fill, FFill)
+  CRUCIBLE_F(Add, FAdd)
+  CRUCIBLE_F(Mul, FMul)
+  CRUCIBLE_F(Div, FDiv)
+  CRUCIBLE_F(DivTrunc, FDivTrunc)
+  CRUCIBLE_F(DivFloor, FDivFloor)
+  CRUCIBLE_F(Maximum, FMaximum)
+  CRUCIBLE_F(Minimum, FMinimum)
+  CRUCIBLE_F(Eq, FEq)
+  CRUCIBLE_F(Ne, FNe)
+  CRUCIBLE_F(Lt, FLt)
+  CRUCIBLE_F(Le, FLe)
+  CRUCIBLE_F(Gt, FGt)
+  CRUCIBLE_F(Ge, FGe)
+  CRUCIBLE_F(LogicalAnd, FLogicalAnd)
+  CRUCIBLE_F(LogicalOr, FLogicalOr)
+  CRUCIBLE_F(ThresholdBackward, FThresholdBackward)
+  CRUCIBLE_F(SigmoidBackward, FSigmoidBackward)
+  CRUCIBLE_F(TanhBackward, FTanhBackward)
+  CRUCIBLE_F(GeluBackward, FGeluBackward)
+  CRUCIBLE_F(GeluTanhBackward, FGeluTanhBackward)
+  CRUCIBLE_F(SiluBackward, FSiluBackward)
+  CRUCIBLE_F(MishBackward, FMishBackward)
+  CRUCIBLE_F(HardsigmoidBackward, FHardsigmoidBackward)
+  CRUCIBLE_F(HardswishBackward, FHardswishBackward)
+  CRUCIBLE_F(HardtanhBackward, FHardtanhBackward)
+  CRUCIBLE_F(LeakyReluBackward, FLeakyReluBackward)
+  CRUCIBLE_F(EluBackward, FEluBackward)
+  CRUCIBLE_F(SoftplusBackward, FSoftplusBackward)
+  CRUCIBLE_F(Where, FWhere)
+  CRUCIBLE_F(Lerp, FLerp)
+  CRUCIBLE_F(Addcmul, FAddcmul)
+  CRUCIBLE_F(Addcdiv, FAddcdiv)
+  CRUCIBLE_F(Clamp, FClamp)
+  CRUCIBLE_I(Identity, IIdentity)
+  CRUCIBLE_I(Neg, INeg)
+  CRUCIBLE_I(Abs, IAbs)
+  CRUCIBLE_I(Relu, IRelu)
+  CRUCIBLE_I(Fill, IFill)
+  CRUCIBLE_I(Threshold, IThreshold)
+  CRUCIBLE_I(Add, IAdd)
+  CRUCIBLE_I(Mul, IMul)
+  CRUCIBLE_I(Maximum, IMaximum)
+  CRUCIBLE_I(Minimum, IMinimum)
+  CRUCIBLE_I(Eq, IEq)
+  CRUCIBLE_I(Ne, INe)
+  CRUCIBLE_I(Lt, ILt)
+  CRUCIBLE_I(Le, ILe)
+  CRUCIBLE_I(Gt, IGt)
+  CRUCIBLE_I(Ge, IGe)
+  CRUCIBLE_I(BitAnd, IBitAnd)
+  CRUCIBLE_I(BitOr, IBitOr)
+  CRUCIBLE_I(BitXor, IBitXor)
+  CRUCIBLE_I(LogicalAnd, ILogicalAnd)
+  CRUCIBLE_I(LogicalOr, ILogicalOr)
+  CRUCIBLE_I(ThresholdBackward, IThresholdBackward)
+  CRUCIBLE_I(Where, IWhere)
+  CRUCIBLE_I(IsNan, IZero)
+  CRUCIBLE_I(IsInf, IZero)
+#undef CRUCIBLE_F
+#undef CRUCIBLE_I
+  k.convert.bf16_to_f32 = &bf16_to_f32;
+  k.convert.f32_to_bf16 = &f32_to_bf16;
+  k.convert.f16_to_f32 = &f16_to_f32;
+  k.convert.f32_to_f16 = &f32_to_f16;
+  return k;
+}

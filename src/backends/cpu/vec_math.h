@@ -1,0 +1,148 @@
+// Branchless f32 math for the elementwise loops (exp, log, tanh, erf, ...), written so that the
+// compiler vectorizes the loops that call them (selects instead of branches, bit casts for the
+// exponent). Accuracy: a few ulp, within crucible's f32 tolerance (atol 1e-5, rtol 1.3e-6).
+// NaN and ±inf behave as in libm. The f64 overloads call libm.
+//
+// Included once per ISA translation unit, inside that unit's own namespace (the same source is
+// compiled with different -m flags; separate namespaces keep the copies apart). The includer
+// provides <bit>, <cmath>, <cstdint>.
+#pragma once
+
+#if defined(__FMA__)
+#define CRUCIBLE_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define CRUCIBLE_FMAF(a, b, c) ((a) * (b) + (c))
+#endif
+
+namespace vm {
+
+inline float bits_to_f(int32_t b) { return std::bit_cast<float>(b); }
+inline int32_t f_to_bits(float f) { return std::bit_cast<int32_t>(f); }
+
+// Round to nearest integer (|v| < 2^22) without a libm call.
+inline float round_small(float v) {
+  const float magic = 12582912.0f;  // 1.5 * 2^23
+  return (v + magic) - magic;
+}
+
+inline float exp(float x) {
+  const bool nan = x != x;
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  xc = nan ? 0.0f : xc;
+  const float k = round_small(xc * 1.44269504088896341f);
+  float r = CRUCIBLE_FMAF(k, -0.693145751953125f, xc);
+  r = CRUCIBLE_FMAF(k, -1.428606765330187045e-06f, r);
+  // e^r on |r| <= ln2/2: Taylor to degree 7 (truncation < 1e-9 relative).
+  float p = 1.0f / 5040.0f;
+  p = CRUCIBLE_FMAF(p, r, 1.0f / 720.0f);
+  p = CRUCIBLE_FMAF(p, r, 1.0f / 120.0f);
+  p = CRUCIBLE_FMAF(p, r, 1.0f / 24.0f);
+  p = CRUCIBLE_FMAF(p, r, 1.0f / 6.0f);
+  p = CRUCIBLE_FMAF(p, r, 0.5f);
+  p = CRUCIBLE_FMAF(p, r, 1.0f);
+  p = CRUCIBLE_FMAF(p, r, 1.0f);
+  const int32_t ki = static_cast<int32_t>(k);
+  const int32_t k1 = ki / 2, k2 = ki - k1;  // two factors keep each 2^k normal
+  const float res = p * bits_to_f((k1 + 127) << 23) * bits_to_f((k2 + 127) << 23);
+  return nan ? x : res;
+}
+
+inline float log(float x) {
+  // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(f / (2 + f)), f = m - 1.
+  const bool sub = x < 1.17549435e-38f;
+  const float xs = sub ? x * 8388608.0f : x;  // subnormals: scale by 2^23
+  int32_t bits = f_to_bits(xs);
+  int32_t e = ((bits >> 23) & 0xff) - 127;
+  float m = bits_to_f((bits & 0x007fffff) | 0x3f800000);  // [1, 2)
+  const bool big = m > 1.41421356f;
+  m = big ? m * 0.5f : m;
+  e = big ? e + 1 : e;
+  const float ef = static_cast<float>(e) - (sub ? 23.0f : 0.0f);
+  const float f = m - 1.0f;
+  const float s = f / (2.0f + f);
+  const float z = s * s;
+  float p = 2.0f / 13.0f;
+  p = CRUCIBLE_FMAF(p, z, 2.0f / 11.0f);
+  p = CRUCIBLE_FMAF(p, z, 2.0f / 9.0f);
+  p = CRUCIBLE_FMAF(p, z, 2.0f / 7.0f);
+  p = CRUCIBLE_FMAF(p, z, 2.0f / 5.0f);
+  p = CRUCIBLE_FMAF(p, z, 2.0f / 3.0f);
+  // log(m) = 2s + s*z*p = f - f*s + s*z*p  (f - f*s = 2s exactly in real arithmetic)
+  const float lm = CRUCIBLE_FMAF(s * z, p, 2.0f * s);
+  float res =
+      CRUCIBLE_FMAF(ef, 0.693145751953125f, CRUCIBLE_FMAF(ef, 1.428606765330187045e-06f, lm));
+  res = x == 0.0f ? -__builtin_inff() : res;
+  res = x < 0.0f ? __builtin_nanf("") : res;
+  res = x == __builtin_inff() ? x : res;
+  return x != x ? x : res;
+}
+
+inline float log1p(float x) {
+  // log(1 + x) with the rounding of 1 + x corrected: log1p(x) ~ log(u) + (x - (u - 1)) / u.
+  const float u = 1.0f + x;
+  const float corr = (x - (u - 1.0f)) / u;
+  const float res = log(u) + corr;
+  return (u == __builtin_inff() || u == 0.0f || u < 0.0f) ? log(u) : res;
+}
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+
+inline float tanh(float x) {
+  // Small |x|: odd Taylor polynomial (|x| < 0.0625, error < 1e-10); else 1 - 2 / (e^2|x| + 1).
+  const float ax = x < 0 ? -x : x;
+  const float e = exp(2.0f * ax);
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  const float z = x * x;
+  float p = 17.0f / 315.0f;
+  p = CRUCIBLE_FMAF(p, -z, 2.0f / 15.0f);
+  p = CRUCIBLE_FMAF(p, -z, 1.0f / 3.0f);
+  const float small = CRUCIBLE_FMAF(-x * z, p, x);
+  big = x < 0 ? -big : big;
+  const float res = ax < 0.0625f ? small : big;
+  return x != x ? x : res;
+}
+
+inline float erf(float x) {
+  // |x| < 1: the Taylor series; else 1 - erfc(|x|) with Numerical Recipes' erfcc fit.
+  const float ax = x < 0 ? -x : x;
+  const float z = x * x;
+  // Taylor series of erf to x^17 on |x| < 1: terms 2/sqrt(pi) * (-1)^n x^(2n+1) / (n! (2n+1)).
+  float q = 1.0f / (362880.0f * 19.0f);
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (40320.0f * 17.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (5040.0f * 15.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (720.0f * 13.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (120.0f * 11.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (24.0f * 9.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (6.0f * 7.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / (2.0f * 5.0f));
+  q = CRUCIBLE_FMAF(q, -z, 1.0f / 3.0f);
+  q = CRUCIBLE_FMAF(q, -z, 1.0f);
+  const float small = 1.1283791670955126f * x * q;
+  // |x| >= 1: erfc(ax) = t * exp(-z + P(t)) (Numerical Recipes erfcc, relative error < 1.2e-7).
+  const float t = 1.0f / CRUCIBLE_FMAF(0.5f, ax, 1.0f);
+  float r = 0.17087277f;
+  r = CRUCIBLE_FMAF(r, t, -0.82215223f);
+  r = CRUCIBLE_FMAF(r, t, 1.48851587f);
+  r = CRUCIBLE_FMAF(r, t, -1.13520398f);
+  r = CRUCIBLE_FMAF(r, t, 0.27886807f);
+  r = CRUCIBLE_FMAF(r, t, -0.18628806f);
+  r = CRUCIBLE_FMAF(r, t, 0.09678418f);
+  r = CRUCIBLE_FMAF(r, t, 0.37409196f);
+  r = CRUCIBLE_FMAF(r, t, 1.00002368f);
+  r = CRUCIBLE_FMAF(r, t, -1.26551223f);
+  const float erfc = t * exp(-z + r);
+  float big = 1.0f - erfc;
+  big = x < 0 ? -big : big;
+  const float res = ax < 1.0f ? small : big;
+  return x != x ? x : res;
+}
+
+inline double exp(double x) { return std::exp(x); }
+inline double log(double x) { return std::log(x); }
+inline double log1p(double x) { return std::log1p(x); }
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline double tanh(double x) { return std::tanh(x); }
+inline double erf(double x) { return std::erf(x); }
+
+}  // namespace vm
