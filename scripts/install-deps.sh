@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev
   python3 libopenblas-dev libseccomp-dev
 )
 

@@ -61,12 +61,13 @@ std::unique_ptr<Backend> BackendRegistry::create(const std::string& spec) const 
     if (!e.listed) continue;
     known += (known.empty() ? "" : ", ") + e.name + (e.name.back() == ':' ? "<...>" : "");
   }
-  if (spec == "aten")
-    usage_error(
-        "this build of crucible has no ATen backend (libtorch was not found when it "
-        "was built); install libtorch (scripts/install-deps.sh) and rebuild. Known "
-        "backends: " +
-        known);
+  if (spec == "aten" || spec.starts_with("aten:"))
+    usage_error("--backend " + spec +
+                ": this build of crucible has no ATen backend (libtorch was not found when it "
+                "was built); install libtorch (scripts/install-deps.sh installs Debian's "
+                "libtorch-dev) and rebuild, or point CMake at a PyTorch installation "
+                "(docs/aten-backend.md). Known backends: " +
+                known);
   usage_error("unknown backend '" + spec + "'; known backends: " + known);
 }
 

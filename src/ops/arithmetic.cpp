@@ -93,15 +93,11 @@ Values sub_ref(const Values& args) {
   return add_impl(args[0], args[1], alpha_of(args, 2), true);
 }
 
-// sub.Scalar / rsub.Scalar: only a bool self raises; a bool Scalar `other` counts as 0/1.
-Value scalar_other(const Value& v) {
-  if (v.kind() == ValueKind::Bool) return Value(int64_t{v.to_bool() ? 1 : 0});
-  return v;
-}
-
+// sub.Scalar / rsub.Scalar: ATen wraps `other` into a tensor and runs sub_check on both, so a
+// bool self or a bool Scalar raises (libtorch 1.13 and 2.x alike).
 Values sub_scalar_ref(const Values& args) {
-  CRUCIBLE_CHECK(args.at(0).tensor().dtype() != DType::Bool, kSubBool);
-  return add_impl(args[0], scalar_other(args.at(1)), alpha_of(args, 2), true);
+  sub_check(args.at(0), args.at(1));
+  return add_impl(args[0], args[1], alpha_of(args, 2), true);
 }
 
 // rsub(self, other, alpha) = other - alpha * self.
@@ -111,8 +107,8 @@ Values rsub_ref(const Values& args) {
 }
 
 Values rsub_scalar_ref(const Values& args) {
-  CRUCIBLE_CHECK(args.at(0).tensor().dtype() != DType::Bool, kSubBool);
-  return add_impl(scalar_other(args.at(1)), args[0], alpha_of(args, 2), true);
+  sub_check(args.at(0), args.at(1));
+  return add_impl(args[1], args[0], alpha_of(args, 2), true);
 }
 
 Values mul_ref(const Values& args) {

@@ -60,7 +60,6 @@ TEST(E2EBadInput, NonWritableOut) {
 TEST(E2EBadInput, UnknownBackendAndSuite) {
   expect_clean_error(crucible("run --backend nosuch --out " + temp_dir("badb")), "nosuch");
   expect_clean_error(crucible("run --suite nosuch --out " + temp_dir("bads")), "nosuch");
-  expect_clean_error(crucible("run --backend aten --out " + temp_dir("aten")), "ATen");
 }
 
 TEST(E2EBadInput, MalformedSingleCase) {

@@ -1,0 +1,189 @@
+// The conformance runs: crucible's reference (`ref`) against ATen (`--backend aten`) on the opinfo
+// suite and on the shipped traces. Every case that does not pass must be listed in
+// docs/aten-differences.md (op, cases, both results, why crucible keeps its answer); any other
+// disagreement fails the test. ctest label `aten` (cmake/aten.cmake).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e/cli_helpers.h"
+
+namespace crucible::e2e {
+namespace {
+
+// One row of the differences table: an op and the cases it covers.
+//   `*`             every case of the op
+//   `dtype:f16`     the cases whose first tensor is f16 (several: `dtype:f16,bf16`)
+//   `label:<text>`  the cases whose label contains <text>
+//   `<case id>`     one case (16 hex digits, as results.jsonl's case_id)
+struct Difference {
+  std::string op;
+  std::vector<std::string> selectors;
+  std::string reason;
+  int line = 0;
+};
+
+std::vector<std::string> split_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cur;
+  for (size_t i = 1; i < line.size(); ++i) {  // skip the leading '|'
+    if (line[i] == '|' && line[i - 1] != '\\') {
+      cells.push_back(cur);
+      cur.clear();
+    } else {
+      cur += line[i];
+    }
+  }
+  for (std::string& c : cells) {
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+  }
+  return cells;
+}
+
+// The backticked words of a cell: "`a`, `b`" -> {a, b}.
+std::vector<std::string> ticked(const std::string& cell) {
+  std::vector<std::string> out;
+  static const std::regex word("`([^`]+)`");
+  for (auto it = std::sregex_iterator(cell.begin(), cell.end(), word); it != std::sregex_iterator();
+       ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+// The rows of every table whose first cell is a backticked `aten.` op name.
+std::vector<Difference> read_differences(const std::string& path) {
+  std::vector<Difference> out;
+  std::istringstream in(read_text(path));
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.rfind("| `aten.", 0) != 0) continue;
+    auto cells = split_cells(line);
+    Difference d;
+    d.line = n;
+    auto ops = ticked(cells.empty() ? "" : cells[0]);
+    if (!ops.empty()) d.op = ops[0];
+    if (cells.size() > 1) d.selectors = ticked(cells[1]);
+    if (!cells.empty()) d.reason = cells.back();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+bool selects(const std::string& sel, const nlohmann::json& r) {
+  if (sel == "*") return true;
+  if (sel.rfind("dtype:", 0) == 0) {
+    std::string dt = r.value("dtype", "");
+    std::string list = "," + sel.substr(6) + ",";
+    return !dt.empty() && list.find("," + dt + ",") != std::string::npos;
+  }
+  if (sel.rfind("label:", 0) == 0)
+    return r.value("label", "").find(sel.substr(6)) != std::string::npos;
+  return r.value("case_id", "") == sel;
+}
+
+const Difference* listed(const std::vector<Difference>& ds, const nlohmann::json& r) {
+  for (const Difference& d : ds) {
+    if (d.op != r.value("op", "")) continue;
+    for (const std::string& s : d.selectors)
+      if (selects(s, r)) return &d;
+  }
+  return nullptr;
+}
+
+const std::string kDoc = std::string(CRUCIBLE_SOURCE_DIR) + "/docs/aten-differences.md";
+
+TEST(AtenDifferencesDoc, EveryRowNamesAnOpCasesAndAReason) {
+  auto ds = read_differences(kDoc);
+  ASSERT_FALSE(ds.empty()) << kDoc << " lists no differences (or could not be read)";
+  static const std::regex selector(R"(\*|dtype:[a-z0-9,]+|label:.+|[0-9a-f]{16})");
+  for (const Difference& d : ds) {
+    EXPECT_EQ(d.op.rfind("aten.", 0), 0u) << kDoc << ":" << d.line;
+    EXPECT_FALSE(d.selectors.empty()) << kDoc << ":" << d.line << ": no cases named";
+    for (const std::string& s : d.selectors)
+      EXPECT_TRUE(std::regex_match(s, selector))
+          << kDoc << ":" << d.line << ": bad case '" << s << "'";
+    EXPECT_GT(d.reason.size(), 20u) << kDoc << ":" << d.line << ": the reason is missing";
+  }
+  nlohmann::json fake = {{"op", "aten.copy.default"}, {"dtype", "f32"}, {"case_id", "0"}};
+  EXPECT_TRUE(selects("dtype:f16,f32", fake));
+  EXPECT_FALSE(selects("dtype:f16,bf16", fake));
+  EXPECT_FALSE(selects("0123456789abcdef", fake));
+}
+
+#ifdef CRUCIBLE_HAVE_ATEN
+
+// An unsupported case is no disagreement when libtorch lacks the kernel (dtype coverage) or the
+// dtype; anything else unsupported (an argument crucible could not pass) must be listed.
+bool libtorch_lacks_it(const nlohmann::json& r) {
+  const std::string d = r.value("detail", "");
+  return d.find("not implemented for '") != std::string::npos ||
+         d.find("Could not run '") != std::string::npos ||
+         d.find(" has no dtype ") != std::string::npos;
+}
+
+void conformance(const std::string& suite, const std::string& name) {
+  std::string out = temp_dir("aten-" + name);
+  // Fixed threads: one per call, two workers (the CI machine's cores).
+  Output o =
+      crucible("run --suite " + suite +
+               " --backend aten --reference ref --threads 1 --workers 2 --quiet --out " + out);
+  ASSERT_TRUE(o.status == 0 || o.status == 1) << o.out;
+  auto lines = read_jsonl(out + "/results.jsonl");
+  ASSERT_FALSE(lines.empty()) << o.out;
+  auto ds = read_differences(kDoc);
+  std::set<std::string> ops_run, ops_supported;
+  int passed = 0;
+  std::string unlisted;
+  int n_unlisted = 0;
+  for (const auto& r : lines) {
+    if (r.value("record", "") != "case") continue;
+    const std::string op = r.value("op", ""), status = r.value("status", "");
+    ops_run.insert(op);
+    if (status != "unsupported") ops_supported.insert(op);
+    if (status == "passed") ++passed;
+    if (status == "passed" || status == "skipped") continue;
+    if (status == "unsupported" && libtorch_lacks_it(r)) continue;
+    if (listed(ds, r)) continue;
+    if (++n_unlisted <= 40)
+      unlisted += "\n  " + op + " " + r.value("case_id", "") + " [" + r.value("dtype", "") + ", " +
+                  r.value("label", "") + "] " + r.value("case", "") + "\n      " + status + ": " +
+                  r.value("detail", "").substr(0, 300);
+  }
+  EXPECT_GT(passed, 0);
+  EXPECT_EQ(n_unlisted, 0) << n_unlisted << " disagreements between ATen and ref are not listed in "
+                           << kDoc << " (fix ref, or list them with the reason):" << unlisted;
+  // Every op libtorch has is supported: an op with no supported case must be listed.
+  for (const std::string& op : ops_run) {
+    if (ops_supported.count(op)) continue;
+    bool found = false;
+    for (const auto& d : ds)
+      if (d.op == op && std::find(d.selectors.begin(), d.selectors.end(), "*") != d.selectors.end())
+        found = true;
+    EXPECT_TRUE(found) << op << ": no case is supported by the aten backend, and " << kDoc
+                       << " does not list the op with `*`";
+  }
+}
+
+TEST(AtenConformance, Opinfo) {
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  conformance("opinfo", "opinfo");
+}
+
+TEST(AtenConformance, Traces) {
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  conformance("traces:" + std::string(CRUCIBLE_SOURCE_DIR) + "/data/traces", "traces");
+}
+
+#endif
+
+}  // namespace
+}  // namespace crucible::e2e
