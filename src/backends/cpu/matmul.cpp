@@ -1,8 +1,277 @@
 // The `cpu` backend's matmul family: mm, addmm, bmm, baddbmm.
-#include "kernel_table.h"
+//
+// Floating products go through gemm_f32 / gemm_f64 (OpenBLAS; f16 and bf16 are converted to
+// f32 and the result rounded once). Transposed operands reach BLAS without a copy. bmm and
+// baddbmm split the batch over the thread pool (one BLAS thread each) when there are at least
+// as many batch items as threads. Integer products are exact modulo 2^64 and wrap to the
+// output width, as ATen's integer gemm does. Argument checks follow the catalog's reference.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernel_table.h"
+#include "backends/cpu/nn_util.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
 
 namespace crucible::cpu {
+namespace {
 
-void register_matmul_kernels(KernelTable& t) { (void)t; }
+std::string mnk(const Tensor& a, const Tensor& b) {
+  return std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) + " and " +
+         std::to_string(b.size(0)) + "x" + std::to_string(b.size(1));
+}
+
+// `self` expanded (ATen's expand_size) to `target`, or an op error as ATen raises it.
+Tensor expand_self(const Tensor& self, const Shape& target) {
+  if (self.dim() > static_cast<int64_t>(target.size())) {
+    op_error("expand(" + self.str() + ", size=" + shape_str(target) +
+             "): the number of sizes provided must be greater or equal to the number of "
+             "dimensions in the tensor");
+  }
+  const int64_t lead = static_cast<int64_t>(target.size()) - self.dim();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.size(d) != target[lead + d] && self.size(d) != 1) {
+      op_error("The expanded size of the tensor (" + std::to_string(target[lead + d]) +
+               ") must match the existing size (" + std::to_string(self.size(d)) +
+               ") at non-singleton dimension " + std::to_string(lead + d) + ".  Target sizes: " +
+               shape_str(target) + ".  Tensor sizes: " + shape_str(self.shape()));
+    }
+  }
+  return self.expand(target);
+}
+
+// Scalars as the integer kernels see them (Scalar::to<int64_t>).
+int64_t int_scalar(const Scalar& s) {
+  return s.is_floating() ? static_cast<int64_t>(s.to_double()) : s.to_int();
+}
+
+// Copies a 3-d strided (possibly expanded) `src` of element type T into contiguous `dst`.
+template <typename T>
+void copy_rows(const Tensor& src, T* dst) {
+  const int64_t nb = src.size(0), m = src.size(1), n = src.size(2);
+  const int64_t s0 = src.stride(0), s1 = src.stride(1), s2 = src.stride(2);
+  const T* base = src.data<T>();
+  parallel_for(0, nb * m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const T* in = base + (r / m) * s0 + (r % m) * s1;
+                   T* o = dst + r * n;
+                   if (s2 == 1) {
+                     std::copy(in, in + n, o);
+                   } else {
+                     for (int64_t j = 0; j < n; ++j) o[j] = in[j * s2];
+                   }
+                 }
+               });
+}
+
+// The product in f64, summed over k in order as the reference does (calls with non-finite or
+// huge values: see extreme()).
+Tensor ordered_product(const Tensor& a, const Tensor& w, const Tensor& self, double beta,
+                       double alpha, DType dt) {
+  const int64_t nb = a.size(0), m = a.size(1), k = a.size(2), n = w.size(2);
+  const Tensor ad = a.to(DType::Float64), wd = w.to(DType::Float64);
+  const Tensor sd = self.defined() ? self.to(DType::Float64) : Tensor();
+  Tensor out = Tensor::empty({nb, m, n}, DType::Float64);
+  const double* ap = ad.data<double>();
+  const double* wp = wd.data<double>();
+  double* op = out.data<double>();
+  std::vector<double> row(static_cast<size_t>(n));
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t q = 0; q < k; ++q) {
+        const double x = ap[(b * m + i) * k + q];
+        const double* wr = wp + (b * k + q) * n;
+        for (int64_t j = 0; j < n; ++j) row[j] += x * wr[j];
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t o = (b * m + i) * n + j;
+        double v = alpha * row[j];
+        if (sd.defined()) v += beta * sd.data<double>()[o];
+        op[o] = v;
+      }
+    }
+  }
+  return out.to(dt);
+}
+
+// out[b] = alpha * a[b] @ w[b] + beta * self[b] for 3-d a [B, M, K], w [B, K, N] and an optional
+// self already expanded to [B, M, N]; beta == 0 does not read self.
+Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scalar& beta_s,
+               const Scalar& alpha_s, DType dt) {
+  const int64_t nb = a.size(0), m = a.size(1), k = a.size(2), n = w.size(2);
+  const Shape out_shape{nb, m, n};
+  const bool use_self = self.defined() && beta_s.to_double() != 0.0;
+  if (is_integral(dt, false)) {
+    Tensor out = Tensor::zeros(out_shape, dt);
+    const int64_t ib = use_self ? int_scalar(beta_s) : 0, ia = int_scalar(alpha_s);
+    std::vector<uint64_t> av(static_cast<size_t>(a.numel())), wv(static_cast<size_t>(w.numel()));
+    for (int64_t i = 0; i < a.numel(); ++i) av[i] = static_cast<uint64_t>(a.get_int(i));
+    for (int64_t i = 0; i < w.numel(); ++i) wv[i] = static_cast<uint64_t>(w.get_int(i));
+    std::vector<uint64_t> row(static_cast<size_t>(n));
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int64_t i = 0; i < m; ++i) {
+        std::fill(row.begin(), row.end(), 0);
+        for (int64_t q = 0; q < k; ++q) {
+          const uint64_t x = av[(b * m + i) * k + q];
+          const uint64_t* wr = wv.data() + (b * k + q) * n;
+          for (int64_t j = 0; j < n; ++j) row[j] += x * wr[j];
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t o = (b * m + i) * n + j;
+          uint64_t v = row[j] * static_cast<uint64_t>(ia);
+          if (use_self && ib != 0)
+            v += static_cast<uint64_t>(ib) * static_cast<uint64_t>(self.get_int(o));
+          out.set_int(o, static_cast<int64_t>(v));
+        }
+      }
+    }
+    return out;
+  }
+  if (any_extreme({&a, &w, use_self ? &self : nullptr})) {
+    return ordered_product(a, w, use_self ? self : Tensor(), beta_s.to_double(),
+                           alpha_s.to_double(), dt);
+  }
+  const bool f64 = dt == DType::Float64;
+  const DType work = f64 ? DType::Float64 : DType::Float32;
+  Tensor out = Tensor::empty(out_shape, work);
+  if (use_self) {
+    if (self.dtype() == work && f64) {
+      copy_rows<double>(self, out.data<double>());
+    } else if (self.dtype() == work) {
+      copy_rows<float>(self, out.data<float>());
+    } else {
+      out.copy_from(self);
+    }
+  }
+  const Tensor aw = a.dtype() == work ? a : a.to(work);
+  const Tensor ww = w.dtype() == work ? w : w.to(work);
+  const double alpha = alpha_s.to_double(), beta = use_self ? beta_s.to_double() : 0.0;
+  auto one = [&](int64_t b) {
+    if (f64) {
+      gemm_f64(m, n, k, alpha, {aw.data<double>() + b * aw.stride(0), aw.stride(1), aw.stride(2)},
+               {ww.data<double>() + b * ww.stride(0), ww.stride(1), ww.stride(2)}, beta,
+               out.data<double>() + b * m * n, n);
+    } else {
+      gemm_f32(m, n, k, static_cast<float>(alpha),
+               {aw.data<float>() + b * aw.stride(0), aw.stride(1), aw.stride(2)},
+               {ww.data<float>() + b * ww.stride(0), ww.stride(1), ww.stride(2)},
+               static_cast<float>(beta), out.data<float>() + b * m * n, n);
+    }
+  };
+  const int threads = num_threads();
+  if (nb >= 2 && nb >= threads && threads > 1) {
+    set_gemm_threads(1);
+    parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) one(b);
+    });
+  } else {
+    set_gemm_threads(threads);
+    for (int64_t b = 0; b < nb; ++b) one(b);
+  }
+  return out.dtype() == dt ? out : out.to(dt);
+}
+
+void check_same_dtype(DType a, DType b, const char* what) {
+  if (a != b) {
+    op_error(std::string(what) + " must have the same dtype, but got " +
+             std::string(dtype_scalar_type_name(a)) + " and " +
+             std::string(dtype_scalar_type_name(b)));
+  }
+}
+
+Values mm_kernel(const OpDef&, const Values& args) {
+  const Tensor& a = args.at(0).tensor();
+  const Tensor& b = args.at(1).tensor();
+  CRUCIBLE_CHECK(a.dim() == 2, "self must be a matrix");
+  CRUCIBLE_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  if (a.size(1) != b.size(0))
+    op_error("mat1 and mat2 shapes cannot be multiplied (" + mnk(a, b) + ")");
+  check_same_dtype(a.dtype(), b.dtype(), "self and mat2");
+  Tensor out =
+      product(a.unsqueeze(0), b.unsqueeze(0), Tensor(), Scalar(0.0), Scalar(1.0), a.dtype());
+  return {out.view({a.size(0), b.size(1)})};
+}
+
+Values addmm_kernel(const OpDef&, const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& a = args.at(1).tensor();
+  const Tensor& b = args.at(2).tensor();
+  check_same_dtype(self.dtype(), b.dtype(), "self and mat2");
+  check_same_dtype(a.dtype(), b.dtype(), "mat1 and mat2");
+  CRUCIBLE_CHECK(a.dim() == 2,
+                 "mat1 must be a matrix, got " + std::to_string(a.dim()) + "-D tensor");
+  CRUCIBLE_CHECK(b.dim() == 2,
+                 "mat2 must be a matrix, got " + std::to_string(b.dim()) + "-D tensor");
+  if (a.size(1) != b.size(0))
+    op_error("mat1 and mat2 shapes cannot be multiplied (" + mnk(a, b) + ")");
+  const Shape target{a.size(0), b.size(1)};
+  const Tensor s = expand_self(self, target);
+  Tensor out = product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.at(3).to_scalar(),
+                       args.at(4).to_scalar(), a.dtype());
+  return {out.view(target)};
+}
+
+void check_batches(const Tensor& b1, const Tensor& b2) {
+  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
+    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
+             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
+             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
+  }
+}
+
+void check_batch_dtypes(const Tensor& b1, const Tensor& b2) {
+  if (b1.size(0) * b1.size(1) * b2.size(2) > 0 && b1.size(2) > 0 && b1.dtype() != b2.dtype()) {
+    op_error("expected scalar type " + std::string(dtype_scalar_type_name(b1.dtype())) +
+             " but found " + std::string(dtype_scalar_type_name(b2.dtype())));
+  }
+}
+
+Values bmm_kernel(const OpDef&, const Values& args) {
+  const Tensor& b1 = args.at(0).tensor();
+  const Tensor& b2 = args.at(1).tensor();
+  check_batches(b1, b2);
+  check_batch_dtypes(b1, b2);
+  return {product(b1, b2, Tensor(), Scalar(0.0), Scalar(1.0), b2.dtype())};
+}
+
+Values baddbmm_kernel(const OpDef&, const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& b1 = args.at(1).tensor();
+  const Tensor& b2 = args.at(2).tensor();
+  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
+  const Tensor s = expand_self(self, target);
+  if (self.dtype() != b1.dtype()) {
+    op_error("Input dtypes must be the same, got: input " +
+             std::string(dtype_scalar_type_name(self.dtype())) +
+             ", batch1: " + std::string(dtype_scalar_type_name(b1.dtype())));
+  }
+  check_batches(b1, b2);
+  check_batch_dtypes(b1, b2);
+  return {product(b1, b2, s, args.at(3).to_scalar(), args.at(4).to_scalar(), b1.dtype())};
+}
+
+// Every float and integer dtype but bool (bool raises in ATen's kernel dispatch).
+std::vector<DType> matmul_kernel_dtypes() {
+  return {DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
+          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+}  // namespace
+
+void register_matmul_kernels(KernelTable& t) {
+  t.add("aten.mm.default", {mm_kernel, nullptr, matmul_kernel_dtypes()});
+  t.add("aten.addmm.default", {addmm_kernel, nullptr, matmul_kernel_dtypes()});
+  t.add("aten.bmm.default", {bmm_kernel, nullptr, matmul_kernel_dtypes()});
+  t.add("aten.baddbmm.default", {baddbmm_kernel, nullptr, matmul_kernel_dtypes()});
+}
 
 }  // namespace crucible::cpu

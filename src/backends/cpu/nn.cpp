@@ -1,8 +1,13 @@
 // The `cpu` backend's neural-network kernels: convolution, pooling, norms, embedding, index ops.
-#include "kernel_table.h"
+#include "backends/cpu/nn.h"
 
 namespace crucible::cpu {
 
-void register_nn_kernels(KernelTable& t) { (void)t; }
+void register_nn_kernels(KernelTable& t) {
+  register_conv_kernels(t);
+  register_norm_kernels(t);
+  register_pool_kernels(t);
+  register_embedding_kernels(t);
+}
 
 }  // namespace crucible::cpu

@@ -1,0 +1,143 @@
+// The `cpu` backend's embedding: aten.embedding.default (row copies, any dtype) and
+// aten.embedding_dense_backward.default (row scatter-add, floating; f16/bf16 accumulate in
+// f32). Lookups split the indices over the thread pool; the backward splits the embedding
+// width, so that no two threads add into the same element.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cpu/nn.h"
+#include "backends/cpu/norm_rows.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+namespace {
+
+void check_index_dtype(const Tensor& t, const char* arg, int pos, const char* op) {
+  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32) {
+    op_error("Expected tensor for argument #" + std::to_string(pos) + " '" + arg +
+             "' to have one of the following scalar types: Long, Int; but got " +
+             std::string(dtype_code(t.dtype())) + " instead (while checking arguments for " + op +
+             ")");
+  }
+}
+
+// The indices as int64, contiguous.
+std::vector<int64_t> load_indices(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  const Tensor c = t.contiguous();
+  if (c.dtype() == DType::Int64) {
+    std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(int64_t));
+  } else {
+    const int32_t* p = c.data<int32_t>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  }
+  return v;
+}
+
+Values embedding_kernel(const OpDef&, const Values& a) {
+  const Tensor& weight = a.at(0).tensor();
+  const Tensor& indices = a.at(1).tensor();
+  CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  check_index_dtype(indices, "indices", 1, "embedding");
+  const int64_t rows = weight.size(0), width = weight.size(1);
+  const std::vector<int64_t> idx = load_indices(indices);
+  for (int64_t r : idx)
+    if (r < 0 || r >= rows) op_error("index out of range in self");
+  Shape out_shape = indices.shape();
+  out_shape.push_back(width);
+  Tensor out = Tensor::empty(out_shape, weight.dtype());
+  if (out.numel() == 0) return {out};
+  const Tensor w = weight.contiguous();
+  const size_t row_bytes = static_cast<size_t>(width) * w.itemsize();
+  const char* src = static_cast<const char*>(w.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  parallel_for(0, static_cast<int64_t>(idx.size()),
+               std::max<int64_t>(1, 65536 / static_cast<int64_t>(std::max<size_t>(row_bytes, 1))),
+               [&](int64_t i0, int64_t i1) {
+                 for (int64_t i = i0; i < i1; ++i)
+                   std::memcpy(dst + i * row_bytes, src + idx[i] * row_bytes, row_bytes);
+               });
+  return {out};
+}
+
+template <typename T>
+Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, int64_t num_weights,
+                        int64_t d, int64_t padding_idx, bool scale, DType work) {
+  const Tensor grad = norm_in(grad_in, work);
+  Tensor out = Tensor::zeros({num_weights, d}, work);
+  const int64_t n = static_cast<int64_t>(idx.size());
+  std::vector<T> inv_count;
+  if (scale) {
+    std::unordered_map<int64_t, int64_t> counts;
+    for (int64_t r : idx) ++counts[r];
+    inv_count.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      inv_count[i] = static_cast<T>(1.0 / static_cast<double>(counts[idx[i]]));
+  }
+  const T* g = grad.data<T>();
+  T* o = out.data<T>();
+  // Columns are split: each chunk owns [j0, j1) of every row.
+  const int64_t blocks = std::max<int64_t>(1, (d + 15) / 16);
+  parallel_for(0, blocks, std::max<int64_t>(1, blocks / std::max(num_threads(), 1)),
+               [&](int64_t b0, int64_t b1) {
+                 const int64_t j0 = b0 * 16, j1 = std::min(d, b1 * 16);
+                 for (int64_t i = 0; i < n; ++i) {
+                   const int64_t r = idx[i];
+                   if (r == padding_idx) continue;
+                   const T* gr = g + i * d;
+                   T* orow = o + r * d;
+                   if (scale) {
+                     const T s = inv_count[i];
+                     for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j] * s;
+                   } else {
+                     for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j];
+                   }
+                 }
+               });
+  return out;
+}
+
+Values dense_backward_kernel(const OpDef&, const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& indices = a.at(1).tensor();
+  const int64_t num_weights = a.at(2).to_int();
+  const int64_t padding_idx = a.at(3).to_int();
+  const bool scale = a.at(4).to_bool();
+  check_index_dtype(indices, "indices", 2, "embedding_backward");
+  CRUCIBLE_CHECK(grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
+  const int64_t d = grad.size(-1);
+  const int64_t n = indices.numel();
+  CRUCIBLE_CHECK(grad.numel() == n * d, "embedding_backward: grad_output " +
+                                            shape_str(grad.shape()) + " does not match indices " +
+                                            shape_str(indices.shape()));
+  CRUCIBLE_CHECK(num_weights >= 0, "embedding_backward: num_weights must be non-negative");
+  const std::vector<int64_t> idx = load_indices(indices);
+  for (int64_t r : idx)
+    if (r != padding_idx && (r < 0 || r >= num_weights)) op_error("index out of range in self");
+  const DType work = norm_work(grad.dtype());
+  Tensor out = work == DType::Float64
+                   ? dense_backward_t<double>(grad, idx, num_weights, d, padding_idx, scale, work)
+                   : dense_backward_t<float>(grad, idx, num_weights, d, padding_idx, scale, work);
+  return {norm_out(out, grad.dtype())};
+}
+
+}  // namespace
+
+void register_embedding_kernels(KernelTable& t) {
+  t.add("aten.embedding.default",
+        {embedding_kernel,
+         nullptr,
+         {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
+          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+  t.add("aten.embedding_dense_backward.default",
+        {dense_backward_kernel,
+         nullptr,
+         {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+}
+
+}  // namespace crucible::cpu

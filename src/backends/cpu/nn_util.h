@@ -1,0 +1,113 @@
+// Helpers shared by the `cpu` backend's matmul and nn kernels: f32 working copies of
+// f16/bf16/f32 tensors, argument access, and the dtype lists the kernels register.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "crucible/core/error.h"
+#include "crucible/core/value.h"
+
+namespace crucible::cpu {
+
+inline bool is_float_family(DType t) {
+  return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16;
+}
+
+// The dtypes computed in f32 (f16 and bf16 convert to f32 and round once at the end).
+inline std::vector<DType> f32_family() { return {DType::Float16, DType::BFloat16, DType::Float32}; }
+
+// A contiguous f32 tensor with the values of `t` (t itself when it already is one).
+inline Tensor as_f32(const Tensor& t) {
+  if (t.dtype() == DType::Float32) return t.contiguous();
+  return t.to(DType::Float32);
+}
+
+// `t` (f32, contiguous) rounded to `dt`, or t itself when dt is f32.
+inline Tensor f32_to(const Tensor& t, DType dt) { return dt == DType::Float32 ? t : t.to(dt); }
+
+// Whether a floating tensor holds a non-finite value or one of magnitude above 2^50 (scanned
+// over the storage its view spans, so a value just outside a sliced view also counts). f32
+// arithmetic on such values can overflow where the reference's f64 does not, and f64 sums of
+// them depend on the order; the kernels compute such calls in f64, in the reference's order
+// where that matters. Integer tensors are never extreme.
+inline bool extreme(const Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return false;
+  const auto [lo, hi] = t.storage_extent();
+  const char* base = static_cast<const char*>(t.storage()->data());
+  const int64_t n = hi - lo;
+  constexpr double kBig = 1125899906842624.0;  // 2^50
+  switch (t.dtype()) {
+    case DType::Float32: {
+      const float* p = reinterpret_cast<const float*>(base) + lo;
+      bool bad = false;
+      for (int64_t i = 0; i < n; ++i) bad |= !(std::fabs(p[i]) <= static_cast<float>(kBig));
+      return bad;
+    }
+    case DType::Float64: {
+      const double* p = reinterpret_cast<const double*>(base) + lo;
+      bool bad = false;
+      for (int64_t i = 0; i < n; ++i) bad |= !(std::fabs(p[i]) <= kBig);
+      return bad;
+    }
+    case DType::Float16: {  // exponent all ones: inf or NaN (finite f16 never overflows f32)
+      const uint16_t* p = reinterpret_cast<const uint16_t*>(base) + lo;
+      bool bad = false;
+      for (int64_t i = 0; i < n; ++i) bad |= (p[i] & 0x7c00) == 0x7c00;
+      return bad;
+    }
+    case DType::BFloat16: {  // biased exponent above 127 + 50
+      const uint16_t* p = reinterpret_cast<const uint16_t*>(base) + lo;
+      bool bad = false;
+      for (int64_t i = 0; i < n; ++i) bad |= ((p[i] >> 7) & 0xff) > 127 + 50;
+      return bad;
+    }
+    default:
+      return false;
+  }
+}
+
+// Whether any of the (optional) tensor arguments is extreme.
+inline bool any_extreme(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t && extreme(*t)) return true;
+  return false;
+}
+
+// The optional tensor argument `i`, or an undefined tensor.
+inline Tensor opt_tensor_arg(const Values& args, size_t i) {
+  if (i >= args.size() || args[i].is_none()) return Tensor();
+  return args[i].tensor();
+}
+
+// An int list argument of `n` values (one value repeated, or exactly n), else an op error.
+inline std::vector<int64_t> expand_param(const Values& args, size_t i, size_t n, const char* name) {
+  std::vector<int64_t> v = args.at(i).to_int_list();
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  if (v.size() != n) {
+    op_error(std::string(name) + " must have " + std::to_string(n) + " elements, got " +
+             std::to_string(v.size()));
+  }
+  return v;
+}
+
+// Whether every floating tensor argument is f16, bf16 or f32; sets `why` otherwise.
+inline bool all_f32_family(const Values& args, std::string* why) {
+  for (const Value& v : args) {
+    if (!v.is_tensor()) continue;
+    const DType t = v.tensor().dtype();
+    if (is_floating(t) && !is_float_family(t)) {
+      if (why)
+        *why = std::string("the cpu backend computes this op in f32, f16 and bf16 only, not ") +
+               std::string(dtype_code(t));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace crucible::cpu

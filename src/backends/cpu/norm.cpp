@@ -1,0 +1,425 @@
+// The `cpu` backend's layer and group norms: native_layer_norm (+ backward), native_group_norm
+// (+ backward). Rows are split over the thread pool; f16/bf16 compute in f32, f64 in f64.
+// Argument checks and the statistics' dtypes follow the catalog's reference (ops/norm.cpp,
+// ops/group_norm.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/nn.h"
+#include "backends/cpu/nn_util.h"
+#include "backends/cpu/norm_rows.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
+#include "ops/norm_internal.h"
+
+namespace crucible::cpu {
+namespace {
+
+using OptT = std::optional<Tensor>;
+
+OptT opt(const Values& a, size_t i) { return a.at(i).opt_tensor(); }
+
+// _check_layer_norm_inputs; returns (M, N).
+std::pair<int64_t, int64_t> check_layer_norm(const Tensor& x, const std::vector<int64_t>& ns,
+                                             const OptT& w, const OptT& b) {
+  CRUCIBLE_CHECK(!ns.empty(), "Expected normalized_shape to be at least 1-dimensional");
+  CRUCIBLE_CHECK(!w || w->shape() == ns,
+                 "Expected weight to be of same shape as normalized_shape " + shape_str(ns));
+  CRUCIBLE_CHECK(!b || b->shape() == ns,
+                 "Expected bias to be of same shape as normalized_shape " + shape_str(ns));
+  const int64_t nd = x.dim(), nn = static_cast<int64_t>(ns.size());
+  bool ok = nd >= nn;
+  for (int64_t i = 0; ok && i < nn; ++i) ok = x.size(nd - nn + i) == ns[i];
+  CRUCIBLE_CHECK(ok, "Given normalized_shape=" + shape_str(ns) + ", expected input of size " +
+                         shape_str(x.shape()) + " to end with it");
+  int64_t m = 1, n = 1;
+  for (int64_t d = 0; d < nd - nn; ++d) m *= x.size(d);
+  for (int64_t s : ns) n *= s;
+  return {m, n};
+}
+
+template <typename T>
+Values layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m, int64_t n,
+                    double eps, DType stat_dt, DType work) {
+  const Tensor x = norm_in(input, work);
+  const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
+  Tensor y = Tensor::empty(input.shape(), work);
+  Tensor mean = Tensor::empty({m}, work), rstd = Tensor::empty({m}, work);
+  const T* xp = x.data<T>();
+  const T* wp = w ? wt.data<T>() : nullptr;
+  const T* bp = b ? bt.data<T>() : nullptr;
+  T* yp = y.data<T>();
+  T* mp = mean.data<T>();
+  T* rp = rstd.data<T>();
+  parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const T* xr = xp + r * n;
+                   T* yr = yp + r * n;
+                   const T mu = static_cast<T>(row_sum(xr, n) / static_cast<double>(n));
+                   const double var = row_sqdev(xr, n, mu) / static_cast<double>(n);
+                   const T rs = static_cast<T>(1.0 / std::sqrt(var + eps));
+                   if (wp && bp) {
+                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * wp[j] + bp[j];
+                   } else if (wp) {
+                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * wp[j];
+                   } else if (bp) {
+                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs + bp[j];
+                   } else {
+                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs;
+                   }
+                   mp[r] = mu;
+                   rp[r] = rs;
+                 }
+               });
+  return {norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
+}
+
+Values layer_norm_kernel(const OpDef&, const Values& a) {
+  const Tensor& x = a.at(0).tensor();
+  const std::vector<int64_t> ns = a.at(1).to_int_list();
+  const OptT w = opt(a, 2), b = opt(a, 3);
+  const double eps = a.at(4).to_double();
+  const DType pdt = nnops::param_dtype(x, {w, b});
+  const auto [m, n] = check_layer_norm(x, ns, w, b);
+  nnops::check_floating_dispatch(x.dtype(), "LayerNormKernelImpl");
+  Shape stat_shape;
+  for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(ns.size()); ++d)
+    stat_shape.push_back(x.size(d));
+  for (size_t i = 0; i < ns.size(); ++i) stat_shape.push_back(1);
+  const DType work = norm_work(x.dtype(), extreme(x));
+  Values out = work == DType::Float64 ? layer_norm_t<double>(x, w, b, m, n, eps, pdt, work)
+                                      : layer_norm_t<float>(x, w, b, m, n, eps, pdt, work);
+  out[1] = out[1].tensor().view(stat_shape);
+  out[2] = out[2].tensor().view(stat_shape);
+  return out;
+}
+
+void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) {
+  if (s.dtype() != pdt && !(nnops::is_half_or_bf16(x.dtype()) && s.dtype() == DType::Float32)) {
+    op_error(std::string(name) + ": expected scalar type " + nnops::scalar_type_name(pdt) +
+             " but found " + nnops::scalar_type_name(s.dtype()));
+  }
+}
+
+template <typename T>
+Values layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tensor& mean_in,
+                             const Tensor& rstd_in, const OptT& w, const OptT& b,
+                             const std::vector<bool>& mask, int64_t m, int64_t n, DType work) {
+  const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
+  const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
+  const Tensor wt = w ? norm_in(*w, work) : Tensor();
+  const T* dyp = dy.data<T>();
+  const T* xp = x.data<T>();
+  const T* mp = mean.data<T>();
+  const T* rp = rstd.data<T>();
+  const T* wp = w ? wt.data<T>() : nullptr;
+  Values out(3);
+  if (mask.at(0)) {
+    Tensor dx = Tensor::empty(x_in.shape(), work);
+    T* dxp = dx.data<T>();
+    const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+    parallel_for(
+        0, m, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+          std::vector<T> g(static_cast<size_t>(n));
+          for (int64_t r = r0; r < r1; ++r) {
+            const T* dyr = dyp + r * n;
+            const T* xr = xp + r * n;
+            const T* gr = dyr;
+            if (wp) {
+              for (int64_t j = 0; j < n; ++j) g[j] = dyr[j] * wp[j];
+              gr = g.data();
+            }
+            double ds, db;
+            row_dot_sum(gr, xr, n, &ds, &db);
+            const double mu = mp[r], rs = rp[r];
+            const double bb = (db * mu - ds) * rs * rs * rs * s;
+            const double cc = -bb * mu - db * rs * s;
+            const T trs = static_cast<T>(rs), tb = static_cast<T>(bb), tc = static_cast<T>(cc);
+            T* o = dxp + r * n;
+            for (int64_t j = 0; j < n; ++j) o[j] = trs * gr[j] + tb * xr[j] + tc;
+          }
+        });
+    out[0] = norm_out(dx, x_in.dtype());
+  }
+  if (mask.at(1) || mask.at(2)) {
+    // Column sums over rows: per-chunk partials in double, then combined.
+    const int threads = num_threads();
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(threads, m));
+    std::vector<std::vector<double>> pg(static_cast<size_t>(chunks)),
+        pb(static_cast<size_t>(chunks));
+    parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        pg[c].assign(static_cast<size_t>(n), 0.0);
+        pb[c].assign(static_cast<size_t>(n), 0.0);
+        double* g = pg[c].data();
+        double* bs = pb[c].data();
+        for (int64_t r = m * c / chunks; r < m * (c + 1) / chunks; ++r) {
+          const T* dyr = dyp + r * n;
+          const T* xr = xp + r * n;
+          const T mu = mp[r], rs = rp[r];
+          for (int64_t j = 0; j < n; ++j) {
+            g[j] += static_cast<double>(dyr[j] * ((xr[j] - mu) * rs));
+            bs[j] += static_cast<double>(dyr[j]);
+          }
+        }
+      }
+    });
+    for (int which : {1, 2}) {
+      if (!mask.at(which)) continue;
+      const Tensor& like = which == 1 ? *w : *b;
+      Tensor t = Tensor::empty(like.shape(), work);
+      T* tp = t.data<T>();
+      const auto& parts = which == 1 ? pg : pb;
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (const auto& p : parts) acc += p.empty() ? 0.0 : p[j];
+        tp[j] = static_cast<T>(acc);
+      }
+      out[which] = norm_out(t, like.dtype());
+    }
+  }
+  return out;
+}
+
+Values layer_norm_backward_kernel(const OpDef&, const Values& a) {
+  const Tensor& dy = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const std::vector<int64_t> ns = a.at(2).to_int_list();
+  const Tensor& mean = a.at(3).tensor();
+  const Tensor& rstd = a.at(4).tensor();
+  const OptT w = opt(a, 5), b = opt(a, 6);
+  const std::vector<bool> mask = a.at(7).bool_list();
+  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
+  const auto [m, n] = check_layer_norm(x, ns, w, b);
+  const DType pdt = nnops::param_dtype(x, {w, b});
+  nnops::check_floating_dispatch(x.dtype(), "LayerNormBackwardKernelImpl");
+  CRUCIBLE_CHECK(dy.shape() == x.shape(), "grad_out must have the input's shape");
+  CRUCIBLE_CHECK(dy.dtype() == x.dtype(), "grad_out must have the input's dtype");
+  check_stats("mean", mean, x, pdt);
+  check_stats("rstd", rstd, x, pdt);
+  CRUCIBLE_CHECK(mean.numel() == m && rstd.numel() == m,
+                 "Expected mean and rstd with " + std::to_string(m) + " elements");
+  CRUCIBLE_CHECK(!mask[1] || w, "native_layer_norm_backward: output_mask[1] needs weight");
+  CRUCIBLE_CHECK(!mask[2] || b, "native_layer_norm_backward: output_mask[2] needs bias");
+  const DType work = norm_work(x.dtype(), any_extreme({&x, &dy}));
+  if (work == DType::Float64)
+    return layer_norm_backward_t<double>(dy, x, mean, rstd, w, b, mask, m, n, work);
+  return layer_norm_backward_t<float>(dy, x, mean, rstd, w, b, mask, m, n, work);
+}
+
+// ---- group norm ----
+
+bool memory_format_contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  if (t.dim() != 4 && t.dim() != 5) return false;
+  std::vector<int64_t> order{0};
+  for (int64_t d = 2; d < t.dim(); ++d) order.push_back(d);
+  order.push_back(1);
+  int64_t expect = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (t.size(*it) != 1 && t.stride(*it) != expect) return false;
+    expect *= t.size(*it);
+  }
+  return true;
+}
+
+struct GroupArgs {
+  int64_t n, c, hxw, group;
+};
+
+GroupArgs check_group(const Tensor& x, const OptT& w, const OptT& b, const Values& a,
+                      size_t first) {
+  const GroupArgs g{a.at(first).to_int(), a.at(first + 1).to_int(), a.at(first + 2).to_int(),
+                    a.at(first + 3).to_int()};
+  CRUCIBLE_CHECK(g.group > 0, "Expected num groups to be greater than 0");
+  CRUCIBLE_CHECK(g.c % g.group == 0,
+                 "Expected number of channels in input to be divisible by num_groups");
+  CRUCIBLE_CHECK(!w || (w->dim() == 1 && w->numel() == g.c),
+                 "Expected weight to be a vector of size equal to the number of channels");
+  CRUCIBLE_CHECK(!b || (b->dim() == 1 && b->numel() == g.c),
+                 "Expected bias to be a vector of size equal to the number of channels");
+  CRUCIBLE_CHECK(
+      g.n >= 0 && g.hxw >= 0 && x.numel() == g.n * g.c * g.hxw,
+      "Expected input with N * C * HxW elements, but got input of shape " + shape_str(x.shape()));
+  return g;
+}
+
+template <typename T>
+Values group_norm_t(const Tensor& input, const OptT& w, const OptT& b, const GroupArgs& g,
+                    double eps, DType pdt, DType work) {
+  const Tensor x = norm_in(input, work);
+  const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
+  Tensor y = Tensor::empty(input.shape(), work);
+  Tensor mean = Tensor::empty({g.n, g.group}, work), rstd = Tensor::empty({g.n, g.group}, work);
+  const int64_t d = g.c / g.group, k = d * g.hxw;
+  const T* xp = x.data<T>();
+  const T* wp = w ? wt.data<T>() : nullptr;
+  const T* bp = b ? bt.data<T>() : nullptr;
+  T* yp = y.data<T>();
+  T* mp = mean.data<T>();
+  T* rp = rstd.data<T>();
+  parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = xp + r * k;
+      const double mu = k > 0 ? row_sum(xr, k) / static_cast<double>(k) : 0.0;
+      const double var =
+          k > 0 ? row_sqdev(xr, k, static_cast<T>(mu)) / static_cast<double>(k) : 0.0;
+      const double rs = 1.0 / std::sqrt(std::max(var, 0.0) + eps);
+      const T tmu = static_cast<T>(mu), trs = static_cast<T>(rs);
+      for (int64_t cl = 0; cl < d; ++cl) {
+        const int64_t ch = (r % g.group) * d + cl;
+        const T wv = wp ? wp[ch] : T(1), bv = bp ? bp[ch] : T(0);
+        const T* xc = xr + cl * g.hxw;
+        T* yc = yp + r * k + cl * g.hxw;
+        for (int64_t j = 0; j < g.hxw; ++j) yc[j] = (xc[j] - tmu) * trs * wv + bv;
+      }
+      mp[r] = tmu;
+      rp[r] = trs;
+    }
+  });
+  return {norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
+}
+
+Values group_norm_kernel(const OpDef&, const Values& a) {
+  const Tensor& x = a.at(0).tensor();
+  const OptT w = opt(a, 1), b = opt(a, 2);
+  const GroupArgs g = check_group(x, w, b, a, 3);
+  const double eps = a.at(7).to_double();
+  CRUCIBLE_CHECK(memory_format_contiguous(x),
+                 "Expected X.is_contiguous(memory_format) to be true, but got false.");
+  CRUCIBLE_CHECK(!w || w->is_contiguous(), "Expected gamma to be contiguous");
+  CRUCIBLE_CHECK(!b || b->is_contiguous(), "Expected beta to be contiguous");
+  const DType pdt = nnops::param_dtype(x, {w, b});
+  nnops::check_floating_dispatch(x.dtype(), "GroupNormKernelImpl");
+  const DType work = norm_work(x.dtype(), extreme(x));
+  if (work == DType::Float64) return group_norm_t<double>(x, w, b, g, eps, pdt, work);
+  return group_norm_t<float>(x, w, b, g, eps, pdt, work);
+}
+
+template <typename T>
+Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tensor& mean_in,
+                             const Tensor& rstd_in, const OptT& w, const GroupArgs& g,
+                             const std::vector<bool>& mask, DType work) {
+  const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
+  const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
+  const Tensor wt = w ? norm_in(*w, work) : Tensor();
+  const T* dyp = dy.data<T>();
+  const T* xp = x.data<T>();
+  const T* mp = mean.data<T>();
+  const T* rp = rstd.data<T>();
+  const T* wp = w ? wt.data<T>() : nullptr;
+  const int64_t d = g.c / g.group, k = d * g.hxw;
+  // ds[n, c] = sum_hw dy * x, db[n, c] = sum_hw dy.
+  std::vector<double> ds(static_cast<size_t>(g.n * g.c)), db(static_cast<size_t>(g.n * g.c));
+  parallel_for(0, g.n * g.c, std::max<int64_t>(1, 8192 / std::max<int64_t>(g.hxw, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r)
+                   row_dot_sum(dyp + r * g.hxw, xp + r * g.hxw, g.hxw, &ds[r], &db[r]);
+               });
+  auto gamma = [&](int64_t ch) { return wp ? static_cast<double>(wp[ch]) : 1.0; };
+  Values out(3);
+  const DType dparam = w ? w->dtype() : x_in.dtype();
+  if (mask.at(0)) {
+    Tensor dx = Tensor::empty(x_in.shape(), work);
+    T* dxp = dx.data<T>();
+    const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
+    parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / g.group, grp = r % g.group;
+        const double mu = mp[r], rs = rp[r];
+        double ds_g = 0, db_g = 0;
+        for (int64_t ch = grp * d; ch < (grp + 1) * d; ++ch) {
+          ds_g += ds[n * g.c + ch] * gamma(ch);
+          db_g += db[n * g.c + ch] * gamma(ch);
+        }
+        const double c2 = (db_g * mu - ds_g) * rs * rs * rs * s;
+        const double c3 = -c2 * mu - db_g * rs * s;
+        const T t2 = static_cast<T>(c2), t3 = static_cast<T>(c3);
+        for (int64_t cl = 0; cl < d; ++cl) {
+          const int64_t ch = grp * d + cl;
+          const T a1 = static_cast<T>(rs * gamma(ch));
+          const int64_t base = r * k + cl * g.hxw;
+          for (int64_t j = 0; j < g.hxw; ++j)
+            dxp[base + j] = a1 * dyp[base + j] + t2 * xp[base + j] + t3;
+        }
+      }
+    });
+    out[0] = norm_out(dx, x_in.dtype());
+  }
+  if (mask.at(1)) {
+    Tensor dg = Tensor::empty({g.c}, work);
+    T* p = dg.data<T>();
+    for (int64_t ch = 0; ch < g.c; ++ch) {
+      double acc = 0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const int64_t row = n * g.group + ch / d;
+        acc += (ds[n * g.c + ch] - db[n * g.c + ch] * static_cast<double>(mp[row])) *
+               static_cast<double>(rp[row]);
+      }
+      p[ch] = static_cast<T>(acc);
+    }
+    out[1] = norm_out(dg, dparam);
+  }
+  if (mask.at(2)) {
+    Tensor dbt = Tensor::empty({g.c}, work);
+    T* p = dbt.data<T>();
+    for (int64_t ch = 0; ch < g.c; ++ch) {
+      double acc = 0;
+      for (int64_t n = 0; n < g.n; ++n) acc += db[n * g.c + ch];
+      p[ch] = static_cast<T>(acc);
+    }
+    out[2] = norm_out(dbt, dparam);
+  }
+  return out;
+}
+
+Values group_norm_backward_kernel(const OpDef&, const Values& a) {
+  const Tensor& dy = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const Tensor& mean = a.at(2).tensor();
+  const Tensor& rstd = a.at(3).tensor();
+  const OptT w = opt(a, 4);
+  const std::vector<bool> mask = a.at(9).bool_list();
+  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
+  CRUCIBLE_CHECK(x.dtype() == dy.dtype(), "Expected scalar types of X and dY are same.");
+  const GroupArgs g = check_group(x, w, std::nullopt, a, 5);
+  CRUCIBLE_CHECK(dy.shape() == x.shape(), "dY must have X's shape " + shape_str(x.shape()));
+  CRUCIBLE_CHECK(mean.is_contiguous(), "Expected mean.is_contiguous() to be true");
+  CRUCIBLE_CHECK(rstd.is_contiguous(), "Expected rstd.is_contiguous() to be true");
+  CRUCIBLE_CHECK(!w || w->is_contiguous(), "Expected gamma to be contiguous");
+  nnops::check_floating_dispatch(x.dtype(), "GroupNormBackwardKernelImpl");
+  const DType pdt = nnops::param_dtype(x, {w});
+  check_stats("mean", mean, x, pdt);
+  check_stats("rstd", rstd, x, pdt);
+  CRUCIBLE_CHECK(mean.numel() == g.n * g.group && rstd.numel() == g.n * g.group,
+                 "Expected mean and rstd with N * group elements");
+  const DType work = norm_work(x.dtype(), any_extreme({&x, &dy}));
+  if (work == DType::Float64)
+    return group_norm_backward_t<double>(dy, x, mean, rstd, w, g, mask, work);
+  return group_norm_backward_t<float>(dy, x, mean, rstd, w, g, mask, work);
+}
+
+std::vector<DType> norm_dtypes() {
+  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+}  // namespace
+
+void register_batch_norm_kernels(KernelTable& t);  // norm_batch.cpp
+
+void register_norm_kernels(KernelTable& t) {
+  t.add("aten.native_layer_norm.default", {layer_norm_kernel, nullptr, norm_dtypes()});
+  t.add("aten.native_layer_norm_backward.default",
+        {layer_norm_backward_kernel, nullptr, norm_dtypes()});
+  t.add("aten.native_group_norm.default", {group_norm_kernel, nullptr, norm_dtypes()});
+  t.add("aten.native_group_norm_backward.default",
+        {group_norm_backward_kernel, nullptr, norm_dtypes()});
+  register_batch_norm_kernels(t);
+}
+
+}  // namespace crucible::cpu

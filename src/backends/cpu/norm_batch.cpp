@@ -1,0 +1,262 @@
+// The `cpu` backend's batch norm: native_batch_norm, _native_batch_norm_legit (.default,
+// .no_stats, _no_training) and native_batch_norm_backward. Channels are split over the thread
+// pool; each channel's statistics are two passes over its N rows of H*W contiguous elements.
+// Checks, statistics dtypes and the running-stat update follow the catalog's reference
+// (ops/batch_norm.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/nn.h"
+#include "backends/cpu/nn_util.h"
+#include "backends/cpu/norm_rows.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
+#include "ops/norm_internal.h"
+
+namespace crucible::cpu {
+namespace {
+
+using OptT = std::optional<Tensor>;
+
+struct Layout {
+  int64_t batch = 0, c = 0, inner = 1, n = 0;  // n: elements per channel
+};
+
+Layout layout_of(const Tensor& x) {
+  CRUCIBLE_CHECK(x.dim() >= 2,
+                 "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+  Layout l;
+  l.batch = x.size(0);
+  l.c = x.size(1);
+  for (int64_t d = 2; d < x.dim(); ++d) l.inner *= x.size(d);
+  l.n = l.batch * l.inner;
+  return l;
+}
+
+void check_numel(const char* name, const OptT& p, int64_t c) {
+  if (p && p->numel() != c) {
+    op_error(std::string(name) + " should contain " + std::to_string(c) + " elements not " +
+             std::to_string(p->numel()));
+  }
+}
+
+// Per-channel values of an optional parameter in double (`dflt` when absent).
+std::vector<double> channel_values(const OptT& p, int64_t c, double dflt) {
+  std::vector<double> v(static_cast<size_t>(c), dflt);
+  if (p)
+    for (int64_t f = 0; f < c; ++f) v[f] = p->get(f);
+  return v;
+}
+
+template <typename T>
+Values bn_forward_t(const Tensor& input, const OptT& w, const OptT& b, const OptT& rm,
+                    const OptT& rv, bool training, double momentum, double eps, DType pdt,
+                    const Layout& l, DType work) {
+  const Tensor x = norm_in(input, work);
+  Tensor y = Tensor::empty(input.shape(), work);
+  const std::vector<double> wv = channel_values(w, l.c, 1.0), bv = channel_values(b, l.c, 0.0);
+  std::vector<double> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c)),
+      var_sum(static_cast<size_t>(l.c));
+  if (!training) {
+    for (int64_t f = 0; f < l.c; ++f) {
+      mean[f] = rm->get(f);
+      invstd[f] = 1.0 / std::sqrt(rv->get(f) + eps);
+    }
+  }
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  const int64_t plane = l.c * l.inner;
+  parallel_for(0, l.c, 1, [&](int64_t f0, int64_t f1) {
+    for (int64_t f = f0; f < f1; ++f) {
+      if (training) {
+        double s = 0;
+        for (int64_t i = 0; i < l.batch; ++i) s += row_sum(xp + i * plane + f * l.inner, l.inner);
+        const double mu = s / static_cast<double>(l.n);
+        double sq = 0;
+        const T tmu = static_cast<T>(mu);
+        for (int64_t i = 0; i < l.batch; ++i)
+          sq += row_sqdev(xp + i * plane + f * l.inner, l.inner, tmu);
+        const double var = sq / static_cast<double>(l.n);
+        mean[f] = mu;
+        var_sum[f] = sq;
+        invstd[f] = (var == 0 && eps == 0) ? 0.0 : 1.0 / std::sqrt(var + eps);
+      }
+      const T tmu = static_cast<T>(mean[f]), is = static_cast<T>(invstd[f]),
+              ww = static_cast<T>(wv[f]), bb = static_cast<T>(bv[f]);
+      for (int64_t i = 0; i < l.batch; ++i) {
+        const T* xr = xp + i * plane + f * l.inner;
+        T* yr = yp + i * plane + f * l.inner;
+        for (int64_t j = 0; j < l.inner; ++j) yr[j] = (xr[j] - tmu) * is * ww + bb;
+      }
+    }
+  });
+  Tensor out = norm_out(y, input.dtype());
+  if (!training) return {out, Tensor::empty({0}, pdt), Tensor::empty({0}, pdt)};
+  Tensor save_mean = Tensor::empty({l.c}, pdt), save_invstd = Tensor::empty({l.c}, pdt);
+  for (int64_t f = 0; f < l.c; ++f) {
+    save_mean.set(f, mean[f]);
+    save_invstd.set(f, invstd[f]);
+    if (rm) rm->set(f, momentum * mean[f] + (1 - momentum) * rm->get(f));
+    if (rv) {
+      const double unbiased = var_sum[f] / static_cast<double>(l.n - 1);
+      rv->set(f, momentum * unbiased + (1 - momentum) * rv->get(f));
+    }
+  }
+  return {out, save_mean, save_invstd};
+}
+
+Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
+                  bool training, double momentum, double eps) {
+  nnops::check_floating_dispatch(x.dtype(), "batch_norm");
+  const Layout l = layout_of(x);
+  const DType pdt = nnops::param_dtype(x, {w, b, rm, rv});
+  check_numel("weight", w, l.c);
+  check_numel("bias", b, l.c);
+  check_numel("running_mean", rm, l.c);
+  check_numel("running_var", rv, l.c);
+  CRUCIBLE_CHECK(training || rm, "running_mean must be defined in evaluation mode");
+  CRUCIBLE_CHECK(training || rv, "running_var must be defined in evaluation mode");
+  CRUCIBLE_CHECK(
+      !training || x.numel() > 0,
+      "input tensor must have at least one element, but got input_sizes = " + shape_str(x.shape()));
+  const DType work = norm_work(x.dtype(), extreme(x));
+  if (work == DType::Float64)
+    return bn_forward_t<double>(x, w, b, rm, rv, training, momentum, eps, pdt, l, work);
+  return bn_forward_t<float>(x, w, b, rm, rv, training, momentum, eps, pdt, l, work);
+}
+
+Values native_batch_norm_kernel(const OpDef&, const Values& a) {
+  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
+                    a.at(3).opt_tensor(), a.at(4).opt_tensor(), a.at(5).to_bool(),
+                    a.at(6).to_double(), a.at(7).to_double());
+}
+
+Values legit_no_stats_kernel(const OpDef&, const Values& a) {
+  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(), std::nullopt,
+                    std::nullopt, a.at(3).to_bool(), a.at(4).to_double(), a.at(5).to_double());
+}
+
+Values legit_no_training_kernel(const OpDef&, const Values& a) {
+  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
+                    a.at(3).opt_tensor(), a.at(4).opt_tensor(), false, a.at(5).to_double(),
+                    a.at(6).to_double());
+}
+
+template <typename T>
+Values bn_backward_t(const Tensor& g_in, const Tensor& x_in, const std::vector<double>& mean,
+                     const std::vector<double>& invstd, const std::vector<double>& wt, bool train,
+                     const std::vector<bool>& mask, DType pdt, const Layout& l, DType work) {
+  const Tensor g = norm_in(g_in, work), x = norm_in(x_in, work);
+  const T* gp = g.data<T>();
+  const T* xp = x.data<T>();
+  std::vector<double> sum(static_cast<size_t>(l.c)), dotp(static_cast<size_t>(l.c));
+  Tensor gi = mask.at(0) ? Tensor::empty(x_in.shape(), work) : Tensor();
+  T* gip = mask.at(0) ? gi.data<T>() : nullptr;
+  const int64_t plane = l.c * l.inner;
+  const double n = static_cast<double>(l.n);
+  parallel_for(0, l.c, 1, [&](int64_t f0, int64_t f1) {
+    std::vector<T> centered;
+    for (int64_t f = f0; f < f1; ++f) {
+      double s = 0, d = 0;
+      const T tmu = static_cast<T>(mean[f]);
+      for (int64_t i = 0; i < l.batch; ++i) {
+        const T* gr = gp + i * plane + f * l.inner;
+        const T* xr = xp + i * plane + f * l.inner;
+        centered.resize(static_cast<size_t>(l.inner));
+        for (int64_t j = 0; j < l.inner; ++j) centered[j] = xr[j] - tmu;
+        double dd, ss;
+        row_dot_sum(gr, centered.data(), l.inner, &dd, &ss);
+        s += ss;
+        d += dd;
+      }
+      sum[f] = s;
+      dotp[f] = d;
+      if (!gip) continue;
+      for (int64_t i = 0; i < l.batch; ++i) {
+        const T* gr = gp + i * plane + f * l.inner;
+        const T* xr = xp + i * plane + f * l.inner;
+        T* o = gip + i * plane + f * l.inner;
+        if (train) {
+          const double k = d * invstd[f] * invstd[f] / n;
+          const T tk = static_cast<T>(k), tm = static_cast<T>(s / n),
+                  scale = static_cast<T>(invstd[f] * wt[f]);
+          for (int64_t j = 0; j < l.inner; ++j) o[j] = (gr[j] - tm - (xr[j] - tmu) * tk) * scale;
+        } else {
+          const T scale = static_cast<T>(invstd[f] * wt[f]);
+          for (int64_t j = 0; j < l.inner; ++j) o[j] = gr[j] * scale;
+        }
+      }
+    }
+  });
+  Values out(3);
+  if (mask.at(0)) out[0] = norm_out(gi, x_in.dtype());
+  if (mask.at(1)) {
+    Tensor gw = Tensor::empty({l.c}, pdt);
+    for (int64_t f = 0; f < l.c; ++f) gw.set(f, dotp[f] * invstd[f]);
+    out[1] = gw;
+  }
+  if (mask.at(2)) {
+    Tensor gb = Tensor::empty({l.c}, pdt);
+    for (int64_t f = 0; f < l.c; ++f) gb.set(f, sum[f]);
+    out[2] = gb;
+  }
+  return out;
+}
+
+Values bn_backward_kernel(const OpDef&, const Values& a) {
+  const Tensor& g = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const OptT w = a.at(2).opt_tensor(), rm = a.at(3).opt_tensor(), rv = a.at(4).opt_tensor();
+  const OptT sm = a.at(5).opt_tensor(), si = a.at(6).opt_tensor();
+  const bool train = a.at(7).to_bool();
+  const double eps = a.at(8).to_double();
+  const std::vector<bool> mask = a.at(9).bool_list();
+  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
+  nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
+  const Layout l = layout_of(x);
+  const DType pdt = nnops::param_dtype(x, {w, rm, rv, sm, si});
+  CRUCIBLE_CHECK(g.shape() == x.shape(), "grad_out must have the input's shape");
+  CRUCIBLE_CHECK(g.dtype() == x.dtype(), "grad_out must have the input's dtype");
+  check_numel("weight", w, l.c);
+  if (train) {
+    CRUCIBLE_CHECK(sm && si, "save_mean and save_invstd must be defined in training mode");
+    check_numel("save_mean", sm, l.c);
+    check_numel("save_invstd", si, l.c);
+  } else {
+    CRUCIBLE_CHECK(rm, "running_mean must be defined in evaluation mode");
+    CRUCIBLE_CHECK(rv, "running_var must be defined in evaluation mode");
+    check_numel("running_mean", rm, l.c);
+    check_numel("running_var", rv, l.c);
+  }
+  std::vector<double> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c));
+  const std::vector<double> wt = channel_values(w, l.c, 1.0);
+  for (int64_t f = 0; f < l.c; ++f) {
+    mean[f] = train ? sm->get(f) : rm->get(f);
+    invstd[f] = train ? si->get(f) : 1.0 / std::sqrt(rv->get(f) + eps);
+  }
+  const DType work = norm_work(x.dtype(), any_extreme({&x, &g}));
+  if (work == DType::Float64)
+    return bn_backward_t<double>(g, x, mean, invstd, wt, train, mask, pdt, l, work);
+  return bn_backward_t<float>(g, x, mean, invstd, wt, train, mask, pdt, l, work);
+}
+
+std::vector<DType> bn_dtypes() {
+  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+}  // namespace
+
+void register_batch_norm_kernels(KernelTable& t) {
+  t.add("aten.native_batch_norm.default", {native_batch_norm_kernel, nullptr, bn_dtypes()});
+  t.add("aten._native_batch_norm_legit.default", {native_batch_norm_kernel, nullptr, bn_dtypes()});
+  t.add("aten._native_batch_norm_legit.no_stats", {legit_no_stats_kernel, nullptr, bn_dtypes()});
+  t.add("aten._native_batch_norm_legit_no_training.default",
+        {legit_no_training_kernel, nullptr, bn_dtypes()});
+  t.add("aten.native_batch_norm_backward.default", {bn_backward_kernel, nullptr, bn_dtypes()});
+}
+
+}  // namespace crucible::cpu
