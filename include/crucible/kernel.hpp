@@ -175,15 +175,18 @@ inline bool can_cast(ScalarType from, ScalarType to) {
 // ---- fp16 / bf16 conversions (round to nearest, ties to even, once) --------------------------
 
 inline double half_bits_to_double(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  const int exp = (h >> 10) & 0x1f;
+  const uint64_t mant = h & 0x3ffu;
   double v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31)
+  if (exp == 0) {
+    v = static_cast<double>(mant) * 0x1p-24;  // subnormal (exact)
+  } else if (exp == 31) {
     v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<double>(mant | 0x400), exp - 25);
-  return sign ? -v : v;
+  } else {
+    const uint64_t bits = (static_cast<uint64_t>(exp - 15 + 1023) << 52) | (mant << 42);
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  return (h & 0x8000) ? -v : v;
 }
 
 // Rounds a double to a binary float of `mant_bits` fraction bits and `exp_bits` exponent bits
