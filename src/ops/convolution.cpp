@@ -457,116 +457,6 @@ Values convolution_backward_ref(const Values& args) {
   return out;
 }
 
-// ---- comparison and cost ----
-
-int64_t kernel_volume(const Tensor& w) {
-  int64_t v = 1;
-  for (int64_t d = 2; d < w.dim(); ++d) v *= w.size(d);
-  return v;
-}
-
-// Each output of a convolution is a dot product over C_in / groups * kernel volume terms (for a
-// transposed one, weight.size(0) / groups * kernel volume at most): sqrt of that length widens
-// the per-dtype tolerance (see matmul.cpp for the rationale).
-double conv_tol_scale(const Values& a) {
-  if (a.size() < 9 || !a[1].is_tensor()) return 1.0;
-  const Tensor& w = a[1].tensor();
-  if (w.dim() < 3) return 1.0;
-  const bool transposed = a[6].to_bool();
-  const int64_t groups = std::max<int64_t>(a[8].to_int(), 1);
-  const int64_t cin = transposed ? w.size(0) / groups : w.size(1);
-  return std::sqrt(static_cast<double>(std::max<int64_t>(cin * kernel_volume(w), 1)));
-}
-
-// The backward's three outputs reduce over different lengths: grad_input over C_Y / groups *
-// kernel volume, grad_weight over N * (small-side spatial size), grad_bias over N * output
-// spatial size. Each output is compared with the sqrt of its own length.
-std::vector<TensorCheck> conv_backward_judge(const Values& in, const Values& ref,
-                                             const Values& cand) {
-  std::vector<TensorCheck> checks;
-  const Tensor& go = in.at(0).tensor();
-  const Tensor& x = in.at(1).tensor();
-  const Tensor& w = in.at(2).tensor();
-  const bool transposed = in.at(7).to_bool();
-  const int64_t groups = std::max<int64_t>(in.at(9).to_int(), 1);
-  const Tensor& small = transposed ? x : go;
-  // N * spatial positions of a tensor [N, C, ...].
-  auto positions = [](const Tensor& t) {
-    return t.dim() >= 2 && t.size(1) > 0 ? t.numel() / t.size(1) : int64_t{0};
-  };
-  // grad_input of a convolution sums over the out channels of its group (weight.size(0) /
-  // groups); that of a transposed one over weight.size(1) channels; both times the kernel.
-  const int64_t channels = w.dim() < 3 ? 1 : transposed ? w.size(1) : w.size(0) / groups;
-  const double lengths[3] = {static_cast<double>(channels * kernel_volume(w)),
-                             static_cast<double>(positions(small)),
-                             static_cast<double>(positions(go))};
-  const char* names[3] = {"grad_input", "grad_weight", "grad_bias"};
-  for (size_t k = 0; k < 3 && k < ref.size(); ++k) {
-    const std::string what = "output " + std::to_string(k) + " (" + names[k] + ")";
-    const bool want = ref[k].is_tensor();
-    const bool got = k < cand.size() && cand[k].is_tensor() && cand[k].tensor().defined();
-    // An output that output_mask leaves out is not judged: the reference returns None, but
-    // ATen's mkldnn path computes grad_weight together with grad_bias and returns both.
-    if (!want) continue;
-    if (!got) {
-      TensorCheck c;
-      c.what = what;
-      c.passed = false;
-      c.reason = what + ": output_mask asks for it, but the candidate returned None";
-      checks.push_back(c);
-      continue;
-    }
-    checks.push_back(compare_tensors(ref[k].tensor(), cand[k].tensor(),
-                                     std::sqrt(std::max(lengths[k], 1.0)), what));
-  }
-  return checks;
-}
-
-double bytes_of(const Value& v) {
-  if (!v.is_tensor()) return 0;
-  return static_cast<double>(v.tensor().numel() * v.tensor().itemsize());
-}
-
-// 2 FLOPs per multiply-add: N * C_Y * (C_X / groups) * kernel volume * (small-side positions),
-// once per computed product (the forward, or each of grad_input and grad_weight).
-double conv_macs(const Tensor& input, const Tensor& weight, const Tensor& output, bool transposed) {
-  const Tensor& small = transposed ? input : output;
-  if (weight.dim() < 3 || small.dim() < 3) return 0;
-  // small.numel() = N * C_Y * positions; each position meets (C_X / g) * kvol weights.
-  return static_cast<double>(small.numel()) * static_cast<double>(weight.size(1)) *
-         static_cast<double>(kernel_volume(weight));
-}
-
-Cost conv_cost(const Values& a, const Values& out) {
-  Cost c;
-  if (out.empty() || !out[0].is_tensor()) return c;
-  const Tensor& x = a[0].tensor();
-  const Tensor& w = a[1].tensor();
-  const bool transposed = a[6].to_bool();
-  // Non-transposed: weight.size(1) = C_in / g; transposed: weight.size(1) = C_out / g, and the
-  // small side is the input with C_in channels: N * C_in * pos * (C_out / g) * kvol.
-  c.flops = 2.0 * conv_macs(x, w, out[0].tensor(), transposed);
-  for (const Value& v : a) c.bytes += bytes_of(v);
-  c.bytes += bytes_of(out[0]);
-  return c;
-}
-
-Cost conv_backward_cost(const Values& a, const Values& out) {
-  Cost c;
-  const Tensor& go = a[0].tensor();
-  const Tensor& x = a[1].tensor();
-  const Tensor& w = a[2].tensor();
-  const bool transposed = a[7].to_bool();
-  const double macs = conv_macs(x, w, go, transposed);
-  const std::vector<bool> mask = a[10].bool_list();
-  for (size_t k = 0; k < 2 && k < mask.size(); ++k)
-    if (mask[k]) c.flops += 2.0 * macs;
-  if (mask.size() > 2 && mask[2]) c.flops += static_cast<double>(go.numel());
-  for (const Value& v : a) c.bytes += bytes_of(v);
-  for (const Value& v : out) c.bytes += bytes_of(v);
-  return c;
-}
-
 std::vector<DType> conv_dtypes() {
   return {DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
           DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
@@ -584,8 +474,8 @@ void register_convolution_ops(OpRegistry& r) {
     op.dtypes = conv_dtypes();
     op.ref = convolution_ref;
     op.samples = conv::convolution_samples;
-    op.cost = conv_cost;
-    op.compare.tol_scale = conv_tol_scale;
+    op.cost = conv::conv_cost;
+    op.compare.tol_scale = conv::conv_tol_scale;
     r.add(std::move(op));
   }
   {
@@ -597,9 +487,9 @@ void register_convolution_ops(OpRegistry& r) {
     op.dtypes = floating_dtypes();
     op.ref = convolution_backward_ref;
     op.samples = conv::convolution_backward_samples;
-    op.cost = conv_backward_cost;
+    op.cost = conv::conv_backward_cost;
     op.compare.kind = ComparePolicy::Kind::Custom;
-    op.compare.custom = conv_backward_judge;
+    op.compare.custom = conv::conv_backward_judge;
     r.add(std::move(op));
   }
 }
