@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <map>
 
-
 #include <fmt/format.h>
 
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
+#include "suites/trace_shapes.h"
 
 namespace crucible {
 
@@ -45,7 +45,8 @@ double estimate_flops(const std::string& op, const cases::CallSpec& call) {
   }
   if (base == "convolution" || base == "convolution_backward") {
     // 2 * (output positions ~ input positions) * (weight elements / output channels) * C_out.
-    const Shape *in = shape(base == "convolution" ? 0 : 1), *w = shape(base == "convolution" ? 1 : 2);
+    const Shape *in = shape(base == "convolution" ? 0 : 1),
+                *w = shape(base == "convolution" ? 1 : 2);
     if (!in || !w || in->size() < 2 || w->empty()) return 0;
     double positions = numel(in) / static_cast<double>((*in)[1]);
     double f = 2.0 * positions * numel(w);
@@ -60,6 +61,9 @@ double estimate_flops(const std::string& op, const cases::CallSpec& call) {
 }
 
 namespace {
+
+// How many distinct real-model calls of an op become its performance cases.
+constexpr size_t kPerfTraceCallsPerOp = 4;
 
 bool dtype_selected(const SuiteOptions& o, const cases::CallSpec& call) {
   if (o.dtypes.empty()) return true;
@@ -126,6 +130,50 @@ std::vector<Sample> smoke_pick(const std::vector<Sample>& all, int n) {
   return out;
 }
 
+// The distinct real-model calls of the shipped traces, read once per process.
+const std::map<std::string, std::vector<cases::TraceEntry>>& shipped_calls() {
+  static const auto calls = [] {
+    const std::string dir = shipped_traces_dir();
+    return dir.empty() ? std::map<std::string, std::vector<cases::TraceEntry>>()
+                       : distinct_trace_calls(dir);
+  }();
+  return calls;
+}
+
+// The performance cases of an op: a handful of its distinct calls in the real-model traces
+// (within the caps) where it occurs there, else the catalog's synthetic sizes, chosen large
+// enough to be bandwidth- or compute-bound.
+std::vector<SuiteCase> perf_cases(const SuiteOptions& o, const OpDef& op) {
+  std::vector<SuiteCase> out;
+  auto add = [&](cases::CallSpec call, std::string label, std::string source, int64_t cnt) {
+    if (!dtype_selected(o, call)) return;
+    SuiteCase sc;
+    sc.op = &op;
+    sc.c.op = op.name;
+    sc.c.call = std::move(call);
+    sc.c.seed = o.seed;
+    sc.c.label = std::move(label);
+    sc.c.source = std::move(source);
+    sc.c.cnt = cnt;
+    sc.c.perf = true;
+    out.push_back(std::move(sc));
+  };
+  const auto& calls = shipped_calls();
+  if (auto it = calls.find(op.name); it != calls.end()) {
+    std::vector<cases::TraceEntry> wanted;
+    for (const cases::TraceEntry& e : it->second)
+      if (dtype_selected(o, e.call)) wanted.push_back(e);
+    for (cases::TraceEntry& e :
+         pick_perf_calls(op, wanted, o.max_numel, o.max_flops, kPerfTraceCallsPerOp))
+      add(std::move(e.call), "perf: trace", fmt::format("{}:{}", e.file, e.line), e.cnt);
+    if (!out.empty()) return out;
+  }
+  SampleContext pctx;
+  pctx.performance = true;
+  for (Sample& s : op.samples(pctx)) add(std::move(s.call), "perf: " + s.label, "opinfo-perf", 0);
+  return out;
+}
+
 std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
   std::vector<SuiteCase> out;
   for (const OpDef* op : selected_ops(o)) {
@@ -145,20 +193,7 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
       out.push_back(std::move(sc));
     }
     if (!smoke && o.perf) {
-      SampleContext pctx;
-      pctx.performance = true;
-      for (Sample& s : op->samples(pctx)) {
-        if (!dtype_selected(o, s.call)) continue;
-        SuiteCase sc;
-        sc.op = op;
-        sc.c.op = op->name;
-        sc.c.call = std::move(s.call);
-        sc.c.seed = o.seed;
-        sc.c.label = "perf: " + s.label;
-        sc.c.source = "opinfo-perf";
-        sc.c.perf = true;
-        out.push_back(std::move(sc));
-      }
+      for (SuiteCase& sc : perf_cases(o, *op)) out.push_back(std::move(sc));
     }
   }
   return out;
@@ -187,14 +222,16 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
     if (o.max_numel > 0) {
       int64_t n = sc.c.total_elements();
       if (n > o.max_numel)
-        sc.skip_reason = fmt::format("{} elements exceed --max-numel {} (raise it, or 0 for no cap)",
-                                     n, o.max_numel);
+        sc.skip_reason = fmt::format(
+            "{} elements exceed --max-numel {} (raise it, or 0 for no cap)", n, o.max_numel);
     }
     if (o.max_flops > 0 && sc.skip_reason.empty()) {
       double f = estimate_flops(sc.c.op, sc.c.call);
       if (f > o.max_flops)
-        sc.skip_reason = fmt::format("about {:.3g} FLOPs exceed --max-flops {:.3g} (raise it, or 0 "
-                                     "for no cap)", f, o.max_flops);
+        sc.skip_reason = fmt::format(
+            "about {:.3g} FLOPs exceed --max-flops {:.3g} (raise it, or 0 "
+            "for no cap)",
+            f, o.max_flops);
     }
     out.push_back(std::move(sc));
   }
@@ -213,8 +250,9 @@ std::vector<SuiteCase> build_suite(const SuiteOptions& o) {
   } else if (o.suite.starts_with("traces:")) {
     out = traces_suite(o, o.suite.substr(7));
   } else if (o.suite == "traces") {
-    usage_error("--suite traces needs a path: --suite traces:<file or folder>, e.g. "
-                "--suite traces:data/traces");
+    usage_error(
+        "--suite traces needs a path: --suite traces:<file or folder>, e.g. "
+        "--suite traces:data/traces");
   } else {
     usage_error("unknown suite '" + o.suite + "'; known: smoke, opinfo, traces:<path>");
   }

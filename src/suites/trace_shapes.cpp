@@ -1,0 +1,97 @@
+// Performance cases from real-model shapes: the distinct calls of the shipped traces.
+#include "suites/trace_shapes.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "crucible/cases/case.h"
+#include "crucible/core/error.h"
+#include "crucible/suites/suite.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string program_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+int64_t elements_of(const cases::CallSpec& call) {
+  Case c;
+  c.call = call;
+  return c.total_elements();
+}
+
+}  // namespace
+
+std::string shipped_traces_dir() {
+  if (const char* env = std::getenv("CRUCIBLE_TRACES"); env && *env) {
+    if (!fs::is_directory(env))
+      input_error(std::string("CRUCIBLE_TRACES=") + env,
+                  "not a folder; point it at the traces (e.g. data/traces) or unset it");
+    return env;
+  }
+  std::vector<fs::path> candidates;
+  if (std::string dir = program_dir(); !dir.empty())
+    candidates.push_back(fs::path(dir) / ".." / "data" / "traces");
+#ifdef CRUCIBLE_SOURCE_DIR
+  candidates.push_back(fs::path(CRUCIBLE_SOURCE_DIR) / "data" / "traces");
+#endif
+  for (const fs::path& p : candidates) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) continue;
+    // Relative to the working directory when inside it ("data/traces/..." in case sources).
+    const fs::path full = fs::weakly_canonical(p, ec);
+    const fs::path rel = full.lexically_relative(fs::current_path(ec));
+    return !rel.empty() && *rel.begin() != ".." ? rel.string() : full.string();
+  }
+  return "";
+}
+
+std::map<std::string, std::vector<cases::TraceEntry>> distinct_trace_calls(const std::string& dir) {
+  std::map<std::string, std::vector<cases::TraceEntry>> by_op;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (cases::TraceEntry& e : cases::read_traces(dir)) {
+    if (!seen.emplace(e.op, e.call_text).second) continue;
+    by_op[e.op].push_back(std::move(e));
+  }
+  return by_op;
+}
+
+std::vector<cases::TraceEntry> pick_perf_calls(const OpDef& op,
+                                               const std::vector<cases::TraceEntry>& calls,
+                                               int64_t max_numel, double max_flops, size_t n) {
+  struct Sized {
+    const cases::TraceEntry* e;
+    double work;
+  };
+  std::vector<Sized> fit;
+  for (const cases::TraceEntry& e : calls) {
+    auto d = primary_dtype(e.call);
+    if (d && std::find(op.dtypes.begin(), op.dtypes.end(), *d) == op.dtypes.end()) continue;
+    const int64_t elements = elements_of(e.call);
+    const double flops = estimate_flops(op.name, e.call);
+    if (max_numel > 0 && elements > max_numel) continue;
+    if (max_flops > 0 && flops > max_flops) continue;
+    fit.push_back({&e, std::max(flops, static_cast<double>(elements))});
+  }
+  std::stable_sort(fit.begin(), fit.end(),
+                   [](const Sized& a, const Sized& b) { return a.work > b.work; });
+  std::vector<cases::TraceEntry> out;
+  if (fit.empty() || n == 0) return out;
+  const size_t k = std::min(n, fit.size());
+  for (size_t i = 0; i < k; ++i) {
+    // Evenly spaced over the sizes: i = 0 is the largest, i = k - 1 the smallest.
+    const size_t at = k == 1 ? 0 : i * (fit.size() - 1) / (k - 1);
+    out.push_back(*fit[at].e);
+  }
+  return out;
+}
+
+}  // namespace crucible
