@@ -154,6 +154,15 @@ TEST(PluginOutputs, ViewOutputsAreMadeWithMakeView) {
   EXPECT_EQ(r.status, Status::Passed) << r.detail;
 }
 
+TEST(PluginOutputs, ValuesThatLookLikeThePoisonAreNotUnwritten) {
+  // -1 in i64 and 255 in u8 are all 0xFF bytes, the poison: a second call under another poison
+  // shows the kernel wrote them.
+  CaseResult r = evaluate("bad_guards", "aten.full.default", "(([3, 4], -1), {'dtype': i64})");
+  EXPECT_EQ(r.status, Status::Passed) << r.detail;
+  r = evaluate("bad_guards", "aten.full.default", "(([5], 255), {'dtype': u8})");
+  EXPECT_EQ(r.status, Status::Passed) << r.detail;
+}
+
 TEST(PluginOutputs, RepeatedCallsOnTheSameTensorsSkipTheGuards) {
   // The timing loop calls the kernel again and again on the same tensors: no decoy, no
   // checks (the caching kernel is only caught by its decoy call).
