@@ -1,7 +1,9 @@
 // Materialisation: from (op, call literal, seed) to bound argument values, deterministically.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -55,21 +57,23 @@ int64_t Case::total_elements() const {
 
 namespace {
 
-// Values that break kernels: signed zeros, infinities, NaN, subnormals, the largest finite
-// values and values near overflow, mixed with ordinary values (every third element).
+// Values that break kernels: NaN, infinities, signed zeros, the largest finite values and
+// values near overflow, subnormals, mixed with ordinary values (every other element). The
+// most telling come first, so that even a tensor of 2 elements holds a NaN and one of 8 NaN,
+// both infinities and -0.
 double special_float(DType t, int64_t k, Rng& rng) {
-  if (k % 3 != 0) return rng.normal();
+  if (k % 2 != 0) return rng.normal();
   const FloatInfo fi = float_info(t);
-  const double table[] = {0.0,
-                          -0.0,
+  const double table[] = {std::numeric_limits<double>::quiet_NaN(),
                           std::numeric_limits<double>::infinity(),
                           -std::numeric_limits<double>::infinity(),
-                          std::numeric_limits<double>::quiet_NaN(),
+                          -0.0,
+                          0.0,
+                          fi.max,
+                          -fi.max,
                           fi.true_min,
                           -fi.true_min,
                           fi.tiny,
-                          fi.max,
-                          -fi.max,
                           fi.max * 0.75,
                           -fi.max * 0.5,
                           1.0,
@@ -77,7 +81,7 @@ double special_float(DType t, int64_t k, Rng& rng) {
                           0.5,
                           -2.0};
   constexpr int64_t n = sizeof(table) / sizeof(table[0]);
-  return table[(k / 3) % n];
+  return table[(k / 2) % n];
 }
 
 int64_t int_min(DType t) {
@@ -124,13 +128,26 @@ int64_t special_int(DType t, int64_t k, Rng& rng) {
 struct Drawing {
   ArgRole role;
   int64_t bound = -1;  // IndexInto
-  std::string fill;    // "", "special", "oob", "uniform", "positive"
+  std::string fill;    // "", "special", "oob", "uniform", "positive", "offsets"
 };
+
+// Bag boundaries (fill 'offsets'): a non-decreasing sequence that starts at 0 and stays
+// within [0, bound], with every fourth boundary repeating the one before it so that bags of
+// every length, empty ones included, occur.
+void fill_offsets(const Tensor& flat, int64_t bound, Rng& rng) {
+  const int64_t extent = flat.numel();
+  std::vector<int64_t> v(static_cast<size_t>(extent), 0);
+  for (int64_t k = 1; k < extent; ++k) v[k] = rng.integer(0, std::max<int64_t>(bound, 0));
+  std::sort(v.begin(), v.end());
+  if (extent > 0) v[0] = 0;
+  for (int64_t k = 3; k < extent; k += 4) v[k] = v[k - 1];
+  for (int64_t k = 0; k < extent; ++k) flat.set_int(k, v[k]);
+}
 
 // Complex tensors: the real and imaginary parts are each drawn as a real tensor of the
 // component dtype would be (standard normal by default). fill='special' puts the special
-// values in either part: the real part of element k takes special value k (every third
-// element), the imaginary part special value k + (k/3) % 3, so both parts, only the real or
+// values in either part: the real part of element k takes special value k (every other
+// element), the imaginary part special value k + (k/2) % 3, so both parts, only the real or
 // only the imaginary part are special in turn (inf+infj, nan+nanj, 1+infj, ...). Positive and
 // unit roles draw both parts positive / in [0, 1]; index roles are meaningless for complex
 // and draw the real part as for an integral tensor.
@@ -157,7 +174,7 @@ void fill_complex(const Tensor& flat, const Drawing& how, Rng& rng) {
       case ArgRole::Kind::Data:
         if (how.fill == "special") {
           re = special_float(comp, k, rng);
-          im = special_float(comp, k + (k / 3) % 3, rng);
+          im = special_float(comp, k + (k / 2) % 3, rng);
         } else if (how.fill == "uniform") {
           re = rng.uniform();
           im = rng.uniform();
@@ -199,6 +216,12 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
   const bool floating = is_floating(t);
   if (is_complex(t)) {
     fill_complex(flat, how, rng);
+    return Tensor::from_storage(storage, 0, lit.shape, strides, lit.dtype);
+  }
+  if (how.fill == "offsets") {
+    if (floating || t == DType::Bool)
+      op_error("fill='offsets' needs an integral tensor, not " + std::string(dtype_code(t)));
+    fill_offsets(flat, how.bound, rng);
     return Tensor::from_storage(storage, 0, lit.shape, strides, lit.dtype);
   }
   for (int64_t k = 0; k < extent; ++k) {
@@ -298,6 +321,8 @@ class Materializer {
     if (arg) d.role = op_.role_of(arg->name);
     if (lit.fill) d.fill = *lit.fill;
     if (d.role.kind == ArgRole::Kind::IndexInto) {
+      // The bag boundaries of the embedding-bag ops are offsets into `indices`, drawn sorted.
+      if (arg && arg->name == "offsets" && !lit.fill) d.fill = "offsets";
       d.bound = d.role.bound;
       if (!d.role.of.empty()) {
         const Literal* of = literal_of(d.role.of);
@@ -305,6 +330,9 @@ class Materializer {
           const Shape& sh = of->tensor.shape;
           int64_t dim = d.role.dim < 0 ? d.role.dim + static_cast<int64_t>(sh.size()) : d.role.dim;
           d.bound = (dim >= 0 && dim < static_cast<int64_t>(sh.size())) ? sh[dim] : 1;
+          if (d.fill == "offsets") d.bound = numel_of(sh);  // indices are read flattened
+        } else if (of && of->kind == LitKind::Int) {
+          d.bound = of->i;  // a size given as an int argument (num_weights)
         }
       }
     }

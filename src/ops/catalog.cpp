@@ -5,6 +5,7 @@
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
+#include "ops/sample_completion.h"
 
 namespace crucible {
 
@@ -167,6 +168,7 @@ const OpRegistry& OpRegistry::catalog() {
     register_grid_sampler_ops(*r);
     register_padding_ops(*r);
     register_fft_ops(*r);
+    for (auto& [name, op] : r->ops_) complete_samples(*op);
     return r;
   }();
   return *registry;

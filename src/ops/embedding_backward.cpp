@@ -25,10 +25,11 @@
 //    mode, padding_idx): mode sum only; out[i] = dot(grad[offset2bag[i]], weight[indices[i]]),
 //    0 where indices[i] == padding_idx; shape [indices.numel()], grad's dtype.
 //
-// Samples of _embedding_bag: sorted offsets cannot be drawn by the materialiser's roles (no
-// "sorted" fill), so offsets are drawn as zeros (role bound 1): every bag before the last is
-// empty and the last holds every index (with include_last_offset, every bag is empty). Bag
-// boundaries are tested with hand-written offsets in tests/ops/test_embedding_backward.cpp.
+// Samples: the indices of embedding_dense_backward are drawn in [0, num_weights) (an index
+// role bounded by the int argument). The offsets of _embedding_bag are drawn as real bag
+// boundaries (the materialiser draws an IndexInto argument named `offsets` sorted from 0,
+// within the indices, every fourth boundary repeated: bags of every length, empty ones
+// included). Hand-written boundaries are tested in tests/ops/test_embedding_backward.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -308,44 +309,47 @@ std::vector<Sample> bag_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : {f32, f16})
       out.push_back(make("DLRM table [100000, 128] x 65536 lookups " + code(t),
-                         {T({100000, 128}, t), T({65536}, i64), T({1}, i64)}));
+                         {T({100000, 128}, t), T({65536}, i64), T({4096}, i64)}));
     return out;
   }
   for (DType t : floating_dtypes())
     for (int64_t mode : {0, 1, 2})
       out.push_back(make("mode " + std::to_string(mode) + " " + code(t),
-                         {T({10, 4}, t), T({7}, i64), T({1}, i64), B(false), I(mode)}));
-  out.push_back(
-      make("empty bags before the last (sum)", {T({10, 4}, f32), T({7}, i64), T({3}, i64)}));
-  out.push_back(make("empty bags before the last (mean)",
-                     {T({10, 4}, f32), T({7}, i64), T({3}, i64), B(false), I(1)}));
-  out.push_back(make("empty bags before the last (max)",
-                     {T({10, 4}, f32), T({7}, i64), T({3}, i64), B(false), I(2)}));
-  out.push_back(make("include_last_offset (all bags empty)",
-                     {T({10, 4}, f32), T({5}, i64), T({3}, i64)},
+                         {T({10, 4}, t), T({9}, i64), T({4}, i64), B(false), I(mode)}));
+  out.push_back(make("one bag", {T({10, 4}, f32), T({7}, i64), T({1}, i64)}));
+  out.push_back(make("more bags than indices, empty ones (sum)",
+                     {T({10, 4}, f32), T({3}, i64), T({8}, i64)}));
+  out.push_back(make("more bags than indices, empty ones (mean)",
+                     {T({10, 4}, f32), T({3}, i64), T({8}, i64), B(false), I(1)}));
+  out.push_back(make("more bags than indices, empty ones (max)",
+                     {T({10, 4}, f32), T({3}, i64), T({8}, i64), B(false), I(2)}));
+  out.push_back(make("include_last_offset", {T({10, 4}, f32), T({11}, i64), T({5}, i64)},
                      {{"include_last_offset", B(true)}}));
-  out.push_back(make("per_sample_weights", {T({10, 4}, f32), T({7}, i64), T({1}, i64), B(false),
+  out.push_back(make("include_last_offset (max)",
+                     {T({10, 4}, f32), T({11}, i64), T({5}, i64), B(false), I(2)},
+                     {{"include_last_offset", B(true)}}));
+  out.push_back(make("per_sample_weights", {T({10, 4}, f32), T({7}, i64), T({3}, i64), B(false),
                                             I(0), B(false), T({7}, f32)}));
   out.push_back(make("per_sample_weights keyword f16", {T({10, 4}, f16), T({7}, i64), T({1}, i64)},
                      {{"per_sample_weights", T({7}, f16)}}));
-  out.push_back(make("padding_idx (sum)", {T({4, 3}, f32), T({12}, i64), T({1}, i64)},
+  out.push_back(make("padding_idx (sum)", {T({4, 3}, f32), T({12}, i64), T({4}, i64)},
                      {{"padding_idx", I(2)}}));
   out.push_back(make("padding_idx (mean)",
-                     {T({4, 3}, f32), T({12}, i64), T({1}, i64), B(false), I(1)},
+                     {T({4, 3}, f32), T({12}, i64), T({4}, i64), B(false), I(1)},
                      {{"padding_idx", I(0)}}));
   out.push_back(make("padding_idx (max)",
-                     {T({4, 3}, f32), T({12}, i64), T({1}, i64), B(false), I(2)},
+                     {T({4, 3}, f32), T({12}, i64), T({4}, i64), B(false), I(2)},
                      {{"padding_idx", I(1)}}));
-  out.push_back(make("i32 indices and offsets", {T({10, 4}, f32), T({7}, i32), T({2}, i32)}));
+  out.push_back(make("i32 indices and offsets", {T({10, 4}, f32), T({7}, i32), T({5}, i32)}));
   out.push_back(make("empty indices", {T({10, 4}, f32), T({0}, i64), T({1}, i64), B(false), I(1)}));
   out.push_back(make("no bags", {T({10, 4}, f32), T({0}, i64), T({0}, i64)}));
   out.push_back(
       make("flags given", {T({10, 4}, f64), T({7}, i64), T({1}, i64), B(true), I(0), B(true)}));
-  out.push_back(make("transposed weight", {T_transposed(10, 4, f32), T({7}, i64), T({1}, i64)}));
+  out.push_back(make("transposed weight", {T_transposed(10, 4, f32), T({7}, i64), T({3}, i64)}));
   out.push_back(
-      make("special values (sum)", {T_fill({10, 4}, f32, "special"), T({7}, i64), T({1}, i64)}));
+      make("special values (sum)", {T_fill({10, 4}, f32, "special"), T({9}, i64), T({4}, i64)}));
   out.push_back(make("special values (max)",
-                     {T_fill({10, 4}, f32, "special"), T({7}, i64), T({1}, i64), B(false), I(2)}));
+                     {T_fill({10, 4}, f32, "special"), T({9}, i64), T({4}, i64), B(false), I(2)}));
   out.push_back(
       make("error: index out of range", {T({10, 4}, f32), T_fill({7}, i64, "oob"), T({1}, i64)}));
   out.push_back(
@@ -403,10 +407,7 @@ void register_embedding_backward_ops(OpRegistry& r) {
     op.dtypes = floating_dtypes();
     op.ref = dense_backward_ref;
     op.samples = dense_backward_samples;
-    ArgRole role;
-    role.kind = ArgRole::Kind::IndexInto;
-    role.bound = 3;  // every sample has num_weights >= 3
-    op.roles["indices"] = role;
+    op.roles["indices"] = ArgRole::index_into("num_weights", 0);  // in [0, num_weights)
     op.cost = dense_backward_cost;
     op.compare.tol_scale = dense_backward_tol;
     r.add(std::move(op));
@@ -422,10 +423,7 @@ void register_embedding_backward_ops(OpRegistry& r) {
     op.ref = embedding_bag_ref;
     op.samples = bag_samples;
     op.roles["indices"] = ArgRole::index_into("weight", 0);
-    ArgRole zeros;
-    zeros.kind = ArgRole::Kind::IndexInto;
-    zeros.bound = 1;  // offsets drawn as 0 (see the file comment)
-    op.roles["offsets"] = zeros;
+    op.roles["offsets"] = ArgRole::index_into("indices", 0);  // sorted bag boundaries
     op.cost = bag_cost;
     op.compare.kind = ComparePolicy::Kind::Custom;
     op.compare.custom = embedding_bag_judge;
@@ -440,6 +438,7 @@ void register_embedding_backward_ops(OpRegistry& r) {
     op.ref = psw_backward_ref;
     op.samples = psw_backward_samples;
     op.roles["indices"] = ArgRole::index_into("weight", 0);
+    op.roles["offsets"] = ArgRole::index_into("indices", 0);
     op.roles["offset2bag"] = ArgRole::index_into("grad", 0);
     op.cost = psw_cost;
     op.compare.tol_scale = [](const Values& a) {

@@ -149,3 +149,52 @@ TEST(EmbeddingBackward, SamplesMaterialiseAndRaiseAsLabelled) {
 
 }  // namespace
 }  // namespace crucible
+
+namespace crucible {
+namespace {
+
+// Materialised bag boundaries are real offsets: from 0, non-decreasing, within the indices,
+// with empty bags -- as in the DLRM trace call, whose 1024 offsets split 54824 indices.
+TEST(EmbeddingBackward, OffsetsAreDrawnAsSortedBagBoundaries) {
+  const OpDef& bag = embedding_backward_ops().get("aten._embedding_bag.default");
+  for (uint64_t seed : {0, 1, 2}) {
+    const Values a = materialize(
+        bag,
+        cases::parse_call("((T([965, 192], f16), T([54824], i64), T([1024], i64), False, 0, "
+                          "True, T([54824], f16)), {})"),
+        seed);
+    const Tensor& offsets = a.at(2).tensor();
+    ASSERT_EQ(offsets.numel(), 1024);
+    EXPECT_EQ(offsets.get_int(0), 0);
+    int empty = 0;
+    for (int64_t b = 1; b < offsets.numel(); ++b) {
+      EXPECT_GE(offsets.get_int(b), offsets.get_int(b - 1)) << b;
+      EXPECT_LE(offsets.get_int(b), 54824) << b;
+      empty += offsets.get_int(b) == offsets.get_int(b - 1);
+    }
+    EXPECT_GT(empty, 0);
+    EXPECT_GT(offsets.get_int(1023), 54824 / 2);  // the bags spread over the indices
+    // The reference accepts them and sums every index into some bag.
+    EXPECT_NO_THROW(bag.run_ref(a));
+  }
+}
+
+// The indices of embedding_dense_backward stay below num_weights, however small it is (the
+// token-type embedding of the BERT-like traces has 2 rows).
+TEST(EmbeddingBackward, DenseBackwardIndicesStayBelowNumWeights) {
+  const OpDef& op = embedding_backward_ops().get("aten.embedding_dense_backward.default");
+  const Values a = materialize(
+      op, cases::parse_call("((T([2, 512, 128], f16), T([2, 512], i64), 2, -1, False), {})"), 0);
+  const Tensor& idx = a.at(1).tensor();
+  bool saw_one = false;
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    EXPECT_GE(idx.get_int(i), 0);
+    EXPECT_LT(idx.get_int(i), 2);
+    saw_one |= idx.get_int(i) == 1;
+  }
+  EXPECT_TRUE(saw_one);
+  EXPECT_NO_THROW(op.run_ref(a));
+}
+
+}  // namespace
+}  // namespace crucible
