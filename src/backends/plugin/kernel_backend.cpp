@@ -92,6 +92,8 @@ class KernelBackend final : public Backend {
 
   std::string name() const override { return name_; }
   std::string version() const override { return opts_.version; }
+  // Kernels from outside crucible: they run in sandboxed workers.
+  bool untrusted() const override { return true; }
 
   bool has_op(const OpDef& op) const override {
     load();
