@@ -67,6 +67,13 @@ void check_index_dtype(const Tensor& t, const char* arg, int pos, const char* op
              legacy_name(t.dtype()) + " instead (while checking arguments for " + op + ")");
 }
 
+// Every element of `t` as a double, in logical order (one pass instead of an element access
+// per use: the DLRM bags gather 10M weight elements).
+std::vector<double> doubles_of(const Tensor& t) {
+  const Tensor c = t.to(DType::Float64);
+  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
+}
+
 Values dense_backward_ref(const Values& a) {
   const Tensor& grad = a.at(0).tensor();
   const Tensor& indices = a.at(1).tensor();
@@ -83,16 +90,21 @@ Values dense_backward_ref(const Values& a) {
   CRUCIBLE_CHECK(num_weights >= 0, "embedding_backward: num_weights must be non-negative");
   std::map<int64_t, int64_t> counts;
   for (int64_t i = 0; i < n; ++i) ++counts[indices.get_int(i)];
-  std::vector<double> acc(static_cast<size_t>(num_weights * d), 0.0);
+  // Only the rows that are hit are accumulated (vocabularies reach 256k rows); the others
+  // stay zero (Tensor::empty's storage is zero-filled).
+  std::map<int64_t, std::vector<double>> acc;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = indices.get_int(i);
     if (row == padding_idx) continue;
     if (row < 0 || row >= num_weights) op_error("index out of range in self");
     const double s = scale ? 1.0 / static_cast<double>(counts[row]) : 1.0;
-    for (int64_t j = 0; j < d; ++j) acc[row * d + j] += grad.get(i * d + j) * s;
+    std::vector<double>& r = acc[row];
+    r.resize(static_cast<size_t>(d), 0.0);
+    for (int64_t j = 0; j < d; ++j) r[static_cast<size_t>(j)] += grad.get(i * d + j) * s;
   }
   Tensor out = Tensor::empty({num_weights, d}, grad.dtype());
-  for (int64_t k = 0; k < num_weights * d; ++k) out.set(k, acc[k]);
+  for (const auto& [row, r] : acc)
+    for (int64_t j = 0; j < d; ++j) out.set(row * d + j, r[static_cast<size_t>(j)]);
   return {out};
 }
 
@@ -132,6 +144,7 @@ Values embedding_bag_ref(const Values& a) {
   }
   const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
   const int64_t n = indices.size(0), rows = weight.size(0), d = weight.size(1);
+  const std::vector<double> wv = doubles_of(weight);
   const int64_t num_bags = offsets.size(0) - (include_last ? 1 : 0);
   CRUCIBLE_CHECK(num_bags >= 0, "embedding_bag: include_last_offset needs at least one offset");
   if (offsets.size(0) > 0 && offsets.get_int(0) != 0)
@@ -167,7 +180,7 @@ Values embedding_bag_ref(const Values& a) {
       if (row == padding_idx) continue;
       const double s = psw ? psw_flat.get(i) : 1.0;
       for (int64_t j = 0; j < d; ++j) {
-        const double v = weight.get(row * d + j);
+        const double v = wv[static_cast<size_t>(row * d + j)];
         if (mode == 2) {
           if (count == 0 || v > acc[j] || std::isnan(v)) {
             if (!(count > 0 && std::isnan(acc[j]))) {
@@ -225,6 +238,7 @@ Values psw_backward_ref(const Values& a) {
   CRUCIBLE_CHECK(indices.dim() == 1, "indices must be 1-D");
   CRUCIBLE_CHECK(offset2bag.numel() == indices.numel(), "offset2bag must have one entry per index");
   const int64_t n = indices.numel(), d = weight.size(1);
+  const std::vector<double> gv = doubles_of(grad), wv = doubles_of(weight);
   Tensor out = Tensor::empty({n}, grad.dtype());
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = indices.get_int(i);
@@ -236,7 +250,8 @@ Values psw_backward_ref(const Values& a) {
     if (row < 0 || row >= weight.size(0) || bag < 0 || bag >= grad.size(0))
       op_error("index out of range in self");
     double s = 0;
-    for (int64_t j = 0; j < d; ++j) s += grad.get(bag * d + j) * weight.get(row * d + j);
+    for (int64_t j = 0; j < d; ++j)
+      s += gv[static_cast<size_t>(bag * d + j)] * wv[static_cast<size_t>(row * d + j)];
     out.set(i, s);
   }
   return {out};
