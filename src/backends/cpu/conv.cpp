@@ -228,6 +228,44 @@ void gemm_t(int64_t m, int64_t n, int64_t k, MatView<T> a, MatView<T> b, T beta,
   }
 }
 
+// Depthwise gather (one input and one output channel per group): Y[n, g] += w[k] * X[n, g]
+// shifted, straight from X without im2col; (n, g) planes over the threads.
+template <typename T>
+__attribute__((optimize("O3"))) void depthwise_gather(const Geo& q, const T* x, T* y, const T* w) {
+  const int64_t xsp = q.xsp(), ysp = q.ysp(), kvol = q.kvol(), s2 = q.st[2];
+  parallel_for(0, q.n * q.g, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      const T* xc = x + pl * xsp;
+      T* yc = y + pl * ysp;
+      const T* wk = w + (pl % q.g) * kvol;
+      std::fill(yc, yc + ysp, T(0));
+      for (int64_t kd = 0; kd < q.ks[0]; ++kd)
+        for (int64_t kh = 0; kh < q.ks[1]; ++kh)
+          for (int64_t kw = 0; kw < q.ks[2]; ++kw) {
+            const T wv = wk[(kd * q.ks[1] + kh) * q.ks[2] + kw];
+            const int64_t off = kw * q.dl[2] - q.pd[2];
+            int64_t lo, hi;
+            inner_range(off, s2, q.xs[2], q.ys[2], &lo, &hi);
+            for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
+              const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
+              if (xd < 0 || xd >= q.xs[0]) continue;
+              for (int64_t yh = 0; yh < q.ys[1]; ++yh) {
+                const int64_t xh = yh * q.st[1] - q.pd[1] + kh * q.dl[1];
+                if (xh < 0 || xh >= q.xs[1]) continue;
+                T* yr = yc + (yd * q.ys[1] + yh) * q.ys[2];
+                const T* xr = xc + (xd * q.xs[1] + xh) * q.xs[2] + off;
+                if (s2 == 1) {
+                  for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o];
+                } else {
+                  for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
+                }
+              }
+            }
+          }
+    }
+  });
+}
+
 enum class Mode { Gather, Scatter, Weight };
 
 // Runs one of the three products over every (n, g). x, y: [N, C, spatial] contiguous; w:
@@ -237,6 +275,11 @@ template <typename T>
 void conv_product(Mode mode, const Geo& q, T* x, T* y, T* w, bool ordered = false) {
   const int64_t cxg = q.cxg(), cyg = q.cyg(), xsp = q.xsp(), ysp = q.ysp(), kvol = q.kvol();
   const int64_t kk = cxg * kvol;  // the im2col rows of one group
+  if (mode == Mode::Gather && cxg == 1 && cyg == 1 && q.g > 1 && !ordered &&
+      std::is_floating_point_v<T>) {
+    depthwise_gather(q, x, y, w);
+    return;
+  }
   const bool direct = q.pointwise();
   const int threads = num_threads();
   // Work items: batch items (each thread owns whole images; Weight accumulates per thread).

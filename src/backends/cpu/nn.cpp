@@ -8,6 +8,7 @@ void register_nn_kernels(KernelTable& t) {
   register_norm_kernels(t);
   register_pool_kernels(t);
   register_embedding_kernels(t);
+  register_index_kernels(t);
 }
 
 }  // namespace crucible::cpu
