@@ -163,6 +163,18 @@ TEST(PluginOutputs, ValuesThatLookLikeThePoisonAreNotUnwritten) {
   EXPECT_EQ(r.status, Status::Passed) << r.detail;
 }
 
+TEST(PluginOutputs, NumberAndTensorListOutputs) {
+  CaseResult r = evaluate("bad_guards", "aten.sym_size.int", "((T([2, 7], f32), -1), {})");
+  EXPECT_EQ(r.status, Status::Passed) << r.detail;
+  r = evaluate("bad_guards", "aten.sym_size.int", "((T([2, 7], f32), 2), {})");
+  EXPECT_EQ(r.status, Status::Passed) << r.detail;
+  EXPECT_TRUE(r.expected_error) << r.detail;
+  r = evaluate("bad_guards", "aten.unbind_copy.int",
+               "((T([3, 4, 5], f32, stride=(1, 15, 3)), 1), {})");
+  EXPECT_EQ(r.status, Status::Passed) << r.detail;
+  EXPECT_EQ(r.checks.size(), 4u);  // one compared tensor per slice
+}
+
 TEST(PluginOutputs, RepeatedCallsOnTheSameTensorsSkipTheGuards) {
   // The timing loop calls the kernel again and again on the same tensors: no decoy, no
   // checks (the caching kernel is only caught by its decoy call).
