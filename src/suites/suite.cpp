@@ -220,7 +220,7 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
     sc.c.source = fmt::format("{}:{}", e.file, e.line);
     sc.c.perf = o.perf;
     if (o.max_numel > 0) {
-      int64_t n = sc.c.total_elements();
+      int64_t n = call_elements(op, sc.c.call);
       if (n > o.max_numel)
         sc.skip_reason = fmt::format(
             "{} elements exceed --max-numel {} (raise it, or 0 for no cap)", n, o.max_numel);

@@ -22,13 +22,37 @@ std::string program_dir() {
   return ec ? std::string() : exe.parent_path().string();
 }
 
-int64_t elements_of(const cases::CallSpec& call) {
-  Case c;
-  c.call = call;
-  return c.total_elements();
+// The literal bound to schema argument `i` (positional or keyword), if any.
+const cases::Literal* literal_of(const OpDef& op, const cases::CallSpec& call, size_t i) {
+  if (i < call.args.size()) return &call.args[i];
+  for (const auto& [name, lit] : call.kwargs)
+    if (name == op.schema.arguments[i].name) return &lit;
+  return nullptr;
 }
 
 }  // namespace
+
+int64_t call_elements(const OpDef* op, const cases::CallSpec& call) {
+  Case c;
+  c.call = call;
+  int64_t n = c.total_elements();
+  if (!op) return n;
+  const auto& args = op->schema.arguments;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name != "size" && args[i].name != "input_sizes") continue;
+    const cases::Literal* lit = literal_of(*op, call, i);
+    if (!lit || (lit->kind != cases::LitKind::List && lit->kind != cases::LitKind::Tuple)) continue;
+    int64_t out = 1;
+    for (const cases::Literal& item : lit->items)
+      if (item.kind == cases::LitKind::Int && item.i > 0) out *= item.i;
+    n += out;
+  }
+  if (op->name == "aten.embedding_dense_backward.default" && call.args.size() >= 3 &&
+      call.args[0].kind == cases::LitKind::Tensor && !call.args[0].tensor.shape.empty() &&
+      call.args[2].kind == cases::LitKind::Int)
+    n += call.args[2].i * call.args[0].tensor.shape.back();
+  return n;
+}
 
 std::string shipped_traces_dir() {
   if (const char* env = std::getenv("CRUCIBLE_TRACES"); env && *env) {
@@ -75,7 +99,7 @@ std::vector<cases::TraceEntry> pick_perf_calls(const OpDef& op,
   for (const cases::TraceEntry& e : calls) {
     auto d = primary_dtype(e.call);
     if (d && std::find(op.dtypes.begin(), op.dtypes.end(), *d) == op.dtypes.end()) continue;
-    const int64_t elements = elements_of(e.call);
+    const int64_t elements = call_elements(&op, e.call);
     const double flops = estimate_flops(op.name, e.call);
     if (max_numel > 0 && elements > max_numel) continue;
     if (max_flops > 0 && flops > max_flops) continue;

@@ -1,0 +1,42 @@
+// --max-numel caps the elements a trace call makes, outputs included where the arguments give
+// their size: a 256k-row embedding gradient from a [2, 128, 1024] grad is skipped, not run.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "crucible/suites/suite.h"
+#include "suites/trace_shapes.h"
+
+namespace crucible {
+namespace {
+
+TEST(TraceCaps, OutputsSizedByTheArgumentsCountAgainstMaxNumel) {
+  const auto dir = std::filesystem::temp_directory_path() / "crucible_trace_caps";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "t.txt");
+    f << "Operator: aten.embedding_dense_backward.default\n"
+         "cnt: 1, ((T([2, 128, 1024], f16), T([2, 128], i64), 256008, 1, False), {})\n"
+         "cnt: 1, ((T([2, 128, 1024], f16), T([2, 128], i64), 2, 1, False), {})\n"
+         "Operator: aten.new_zeros.default\n"
+         "cnt: 1, ((T([4], f16), [8192, 8192]), {})\n"
+         "cnt: 1, ((T([4], f16), [64, 64]), {})\n";
+  }
+  SuiteOptions o;
+  o.suite = "traces:" + (dir / "t.txt").string();
+  o.max_numel = int64_t{1} << 24;
+  const std::vector<SuiteCase> cases = build_suite(o);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_NE(cases[0].skip_reason.find("--max-numel"), std::string::npos);
+  EXPECT_EQ(cases[1].skip_reason, "");
+  EXPECT_NE(cases[2].skip_reason.find("--max-numel"), std::string::npos);
+  EXPECT_EQ(cases[3].skip_reason, "");
+  EXPECT_EQ(call_elements(cases[0].op, cases[0].c.call), 2 * 128 * 1024 + 256 + 256008 * 1024);
+  EXPECT_EQ(call_elements(cases[3].op, cases[3].c.call), 4 + 64 * 64);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace crucible
