@@ -129,6 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         GuardCase{"aten.relu.default", "((T([4, 5], f32),), {})",
                   "wrote past the end of output 0: 4 byte(s) of the guard zone after it changed"},
+        GuardCase{"aten.relu_.default", "((T([4, 5], f32),), {})",
+                  "wrote past the end of mutated argument 'self': 4 byte(s)"},
         GuardCase{"aten.neg.default", "((T([4, 5], f32),), {})",
                   "wrote before the start of output 0: 4 byte(s)"},
         GuardCase{"aten.abs.default", "((T([4, 5], f32),), {})",

@@ -2,6 +2,7 @@
 #include "backends/plugin/kernel_call.h"
 
 #include <cstring>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -36,8 +37,28 @@ bool inside_storage(const void* p, const Tensor& t) {
 
 KernelCall::KernelCall(const OpDef& op, const OutputPlan& plan, const Values& args, bool guarded,
                        uint8_t poison, uint64_t seed, int num_threads)
-    : op_(op), plan_(plan), args_(args), guarded_(guarded), poison_(poison) {
-  cargs_ = abi_.values(args);
+    : op_(op), plan_(plan), args_(args), call_args_(args), guarded_(guarded), poison_(poison) {
+  // Arguments the op writes into: the kernel gets a copy of the storage region they span with
+  // guard zones around it (same offsets and strides), copied back after the call.
+  if (guarded_)
+    for (size_t i : op.schema.mutated_arguments()) {
+      if (i >= args.size() || !args[i].is_tensor() || !args[i].tensor().defined()) continue;
+      GuardedArg ga;
+      ga.arg = i;
+      ga.original = args[i].tensor();
+      std::tie(ga.lo, ga.hi) = ga.original.storage_extent();
+      ga.g = allocate_guarded({ga.hi - ga.lo}, {1}, ga.original.dtype(), 0);
+      const size_t item = ga.original.itemsize();
+      if (ga.hi > ga.lo)
+        std::memcpy(ga.g.tensor.data_ptr(),
+                    static_cast<const char*>(ga.original.storage()->data()) + ga.lo * item,
+                    static_cast<size_t>(ga.hi - ga.lo) * item);
+      call_args_[i] = Value(Tensor::from_storage(
+          ga.g.tensor.storage(), ga.g.tensor.offset() + ga.original.offset() - ga.lo,
+          ga.original.shape(), ga.original.strides(), ga.original.dtype()));
+      guarded_args_.push_back(std::move(ga));
+    }
+  cargs_ = abi_.values(call_args_);
   out_lists_.reserve(plan.slots.size());
   for (size_t k = 0; k < plan.slots.size(); ++k) {
     const OutputSlot& s = plan.slots[k];
@@ -127,7 +148,18 @@ Tensor KernelCall::new_output(const TensorSpec& spec, Out& o) {
 
 int32_t KernelCall::invoke(crucible_kernel_fn fn) {
   error_[0] = '\0';
-  return fn(&call_);
+  const int32_t status = fn(&call_);
+  copy_back();
+  return status;
+}
+
+void KernelCall::copy_back() {
+  for (const GuardedArg& ga : guarded_args_) {
+    if (ga.hi <= ga.lo) continue;
+    const size_t item = ga.original.itemsize();
+    std::memcpy(static_cast<char*>(ga.original.storage()->data()) + ga.lo * item,
+                ga.g.tensor.data_ptr(), static_cast<size_t>(ga.hi - ga.lo) * item);
+  }
 }
 
 std::string KernelCall::message() const {
@@ -224,11 +256,12 @@ std::string KernelCall::pointer_cause(const Out& o, const DLTensor& now) const {
   const std::string what = describe(o);
   if (now.data != o.expected.data) {
     const Schema& s = op_.schema;
-    for (size_t i = 0; i < args_.size() && i < s.arguments.size(); ++i) {
+    for (size_t i = 0; i < call_args_.size() && i < s.arguments.size(); ++i) {
       std::vector<Tensor> ts;
-      if (args_[i].is_tensor()) ts.push_back(args_[i].tensor());
-      if (args_[i].kind() == ValueKind::TensorList || args_[i].kind() == ValueKind::OptTensorList)
-        ts = args_[i].tensors();
+      const Value& a = call_args_[i];
+      if (a.is_tensor()) ts.push_back(a.tensor());
+      if (a.kind() == ValueKind::TensorList || a.kind() == ValueKind::OptTensorList)
+        ts = a.tensors();
       for (const Tensor& t : ts)
         if (inside_storage(now.data, t))
           return fmt::format(
@@ -249,6 +282,11 @@ std::string KernelCall::pointer_cause(const Out& o, const DLTensor& now) const {
 }
 
 void KernelCall::check(const std::string& when) const {
+  for (const GuardedArg& ga : guarded_args_) {
+    std::string cause = check_guard_zones(
+        ga.g, fmt::format("mutated argument '{}'", op_.schema.arguments[ga.arg].name));
+    if (!cause.empty()) kernel_fault(cause + when);
+  }
   for (const auto& [dl, o] : outs_) {
     const DLTensor& now = *dl;
     bool layout_same = same_dl(now, o.expected);

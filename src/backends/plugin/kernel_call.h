@@ -26,7 +26,8 @@ class KernelCall {
   KernelCall(const KernelCall&) = delete;
   KernelCall& operator=(const KernelCall&) = delete;
 
-  // Calls the kernel; returns its status. message() holds what it wrote to call->error.
+  // Calls the kernel; returns its status. message() holds what it wrote to call->error. Mutated
+  // tensor arguments are passed as guarded copies and copied back after the call.
   int32_t invoke(crucible_kernel_fn fn);
   std::string message() const;
   // Turns a status other than CRUCIBLE_OK into crucible's error (op error, unsupported, fault).
@@ -73,6 +74,15 @@ class KernelCall {
   const OpDef& op_;
   const OutputPlan& plan_;
   const Values& args_;
+  Values call_args_;  // args_, with mutated tensors replaced by their guarded copies
+  struct GuardedArg {
+    size_t arg = 0;
+    Tensor original;
+    GuardedOutput g;
+    int64_t lo = 0, hi = 0;  // the storage elements the original can touch
+  };
+  std::vector<GuardedArg> guarded_args_;
+  void copy_back();
   bool guarded_;
   uint8_t poison_;
   AbiValues abi_;
