@@ -173,5 +173,22 @@ TEST(BadKernels, BackendBenchSpellingsAndNoSandbox) {
       << o.out;
 }
 
+// The acceptance command: the example kernels, compiled from their folder, pass.
+TEST(KernelFolders, ExampleKernelsPassThroughTheDirBackend) {
+  std::string out = temp_dir("examples-dir");
+  setenv("CRUCIBLE_KERNEL_CACHE", kernel_cache().c_str(), 1);
+  Output o = crucible("run --suite opinfo --backend dir:" +
+                      shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/examples/kernels") +
+                      " --ops relu,add,_softmax,mm -q --out " + out);
+  unsetenv("CRUCIBLE_KERNEL_CACHE");
+  ASSERT_EQ(o.status, 0) << o.out;
+  Verdicts v(read_jsonl(out + "/results.jsonl"));
+  for (const char* op :
+       {"aten.relu.default", "aten.add.Tensor", "aten._softmax.default", "aten.mm.default"})
+    EXPECT_TRUE(v.all(op, "passed")) << v.dump(op);
+  EXPECT_NE(read_json(out + "/manifest.json")["sandbox"].get<std::string>().find("seccomp"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace crucible::e2e
