@@ -62,12 +62,12 @@ struct KernelBackendOptions {
 // A backend whose kernels come from `loader`, called once, on the first has_op/supports/run (in
 // the worker; call has_op once to load eagerly, e.g. before a sandbox closes the file system).
 // Loading errors do not escape: has_op is then false for every op, supports true, and run()
-// throws the load error (a compile error keeps its kind) so every case records it. Each call binds the arguments to the C ABI, allocates the outputs crucible knows
-// the shapes of (from the catalog's reference, cached per argument signature) with guard zones
-// and poison, calls the kernel first on a decoy (the same shapes, other values) and then on the
-// case, and fails the case with the exact cause when the kernel writes outside an output, leaves
-// part of it unwritten, points an output at an input the schema says it must not alias, or
-// returns the result of the earlier call.
+// throws the load error (a compile error keeps its kind) so every case records it. Each call binds
+// the arguments to the C ABI, allocates the outputs crucible knows the shapes of (from the
+// catalog's reference, cached per argument signature) with guard zones and poison, calls the kernel
+// first on a decoy (the same shapes, other values) and then on the case, and fails the case with
+// the exact cause when the kernel writes outside an output, leaves part of it unwritten, points an
+// output at an input the schema says it must not alias, or returns the result of the earlier call.
 std::unique_ptr<Backend> make_kernel_backend(std::string name,
                                              std::function<std::vector<LoadedKernel>()> loader,
                                              KernelBackendOptions opts = {});
