@@ -222,8 +222,8 @@ void register_pointwise_kernels(KernelTable& t) {
                        p.s[0] = e;
                        op = e == 2      ? PwOp::Square
                             : e == 1    ? PwOp::Identity
-                            : e == 0.5  ? PwOp::Sqrt
-                            : e == -0.5 ? PwOp::Rsqrt
+                            : e == 0.5  ? PwOp::PowHalf
+                            : e == -0.5 ? PwOp::PowMinusHalf
                             : e == -1   ? PwOp::Reciprocal
                                         : PwOp::PowScalar;
                      }));
@@ -343,6 +343,7 @@ void register_pointwise_kernels(KernelTable& t) {
   specs()["aten.addcdiv.default"].check = &addcdiv_check;
 
   register_pointwise_activation_kernels(t);
+  register_copy_kernels(t);
 }
 
 }  // namespace crucible::cpu

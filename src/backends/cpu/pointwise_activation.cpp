@@ -118,6 +118,10 @@ void register_pointwise_activation_kernels(KernelTable& t) {
         p.s[1] = a.at(2).to_double();
         p.s[2] = a.at(3).to_double();
         p.s[3] = a.at(4).to_bool() ? 1.0 : 0.0;
+        CRUCIBLE_CHECK(!(a.at(4).to_bool() && p.s[0] < 0),
+                       "In-place elu backward calculation is triggered with a negative slope "
+                       "which is not supported. This is caused by calling in-place forward "
+                       "function with a negative slope, please call out-of-place version instead.");
       });
 }
 

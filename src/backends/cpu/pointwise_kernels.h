@@ -34,14 +34,16 @@ enum class PwOp : uint8_t {
   Round,
   IsNan,
   IsInf,
-  Threshold,  // a <= s0 ? s1 : a
-  Hardtanh,   // clamp(a, s0, s1)
-  LeakyRelu,  // a > 0 ? a : a * s0
-  Elu,        // a > 0 ? a * s1 : s0 * (exp(a * s2) - 1) * s1   (alpha, scale, input_scale)
-  Softplus,   // a * s0 > s1 ? a : log1p(exp(a * s0)) / s0      (beta, threshold)
-  PowScalar,  // a ^ s0
-  Square,     // a * a
-  Fill,       // s0 (no input)
+  Threshold,     // a <= s0 ? s1 : a
+  Hardtanh,      // clamp(a, s0, s1)
+  LeakyRelu,     // a > 0 ? a : a * s0
+  Elu,           // a > 0 ? a * s1 : s0 * (exp(a * s2) - 1) * s1   (alpha, scale, input_scale)
+  Softplus,      // a * s0 > s1 ? a : log1p(exp(a * s0)) / s0      (beta, threshold)
+  PowScalar,     // a ^ s0
+  Square,        // a * a
+  PowHalf,       // pow(a, 0.5): sqrt, but pow(-inf, 0.5) = +inf
+  PowMinusHalf,  // pow(a, -0.5): 1 / sqrt, but pow(-inf, -0.5) = +0
+  Fill,          // s0 (no input)
   // binary: out = f(a, b)
   Add,  // a + s0 * b
   Mul,

@@ -145,6 +145,8 @@ CRUCIBLE_UNARY(FElu, sel(a > T(0), a* s1, s0*(vm::exp(a* s2) - T(1)) * s1))
 CRUCIBLE_UNARY(FSoftplus, softplus(a, s0, s1))
 CRUCIBLE_UNARY(FPowScalar, std::pow(a, s0))
 CRUCIBLE_UNARY(FSquare, a* a)
+CRUCIBLE_UNARY(FPowHalf, sel(a == -INFINITY, T(INFINITY), std::sqrt(a)))
+CRUCIBLE_UNARY(FPowMinusHalf, sel(a == -INFINITY, T(0), T(1) / std::sqrt(a)))
 CRUCIBLE_UNARY(FFill, s0)
 
 // ---- binary ----
@@ -177,7 +179,7 @@ CRUCIBLE_BINARY(FHardtanhBackward, sel(b <= s0 || b >= s1, T(0), a))
 CRUCIBLE_BINARY(FLeakyReluBackward, sel(b > T(0), a, a* s0))
 CRUCIBLE_BINARY(FEluBackward,
                 sel(b > T(0), a* s1,
-                    sel(s3 != T(0), a* s2*(b + s0 * s1), a* s2* s0* s1* vm::exp(b* s2))))
+                    sel(s3 != T(0), a* s2*(b + s0 * s1), a*(s2* s0* s1* vm::exp(b* s2)))))
 CRUCIBLE_BINARY(FSoftplusBackward,
                 sel(b* s0 > s1, a, a*(vm::exp(b* s0) / (vm::exp(b * s0) + T(1)))))
 
@@ -335,6 +337,8 @@ PwKernels make_kernels() {
   CRUCIBLE_F(Softplus, FSoftplus)
   CRUCIBLE_F(PowScalar, FPowScalar)
   CRUCIBLE_F(Square, FSquare)
+  CRUCIBLE_F(PowHalf, FPowHalf)
+  CRUCIBLE_F(PowMinusHalf, FPowMinusHalf)
   CRUCIBLE_F(Fill, FFill)
   CRUCIBLE_F(Add, FAdd)
   CRUCIBLE_F(Mul, FMul)

@@ -45,5 +45,6 @@ std::vector<DType> pw_int_dtypes();    // u8 i8 i16 i32 i64
 std::vector<DType> pw_all_dtypes();    // b8 + ints + floats
 
 void register_pointwise_activation_kernels(KernelTable& t);  // pointwise_activation.cpp
+void register_copy_kernels(KernelTable& t);                  // copy.cpp
 
 }  // namespace crucible::cpu

@@ -1,0 +1,110 @@
+// The cpu backend's copies and dtype conversions (clone, copy_, _to_copy, lift_fresh_copy) and
+// fill_, through the elementwise engine (identity / fill loops, converting per block).
+#include "backends/cpu/pointwise_engine.h"
+#include "backends/cpu/pointwise_ops.h"
+#include "crucible/core/error.h"
+#include "ops/creation_internal.h"
+
+namespace crucible::cpu {
+
+namespace {
+
+void copy_into(const Tensor& src, const Tensor& dst) {
+  const Tensor ins[] = {src};
+  pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
+}
+
+// A copy of `self` as `dtype` with the strides ATen gives memory format `mf`.
+Tensor copy_as(const Tensor& self, DType dtype, MemoryFormat mf) {
+  Tensor out = Tensor::empty_strided(self.shape(), creation::like_strides(self, mf), dtype);
+  copy_into(self, out);
+  return out;
+}
+
+Values clone(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  return {Value(
+      copy_as(self, self.dtype(), creation::memory_format_arg(a, 1, MemoryFormat::Preserve)))};
+}
+
+// _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
+Values to_copy(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const DType dt = a.size() > 1 && !a[1].is_none() ? a[1].to_dtype() : self.dtype();
+  if (a.size() > 2 && !a[2].is_none())
+    CRUCIBLE_CHECK(a[2].to_layout() == Layout::Strided,
+                   "to(options) doesn't support converting to a different layout, but got "
+                   "self.layout being Strided and options.layout set as SparseCoo");
+  return {Value(copy_as(self, dt, creation::memory_format_arg(a, 6, MemoryFormat::Preserve)))};
+}
+
+Values copy_(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  Tensor src = a.at(1).tensor();
+  for (int64_t d = 0; d < self.dim(); ++d)
+    CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
+                   "unsupported operation: more than one element of the written-to tensor refers "
+                   "to a single memory location. Please clone() the tensor before performing the "
+                   "operation.");
+  const Shape shape = broadcast_shapes(self.shape(), src.shape());
+  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
+                                            " doesn't match the broadcast shape " +
+                                            shape_str(shape));
+  if (src.overlaps(self) && !(src.data_ptr() == self.data_ptr() && src.strides() == self.strides()))
+    src = src.clone();  // read everything before writing
+  copy_into(src, self);
+  return {Value(self)};
+}
+
+// fill_.Scalar / fill_.Tensor: the value checked as c10's Scalar::to<T> does, stored once in
+// self's dtype and broadcast through any strides.
+Values fill_(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  Scalar s;
+  if (a.at(1).is_tensor()) {
+    const Tensor& v = a[1].tensor();
+    CRUCIBLE_CHECK(v.dim() == 0,
+                   "fill_ only supports 0-dimension value tensor but got tensor with " +
+                       std::to_string(v.dim()) + " dimensions.");
+    s = creation::item_of(v);
+  } else {
+    s = a[1].to_scalar();
+  }
+  Tensor one = Tensor::empty({}, self.dtype());
+  creation::fill_with(one, s);  // raises "value cannot be converted ... without overflow"
+  const Tensor ins[] = {one};
+  pw_run(PwOp::Identity, ins, self, compute_for(self.dtype()), PwParams{});
+  return {Value(self)};
+}
+
+bool copy_supports(const OpDef&, const Values& a, std::string* why) {
+  for (const Value& v : a)
+    if (v.is_tensor() &&
+        (is_complex(v.tensor().dtype()) || v.tensor().dtype() == DType::Float8E4M3FN ||
+         v.tensor().dtype() == DType::Float8E5M2)) {
+      if (why) *why = "backend 'cpu' copies real dtypes other than fp8 only";
+      return false;
+    }
+  if (a.size() > 1 && a[1].kind() == ValueKind::DType) {
+    const DType t = a[1].to_dtype();
+    if (is_complex(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2) {
+      if (why) *why = "backend 'cpu' does not convert to " + std::string(dtype_code(t));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void register_copy_kernels(KernelTable& t) {
+  const auto all = pw_all_dtypes();
+  t.add("aten.clone.default", {&clone, &copy_supports, all});
+  t.add("aten.lift_fresh_copy.default", {&clone, &copy_supports, all});
+  t.add("aten._to_copy.default", {&to_copy, &copy_supports, all});
+  t.add("aten.copy_.default", {&copy_, &copy_supports, all});
+  t.add("aten.fill_.Scalar", {&fill_, &copy_supports, all});
+  t.add("aten.fill_.Tensor", {&fill_, &copy_supports, all});
+}
+
+}  // namespace crucible::cpu

@@ -1,0 +1,82 @@
+// The cpu backend's reductions see their input as [outer, red, inner]: `red` is the reduced
+// extent, in the input's row-major order over the reduced dims (the order the reference
+// visits them, so order-dependent results such as first indices and sequential sums agree).
+// A contiguous input whose reduced dims form one block is used in place; any other input is
+// permuted (reduced dims last, kept in order) and copied once in the compute dtype.
+#pragma once
+
+#include <vector>
+
+#include "backends/cpu/pointwise_engine.h"
+#include "crucible/core/tensor.h"
+
+namespace crucible::cpu {
+
+struct RowsView {
+  Tensor src;  // contiguous, compute dtype
+  int64_t outer = 1, red = 1, inner = 1;
+};
+
+// `reduced[d]`: whether input dim d is folded. `ct`: f32, f64 or i64.
+inline RowsView reduce_rows(const Tensor& x, const std::vector<bool>& reduced, DType ct) {
+  RowsView v;
+  const int64_t nd = x.dim();
+  int64_t first = -1, last = -1;
+  bool block = true;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!reduced[static_cast<size_t>(d)] || x.size(d) == 1) continue;
+    if (first < 0) first = d;
+    if (last >= 0 && last != d - 1) {
+      // a kept dim of size > 1 between two reduced ones?
+      for (int64_t e = last + 1; e < d; ++e)
+        if (!reduced[static_cast<size_t>(e)] && x.size(e) != 1) block = false;
+    }
+    last = d;
+  }
+  if (x.is_contiguous() && x.dtype() == ct && block) {
+    v.src = x;
+    if (first < 0) {
+      v.outer = x.numel();
+    } else {
+      for (int64_t d = 0; d < nd; ++d) {
+        const bool red = reduced[static_cast<size_t>(d)];
+        if (d < first)
+          v.outer *= x.size(d);
+        else if (d > last)
+          v.inner *= x.size(d);
+        else if (red)
+          v.red *= x.size(d);
+        else
+          v.outer *= x.size(d);  // size-1 kept dims inside the block
+      }
+    }
+    return v;
+  }
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < nd; ++d)
+    if (!reduced[static_cast<size_t>(d)]) {
+      perm.push_back(d);
+      v.outer *= x.size(d);
+    }
+  for (int64_t d = 0; d < nd; ++d)
+    if (reduced[static_cast<size_t>(d)]) {
+      perm.push_back(d);
+      v.red *= x.size(d);
+    }
+  Tensor p = nd > 0 ? x.permute(perm) : x;
+  v.src = Tensor::empty(p.shape(), ct);
+  if (p.numel() > 0) {
+    const Tensor ins[] = {p};
+    pw_run(PwOp::Identity, ins, v.src, compute_for(p.dtype()), PwParams{});
+  }
+  return v;
+}
+
+// The compute dtype of a reduction over `t`: f64 for f64, f32 for the other floating dtypes,
+// i64 for integers and bool.
+inline DType reduce_compute_dtype(DType t) {
+  if (t == DType::Float64) return DType::Float64;
+  return is_floating(t) ? DType::Float32 : DType::Int64;
+}
+
+}  // namespace crucible::cpu
