@@ -40,6 +40,14 @@ int run_cli(int argc, char** argv) {
   parse->add_option("path", parse_path, "trace file or folder")->required();
   parse->add_flag("-q,--quiet", parse_quiet, "only validate; print the counts");
 
+  int cal_threads = 0;
+  bool cal_cached = false, cal_json = false;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "measure triad bandwidth and peak f32 FLOP/s (the % of peak of --perf runs)");
+  calibrate->add_option("--threads", cal_threads, "threads to measure with (default: cores)");
+  calibrate->add_flag("--cached", cal_cached, "print the cached peaks if present, else measure");
+  calibrate->add_flag("--json", cal_json, "print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,6 +58,7 @@ int run_cli(int argc, char** argv) {
   if (run->parsed()) return command_run(rf, args);
   if (ops->parsed()) return command_ops(ops_backend, ops_json);
   if (parse->parsed()) return command_parse(parse_path, parse_quiet);
+  if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);
   return 2;
 }
 

@@ -22,6 +22,7 @@
 #include "crucible/core/error.h"
 #include "crucible/eval/evaluate.h"
 #include "crucible/eval/workers.h"
+#include "crucible/eval/calibrate.h"
 #include "crucible/report/manifest.h"
 #include "crucible/report/summary.h"
 #include "eval/progress.h"
@@ -221,9 +222,14 @@ int run(const RunOptions& in) {
     usage_error("--out " + o.out + " already holds results.jsonl; use --resume " + o.out +
                 " to continue that run, or choose another --out");
   }
+  MachinePeaks peaks;  // --perf: for "% of peak"
   {
     json manifest = make_manifest(o.argv, o.suite.seed, options_json(o), infos);
     manifest["sandbox"] = sandboxed ? sandbox_description() : "off";
+    if (o.perf) {
+      peaks = machine_peaks(o.threads);
+      manifest["machine"]["peaks"] = peaks_json(peaks);
+    }
     std::string mpath = o.out + "/manifest.json";
     if (!o.resume.empty() && fs::exists(mpath)) {
       std::ifstream mf(mpath);
@@ -393,6 +399,7 @@ int run(const RunOptions& in) {
   s.reference = o.reference;
   s.baseline = o.perf ? o.baseline : "";
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (o.perf) add_peak_fractions(s, timings, peaks);
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
   write_summary_json(o.out + "/summary.json", s);

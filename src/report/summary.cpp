@@ -143,10 +143,13 @@ nlohmann::json summary_json(const RunSummary& s) {
       oj["baseline_median_s"] = o.baseline_median_s;
       oj["gbps"] = o.gbps;
       oj["gflops"] = o.gflops;
+      if (s.peak_triad_gbps > 0) oj["pct_of_peak"] = o.pct_of_peak;
     }
     if (!o.first_failure.empty()) oj["first_failure"] = o.first_failure;
     ops[o.op] = oj;
   }
+  if (s.peak_triad_gbps > 0)
+    j["peaks"] = {{"triad_gbps", s.peak_triad_gbps}, {"peak_f32_gflops", s.peak_gflops}};
   j["ops"] = ops;
   return j;
 }
@@ -168,7 +171,7 @@ void write_operator_csv(const std::string& path, const RunSummary& s) {
   auto f = open_out(path);
   f << "op,family,cases,passed,failed,crashed,timed_out,memory_limit,unsupported,skipped,"
        "invalid,compile_error,supported,correct,max_abs_err,max_ulp_err,min_pcc,timed,speedup,"
-       "candidate_median_s,baseline_median_s,gbps,gflops\n";
+       "candidate_median_s,baseline_median_s,gbps,gflops,pct_of_peak\n";
   for (const OpSummary& o : s.ops) {
     auto n = [&](Status st) {
       auto it = o.by_status.find(st);
@@ -181,10 +184,11 @@ void write_operator_csv(const std::string& path, const RunSummary& s) {
                      o.supported ? 1 : 0, o.passed ? 1 : 0, o.max_abs_err, o.max_ulp_err, o.min_pcc,
                      o.timed);
     if (o.timed)
-      f << fmt::format("{:.4f},{:.6g},{:.6g},{:.4g},{:.4g}\n", o.speedup, o.candidate_median_s,
-                       o.baseline_median_s, o.gbps, o.gflops);
+      f << fmt::format("{:.4f},{:.6g},{:.6g},{:.4g},{:.4g},{}\n", o.speedup, o.candidate_median_s,
+                       o.baseline_median_s, o.gbps, o.gflops,
+                       s.peak_triad_gbps > 0 ? fmt::format("{:.1f}", o.pct_of_peak) : "");
     else
-      f << ",,,,\n";
+      f << ",,,,,\n";
   }
 }
 

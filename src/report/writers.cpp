@@ -84,22 +84,28 @@ void write_summary_md(const std::string& path, const RunSummary& s,
     f << fmt::format("| perf@{} | {} (ops correct and faster than {}x / all ops) |\n", s.p,
                      pct(s.perf_at_p), s.p);
   }
+  if (s.peak_triad_gbps > 0)
+    f << fmt::format(
+        "| machine peaks | {:.1f} GB/s triad, {:.0f} GFLOP/s f32 (% of peak: the bounding one) |\n",
+        s.peak_triad_gbps, s.peak_gflops);
   f << fmt::format("| wall time | {:.1f} s |\n\n", s.seconds);
 
   f << "## Operators\n\n";
   f << "| op | family | cases | passed | not passed | max abs err | max ulp | min pcc |"
-    << (s.timed ? " speed-up | candidate | GB/s | GFLOP/s |" : "") << " first failure |\n";
-  f << "|---|---|---|---|---|---|---|---|" << (s.timed ? "---|---|---|---|" : "") << "---|\n";
+    << (s.timed ? " speed-up | candidate | GB/s | GFLOP/s | % of peak |" : "")
+    << " first failure |\n";
+  f << "|---|---|---|---|---|---|---|---|" << (s.timed ? "---|---|---|---|---|" : "") << "---|\n";
   for (const OpSummary& o : s.ops) {
     int passed = o.by_status.count(Status::Passed) ? o.by_status.at(Status::Passed) : 0;
     f << fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {:.6f} |", o.op, o.family,
                      o.cases, passed, o.cases - passed, o.max_abs_err, o.max_ulp_err, o.min_pcc);
     if (s.timed) {
       if (o.timed)
-        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} |", o.speedup, o.candidate_median_s,
-                         o.gbps, o.gflops);
+        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} | {} |", o.speedup,
+                         o.candidate_median_s, o.gbps, o.gflops,
+                         s.peak_triad_gbps > 0 ? fmt::format("{:.1f}%", o.pct_of_peak) : "-");
       else
-        f << " - | - | - | - |";
+        f << " - | - | - | - | - |";
     }
     f << " " << md_escape(o.first_failure) << " |\n";
   }

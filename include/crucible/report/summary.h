@@ -24,6 +24,7 @@ struct OpSummary {
   double baseline_median_s = 0;
   double gbps = 0;    // best over timed cases
   double gflops = 0;  // best over timed cases
+  double pct_of_peak = 0;  // best over timed cases of the roofline fraction (calibrate.h), in %
   double max_abs_err = 0;
   double max_ulp_err = 0;
   double min_pcc = 1;
@@ -43,6 +44,7 @@ struct RunSummary {
   double p = 1.0;
   bool timed = false;
   double seconds = 0;
+  double peak_triad_gbps = 0, peak_gflops = 0;  // the machine's peaks (0: not measured)
   std::vector<OpSummary> ops;
 
   int count(Status s) const;
