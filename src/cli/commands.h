@@ -19,6 +19,7 @@ struct RunFlags {
   bool warm_cache = false;
   std::string ops;
   std::string dtypes;
+  std::string perf_dtype;  // --perf-dtype f32: timed cases' floating tensors as this dtype
   uint64_t seed = 0;
   int workers = 0;
   int threads = 0;

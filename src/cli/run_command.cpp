@@ -56,6 +56,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       "--max-flops", f.max_flops,
       "traces: skip matmul/convolution cases estimated above this many FLOPs (0: no cap; "
       "default 2e9)");
+  app.add_option("--perf-dtype", f.perf_dtype,
+                 "with --perf: time the cases with floating tensors (f16/bf16/f32/f64) and "
+                 "floating dtype arguments rewritten to this dtype, e.g. f32");
   app.add_flag("-q,--quiet", f.quiet, "no progress and no summary table");
   app.add_flag("--no-sandbox", f.no_sandbox,
                "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
@@ -161,6 +164,14 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
       usage_error(fmt::format("unknown dtype '{}' in --dtypes; valid: {}", d, valid));
     }
     o.suite.dtypes.insert(*t);
+  }
+  if (!f.perf_dtype.empty()) {
+    const auto t = parse_dtype(f.perf_dtype);
+    if (!t || !(*t == DType::Float16 || *t == DType::BFloat16 || *t == DType::Float32 ||
+                *t == DType::Float64))
+      usage_error("--perf-dtype '" + f.perf_dtype + "': expected one of f16, bf16, f32, f64");
+    if (!f.perf) usage_error("--perf-dtype needs --perf (it retypes the timed cases)");
+    o.suite.perf_dtype = *t;
   }
   o.suite.seed = f.seed;
   o.suite.max_numel = f.max_numel >= 0 ? f.max_numel : kDefaultTraceMaxNumel;

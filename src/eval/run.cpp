@@ -141,6 +141,8 @@ json options_json(const RunOptions& o) {
           {"memory_limit", o.memory_limit},
           {"max_numel", o.suite.max_numel},
           {"max_flops", o.suite.max_flops},
+          {"perf_dtype", o.suite.perf_dtype ? json(std::string(dtype_code(*o.suite.perf_dtype)))
+                                            : json(nullptr)},
           {"p", o.p}};
 }
 

@@ -146,6 +146,7 @@ const std::map<std::string, std::vector<cases::TraceEntry>>& shipped_calls() {
 std::vector<SuiteCase> perf_cases(const SuiteOptions& o, const OpDef& op) {
   std::vector<SuiteCase> out;
   auto add = [&](cases::CallSpec call, std::string label, std::string source, int64_t cnt) {
+    if (o.perf_dtype) retype_floating(call, *o.perf_dtype);
     if (!dtype_selected(o, call)) return;
     SuiteCase sc;
     sc.op = &op;
@@ -161,8 +162,10 @@ std::vector<SuiteCase> perf_cases(const SuiteOptions& o, const OpDef& op) {
   const auto& calls = shipped_calls();
   if (auto it = calls.find(op.name); it != calls.end()) {
     std::vector<cases::TraceEntry> wanted;
-    for (const cases::TraceEntry& e : it->second)
-      if (dtype_selected(o, e.call)) wanted.push_back(e);
+    for (cases::TraceEntry e : it->second) {
+      if (o.perf_dtype) retype_floating(e.call, *o.perf_dtype);
+      if (dtype_selected(o, e.call)) wanted.push_back(std::move(e));
+    }
     for (cases::TraceEntry& e :
          pick_perf_calls(op, wanted, o.max_numel, o.max_flops, kPerfTraceCallsPerOp))
       add(std::move(e.call), "perf: trace", fmt::format("{}:{}", e.file, e.line), e.cnt);
@@ -209,6 +212,7 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
   for (cases::TraceEntry& e : entries) {
     const OpDef* op = cat.find(e.op);
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), op) == wanted.end()) continue;
+    if (o.perf && o.perf_dtype) retype_floating(e.call, *o.perf_dtype);
     if (!dtype_selected(o, e.call)) continue;
     SuiteCase sc;
     sc.op = op;

@@ -21,6 +21,9 @@ struct SuiteOptions {
   int64_t max_numel = 0;  // traces: cases with more elements are skipped (0 = no cap)
   double max_flops = 0;   // traces: cases estimated above this are skipped (0 = no cap)
   int smoke_per_op = 16;  // smoke: cases per op
+  // --perf-dtype: with perf, the timed cases' floating tensors and floating dtype arguments
+  // are rewritten to this dtype before filtering (e.g. the traces' f16 calls timed as f32).
+  std::optional<DType> perf_dtype;
 };
 
 struct SuiteCase {
@@ -39,5 +42,9 @@ double estimate_flops(const std::string& op, const cases::CallSpec& call);
 
 // The dtype of a case's first tensor argument, if any.
 std::optional<DType> primary_dtype(const cases::CallSpec& call);
+
+// Rewrites every floating tensor (f16, bf16, f32, f64) and floating dtype argument of `call`
+// to `to` (perf_dtype.cpp).
+void retype_floating(cases::CallSpec& call, DType to);
 
 }  // namespace crucible
