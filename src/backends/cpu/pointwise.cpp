@@ -332,7 +332,8 @@ void register_pointwise_kernels(KernelTable& t) {
   add_pointwise(t, "aten.lerp.Scalar", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
   add_pointwise(t, "aten.lerp.Tensor", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
 
-  for (const char* n : {"aten.sub.Tensor", "aten.sub_.Tensor", "aten.sub.out", "aten.rsub.Tensor"})
+  for (const char* n : {"aten.sub.Tensor", "aten.sub_.Tensor", "aten.sub.out", "aten.rsub.Tensor",
+                        "aten.sub.Scalar", "aten.rsub.Scalar"})
     specs()[n].check = &no_bool_operands;
   for (const char* n : {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor",
                         "aten.masked_fill_.Scalar", "aten.masked_fill_.Tensor"})
