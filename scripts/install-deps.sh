@@ -8,7 +8,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev
-  python3 libopenblas-dev libseccomp-dev
+  python3 libopenblas-dev libseccomp-dev libdlpack-dev
 )
 
 missing=()

@@ -199,6 +199,11 @@ std::vector<Sample> label_bool_errors(std::vector<Sample> ss) {
 std::vector<Sample> sub_scalar_samples(const SampleContext& ctx) {
   if (ctx.performance) return scalar_perf();
   std::vector<Sample> out = tensor_scalar_samples({I(3), F(-0.75), B(true)}, true, true);
+  // A bool Scalar is wrapped into a bool tensor, which sub_check refuses.
+  for (Sample& s : out)
+    if (!s.label.starts_with("error:") && s.call.args.size() > 1 &&
+        s.call.args[1].kind == cases::LitKind::Bool)
+      s.label = "error: bool other, " + s.label;
   return out;
 }
 

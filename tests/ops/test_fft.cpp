@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "crucible/cases/case.h"
 #include "crucible/core/error.h"
+#include "crucible/eval/compare.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -287,6 +289,44 @@ TEST(FftSamples, EnoughCasesAndEachMaterialisesAndRuns) {
     }
     EXPECT_FALSE(op->samples(SampleContext{true}).empty()) << op->name;
   }
+}
+
+// The judge: a signal whose values can overflow an intermediate (n * max|x| past the largest
+// finite value) may come out non-finite in one order of the sums and finite in another; a signal
+// with NaN or inf inputs and ordinary values must stay non-finite; ordinary signals are held to
+// the tolerances.
+TEST(FftJudge, OverflowingSignalsAreJudgedNormwiseAndNanSignalsStrictly) {
+  const OpDef& op = fft_ops().get("aten._fft_r2c.default");
+  const double big = 3.0e38;  // near f32's max
+  const double nan = std::nan("");
+  // Row 0: NaN input; row 1: +big and -big (cancel at bin 0); row 2: ordinary values.
+  const Tensor x =
+      real_tensor({nan, 1, 2, 3, big, 1, -big, 0.25, 1, 2, 3, 4}, {3, 4}, DType::Float32);
+  const Values in = {Value(x), ints({1}), Value(int64_t{0}), Value(true)};
+  const Values ref = op.ref(in);
+  auto judge = [&](const Tensor& cand) {
+    bool ok = true;
+    for (const TensorCheck& c : op.compare.custom(in, ref, {Value(cand)})) ok = ok && c.passed;
+    return ok;
+  };
+  EXPECT_TRUE(judge(ref[0].tensor().clone()));
+  // Overflow in the big row (bin 0 non-finite, bin 1 off by 1e25): within that signal's limits.
+  Tensor overflow = ref[0].tensor().clone();
+  overflow.set_complex(3, cd{std::numeric_limits<double>::infinity(), 0});
+  overflow.set_complex(4, overflow.get_complex(4) + cd{1e25, 0});
+  EXPECT_TRUE(judge(overflow));
+  // A finite value where the NaN row's reference is NaN: wrong.
+  Tensor finite_nan = ref[0].tensor().clone();
+  finite_nan.set_complex(0, cd{0, 0});
+  EXPECT_FALSE(judge(finite_nan));
+  // The ordinary row off by 1e-3: wrong.
+  Tensor off = ref[0].tensor().clone();
+  off.set_complex(7, off.get_complex(7) + cd{1e-3, 0});
+  EXPECT_FALSE(judge(off));
+  // Infinity in the ordinary row: wrong.
+  Tensor inf = ref[0].tensor().clone();
+  inf.set_complex(6, cd{std::numeric_limits<double>::infinity(), 0});
+  EXPECT_FALSE(judge(inf));
 }
 
 }  // namespace

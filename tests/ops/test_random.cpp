@@ -172,9 +172,22 @@ TEST(NativeDropout, ScaleMaskAndModes) {
   // p = 0 keeps everything, p = 1 drops everything (inf * 0 is NaN).
   const Values keep = run(name, "((T([8], f32), 0.0, True), {})");
   EXPECT_EQ(values(keep[1].tensor()), std::vector<double>(8, 1.0));
-  const Values drop = run(name, "((T([96], f32, fill='special'), 1.0, True), {})");
+  const std::string special = "((T([96], f32, fill='special'), 1.0, True), {})";
+  const Values drop = run(name, special);
   EXPECT_EQ(values(drop[1].tensor()), std::vector<double>(96, 0.0));
-  EXPECT_TRUE(std::isnan(drop[0].tensor().get(6)));  // inf * 0
+  // input * mask * scale: an infinite or NaN input gives NaN (inf * 0), every other one 0.
+  const Values special_in = inputs(name, special);
+  const Tensor& sx = special_in[0].tensor();
+  int non_finite = 0;
+  for (int64_t i = 0; i < sx.numel(); ++i) {
+    const bool nf = !std::isfinite(sx.get(i));
+    non_finite += nf;
+    if (nf)
+      EXPECT_TRUE(std::isnan(drop[0].tensor().get(i))) << i;
+    else
+      EXPECT_EQ(drop[0].tensor().get(i), 0.0) << i;
+  }
+  EXPECT_GE(non_finite, 3);  // the special fill holds NaN, inf and -inf
   // Eval mode: the input and an all-true mask, for any dtype and any p.
   const Values ev = run(name, "((T([4], i64), 1.5, False), {})");
   EXPECT_EQ(ev[1].tensor().dtype(), DType::Bool);
