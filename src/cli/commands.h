@@ -20,6 +20,7 @@ struct RunFlags {
   std::string ops;
   std::string dtypes;
   std::string perf_dtype;  // --perf-dtype f32: timed cases' floating tensors as this dtype
+  int calls_per_op = 0;    // --calls-per-op N: traces, at most N distinct calls per op
   uint64_t seed = 0;
   int workers = 0;
   int threads = 0;

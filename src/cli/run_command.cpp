@@ -59,6 +59,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--perf-dtype", f.perf_dtype,
                  "with --perf: time the cases with floating tensors (f16/bf16/f32/f64) and "
                  "floating dtype arguments rewritten to this dtype, e.g. f32");
+  app.add_option("--calls-per-op", f.calls_per_op,
+                 "traces: at most this many distinct calls per op, an even spread of its sizes "
+                 "within the caps (0: every call); with --perf, the real-model performance run");
   app.add_flag("-q,--quiet", f.quiet, "no progress and no summary table");
   app.add_flag("--no-sandbox", f.no_sandbox,
                "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
@@ -173,6 +176,14 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     if (!f.perf) usage_error("--perf-dtype needs --perf (it retypes the timed cases)");
     o.suite.perf_dtype = *t;
   }
+  if (f.calls_per_op < 0)
+    usage_error(fmt::format("--calls-per-op {}: expected 0 (every call) or a positive count",
+                            f.calls_per_op));
+  if (f.calls_per_op > 0 && !f.suite.starts_with("traces:"))
+    usage_error(
+        "--calls-per-op applies to --suite traces:<path> (the opinfo suite's --perf "
+        "cases already take a few real-model calls per op)");
+  o.suite.calls_per_op = f.calls_per_op;
   o.suite.seed = f.seed;
   o.suite.max_numel = f.max_numel >= 0 ? f.max_numel : kDefaultTraceMaxNumel;
   o.suite.max_flops = f.max_flops >= 0 ? f.max_flops : kDefaultTraceMaxFlops;

@@ -157,7 +157,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
   return empty_strided(shape, contiguous_strides(shape), dtype);
 }
 
-Tensor Tensor::empty_strided(const Shape& shape, const Shape& strides, DType dtype) {
+namespace {
+Tensor allocate_strided(const Shape& shape, const Shape& strides, DType dtype, Storage::Init init) {
   check_sizes(shape);
   if (shape.size() != strides.size()) {
     op_error("mismatch in length of strides and shape: " + shape_str(shape) + " vs " +
@@ -167,8 +168,22 @@ Tensor Tensor::empty_strided(const Shape& shape, const Shape& strides, DType dty
     if (s < 0)
       op_error("empty_strided: negative strides are not supported, got " + shape_str(strides));
   }
-  return from_storage(Storage::allocate_cpu(required_bytes(shape, strides, dtype)), 0, shape,
-                      strides, dtype);
+  return Tensor::from_storage(Storage::allocate_cpu(required_bytes(shape, strides, dtype), init), 0,
+                              shape, strides, dtype);
+}
+}  // namespace
+
+Tensor Tensor::empty_strided(const Shape& shape, const Shape& strides, DType dtype) {
+  return allocate_strided(shape, strides, dtype, Storage::Init::Zero);
+}
+
+Tensor Tensor::uninitialized(const Shape& shape, DType dtype) {
+  check_sizes(shape);
+  return allocate_strided(shape, contiguous_strides(shape), dtype, Storage::Init::Uninitialized);
+}
+
+Tensor Tensor::uninitialized_strided(const Shape& shape, const Shape& strides, DType dtype) {
+  return allocate_strided(shape, strides, dtype, Storage::Init::Uninitialized);
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
@@ -279,7 +294,7 @@ Tensor Tensor::clone() const { return to(dtype_); }
 
 Tensor Tensor::to(DType dtype) const {
   if (!defined()) internal_error("to() of an undefined tensor");
-  Tensor out = empty(shape_, dtype);
+  Tensor out = uninitialized(shape_, dtype);
   out.copy_from(*this);
   return out;
 }

@@ -242,6 +242,16 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
     return r;
   };
 
+  // An op the candidate does not have is decided before the inputs are made (real-model
+  // calls can take seconds to materialise). A backend that cannot tell yet (a plugin whose
+  // library failed to load) says it supports the op and reports at run time.
+  std::string why;
+  if (!candidate.has_op(op) && !candidate.supports(op, Values{}, &why)) {
+    r.status = Status::Unsupported;
+    r.detail = why;
+    return finish();
+  }
+
   Values inputs;
   try {
     inputs = materialize(op, c.call, c.seed);
@@ -255,7 +265,6 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
     return finish();
   }
 
-  std::string why;
   if (!candidate.supports(op, inputs, &why)) {
     r.status = Status::Unsupported;
     r.detail = why;

@@ -20,9 +20,9 @@
 
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
+#include "crucible/eval/calibrate.h"
 #include "crucible/eval/evaluate.h"
 #include "crucible/eval/workers.h"
-#include "crucible/eval/calibrate.h"
 #include "crucible/report/manifest.h"
 #include "crucible/report/summary.h"
 #include "eval/progress.h"
@@ -141,8 +141,9 @@ json options_json(const RunOptions& o) {
           {"memory_limit", o.memory_limit},
           {"max_numel", o.suite.max_numel},
           {"max_flops", o.suite.max_flops},
-          {"perf_dtype", o.suite.perf_dtype ? json(std::string(dtype_code(*o.suite.perf_dtype)))
-                                            : json(nullptr)},
+          {"perf_dtype",
+           o.suite.perf_dtype ? json(std::string(dtype_code(*o.suite.perf_dtype))) : json(nullptr)},
+          {"calls_per_op", o.suite.calls_per_op},
           {"p", o.p}};
 }
 

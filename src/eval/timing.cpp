@@ -84,8 +84,21 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
     Values inputs = materialize(op, c.call, c.seed);
     Values cand_args = on_device(candidate, inputs);
     Values base_args = on_device(baseline, inputs);
-    Values outputs = op.run_ref(deep_copy(inputs), c.seed);
-    Cost cost = op.cost(inputs, outputs);
+    // The cost model needs the outputs' shapes: the candidate's first call gives them (the case
+    // passed its correctness check, so they are the reference's), without the slow reference.
+    // It runs on a copy: an in-place op must not change the timed inputs.
+    Cost cost;
+    {
+      Values probe_args = on_device(candidate, inputs);
+      candidate.synchronize();
+      Values outputs = candidate.run(op, probe_args);
+      candidate.synchronize();
+      Values host_outputs;
+      for (const Value& v : outputs)
+        host_outputs.push_back(
+            v.is_tensor() && v.tensor().defined() ? Value(candidate.to_host(v.tensor())) : v);
+      cost = op.cost(inputs, host_outputs);
+    }
     rec.flops = cost.flops;
     rec.bytes = cost.bytes;
 

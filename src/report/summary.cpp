@@ -93,6 +93,24 @@ RunSummary summarize(const std::vector<CaseResult>& results,
     }
     s.ops.push_back(o);
   }
+  std::map<std::string, std::vector<const OpSummary*>> by_family;
+  for (const OpSummary& o : s.ops)
+    if (o.passed && o.timed > 0) by_family[o.family].push_back(&o);
+  for (const auto& [family, members] : by_family) {
+    FamilySpeed f;
+    f.family = family;
+    f.ops = static_cast<int>(members.size());
+    std::vector<double> sp;
+    for (const OpSummary* o : members) {
+      sp.push_back(o->speedup);
+      if (f.slowest_op.empty() || o->speedup < f.min_speedup) {
+        f.min_speedup = o->speedup;
+        f.slowest_op = o->op;
+      }
+    }
+    f.speedup = geomean(sp);
+    s.families.push_back(f);
+  }
   s.timed = !timings.empty();
   s.correctness_score = s.ops_total ? static_cast<double>(s.ops_passed) / s.ops_total : 0;
   s.coverage = s.ops_total ? static_cast<double>(s.ops_supported) / s.ops_total : 0;
@@ -150,6 +168,15 @@ nlohmann::json summary_json(const RunSummary& s) {
   }
   if (s.peak_triad_gbps > 0)
     j["peaks"] = {{"triad_gbps", s.peak_triad_gbps}, {"peak_f32_gflops", s.peak_gflops}};
+  if (s.timed) {
+    json fams = json::object();
+    for (const FamilySpeed& f : s.families)
+      fams[f.family] = {{"ops", f.ops},
+                        {"speedup", f.speedup},
+                        {"min_speedup", f.min_speedup},
+                        {"slowest_op", f.slowest_op}};
+    j["families"] = fams;
+  }
   j["ops"] = ops;
   return j;
 }

@@ -90,6 +90,16 @@ void write_summary_md(const std::string& path, const RunSummary& s,
         s.peak_triad_gbps, s.peak_gflops);
   f << fmt::format("| wall time | {:.1f} s |\n\n", s.seconds);
 
+  if (s.timed && !s.families.empty()) {
+    f << "## Speed-up by family\n\n"
+         "Geometric mean over the family's correct, timed ops, and its slowest op.\n\n"
+         "| family | ops | speed-up | slowest op | its speed-up |\n|---|---|---|---|---|\n";
+    for (const FamilySpeed& fs : s.families)
+      f << fmt::format("| {} | {} | {:.3f}x | {} | {:.3f}x |\n", fs.family, fs.ops, fs.speedup,
+                       fs.slowest_op, fs.min_speedup);
+    f << "\n";
+  }
+
   f << "## Operators\n\n";
   f << "| op | family | cases | passed | not passed | max abs err | max ulp | min pcc |"
     << (s.timed ? " speed-up | candidate | GB/s | GFLOP/s | % of peak |" : "")
@@ -201,6 +211,12 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
     std::string why = op.first_failure;
     if (why.size() > 110) why = why.substr(0, 110) + "...";
     o << fmt::format("    {:<34} {}\n", op.op, why);
+  }
+  if (s.timed && !s.families.empty()) {
+    o << "  speed-up by family (geometric mean over correct ops; slowest op):\n";
+    for (const FamilySpeed& fs : s.families)
+      o << fmt::format("    {:<20} {:>3} ops {:>8.3f}x   {} {:.3f}x\n", fs.family, fs.ops,
+                       fs.speedup, fs.slowest_op, fs.min_speedup);
   }
   if (s.timed) {
     int timed_shown = 0;

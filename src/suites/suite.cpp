@@ -202,9 +202,41 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
   return out;
 }
 
+// --calls-per-op: per op (in order of first occurrence), its distinct calls (after --perf-dtype
+// retyping and the dtype filter), of which `pick_perf_calls` keeps an even spread of sizes
+// within the caps; an op outside the catalog keeps its first call (it is reported unsupported).
+std::vector<cases::TraceEntry> calls_per_op(std::vector<cases::TraceEntry> entries,
+                                            const SuiteOptions& o) {
+  const OpRegistry& cat = OpRegistry::catalog();
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<cases::TraceEntry>> by_op;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (cases::TraceEntry& e : entries) {
+    if (o.perf && o.perf_dtype) retype_floating(e.call, *o.perf_dtype);
+    if (!dtype_selected(o, e.call)) continue;
+    if (!seen.emplace(e.op, cases::print_call(e.call)).second) continue;
+    if (!by_op.count(e.op)) order.push_back(e.op);
+    by_op[e.op].push_back(std::move(e));
+  }
+  std::vector<cases::TraceEntry> out;
+  for (const std::string& name : order) {
+    std::vector<cases::TraceEntry>& calls = by_op[name];
+    const OpDef* op = cat.find(name);
+    if (!op) {
+      out.push_back(std::move(calls.front()));
+      continue;
+    }
+    for (cases::TraceEntry& e :
+         pick_perf_calls(*op, calls, o.max_numel, o.max_flops, static_cast<size_t>(o.calls_per_op)))
+      out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& path) {
   if (path.empty()) usage_error("--suite traces: needs a path, e.g. --suite traces:data/traces");
   std::vector<cases::TraceEntry> entries = cases::read_traces(path);
+  if (o.calls_per_op > 0) entries = calls_per_op(std::move(entries), o);
   const OpRegistry& cat = OpRegistry::catalog();
   std::vector<const OpDef*> wanted;
   if (!o.ops.empty()) wanted = cat.match(o.ops);
@@ -212,7 +244,7 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
   for (cases::TraceEntry& e : entries) {
     const OpDef* op = cat.find(e.op);
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), op) == wanted.end()) continue;
-    if (o.perf && o.perf_dtype) retype_floating(e.call, *o.perf_dtype);
+    if (o.perf && o.perf_dtype && o.calls_per_op == 0) retype_floating(e.call, *o.perf_dtype);
     if (!dtype_selected(o, e.call)) continue;
     SuiteCase sc;
     sc.op = op;

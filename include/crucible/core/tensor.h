@@ -26,9 +26,13 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  // Allocates `nbytes` (zero-filled, 64-byte aligned; 0 is valid) on the CPU, counted against
-  // the process's allocation limit.
-  static std::shared_ptr<Storage> allocate_cpu(size_t nbytes);
+  enum class Init : uint8_t {
+    Zero,           // zero-filled
+    Uninitialized,  // whatever the block held: for outputs a kernel writes in full
+  };
+  // Allocates `nbytes` (64-byte aligned; 0 is valid) on the CPU, counted against the process's
+  // allocation limit. Large blocks are cached when freed and reused (storage.cpp).
+  static std::shared_ptr<Storage> allocate_cpu(size_t nbytes, Init init = Init::Zero);
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
@@ -46,6 +50,9 @@ class Storage {
 void set_allocation_limit(size_t bytes);
 size_t allocation_limit();
 size_t bytes_allocated();
+// Bytes of freed blocks the allocation cache keeps for reuse, and emptying it.
+size_t bytes_cached();
+void release_cached_blocks();
 
 int64_t numel_of(const Shape& shape);
 Shape contiguous_strides(const Shape& shape);
@@ -57,6 +64,10 @@ class Tensor {
 
   static Tensor empty(const Shape& shape, DType dtype);
   static Tensor empty_strided(const Shape& shape, const Shape& strides, DType dtype);
+  // Like empty / empty_strided without the zero fill (ATen's at::empty): for outputs a kernel
+  // writes in full. Reading an element before writing it gives whatever the memory held.
+  static Tensor uninitialized(const Shape& shape, DType dtype);
+  static Tensor uninitialized_strided(const Shape& shape, const Shape& strides, DType dtype);
   static Tensor zeros(const Shape& shape, DType dtype);
   static Tensor full(const Shape& shape, double value, DType dtype);
   static Tensor scalar(double value, DType dtype);  // 0-d

@@ -22,14 +22,24 @@ struct OpSummary {
   double speedup = 0;             // geometric mean over timed cases (0 = not timed)
   double candidate_median_s = 0;  // median over timed cases of the candidate's median
   double baseline_median_s = 0;
-  double gbps = 0;    // best over timed cases
-  double gflops = 0;  // best over timed cases
+  double gbps = 0;         // best over timed cases
+  double gflops = 0;       // best over timed cases
   double pct_of_peak = 0;  // best over timed cases of the roofline fraction (calibrate.h), in %
   double max_abs_err = 0;
   double max_ulp_err = 0;
   double min_pcc = 1;
   std::string first_failure;  // detail of the first failing case
   std::string reproducer;     // of the first failing case
+};
+
+// The speed-ups of one op family: the geometric mean over its correct, timed ops, and its
+// slowest op (so a family average cannot hide one slow op).
+struct FamilySpeed {
+  std::string family;
+  int ops = 0;
+  double speedup = 0;
+  double min_speedup = 0;
+  std::string slowest_op;
 };
 
 struct RunSummary {
@@ -46,6 +56,7 @@ struct RunSummary {
   double seconds = 0;
   double peak_triad_gbps = 0, peak_gflops = 0;  // the machine's peaks (0: not measured)
   std::vector<OpSummary> ops;
+  std::vector<FamilySpeed> families;  // with timings: per family, by family name
 
   int count(Status s) const;
 };

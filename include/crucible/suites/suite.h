@@ -24,6 +24,9 @@ struct SuiteOptions {
   // --perf-dtype: with perf, the timed cases' floating tensors and floating dtype arguments
   // are rewritten to this dtype before filtering (e.g. the traces' f16 calls timed as f32).
   std::optional<DType> perf_dtype;
+  // traces: at most this many distinct calls per op (0 = every call), chosen evenly over the
+  // op's sizes within the caps (largest first); for a performance run of the real-model shapes.
+  int calls_per_op = 0;
 };
 
 struct SuiteCase {

@@ -16,7 +16,7 @@ void copy_into(const Tensor& src, const Tensor& dst) {
 
 // A copy of `self` as `dtype` with the strides ATen gives memory format `mf`.
 Tensor copy_as(const Tensor& self, DType dtype, MemoryFormat mf) {
-  Tensor out = Tensor::empty_strided(self.shape(), creation::like_strides(self, mf), dtype);
+  Tensor out = Tensor::uninitialized_strided(self.shape(), creation::like_strides(self, mf), dtype);
   copy_into(self, out);
   return out;
 }
