@@ -23,6 +23,7 @@ const KernelTable& kernel_table() {
     register_reduction_kernels(*t);
     register_matmul_kernels(*t);
     register_nn_kernels(*t);
+    register_shape_kernels(*t);
     return t;
   }();
   return *table;

@@ -41,6 +41,7 @@ void register_pointwise_kernels(KernelTable& t);  // unary/binary/ternary, activ
 void register_reduction_kernels(KernelTable& t);  // sum/mean/amax/..., softmax and backward
 void register_matmul_kernels(KernelTable& t);     // mm, addmm, bmm, baddbmm
 void register_nn_kernels(KernelTable& t);         // conv, pooling, norms, embedding, index ops
+void register_shape_kernels(KernelTable& t);      // views, joins, splits, new_*, pads (shape.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();

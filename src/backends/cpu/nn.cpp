@@ -9,6 +9,11 @@ void register_nn_kernels(KernelTable& t) {
   register_pool_kernels(t);
   register_embedding_kernels(t);
   register_index_kernels(t);
+  register_loss_kernels(t);
+  register_scan_kernels(t);
+  register_upsample_kernels(t);
+  register_embedding_bag_kernels(t);
+  register_im2col_kernels(t);
 }
 
 }  // namespace crucible::cpu
