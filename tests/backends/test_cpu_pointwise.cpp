@@ -91,5 +91,45 @@ TEST(CpuPointwise, UnsupportedOpIsReportedNotForwarded) {
   EXPECT_NE(why.find("does not implement"), std::string::npos);
 }
 
+// pow(x, 3) takes the cube loop (in f64 for f32, rounded once): exact where the reference is,
+// including values whose cube overflows and the special values.
+TEST(CpuPointwise, CubeMatchesTheReferenceRoundedOnce) {
+  auto cpu = make_cpu_backend();
+  const OpDef& op = OpRegistry::catalog().get("aten.pow.Tensor_Scalar");
+  for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    Tensor x = Tensor::empty({4099}, t);
+    for (int64_t i = 0; i < 4090; ++i) x.set(i, (static_cast<double>(i) - 2045) * 0.0173);
+    const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 7e12, -7e12, 3e38, 1e-30, 250};
+    for (int64_t i = 0; i < 9; ++i) x.set(4090 + i, specials[i]);
+    const Values args = {Value(x), Value(3.0)};
+    const Tensor got = cpu->run(op, args).at(0).tensor();
+    const Tensor want = op.ref(args).at(0).tensor();
+    ASSERT_EQ(got.dtype(), t);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double g = got.get(i), w = want.get(i);
+      if (std::isnan(w))
+        EXPECT_TRUE(std::isnan(g)) << i;
+      else
+        EXPECT_EQ(g, w) << dtype_code(t) << " x=" << x.get(i);
+    }
+  }
+}
+
+// A [N, 192] * [N, 1] product broadcasts the second operand along rows shorter than the
+// engine's block: every row must see its own value.
+TEST(CpuPointwise, RowBroadcastOfShortRowsUsesEachRowsValue) {
+  auto cpu = make_cpu_backend();
+  const OpDef& op = OpRegistry::catalog().get("aten.mul_.Tensor");
+  Tensor a = Tensor::empty({300, 192}, DType::Float32);
+  Tensor b = Tensor::empty({300, 1}, DType::Float32);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set(i, static_cast<double>(i % 13) - 6);
+  for (int64_t r = 0; r < 300; ++r) b.set(r, static_cast<double>(r) * 0.5 - 7);
+  const Tensor before = a.clone();
+  cpu->run(op, {Value(a), Value(b)});
+  for (int64_t r = 0; r < 300; ++r)
+    for (int64_t j = 0; j < 192; ++j)
+      ASSERT_EQ(a.get(r * 192 + j), before.get(r * 192 + j) * b.get(r)) << r << "," << j;
+}
+
 }  // namespace
 }  // namespace crucible::cpu

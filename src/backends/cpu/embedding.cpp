@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "backends/cpu/nn.h"
@@ -65,22 +64,38 @@ Values embedding_kernel(const OpDef&, const Values& a) {
   return {out};
 }
 
+// grad_weight[idx[i]] += grad[i] (times 1/count with scale_grad_by_freq). Each row's first
+// contribution is stored rather than added, and only the rows no index hits are zeroed, so the
+// output is written once instead of zero-filled and then read back.
 template <typename T>
 Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, int64_t num_weights,
                         int64_t d, int64_t padding_idx, bool scale, DType work) {
   const Tensor grad = norm_in(grad_in, work);
-  Tensor out = Tensor::zeros({num_weights, d}, work);
+  Tensor out = Tensor::uninitialized({num_weights, d}, work);
   const int64_t n = static_cast<int64_t>(idx.size());
+  std::vector<int64_t> counts(static_cast<size_t>(num_weights), 0);
+  std::vector<uint8_t> first(static_cast<size_t>(n), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = idx[i];
+    if (r == padding_idx) continue;
+    first[i] = counts[r] == 0;
+    ++counts[r];
+  }
   std::vector<T> inv_count;
   if (scale) {
-    std::unordered_map<int64_t, int64_t> counts;
-    for (int64_t r : idx) ++counts[r];
     inv_count.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
-      inv_count[i] = static_cast<T>(1.0 / static_cast<double>(counts[idx[i]]));
+      if (idx[i] != padding_idx)
+        inv_count[i] = static_cast<T>(1.0 / static_cast<double>(counts[idx[i]]));
   }
   const T* g = grad.data<T>();
   T* o = out.data<T>();
+  const size_t row_bytes = static_cast<size_t>(d) * sizeof(T);
+  parallel_for(0, num_weights, std::max<int64_t>(1, 16384 / std::max<int64_t>(d, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r)
+                   if (counts[r] == 0) std::memset(o + r * d, 0, row_bytes);
+               });
   // Columns are split: each chunk owns [j0, j1) of every row.
   const int64_t blocks = std::max<int64_t>(1, (d + 15) / 16);
   parallel_for(0, blocks, std::max<int64_t>(1, blocks / std::max(num_threads(), 1)),
@@ -91,8 +106,14 @@ Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, 
                    if (r == padding_idx) continue;
                    const T* gr = g + i * d;
                    T* orow = o + r * d;
-                   if (scale) {
-                     const T s = inv_count[i];
+                   const T s = scale ? inv_count[i] : T(1);
+                   if (first[i]) {
+                     if (scale)
+                       for (int64_t j = j0; j < j1; ++j) orow[j] = gr[j] * s + T(0);
+                     else
+                       for (int64_t j = j0; j < j1; ++j)
+                         orow[j] = gr[j] + T(0);  // -0 -> +0, as 0 + g
+                   } else if (scale) {
                      for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j] * s;
                    } else {
                      for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j];

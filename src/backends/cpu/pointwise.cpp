@@ -221,6 +221,7 @@ void register_pointwise_kernels(KernelTable& t) {
                        const double e = a.at(1).to_double();
                        p.s[0] = e;
                        op = e == 2      ? PwOp::Square
+                            : e == 3    ? PwOp::Cube
                             : e == 1    ? PwOp::Identity
                             : e == 0.5  ? PwOp::PowHalf
                             : e == -0.5 ? PwOp::PowMinusHalf

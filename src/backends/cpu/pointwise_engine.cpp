@@ -175,7 +175,9 @@ void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
   const int64_t grain = 32768;
   parallel_for(0, numel, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) C buf[kMaxOperands][kBlock];
-    const char* cached[kMaxOperands] = {};  // stride-0 inputs whose block holds their value
+    // Stride-0 inputs: the element whose value the block holds, and for how many elements.
+    const char* cached[kMaxOperands] = {};
+    int64_t cached_n[kMaxOperands] = {};
     std::vector<int64_t> idx(nd, 0);
     int64_t rem = lo / inner;
     for (int d = nd - 2; d >= 0; --d) {
@@ -202,16 +204,20 @@ void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
           if (s == 1 && Native<C>::is(o.dtype)) {
             in[k - 1] = reinterpret_cast<const C*>(p);
           } else if (s == 0) {
-            if (cached[k] != p) {
+            // Broadcast along the row: fill only as much of the block as this run needs (rows
+            // of a [N, 192] * [N, 1] product are 192 long).
+            if (cached[k] != p || cached_n[k] < n) {
               C v;
               load_row<C>(p, 0, o.dtype, &v, 1, cv);
-              std::fill(buf[k], buf[k] + kBlock, v);
+              std::fill(buf[k], buf[k] + n, v);
               cached[k] = p;
+              cached_n[k] = n;
             }
             in[k - 1] = buf[k];
           } else {
             load_row<C>(p, s, o.dtype, buf[k], n, cv);
             cached[k] = nullptr;
+            cached_n[k] = 0;
             in[k - 1] = buf[k];
           }
         }

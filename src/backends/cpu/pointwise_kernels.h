@@ -41,6 +41,7 @@ enum class PwOp : uint8_t {
   Softplus,      // a * s0 > s1 ? a : log1p(exp(a * s0)) / s0      (beta, threshold)
   PowScalar,     // a ^ s0
   Square,        // a * a
+  Cube,          // a * a * a (in f64 for f32: rounded once, as pow(a, 3))
   PowHalf,       // pow(a, 0.5): sqrt, but pow(-inf, 0.5) = +inf
   PowMinusHalf,  // pow(a, -0.5): 1 / sqrt, but pow(-inf, -0.5) = +0
   Fill,          // s0 (no input)
