@@ -13,7 +13,10 @@ file(GLOB CRUCIBLE_CPU_AVX512_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/backends/cpu/*_avx512.cpp)
 file(GLOB CRUCIBLE_CPU_AVX2_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/backends/cpu/*_avx2.cpp)
+# The engine's conversion and broadcast-fill loops too (at -O2 a broadcast row was filled one
+# scalar store at a time, as long as the multiply it fed).
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/backends/cpu/pointwise_portable.cpp
+  ${CMAKE_SOURCE_DIR}/src/backends/cpu/pointwise_engine.cpp
   PROPERTIES COMPILE_OPTIONS "-O3")
 if(CRUCIBLE_CPU_AVX512_SOURCES)
   set_source_files_properties(${CRUCIBLE_CPU_AVX512_SOURCES} PROPERTIES
