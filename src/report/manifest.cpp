@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/blas_core.h"
 #include "crucible/build_info.h"
 
 namespace crucible {
@@ -82,7 +83,11 @@ nlohmann::json make_manifest(const std::vector<std::string>& argv, uint64_t seed
             {"cores", m.cores},
             {"memory_bytes", m.memory_bytes},
             {"os", m.os},
-            {"hostname", m.hostname}}},
+            {"hostname", m.hostname},
+            {"blas_core", cpu::blas_core_name()},
+            {"openblas_coretype_env", std::getenv("OPENBLAS_CORETYPE")
+                                          ? json(std::getenv("OPENBLAS_CORETYPE"))
+                                          : json(nullptr)}}},
           {"backends", bj}};
 }
 

@@ -21,9 +21,11 @@ struct Output {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `crucible <args>` through the shell and captures its output and exit status.
-inline Output crucible(const std::string& args) {
-  std::string cmd = std::string(CRUCIBLE_BINARY) + " " + args + " 2>&1";
+// Runs `<env> crucible <args>` through the shell (env: "NAME=value ..." or empty) and captures
+// its output and exit status.
+inline Output crucible_env(const std::string& env, const std::string& args) {
+  std::string cmd =
+      (env.empty() ? "" : env + " ") + std::string(CRUCIBLE_BINARY) + " " + args + " 2>&1";
   Output o;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return o;
@@ -35,10 +37,13 @@ inline Output crucible(const std::string& args) {
   return o;
 }
 
+// Runs `crucible <args>` through the shell and captures its output and exit status.
+inline Output crucible(const std::string& args) { return crucible_env("", args); }
+
 // A fresh, empty folder under the build's temporary space.
 inline std::string temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("crucible-e2e-" + name + "-" +
-                                                       std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("crucible-e2e-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

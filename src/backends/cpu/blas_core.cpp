@@ -1,0 +1,26 @@
+// OpenBLAS's core type and its correction (see blas_core.h).
+#include "backends/cpu/blas_core.h"
+
+#include <cblas.h>
+
+#include <cstdlib>
+
+#include "backends/cpu/cpu_features.h"
+
+namespace crucible::cpu {
+
+std::string blas_core_name() {
+  const char* name = openblas_get_corename();
+  return name ? std::string(name) : std::string();
+}
+
+std::string blas_core_correction() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return "";  // the user's choice stands
+  if (blas_core_name() != "Prescott") return "";
+  const CpuFeatures& f = cpu_features();
+  if (f.avx512f && f.avx512bw && f.avx512vl) return f.avx512bf16 ? "Cooperlake" : "SkylakeX";
+  if (f.avx2 && f.fma) return "Haswell";
+  return "";
+}
+
+}  // namespace crucible::cpu
