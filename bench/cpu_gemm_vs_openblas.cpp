@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "backends/cpu/blas_core.h"
 #include "backends/cpu/cpu_backend.h"
 #include "crucible/ops/op.h"
 
@@ -29,6 +30,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The right OpenBLAS kernels, as `crucible` has them (backends/cpu/blas_core.h).
+  crucible::cpu::restart_with_corrected_blas_core(argv);
   using namespace crucible;
   const int threads = argc > 1 ? std::atoi(argv[1]) : 0;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 7;
@@ -36,7 +39,8 @@ int main(int argc, char** argv) {
   if (threads > 0) cpu->set_num_threads(threads);
   const int blas_threads = threads > 0 ? threads : openblas_get_num_threads();
   const OpDef& mm = OpRegistry::catalog().get("aten.mm.default");
-  std::printf("threads %d, %d reps per size, median times\n", blas_threads, reps);
+  std::printf("threads %d, %d reps per size, median times, OpenBLAS core %s\n", blas_threads, reps,
+              cpu::blas_core_name().c_str());
   std::printf("%6s %14s %14s %8s\n", "n", "cpu mm GF/s", "sgemm GF/s", "ratio");
   double worst = 1e9;
   for (int64_t n : {256, 512, 768, 1024, 1536, 2048}) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "backends/cpu/blas_core.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/ops/op.h"
@@ -31,6 +32,8 @@ double best_of(int reps, Fn fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The right OpenBLAS kernels, as `crucible` has them (backends/cpu/blas_core.h).
+  crucible::cpu::restart_with_corrected_blas_core(argv);
   const int threads = argc > 1 ? std::atoi(argv[1]) : 0;
   auto cpu = make_cpu_backend();
   if (threads > 0) cpu->set_num_threads(threads);

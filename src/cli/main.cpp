@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -64,23 +63,11 @@ int run_cli(int argc, char** argv) {
   return 2;
 }
 
-// OpenBLAS chose its kernels when it loaded, before main: if it fell back to its generic
-// kernels on a processor it does not know, start again with OPENBLAS_CORETYPE set so that the
-// cpu backend and ATen both get the right ones (backends/cpu/blas_core.h). The corrected run
-// records the core type in manifest.json; CRUCIBLE_KEEP_BLAS_CORE=1 keeps what the library chose.
-void correct_blas_core_type(char** argv) {
-  if (std::getenv("CRUCIBLE_KEEP_BLAS_CORE") != nullptr) return;
-  const std::string core = cpu::blas_core_correction();
-  if (core.empty()) return;
-  ::setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
-  ::execv("/proc/self/exe", argv);
-  ::unsetenv("OPENBLAS_CORETYPE");  // exec failed: go on with the kernels we have
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  correct_blas_core_type(argv);
+  // OpenBLAS chose its kernels when it loaded, before main (backends/cpu/blas_core.h).
+  cpu::restart_with_corrected_blas_core(argv);
   try {
     return run_cli(argc, argv);
   } catch (const Error& e) {

@@ -20,4 +20,10 @@ std::string blas_core_name();
 // has AVX2 or AVX-512 (and the variable is not set already); empty when nothing is to correct.
 std::string blas_core_correction();
 
+// For a program's main(): when blas_core_correction() has a core type, sets OPENBLAS_CORETYPE
+// and starts the program again (execv of /proc/self/exe with the same arguments), so that the
+// library loads with the right kernels; returns when there is nothing to correct, when
+// CRUCIBLE_KEEP_BLAS_CORE is set (keep what the library chose), or when the exec fails.
+void restart_with_corrected_blas_core(char** argv);
+
 }  // namespace crucible::cpu
