@@ -65,6 +65,21 @@ TEST(CpuPointwise, SigmoidMeetsF32Tolerance) {
       PwOp::Sigmoid, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, -90.0f, 90.0f);
 }
 
+TEST(CpuPointwise, GeluMeetsF32ToleranceWithItsNegativeTail) {
+  expect_close(
+      PwOp::Gelu, [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }, -14.0f, 12.0f);
+  // Relative accuracy in the tail (x * Phi(x) is about -1.8e-37 at -13): within 1e-5 relative.
+  for (const PwKernels* k : kernel_sets()) {
+    for (float x : {-5.0f, -8.0f, -11.0f, -13.0f}) {
+      float y = 0;
+      const float* in[1] = {&x};
+      k->f32[static_cast<int>(PwOp::Gelu)](in, &y, 1, PwParams{});
+      const double r = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+      EXPECT_NEAR(y / r, 1.0, 1e-5) << x;
+    }
+  }
+}
+
 TEST(CpuPointwise, BroadcastStridedAddMatchesReference) {
   auto cpu = make_cpu_backend();
   const OpDef& op = OpRegistry::catalog().get("aten.add.Tensor");

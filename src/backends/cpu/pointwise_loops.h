@@ -24,7 +24,7 @@ inline T nan_min(T a, T b) {
 }
 template <typename T>
 inline T gelu_erf(T x) {
-  return T(0.5) * x * (T(1) + vm::erf(x * T(0.70710678118654752440)));
+  return x * vm::normal_cdf(x);
 }
 template <typename T>
 inline T gelu_tanh(T x) {
@@ -169,8 +169,8 @@ CRUCIBLE_BINARY(FLogicalOr, sel(a != T(0) || b != T(0), T(1), T(0)))
 CRUCIBLE_BINARY(FThresholdBackward, sel(b <= s0, T(0), a))
 CRUCIBLE_BINARY(FSigmoidBackward, a*(T(1) - b) * b)
 CRUCIBLE_BINARY(FTanhBackward, a*(T(1) - b * b))
-CRUCIBLE_BINARY(FGeluBackward, a*(T(0.5) * (T(1) + vm::erf(b * T(0.70710678118654752440))) +
-                                  b * T(0.3989422804014327) * vm::exp(T(-0.5) * b * b)))
+CRUCIBLE_BINARY(FGeluBackward,
+                a*(vm::normal_cdf(b) + b * T(0.3989422804014327) * vm::exp(T(-0.5) * b * b)))
 CRUCIBLE_BINARY(FGeluTanhBackward, gelu_tanh_backward(a, b))
 CRUCIBLE_BINARY(FSiluBackward, silu_backward(a, b))
 CRUCIBLE_BINARY(FMishBackward, mish_backward(a, b))
