@@ -1,0 +1,184 @@
+// The generic pooling plane kernels (see pool_kernels.h): the reference's loops, sums in double
+// rounded once, for f64, irregular adaptive windows and the planes the f32 vector kernels give
+// back. Also the f32 max-pool backward scatter and the vector kernels' scratch sizing.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/pool_kernels.h"
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+namespace {
+
+// One output's window, clamped to the input, and (average pooling) its divisor.
+struct Span {
+  int64_t lo[3], hi[3];
+  int64_t divisor = 1;
+  bool empty = false;
+};
+
+Span avg_span(const PoolGeom& g, const int64_t o[3]) {
+  Span w;
+  int64_t pool = 1, inside = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (g.adaptive) {
+      w.lo[i] = (o[i] * g.in[i]) / g.out[i];
+      w.hi[i] = ((o[i] + 1) * g.in[i] + g.out[i] - 1) / g.out[i];
+      pool *= w.hi[i] - w.lo[i];
+      inside = pool;
+      continue;
+    }
+    const int64_t a = o[i] * g.s[i] - g.p[i];
+    const int64_t b = std::min(a + g.k[i], g.in[i] + g.p[i]);
+    pool *= b - a;
+    w.lo[i] = std::max<int64_t>(a, 0);
+    w.hi[i] = std::min(b, g.in[i]);
+    inside *= std::max<int64_t>(w.hi[i] - w.lo[i], 0);
+  }
+  for (int i = 0; i < 3; ++i) w.empty = w.empty || w.lo[i] >= w.hi[i];
+  w.divisor = g.adaptive ? pool : g.divisor != 0 ? g.divisor : g.count_include_pad ? pool : inside;
+  return w;
+}
+
+template <typename Fn>
+void each_output(const PoolGeom& g, Fn fn) {
+  int64_t o[3], at = 0;
+  for (o[0] = 0; o[0] < g.out[0]; ++o[0])
+    for (o[1] = 0; o[1] < g.out[1]; ++o[1])
+      for (o[2] = 0; o[2] < g.out[2]; ++o[2]) fn(o, at++);
+}
+
+template <typename Fn>
+void each_in_span(const PoolGeom& g, const Span& w, Fn fn) {
+  for (int64_t a = w.lo[0]; a < w.hi[0]; ++a)
+    for (int64_t b = w.lo[1]; b < w.hi[1]; ++b)
+      for (int64_t c = w.lo[2]; c < w.hi[2]; ++c) fn((a * g.in[1] + b) * g.in[2] + c);
+}
+
+// Max over output o's window: NaN wins, the first in-range position starts.
+template <typename E>
+void max_one(const PoolGeom& g, const E* x, const int64_t o[3], E* best_out, int64_t* at_out) {
+  E best = -std::numeric_limits<E>::infinity();
+  int64_t at = -1;
+  const auto visit = [&](int64_t pos) {
+    if (at < 0) at = pos;
+    if (x[pos] > best || std::isnan(x[pos])) {
+      best = x[pos];
+      at = pos;
+    }
+  };
+  if (g.adaptive) {
+    each_in_span(g, avg_span(g, o), visit);
+  } else {
+    for (int64_t ka = 0; ka < g.k[0]; ++ka) {
+      const int64_t a = o[0] * g.s[0] - g.p[0] + ka * g.d[0];
+      if (a < 0 || a >= g.in[0]) continue;
+      for (int64_t kb = 0; kb < g.k[1]; ++kb) {
+        const int64_t b = o[1] * g.s[1] - g.p[1] + kb * g.d[1];
+        if (b < 0 || b >= g.in[1]) continue;
+        for (int64_t kc = 0; kc < g.k[2]; ++kc) {
+          const int64_t c = o[2] * g.s[2] - g.p[2] + kc * g.d[2];
+          if (c >= 0 && c < g.in[2]) visit((a * g.in[1] + b) * g.in[2] + c);
+        }
+      }
+    }
+  }
+  *best_out = best;
+  *at_out = at;
+}
+
+[[noreturn]] void bad_index(int64_t at) {
+  op_error("index " + std::to_string(at) + " is out of bounds");
+}
+
+}  // namespace
+
+void pool_max_one(const PoolGeom& g, const float* x, const int64_t o[3], float* y, int64_t* idx) {
+  max_one(g, x, o, y, idx);
+}
+
+template <typename E>
+void pool_max_plane(const PoolGeom& g, const E* x, E* y, int64_t* idx) {
+  each_output(g, [&](const int64_t o[3], int64_t at) { max_one(g, x, o, &y[at], &idx[at]); });
+}
+
+template <typename E>
+void pool_avg_plane(const PoolGeom& g, const E* x, E* y) {
+  each_output(g, [&](const int64_t o[3], int64_t at) {
+    const Span w = avg_span(g, o);
+    if (w.empty) {
+      y[at] = E(0);
+      return;
+    }
+    double sum = 0;
+    each_in_span(g, w, [&](int64_t pos) { sum += static_cast<double>(x[pos]); });
+    y[at] = static_cast<E>(sum / static_cast<double>(w.divisor));
+  });
+}
+
+template <typename E>
+void pool_avg_backward_plane(const PoolGeom& g, const E* go, E* gi, std::vector<double>& acc) {
+  acc.assign(static_cast<size_t>(g.in_plane()), 0.0);
+  each_output(g, [&](const int64_t o[3], int64_t at) {
+    const Span w = avg_span(g, o);
+    if (w.empty) return;
+    const double v = static_cast<double>(go[at]) / static_cast<double>(w.divisor);
+    each_in_span(g, w, [&](int64_t pos) { acc[static_cast<size_t>(pos)] += v; });
+  });
+  for (int64_t i = 0; i < g.in_plane(); ++i) gi[i] = static_cast<E>(acc[static_cast<size_t>(i)]);
+}
+
+bool pool_max_backward_plane_f32(const float* go, const int64_t* idx, int64_t out_plane,
+                                 int64_t in_plane, float* gi) {
+  std::memset(gi, 0, static_cast<size_t>(in_plane) * sizeof(float));
+  bool ok = true;
+  for (int64_t o = 0; o < out_plane; ++o) {
+    const int64_t at = idx[o];
+    if (at < 0 || at >= in_plane) bad_index(at);
+    ok = ok && std::fabs(go[o]) <= 1125899906842624.0f;  // 2^50; false for NaN
+    gi[at] += go[o];
+  }
+  return ok;
+}
+
+template <typename E>
+void pool_max_backward_plane(const E* go, const int64_t* idx, int64_t out_plane, int64_t in_plane,
+                             E* gi, std::vector<double>& acc) {
+  acc.assign(static_cast<size_t>(in_plane), 0.0);
+  for (int64_t o = 0; o < out_plane; ++o) {
+    const int64_t at = idx[o];
+    if (at < 0 || at >= in_plane) bad_index(at);
+    acc[static_cast<size_t>(at)] += static_cast<double>(go[o]);
+  }
+  for (int64_t i = 0; i < in_plane; ++i) gi[i] = static_cast<E>(acc[static_cast<size_t>(i)]);
+}
+
+template void pool_max_plane<float>(const PoolGeom&, const float*, float*, int64_t*);
+template void pool_max_plane<double>(const PoolGeom&, const double*, double*, int64_t*);
+template void pool_avg_plane<float>(const PoolGeom&, const float*, float*);
+template void pool_avg_plane<double>(const PoolGeom&, const double*, double*);
+template void pool_avg_backward_plane<float>(const PoolGeom&, const float*, float*,
+                                             std::vector<double>&);
+template void pool_avg_backward_plane<double>(const PoolGeom&, const double*, double*,
+                                              std::vector<double>&);
+template void pool_max_backward_plane<float>(const float*, const int64_t*, int64_t, int64_t, float*,
+                                             std::vector<double>&);
+template void pool_max_backward_plane<double>(const double*, const int64_t*, int64_t, int64_t,
+                                              double*, std::vector<double>&);
+
+bool pool_vector_ok(const PoolGeom& g) { return !g.adaptive && g.in_plane() < (int64_t{1} << 31); }
+
+void pool_scratch_resize(const PoolGeom& g, PoolScratch& s) {
+  const int64_t len = pool_row_len(g);
+  s.f.resize(static_cast<size_t>(len + g.out[2] + 2 * kPoolMaxLanes));
+  s.i.resize(static_cast<size_t>(len));
+  s.row_ids.resize(static_cast<size_t>(g.k[0] * g.k[1]));
+  s.pad_fill = 0;
+}
+
+}  // namespace crucible::cpu
