@@ -32,7 +32,7 @@ std::vector<std::pair<std::string, const cpu::SoftmaxKernels*>> loop_sets() {
 
 // The softmax of `x` (contiguous f32) over `dim` with one loop set, as [outer, n, inner].
 Tensor run_loops(const SoftmaxFns<float>& k, const Tensor& x, int64_t dim, bool log,
-                 const Tensor* grad = nullptr) {
+                 const Tensor* grad = nullptr, bool nt = false) {
   int64_t outer = 1, inner = 1;
   const int64_t n = x.size(dim);
   for (int64_t d = 0; d < dim; ++d) outer *= x.size(d);
@@ -42,18 +42,18 @@ Tensor run_loops(const SoftmaxFns<float>& k, const Tensor& x, int64_t dim, bool 
   float* op = out.data<float>();
   if (inner == 1) {
     if (grad)
-      k.bwd_last(grad->data<float>(), xp, op, outer, n, log);
+      k.bwd_last(grad->data<float>(), xp, op, outer, n, log, nt);
     else
-      k.fwd_last(xp, op, outer, n, log);
+      k.fwd_last(xp, op, outer, n, log, nt);
     return out;
   }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; j += cpu::kSoftmaxCols) {
       const int64_t at = o * n * inner + j, w = std::min(cpu::kSoftmaxCols, inner - j);
       if (grad)
-        k.bwd_cols(grad->data<float>() + at, xp + at, op + at, n, inner, w, log);
+        k.bwd_cols(grad->data<float>() + at, xp + at, op + at, n, inner, w, log, nt);
       else
-        k.fwd_cols(xp + at, op + at, n, inner, w, log);
+        k.fwd_cols(xp + at, op + at, n, inner, w, log, nt);
     }
   return out;
 }
@@ -68,26 +68,29 @@ void expect_close(const std::string& op_name, const Values& args, const Tensor& 
 }
 
 TEST(CpuSoftmax, EveryLoopSetMatchesTheReference) {
-  // Rows: n below one vector, with tails, and long enough for several kFlush partial sums;
-  // columns: inner below a vector, a vector plus a remainder, and more than one block.
+  // Rows: n below one vector (masked), with tails, long enough for several kFlush partial
+  // sums, at every alignment (streamed outputs have unaligned heads); columns: inner below a
+  // vector, a vector plus a remainder, and more than one block.
   const std::vector<std::pair<Shape, int64_t>> shapes = {
-      {{3, 1}, 1},    {{4, 5}, 1},     {{3, 33}, 1},    {{2, 1031}, 1},    {{2, 5000}, 1},
-      {{2, 7, 3}, 1}, {{2, 9, 21}, 1}, {{2, 5, 70}, 1}, {{1, 300, 16}, 1}, {{3, 4, 130}, 1}};
+      {{3, 1}, 1},     {{4, 5}, 1},     {{7, 9}, 1},       {{5, 17}, 1},
+      {{3, 33}, 1},    {{2, 1031}, 1},  {{2, 5000}, 1},    {{2, 7, 3}, 1},
+      {{2, 9, 21}, 1}, {{2, 5, 70}, 1}, {{1, 300, 16}, 1}, {{3, 4, 130}, 1}};
   for (const auto& [name, ks] : loop_sets()) {
     for (const auto& [shape, dim] : shapes) {
       const Tensor x = filled(shape, f32, 3);
       const Tensor g = filled(shape, f32, 5);
-      for (bool log : {false, true}) {
-        const std::string what = name + (log ? " log" : "") + " " + x.str();
-        const Values fa{Value(x), Value(dim), Value(false)};
-        expect_close(log ? "aten._log_softmax.default" : "aten._softmax.default", fa,
-                     run_loops(ks->f32, x, dim, log), what);
-        // The backward takes the forward's output; a random y exercises the formula as well.
-        const Values ba{Value(g), Value(x), Value(dim), Value(f32)};
-        expect_close(
-            log ? "aten._log_softmax_backward_data.default" : "aten._softmax_backward_data.default",
-            ba, run_loops(ks->f32, x, dim, log, &g), what + " backward");
-      }
+      for (bool log : {false, true})
+        for (bool nt : {false, true}) {
+          const std::string what = name + (log ? " log" : "") + (nt ? " streamed " : " ") + x.str();
+          const Values fa{Value(x), Value(dim), Value(false)};
+          expect_close(log ? "aten._log_softmax.default" : "aten._softmax.default", fa,
+                       run_loops(ks->f32, x, dim, log, nullptr, nt), what);
+          // The backward takes the forward's output; a random y exercises the formula too.
+          const Values ba{Value(g), Value(x), Value(dim), Value(f32)};
+          expect_close(log ? "aten._log_softmax_backward_data.default"
+                           : "aten._softmax_backward_data.default",
+                       ba, run_loops(ks->f32, x, dim, log, &g, nt), what + " backward");
+        }
     }
   }
 }

@@ -21,6 +21,9 @@ namespace {
 
 // Elements per task: below this a call stays on one thread.
 constexpr int64_t kGrainElems = 32768;
+// Outputs of at least this many bytes are streamed past the caches (they exceed the private
+// caches anyway; a streaming store saves the read of each line before it is written).
+constexpr int64_t kStreamBytes = int64_t{4} << 20;
 
 DType compute_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
 
@@ -77,21 +80,25 @@ void split(const Layout& l, const Last& last, const Cols& cols) {
 }
 
 template <typename C>
-void forward(const SoftmaxFns<C>& f, const C* x, C* y, const Layout& l, bool log) {
+void forward(const SoftmaxFns<C>& f, const C* x, C* y, const Layout& l, bool log, bool nt) {
   split(
-      l, [&](int64_t r0, int64_t rows) { f.fwd_last(x + r0 * l.n, y + r0 * l.n, rows, l.n, log); },
-      [&](int64_t off, int64_t w) { f.fwd_cols(x + off, y + off, l.n, l.inner, w, log); });
+      l,
+      [&](int64_t r0, int64_t rows) { f.fwd_last(x + r0 * l.n, y + r0 * l.n, rows, l.n, log, nt); },
+      [&](int64_t off, int64_t w) { f.fwd_cols(x + off, y + off, l.n, l.inner, w, log, nt); });
 }
 
 template <typename C>
-void backward(const SoftmaxFns<C>& f, const C* g, const C* y, C* o, const Layout& l, bool log) {
+void backward(const SoftmaxFns<C>& f, const C* g, const C* y, C* o, const Layout& l, bool log,
+              bool nt) {
   split(
       l,
       [&](int64_t r0, int64_t rows) {
         const int64_t at = r0 * l.n;
-        f.bwd_last(g + at, y + at, o + at, rows, l.n, log);
+        f.bwd_last(g + at, y + at, o + at, rows, l.n, log, nt);
       },
-      [&](int64_t off, int64_t w) { f.bwd_cols(g + off, y + off, o + off, l.n, l.inner, w, log); });
+      [&](int64_t off, int64_t w) {
+        f.bwd_cols(g + off, y + off, o + off, l.n, l.inner, w, log, nt);
+      });
 }
 
 Values softmax_impl(const Values& a, bool log) {
@@ -111,10 +118,11 @@ Values softmax_impl(const Values& a, bool log) {
   const Tensor res = x.dtype() == ct ? out : Tensor::uninitialized(x.shape(), ct);
   const Layout l = layout_of(x, dim);
   const SoftmaxKernels& k = softmax_kernels();
+  const bool nt = res.numel() * static_cast<int64_t>(res.itemsize()) >= kStreamBytes;
   if (ct == DType::Float32)
-    forward(k.f32, xs.data<float>(), res.data<float>(), l, log);
+    forward(k.f32, xs.data<float>(), res.data<float>(), l, log, nt);
   else
-    forward(k.f64, xs.data<double>(), res.data<double>(), l, log);
+    forward(k.f64, xs.data<double>(), res.data<double>(), l, log, nt);
   return {Value(finish(res, out))};
 }
 
@@ -154,10 +162,11 @@ Values backward_impl(const Values& a, bool log) {
   const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);
   const Layout l = layout_of(y, dim);
   const SoftmaxKernels& k = softmax_kernels();
+  const bool nt = res.numel() * static_cast<int64_t>(res.itemsize()) >= kStreamBytes;
   if (ct == DType::Float32)
-    backward(k.f32, gs.data<float>(), ys.data<float>(), res.data<float>(), l, log);
+    backward(k.f32, gs.data<float>(), ys.data<float>(), res.data<float>(), l, log, nt);
   else
-    backward(k.f64, gs.data<double>(), ys.data<double>(), res.data<double>(), l, log);
+    backward(k.f64, gs.data<double>(), ys.data<double>(), res.data<double>(), l, log, nt);
   return {Value(finish(res, out))};
 }
 

@@ -1,9 +1,12 @@
 // The softmax row loops compiled for AVX2 (this file gets the ISA's -m flags, see
 // cmake/cpu.cmake).
+#include <immintrin.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "backends/cpu/softmax_kernels.h"
 

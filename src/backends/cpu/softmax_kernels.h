@@ -15,13 +15,14 @@ inline constexpr int64_t kSoftmaxCols = 64;
 
 template <typename T>
 struct SoftmaxFns {
-  // rows x n -> rows x n.
-  void (*fwd_last)(const T* x, T* y, int64_t rows, int64_t n, bool log);
+  // rows x n -> rows x n. nt: the output is large, stream it past the caches (f32 rows).
+  void (*fwd_last)(const T* x, T* y, int64_t rows, int64_t n, bool log, bool nt);
   // One block: x[k * inner + j], k < n, j < w.
-  void (*fwd_cols)(const T* x, T* y, int64_t n, int64_t inner, int64_t w, bool log);
+  void (*fwd_cols)(const T* x, T* y, int64_t n, int64_t inner, int64_t w, bool log, bool nt);
   // grad g and forward output y -> grad_input o (may not alias g or y).
-  void (*bwd_last)(const T* g, const T* y, T* o, int64_t rows, int64_t n, bool log);
-  void (*bwd_cols)(const T* g, const T* y, T* o, int64_t n, int64_t inner, int64_t w, bool log);
+  void (*bwd_last)(const T* g, const T* y, T* o, int64_t rows, int64_t n, bool log, bool nt);
+  void (*bwd_cols)(const T* g, const T* y, T* o, int64_t n, int64_t inner, int64_t w, bool log,
+                   bool nt);
 };
 
 struct SoftmaxKernels {

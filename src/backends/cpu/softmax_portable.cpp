@@ -1,10 +1,13 @@
 // The softmax row loops compiled for the baseline x86-64 ISA (any processor), at -O3 like the
 // other vector loops (GCC's -O2 vectorizer leaves loops with an epilogue scalar), and the choice
 // of loop set for the processor the backend runs on.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/softmax_kernels.h"
