@@ -13,57 +13,9 @@
 // other strides take the scalar loop. The last vector of a row is moved back to end at the
 // row's end (it recomputes some outputs rather than writing past the row).
 
-constexpr int kW = kVecBytes / 4;              // f32 lanes
+#include "backends/cpu/vec_f32.h"
+
 constexpr float kWideF = 1125899906842624.0f;  // 2^50: larger values go to the generic kernel
-
-typedef float vf __attribute__((vector_size(kVecBytes)));
-typedef int32_t vi __attribute__((vector_size(kVecBytes)));
-typedef int64_t vl __attribute__((vector_size(2 * kVecBytes)));
-typedef float vf_u __attribute__((vector_size(kVecBytes), aligned(4)));
-typedef int32_t vi_u __attribute__((vector_size(kVecBytes), aligned(4)));
-typedef int64_t vl_u __attribute__((vector_size(2 * kVecBytes), aligned(8)));
-
-inline vf ldf(const float* p) { return *reinterpret_cast<const vf_u*>(p); }
-inline vi ldi(const int32_t* p) { return *reinterpret_cast<const vi_u*>(p); }
-inline void stf(float* p, vf v) { *reinterpret_cast<vf_u*>(p) = v; }
-inline void sti(int32_t* p, vi v) { *reinterpret_cast<vi_u*>(p) = v; }
-inline void stl(int64_t* p, vl v) { *reinterpret_cast<vl_u*>(p) = v; }
-
-inline vi iota(int32_t step) {
-  vi v;
-  for (int l = 0; l < kW; ++l) v[l] = l * step;
-  return v;
-}
-
-// The first n < kW lanes (the others 0), without touching memory past them: masked loads and
-// stores where the ISA has them.
-inline vf ldf_part(const float* p, int64_t n) {
-#if defined(__AVX512F__)
-  static_assert(kVecBytes == 64);
-  return reinterpret_cast<vf>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p));
-#elif defined(__AVX2__)
-  static_assert(kVecBytes == 32);
-  const vi m = iota(1) < static_cast<int32_t>(n);
-  return reinterpret_cast<vf>(_mm256_maskload_ps(p, reinterpret_cast<__m256i>(m)));
-#else
-  vf v = vf{};
-  for (int64_t l = 0; l < n; ++l) v[l] = p[l];
-  return v;
-#endif
-}
-inline void stf_part(float* p, vf v, int64_t n) {
-#if defined(__AVX512F__)
-  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), reinterpret_cast<__m512>(v));
-#elif defined(__AVX2__)
-  const vi m = iota(1) < static_cast<int32_t>(n);
-  _mm256_maskstore_ps(p, reinterpret_cast<__m256i>(m), reinterpret_cast<__m256>(v));
-#else
-  for (int64_t l = 0; l < n; ++l) p[l] = v[l];
-#endif
-}
-inline void sti_part(int32_t* p, vi v, int64_t n) {
-  stf_part(reinterpret_cast<float*>(p), reinterpret_cast<vf>(v), n);
-}
 
 // The taps of kW outputs whose first tap is at p: stride 1 or 2.
 template <int S>
@@ -86,12 +38,6 @@ inline vi tapi(const int32_t* p) {
 inline vi wide(vf v) {
   return ~(reinterpret_cast<vf>(reinterpret_cast<vi>(v) & 0x7fffffff) <= kWideF);
 }
-inline bool any(vi m) {
-  int32_t r = 0;
-  for (int l = 0; l < kW; ++l) r |= m[l];
-  return r != 0;
-}
-
 // The margins of the scratch row: -inf (max) or 0 (sums); the row ids' margins 0.
 void prepare(const PoolGeom& g, PoolScratch& s, int fill) {
   if (s.pad_fill == fill) return;
