@@ -123,7 +123,7 @@ TEST(CpuPool, VectorKernelsMatchTheGenericOnes) {
         const std::vector<float> x = plane_values(g, 3);
         const size_t op = static_cast<size_t>(g.out_plane()), ip = x.size();
         cpu::PoolScratch scratch;
-        cpu::pool_scratch_resize(g, scratch);
+        cpu::pool_prepare(g, scratch);
         std::vector<float> y(op), want(op), gi(ip), gwant(ip);
         std::vector<int64_t> idx(op), iwant(op);
         ks->max_fwd(g, x.data(), y.data(), idx.data(), scratch);
@@ -158,7 +158,7 @@ TEST(CpuPool, WindowsOfMinusInfinityAndNaN) {
     for (int64_t c = 0; c < 5; ++c) x[static_cast<size_t>(40 + c)] = -INFINITY;
     x[static_cast<size_t>(3 * 40 + 17)] = NAN;
     cpu::PoolScratch scratch;
-    cpu::pool_scratch_resize(g, scratch);
+    cpu::pool_prepare(g, scratch);
     const size_t op = static_cast<size_t>(g.out_plane());
     std::vector<float> y(op), want(op);
     std::vector<int64_t> idx(op), iwant(op);
@@ -196,7 +196,7 @@ TEST(CpuPool, HugeValuesAreSummedInDouble) {
   for (const auto& [name, ks] : kernel_sets()) {
     cpu::PoolGeom g = geom({1, 4, 4}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0});
     cpu::PoolScratch scratch;
-    cpu::pool_scratch_resize(g, scratch);
+    cpu::pool_prepare(g, scratch);
     float y[4], gi[16];
     EXPECT_FALSE(ks->avg_fwd(g, x.data<float>(), y, scratch)) << name;
     const float go[4] = {3e38f, 1, 1, 1};

@@ -59,6 +59,22 @@ PoolGeom geom_of(const Geo& geo, const PoolSpec& spec) {
   return g;
 }
 
+// Whether average pooling over `g` is the identity (1x1 windows, stride 1, adaptive pooling
+// to the input's size): the output is a copy of the input, the grad_input one of the grad.
+bool avg_identity(const PoolGeom& g) {
+  bool id = !g.adaptive && (g.divisor == 0 || g.divisor == 1);
+  for (int i = 0; i < 3; ++i) id = id && g.k[i] == 1 && g.s[i] == 1 && g.p[i] == 0 && g.d[i] == 1;
+  return id;
+}
+
+// `src` copied into `dst` (same shape, any strides and floating dtypes).
+Tensor copy_into(const Tensor& src, const Tensor& dst) {
+  if (src.numel() == 0) return dst;
+  const Tensor ins[] = {src};
+  pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
+  return dst;
+}
+
 // Whether the last `nsp` dims of `t` are laid out contiguously (a plane is one block).
 bool planes_contiguous(const Tensor& t, int64_t nsp) {
   int64_t expect = 1;
@@ -107,7 +123,7 @@ void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& 
   const bool vec = std::is_same_v<E, float> && pool_vector_ok(g);
   parallel_for(0, geo.planes, grain(g), [&](int64_t p0, int64_t p1) {
     PoolScratch scratch;
-    if (vec) pool_scratch_resize(g, scratch);
+    if (vec) pool_prepare(g, scratch);
     for (int64_t pl = p0; pl < p1; ++pl) {
       const E* xp = x + plane_at(xs, nsp, pl);
       E* yp = y + pl * op;
@@ -131,6 +147,7 @@ Values run_forward(const Geo& geo, const PoolSpec& s, const Tensor& self) {
   Tensor out = Tensor::uninitialized(geo.out_shape, self.dtype());
   const bool with_index = s.kind == Kind::Max;
   Tensor idx = with_index ? Tensor::uninitialized(geo.out_shape, DType::Int64) : Tensor();
+  if (!with_index && avg_identity(g)) return {Value(copy_into(self, out))};
   int64_t* ip = with_index ? idx.data<int64_t>() : nullptr;
   if (geo.planes > 0) {
     if (self.dtype() == DType::Float64) {
@@ -158,7 +175,7 @@ void backward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor&
   const bool vec = std::is_same_v<E, float> && kind == Kind::Avg && pool_vector_ok(g);
   parallel_for(0, geo.planes, grain(g), [&](int64_t p0, int64_t p1) {
     PoolScratch scratch;
-    if (vec) pool_scratch_resize(g, scratch);
+    if (vec) pool_prepare(g, scratch);
     std::vector<double> acc;
     for (int64_t pl = p0; pl < p1; ++pl) {
       const E* gp = go + plane_at(gos, nsp, pl);
@@ -186,6 +203,7 @@ Tensor run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, c
   const PoolGeom g = geom_of(geo, s);
   Tensor gi = Tensor::uninitialized(self.shape(), grad_out.dtype());
   if (geo.planes == 0) return gi;
+  if (s.kind == Kind::Avg && avg_identity(g)) return copy_into(grad_out, gi);
   const Tensor ind = s.kind == Kind::Max ? planes_in(indices, geo.nsp, DType::Int64) : Tensor();
   if (self.dtype() == DType::Float64) {
     backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Float64), ind,

@@ -173,12 +173,53 @@ template void pool_max_backward_plane<double>(const double*, const int64_t*, int
 
 bool pool_vector_ok(const PoolGeom& g) { return !g.adaptive && g.in_plane() < (int64_t{1} << 31); }
 
-void pool_scratch_resize(const PoolGeom& g, PoolScratch& s) {
-  const int64_t len = pool_row_len(g);
-  s.f.resize(static_cast<size_t>(len + g.out[2] + 2 * kPoolMaxLanes));
+namespace {
+
+// Per dim: the window's size counting the padding (count_include_pad), or its in-range size.
+int64_t extent(const PoolGeom& g, int dim, int64_t o) {
+  const int64_t a = o * g.s[dim] - g.p[dim];
+  const int64_t b = std::min(a + g.k[dim], g.in[dim] + g.p[dim]);
+  if (g.count_include_pad) return b - a;
+  return std::max<int64_t>(std::min(b, g.in[dim]) - std::max<int64_t>(a, 0), 0);
+}
+
+}  // namespace
+
+void pool_prepare(const PoolGeom& g, PoolScratch& s) {
+  const int64_t len = pool_row_len(g), ow_n = g.out[2], rows = g.out[0] * g.out[1];
+  // The backward's zero-stuffed grad row and its t row (pool_loops.h, avg_bwd) after the row.
+  const int64_t tz = (g.k[2] - 1) * g.d[2] + std::max(ow_n * g.s[2], g.in[2] + g.p[2]) + ow_n;
+  s.f.resize(static_cast<size_t>(len + tz + 6 * kPoolMaxLanes));
   s.i.resize(static_cast<size_t>(len));
-  s.row_ids.resize(static_cast<size_t>(g.k[0] * g.k[1]));
   s.pad_fill = 0;
+  s.row_ids.clear();
+  s.row_start.assign(1, 0);
+  s.div_stride = ow_n + kPoolMaxLanes;
+  s.div.assign(static_cast<size_t>(rows * s.div_stride), 1.0f);
+  std::vector<float> cols(static_cast<size_t>(ow_n));
+  for (int64_t ow = 0; ow < ow_n; ++ow) {
+    const int64_t a = ow * g.s[2] - g.p[2];
+    const bool empty = std::min(a + g.k[2], g.in[2]) <= std::max<int64_t>(a, 0);
+    cols[static_cast<size_t>(ow)] = empty ? 0.0f : static_cast<float>(extent(g, 2, ow));
+  }
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      for (int64_t ka = 0; ka < g.k[0]; ++ka) {
+        const int64_t a = od * g.s[0] - g.p[0] + ka * g.d[0];
+        if (a < 0 || a >= g.in[0]) continue;
+        for (int64_t kb = 0; kb < g.k[1]; ++kb) {
+          const int64_t b = oh * g.s[1] - g.p[1] + kb * g.d[1];
+          if (b >= 0 && b < g.in[1]) s.row_ids.push_back(static_cast<int32_t>(a * g.in[1] + b));
+        }
+      }
+      s.row_start.push_back(static_cast<int32_t>(s.row_ids.size()));
+      const float rf = static_cast<float>(extent(g, 0, od) * extent(g, 1, oh));
+      float* div = s.div.data() + (od * g.out[1] + oh) * s.div_stride;
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        const float c = cols[static_cast<size_t>(ow)];
+        div[ow] = c == 0.0f ? 0.0f : g.divisor != 0 ? static_cast<float>(g.divisor) : rf * c;
+      }
+    }
 }
 
 }  // namespace crucible::cpu

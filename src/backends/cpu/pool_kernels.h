@@ -34,10 +34,15 @@ struct PoolGeom {
   int64_t out_plane() const { return out[0] * out[1] * out[2]; }
 };
 
-// Per-thread scratch of the vector kernels, sized by pool_scratch_resize: a row of combined
-// input rows (f, with its row ids in i for max pooling) that holds the input row's W elements
-// at offset pool_row_pad() and room on both sides for every tap of every output (whole
-// vectors included), then one output row of divisors or scaled grads; the window's row ids.
+// Per-thread scratch and plan of the vector kernels, made by pool_prepare once for all the
+// planes a thread takes:
+//  - f: a row of combined input rows (with its row ids in i, for max pooling) that holds the
+//    input row's W elements at offset pool_row_pad() and room on both sides for every tap of
+//    every output (whole vectors included); then the backward's rows of scaled grads;
+//  - for output row r = od * OH + oh: the ids (d * H + h) of the in-range input rows of its
+//    window, row_ids[row_start[r] .. row_start[r + 1]), and its outputs' divisors (average
+//    pooling; 0 for an empty window, whose output is 0 and whose grad goes nowhere),
+//    div[r * div_stride + ow].
 inline constexpr int64_t kPoolMaxLanes = 16;
 inline int64_t pool_row_pad(const PoolGeom& g) { return g.p[2] + 2 * kPoolMaxLanes; }
 inline int64_t pool_row_len(const PoolGeom& g) {
@@ -47,10 +52,12 @@ inline int64_t pool_row_len(const PoolGeom& g) {
 struct PoolScratch {
   std::vector<float> f;
   std::vector<int32_t> i;
-  std::vector<int32_t> row_ids;
+  std::vector<int32_t> row_ids, row_start;
+  std::vector<float> div;
+  int64_t div_stride = 0;
   int pad_fill = 0;  // what the row's margins hold: 0 unset, 1 -inf (max), 2 zeros (sum)
 };
-void pool_scratch_resize(const PoolGeom& g, PoolScratch& s);
+void pool_prepare(const PoolGeom& g, PoolScratch& s);
 
 // Whether the vector kernels take this geometry (window pooling, planes below 2^31 elements).
 bool pool_vector_ok(const PoolGeom& g);

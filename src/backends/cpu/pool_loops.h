@@ -47,22 +47,6 @@ void prepare(const PoolGeom& g, PoolScratch& s, int fill) {
   s.pad_fill = fill;
 }
 
-// The in-range input rows of output row (od, oh): their ids (d * H + h) in s.row_ids; returns
-// how many.
-int window_rows(const PoolGeom& g, int64_t od, int64_t oh, PoolScratch& s) {
-  int r = 0;
-  for (int64_t ka = 0; ka < g.k[0]; ++ka) {
-    const int64_t a = od * g.s[0] - g.p[0] + ka * g.d[0];
-    if (a < 0 || a >= g.in[0]) continue;
-    for (int64_t kb = 0; kb < g.k[1]; ++kb) {
-      const int64_t b = oh * g.s[1] - g.p[1] + kb * g.d[1];
-      if (b >= 0 && b < g.in[1])
-        s.row_ids[static_cast<size_t>(r++)] = static_cast<int32_t>(a * g.in[1] + b);
-    }
-  }
-  return r;
-}
-
 // ---- max ---------------------------------------------------------------------------------------
 
 void vert_max(const float* x, int64_t n, const int32_t* ids, int nr, float* out, int32_t* oid) {
@@ -163,8 +147,9 @@ void max_fwd(const PoolGeom& g, const float* x, float* y, int64_t* idx, PoolScra
   int32_t* ids = s.i.data() + pad;
   for (int64_t od = 0; od < g.out[0]; ++od)
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-      const int64_t at = (od * g.out[1] + oh) * g.out[2];
-      const int nr = window_rows(g, od, oh, s);
+      const int64_t r = od * g.out[1] + oh, at = r * g.out[2];
+      const int32_t* rid = s.row_ids.data() + s.row_start[static_cast<size_t>(r)];
+      const int nr = s.row_start[static_cast<size_t>(r) + 1] - s.row_start[static_cast<size_t>(r)];
       if (nr == 0) {  // no in-range row: the generic kernel's -inf and index -1
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
           const int64_t o[3] = {od, oh, ow};
@@ -172,7 +157,7 @@ void max_fwd(const PoolGeom& g, const float* x, float* y, int64_t* idx, PoolScra
         }
         continue;
       }
-      vert_max(x, g.in[2], s.row_ids.data(), nr, row, ids);
+      vert_max(x, g.in[2], rid, nr, row, ids);
       if (g.s[2] == 1)
         horiz_max<1>(g, row, ids, y + at, idx + at, x, od, oh);
       else if (g.s[2] == 2)
@@ -212,27 +197,6 @@ bool vert_sum(const float* x, int64_t n, const int32_t* ids, int nr, float* out)
   return !any(bad);
 }
 
-// Per dim: the window's size counting the padding (count_include_pad), or its in-range size.
-int64_t extent(const PoolGeom& g, int dim, int64_t o) {
-  const int64_t a = o * g.s[dim] - g.p[dim];
-  const int64_t b = std::min(a + g.k[dim], g.in[dim] + g.p[dim]);
-  if (g.count_include_pad) return b - a;
-  return std::max<int64_t>(std::min(b, g.in[dim]) - std::max<int64_t>(a, 0), 0);
-}
-
-// div[ow] for one output row: the divisor of each output (0 for an empty window, whose
-// output is 0 and whose grad goes nowhere).
-void row_divisors(const PoolGeom& g, int64_t od, int64_t oh, float* div) {
-  const int64_t rows = extent(g, 0, od) * extent(g, 1, oh);
-  for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-    const int64_t cols = extent(g, 2, ow);
-    const int64_t a = ow * g.s[2] - g.p[2];
-    const bool empty = std::min(a + g.k[2], g.in[2]) <= std::max<int64_t>(a, 0);
-    div[ow] = empty ? 0.0f : static_cast<float>(g.divisor != 0 ? g.divisor : rows * cols);
-  }
-  for (int l = 0; l < kW; ++l) div[g.out[2] + l] = 1.0f;
-}
-
 template <int S>
 void horiz_avg(const PoolGeom& g, const float* row, const float* div, float* y) {
   const int64_t ow_n = g.out[2];
@@ -264,67 +228,73 @@ bool avg_fwd(const PoolGeom& g, const float* x, float* y, PoolScratch& s) {
   prepare(g, s, 2);
   const int64_t pad = pool_row_pad(g);
   float* row = s.f.data() + pad;
-  float* div = s.f.data() + pool_row_len(g);
-  for (int64_t od = 0; od < g.out[0]; ++od)
-    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-      float* yr = y + (od * g.out[1] + oh) * g.out[2];
-      const int nr = window_rows(g, od, oh, s);
-      if (nr == 0) {
-        std::fill(yr, yr + g.out[2], 0.0f);
-        continue;
-      }
-      if (!vert_sum(x, g.in[2], s.row_ids.data(), nr, row)) return false;
-      row_divisors(g, od, oh, div);
-      if (g.s[2] == 1)
-        horiz_avg<1>(g, row, div, yr);
-      else if (g.s[2] == 2)
-        horiz_avg<2>(g, row, div, yr);
-      else
-        horiz_avg_any(g, row, div, yr);
+  for (int64_t r = 0; r < g.out[0] * g.out[1]; ++r) {
+    float* yr = y + r * g.out[2];
+    const int32_t* rid = s.row_ids.data() + s.row_start[static_cast<size_t>(r)];
+    const int nr = s.row_start[static_cast<size_t>(r) + 1] - s.row_start[static_cast<size_t>(r)];
+    if (nr == 0) {
+      std::fill(yr, yr + g.out[2], 0.0f);
+      continue;
     }
+    if (!vert_sum(x, g.in[2], rid, nr, row)) return false;
+    const float* div = s.div.data() + r * s.div_stride;
+    if (g.s[2] == 1)
+      horiz_avg<1>(g, row, div, yr);
+    else if (g.s[2] == 2)
+      horiz_avg<2>(g, row, div, yr);
+    else
+      horiz_avg_any(g, row, div, yr);
+  }
   return true;
 }
 
-// grad_input = 0; per output row: the grads over their divisors (t) are spread along W into the
-// scratch row (every tap of every output), which is added to each in-range input row.
+// grad_input = 0; per output row: the grads over their divisors, t, are placed every s
+// elements of a zeroed row tz (tz[ow * s] = t[ow]); an input column c then receives
+// h[c] = sum over kw of tz[c + p - kw * d] (a gather: whole-vector loads, where scattering
+// t into overlapping vectors would stall on store forwarding), added to each in-range input row
+// of the window.
 bool avg_bwd(const PoolGeom& g, const float* go, float* gi, PoolScratch& s) {
-  const int64_t w = g.in[2], ow_n = g.out[2], pad = pool_row_pad(g), len = pool_row_len(g);
-  float* row = s.f.data() + pad;
-  float* t = s.f.data() + len;
+  const int64_t w = g.in[2], ow_n = g.out[2], st = g.s[2], reach = (g.k[2] - 1) * g.d[2];
+  float* tz = s.f.data() + pool_row_len(g) + reach + kW;
+  const int64_t tz_hi = std::max(ow_n * st, w + g.p[2]) + kW;
+  float* t = tz + tz_hi + kW;  // one output row's t, whole vectors
   std::memset(gi, 0, static_cast<size_t>(g.in_plane()) * sizeof(float));
-  for (int64_t od = 0; od < g.out[0]; ++od)
-    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-      const int nr = window_rows(g, od, oh, s);
-      if (nr == 0) continue;
-      const float* gr = go + (od * g.out[1] + oh) * ow_n;
-      row_divisors(g, od, oh, t);
-      bool ok = true;
-      for (int64_t ow = 0; ow < ow_n; ++ow) {
-        ok = ok && std::fabs(gr[ow]) <= kWideF;
-        t[ow] = t[ow] == 0.0f ? 0.0f : gr[ow] / t[ow];
-      }
-      if (!ok) return false;
-      for (int l = 0; l < kW; ++l) t[ow_n + l] = 0.0f;
-      std::fill(s.f.begin(), s.f.begin() + len, 0.0f);
-      if (g.s[2] == 1) {
-        for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-          float* r = row + kw * g.d[2] - g.p[2];
-          for (int64_t ow = 0; ow < ow_n; ow += kW) stf(r + ow, ldf(r + ow) + ldf(t + ow));
-        }
-      } else {
-        for (int64_t ow = 0; ow < ow_n; ++ow) {
-          float* r = row + ow * g.s[2] - g.p[2];
-          for (int64_t kw = 0; kw < g.k[2]; ++kw) r[kw * g.d[2]] += t[ow];
-        }
-      }
+  for (int64_t r = 0; r < g.out[0] * g.out[1]; ++r) {
+    const int32_t* rid = s.row_ids.data() + s.row_start[static_cast<size_t>(r)];
+    const int nr = s.row_start[static_cast<size_t>(r) + 1] - s.row_start[static_cast<size_t>(r)];
+    if (nr == 0) continue;
+    const float* gr = go + r * ow_n;
+    const float* div = s.div.data() + r * s.div_stride;
+    vi bad = vi{};
+    std::fill(tz - reach - kW, tz + tz_hi, 0.0f);
+    float* dst = st == 1 ? tz : t;
+    for (int64_t ow = 0; ow < ow_n; ow += kW) {
+      const int64_t m = std::min<int64_t>(kW, ow_n - ow);
+      const vf gv = ldf_n(gr + ow, m), dv = ldf(div + ow);
+      bad |= wide(gv);
+      const vf tv = dv == 0.0f ? vf{} : gv / dv;
+      if (m == kW)
+        stf(dst + ow, tv);
+      else
+        stf_part(dst + ow, tv, m);
+    }
+    if (any(bad)) return false;
+    if (st != 1)
+      for (int64_t ow = 0; ow < ow_n; ++ow) tz[ow * st] = t[ow];
+    for (int64_t c = 0; c < w; c += kW) {
+      const float* src = tz + c + g.p[2];
+      vf h = ldf(src);
+      for (int64_t kw = 1; kw < g.k[2]; ++kw) h += ldf(src - kw * g.d[2]);
+      const int64_t m = std::min<int64_t>(kW, w - c);
       for (int i = 0; i < nr; ++i) {
-        float* gir = gi + s.row_ids[static_cast<size_t>(i)] * w;
-        int64_t c = 0;
-        for (; c + kW <= w; c += kW) stf(gir + c, ldf(gir + c) + ldf(row + c));
-        if (c < w) stf_part(gir + c, ldf_part(gir + c, w - c) + ldf(row + c), w - c);
+        float* gir = gi + rid[i] * w + c;
+        if (m == kW)
+          stf(gir, ldf(gir) + h);
+        else
+          stf_part(gir, ldf_part(gir, m) + h, m);
       }
     }
-  s.pad_fill = 0;  // the margins now hold garbage
+  }
   return true;
 }
 
