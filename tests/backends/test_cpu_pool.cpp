@@ -258,6 +258,35 @@ TEST(CpuPool, LayoutsAndDtypes) {
                      {filled({2, 3, 10, 9}, f32), Value(L{4, 4})});
 }
 
+TEST(CpuPool, IntegerAveragePoolingAndDtypeErrors) {
+  // int64: exact sums, C++'s truncating division (avg of -1, -2, -3, -1 is -1, not -2).
+  Tensor x = Tensor::empty({1, 1, 2, 4}, DType::Int64);
+  const int64_t v[] = {-1, -2, 5, 7, -3, -1, 2, 2};
+  for (int64_t i = 0; i < 8; ++i) x.set_int(i, v[i]);
+  const Values out = expect_matches_ref(
+      "aten.avg_pool2d.default",
+      {x, Value(L{2, 2}), Value(L{2, 2}), Value(L{0, 0}), Value(false), Value(true), Value()});
+  EXPECT_EQ(out[0].tensor().get_int(0), -1);
+  EXPECT_EQ(out[0].tensor().get_int(1), 4);
+  Tensor go = Tensor::empty({1, 1, 3, 5}, DType::Int64);
+  for (int64_t i = 0; i < 15; ++i) go.set_int(i, i * 7 - 20);
+  expect_matches_ref(
+      "aten.avg_pool2d_backward.default",
+      {go, x, Value(L{2, 2}), Value(L{1, 1}), Value(L{1, 1}), Value(false), Value(false), Value()});
+  auto cpu = make_cpu_backend();
+  const OpDef& op = OpRegistry::catalog().get("aten.max_pool3d_with_indices.default");
+  try {
+    cpu->run(op, {Tensor::zeros({1, 1, 2, 2, 2}, DType::Bool), Value(L{2, 2, 2}), Value(L{}),
+                  Value(L{0}), Value(L{1}), Value(false)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("\"max_pool3d_with_indices_cpu\" not implemented for 'Bool'"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CpuPool, MaxBackwardRaisesForAnIndexOutsideThePlane) {
   auto cpu = make_cpu_backend();
   const OpDef& op = OpRegistry::catalog().get("aten.max_pool2d_with_indices_backward.default");

@@ -134,7 +134,9 @@ void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& 
         }
         if (vec && pool_kernels().avg_fwd(g, xp, yp, scratch)) continue;
       }
-      if (kind == Kind::Max)
+      if constexpr (std::is_integral_v<E>)
+        pool_avg_plane(g, xp, yp);
+      else if (kind == Kind::Max)
         pool_max_plane(g, xp, yp, idx + pl * op);
       else
         pool_avg_plane(g, xp, yp);
@@ -180,7 +182,10 @@ void backward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor&
     for (int64_t pl = p0; pl < p1; ++pl) {
       const E* gp = go + plane_at(gos, nsp, pl);
       E* out = gi + pl * ip;
-      if (kind == Kind::Max) {
+      if constexpr (std::is_integral_v<E>) {
+        pool_avg_backward_plane(g, gp, out, acc);
+        continue;
+      } else if (kind == Kind::Max) {
         const int64_t* xp = ix + plane_at(ind, nsp, pl);
         if constexpr (std::is_same_v<E, float>)
           if (pool_max_backward_plane_f32(gp, xp, op, ip, out)) continue;
@@ -210,6 +215,11 @@ Tensor run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, c
                     gi.data<double>());
     return gi;
   }
+  if (self.dtype() == DType::Int64) {  // average pooling only (check_dtype)
+    backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Int64), ind,
+                    gi.data<int64_t>());
+    return gi;
+  }
   const Tensor r =
       gi.dtype() == DType::Float32 ? gi : Tensor::uninitialized(self.shape(), DType::Float32);
   backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Float32), ind,
@@ -228,7 +238,7 @@ Values max_pool_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N, a.at(1), a.at(2),
                                     a.at(3), &a.at(4), a.at(5).to_bool());
-  pooling::check_dtype("max_pool", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "max_pool2d" : "max_pool3d_with_indices_cpu", self.dtype(), false);
   return run_forward(g, PoolSpec{Kind::Max}, self);
 }
 
@@ -238,7 +248,8 @@ Values max_pool_backward_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(1).tensor();
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N, a.at(2), a.at(3),
                                     a.at(4), &a.at(5), a.at(6).to_bool());
-  pooling::check_dtype("max_pool_backward", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "max_pool2d_backward" : "max_pool3d_with_indices_backward_cpu",
+                       self.dtype(), false);
   return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.at(7).tensor())};
 }
 
@@ -266,7 +277,7 @@ Values avg_pool_kernel(const OpDef&, const Values& a) {
   const Geo g = pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.at(1), a.at(2),
                                     a.at(3), nullptr, a.at(4).to_bool());
   PoolSpec s{Kind::Avg, a.at(5).to_bool(), divisor_of(a.at(6))};
-  pooling::check_dtype("avg_pool", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
   return run_forward(g, s, self);
 }
 
@@ -277,7 +288,8 @@ Values avg_pool_backward_kernel(const OpDef&, const Values& a) {
   const Geo g = pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.at(2), a.at(3),
                                     a.at(4), nullptr, a.at(5).to_bool());
   PoolSpec s{Kind::Avg, a.at(6).to_bool(), divisor_of(a.at(7))};
-  pooling::check_dtype("avg_pool_backward", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
+                       self.dtype(), true);
   return {run_backward(g, s, go, self, Tensor())};
 }
 
@@ -286,7 +298,8 @@ Values adaptive_avg_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Geo g = pooling::adaptive_geo(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", self,
                                       N, a.at(1));
-  pooling::check_dtype("adaptive_avg_pool", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", self.dtype(),
+                       false);
   return run_forward(g, PoolSpec{Kind::Avg}, self);
 }
 
@@ -299,9 +312,12 @@ Values adaptive_avg_backward_kernel(const OpDef&, const Values& a) {
                  name + "_backward(): grad_output and self must have the same number of dims");
   std::vector<int64_t> os;
   for (int64_t i = N; i >= 1; --i) {
-    CRUCIBLE_CHECK(go.size(-i) != 0, name +
-                                         "_backward(): Expected grad_output to have non-zero "
-                                         "size for non-batch dimensions");
+    if (go.size(-i) == 0)
+      op_error(name +
+               "_backward(): Expected grad_output to have non-zero size for non-batch "
+               "dimensions, but grad_output has sizes " +
+               shape_str(go.shape()) + " with dimension " + std::to_string(go.dim() - i) +
+               " being empty");
     os.push_back(go.size(-i));
   }
   const Geo g = pooling::adaptive_geo(name, self, N, Value(os));
@@ -309,8 +325,11 @@ Values adaptive_avg_backward_kernel(const OpDef&, const Values& a) {
   return {run_backward(g, PoolSpec{Kind::Avg}, go, self, Tensor())};
 }
 
+// Floating dtypes; average pooling takes int64 too; the other integer dtypes and bool are taken
+// to raise ATen's dispatch error (pooling::check_dtype).
 std::vector<DType> pool_dtypes() {
-  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 }
 
 }  // namespace

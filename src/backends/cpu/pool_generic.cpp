@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/pool_kernels.h"
@@ -107,27 +108,38 @@ void pool_max_plane(const PoolGeom& g, const E* x, E* y, int64_t* idx) {
   each_output(g, [&](const int64_t o[3], int64_t at) { max_one(g, x, o, &y[at], &idx[at]); });
 }
 
+// Floating: sums in double, rounded once. int64 (average pooling takes it): exact sums and C++'s
+// truncating division, as the reference.
 template <typename E>
 void pool_avg_plane(const PoolGeom& g, const E* x, E* y) {
+  using Acc = std::conditional_t<std::is_integral_v<E>, int64_t, double>;
   each_output(g, [&](const int64_t o[3], int64_t at) {
     const Span w = avg_span(g, o);
     if (w.empty) {
       y[at] = E(0);
       return;
     }
-    double sum = 0;
-    each_in_span(g, w, [&](int64_t pos) { sum += static_cast<double>(x[pos]); });
-    y[at] = static_cast<E>(sum / static_cast<double>(w.divisor));
+    Acc sum = 0;
+    each_in_span(g, w, [&](int64_t pos) { sum += static_cast<Acc>(x[pos]); });
+    y[at] = static_cast<E>(sum / static_cast<Acc>(w.divisor));
   });
 }
 
 template <typename E>
-void pool_avg_backward_plane(const PoolGeom& g, const E* go, E* gi, std::vector<double>& acc) {
-  acc.assign(static_cast<size_t>(g.in_plane()), 0.0);
+void pool_avg_backward_plane(const PoolGeom& g, const E* go, E* gi, std::vector<double>& dacc) {
+  using Acc = std::conditional_t<std::is_integral_v<E>, int64_t, double>;
+  std::vector<int64_t> iacc;
+  std::vector<Acc>& acc = [&]() -> std::vector<Acc>& {
+    if constexpr (std::is_integral_v<E>)
+      return iacc;
+    else
+      return dacc;
+  }();
+  acc.assign(static_cast<size_t>(g.in_plane()), Acc(0));
   each_output(g, [&](const int64_t o[3], int64_t at) {
     const Span w = avg_span(g, o);
     if (w.empty) return;
-    const double v = static_cast<double>(go[at]) / static_cast<double>(w.divisor);
+    const Acc v = static_cast<Acc>(go[at]) / static_cast<Acc>(w.divisor);
     each_in_span(g, w, [&](int64_t pos) { acc[static_cast<size_t>(pos)] += v; });
   });
   for (int64_t i = 0; i < g.in_plane(); ++i) gi[i] = static_cast<E>(acc[static_cast<size_t>(i)]);
@@ -166,6 +178,9 @@ template void pool_avg_backward_plane<float>(const PoolGeom&, const float*, floa
                                              std::vector<double>&);
 template void pool_avg_backward_plane<double>(const PoolGeom&, const double*, double*,
                                               std::vector<double>&);
+template void pool_avg_plane<int64_t>(const PoolGeom&, const int64_t*, int64_t*);
+template void pool_avg_backward_plane<int64_t>(const PoolGeom&, const int64_t*, int64_t*,
+                                               std::vector<double>&);
 template void pool_max_backward_plane<float>(const float*, const int64_t*, int64_t, int64_t, float*,
                                              std::vector<double>&);
 template void pool_max_backward_plane<double>(const double*, const int64_t*, int64_t, int64_t,

@@ -76,7 +76,8 @@ const PoolKernels& pool_kernels_avx2();
 const PoolKernels& pool_kernels_portable();
 const PoolKernels& pool_kernels();  // the set for isa_level()
 
-// The generic kernels, in the reference's order with double sums, for E = float or double.
+// The generic kernels, in the reference's order with double sums, for E = float or double (and
+// int64 for average pooling: exact sums, truncating division).
 // `acc` is scratch of at least in_plane() doubles (backwards).
 // Max over one output's window (o: its index per dim), as pool_max_plane.
 void pool_max_one(const PoolGeom& g, const float* x, const int64_t o[3], float* y, int64_t* idx);
