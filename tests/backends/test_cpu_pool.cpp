@@ -287,6 +287,21 @@ TEST(CpuPool, IntegerAveragePoolingAndDtypeErrors) {
   }
 }
 
+TEST(CpuPool, LargeGradInputsAreStreamedThroughScratchPlanes) {
+  // grad_input of 4 MiB and more goes through a scratch plane and streaming stores.
+  const Tensor x = filled({4, 16, 128, 128}, f32);
+  const Values fwd = expect_matches_ref(
+      "aten.max_pool2d_with_indices.default",
+      {x, Value(L{3, 3}), Value(L{2, 2}), Value(L{1, 1}), Value(L{1, 1}), Value(false)});
+  const Tensor go = filled({4, 16, 64, 64}, f32, 3);
+  expect_matches_ref("aten.max_pool2d_with_indices_backward.default",
+                     {go, x, Value(L{3, 3}), Value(L{2, 2}), Value(L{1, 1}), Value(L{1, 1}),
+                      Value(false), fwd[1].tensor()});
+  expect_matches_ref(
+      "aten.avg_pool2d_backward.default",
+      {go, x, Value(L{3, 3}), Value(L{2, 2}), Value(L{1, 1}), Value(false), Value(true), Value()});
+}
+
 TEST(CpuPool, MaxBackwardRaisesForAnIndexOutsideThePlane) {
   auto cpu = make_cpu_backend();
   const OpDef& op = OpRegistry::catalog().get("aten.max_pool2d_with_indices_backward.default");

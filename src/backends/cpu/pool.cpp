@@ -115,6 +115,35 @@ int64_t grain(const PoolGeom& g) {
   return std::max<int64_t>(1, 32768 / std::max<int64_t>(g.in_plane() + g.out_plane(), 1));
 }
 
+// Backward outputs (grad_input) of at least this many bytes are written plane by plane through
+// a scratch plane and streamed past the caches: a streaming store saves the read of each line
+// before it is written, and such outputs exceed the private caches anyway. (Measured: it pays
+// for the backwards, whose output is the large tensor, not for the forwards, whose outputs are
+// a fraction of the input and whose planes are often too small for whole streamed lines.)
+constexpr int64_t kStreamBytes = int64_t{4} << 20;
+
+// Where a plane's output goes: the output itself, or (streamed) a scratch plane copied to it
+// by done().
+template <typename T>
+class PlaneOut {
+ public:
+  PlaneOut(T* out, int64_t plane, bool stream)
+      : out_(out), plane_(plane), stage_(stream ? static_cast<size_t>(plane) : 0) {}
+  T* at(int64_t pl) { return stage_.empty() ? out_ + pl * plane_ : stage_.data(); }
+  void done(int64_t pl) {
+    if (!stage_.empty())
+      pool_stream_copy(out_ + pl * plane_, stage_.data(), plane_ * static_cast<int64_t>(sizeof(T)));
+  }
+  ~PlaneOut() {
+    if (!stage_.empty()) pool_stream_fence();
+  }
+
+ private:
+  T* out_;
+  int64_t plane_;
+  std::vector<T> stage_;
+};
+
 template <typename E>
 void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& xs, E* y,
                     int64_t* idx) {
@@ -127,9 +156,10 @@ void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& 
     for (int64_t pl = p0; pl < p1; ++pl) {
       const E* xp = x + plane_at(xs, nsp, pl);
       E* yp = y + pl * op;
+      int64_t* ip = idx ? idx + pl * op : nullptr;
       if constexpr (std::is_same_v<E, float>) {
         if (vec && kind == Kind::Max) {
-          pool_kernels().max_fwd(g, xp, yp, idx + pl * op, scratch);
+          pool_kernels().max_fwd(g, xp, yp, ip, scratch);
           continue;
         }
         if (vec && pool_kernels().avg_fwd(g, xp, yp, scratch)) continue;
@@ -137,7 +167,7 @@ void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& 
       if constexpr (std::is_integral_v<E>)
         pool_avg_plane(g, xp, yp);
       else if (kind == Kind::Max)
-        pool_max_plane(g, xp, yp, idx + pl * op);
+        pool_max_plane(g, xp, yp, ip);
       else
         pool_avg_plane(g, xp, yp);
     }
@@ -175,26 +205,31 @@ void backward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor&
   const E* go = gos.data<E>();
   const int64_t* ix = kind == Kind::Max ? ind.data<int64_t>() : nullptr;
   const bool vec = std::is_same_v<E, float> && kind == Kind::Avg && pool_vector_ok(g);
+  const bool stream =
+      std::is_same_v<E, float> && geo.planes * ip * static_cast<int64_t>(sizeof(E)) >= kStreamBytes;
   parallel_for(0, geo.planes, grain(g), [&](int64_t p0, int64_t p1) {
     PoolScratch scratch;
     if (vec) pool_prepare(g, scratch);
     std::vector<double> acc;
+    PlaneOut<E> gs(gi, ip, stream);
     for (int64_t pl = p0; pl < p1; ++pl) {
       const E* gp = go + plane_at(gos, nsp, pl);
-      E* out = gi + pl * ip;
+      E* out = gs.at(pl);
       if constexpr (std::is_integral_v<E>) {
         pool_avg_backward_plane(g, gp, out, acc);
-        continue;
       } else if (kind == Kind::Max) {
         const int64_t* xp = ix + plane_at(ind, nsp, pl);
+        bool done = false;
         if constexpr (std::is_same_v<E, float>)
-          if (pool_max_backward_plane_f32(gp, xp, op, ip, out)) continue;
-        pool_max_backward_plane(gp, xp, op, ip, out, acc);
-        continue;
+          done = pool_max_backward_plane_f32(gp, xp, op, ip, out);
+        if (!done) pool_max_backward_plane(gp, xp, op, ip, out, acc);
+      } else {
+        bool done = false;
+        if constexpr (std::is_same_v<E, float>)
+          done = vec && pool_kernels().avg_bwd(g, gp, out, scratch);
+        if (!done) pool_avg_backward_plane(g, gp, out, acc);
       }
-      if constexpr (std::is_same_v<E, float>)
-        if (vec && pool_kernels().avg_bwd(g, gp, out, scratch)) continue;
-      pool_avg_backward_plane(g, gp, out, acc);
+      gs.done(pl);
     }
   });
 }

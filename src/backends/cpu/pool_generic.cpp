@@ -1,6 +1,8 @@
 // The generic pooling plane kernels (see pool_kernels.h): the reference's loops, sums in double
 // rounded once, for f64, irregular adaptive windows and the planes the f32 vector kernels give
 // back. Also the f32 max-pool backward scatter and the vector kernels' scratch sizing.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -185,6 +187,22 @@ template void pool_max_backward_plane<float>(const float*, const int64_t*, int64
                                              std::vector<double>&);
 template void pool_max_backward_plane<double>(const double*, const int64_t*, int64_t, int64_t,
                                               double*, std::vector<double>&);
+
+// SSE2 (every x86-64): the copy is bound by memory, not by the vector width.
+void pool_stream_copy(void* dst, const void* src, int64_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  const int64_t head =
+      std::min<int64_t>(bytes, static_cast<int64_t>((-reinterpret_cast<uintptr_t>(d)) & 15));
+  std::memcpy(d, s, static_cast<size_t>(head));
+  int64_t i = head;
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_ps(reinterpret_cast<float*>(d + i),
+                  _mm_loadu_ps(reinterpret_cast<const float*>(s + i)));
+  std::memcpy(d + i, s + i, static_cast<size_t>(bytes - i));
+}
+
+void pool_stream_fence() { _mm_sfence(); }
 
 bool pool_vector_ok(const PoolGeom& g) { return !g.adaptive && g.in_plane() < (int64_t{1} << 31); }
 

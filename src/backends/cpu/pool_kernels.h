@@ -96,4 +96,9 @@ template <typename E>
 void pool_max_backward_plane(const E* go, const int64_t* idx, int64_t out_plane, int64_t in_plane,
                              E* gi, std::vector<double>& acc);
 
+// Copies `bytes` (a multiple of 4) to dst with streaming stores where dst is 16-byte aligned;
+// pool_stream_fence() orders them before the thread signals that its work is done.
+void pool_stream_copy(void* dst, const void* src, int64_t bytes);
+void pool_stream_fence();
+
 }  // namespace crucible::cpu
