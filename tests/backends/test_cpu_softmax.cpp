@@ -187,6 +187,11 @@ TEST(CpuSoftmax, LayoutsDtypesAndThreads) {
                       Value(int64_t{1}), Value(DType::Float16)});
   expect_matches_ref("aten._softmax.default",
                      {filled({3, 7}, DType::Float64), Value(int64_t{0}), Value(false)});
+  // Outputs of 4 MiB and more with long rows are streamed.
+  const Tensor big = filled({21, 50001}, f32, 3);
+  expect_matches_ref("aten._softmax.default", {big, Value(int64_t{1}), Value(false)});
+  expect_matches_ref("aten._log_softmax_backward_data.default",
+                     {filled({21, 50001}, f32, 5), big, Value(int64_t{1}), Value(f32)});
 }
 
 TEST(CpuSoftmax, IntegerInputsRaiseAsAten) {

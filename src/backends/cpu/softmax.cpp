@@ -22,8 +22,14 @@ namespace {
 // Elements per task: below this a call stays on one thread.
 constexpr int64_t kGrainElems = 32768;
 // Outputs of at least this many bytes are streamed past the caches (they exceed the private
-// caches anyway; a streaming store saves the read of each line before it is written).
+// caches anyway; a streaming store saves the read of each line before it is written), when
+// their rows are long enough that the partly written lines at the rows' ends do not matter.
 constexpr int64_t kStreamBytes = int64_t{4} << 20;
+constexpr int64_t kStreamRow = 256;
+
+bool stream_out(const Tensor& res, int64_t n) {
+  return n >= kStreamRow && res.numel() * static_cast<int64_t>(res.itemsize()) >= kStreamBytes;
+}
 
 DType compute_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
 
@@ -118,7 +124,7 @@ Values softmax_impl(const Values& a, bool log) {
   const Tensor res = x.dtype() == ct ? out : Tensor::uninitialized(x.shape(), ct);
   const Layout l = layout_of(x, dim);
   const SoftmaxKernels& k = softmax_kernels();
-  const bool nt = res.numel() * static_cast<int64_t>(res.itemsize()) >= kStreamBytes;
+  const bool nt = stream_out(res, l.n);
   if (ct == DType::Float32)
     forward(k.f32, xs.data<float>(), res.data<float>(), l, log, nt);
   else
@@ -162,7 +168,7 @@ Values backward_impl(const Values& a, bool log) {
   const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);
   const Layout l = layout_of(y, dim);
   const SoftmaxKernels& k = softmax_kernels();
-  const bool nt = res.numel() * static_cast<int64_t>(res.itemsize()) >= kStreamBytes;
+  const bool nt = stream_out(res, l.n);
   if (ct == DType::Float32)
     backward(k.f32, gs.data<float>(), ys.data<float>(), res.data<float>(), l, log, nt);
   else
