@@ -4,14 +4,18 @@
 // <cmath>, <cstdint>, <cstring> and pool_kernels.h. Written with GCC vector types: the
 // auto-vectorizer keeps NaN-aware selects scalar.
 //
-// Each output row (od, oh) first combines the in-range input rows of its window element by
-// element into the scratch row (max with the id of the row that holds it, or sum), whose
-// margins hold -inf or 0 so that every tap along W can be read as a whole vector: out-of-range
-// taps never win a max (a lane whose max is -inf, where such a tap may have won or the window
-// holds only -inf, is recomputed by the generic scalar kernel) and add 0 to a sum. The taps
-// of kW adjacent outputs are one vector load (stride 1) or the even lanes of two (stride 2);
-// other strides take the scalar loop. The last vector of a row is moved back to end at the
-// row's end (it recomputes some outputs rather than writing past the row).
+// Forwards: each output row (od, oh) first combines the in-range input rows of its window
+// element by element into the scratch row (max with the id of the row that holds it, or sum),
+// whose margins hold -inf or 0 so that every tap along W can be read as a whole vector:
+// out-of-range taps never win a max (a lane whose max is -inf, where such a tap may have won or
+// the window holds only -inf, is recomputed by the generic scalar kernel) and add 0 to a sum.
+// The taps of kW adjacent outputs are one vector load (stride 1) or the even lanes of two
+// (stride 2); other strides take the scalar loop. The last vector of a row is moved back to end
+// at the row's end (it recomputes some outputs rather than writing past the row). Row tails
+// shorter than a vector are masked loads and stores.
+//
+// Average pooling's backward gathers rather than scatters along W (see avg_bwd). The window
+// rows and divisors of every output row come from the plan (PoolScratch, pool_prepare).
 
 #include "backends/cpu/vec_f32.h"
 
