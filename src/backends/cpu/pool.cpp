@@ -1,19 +1,20 @@
 // The `cpu` backend's pooling: max_pool{2,3}d_with_indices, adaptive_max_pool2d, avg_pool{2,3}d,
 // _adaptive_avg_pool{2,3}d and their backwards, floating dtypes (f16/bf16 in f32). Planes
-// (N * C) are split over the thread pool. The window geometry and its checks are the catalog's
-// own (ops/pooling_internal.h), so the kernels raise exactly where the reference does.
+// (N * C) are split over the thread pool; each is computed by the plane kernels of
+// pool_kernels.h, reading the input in place when its planes are contiguous (any N and C
+// strides) and writing contiguous outputs. The window geometry and its checks are the
+// catalog's own (ops/pooling_internal.h), so the kernels raise exactly where the reference does.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/nn.h"
-#include "backends/cpu/nn_util.h"
-#include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_engine.h"
+#include "backends/cpu/pool_kernels.h"
 #include "crucible/core/error.h"
 #include "ops/pooling_internal.h"
 
@@ -22,14 +23,7 @@ namespace {
 
 using pooling::Geo;
 
-// One output's window along every dim: [lo, hi) clamped to the input, and (average pooling)
-// its divisor.
-struct Win {
-  int64_t lo[3], hi[3];
-  int64_t divisor = 1;
-};
-
-enum class Kind { Max, Avg, Adaptive };
+enum class Kind { Max, Avg };
 
 struct PoolSpec {
   Kind kind = Kind::Max;
@@ -37,184 +31,235 @@ struct PoolSpec {
   std::optional<int64_t> divisor_override;
 };
 
-Win window(const Geo& g, const PoolSpec& s, const int64_t o[3]) {
-  Win w;
-  if (s.kind == Kind::Adaptive) {
-    w.divisor = 1;
-    for (int i = 0; i < 3; ++i) {
-      w.lo[i] = g.start(i, o[i]);
-      w.hi[i] = g.end(i, o[i]);
-      w.divisor *= w.hi[i] - w.lo[i];
-    }
-    return w;
+// The plane geometry of a call; adaptive windows that tile the input evenly (I a multiple of
+// O, identity and global pooling included) become window pooling with k = s = I / O.
+PoolGeom geom_of(const Geo& geo, const PoolSpec& spec) {
+  PoolGeom g;
+  bool regular = true;
+  for (int i = 0; i < 3; ++i) {
+    g.in[i] = geo.in[i];
+    g.out[i] = geo.out[i];
+    g.k[i] = geo.k[i];
+    g.s[i] = geo.s[i];
+    g.p[i] = geo.p[i];
+    g.d[i] = geo.d[i];
+    regular = regular && geo.out[i] > 0 && geo.in[i] % geo.out[i] == 0;
   }
-  if (s.kind == Kind::Avg) {
-    int64_t pool = 1, inside = 1;
-    for (int i = 0; i < 3; ++i) {
-      const int64_t a = o[i] * g.s[i] - g.p[i];
-      const int64_t b = std::min(a + g.k[i], g.in[i] + g.p[i]);
-      pool *= b - a;
-      w.lo[i] = std::max<int64_t>(a, 0);
-      w.hi[i] = std::min(b, g.in[i]);
-      inside *= std::max<int64_t>(w.hi[i] - w.lo[i], 0);
+  if (geo.adaptive) {
+    g.adaptive = !regular;
+    for (int i = 0; i < 3 && regular; ++i) {
+      g.k[i] = g.s[i] = geo.in[i] / geo.out[i];
+      g.p[i] = 0;
+      g.d[i] = 1;
     }
-    w.divisor = s.divisor_override ? *s.divisor_override : s.count_include_pad ? pool : inside;
-    return w;
+    return g;
   }
-  return w;  // max pooling walks the dilated window itself
+  g.count_include_pad = spec.count_include_pad;
+  g.divisor = spec.divisor_override.value_or(0);
+  return g;
 }
 
-void unflatten(const Geo& g, int64_t o, int64_t out[3]) {
-  out[2] = o % g.out[2];
-  out[1] = (o / g.out[2]) % g.out[1];
-  out[0] = o / (g.out[1] * g.out[2]);
+// Whether average pooling over `g` is the identity (1x1 windows, stride 1, adaptive pooling
+// to the input's size): the output is a copy of the input, the grad_input one of the grad.
+bool avg_identity(const PoolGeom& g) {
+  bool id = !g.adaptive && (g.divisor == 0 || g.divisor == 1);
+  for (int i = 0; i < 3; ++i) id = id && g.k[i] == 1 && g.s[i] == 1 && g.p[i] == 0 && g.d[i] == 1;
+  return id;
 }
 
-// Max over the dilated window of output `o` (NaN wins; the first in-range position starts).
+// `src` copied into `dst` (same shape, any strides and floating dtypes).
+Tensor copy_into(const Tensor& src, const Tensor& dst) {
+  if (src.numel() == 0) return dst;
+  const Tensor ins[] = {src};
+  pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
+  return dst;
+}
+
+// Whether the last `nsp` dims of `t` are laid out contiguously (a plane is one block).
+bool planes_contiguous(const Tensor& t, int64_t nsp) {
+  int64_t expect = 1;
+  for (int64_t i = 1; i <= nsp; ++i) {
+    if (t.size(-i) != 1 && t.stride(-i) != expect) return false;
+    expect *= t.size(-i);
+  }
+  return true;
+}
+
+// `t` in dtype `ct` with contiguous planes: t itself when it already is such, else a
+// contiguous copy.
+Tensor planes_in(const Tensor& t, int64_t nsp, DType ct) {
+  if (t.dtype() == ct && planes_contiguous(t, nsp)) return t;
+  Tensor c = Tensor::uninitialized(t.shape(), ct);
+  if (t.numel() == 0) return c;
+  const Tensor ins[] = {t};
+  pw_run(PwOp::Identity, ins, c, compute_for(t.dtype()), PwParams{});
+  return c;
+}
+
+// The element offset of plane `pl` (leading dims [N, C] or [C]) in `t`.
+int64_t plane_at(const Tensor& t, int64_t nsp, int64_t pl) {
+  if (t.dim() - nsp == 1) return pl * t.stride(0);
+  const int64_t c = t.size(1);
+  return (pl / c) * t.stride(0) + (pl % c) * t.stride(1);
+}
+
+// `res` (the compute dtype) as `out`'s dtype: `res` itself, or converted into `out`.
+Tensor finish(const Tensor& res, const Tensor& out) {
+  if (res.dtype() == out.dtype()) return res;
+  const Tensor ins[] = {res};
+  pw_run(PwOp::Identity, ins, out, compute_for(res.dtype()), PwParams{});
+  return out;
+}
+
+int64_t grain(const PoolGeom& g) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(g.in_plane() + g.out_plane(), 1));
+}
+
+// Backward outputs (grad_input) of at least this many bytes are written plane by plane through
+// a scratch plane and streamed past the caches: a streaming store saves the read of each line
+// before it is written, and such outputs exceed the private caches anyway. (Measured: it pays
+// for the backwards, whose output is the large tensor, not for the forwards, whose outputs are
+// a fraction of the input and whose planes are often too small for whole streamed lines.)
+constexpr int64_t kStreamBytes = int64_t{4} << 20;
+
+// Where a plane's output goes: the output itself, or (streamed) a scratch plane copied to it
+// by done().
 template <typename T>
-inline void max_window(const Geo& g, const T* x, const int64_t o[3], T* best_out, int64_t* at_out) {
-  T best = -std::numeric_limits<T>::infinity();
-  int64_t at = -1;
-  for (int64_t ka = 0; ka < g.k[0]; ++ka) {
-    const int64_t a = o[0] * g.s[0] - g.p[0] + ka * g.d[0];
-    if (a < 0 || a >= g.in[0]) continue;
-    for (int64_t kb = 0; kb < g.k[1]; ++kb) {
-      const int64_t b = o[1] * g.s[1] - g.p[1] + kb * g.d[1];
-      if (b < 0 || b >= g.in[1]) continue;
-      const int64_t row = (a * g.in[1] + b) * g.in[2];
-      for (int64_t kc = 0; kc < g.k[2]; ++kc) {
-        const int64_t c = o[2] * g.s[2] - g.p[2] + kc * g.d[2];
-        if (c < 0 || c >= g.in[2]) continue;
-        const T v = x[row + c];
-        if (at < 0) at = row + c;
-        if (v > best || std::isnan(v)) {
-          best = v;
-          at = row + c;
+class PlaneOut {
+ public:
+  PlaneOut(T* out, int64_t plane, bool stream)
+      : out_(out), plane_(plane), stage_(stream ? static_cast<size_t>(plane) : 0) {}
+  T* at(int64_t pl) { return stage_.empty() ? out_ + pl * plane_ : stage_.data(); }
+  void done(int64_t pl) {
+    if (!stage_.empty())
+      pool_stream_copy(out_ + pl * plane_, stage_.data(), plane_ * static_cast<int64_t>(sizeof(T)));
+  }
+  ~PlaneOut() {
+    if (!stage_.empty()) pool_stream_fence();
+  }
+
+ private:
+  T* out_;
+  int64_t plane_;
+  std::vector<T> stage_;
+};
+
+template <typename E>
+void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& xs, E* y,
+                    int64_t* idx) {
+  const int64_t nsp = geo.nsp, op = g.out_plane();
+  const E* x = xs.data<E>();
+  const bool vec = std::is_same_v<E, float> && pool_vector_ok(g);
+  parallel_for(0, geo.planes, grain(g), [&](int64_t p0, int64_t p1) {
+    PoolScratch scratch;
+    if (vec) pool_prepare(g, scratch);
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      const E* xp = x + plane_at(xs, nsp, pl);
+      E* yp = y + pl * op;
+      int64_t* ip = idx ? idx + pl * op : nullptr;
+      if constexpr (std::is_same_v<E, float>) {
+        if (vec && kind == Kind::Max) {
+          pool_kernels().max_fwd(g, xp, yp, ip, scratch);
+          continue;
         }
+        if (vec && pool_kernels().avg_fwd(g, xp, yp, scratch)) continue;
       }
+      if constexpr (std::is_integral_v<E>)
+        pool_avg_plane(g, xp, yp);
+      else if (kind == Kind::Max)
+        pool_max_plane(g, xp, yp, ip);
+      else
+        pool_avg_plane(g, xp, yp);
     }
-  }
-  *best_out = best;
-  *at_out = at;
+  });
 }
 
-template <typename T>
-Values forward_t(const Geo& g, const PoolSpec& s, const Tensor& self, DType work,
-                 bool adaptive_max) {
-  const Tensor x = norm_in(self, work);
-  Tensor out = Tensor::empty(g.out_shape, work);
+Values run_forward(const Geo& geo, const PoolSpec& s, const Tensor& self) {
+  const PoolGeom g = geom_of(geo, s);
+  Tensor out = Tensor::uninitialized(geo.out_shape, self.dtype());
   const bool with_index = s.kind == Kind::Max;
-  Tensor idx = with_index ? Tensor::empty(g.out_shape, DType::Int64) : Tensor();
-  const int64_t ip = g.in_plane(), op = g.out_plane();
-  const T* xp = x.data<T>();
-  T* yp = out.data<T>();
-  int64_t* ix = with_index ? idx.data<int64_t>() : nullptr;
-  parallel_for(0, g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(op, 1)),
-               [&](int64_t p0, int64_t p1) {
-                 for (int64_t pl = p0; pl < p1; ++pl) {
-                   const T* xpl = xp + pl * ip;
-                   for (int64_t o = 0; o < op; ++o) {
-                     int64_t oo[3];
-                     unflatten(g, o, oo);
-                     if (with_index && !adaptive_max) {
-                       max_window(g, xpl, oo, &yp[pl * op + o], &ix[pl * op + o]);
-                       continue;
-                     }
-                     Win w = window(g, s.kind == Kind::Max ? PoolSpec{Kind::Adaptive} : s, oo);
-                     if (with_index) {  // adaptive max
-                       T best = -std::numeric_limits<T>::infinity();
-                       int64_t at = -1;
-                       for (int64_t a = w.lo[0]; a < w.hi[0]; ++a)
-                         for (int64_t b = w.lo[1]; b < w.hi[1]; ++b)
-                           for (int64_t c = w.lo[2]; c < w.hi[2]; ++c) {
-                             const int64_t pos = (a * g.in[1] + b) * g.in[2] + c;
-                             if (at < 0) at = pos;
-                             if (xpl[pos] > best || std::isnan(xpl[pos])) {
-                               best = xpl[pos];
-                               at = pos;
-                             }
-                           }
-                       yp[pl * op + o] = best;
-                       ix[pl * op + o] = at;
-                       continue;
-                     }
-                     bool empty = false;
-                     for (int i = 0; i < 3; ++i) empty = empty || w.lo[i] >= w.hi[i];
-                     if (empty) {
-                       yp[pl * op + o] = T(0);
-                       continue;
-                     }
-                     T sum = 0;
-                     for (int64_t a = w.lo[0]; a < w.hi[0]; ++a)
-                       for (int64_t b = w.lo[1]; b < w.hi[1]; ++b) {
-                         const T* r = xpl + (a * g.in[1] + b) * g.in[2];
-                         for (int64_t c = w.lo[2]; c < w.hi[2]; ++c) sum += r[c];
-                       }
-                     yp[pl * op + o] = sum / static_cast<T>(w.divisor);
-                   }
-                 }
-               });
-  Values res{Value(norm_out(out, self.dtype()))};
+  Tensor idx = with_index ? Tensor::uninitialized(geo.out_shape, DType::Int64) : Tensor();
+  if (!with_index && avg_identity(g)) return {Value(copy_into(self, out))};
+  int64_t* ip = with_index ? idx.data<int64_t>() : nullptr;
+  if (geo.planes > 0) {
+    if (self.dtype() == DType::Float64) {
+      forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, DType::Float64), out.data<double>(),
+                     ip);
+    } else {
+      const Tensor y = self.dtype() == DType::Float32
+                           ? out
+                           : Tensor::uninitialized(geo.out_shape, DType::Float32);
+      forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, DType::Float32), y.data<float>(), ip);
+      finish(y, out);
+    }
+  }
+  Values res{Value(out)};
   if (with_index) res.push_back(idx);
   return res;
 }
 
-template <typename T>
-Tensor backward_t(const Geo& g, const PoolSpec& s, const Tensor& grad_out, const Tensor& self,
-                  const Tensor& indices, DType work) {
-  pooling::check_shape(grad_out, g.out_shape, "grad_output");
-  if (s.kind == Kind::Max) pooling::check_shape(indices, g.out_shape, "indices");
-  const Tensor go = norm_in(grad_out, work);
-  const Tensor ind = s.kind == Kind::Max ? indices.to(DType::Int64) : Tensor();
-  Tensor gi = Tensor::zeros(self.shape(), work);
-  const int64_t ip = g.in_plane(), op = g.out_plane();
-  const T* gp = go.data<T>();
-  const int64_t* ix = s.kind == Kind::Max ? ind.data<int64_t>() : nullptr;
-  T* out = gi.data<T>();
-  parallel_for(0, g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(op, 1)),
-               [&](int64_t p0, int64_t p1) {
-                 for (int64_t pl = p0; pl < p1; ++pl) {
-                   T* gpl = out + pl * ip;
-                   for (int64_t o = 0; o < op; ++o) {
-                     const T v = gp[pl * op + o];
-                     if (ix) {
-                       const int64_t at = ix[pl * op + o];
-                       if (at < 0 || at >= ip)
-                         op_error("index " + std::to_string(at) + " is out of bounds");
-                       gpl[at] += v;
-                       continue;
-                     }
-                     int64_t oo[3];
-                     unflatten(g, o, oo);
-                     const Win w = window(g, s, oo);
-                     bool empty = false;
-                     for (int i = 0; i < 3; ++i) empty = empty || w.lo[i] >= w.hi[i];
-                     if (empty) continue;
-                     const T share = v / static_cast<T>(w.divisor);
-                     for (int64_t a = w.lo[0]; a < w.hi[0]; ++a)
-                       for (int64_t b = w.lo[1]; b < w.hi[1]; ++b) {
-                         T* r = gpl + (a * g.in[1] + b) * g.in[2];
-                         for (int64_t c = w.lo[2]; c < w.hi[2]; ++c) r[c] += share;
-                       }
-                   }
-                 }
-               });
-  return norm_out(gi, grad_out.dtype());
+template <typename E>
+void backward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& gos,
+                     const Tensor& ind, E* gi) {
+  const int64_t nsp = geo.nsp, ip = g.in_plane(), op = g.out_plane();
+  const E* go = gos.data<E>();
+  const int64_t* ix = kind == Kind::Max ? ind.data<int64_t>() : nullptr;
+  const bool vec = std::is_same_v<E, float> && kind == Kind::Avg && pool_vector_ok(g);
+  const bool stream =
+      std::is_same_v<E, float> && geo.planes * ip * static_cast<int64_t>(sizeof(E)) >= kStreamBytes;
+  parallel_for(0, geo.planes, grain(g), [&](int64_t p0, int64_t p1) {
+    PoolScratch scratch;
+    if (vec) pool_prepare(g, scratch);
+    std::vector<double> acc;
+    PlaneOut<E> gs(gi, ip, stream);
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      const E* gp = go + plane_at(gos, nsp, pl);
+      E* out = gs.at(pl);
+      if constexpr (std::is_integral_v<E>) {
+        pool_avg_backward_plane(g, gp, out, acc);
+      } else if (kind == Kind::Max) {
+        const int64_t* xp = ix + plane_at(ind, nsp, pl);
+        bool done = false;
+        if constexpr (std::is_same_v<E, float>)
+          done = pool_max_backward_plane_f32(gp, xp, op, ip, out);
+        if (!done) pool_max_backward_plane(gp, xp, op, ip, out, acc);
+      } else {
+        bool done = false;
+        if constexpr (std::is_same_v<E, float>)
+          done = vec && pool_kernels().avg_bwd(g, gp, out, scratch);
+        if (!done) pool_avg_backward_plane(g, gp, out, acc);
+      }
+      gs.done(pl);
+    }
+  });
 }
 
-Values run_forward(const Geo& g, const PoolSpec& s, const Tensor& self, bool adaptive_max) {
-  if (self.dtype() == DType::Float64 || extreme(self))
-    return forward_t<double>(g, s, self, DType::Float64, adaptive_max);
-  return forward_t<float>(g, s, self, DType::Float32, adaptive_max);
-}
-
-Tensor run_backward(const Geo& g, const PoolSpec& s, const Tensor& go, const Tensor& self,
+Tensor run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, const Tensor& self,
                     const Tensor& indices) {
-  CRUCIBLE_CHECK(go.dtype() == self.dtype(),
+  pooling::check_shape(grad_out, geo.out_shape, "grad_output");
+  if (s.kind == Kind::Max) pooling::check_shape(indices, geo.out_shape, "indices");
+  CRUCIBLE_CHECK(grad_out.dtype() == self.dtype(),
                  "expected grad_output and self to have the same dtype");
-  if (self.dtype() == DType::Float64 || extreme(go))
-    return backward_t<double>(g, s, go, self, indices, DType::Float64);
-  return backward_t<float>(g, s, go, self, indices, DType::Float32);
+  const PoolGeom g = geom_of(geo, s);
+  Tensor gi = Tensor::uninitialized(self.shape(), grad_out.dtype());
+  if (geo.planes == 0) return gi;
+  if (s.kind == Kind::Avg && avg_identity(g)) return copy_into(grad_out, gi);
+  const Tensor ind = s.kind == Kind::Max ? planes_in(indices, geo.nsp, DType::Int64) : Tensor();
+  if (self.dtype() == DType::Float64) {
+    backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Float64), ind,
+                    gi.data<double>());
+    return gi;
+  }
+  if (self.dtype() == DType::Int64) {  // average pooling only (check_dtype)
+    backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Int64), ind,
+                    gi.data<int64_t>());
+    return gi;
+  }
+  const Tensor r =
+      gi.dtype() == DType::Float32 ? gi : Tensor::uninitialized(self.shape(), DType::Float32);
+  backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Float32), ind,
+                  r.data<float>());
+  return finish(r, gi);
 }
 
 std::optional<int64_t> divisor_of(const Value& v) {
@@ -228,8 +273,8 @@ Values max_pool_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N, a.at(1), a.at(2),
                                     a.at(3), &a.at(4), a.at(5).to_bool());
-  pooling::check_dtype("max_pool", self.dtype(), false);
-  return run_forward(g, PoolSpec{Kind::Max}, self, false);
+  pooling::check_dtype(N == 2 ? "max_pool2d" : "max_pool3d_with_indices_cpu", self.dtype(), false);
+  return run_forward(g, PoolSpec{Kind::Max}, self);
 }
 
 template <int N>
@@ -238,7 +283,8 @@ Values max_pool_backward_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(1).tensor();
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N, a.at(2), a.at(3),
                                     a.at(4), &a.at(5), a.at(6).to_bool());
-  pooling::check_dtype("max_pool_backward", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "max_pool2d_backward" : "max_pool3d_with_indices_backward_cpu",
+                       self.dtype(), false);
   return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.at(7).tensor())};
 }
 
@@ -246,7 +292,7 @@ Values adaptive_max_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2, a.at(1));
   pooling::check_dtype("adaptive_max_pool2d", self.dtype(), false);
-  return run_forward(g, PoolSpec{Kind::Max}, self, true);
+  return run_forward(g, PoolSpec{Kind::Max}, self);
 }
 
 Values adaptive_max_backward_kernel(const OpDef&, const Values& a) {
@@ -266,8 +312,8 @@ Values avg_pool_kernel(const OpDef&, const Values& a) {
   const Geo g = pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.at(1), a.at(2),
                                     a.at(3), nullptr, a.at(4).to_bool());
   PoolSpec s{Kind::Avg, a.at(5).to_bool(), divisor_of(a.at(6))};
-  pooling::check_dtype("avg_pool", self.dtype(), false);
-  return run_forward(g, s, self, false);
+  pooling::check_dtype(N == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
+  return run_forward(g, s, self);
 }
 
 template <int N>
@@ -277,7 +323,8 @@ Values avg_pool_backward_kernel(const OpDef&, const Values& a) {
   const Geo g = pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.at(2), a.at(3),
                                     a.at(4), nullptr, a.at(5).to_bool());
   PoolSpec s{Kind::Avg, a.at(6).to_bool(), divisor_of(a.at(7))};
-  pooling::check_dtype("avg_pool_backward", self.dtype(), false);
+  pooling::check_dtype(N == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
+                       self.dtype(), true);
   return {run_backward(g, s, go, self, Tensor())};
 }
 
@@ -286,8 +333,9 @@ Values adaptive_avg_kernel(const OpDef&, const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Geo g = pooling::adaptive_geo(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", self,
                                       N, a.at(1));
-  pooling::check_dtype("adaptive_avg_pool", self.dtype(), false);
-  return run_forward(g, PoolSpec{Kind::Adaptive}, self, false);
+  pooling::check_dtype(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", self.dtype(),
+                       false);
+  return run_forward(g, PoolSpec{Kind::Avg}, self);
 }
 
 template <int N>
@@ -299,18 +347,24 @@ Values adaptive_avg_backward_kernel(const OpDef&, const Values& a) {
                  name + "_backward(): grad_output and self must have the same number of dims");
   std::vector<int64_t> os;
   for (int64_t i = N; i >= 1; --i) {
-    CRUCIBLE_CHECK(go.size(-i) != 0, name +
-                                         "_backward(): Expected grad_output to have non-zero "
-                                         "size for non-batch dimensions");
+    if (go.size(-i) == 0)
+      op_error(name +
+               "_backward(): Expected grad_output to have non-zero size for non-batch "
+               "dimensions, but grad_output has sizes " +
+               shape_str(go.shape()) + " with dimension " + std::to_string(go.dim() - i) +
+               " being empty");
     os.push_back(go.size(-i));
   }
   const Geo g = pooling::adaptive_geo(name, self, N, Value(os));
   pooling::check_dtype(name + "_backward", self.dtype(), false);
-  return {run_backward(g, PoolSpec{Kind::Adaptive}, go, self, Tensor())};
+  return {run_backward(g, PoolSpec{Kind::Avg}, go, self, Tensor())};
 }
 
+// Floating dtypes; average pooling takes int64 too; the other integer dtypes and bool are taken
+// to raise ATen's dispatch error (pooling::check_dtype).
 std::vector<DType> pool_dtypes() {
-  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 }
 
 }  // namespace

@@ -1,153 +1,179 @@
-// The cpu backend's softmax and log-softmax and their backward ops. Rows along `dim` are made
-// the innermost (a contiguous copy only when they are not already), computed in f32 (f64 for
-// f64) with the vectorized exp loop, one row per task on the thread pool.
+// The cpu backend's softmax and log-softmax and their backward ops. The input is seen as
+// [outer, n, inner] (softmax over n) and used in place when it is contiguous and of the compute
+// dtype (f32, f64 for f64; other inputs are converted once); rows (inner == 1) or blocks of
+// adjacent columns are spread over the thread pool and computed by the ISA's loops
+// (softmax_kernels.h), which write the output directly.
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
+#include "backends/cpu/softmax_kernels.h"
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
 
 namespace {
 
-// `t` with `dim` moved last, contiguous, converted to the compute dtype.
-Tensor rows_of(const Tensor& t, int64_t dim, DType compute) {
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (d != dim) perm.push_back(d);
-  if (t.dim() > 0) perm.push_back(dim);
-  Tensor p = t.dim() > 0 ? t.permute(perm) : t;
-  if (p.is_contiguous() && p.dtype() == compute) return p;
-  Tensor c = Tensor::empty(p.shape(), compute);
-  const Tensor ins[] = {p};
-  pw_run(PwOp::Identity, ins, c, compute_for(p.dtype()), PwParams{});
-  return c;
-}
+// Elements per task: below this a call stays on one thread.
+constexpr int64_t kGrainElems = 32768;
+// Outputs of at least this many bytes are streamed past the caches (they exceed the private
+// caches anyway; a streaming store saves the read of each line before it is written), when
+// their rows are long enough that the partly written lines at the rows' ends do not matter.
+constexpr int64_t kStreamBytes = int64_t{4} << 20;
+constexpr int64_t kStreamRow = 256;
 
-// Writes rows (laid out as rows_of gives them) back into `out` (shape of the op's input).
-void store_rows(const Tensor& rows, const Tensor& out, int64_t dim) {
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < out.dim(); ++d)
-    if (d != dim) perm.push_back(d);
-  if (out.dim() > 0) perm.push_back(dim);
-  Tensor view = out.dim() > 0 ? out.permute(perm) : out;
-  const Tensor ins[] = {rows};
-  pw_run(PwOp::Identity, ins, view, compute_for(rows.dtype()), PwParams{});
-}
-
-template <typename C>
-void forward_rows(const C* x, C* y, int64_t rows, int64_t n, bool log) {
-  const PwKernels& k = pw_kernels();
-  parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t r = lo; r < hi; ++r) {
-                   const C* xr = x + r * n;
-                   C* yr = y + r * n;
-                   C m = -INFINITY;
-                   for (int64_t i = 0; i < n; ++i) m = xr[i] > m || xr[i] != xr[i] ? xr[i] : m;
-                   for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] - m;
-                   PwParams p;
-                   const C* in[1] = {yr};
-                   std::vector<C> e(log ? n : 0);
-                   C* ex = log ? e.data() : yr;
-                   if constexpr (std::is_same_v<C, float>)
-                     k.f32[static_cast<int>(PwOp::Exp)](in, ex, n, p);
-                   else
-                     k.f64[static_cast<int>(PwOp::Exp)](in, ex, n, p);
-                   double s = 0;
-                   for (int64_t i = 0; i < n; ++i) s += ex[i];
-                   if (log) {
-                     const C ls = static_cast<C>(std::log(s));
-                     for (int64_t i = 0; i < n; ++i) yr[i] -= ls;
-                   } else {
-                     const C inv = static_cast<C>(1.0 / s);
-                     for (int64_t i = 0; i < n; ++i) yr[i] *= inv;
-                   }
-                 }
-               });
-}
-
-template <typename C>
-void backward_rows(const C* g, const C* y, C* gi, int64_t rows, int64_t n, bool log) {
-  parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t r = lo; r < hi; ++r) {
-                   const C* gr = g + r * n;
-                   const C* yr = y + r * n;
-                   C* o = gi + r * n;
-                   double s = 0;
-                   if (log) {
-                     for (int64_t i = 0; i < n; ++i) s += gr[i];
-                     for (int64_t i = 0; i < n; ++i)
-                       o[i] = static_cast<C>(gr[i] - std::exp(static_cast<double>(yr[i])) * s);
-                   } else {
-                     for (int64_t i = 0; i < n; ++i) s += static_cast<double>(gr[i]) * yr[i];
-                     // In f64: grad - sum may exceed the f32 range where the product does not.
-                     for (int64_t i = 0; i < n; ++i)
-                       o[i] = static_cast<C>(static_cast<double>(yr[i]) * (gr[i] - s));
-                   }
-                 }
-               });
+bool stream_out(const Tensor& res, int64_t n) {
+  return n >= kStreamRow && res.numel() * static_cast<int64_t>(res.itemsize()) >= kStreamBytes;
 }
 
 DType compute_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+std::string scalar_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
+
+// `t` itself when contiguous and of dtype `ct`, else a contiguous copy in `ct`.
+Tensor as_compute(const Tensor& t, DType ct) {
+  if (t.is_contiguous() && t.dtype() == ct) return t;
+  Tensor c = Tensor::uninitialized(t.shape(), ct);
+  const Tensor ins[] = {t};
+  pw_run(PwOp::Identity, ins, c, compute_for(t.dtype()), PwParams{});
+  return c;
+}
+
+// `res` (compute dtype) as `out` (the op's dtype): `res` itself, or converted into `out`.
+Tensor finish(const Tensor& res, const Tensor& out) {
+  if (res.dtype() == out.dtype()) return res;
+  const Tensor ins[] = {res};
+  pw_run(PwOp::Identity, ins, out, compute_for(res.dtype()), PwParams{});
+  return out;
+}
+
+// [outer, n, inner] of `t` around `dim` (a 0-d tensor is one element).
+struct Layout {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Layout layout_of(const Tensor& t, int64_t dim) {
+  Layout l;
+  if (t.dim() == 0) return l;
+  l.n = t.size(dim);
+  for (int64_t d = 0; d < dim; ++d) l.outer *= t.size(d);
+  for (int64_t d = dim + 1; d < t.dim(); ++d) l.inner *= t.size(d);
+  return l;
+}
+
+// Calls last(row0, rows) over row ranges (inner == 1) or cols(offset, w) over column blocks.
+template <typename Last, typename Cols>
+void split(const Layout& l, const Last& last, const Cols& cols) {
+  if (l.inner == 1) {
+    parallel_for(0, l.outer, std::max<int64_t>(1, kGrainElems / l.n),
+                 [&](int64_t lo, int64_t hi) { last(lo, hi - lo); });
+    return;
+  }
+  const int64_t blocks = (l.inner + kSoftmaxCols - 1) / kSoftmaxCols;
+  const int64_t per_task = l.n * std::min(l.inner, kSoftmaxCols);
+  parallel_for(0, l.outer * blocks, std::max<int64_t>(1, kGrainElems / per_task),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t t = lo; t < hi; ++t) {
+                   const int64_t o = t / blocks, j0 = (t % blocks) * kSoftmaxCols;
+                   cols(o * l.n * l.inner + j0, std::min(kSoftmaxCols, l.inner - j0));
+                 }
+               });
+}
+
+template <typename C>
+void forward(const SoftmaxFns<C>& f, const C* x, C* y, const Layout& l, bool log, bool nt) {
+  split(
+      l,
+      [&](int64_t r0, int64_t rows) { f.fwd_last(x + r0 * l.n, y + r0 * l.n, rows, l.n, log, nt); },
+      [&](int64_t off, int64_t w) { f.fwd_cols(x + off, y + off, l.n, l.inner, w, log, nt); });
+}
+
+template <typename C>
+void backward(const SoftmaxFns<C>& f, const C* g, const C* y, C* o, const Layout& l, bool log,
+              bool nt) {
+  split(
+      l,
+      [&](int64_t r0, int64_t rows) {
+        const int64_t at = r0 * l.n;
+        f.bwd_last(g + at, y + at, o + at, rows, l.n, log, nt);
+      },
+      [&](int64_t off, int64_t w) {
+        f.bwd_cols(g + off, y + off, o + off, l.n, l.inner, w, log, nt);
+      });
+}
 
 Values softmax_impl(const Values& a, bool log) {
   const Tensor& x = a.at(0).tensor();
   const int64_t dim = wrap_dim(a.at(1).to_int(), x.dim());
   if (a.at(2).to_bool()) op_error("softmax with half to float conversion is not supported on CPU");
-  const DType out_dtype = x.dtype();
-  Tensor out = Tensor::empty(x.shape(), out_dtype);
+  Tensor out = Tensor::uninitialized(x.shape(), x.dtype());
   if (x.numel() == 0) return {Value(out)};
+  if (!is_floating(x.dtype())) {
+    const bool last = x.dim() == 0 || dim == x.dim() - 1;
+    op_error(std::string("\"") + (log ? "log_" : "") +
+             (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl") +
+             "\" not implemented for '" + scalar_name(x.dtype()) + "'");
+  }
   const DType ct = compute_dtype(x.dtype());
-  Tensor rows = rows_of(x, dim, ct);
-  Tensor res = Tensor::empty(rows.shape(), ct);
-  const int64_t n = x.dim() > 0 ? x.size(dim) : 1;
-  const int64_t nrows = x.numel() / n;
+  const Tensor xs = as_compute(x, ct);
+  const Tensor res = x.dtype() == ct ? out : Tensor::uninitialized(x.shape(), ct);
+  const Layout l = layout_of(x, dim);
+  const SoftmaxKernels& k = softmax_kernels();
+  const bool nt = stream_out(res, l.n);
   if (ct == DType::Float32)
-    forward_rows(rows.data<float>(), res.data<float>(), nrows, n, log);
+    forward(k.f32, xs.data<float>(), res.data<float>(), l, log, nt);
   else
-    forward_rows(rows.data<double>(), res.data<double>(), nrows, n, log);
-  store_rows(res, out, dim);
-  return {Value(out)};
+    forward(k.f64, xs.data<double>(), res.data<double>(), l, log, nt);
+  return {Value(finish(res, out))};
 }
 
 Values backward_impl(const Values& a, bool log) {
   const Tensor& g = a.at(0).tensor();
   const Tensor& y = a.at(1).tensor();
-  const int64_t dim = wrap_dim(a.at(2).to_int(), y.dim());
   const DType in_dtype = a.at(3).to_dtype();
+  // The checks in ATen's order (the reference's).
   if (g.shape() != y.shape())
     op_error(
         "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
         "'output'; but " +
         shape_str(g.shape()) + " does not equal " + shape_str(y.shape()) +
         " (while checking arguments for softmax_backward)");
-  // The result has grad's dtype; grad f32 with input_dtype f16 asks for f16, which ATen's CPU
-  // kernels reject, as they reject an output of another dtype than grad.
-  const DType out_dtype = g.dtype();
-  const auto name = [](DType t) { return std::string(dtype_scalar_type_name(t)); };
-  if (y.dtype() != g.dtype())
-    op_error("expected scalar type " + name(g.dtype()) + " but found " + name(y.dtype()));
-  if (g.dtype() == DType::Float32 && in_dtype == DType::Float16)
-    op_error("expected scalar type Float but found Half");
-  Tensor out = Tensor::empty(y.shape(), out_dtype);
+  const int64_t dim = wrap_dim(a.at(2).to_int(), y.dim());
+  // The result has grad's dtype; grad f32 with input_dtype f16 asks for f16 (an empty result
+  // is returned as such), which ATen's CPU kernels reject, as they reject an output of another
+  // dtype than grad.
+  const DType out_dtype =
+      g.dtype() == DType::Float32 && in_dtype == DType::Float16 ? DType::Float16 : g.dtype();
+  Tensor out = Tensor::uninitialized(y.shape(), out_dtype);
   if (y.numel() == 0) return {Value(out)};
+  if (!is_floating(g.dtype())) {
+    const bool last = g.dim() == 0 || dim == g.dim() - 1;
+    op_error(std::string("\"") + (log ? "log_" : "") +
+             (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl") +
+             "\" not implemented for '" + scalar_name(g.dtype()) + "'");
+  }
+  if (y.dtype() != g.dtype())
+    op_error("expected scalar type " + scalar_name(g.dtype()) + " but found " +
+             scalar_name(y.dtype()));
+  if (out_dtype != g.dtype())
+    op_error("expected scalar type " + scalar_name(g.dtype()) + " but found " +
+             scalar_name(out_dtype));
   const DType ct = compute_dtype(g.dtype());
-  Tensor gr = rows_of(g, dim, ct), yr = rows_of(y, dim, ct);
-  Tensor res = Tensor::empty(gr.shape(), ct);
-  const int64_t n = y.dim() > 0 ? y.size(dim) : 1;
-  const int64_t nrows = y.numel() / n;
+  const Tensor gs = as_compute(g, ct), ys = as_compute(y, ct);
+  const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);
+  const Layout l = layout_of(y, dim);
+  const SoftmaxKernels& k = softmax_kernels();
+  const bool nt = stream_out(res, l.n);
   if (ct == DType::Float32)
-    backward_rows(gr.data<float>(), yr.data<float>(), res.data<float>(), nrows, n, log);
+    backward(k.f32, gs.data<float>(), ys.data<float>(), res.data<float>(), l, log, nt);
   else
-    backward_rows(gr.data<double>(), yr.data<double>(), res.data<double>(), nrows, n, log);
-  store_rows(res, out, dim);
-  return {Value(out)};
+    backward(k.f64, gs.data<double>(), ys.data<double>(), res.data<double>(), l, log, nt);
+  return {Value(finish(res, out))};
 }
 
 Values softmax(const OpDef&, const Values& a) { return softmax_impl(a, false); }
@@ -158,7 +184,8 @@ Values log_softmax_bw(const OpDef&, const Values& a) { return backward_impl(a, t
 }  // namespace
 
 void register_softmax_kernels(KernelTable& t) {
-  const auto F = pw_float_dtypes();
+  // Integer inputs are taken to raise ATen's dispatch error (or, empty, to return).
+  const std::vector<DType> F = pw_all_dtypes();
   t.add("aten._softmax.default", {&softmax, nullptr, F});
   t.add("aten._log_softmax.default", {&log_softmax, nullptr, F});
   t.add("aten._softmax_backward_data.default", {&softmax_bw, nullptr, F});

@@ -1,0 +1,25 @@
+// The f32 pooling plane kernels compiled for AVX-512 (this file gets the ISA's -m flags, see
+// cmake/cpu.cmake).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "backends/cpu/pool_kernels.h"
+
+namespace crucible::cpu {
+namespace isa_avx512 {
+namespace {
+constexpr int kVecBytes = 64;
+#include "backends/cpu/pool_loops.h"
+}  // namespace
+}  // namespace isa_avx512
+
+const PoolKernels& pool_kernels_avx512() {
+  static const PoolKernels k = isa_avx512::make_kernels();
+  return k;
+}
+
+}  // namespace crucible::cpu
