@@ -1,10 +1,13 @@
-// The cpu backend's sums: sum and mean over any dims (reduction_rows.h gives the
-// [outer, red, inner] view). Floating sums accumulate in f64 and round once to the output.
-// Rows (inner == 1) of f32 are summed in blocks with eight accumulators, spread over the pool
-// when there are few rows; when the worst-case effect of that order on the result (n * 2^-53 *
-// sum |x|) could reach the comparison tolerance (cancellation of large terms), the row is
-// summed again sequentially, in the reference's order. Columns (inner > 1) and f64 rows are
-// summed sequentially along the reduced extent. Integer sums are exact in int64 and wrap in the
+// The cpu backend's sums: sum and mean over any dims. Floating sums accumulate in f64 lanes
+// (reduction_kernels.h) and round once to the output. Rows (the reduced dims innermost) are
+// summed in blocks spread over the pool (a single long row uses every thread); columns (kept
+// dims innermost) are summed row after row into f64 accumulators that stay in L1, columns
+// spread over the pool, which is exactly the reference's order; a reduced-kept-reduced layout
+// (sum over N, H, W of NCHW) sums each contiguous run, then the runs of each output. When the
+// worst-case effect of a reordered sum (n * 2^-53 * sum |x|) could reach half the comparison
+// tolerance (large terms cancelling), that output is summed again sequentially in the
+// reference's order, so results never depend on the thread count where it matters. Other
+// layouts are permuted once (reduction_rows.h). Integer sums are exact in int64 and wrap in the
 // output width; with dtype= the input is converted to that dtype first, as ATen does.
 #include <algorithm>
 #include <cmath>
@@ -13,6 +16,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_ops.h"
+#include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
 #include "ops/statistics_internal.h"
@@ -21,85 +25,123 @@ namespace crucible::cpu {
 
 void register_softmax_kernels(KernelTable& t);  // softmax.cpp
 void register_minmax_kernels(KernelTable& t);   // reduction_minmax.cpp
+void register_moment_kernels(KernelTable& t);   // reduction_moments.cpp
+void register_anyall_kernels(KernelTable& t);   // reduction_anyall.cpp
 
 namespace {
 
 constexpr int64_t kBlock = 1 << 14;  // elements per partial sum of a long row
 
+// The comparison tolerance of a sum of n terms, without its relative part's sqrt(n) widening
+// (conservative): where the reordering bound stays below half of it, any order passes.
+struct SumTol {
+  double atol, rtol;
+  explicit SumTol(DType out) {
+    const bool f64 = out == DType::Float64;
+    atol = f64 ? 1e-7 : 1e-5;
+    rtol = f64 ? 1e-7 : 1.3e-6;
+  }
+  bool order_free(double n, double sum, double abs) const {
+    return n * 0x1p-53 * abs <= 0.5 * (rtol * std::abs(sum) + atol * std::sqrt(n));
+  }
+};
+
 struct Partial {
   double sum = 0, abs = 0;
 };
 
-Partial sum_block_f32(const float* x, int64_t n) {
-  double a[8] = {}, b[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) {
-      const double v = x[i + k];
-      a[k] += v;
-      b[k] += std::abs(v);
-    }
-  for (; i < n; ++i) {
-    a[0] += x[i];
-    b[0] += std::abs(static_cast<double>(x[i]));
-  }
-  Partial p;
-  p.sum = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-  p.abs = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
-  return p;
-}
-
 template <typename C>
-double sum_sequential(const C* x, int64_t n) {
+double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
   double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]);
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i * stride]);
   return s;
 }
 
-// f32 rows [outer, red] -> out[outer].
-void sum_rows_f32(const float* x, int64_t outer, int64_t red, double* out) {
-  const int64_t nblk = std::max<int64_t>(1, (red + kBlock - 1) / kBlock);
+// Rows [outer, red] -> out[outer].
+template <typename T>
+void sum_rows(const T* x, int64_t outer, int64_t red, const SumTol& tol, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
+  const auto finish = [&](int64_t o, const Partial& p) {
+    out[o] = tol.order_free(static_cast<double>(red), p.sum, p.abs)
+                 ? p.sum
+                 : sum_sequential(x + o * red, red);
+  };
+  if (red <= kBlock || outer >= 4 * num_threads()) {
+    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t o = lo; o < hi; ++o) {
+                     Partial p;
+                     p.sum = k.sum_abs(x + o * red, red, &p.abs);
+                     finish(o, p);
+                   }
+                 });
+    return;
+  }
+  const int64_t nblk = (red + kBlock - 1) / kBlock;
   std::vector<Partial> part(static_cast<size_t>(outer * nblk));
-  parallel_for(0, outer * nblk, std::max<int64_t>(1, 32768 / std::min(red, kBlock) + 1),
+  parallel_for(0, outer * nblk, 2, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / nblk, beg = (t % nblk) * kBlock;
+      Partial& p = part[static_cast<size_t>(t)];
+      p.sum = k.sum_abs(x + o * red + beg, std::min(kBlock, red - beg), &p.abs);
+    }
+  });
+  for (int64_t o = 0; o < outer; ++o) {
+    Partial p;
+    for (int64_t b = 0; b < nblk; ++b) {
+      p.sum += part[static_cast<size_t>(o * nblk + b)].sum;
+      p.abs += part[static_cast<size_t>(o * nblk + b)].abs;
+    }
+    finish(o, p);
+  }
+}
+
+// [outer, red, inner] with inner > 1 -> out[outer * inner], sequential along red.
+template <typename T>
+void sum_cols(const T* x, int64_t outer, int64_t red, int64_t inner, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
+  const int64_t chunk = column_chunk(outer, inner);
+  const int64_t nc = (inner + chunk - 1) / chunk;
+  parallel_for(0, outer * nc, std::max<int64_t>(1, 32768 / std::max<int64_t>(red * chunk, 1)),
                [&](int64_t lo, int64_t hi) {
                  for (int64_t t = lo; t < hi; ++t) {
-                   const int64_t o = t / nblk, b = t % nblk;
-                   const int64_t beg = b * kBlock, len = std::min(kBlock, red - beg);
-                   part[static_cast<size_t>(t)] = sum_block_f32(x + o * red + beg, len);
-                 }
-               });
-  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t o = lo; o < hi; ++o) {
-                   double s = 0, a = 0;
-                   for (int64_t b = 0; b < nblk; ++b) {
-                     s += part[static_cast<size_t>(o * nblk + b)].sum;
-                     a += part[static_cast<size_t>(o * nblk + b)].abs;
-                   }
-                   const double n = static_cast<double>(red);
-                   const double bound = n * 0x1p-53 * a;
-                   const double tol = 1.3e-6 * std::abs(s) + 1e-5 * std::sqrt(n);
-                   out[o] = bound <= 0.5 * tol ? s : sum_sequential(x + o * red, red);
+                   const int64_t o = t / nc, j0 = (t % nc) * chunk;
+                   const int64_t jn = std::min(chunk, inner - j0);
+                   double* acc = out + o * inner + j0;
+                   std::fill(acc, acc + jn, 0.0);
+                   k.col_sum(x + o * red * inner + j0, red, inner, jn, acc);
                  }
                });
 }
 
-// [outer, red, inner] -> out[outer * inner], sequential along red.
-template <typename C>
-void sum_seq(const C* x, int64_t outer, int64_t red, int64_t inner, double* out) {
-  parallel_for(0, outer * inner, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
+// [a, c, b] contiguous, a and b reduced -> out[c]: each run of b summed, then the runs in
+// the order of a.
+template <typename T>
+void sum_outer_inner(const T* x, int64_t a, int64_t c, int64_t b, const SumTol& tol, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
+  std::vector<Partial> part(static_cast<size_t>(a * c));
+  parallel_for(0, a * c, std::max<int64_t>(1, 32768 / std::max<int64_t>(b, 1)),
                [&](int64_t lo, int64_t hi) {
-                 int64_t p = lo;
-                 while (p < hi) {
-                   const int64_t o = p / inner, j0 = p % inner;
-                   const int64_t j1 = std::min(inner, j0 + (hi - p));
-                   double* acc = out + o * inner;
-                   for (int64_t j = j0; j < j1; ++j) acc[j] = 0;
-                   for (int64_t r = 0; r < red; ++r) {
-                     const C* row = x + (o * red + r) * inner;
-                     for (int64_t j = j0; j < j1; ++j) acc[j] += static_cast<double>(row[j]);
+                 for (int64_t t = lo; t < hi; ++t) {
+                   Partial& p = part[static_cast<size_t>(t)];
+                   p.sum = k.sum_abs(x + t * b, b, &p.abs);
+                 }
+               });
+  parallel_for(0, c, std::max<int64_t>(1, 4096 / std::max<int64_t>(a * b, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t j = lo; j < hi; ++j) {
+                   Partial p;
+                   for (int64_t i = 0; i < a; ++i) {
+                     p.sum += part[static_cast<size_t>(i * c + j)].sum;
+                     p.abs += part[static_cast<size_t>(i * c + j)].abs;
                    }
-                   p += j1 - j0;
+                   if (tol.order_free(static_cast<double>(a * b), p.sum, p.abs)) {
+                     out[j] = p.sum;
+                   } else {
+                     double s = 0;
+                     for (int64_t i = 0; i < a; ++i) s += sum_sequential(x + (i * c + j) * b, b);
+                     out[j] = s;
+                   }
                  }
                });
 }
@@ -115,6 +157,24 @@ void sum_int(const int64_t* x, int64_t outer, int64_t red, int64_t inner, uint64
                    out[p] = s;
                  }
                });
+}
+
+// Sums of a floating input (compute dtype T) into acc[n_out].
+template <typename T>
+void sum_floating(const Tensor& in, const std::vector<bool>& reduced, const SumTol& tol,
+                  double* acc) {
+  if (in.is_contiguous() && in.dtype() == (sizeof(T) == 4 ? DType::Float32 : DType::Float64)) {
+    const std::vector<DimGroup> g = dim_groups(in, reduced);
+    if (g.size() == 3 && g[0].reduced && !g[1].reduced) {
+      sum_outer_inner(in.data<T>(), g[0].size, g[1].size, g[2].size, tol, acc);
+      return;
+    }
+  }
+  const RowsView v = reduce_rows(in, reduced, sizeof(T) == 4 ? DType::Float32 : DType::Float64);
+  if (v.inner == 1)
+    sum_rows(v.src.data<T>(), v.outer, v.red, tol, acc);
+  else
+    sum_cols(v.src.data<T>(), v.outer, v.red, v.inner, acc);
 }
 
 Values reduce_sum(const Values& a, bool mean, bool all_dims) {
@@ -139,34 +199,35 @@ Values reduce_sum(const Values& a, bool mean, bool all_dims) {
              " dtype must be either a floating point or complex dtype. Got: " +
              stats::scalar_type_name(out_dtype));
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, keepdim);
-  Tensor out = Tensor::empty(plan.out_shape, out_dtype);
+  Tensor out = Tensor::uninitialized(plan.out_shape, out_dtype);
   // dtype=: the input converted first (f32 summed as f16 values, floats truncated to ints).
   Tensor in = x;
   if (out_dtype != x.dtype() && x.numel() > 0) {
-    in = Tensor::empty(x.shape(), out_dtype);
+    in = Tensor::uninitialized(x.shape(), out_dtype);
     const Tensor ins[] = {x};
     pw_run(PwOp::Identity, ins, in, compute_for(x.dtype()), PwParams{});
   }
   const DType ct = reduce_compute_dtype(out_dtype);
-  const RowsView v = reduce_rows(in, plan.reduced, ct);
   const int64_t n = out.numel();
   char* dst = static_cast<char*>(out.data_ptr());
   const auto isz = static_cast<int64_t>(out.itemsize());
   if (ct == DType::Int64) {
     std::vector<uint64_t> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0);
-    if (x.numel() > 0) sum_int(v.src.data<int64_t>(), v.outer, v.red, v.inner, acc.data());
+    if (x.numel() > 0) {
+      const RowsView v = reduce_rows(in, plan.reduced, ct);
+      sum_int(v.src.data<int64_t>(), v.outer, v.red, v.inner, acc.data());
+    }
     for (int64_t i = 0; i < n; ++i)
       store_from_int(dst + i * isz, out_dtype, static_cast<int64_t>(acc[static_cast<size_t>(i)]));
     return {Value(out)};
   }
   std::vector<double> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0.0);
   if (x.numel() > 0) {
-    if (ct == DType::Float32 && v.inner == 1)
-      sum_rows_f32(v.src.data<float>(), v.outer, v.red, acc.data());
-    else if (ct == DType::Float32)
-      sum_seq(v.src.data<float>(), v.outer, v.red, v.inner, acc.data());
+    const SumTol tol(out_dtype);
+    if (ct == DType::Float32)
+      sum_floating<float>(in, plan.reduced, tol, acc.data());
     else
-      sum_seq(v.src.data<double>(), v.outer, v.red, v.inner, acc.data());
+      sum_floating<double>(in, plan.reduced, tol, acc.data());
   }
   const double count = static_cast<double>(plan.count);
   for (int64_t i = 0; i < n; ++i) {
@@ -197,12 +258,15 @@ Values mean_all(const OpDef&, const Values& a) { return reduce_sum(a, true, true
 }  // namespace
 
 void register_reduction_kernels(KernelTable& t) {
-  const auto F = pw_float_dtypes(), all = pw_all_dtypes();
+  // mean takes every real dtype too: an integral input raises unless dtype= is floating.
+  const auto all = pw_all_dtypes();
   t.add("aten.sum.dim_IntList", {&sum_dim, &sum_supports, all});
   t.add("aten.sum.default", {&sum_all, &sum_supports, all});
-  t.add("aten.mean.dim", {&mean_dim, &sum_supports, F});
-  t.add("aten.mean.default", {&mean_all, &sum_supports, F});
+  t.add("aten.mean.dim", {&mean_dim, &sum_supports, all});
+  t.add("aten.mean.default", {&mean_all, &sum_supports, all});
   register_minmax_kernels(t);
+  register_moment_kernels(t);
+  register_anyall_kernels(t);
   register_softmax_kernels(t);
 }
 

@@ -1,0 +1,98 @@
+// The hot loops of the cpu backend's reductions and norms, over contiguous runs of f32 or f64.
+// They are compiled once per ISA level (reduction_avx512.cpp, reduction_avx2.cpp,
+// reduction_portable.cpp, all from reduction_loops.h) and chosen at run time like the
+// elementwise loops. Statistics (sums, moments, dot products) accumulate in f64 lanes, so
+// their only error against the reference's sequential f64 sums is the order of the additions;
+// elementwise results are computed in the element type.
+#pragma once
+
+#include <cstdint>
+
+namespace crucible::cpu {
+
+// Moments of a run: its length, its sum and the sum of squared deviations from its mean.
+// Runs combine exactly as Chan et al.'s parallel variance does; the mean of the whole is its
+// plain sum / n (so an infinite value gives an infinite mean and a NaN variance, as the
+// reference's two passes do).
+struct Moments {
+  double n = 0, sum = 0, m2 = 0;
+  void merge(const Moments& o) {
+    if (o.n == 0) return;
+    if (n == 0) {
+      *this = o;
+      return;
+    }
+    const double d = o.sum / o.n - sum / n;
+    m2 += o.m2 + d * d * (n * o.n / (n + o.n));
+    n += o.n;
+    sum += o.sum;
+  }
+};
+
+template <typename T>
+struct StatLoops {
+  // sum x[0..n)
+  double (*sum)(const T* x, int64_t n);
+  // sum x and (into *abs) sum |x|
+  double (*sum_abs)(const T* x, int64_t n, double* abs);
+  // moments of x[0..n): blocks that stay in L1 are summed, then their deviations from the
+  // block mean are squared and summed, and the blocks merged (one pass over memory).
+  Moments (*moments)(const T* x, int64_t n);
+  // *dot = sum a*w*(b - m), *sum = sum a*w (w == nullptr: 1)
+  void (*dot_sum)(const T* a, const T* w, const T* b, int64_t n, double m, double* dot,
+                  double* sum);
+  // y = (x - m) * r * w + c (grouped as the reference: ((x - m) * r) * w + c)
+  void (*affine)(const T* x, T* y, int64_t n, T m, T r, T w, T c);
+  // y = (x - m) * r * w + b (w, b may be nullptr)
+  void (*affine_wb)(const T* x, T* y, int64_t n, T m, T r, const T* w, const T* b);
+  // o = a * g * w + b * (x - m) + c (w may be nullptr)
+  void (*backward)(const T* g, const T* w, const T* x, T* o, int64_t n, T a, T b, T m, T c);
+  // ga[j] += g[j] * (x[j] - m) * r, gb[j] += g[j] (in f64)
+  void (*grad_params)(const T* g, const T* x, int64_t n, double m, double r, double* ga,
+                      double* gb);
+  // acc[j] += x[r * ld + j] for r in [0, rows), j in [0, n), in the order of r
+  void (*col_sum)(const T* x, int64_t rows, int64_t ld, int64_t n, double* acc);
+  // mean[j] given: s1[j] += x - mean[j], s2[j] += (x - mean[j])^2 over the rows
+  void (*col_moments)(const T* x, int64_t rows, int64_t ld, int64_t n, const double* mean,
+                      double* s1, double* s2);
+  // the largest (want_max) or smallest value of x[0..n), n >= 1; NaN when there is one
+  T (*row_extreme)(const T* x, int64_t n, bool want_max);
+  // the index of the first largest / smallest value of x[0..n) (of the first NaN), n >= 1
+  int64_t (*row_arg)(const T* x, int64_t n, bool want_max);
+  // for each column j < n of rows x[r * ld + j], r in [0, rows), rows >= 1: the extreme value
+  // into best[j] and (idx != nullptr) the row of its first occurrence (first NaN) into idx[j]
+  void (*col_pick)(const T* x, int64_t rows, int64_t ld, int64_t n, bool want_max, T* best,
+                   int64_t* idx);
+  // the product of x[0..n) in f64 lanes
+  double (*prod)(const T* x, int64_t n);
+  // whether any x != 0 (NaN counts) / every x != 0
+  bool (*any_nonzero)(const T* x, int64_t n);
+  bool (*all_nonzero)(const T* x, int64_t n);
+};
+
+struct RedKernels {
+  StatLoops<float> f32;
+  StatLoops<double> f64;
+  // bytes: whether any / every byte of x[0..n) is nonzero
+  bool (*any_byte)(const uint8_t* x, int64_t n);
+  bool (*all_byte)(const uint8_t* x, int64_t n);
+  // acc[j] = acc[j] | x (any) or acc[j] & x (all) over rows of bytes (as 0/1)
+  void (*col_anyall_byte)(const uint8_t* x, int64_t rows, int64_t ld, int64_t n, bool any,
+                          uint8_t* acc);
+};
+
+const RedKernels& red_kernels_avx512();
+const RedKernels& red_kernels_avx2();
+const RedKernels& red_kernels_portable();
+// The set for isa_level().
+const RedKernels& red_kernels();
+
+template <typename T>
+const StatLoops<T>& stat_loops() {
+  if constexpr (sizeof(T) == 4)
+    return red_kernels().f32;
+  else
+    return red_kernels().f64;
+}
+
+}  // namespace crucible::cpu
