@@ -5,6 +5,7 @@
 // Argument checks and the statistics' dtypes follow the catalog's reference (ops/norm.cpp,
 // ops/group_norm.cpp).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -46,8 +47,8 @@ std::pair<int64_t, int64_t> check_layer_norm(const Tensor& x, const std::vector<
 }
 
 template <typename T>
-Values layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m, int64_t n,
-                    double eps, DType stat_dt, DType work, bool exact) {
+std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m,
+                                   int64_t n, double eps, DType stat_dt, DType work, bool exact) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
   Tensor y = Tensor::uninitialized(input.shape(), work);
@@ -59,19 +60,23 @@ Values layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
   const StatLoops<T>& k = stat_loops<T>();
+  const bool stream = stream_output(y.numel() * static_cast<int64_t>(sizeof(T)), n);
+  std::atomic<bool> wild{false};
   parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
                [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
+                 for (int64_t r = r0; r < r1 && !wild.load(std::memory_order_relaxed); ++r) {
                    const Moments mo = row_moments(xp + r * n, n, exact);
+                   if (mo.wild && !exact) wild.store(true, std::memory_order_relaxed);
                    const double dn = static_cast<double>(n);
                    const T mu = static_cast<T>(mo.sum / dn);
                    const T rs = static_cast<T>(1.0 / std::sqrt(mo.m2 / dn + eps));
-                   k.affine_wb(xp + r * n, yp + r * n, n, mu, rs, wp, bp);
+                   k.affine_wb(xp + r * n, yp + r * n, n, mu, rs, wp, bp, stream);
                    mp[r] = mu;
                    rp[r] = rs;
                  }
                });
-  return {norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
+  if (wild) return std::nullopt;
+  return Values{norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
 }
 
 Values layer_norm_kernel(const OpDef&, const Values& a) {
@@ -86,10 +91,10 @@ Values layer_norm_kernel(const OpDef&, const Values& a) {
   for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(ns.size()); ++d)
     stat_shape.push_back(x.size(d));
   for (size_t i = 0; i < ns.size(); ++i) stat_shape.push_back(1);
-  const bool exact = extreme(x);
-  const DType work = norm_work(x.dtype(), exact);
-  Values out = work == DType::Float64 ? layer_norm_t<double>(x, w, b, m, n, eps, pdt, work, exact)
-                                      : layer_norm_t<float>(x, w, b, m, n, eps, pdt, work, false);
+  Values out = run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
+                        [&]<typename T>(DType work, bool exact) {
+                          return layer_norm_t<T>(x, w, b, m, n, eps, pdt, work, exact);
+                        });
   out[1] = out[1].tensor().view(stat_shape);
   out[2] = out[2].tensor().view(stat_shape);
   return out;
@@ -105,10 +110,11 @@ void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) 
 // One pass over the rows: each row's dot products (dy*w against x - mean), then its dx and its
 // terms of dgamma / dbeta (f64 accumulators per chunk of rows, combined in chunk order).
 template <typename T>
-Values layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tensor& mean_in,
-                             const Tensor& rstd_in, const OptT& w, const OptT& b,
-                             const std::vector<bool>& mask, int64_t m, int64_t n, DType work,
-                             bool exact) {
+std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in,
+                                            const Tensor& mean_in, const Tensor& rstd_in,
+                                            const OptT& w, const OptT& b,
+                                            const std::vector<bool>& mask, int64_t m, int64_t n,
+                                            DType work, bool exact) {
   const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
   const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor();
@@ -129,33 +135,38 @@ Values layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
       if (want_dx) out[0] = norm_out(dx, x_in.dtype());
       if (mask.at(1)) out[1] = norm_out(dw.view(w->shape()), w->dtype());
       if (mask.at(2)) out[2] = norm_out(db.view(b->shape()), b->dtype());
-      return out;
+      return std::optional<Values>(std::move(out));
     }
   }
   const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+  const bool stream = stream_output(x.numel() * static_cast<int64_t>(sizeof(T)), n);
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(num_threads(), m));
   std::vector<std::vector<double>> pg(static_cast<size_t>(chunks)), pb(static_cast<size_t>(chunks));
+  std::atomic<bool> wild{false};
   parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       if (want_params) {
         pg[c].assign(static_cast<size_t>(n), 0.0);
         pb[c].assign(static_cast<size_t>(n), 0.0);
       }
-      for (int64_t r = m * c / chunks; r < m * (c + 1) / chunks; ++r) {
+      bool bad = false;
+      for (int64_t r = m * c / chunks; r < m * (c + 1) / chunks && !bad; ++r) {
         const T* dyr = dyp + r * n;
         const T* xr = xp + r * n;
         const double mu = mp[r], rs = rp[r];
         if (want_dx) {
           double dot, sum;
-          k.dot_sum(dyr, wp, xr, n, mu, &dot, &sum);
+          bad |= k.dot_sum(dyr, wp, xr, n, mu, &dot, &sum);
           const double bb = -dot * rs * rs * rs * s;
-          k.backward(dyr, wp, xr, dxp + r * n, n, static_cast<T>(rs), static_cast<T>(bb),
-                     static_cast<T>(mu), static_cast<T>(-sum * rs * s));
+          bad |= k.backward(dyr, wp, xr, dxp + r * n, n, static_cast<T>(rs), static_cast<T>(bb),
+                            static_cast<T>(mu), static_cast<T>(-sum * rs * s), stream);
         }
-        if (want_params) k.grad_params(dyr, xr, n, mu, rs, pg[c].data(), pb[c].data());
+        if (want_params) bad |= k.grad_params(dyr, xr, n, mu, rs, pg[c].data(), pb[c].data());
       }
+      if (bad) wild.store(true, std::memory_order_relaxed);
     }
   });
+  if (wild) return std::nullopt;
   Values out(3);
   if (want_dx) out[0] = norm_out(dx, x_in.dtype());
   for (int which : {1, 2}) {
@@ -171,7 +182,7 @@ Values layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
     }
     out[which] = norm_out(t, like.dtype());
   }
-  return out;
+  return std::optional<Values>(std::move(out));
 }
 
 Values layer_norm_backward_kernel(const OpDef&, const Values& a) {
@@ -194,11 +205,11 @@ Values layer_norm_backward_kernel(const OpDef&, const Values& a) {
                  "Expected mean and rstd with " + std::to_string(m) + " elements");
   CRUCIBLE_CHECK(!mask[1] || w, "native_layer_norm_backward: output_mask[1] needs weight");
   CRUCIBLE_CHECK(!mask[2] || b, "native_layer_norm_backward: output_mask[2] needs bias");
-  const bool exact = any_extreme({&x, &dy, &mean, &rstd, w ? &*w : nullptr});
-  const DType work = norm_work(x.dtype(), exact);
-  if (work == DType::Float64)
-    return layer_norm_backward_t<double>(dy, x, mean, rstd, w, b, mask, m, n, work, exact);
-  return layer_norm_backward_t<float>(dy, x, mean, rstd, w, b, mask, m, n, work, false);
+  return run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
+                  [&]<typename T>(DType work, bool exact) {
+                    return layer_norm_backward_t<T>(dy, x, mean, rstd, w, b, mask, m, n, work,
+                                                    exact);
+                  });
 }
 
 // ---- group norm ----
@@ -239,8 +250,9 @@ GroupArgs check_group(const Tensor& x, const OptT& w, const OptT& b, const Value
 }
 
 template <typename T>
-Values group_norm_t(const Tensor& input, const OptT& w, const OptT& b, const GroupArgs& g,
-                    double eps, DType pdt, DType work, bool exact) {
+std::optional<Values> group_norm_t(const Tensor& input, const OptT& w, const OptT& b,
+                                   const GroupArgs& g, double eps, DType pdt, DType work,
+                                   bool exact) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
   Tensor y = Tensor::uninitialized(input.shape(), work);
@@ -254,10 +266,13 @@ Values group_norm_t(const Tensor& input, const OptT& w, const OptT& b, const Gro
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
   const StatLoops<T>& loops = stat_loops<T>();
+  const bool stream = stream_output(y.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
+  std::atomic<bool> wild{false};
   parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t r = r0; r < r1 && !wild.load(std::memory_order_relaxed); ++r) {
       const T* xr = xp + r * k;
       const Moments mo = row_moments(xr, k, exact);
+      if (mo.wild && !exact) wild.store(true, std::memory_order_relaxed);
       const double mu = k > 0 ? mo.sum / static_cast<double>(k) : 0.0;
       const double var = k > 0 ? mo.m2 / static_cast<double>(k) : 0.0;
       const double rs = 1.0 / std::sqrt(std::max(var, 0.0) + eps);
@@ -265,13 +280,14 @@ Values group_norm_t(const Tensor& input, const OptT& w, const OptT& b, const Gro
       for (int64_t cl = 0; cl < d; ++cl) {
         const int64_t ch = (r % g.group) * d + cl;
         loops.affine(xr + cl * g.hxw, yp + r * k + cl * g.hxw, g.hxw, tmu, trs, wp ? wp[ch] : T(1),
-                     bp ? bp[ch] : T(0));
+                     bp ? bp[ch] : T(0), stream);
       }
       mp[r] = tmu;
       rp[r] = trs;
     }
   });
-  return {norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
+  if (wild) return std::nullopt;
+  return Values{norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
 }
 
 Values group_norm_kernel(const OpDef&, const Values& a) {
@@ -285,19 +301,20 @@ Values group_norm_kernel(const OpDef&, const Values& a) {
   CRUCIBLE_CHECK(!b || b->is_contiguous(), "Expected beta to be contiguous");
   const DType pdt = nnops::param_dtype(x, {w, b});
   nnops::check_floating_dispatch(x.dtype(), "GroupNormKernelImpl");
-  const bool exact = extreme(x);
-  const DType work = norm_work(x.dtype(), exact);
-  if (work == DType::Float64) return group_norm_t<double>(x, w, b, g, eps, pdt, work, exact);
-  return group_norm_t<float>(x, w, b, g, eps, pdt, work, false);
+  return run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
+                  [&]<typename T>(DType work, bool exact) {
+                    return group_norm_t<T>(x, w, b, g, eps, pdt, work, exact);
+                  });
 }
 
 // ds[n, c] = sum_hw dy * (x - mean) and db[n, c] = sum_hw dy per channel (centred on the
 // group's mean: the same algebra as the reference's uncentred sums, without their cancellation),
 // then dx per channel as a * dy + b * (x - mean) + c.
 template <typename T>
-Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tensor& mean_in,
-                             const Tensor& rstd_in, const OptT& w, const GroupArgs& g,
-                             const std::vector<bool>& mask, DType work, bool exact) {
+std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in,
+                                            const Tensor& mean_in, const Tensor& rstd_in,
+                                            const OptT& w, const GroupArgs& g,
+                                            const std::vector<bool>& mask, DType work, bool exact) {
   const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
   const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor();
@@ -318,25 +335,30 @@ Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
       if (mask.at(0)) out[0] = norm_out(dx, x_in.dtype());
       if (mask.at(1)) out[1] = norm_out(dg, dparam);
       if (mask.at(2)) out[2] = norm_out(dbt, dparam);
-      return out;
+      return std::optional<Values>(std::move(out));
     }
   }
   const StatLoops<T>& loops = stat_loops<T>();
   std::vector<double> ds(static_cast<size_t>(g.n * g.c)), db(static_cast<size_t>(g.n * g.c));
+  std::atomic<bool> wild{false};
   parallel_for(0, g.n * g.c, std::max<int64_t>(1, 8192 / std::max<int64_t>(g.hxw, 1)),
                [&](int64_t r0, int64_t r1) {
+                 bool bad = false;
                  for (int64_t r = r0; r < r1; ++r) {
                    const double mu = mp[(r / g.c) * g.group + (r % g.c) / d];
-                   loops.dot_sum(dyp + r * g.hxw, nullptr, xp + r * g.hxw, g.hxw, mu, &ds[r],
-                                 &db[r]);
+                   bad |= loops.dot_sum(dyp + r * g.hxw, nullptr, xp + r * g.hxw, g.hxw, mu, &ds[r],
+                                        &db[r]);
                  }
+                 if (bad) wild.store(true, std::memory_order_relaxed);
                });
+  if (wild) return std::nullopt;
   auto gamma = [&](int64_t ch) { return wp ? static_cast<double>(wp[ch]) : 1.0; };
   Values out(3);
   if (mask.at(0)) {
     Tensor dx = Tensor::uninitialized(x_in.shape(), work);
     T* dxp = dx.data<T>();
     const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
+    const bool stream = stream_output(dx.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
     parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / g.group, grp = r % g.group;
@@ -352,7 +374,7 @@ Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
           const int64_t ch = grp * d + cl;
           const int64_t base = r * k + cl * g.hxw;
           loops.backward(dyp + base, nullptr, xp + base, dxp + base, g.hxw,
-                         static_cast<T>(rs * gamma(ch)), c2, static_cast<T>(mu), c3);
+                         static_cast<T>(rs * gamma(ch)), c2, static_cast<T>(mu), c3, stream);
         }
       }
     });
@@ -379,7 +401,7 @@ Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
     }
     out[2] = norm_out(dbt, dparam);
   }
-  return out;
+  return std::optional<Values>(std::move(out));
 }
 
 Values group_norm_backward_kernel(const OpDef&, const Values& a) {
@@ -402,11 +424,10 @@ Values group_norm_backward_kernel(const OpDef&, const Values& a) {
   check_stats("rstd", rstd, x, pdt);
   CRUCIBLE_CHECK(mean.numel() == g.n * g.group && rstd.numel() == g.n * g.group,
                  "Expected mean and rstd with N * group elements");
-  const bool exact = any_extreme({&x, &dy, &mean, &rstd, w ? &*w : nullptr});
-  const DType work = norm_work(x.dtype(), exact);
-  if (work == DType::Float64)
-    return group_norm_backward_t<double>(dy, x, mean, rstd, w, g, mask, work, exact);
-  return group_norm_backward_t<float>(dy, x, mean, rstd, w, g, mask, work, false);
+  return run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
+                  [&]<typename T>(DType work, bool exact) {
+                    return group_norm_backward_t<T>(dy, x, mean, rstd, w, g, mask, work, exact);
+                  });
 }
 
 // Every real dtype: the kernels raise ATen's "not implemented for" error for the integral

@@ -3,9 +3,12 @@
 // made by the elementwise engine. The row loops themselves are in reduction_kernels.h.
 #pragma once
 
+#include <optional>
+
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/tensor.h"
+#include "crucible/core/value.h"
 
 namespace crucible::cpu {
 
@@ -39,6 +42,21 @@ void group_norm_backward_exact(const double* dy, const double* x, const double* 
 void batch_norm_backward_exact(const double* g, const double* x, const double* mean,
                                const double* invstd, const double* w, bool train, int64_t batch,
                                int64_t c, int64_t inner, double* gi, double* sum, double* dotp);
+
+// Runs a norm: `f.template operator()<T>(work, exact)` returns the outputs, or nothing when
+// the fast path (exact == false) met a wild value (reduction_kernels.h). The fast path runs in
+// f32 (f64 for an f64 input) unless `force_exact`; the exact one in f64 in the reference's
+// order.
+template <typename F>
+Values run_norm(DType dt, bool force_exact, F&& f) {
+  if (!force_exact) {
+    std::optional<Values> r = dt == DType::Float64
+                                  ? f.template operator()<double>(DType::Float64, false)
+                                  : f.template operator()<float>(DType::Float32, false);
+    if (r) return *r;
+  }
+  return *f.template operator()<double>(DType::Float64, true);
+}
 
 // The moments of a row: in the reference's order for `exact` (f64) calls, else vectorized.
 template <typename T>

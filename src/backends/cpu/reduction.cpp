@@ -1,14 +1,16 @@
 // The cpu backend's sums: sum and mean over any dims. Floating sums accumulate in f64 lanes
 // (reduction_kernels.h) and round once to the output. Rows (the reduced dims innermost) are
 // summed in blocks spread over the pool (a single long row uses every thread); columns (kept
-// dims innermost) are summed row after row into f64 accumulators that stay in L1, columns
-// spread over the pool, which is exactly the reference's order; a reduced-kept-reduced layout
-// (sum over N, H, W of NCHW) sums each contiguous run, then the runs of each output. When the
-// worst-case effect of a reordered sum (n * 2^-53 * sum |x|) could reach half the comparison
-// tolerance (large terms cancelling), that output is summed again sequentially in the
-// reference's order, so results never depend on the thread count where it matters. Other
-// layouts are permuted once (reduction_rows.h). Integer sums are exact in int64 and wrap in the
-// output width; with dtype= the input is converted to that dtype first, as ATen does.
+// dims innermost) are summed row after row into f64 accumulators, whole rows at a time (one
+// stream of reads), split over the pool by outer index (the reference's order) or, with too
+// few of those, by ranges of rows; a reduced-kept-reduced layout (sum over N, H, W of NCHW)
+// sums each contiguous run, then the runs of each output. Where the order differs from the
+// reference's sequential one, a rigorous bound on the difference (OrderBound) is checked
+// against the comparison tolerance, and the rare output that could fail (large terms
+// cancelling) is summed again in the reference's order, so results never depend on the thread
+// count where it matters. Other layouts are permuted once (reduction_rows.h). Integer sums are
+// exact in int64 and wrap in the output width; with dtype= the input is converted to that
+// dtype first, as ATen does.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -30,20 +32,38 @@ void register_anyall_kernels(KernelTable& t);   // reduction_anyall.cpp
 
 namespace {
 
-constexpr int64_t kBlock = 1 << 14;  // elements per partial sum of a long row
+constexpr int64_t kBlock = 1 << 14;  // elements per partial sum of a row
 
-// The comparison tolerance of a sum of n terms, without its relative part's sqrt(n) widening
-// (conservative): where the reordering bound stays below half of it, any order passes.
-struct SumTol {
-  double atol, rtol;
-  explicit SumTol(DType out) {
+// Whether a sum computed in another order than the reference's sequential one is certain to
+// pass the comparison. A sum is made of consecutive parts (blocks of a row, runs, row ranges of
+// a column), each known by its sum, its sum of |x| and its length, added in order. In units of
+// u = 2^-53, the reference's error is at most sum_k |S_k| over its prefix sums, which within
+// part b is at most len_b * (|P_{b-1}| + abs_b); ours at most (len_b * lanes + 8) * abs_b
+// within a part (lanes: the fraction of a part one accumulator adds up: 1/8 for the
+// vectorized row loops, 1 for sequential ones) plus |P_b| for adding it. When the sum of both
+// stays below half the tolerance (without its relative part's sqrt(n) widening), any order
+// passes; otherwise the caller sums that output again in the reference's order.
+class OrderBound {
+ public:
+  OrderBound(DType out, double lanes) : lanes_(lanes) {
     const bool f64 = out == DType::Float64;
-    atol = f64 ? 1e-7 : 1e-5;
-    rtol = f64 ? 1e-7 : 1.3e-6;
+    atol_ = f64 ? 1e-7 : 1e-5;
+    rtol_ = f64 ? 1e-7 : 1.3e-6;
   }
-  bool order_free(double n, double sum, double abs) const {
-    return n * 0x1p-53 * abs <= 0.5 * (rtol * std::abs(sum) + atol * std::sqrt(n));
+  void add(double sum, double abs, double len) {
+    bound_ += len * (std::abs(prefix_) + abs) + (len * lanes_ + 8) * abs;
+    prefix_ += sum;
+    bound_ += 2 * std::abs(prefix_);
+    n_ += len;
   }
+  double sum() const { return prefix_; }
+  bool order_free() const {
+    return bound_ * 0x1p-53 <= 0.5 * (rtol_ * std::abs(prefix_) + atol_ * std::sqrt(n_));
+  }
+
+ private:
+  double lanes_, atol_, rtol_;
+  double prefix_ = 0, bound_ = 0, n_ = 0;
 };
 
 struct Partial {
@@ -57,27 +77,28 @@ double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
   return s;
 }
 
-// Rows [outer, red] -> out[outer].
+// Rows [outer, red] -> out[outer], in blocks of kBlock (spread over the pool with the rows).
 template <typename T>
-void sum_rows(const T* x, int64_t outer, int64_t red, const SumTol& tol, double* out) {
+void sum_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
   const StatLoops<T>& k = stat_loops<T>();
-  const auto finish = [&](int64_t o, const Partial& p) {
-    out[o] = tol.order_free(static_cast<double>(red), p.sum, p.abs)
-                 ? p.sum
-                 : sum_sequential(x + o * red, red);
+  const int64_t nblk = std::max<int64_t>(1, (red + kBlock - 1) / kBlock);
+  auto finish = [&](int64_t o, const Partial* part) {
+    OrderBound b(out_dt, 1.0 / 8);
+    for (int64_t i = 0; i < nblk; ++i)
+      b.add(part[i].sum, part[i].abs, static_cast<double>(std::min(kBlock, red - i * kBlock)));
+    out[o] = b.order_free() ? b.sum() : sum_sequential(x + o * red, red);
   };
-  if (red <= kBlock || outer >= 4 * num_threads()) {
+  if (nblk == 1) {
     parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t o = lo; o < hi; ++o) {
                      Partial p;
                      p.sum = k.sum_abs(x + o * red, red, &p.abs);
-                     finish(o, p);
+                     finish(o, &p);
                    }
                  });
     return;
   }
-  const int64_t nblk = (red + kBlock - 1) / kBlock;
   std::vector<Partial> part(static_cast<size_t>(outer * nblk));
   parallel_for(0, outer * nblk, 2, [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
@@ -86,38 +107,58 @@ void sum_rows(const T* x, int64_t outer, int64_t red, const SumTol& tol, double*
       p.sum = k.sum_abs(x + o * red + beg, std::min(kBlock, red - beg), &p.abs);
     }
   });
-  for (int64_t o = 0; o < outer; ++o) {
-    Partial p;
-    for (int64_t b = 0; b < nblk; ++b) {
-      p.sum += part[static_cast<size_t>(o * nblk + b)].sum;
-      p.abs += part[static_cast<size_t>(o * nblk + b)].abs;
-    }
-    finish(o, p);
-  }
+  for (int64_t o = 0; o < outer; ++o) finish(o, part.data() + o * nblk);
 }
 
-// [outer, red, inner] with inner > 1 -> out[outer * inner], sequential along red.
+// [outer, red, inner] with inner > 1 -> out[outer * inner]. Rows are read whole (the column
+// accumulators stay in cache, the reads are one stream). With an outer index per task the
+// order is the reference's; with fewer outer indices than threads the rows are split over the
+// pool and each column's parts added with the order check.
 template <typename T>
-void sum_cols(const T* x, int64_t outer, int64_t red, int64_t inner, double* out) {
+void sum_cols(const T* x, int64_t outer, int64_t red, int64_t inner, DType out_dt, double* out) {
   const StatLoops<T>& k = stat_loops<T>();
-  const int64_t chunk = column_chunk(outer, inner);
-  const int64_t nc = (inner + chunk - 1) / chunk;
-  parallel_for(0, outer * nc, std::max<int64_t>(1, 32768 / std::max<int64_t>(red * chunk, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t t = lo; t < hi; ++t) {
-                   const int64_t o = t / nc, j0 = (t % nc) * chunk;
-                   const int64_t jn = std::min(chunk, inner - j0);
-                   double* acc = out + o * inner + j0;
-                   std::fill(acc, acc + jn, 0.0);
-                   k.col_sum(x + o * red * inner + j0, red, inner, jn, acc);
-                 }
-               });
+  const int threads = num_threads();
+  const int64_t parts = std::min<int64_t>(threads, red / 16);
+  if (outer >= threads || parts <= 1) {
+    parallel_for(0, outer, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        double* acc = out + o * inner;
+        std::fill(acc, acc + inner, 0.0);
+        k.col_sum(x + o * red * inner, red, inner, inner, acc, nullptr);
+      }
+    });
+    return;
+  }
+  const auto n = static_cast<size_t>(inner);
+  std::vector<double> psum(static_cast<size_t>(parts) * n), pabs(psum.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* base = x + o * red * inner;
+    parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const int64_t r0 = red * p / parts, r1 = red * (p + 1) / parts;
+        double* s = psum.data() + p * inner;
+        double* a = pabs.data() + p * inner;
+        std::fill(s, s + inner, 0.0);
+        std::fill(a, a + inner, 0.0);
+        k.col_sum(base + r0 * inner, r1 - r0, inner, inner, s, a);
+      }
+    });
+    parallel_for(0, inner, 4096, [&](int64_t lo, int64_t hi) {
+      for (int64_t j = lo; j < hi; ++j) {
+        OrderBound b(out_dt, 1.0);
+        for (int64_t p = 0; p < parts; ++p)
+          b.add(psum[static_cast<size_t>(p * inner + j)], pabs[static_cast<size_t>(p * inner + j)],
+                static_cast<double>(red * (p + 1) / parts - red * p / parts));
+        out[o * inner + j] = b.order_free() ? b.sum() : sum_sequential(base + j, red, inner);
+      }
+    });
+  }
 }
 
 // [a, c, b] contiguous, a and b reduced -> out[c]: each run of b summed, then the runs in
 // the order of a.
 template <typename T>
-void sum_outer_inner(const T* x, int64_t a, int64_t c, int64_t b, const SumTol& tol, double* out) {
+void sum_outer_inner(const T* x, int64_t a, int64_t c, int64_t b, DType out_dt, double* out) {
   const StatLoops<T>& k = stat_loops<T>();
   std::vector<Partial> part(static_cast<size_t>(a * c));
   parallel_for(0, a * c, std::max<int64_t>(1, 32768 / std::max<int64_t>(b, 1)),
@@ -130,13 +171,13 @@ void sum_outer_inner(const T* x, int64_t a, int64_t c, int64_t b, const SumTol& 
   parallel_for(0, c, std::max<int64_t>(1, 4096 / std::max<int64_t>(a * b, 1)),
                [&](int64_t lo, int64_t hi) {
                  for (int64_t j = lo; j < hi; ++j) {
-                   Partial p;
+                   OrderBound bound(out_dt, 1.0 / 8);
                    for (int64_t i = 0; i < a; ++i) {
-                     p.sum += part[static_cast<size_t>(i * c + j)].sum;
-                     p.abs += part[static_cast<size_t>(i * c + j)].abs;
+                     const Partial& p = part[static_cast<size_t>(i * c + j)];
+                     bound.add(p.sum, p.abs, static_cast<double>(b));
                    }
-                   if (tol.order_free(static_cast<double>(a * b), p.sum, p.abs)) {
-                     out[j] = p.sum;
+                   if (bound.order_free()) {
+                     out[j] = bound.sum();
                    } else {
                      double s = 0;
                      for (int64_t i = 0; i < a; ++i) s += sum_sequential(x + (i * c + j) * b, b);
@@ -161,20 +202,19 @@ void sum_int(const int64_t* x, int64_t outer, int64_t red, int64_t inner, uint64
 
 // Sums of a floating input (compute dtype T) into acc[n_out].
 template <typename T>
-void sum_floating(const Tensor& in, const std::vector<bool>& reduced, const SumTol& tol,
-                  double* acc) {
+void sum_floating(const Tensor& in, const std::vector<bool>& reduced, DType out_dt, double* acc) {
   if (in.is_contiguous() && in.dtype() == (sizeof(T) == 4 ? DType::Float32 : DType::Float64)) {
     const std::vector<DimGroup> g = dim_groups(in, reduced);
     if (g.size() == 3 && g[0].reduced && !g[1].reduced) {
-      sum_outer_inner(in.data<T>(), g[0].size, g[1].size, g[2].size, tol, acc);
+      sum_outer_inner(in.data<T>(), g[0].size, g[1].size, g[2].size, out_dt, acc);
       return;
     }
   }
   const RowsView v = reduce_rows(in, reduced, sizeof(T) == 4 ? DType::Float32 : DType::Float64);
   if (v.inner == 1)
-    sum_rows(v.src.data<T>(), v.outer, v.red, tol, acc);
+    sum_rows(v.src.data<T>(), v.outer, v.red, out_dt, acc);
   else
-    sum_cols(v.src.data<T>(), v.outer, v.red, v.inner, acc);
+    sum_cols(v.src.data<T>(), v.outer, v.red, v.inner, out_dt, acc);
 }
 
 Values reduce_sum(const Values& a, bool mean, bool all_dims) {
@@ -223,11 +263,10 @@ Values reduce_sum(const Values& a, bool mean, bool all_dims) {
   }
   std::vector<double> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0.0);
   if (x.numel() > 0) {
-    const SumTol tol(out_dtype);
     if (ct == DType::Float32)
-      sum_floating<float>(in, plan.reduced, tol, acc.data());
+      sum_floating<float>(in, plan.reduced, out_dtype, acc.data());
     else
-      sum_floating<double>(in, plan.reduced, tol, acc.data());
+      sum_floating<double>(in, plan.reduced, out_dtype, acc.data());
   }
   const double count = static_cast<double>(plan.count);
   for (int64_t i = 0; i < n; ++i) {

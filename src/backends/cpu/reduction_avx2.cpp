@@ -1,4 +1,6 @@
 // The reduction and norm loops compiled for AVX2 and FMA (this file gets -mavx2 -mfma -mf16c).
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,7 +16,9 @@
 namespace crucible::cpu {
 namespace red_avx2 {
 namespace {
+#define CRUCIBLE_RED_AVX2 1
 #include "backends/cpu/reduction_loops.h"
+#undef CRUCIBLE_RED_AVX2
 }  // namespace
 }  // namespace red_avx2
 

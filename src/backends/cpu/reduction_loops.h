@@ -61,6 +61,15 @@ inline double hsum(const vd& v) {
   return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 inline vd vabs(const vd& v) { return (vd)((vl)v & 0x7fffffffffffffffLL); }
+inline vf vabs(const vf& v) { return (vf)((vi)v & 0x7fffffff); }
+
+// "Wild" lanes: NaN, infinite or above 2^50 in magnitude (the criterion of extreme()).
+inline vl wild(const vd& v) { return ~(vabs(v) <= 0x1p50); }
+inline vi wild(const vf& v) { return ~(vabs(v) <= 0x1p50f); }
+template <typename T>
+inline bool wild1(T v) {
+  return !(std::abs(static_cast<double>(v)) <= 0x1p50);
+}
 
 template <typename M>
 inline bool any_lane(const M& m) {
@@ -70,32 +79,63 @@ inline bool any_lane(const M& m) {
   return acc != 0;
 }
 
+// Software prefetch kAhead bytes in front of a stream: with one stream per core the hardware
+// prefetchers alone leave these loops well short of the memory bandwidth.
+constexpr int64_t kAhead = 8192;
+template <typename T>
+inline void ahead(const T* p) {
+  __builtin_prefetch(reinterpret_cast<const char*>(p) + kAhead);
+}
+// The lines of 16 elements from p (one of f32, two of f64).
+template <typename T>
+inline void ahead16(const T* p) {
+  ahead(p);
+  if constexpr (sizeof(T) == 8) ahead(p + 8);
+}
+
 constexpr int64_t kL1Block = 2048;   // elements of a run kept in L1 between two passes
 constexpr int64_t kColBlock = 1024;  // columns of f64 accumulators kept in L1
 
-template <typename T>
-double k_sum(const T* x, int64_t n) {
+// sum x[0..n); with kWild, *bad |= whether a value is wild.
+template <typename T, bool kWild = false>
+double sum_impl(const T* x, int64_t n, bool* bad = nullptr) {
   vd a0{}, a1{}, a2{}, a3{};
+  vl w{};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    ahead16(x + i);
+    ahead16(x + i + 16);
     vd l, h;
     to_d(x + i, l, h);
     a0 += l;
     a1 += h;
+    if constexpr (kWild) w |= wild(l) | wild(h);
     to_d(x + i + 16, l, h);
     a2 += l;
     a3 += h;
+    if constexpr (kWild) w |= wild(l) | wild(h);
   }
   if (i + 16 <= n) {
     vd l, h;
     to_d(x + i, l, h);
     a0 += l;
     a1 += h;
+    if constexpr (kWild) w |= wild(l) | wild(h);
     i += 16;
   }
   double s = hsum((a0 + a2) + (a1 + a3));
-  for (; i < n; ++i) s += static_cast<double>(x[i]);
+  bool tail = false;
+  for (; i < n; ++i) {
+    s += static_cast<double>(x[i]);
+    if constexpr (kWild) tail |= wild1(x[i]);
+  }
+  if constexpr (kWild) *bad = *bad || tail || any_lane(w);
   return s;
+}
+
+template <typename T>
+double k_sum(const T* x, int64_t n) {
+  return sum_impl(x, n);
 }
 
 template <typename T>
@@ -103,6 +143,7 @@ double k_sum_abs(const T* x, int64_t n, double* abs) {
   vd a0{}, a1{}, b0{}, b1{};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    ahead16(x + i);
     vd l, h;
     to_d(x + i, l, h);
     a0 += l;
@@ -151,7 +192,7 @@ Moments k_moments(const T* x, int64_t n) {
     const int64_t len = std::min(kL1Block, n - b);
     Moments blk;
     blk.n = static_cast<double>(len);
-    blk.sum = k_sum(x + b, len);
+    blk.sum = sum_impl<T, true>(x + b, len, &blk.wild);
     double s1, s2;
     k_dev(x + b, len, blk.sum / blk.n, &s1, &s2);
     const double m2 = s2 - s1 * s1 / blk.n;  // the corrected two-pass formula
@@ -162,13 +203,17 @@ Moments k_moments(const T* x, int64_t n) {
 }
 
 template <typename T, bool kW>
-void dot_sum_impl(const T* a, const T* w, const T* b, int64_t n, double m, double* dot,
+bool dot_sum_impl(const T* a, const T* w, const T* b, int64_t n, double m, double* dot,
                   double* sum) {
   vd d0{}, d1{}, s0{}, s1{};
+  vl bad{};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    ahead16(a + i);
+    ahead16(b + i);
     vd al, ah, bl, bh;
     to_d(a + i, al, ah);
+    bad |= wild(al) | wild(ah);
     if constexpr (kW) {
       vd wl, wh;
       to_d(w + i, wl, wh);
@@ -176,13 +221,16 @@ void dot_sum_impl(const T* a, const T* w, const T* b, int64_t n, double m, doubl
       ah *= wh;
     }
     to_d(b + i, bl, bh);
+    bad |= wild(bl) | wild(bh);
     d0 += al * (bl - m);
     d1 += ah * (bh - m);
     s0 += al;
     s1 += ah;
   }
   double d = hsum(d0 + d1), s = hsum(s0 + s1);
+  bool tail = false;
   for (; i < n; ++i) {
+    tail |= wild1(a[i]) || wild1(b[i]);
     double g = static_cast<double>(a[i]);
     if constexpr (kW) g *= static_cast<double>(w[i]);
     d += g * (static_cast<double>(b[i]) - m);
@@ -190,117 +238,243 @@ void dot_sum_impl(const T* a, const T* w, const T* b, int64_t n, double m, doubl
   }
   *dot = d;
   *sum = s;
+  return tail || any_lane(bad);
 }
 
 template <typename T>
-void k_dot_sum(const T* a, const T* w, const T* b, int64_t n, double m, double* dot, double* sum) {
-  if (w)
-    dot_sum_impl<T, true>(a, w, b, n, m, dot, sum);
-  else
-    dot_sum_impl<T, false>(a, w, b, n, m, dot, sum);
+bool k_dot_sum(const T* a, const T* w, const T* b, int64_t n, double m, double* dot, double* sum) {
+  return w ? dot_sum_impl<T, true>(a, w, b, n, m, dot, sum)
+           : dot_sum_impl<T, false>(a, w, b, n, m, dot, sum);
 }
 
-template <typename T>
-void k_affine(const T* x, T* y, int64_t n, T m, T r, T w, T c) {
-  using V = typename Lanes<T>::V;
-  constexpr int kN = Lanes<T>::kN;
-  int64_t i = 0;
-  for (; i + kN <= n; i += kN) store(y + i, (load<V>(x + i) - m) * r * w + c);
-  for (; i < n; ++i) y[i] = (x[i] - m) * r * w + c;
+// Stores of an elementwise output: with kNT, non-temporal (the output is large and not read
+// again soon: no read-for-ownership of its lines) once y is 64-byte aligned.
+template <bool kNT, typename V, typename T>
+inline void put(T* y, const V& v) {
+#if defined(CRUCIBLE_RED_AVX512)
+  if constexpr (kNT && sizeof(T) == 4)
+    return _mm512_stream_ps(reinterpret_cast<float*>(y), (__m512)v);
+  if constexpr (kNT && sizeof(T) == 8)
+    return _mm512_stream_pd(reinterpret_cast<double*>(y), (__m512d)v);
+#elif defined(CRUCIBLE_RED_AVX2)
+  if constexpr (kNT && sizeof(T) == 4) {
+    const vf8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+    const vf8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    _mm256_stream_ps(reinterpret_cast<float*>(y), (__m256)lo);
+    return _mm256_stream_ps(reinterpret_cast<float*>(y) + 8, (__m256)hi);
+  }
+#endif
+  store(y, v);
+}
+// Elements to store one by one before y is 64-byte aligned (kNT), at most n.
+template <bool kNT, typename T>
+inline int64_t head(const T* y, int64_t n) {
+  if constexpr (!kNT) return 0;
+  constexpr auto kSize = static_cast<int64_t>(sizeof(T));
+  const auto mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(y) & 63) / kSize;
+  return std::min<int64_t>(n, mis == 0 ? 0 : 64 / kSize - mis);
+}
+// Orders the non-temporal stores before whatever the caller does next.
+template <bool kNT>
+inline void fence() {
+#if defined(CRUCIBLE_RED_AVX512) || defined(CRUCIBLE_RED_AVX2)
+  if constexpr (kNT) _mm_sfence();
+#endif
 }
 
-template <typename T, bool kW, bool kB>
-void affine_wb_impl(const T* x, T* y, int64_t n, T m, T r, const T* w, const T* b) {
+template <typename T, bool kNT>
+bool affine_impl(const T* x, T* y, int64_t n, T m, T r, T w, T c) {
   using V = typename Lanes<T>::V;
+  using M = typename Lanes<T>::M;
   constexpr int kN = Lanes<T>::kN;
+  M bad{};
+  bool tail = false;
   int64_t i = 0;
+  for (const int64_t h = head<kNT>(y, n); i < h; ++i) {
+    tail |= wild1(x[i]);
+    y[i] = (x[i] - m) * r * w + c;
+  }
   for (; i + kN <= n; i += kN) {
-    V v = (load<V>(x + i) - m) * r;
-    if constexpr (kW) v *= load<V>(w + i);
-    if constexpr (kB) v += load<V>(b + i);
-    store(y + i, v);
+    ahead(x + i);
+    const V v = load<V>(x + i);
+    bad |= wild(v);
+    put<kNT>(y + i, (v - m) * r * w + c);
   }
   for (; i < n; ++i) {
+    tail |= wild1(x[i]);
+    y[i] = (x[i] - m) * r * w + c;
+  }
+  fence<kNT>();
+  return tail || any_lane(bad);
+}
+
+template <typename T>
+bool k_affine(const T* x, T* y, int64_t n, T m, T r, T w, T c, bool stream) {
+  return stream ? affine_impl<T, true>(x, y, n, m, r, w, c)
+                : affine_impl<T, false>(x, y, n, m, r, w, c);
+}
+
+template <typename T, bool kNT, bool kW, bool kB>
+bool affine_wb_impl(const T* x, T* y, int64_t n, T m, T r, const T* w, const T* b) {
+  using V = typename Lanes<T>::V;
+  using M = typename Lanes<T>::M;
+  constexpr int kN = Lanes<T>::kN;
+  M bad{};
+  bool tail = false;
+  auto one = [&](int64_t i) {
+    tail |= wild1(x[i]);
     T v = (x[i] - m) * r;
     if constexpr (kW) v *= w[i];
     if constexpr (kB) v += b[i];
     y[i] = v;
+  };
+  int64_t i = 0;
+  for (const int64_t h = head<kNT>(y, n); i < h; ++i) one(i);
+  for (; i + kN <= n; i += kN) {
+    ahead(x + i);
+    const V xv = load<V>(x + i);
+    bad |= wild(xv);
+    V v = (xv - m) * r;
+    if constexpr (kW) v *= load<V>(w + i);
+    if constexpr (kB) v += load<V>(b + i);
+    put<kNT>(y + i, v);
   }
+  for (; i < n; ++i) one(i);
+  fence<kNT>();
+  return tail || any_lane(bad);
+}
+
+template <typename T, bool kNT>
+bool affine_wb_nt(const T* x, T* y, int64_t n, T m, T r, const T* w, const T* b) {
+  if (w && b) return affine_wb_impl<T, kNT, true, true>(x, y, n, m, r, w, b);
+  if (w) return affine_wb_impl<T, kNT, true, false>(x, y, n, m, r, w, b);
+  if (b) return affine_wb_impl<T, kNT, false, true>(x, y, n, m, r, w, b);
+  return affine_wb_impl<T, kNT, false, false>(x, y, n, m, r, w, b);
 }
 
 template <typename T>
-void k_affine_wb(const T* x, T* y, int64_t n, T m, T r, const T* w, const T* b) {
-  if (w && b)
-    affine_wb_impl<T, true, true>(x, y, n, m, r, w, b);
-  else if (w)
-    affine_wb_impl<T, true, false>(x, y, n, m, r, w, b);
-  else if (b)
-    affine_wb_impl<T, false, true>(x, y, n, m, r, w, b);
-  else
-    affine_wb_impl<T, false, false>(x, y, n, m, r, w, b);
+bool k_affine_wb(const T* x, T* y, int64_t n, T m, T r, const T* w, const T* b, bool stream) {
+  return stream ? affine_wb_nt<T, true>(x, y, n, m, r, w, b)
+                : affine_wb_nt<T, false>(x, y, n, m, r, w, b);
 }
 
-template <typename T, bool kW>
-void backward_impl(const T* g, const T* w, const T* x, T* o, int64_t n, T a, T b, T m, T c) {
+template <typename T, bool kNT, bool kW>
+bool backward_impl(const T* g, const T* w, const T* x, T* o, int64_t n, T a, T b, T m, T c) {
   using V = typename Lanes<T>::V;
+  using M = typename Lanes<T>::M;
   constexpr int kN = Lanes<T>::kN;
-  int64_t i = 0;
-  for (; i + kN <= n; i += kN) {
-    V gv = load<V>(g + i);
-    if constexpr (kW) gv *= load<V>(w + i);
-    store(o + i, a * gv + b * (load<V>(x + i) - m) + c);
-  }
-  for (; i < n; ++i) {
+  M bad{};
+  bool tail = false;
+  auto one = [&](int64_t i) {
+    tail |= wild1(g[i]) || wild1(x[i]);
     T gv = g[i];
     if constexpr (kW) gv *= w[i];
     o[i] = a * gv + b * (x[i] - m) + c;
+  };
+  int64_t i = 0;
+  for (const int64_t h = head<kNT>(o, n); i < h; ++i) one(i);
+  for (; i + kN <= n; i += kN) {
+    ahead(g + i);
+    ahead(x + i);
+    V gv = load<V>(g + i);
+    const V xv = load<V>(x + i);
+    bad |= wild(gv) | wild(xv);
+    if constexpr (kW) gv *= load<V>(w + i);
+    put<kNT>(o + i, a * gv + b * (xv - m) + c);
   }
+  for (; i < n; ++i) one(i);
+  fence<kNT>();
+  return tail || any_lane(bad);
 }
 
 template <typename T>
-void k_backward(const T* g, const T* w, const T* x, T* o, int64_t n, T a, T b, T m, T c) {
-  if (w)
-    backward_impl<T, true>(g, w, x, o, n, a, b, m, c);
-  else
-    backward_impl<T, false>(g, w, x, o, n, a, b, m, c);
+bool k_backward(const T* g, const T* w, const T* x, T* o, int64_t n, T a, T b, T m, T c,
+                bool stream) {
+  if (stream)
+    return w ? backward_impl<T, true, true>(g, w, x, o, n, a, b, m, c)
+             : backward_impl<T, true, false>(g, w, x, o, n, a, b, m, c);
+  return w ? backward_impl<T, false, true>(g, w, x, o, n, a, b, m, c)
+           : backward_impl<T, false, false>(g, w, x, o, n, a, b, m, c);
 }
 
 template <typename T>
-void k_grad_params(const T* g, const T* x, int64_t n, double m, double r, double* ga, double* gb) {
+bool k_grad_params(const T* g, const T* x, int64_t n, double m, double r, double* ga, double* gb) {
+  vl bad{};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     vd gl, gh, xl, xh;
     to_d(g + i, gl, gh);
     to_d(x + i, xl, xh);
+    bad |= wild(gl) | wild(gh) | wild(xl) | wild(xh);
     store(ga + i, load<vd>(ga + i) + gl * ((xl - m) * r));
     store(ga + i + 8, load<vd>(ga + i + 8) + gh * ((xh - m) * r));
     store(gb + i, load<vd>(gb + i) + gl);
     store(gb + i + 8, load<vd>(gb + i + 8) + gh);
   }
+  bool tail = false;
   for (; i < n; ++i) {
+    tail |= wild1(g[i]) || wild1(x[i]);
     const double gv = static_cast<double>(g[i]);
     ga[i] += gv * ((static_cast<double>(x[i]) - m) * r);
     gb[i] += gv;
   }
+  return tail || any_lane(bad);
+}
+
+// Rows are taken eight at a time: each 16-column slice of the accumulators is loaded once,
+// the eight rows' values added to it in row order (the reference's order) and stored once, so
+// the accumulators cost little cache traffic however many columns there are, and the reads
+// are eight sequential streams.
+template <typename T, bool kAbs>
+void col_sum_impl(const T* x, int64_t rows, int64_t ld, int64_t n, double* acc, double* abs) {
+  constexpr int kR = 8;
+  int64_t r = 0;
+  for (; r + kR <= rows; r += kR) {
+    const T* row = x + r * ld;
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+      vd s0 = load<vd>(acc + j), s1 = load<vd>(acc + j + 8), a0{}, a1{};
+      if constexpr (kAbs) {
+        a0 = load<vd>(abs + j);
+        a1 = load<vd>(abs + j + 8);
+      }
+      for (int k = 0; k < kR; ++k) {
+        ahead16(row + k * ld + j);
+        vd l, h;
+        to_d(row + k * ld + j, l, h);
+        s0 += l;
+        s1 += h;
+        if constexpr (kAbs) {
+          a0 += vabs(l);
+          a1 += vabs(h);
+        }
+      }
+      store(acc + j, s0);
+      store(acc + j + 8, s1);
+      if constexpr (kAbs) {
+        store(abs + j, a0);
+        store(abs + j + 8, a1);
+      }
+    }
+    for (; j < n; ++j)
+      for (int k = 0; k < kR; ++k) {
+        acc[j] += static_cast<double>(row[k * ld + j]);
+        if constexpr (kAbs) abs[j] += std::abs(static_cast<double>(row[k * ld + j]));
+      }
+  }
+  for (; r < rows; ++r) {
+    const T* row = x + r * ld;
+    for (int64_t j = 0; j < n; ++j) {
+      acc[j] += static_cast<double>(row[j]);
+      if constexpr (kAbs) abs[j] += std::abs(static_cast<double>(row[j]));
+    }
+  }
 }
 
 template <typename T>
-void k_col_sum(const T* x, int64_t rows, int64_t ld, int64_t n, double* acc) {
-  for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
-    const int64_t jn = std::min(kColBlock, n - j0);
-    double* a = acc + j0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* row = x + r * ld + j0;
-      int64_t j = 0;
-      for (; j + 16 <= jn; j += 16) {
-        vd l, h;
-        to_d(row + j, l, h);
-        store(a + j, load<vd>(a + j) + l);
-        store(a + j + 8, load<vd>(a + j + 8) + h);
-      }
-      for (; j < jn; ++j) a[j] += static_cast<double>(row[j]);
-    }
-  }
+void k_col_sum(const T* x, int64_t rows, int64_t ld, int64_t n, double* acc, double* abs) {
+  abs ? col_sum_impl<T, true>(x, rows, ld, n, acc, abs)
+      : col_sum_impl<T, false>(x, rows, ld, n, acc, abs);
 }
 
 template <typename T>
@@ -348,6 +522,8 @@ T row_extreme_impl(const T* x, int64_t n) {
     V b0 = load<V>(x), b1 = load<V>(x + kN);
     M bad = (b0 != b0) | (b1 != b1);
     for (i = 2 * kN; i + 2 * kN <= n; i += 2 * kN) {
+      ahead(x + i);
+      ahead(x + i + kN);
       const V v0 = load<V>(x + i), v1 = load<V>(x + i + kN);
       if constexpr (kMax) {
         b0 = v0 > b0 ? v0 : b0;
@@ -393,6 +569,7 @@ int64_t row_arg_impl(const T* x, int64_t n) {
     cur = bi;
     M bad = bv != bv;
     for (i = kN; i + kN <= n; i += kN) {
+      ahead(x + i);
       cur += kN;
       const V v = load<V>(x + i);
       const M take = kMax ? v > bv : v < bv;
@@ -502,21 +679,31 @@ void k_col_pick(const T* x, int64_t rows, int64_t ld, int64_t n, bool want_max, 
 }
 
 template <typename T>
-double k_prod(const T* x, int64_t n) {
+double k_prod(const T* x, int64_t n, bool* is_wild) {
   vd p0 = vd{} + 1.0, p1 = p0, p2 = p0, p3 = p0;
+  vl bad{};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    ahead16(x + i);
+    ahead16(x + i + 16);
     vd l, h;
     to_d(x + i, l, h);
+    bad |= wild(l) | wild(h);
     p0 *= l;
     p1 *= h;
     to_d(x + i + 16, l, h);
+    bad |= wild(l) | wild(h);
     p2 *= l;
     p3 *= h;
   }
   const vd p = (p0 * p2) * (p1 * p3);
   double s = ((p[0] * p[1]) * (p[2] * p[3])) * ((p[4] * p[5]) * (p[6] * p[7]));
-  for (; i < n; ++i) s *= static_cast<double>(x[i]);
+  bool tail = false;
+  for (; i < n; ++i) {
+    tail |= wild1(x[i]);
+    s *= static_cast<double>(x[i]);
+  }
+  *is_wild = *is_wild || tail || any_lane(bad);
   return s;
 }
 
@@ -531,6 +718,7 @@ bool anyall_impl(const T* x, int64_t n) {
     const int64_t end = std::min(n, i + 4096);
     M hit{};
     for (; i + kN <= end; i += kN) {
+      ahead(x + i);
       const V v = load<V>(x + i);
       hit |= kAny ? v != 0 : v == 0;
     }

@@ -7,6 +7,7 @@
 // non-finite value or one above 2^50 (where a reordered f64 sum or product could overflow or
 // cancel differently) are computed in the reference's sequential order instead.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -44,8 +45,9 @@ void moments_sequential(const RowsView& v, std::vector<Moments>& out) {
     }
 }
 
+// Moments along rows (one pass, reduction_kernels.h); false when a row holds a wild value.
 template <typename T>
-void moments_rows(const T* x, int64_t outer, int64_t red, std::vector<Moments>& out) {
+bool moments_rows(const T* x, int64_t outer, int64_t red, std::vector<Moments>& out) {
   const StatLoops<T>& k = stat_loops<T>();
   if (red <= kSplit || outer >= 2 * num_threads()) {
     parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
@@ -53,21 +55,24 @@ void moments_rows(const T* x, int64_t outer, int64_t red, std::vector<Moments>& 
                    for (int64_t o = lo; o < hi; ++o)
                      out[static_cast<size_t>(o)] = k.moments(x + o * red, red);
                  });
-    return;
-  }
-  const int64_t nblk = (red + kSplit - 1) / kSplit;
-  std::vector<Moments> part(static_cast<size_t>(outer * nblk));
-  parallel_for(0, outer * nblk, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t t = lo; t < hi; ++t) {
-      const int64_t o = t / nblk, beg = (t % nblk) * kSplit;
-      part[static_cast<size_t>(t)] = k.moments(x + o * red + beg, std::min(kSplit, red - beg));
+  } else {
+    const int64_t nblk = (red + kSplit - 1) / kSplit;
+    std::vector<Moments> part(static_cast<size_t>(outer * nblk));
+    parallel_for(0, outer * nblk, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t o = t / nblk, beg = (t % nblk) * kSplit;
+        part[static_cast<size_t>(t)] = k.moments(x + o * red + beg, std::min(kSplit, red - beg));
+      }
+    });
+    for (int64_t o = 0; o < outer; ++o) {
+      Moments m;
+      for (int64_t b = 0; b < nblk; ++b) m.merge(part[static_cast<size_t>(o * nblk + b)]);
+      out[static_cast<size_t>(o)] = m;
     }
-  });
-  for (int64_t o = 0; o < outer; ++o) {
-    Moments m;
-    for (int64_t b = 0; b < nblk; ++b) m.merge(part[static_cast<size_t>(o * nblk + b)]);
-    out[static_cast<size_t>(o)] = m;
   }
+  for (const Moments& m : out)
+    if (m.wild) return false;
+  return true;
 }
 
 template <typename T>
@@ -82,7 +87,7 @@ void moments_cols(const T* x, int64_t outer, int64_t red, int64_t inner,
       std::fill(sum.begin(), sum.end(), 0.0);
       std::fill(s1.begin(), s1.end(), 0.0);
       std::fill(s2.begin(), s2.end(), 0.0);
-      k.col_sum(base, red, inner, inner, sum.data());
+      k.col_sum(base, red, inner, inner, sum.data(), nullptr);
       const double n = static_cast<double>(red);
       for (int64_t j = 0; j < inner; ++j) mean[j] = sum[j] / n;
       k.col_moments(base, red, inner, inner, mean.data(), s1.data(), s2.data());
@@ -113,14 +118,17 @@ Values var_family(const Values& a, double correction, bool keepdim, bool root, b
     const DType ct = reduce_compute_dtype(x.dtype());
     const RowsView v = reduce_rows(x, plan.reduced, ct);
     const bool f32 = ct == DType::Float32;
-    if (extreme(x))
-      f32 ? moments_sequential<float>(v, m) : moments_sequential<double>(v, m);
-    else if (v.inner == 1)
-      f32 ? moments_rows(v.src.data<float>(), v.outer, v.red, m)
-          : moments_rows(v.src.data<double>(), v.outer, v.red, m);
-    else
+    // Rows report wild values themselves; columns (not a common layout) check first.
+    bool fast = false;
+    if (v.inner == 1)
+      fast = f32 ? moments_rows(v.src.data<float>(), v.outer, v.red, m)
+                 : moments_rows(v.src.data<double>(), v.outer, v.red, m);
+    else if (!extreme(x)) {
       f32 ? moments_cols(v.src.data<float>(), v.outer, v.red, v.inner, m)
           : moments_cols(v.src.data<double>(), v.outer, v.red, v.inner, m);
+      fast = true;
+    }
+    if (!fast) f32 ? moments_sequential<float>(v, m) : moments_sequential<double>(v, m);
   } else {
     for (Moments& e : m) e.n = static_cast<double>(plan.count);  // 0: NaN results
   }
@@ -175,33 +183,45 @@ bool real_supports(const OpDef&, const Values& a, std::string* why) {
 
 // Products of [outer, red, inner] (compute dtype T), in f64 lanes along rows; sequential in
 // the reference's order for columns and for extreme inputs.
+// Products along rows in f64 lanes; false when a row holds a wild value (then nothing is
+// promised about out).
 template <typename T>
-void prod_floating(const RowsView& v, bool sequential, double* out) {
+bool prod_rows(const RowsView& v, double* out) {
   const T* x = v.src.data<T>();
-  if (v.inner == 1 && !sequential) {
-    const StatLoops<T>& k = stat_loops<T>();
-    if (v.red <= kSplit || v.outer >= 2 * num_threads()) {
-      parallel_for(0, v.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(v.red, 1)),
-                   [&](int64_t lo, int64_t hi) {
-                     for (int64_t o = lo; o < hi; ++o) out[o] = k.prod(x + o * v.red, v.red);
-                   });
-      return;
-    }
-    const int64_t nblk = (v.red + kSplit - 1) / kSplit;
-    std::vector<double> part(static_cast<size_t>(v.outer * nblk));
-    parallel_for(0, v.outer * nblk, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t t = lo; t < hi; ++t) {
-        const int64_t o = t / nblk, beg = (t % nblk) * kSplit;
-        part[static_cast<size_t>(t)] = k.prod(x + o * v.red + beg, std::min(kSplit, v.red - beg));
-      }
-    });
-    for (int64_t o = 0; o < v.outer; ++o) {
-      double p = 1;
-      for (int64_t b = 0; b < nblk; ++b) p *= part[static_cast<size_t>(o * nblk + b)];
-      out[o] = p;
-    }
-    return;
+  const StatLoops<T>& k = stat_loops<T>();
+  std::atomic<bool> wild{false};
+  if (v.red <= kSplit || v.outer >= 2 * num_threads()) {
+    parallel_for(0, v.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(v.red, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   bool bad = false;
+                   for (int64_t o = lo; o < hi; ++o) out[o] = k.prod(x + o * v.red, v.red, &bad);
+                   if (bad) wild.store(true, std::memory_order_relaxed);
+                 });
+    return !wild;
   }
+  const int64_t nblk = (v.red + kSplit - 1) / kSplit;
+  std::vector<double> part(static_cast<size_t>(v.outer * nblk));
+  parallel_for(0, v.outer * nblk, 1, [&](int64_t lo, int64_t hi) {
+    bool bad = false;
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / nblk, beg = (t % nblk) * kSplit;
+      part[static_cast<size_t>(t)] =
+          k.prod(x + o * v.red + beg, std::min(kSplit, v.red - beg), &bad);
+    }
+    if (bad) wild.store(true, std::memory_order_relaxed);
+  });
+  for (int64_t o = 0; o < v.outer; ++o) {
+    double p = 1;
+    for (int64_t b = 0; b < nblk; ++b) p *= part[static_cast<size_t>(o * nblk + b)];
+    out[o] = p;
+  }
+  return !wild;
+}
+
+// Products in the reference's order (columns, and rows with a wild value).
+template <typename T>
+void prod_sequential(const RowsView& v, double* out) {
+  const T* x = v.src.data<T>();
   parallel_for(0, v.outer, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t o = lo; o < hi; ++o) {
       double* acc = out + o * v.inner;
@@ -212,6 +232,12 @@ void prod_floating(const RowsView& v, bool sequential, double* out) {
       }
     }
   });
+}
+
+template <typename T>
+void prod_floating(const RowsView& v, double* out) {
+  if (v.inner == 1 && prod_rows<T>(v, out)) return;
+  prod_sequential<T>(v, out);
 }
 
 Values prod_impl(const Values& a, const std::vector<int64_t>& dims, bool keepdim,
@@ -263,11 +289,10 @@ Values prod_impl(const Values& a, const std::vector<int64_t>& dims, bool keepdim
     const Tensor in = out_dt == x.dtype() ? x : contiguous_as(x, out_dt);
     const DType ct = reduce_compute_dtype(out_dt);
     const RowsView v = reduce_rows(in, plan.reduced, ct);
-    const bool seq = extreme(in);
     if (ct == DType::Float32)
-      prod_floating<float>(v, seq, acc.data());
+      prod_floating<float>(v, acc.data());
     else
-      prod_floating<double>(v, seq, acc.data());
+      prod_floating<double>(v, acc.data());
   }
   for (int64_t i = 0; i < n; ++i)
     store_from_double(dst + i * isz, out_dt, acc[static_cast<size_t>(i)]);
