@@ -43,6 +43,33 @@ bool whole(const Tensor& x, bool is_any) {
   return is_any ? k.any_byte(p, nz.numel()) : k.all_byte(p, nz.numel());
 }
 
+// Rows or columns of a floating view into o (outer * inner bytes).
+template <typename T>
+void anyall_floating(const StatLoops<T>& k, const RowsView& v, bool is_any, uint8_t* o) {
+  const T* p = v.src.data<T>();
+  if (v.inner == 1) {
+    parallel_for(0, v.outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(v.red, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const T* row = p + r * v.red;
+                     o[r] =
+                         (is_any ? k.any_nonzero(row, v.red) : k.all_nonzero(row, v.red)) ? 1 : 0;
+                   }
+                 });
+    return;
+  }
+  const int64_t chunk = column_chunk(v.outer, v.inner);
+  const int64_t nc = (v.inner + chunk - 1) / chunk;
+  parallel_for(0, v.outer * nc, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t r = t / nc, j0 = (t % nc) * chunk, jn = std::min(chunk, v.inner - j0);
+      uint8_t* acc = o + r * v.inner + j0;
+      std::fill(acc, acc + jn, static_cast<uint8_t>(is_any ? 0 : 1));
+      k.col_anyall(p + r * v.red * v.inner + j0, v.red, v.inner, jn, is_any, acc);
+    }
+  });
+}
+
 Values anyall(const Tensor& x, const stats::ReducePlan& plan, bool is_any) {
   const DType out_dt = x.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
   Tensor out = Tensor::uninitialized(plan.out_shape, out_dt);
@@ -57,11 +84,19 @@ Values anyall(const Tensor& x, const stats::ReducePlan& plan, bool is_any) {
     o[0] = whole(x, is_any) ? 1 : 0;
     return {Value(out)};
   }
+  const RedKernels& k = red_kernels();
+  if (x.dtype() == DType::Float32) {  // in place (or permuted once) as f32 rows or columns
+    anyall_floating(k.f32, reduce_rows(x, plan.reduced, DType::Float32), is_any, o);
+    return {Value(out)};
+  }
+  if (x.dtype() == DType::Float64) {
+    anyall_floating(k.f64, reduce_rows(x, plan.reduced, DType::Float64), is_any, o);
+    return {Value(out)};
+  }
   // 0/1 bytes (a bool input is used as it is: any nonzero byte counts as true).
   const Tensor nz = x.dtype() == DType::Bool ? x : contiguous_as(x, DType::Bool);
   const RowsView v = reduce_rows(nz, plan.reduced, DType::Bool);
   const auto* p = static_cast<const uint8_t*>(v.src.data_ptr());
-  const RedKernels& k = red_kernels();
   if (v.inner == 1) {
     parallel_for(0, v.outer, std::max<int64_t>(1, 65536 / std::max<int64_t>(v.red, 1)),
                  [&](int64_t lo, int64_t hi) {

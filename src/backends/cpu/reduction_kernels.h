@@ -80,6 +80,8 @@ struct StatLoops {
   // whether any x != 0 (NaN counts) / every x != 0
   bool (*any_nonzero)(const T* x, int64_t n);
   bool (*all_nonzero)(const T* x, int64_t n);
+  // acc[j] = acc[j] | (x != 0) (any) or acc[j] & (x != 0) (all) over rows x[r * ld + j]
+  void (*col_anyall)(const T* x, int64_t rows, int64_t ld, int64_t n, bool any, uint8_t* acc);
 };
 
 struct RedKernels {

@@ -738,6 +738,45 @@ bool k_all(const T* x, int64_t n) {
   return anyall_impl<T, false>(x, n);
 }
 
+template <typename T, bool kAny>
+void col_anyall_impl(const T* x, int64_t rows, int64_t ld, int64_t n, uint8_t* acc) {
+  using V = typename Lanes<T>::V;
+  using M = typename Lanes<T>::M;
+  constexpr int kN = Lanes<T>::kN;
+  constexpr int64_t kB = 1024;  // columns whose lane masks stay in L1
+  alignas(64) M hit[kB / kN];
+  for (int64_t j0 = 0; j0 < n; j0 += kB) {
+    const int64_t jn = std::min(kB, n - j0), nv = jn / kN;
+    for (int64_t v = 0; v < nv; ++v) hit[v] = M{};
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = x + r * ld + j0;
+      for (int64_t v = 0; v < nv; ++v) {
+        const V xv = load<V>(row + v * kN);
+        hit[v] |= kAny ? xv != 0 : xv == 0;
+      }
+    }
+    for (int64_t v = 0; v < nv; ++v)
+      for (int k = 0; k < kN; ++k) {
+        uint8_t& a = acc[j0 + v * kN + k];
+        a = kAny ? static_cast<uint8_t>(a | (hit[v][k] != 0))
+                 : static_cast<uint8_t>(a & (hit[v][k] == 0));
+      }
+    for (int64_t j = nv * kN; j < jn; ++j) {
+      uint8_t& a = acc[j0 + j];
+      for (int64_t r = 0; r < rows; ++r) {
+        const bool nz = x[r * ld + j0 + j] != 0;
+        a = kAny ? static_cast<uint8_t>(a | nz) : static_cast<uint8_t>(a & nz);
+      }
+    }
+  }
+}
+
+template <typename T>
+void k_col_anyall(const T* x, int64_t rows, int64_t ld, int64_t n, bool any, uint8_t* acc) {
+  any ? col_anyall_impl<T, true>(x, rows, ld, n, acc)
+      : col_anyall_impl<T, false>(x, rows, ld, n, acc);
+}
+
 bool k_any_byte(const uint8_t* x, int64_t n) {
   for (int64_t i = 0; i < n; i += 4096) {
     const int64_t end = std::min(n, i + 4096);
@@ -788,6 +827,7 @@ StatLoops<T> make_stat_loops() {
   s.prod = &k_prod<T>;
   s.any_nonzero = &k_any<T>;
   s.all_nonzero = &k_all<T>;
+  s.col_anyall = &k_col_anyall<T>;
   return s;
 }
 
