@@ -1,6 +1,8 @@
 // The cpu backend's norms against the reference: layer norm, group norm, batch norm (training
 // updates the running statistics in place; evaluation), their backwards, mixed f16/bf16 input
-// with f32 parameters, and rows with non-finite values.
+// with f32 parameters, rows with non-finite values, huge values met by the vectorized path
+// (which must redo the call in the reference's order), and batch norms with short rows (many
+// channel rows per tile). The loops themselves are tested in test_cpu_reduction.cpp.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -67,6 +69,70 @@ TEST(CpuNorm, BatchNormTrainingUpdatesRunningStats) {
       "aten.native_batch_norm_backward.default",
       {filled({4, 3, 5, 2}, f32, 4), x, filled({3}, f32, 2), rm, rv, Value(), Value(), Value(false),
        Value(1e-5), Value(std::vector<bool>{true, false, true})});
+}
+
+// A row of ones holding +3e38 and, three places later, -3e38: in the reference's order the
+// ones between them are absorbed (a row of 64 has the mean 59/64); summed lane by lane only
+// those in the lanes of the huge values are (60/64). The fast path must see the huge values
+// and redo the call in the reference's order.
+Tensor cancelling(const Shape& shape, int64_t at) {
+  Tensor x = Tensor::full(shape, 1.0, f32);
+  x.set(at, 3e38);
+  x.set(at + 3, -3e38);
+  return x;
+}
+
+TEST(CpuNorm, HugeValuesAreNormalizedInTheReferenceOrder) {
+  const Tensor x = cancelling({8, 64}, 2 * 64 + 1);
+  const Values out = expect_matches_ref("aten.native_layer_norm.default",
+                                        {x, Value(L{64}), Value(), Value(), Value(1e-5)});
+  EXPECT_EQ(out[1].tensor().get(2), 59.0 / 64);  // two ones were absorbed by 3e38
+  EXPECT_EQ(out[1].tensor().get(3), 1.0);
+  expect_matches_ref(
+      "aten.native_layer_norm_backward.default",
+      {filled({8, 64}, f32, 4), x, Value(L{64}), out[1].tensor(), out[2].tensor(),
+       filled({64}, f32, 2), filled({64}, f32, 3), Value(std::vector<bool>{true, true, true})});
+  const Tensor g = cancelling({2, 4, 8, 8}, 3 * 64 + 5);
+  const Values gout = expect_matches_ref("aten.native_group_norm.default",
+                                         {g, Value(), Value(), Value(int64_t{2}), Value(int64_t{4}),
+                                          Value(int64_t{64}), Value(int64_t{2}), Value(1e-5)});
+  expect_matches_ref("aten.native_group_norm_backward.default",
+                     {filled({2, 4, 8, 8}, f32, 4), g, gout[1].tensor(), gout[2].tensor(), Value(),
+                      Value(int64_t{2}), Value(int64_t{4}), Value(int64_t{64}), Value(int64_t{2}),
+                      Value(std::vector<bool>{true, true, true})});
+  const Tensor bx = cancelling({6, 3, 40}, 3 * 120 + 40 + 7);
+  const Values bout = expect_matches_ref(
+      "aten.native_batch_norm.default",
+      {bx, Value(), Value(), Value(), Value(), Value(true), Value(0.1), Value(1e-5)});
+  expect_matches_ref(
+      "aten.native_batch_norm_backward.default",
+      {filled({6, 3, 40}, f32, 4), bx, Value(), Value(), Value(), bout[1].tensor(),
+       bout[2].tensor(), Value(true), Value(1e-5), Value(std::vector<bool>{true, true, true})});
+}
+
+TEST(CpuNorm, BatchNormShortRowsManyChannels) {
+  // Rows of 7 elements, 300 channels: tiles of many channels visited batch-major, on one,
+  // two and three threads (tiles split unevenly).
+  const Tensor x = filled({9, 300, 7}, f32);
+  const Tensor rm = filled({300}, f32, 5), rv = Tensor::full({300}, 0.5, f32);
+  for (int threads : {1, 2, 3}) {
+    const Values out = expect_matches_ref("aten.native_batch_norm.default",
+                                          {x, filled({300}, f32, 2), filled({300}, f32, 3), rm, rv,
+                                           Value(true), Value(0.1), Value(1e-5)},
+                                          threads);
+    expect_matches_ref(
+        "aten.native_batch_norm_backward.default",
+        {filled({9, 300, 7}, f32, 4), x, filled({300}, f32, 2), rm, rv, out[1].tensor(),
+         out[2].tensor(), Value(true), Value(1e-5), Value(std::vector<bool>{true, true, true})},
+        threads);
+  }
+  // f64 and f16 inputs through the same loops (f64 lanes; f16 converted to f32 and back).
+  expect_matches_ref("aten.native_batch_norm.default",
+                     {filled({5, 17, 3}, DType::Float64), Value(), Value(), Value(), Value(),
+                      Value(true), Value(0.1), Value(1e-5)});
+  expect_matches_ref(
+      "aten.native_layer_norm.default",
+      {filled({5, 3, 37}, DType::Float16), Value(L{3, 37}), Value(), Value(), Value(1e-5)});
 }
 
 }  // namespace

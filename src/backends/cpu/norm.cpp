@@ -1,8 +1,11 @@
 // The `cpu` backend's layer and group norms: native_layer_norm (+ backward), native_group_norm
-// (+ backward). Rows are split over the thread pool; f16/bf16 compute in f32, f64 in f64.
+// (+ backward). Rows are split over the thread pool and computed with the vectorized loops of
+// reduction_kernels.h: one pass over memory for a row's moments (L1-sized blocks merged), one
+// for its output; f16/bf16 compute in f32, f64 (and calls with extreme values) in f64.
 // Argument checks and the statistics' dtypes follow the catalog's reference (ops/norm.cpp,
 // ops/group_norm.cpp).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -13,6 +16,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/error.h"
 #include "ops/norm_internal.h"
 
@@ -43,40 +47,36 @@ std::pair<int64_t, int64_t> check_layer_norm(const Tensor& x, const std::vector<
 }
 
 template <typename T>
-Values layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m, int64_t n,
-                    double eps, DType stat_dt, DType work) {
+std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m,
+                                   int64_t n, double eps, DType stat_dt, DType work, bool exact) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
-  Tensor y = Tensor::empty(input.shape(), work);
-  Tensor mean = Tensor::empty({m}, work), rstd = Tensor::empty({m}, work);
+  Tensor y = Tensor::uninitialized(input.shape(), work);
+  Tensor mean = Tensor::uninitialized({m}, work), rstd = Tensor::uninitialized({m}, work);
   const T* xp = x.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
   const T* bp = b ? bt.data<T>() : nullptr;
   T* yp = y.data<T>();
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
+  const StatLoops<T>& k = stat_loops<T>();
+  const bool stream = stream_output(y.numel() * static_cast<int64_t>(sizeof(T)), n);
+  std::atomic<bool> wild{false};
   parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
                [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
-                   const T* xr = xp + r * n;
-                   T* yr = yp + r * n;
-                   const T mu = static_cast<T>(row_sum(xr, n) / static_cast<double>(n));
-                   const double var = row_sqdev(xr, n, mu) / static_cast<double>(n);
-                   const T rs = static_cast<T>(1.0 / std::sqrt(var + eps));
-                   if (wp && bp) {
-                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * wp[j] + bp[j];
-                   } else if (wp) {
-                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * wp[j];
-                   } else if (bp) {
-                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs + bp[j];
-                   } else {
-                     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs;
-                   }
+                 for (int64_t r = r0; r < r1 && !wild.load(std::memory_order_relaxed); ++r) {
+                   const Moments mo = row_moments(xp + r * n, n, exact);
+                   if (mo.wild && !exact) wild.store(true, std::memory_order_relaxed);
+                   const double dn = static_cast<double>(n);
+                   const T mu = static_cast<T>(mo.sum / dn);
+                   const T rs = static_cast<T>(1.0 / std::sqrt(mo.m2 / dn + eps));
+                   k.affine_wb(xp + r * n, yp + r * n, n, mu, rs, wp, bp, stream);
                    mp[r] = mu;
                    rp[r] = rs;
                  }
                });
-  return {norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
+  if (wild) return std::nullopt;
+  return Values{norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
 }
 
 Values layer_norm_kernel(const OpDef&, const Values& a) {
@@ -91,9 +91,10 @@ Values layer_norm_kernel(const OpDef&, const Values& a) {
   for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(ns.size()); ++d)
     stat_shape.push_back(x.size(d));
   for (size_t i = 0; i < ns.size(); ++i) stat_shape.push_back(1);
-  const DType work = norm_work(x.dtype(), extreme(x));
-  Values out = work == DType::Float64 ? layer_norm_t<double>(x, w, b, m, n, eps, pdt, work)
-                                      : layer_norm_t<float>(x, w, b, m, n, eps, pdt, work);
+  Values out = run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
+                        [&]<typename T>(DType work, bool exact) {
+                          return layer_norm_t<T>(x, w, b, m, n, eps, pdt, work, exact);
+                        });
   out[1] = out[1].tensor().view(stat_shape);
   out[2] = out[2].tensor().view(stat_shape);
   return out;
@@ -106,10 +107,14 @@ void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) 
   }
 }
 
+// One pass over the rows: each row's dot products (dy*w against x - mean), then its dx and its
+// terms of dgamma / dbeta (f64 accumulators per chunk of rows, combined in chunk order).
 template <typename T>
-Values layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tensor& mean_in,
-                             const Tensor& rstd_in, const OptT& w, const OptT& b,
-                             const std::vector<bool>& mask, int64_t m, int64_t n, DType work) {
+std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in,
+                                            const Tensor& mean_in, const Tensor& rstd_in,
+                                            const OptT& w, const OptT& b,
+                                            const std::vector<bool>& mask, int64_t m, int64_t n,
+                                            DType work, bool exact) {
   const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
   const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor();
@@ -118,72 +123,66 @@ Values layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
   const T* mp = mean.data<T>();
   const T* rp = rstd.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
-  Values out(3);
-  if (mask.at(0)) {
-    Tensor dx = Tensor::empty(x_in.shape(), work);
-    T* dxp = dx.data<T>();
-    const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-    parallel_for(
-        0, m, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
-          std::vector<T> g(static_cast<size_t>(n));
-          for (int64_t r = r0; r < r1; ++r) {
-            const T* dyr = dyp + r * n;
-            const T* xr = xp + r * n;
-            const T* gr = dyr;
-            if (wp) {
-              for (int64_t j = 0; j < n; ++j) g[j] = dyr[j] * wp[j];
-              gr = g.data();
-            }
-            double ds, db;
-            row_dot_sum(gr, xr, n, &ds, &db);
-            const double mu = mp[r], rs = rp[r];
-            const double bb = (db * mu - ds) * rs * rs * rs * s;
-            const double cc = -bb * mu - db * rs * s;
-            const T trs = static_cast<T>(rs), tb = static_cast<T>(bb), tc = static_cast<T>(cc);
-            T* o = dxp + r * n;
-            for (int64_t j = 0; j < n; ++j) o[j] = trs * gr[j] + tb * xr[j] + tc;
-          }
-        });
-    out[0] = norm_out(dx, x_in.dtype());
-  }
-  if (mask.at(1) || mask.at(2)) {
-    // Column sums over rows: per-chunk partials in double, then combined.
-    const int threads = num_threads();
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(threads, m));
-    std::vector<std::vector<double>> pg(static_cast<size_t>(chunks)),
-        pb(static_cast<size_t>(chunks));
-    parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        pg[c].assign(static_cast<size_t>(n), 0.0);
-        pb[c].assign(static_cast<size_t>(n), 0.0);
-        double* g = pg[c].data();
-        double* bs = pb[c].data();
-        for (int64_t r = m * c / chunks; r < m * (c + 1) / chunks; ++r) {
-          const T* dyr = dyp + r * n;
-          const T* xr = xp + r * n;
-          const T mu = mp[r], rs = rp[r];
-          for (int64_t j = 0; j < n; ++j) {
-            g[j] += static_cast<double>(dyr[j] * ((xr[j] - mu) * rs));
-            bs[j] += static_cast<double>(dyr[j]);
-          }
-        }
-      }
-    });
-    for (int which : {1, 2}) {
-      if (!mask.at(which)) continue;
-      const Tensor& like = which == 1 ? *w : *b;
-      Tensor t = Tensor::empty(like.shape(), work);
-      T* tp = t.data<T>();
-      const auto& parts = which == 1 ? pg : pb;
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (const auto& p : parts) acc += p.empty() ? 0.0 : p[j];
-        tp[j] = static_cast<T>(acc);
-      }
-      out[which] = norm_out(t, like.dtype());
+  const StatLoops<T>& k = stat_loops<T>();
+  const bool want_dx = mask.at(0), want_params = mask.at(1) || mask.at(2);
+  Tensor dx = want_dx ? Tensor::uninitialized(x_in.shape(), work) : Tensor();
+  T* dxp = want_dx ? dx.data<T>() : nullptr;
+  if constexpr (sizeof(T) == 8) {
+    if (exact) {
+      Tensor dw = Tensor::uninitialized({n}, work), db = Tensor::uninitialized({n}, work);
+      layer_norm_backward_exact(dyp, xp, mp, rp, wp, m, n, dxp, dw.data<T>(), db.data<T>());
+      Values out(3);
+      if (want_dx) out[0] = norm_out(dx, x_in.dtype());
+      if (mask.at(1)) out[1] = norm_out(dw.view(w->shape()), w->dtype());
+      if (mask.at(2)) out[2] = norm_out(db.view(b->shape()), b->dtype());
+      return std::optional<Values>(std::move(out));
     }
   }
-  return out;
+  const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+  const bool stream = stream_output(x.numel() * static_cast<int64_t>(sizeof(T)), n);
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(num_threads(), m));
+  std::vector<std::vector<double>> pg(static_cast<size_t>(chunks)), pb(static_cast<size_t>(chunks));
+  std::atomic<bool> wild{false};
+  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      if (want_params) {
+        pg[c].assign(static_cast<size_t>(n), 0.0);
+        pb[c].assign(static_cast<size_t>(n), 0.0);
+      }
+      bool bad = false;
+      for (int64_t r = m * c / chunks; r < m * (c + 1) / chunks && !bad; ++r) {
+        const T* dyr = dyp + r * n;
+        const T* xr = xp + r * n;
+        const double mu = mp[r], rs = rp[r];
+        if (want_dx) {
+          double dot, sum;
+          bad |= k.dot_sum(dyr, wp, xr, n, mu, &dot, &sum);
+          const double bb = -dot * rs * rs * rs * s;
+          bad |= k.backward(dyr, wp, xr, dxp + r * n, n, static_cast<T>(rs), static_cast<T>(bb),
+                            static_cast<T>(mu), static_cast<T>(-sum * rs * s), stream);
+        }
+        if (want_params) bad |= k.grad_params(dyr, xr, n, mu, rs, pg[c].data(), pb[c].data());
+      }
+      if (bad) wild.store(true, std::memory_order_relaxed);
+    }
+  });
+  if (wild) return std::nullopt;
+  Values out(3);
+  if (want_dx) out[0] = norm_out(dx, x_in.dtype());
+  for (int which : {1, 2}) {
+    if (!mask.at(which)) continue;
+    const Tensor& like = which == 1 ? *w : *b;
+    Tensor t = Tensor::uninitialized(like.shape(), work);
+    T* tp = t.data<T>();
+    const auto& parts = which == 1 ? pg : pb;
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (const auto& p : parts) acc += p.empty() ? 0.0 : p[j];
+      tp[j] = static_cast<T>(acc);
+    }
+    out[which] = norm_out(t, like.dtype());
+  }
+  return std::optional<Values>(std::move(out));
 }
 
 Values layer_norm_backward_kernel(const OpDef&, const Values& a) {
@@ -206,10 +205,11 @@ Values layer_norm_backward_kernel(const OpDef&, const Values& a) {
                  "Expected mean and rstd with " + std::to_string(m) + " elements");
   CRUCIBLE_CHECK(!mask[1] || w, "native_layer_norm_backward: output_mask[1] needs weight");
   CRUCIBLE_CHECK(!mask[2] || b, "native_layer_norm_backward: output_mask[2] needs bias");
-  const DType work = norm_work(x.dtype(), any_extreme({&x, &dy}));
-  if (work == DType::Float64)
-    return layer_norm_backward_t<double>(dy, x, mean, rstd, w, b, mask, m, n, work);
-  return layer_norm_backward_t<float>(dy, x, mean, rstd, w, b, mask, m, n, work);
+  return run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
+                  [&]<typename T>(DType work, bool exact) {
+                    return layer_norm_backward_t<T>(dy, x, mean, rstd, w, b, mask, m, n, work,
+                                                    exact);
+                  });
 }
 
 // ---- group norm ----
@@ -250,12 +250,14 @@ GroupArgs check_group(const Tensor& x, const OptT& w, const OptT& b, const Value
 }
 
 template <typename T>
-Values group_norm_t(const Tensor& input, const OptT& w, const OptT& b, const GroupArgs& g,
-                    double eps, DType pdt, DType work) {
+std::optional<Values> group_norm_t(const Tensor& input, const OptT& w, const OptT& b,
+                                   const GroupArgs& g, double eps, DType pdt, DType work,
+                                   bool exact) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
-  Tensor y = Tensor::empty(input.shape(), work);
-  Tensor mean = Tensor::empty({g.n, g.group}, work), rstd = Tensor::empty({g.n, g.group}, work);
+  Tensor y = Tensor::uninitialized(input.shape(), work);
+  Tensor mean = Tensor::uninitialized({g.n, g.group}, work),
+         rstd = Tensor::uninitialized({g.n, g.group}, work);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const T* xp = x.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
@@ -263,26 +265,29 @@ Values group_norm_t(const Tensor& input, const OptT& w, const OptT& b, const Gro
   T* yp = y.data<T>();
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
+  const StatLoops<T>& loops = stat_loops<T>();
+  const bool stream = stream_output(y.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
+  std::atomic<bool> wild{false};
   parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t r = r0; r < r1 && !wild.load(std::memory_order_relaxed); ++r) {
       const T* xr = xp + r * k;
-      const double mu = k > 0 ? row_sum(xr, k) / static_cast<double>(k) : 0.0;
-      const double var =
-          k > 0 ? row_sqdev(xr, k, static_cast<T>(mu)) / static_cast<double>(k) : 0.0;
+      const Moments mo = row_moments(xr, k, exact);
+      if (mo.wild && !exact) wild.store(true, std::memory_order_relaxed);
+      const double mu = k > 0 ? mo.sum / static_cast<double>(k) : 0.0;
+      const double var = k > 0 ? mo.m2 / static_cast<double>(k) : 0.0;
       const double rs = 1.0 / std::sqrt(std::max(var, 0.0) + eps);
       const T tmu = static_cast<T>(mu), trs = static_cast<T>(rs);
       for (int64_t cl = 0; cl < d; ++cl) {
         const int64_t ch = (r % g.group) * d + cl;
-        const T wv = wp ? wp[ch] : T(1), bv = bp ? bp[ch] : T(0);
-        const T* xc = xr + cl * g.hxw;
-        T* yc = yp + r * k + cl * g.hxw;
-        for (int64_t j = 0; j < g.hxw; ++j) yc[j] = (xc[j] - tmu) * trs * wv + bv;
+        loops.affine(xr + cl * g.hxw, yp + r * k + cl * g.hxw, g.hxw, tmu, trs, wp ? wp[ch] : T(1),
+                     bp ? bp[ch] : T(0), stream);
       }
       mp[r] = tmu;
       rp[r] = trs;
     }
   });
-  return {norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
+  if (wild) return std::nullopt;
+  return Values{norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
 }
 
 Values group_norm_kernel(const OpDef&, const Values& a) {
@@ -296,15 +301,20 @@ Values group_norm_kernel(const OpDef&, const Values& a) {
   CRUCIBLE_CHECK(!b || b->is_contiguous(), "Expected beta to be contiguous");
   const DType pdt = nnops::param_dtype(x, {w, b});
   nnops::check_floating_dispatch(x.dtype(), "GroupNormKernelImpl");
-  const DType work = norm_work(x.dtype(), extreme(x));
-  if (work == DType::Float64) return group_norm_t<double>(x, w, b, g, eps, pdt, work);
-  return group_norm_t<float>(x, w, b, g, eps, pdt, work);
+  return run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
+                  [&]<typename T>(DType work, bool exact) {
+                    return group_norm_t<T>(x, w, b, g, eps, pdt, work, exact);
+                  });
 }
 
+// ds[n, c] = sum_hw dy * (x - mean) and db[n, c] = sum_hw dy per channel (centred on the
+// group's mean: the same algebra as the reference's uncentred sums, without their cancellation),
+// then dx per channel as a * dy + b * (x - mean) + c.
 template <typename T>
-Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tensor& mean_in,
-                             const Tensor& rstd_in, const OptT& w, const GroupArgs& g,
-                             const std::vector<bool>& mask, DType work) {
+std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in,
+                                            const Tensor& mean_in, const Tensor& rstd_in,
+                                            const OptT& w, const GroupArgs& g,
+                                            const std::vector<bool>& mask, DType work, bool exact) {
   const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
   const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor();
@@ -314,20 +324,41 @@ Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
   const T* rp = rstd.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
   const int64_t d = g.c / g.group, k = d * g.hxw;
-  // ds[n, c] = sum_hw dy * x, db[n, c] = sum_hw dy.
+  const DType dparam = w ? w->dtype() : x_in.dtype();
+  if constexpr (sizeof(T) == 8) {
+    if (exact) {
+      Tensor dx = mask.at(0) ? Tensor::uninitialized(x_in.shape(), work) : Tensor();
+      Tensor dg = Tensor::uninitialized({g.c}, work), dbt = Tensor::uninitialized({g.c}, work);
+      group_norm_backward_exact(dyp, xp, mp, rp, wp, g.n, g.c, g.hxw, g.group,
+                                mask.at(0) ? dx.data<T>() : nullptr, dg.data<T>(), dbt.data<T>());
+      Values out(3);
+      if (mask.at(0)) out[0] = norm_out(dx, x_in.dtype());
+      if (mask.at(1)) out[1] = norm_out(dg, dparam);
+      if (mask.at(2)) out[2] = norm_out(dbt, dparam);
+      return std::optional<Values>(std::move(out));
+    }
+  }
+  const StatLoops<T>& loops = stat_loops<T>();
   std::vector<double> ds(static_cast<size_t>(g.n * g.c)), db(static_cast<size_t>(g.n * g.c));
+  std::atomic<bool> wild{false};
   parallel_for(0, g.n * g.c, std::max<int64_t>(1, 8192 / std::max<int64_t>(g.hxw, 1)),
                [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r)
-                   row_dot_sum(dyp + r * g.hxw, xp + r * g.hxw, g.hxw, &ds[r], &db[r]);
+                 bool bad = false;
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const double mu = mp[(r / g.c) * g.group + (r % g.c) / d];
+                   bad |= loops.dot_sum(dyp + r * g.hxw, nullptr, xp + r * g.hxw, g.hxw, mu, &ds[r],
+                                        &db[r]);
+                 }
+                 if (bad) wild.store(true, std::memory_order_relaxed);
                });
+  if (wild) return std::nullopt;
   auto gamma = [&](int64_t ch) { return wp ? static_cast<double>(wp[ch]) : 1.0; };
   Values out(3);
-  const DType dparam = w ? w->dtype() : x_in.dtype();
   if (mask.at(0)) {
-    Tensor dx = Tensor::empty(x_in.shape(), work);
+    Tensor dx = Tensor::uninitialized(x_in.shape(), work);
     T* dxp = dx.data<T>();
     const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
+    const bool stream = stream_output(dx.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
     parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / g.group, grp = r % g.group;
@@ -337,36 +368,31 @@ Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
           ds_g += ds[n * g.c + ch] * gamma(ch);
           db_g += db[n * g.c + ch] * gamma(ch);
         }
-        const double c2 = (db_g * mu - ds_g) * rs * rs * rs * s;
-        const double c3 = -c2 * mu - db_g * rs * s;
-        const T t2 = static_cast<T>(c2), t3 = static_cast<T>(c3);
+        const T c2 = static_cast<T>(-ds_g * rs * rs * rs * s);
+        const T c3 = static_cast<T>(-db_g * rs * s);
         for (int64_t cl = 0; cl < d; ++cl) {
           const int64_t ch = grp * d + cl;
-          const T a1 = static_cast<T>(rs * gamma(ch));
           const int64_t base = r * k + cl * g.hxw;
-          for (int64_t j = 0; j < g.hxw; ++j)
-            dxp[base + j] = a1 * dyp[base + j] + t2 * xp[base + j] + t3;
+          loops.backward(dyp + base, nullptr, xp + base, dxp + base, g.hxw,
+                         static_cast<T>(rs * gamma(ch)), c2, static_cast<T>(mu), c3, stream);
         }
       }
     });
     out[0] = norm_out(dx, x_in.dtype());
   }
   if (mask.at(1)) {
-    Tensor dg = Tensor::empty({g.c}, work);
+    Tensor dg = Tensor::uninitialized({g.c}, work);
     T* p = dg.data<T>();
     for (int64_t ch = 0; ch < g.c; ++ch) {
       double acc = 0;
-      for (int64_t n = 0; n < g.n; ++n) {
-        const int64_t row = n * g.group + ch / d;
-        acc += (ds[n * g.c + ch] - db[n * g.c + ch] * static_cast<double>(mp[row])) *
-               static_cast<double>(rp[row]);
-      }
+      for (int64_t n = 0; n < g.n; ++n)
+        acc += ds[n * g.c + ch] * static_cast<double>(rp[n * g.group + ch / d]);
       p[ch] = static_cast<T>(acc);
     }
     out[1] = norm_out(dg, dparam);
   }
   if (mask.at(2)) {
-    Tensor dbt = Tensor::empty({g.c}, work);
+    Tensor dbt = Tensor::uninitialized({g.c}, work);
     T* p = dbt.data<T>();
     for (int64_t ch = 0; ch < g.c; ++ch) {
       double acc = 0;
@@ -375,7 +401,7 @@ Values group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in, const Tens
     }
     out[2] = norm_out(dbt, dparam);
   }
-  return out;
+  return std::optional<Values>(std::move(out));
 }
 
 Values group_norm_backward_kernel(const OpDef&, const Values& a) {
@@ -398,14 +424,17 @@ Values group_norm_backward_kernel(const OpDef&, const Values& a) {
   check_stats("rstd", rstd, x, pdt);
   CRUCIBLE_CHECK(mean.numel() == g.n * g.group && rstd.numel() == g.n * g.group,
                  "Expected mean and rstd with N * group elements");
-  const DType work = norm_work(x.dtype(), any_extreme({&x, &dy}));
-  if (work == DType::Float64)
-    return group_norm_backward_t<double>(dy, x, mean, rstd, w, g, mask, work);
-  return group_norm_backward_t<float>(dy, x, mean, rstd, w, g, mask, work);
+  return run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
+                  [&]<typename T>(DType work, bool exact) {
+                    return group_norm_backward_t<T>(dy, x, mean, rstd, w, g, mask, work, exact);
+                  });
 }
 
+// Every real dtype: the kernels raise ATen's "not implemented for" error for the integral
+// ones, as the reference does.
 std::vector<DType> norm_dtypes() {
-  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 }
 
 }  // namespace

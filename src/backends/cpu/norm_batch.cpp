@@ -1,9 +1,11 @@
 // The `cpu` backend's batch norm: native_batch_norm, _native_batch_norm_legit (.default,
 // .no_stats, _no_training) and native_batch_norm_backward. Channels are split over the thread
-// pool; each channel's statistics are two passes over its N rows of H*W contiguous elements.
+// pool; each channel's statistics are one pass over its N rows of H*W contiguous elements
+// (moments merged row by row), its output a second pass (from L2 when the channel fits).
 // Checks, statistics dtypes and the running-stat update follow the catalog's reference
 // (ops/batch_norm.cpp).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/error.h"
 #include "ops/norm_internal.h"
 
@@ -44,6 +47,16 @@ void check_numel(const char* name, const OptT& p, int64_t c) {
   }
 }
 
+// Channels per task of the training passes: a tile of channels whose data (`bytes` per
+// element) stays in L2 between the statistics pass and the output pass, visited batch-major
+// (the rows of consecutive channels are adjacent in memory); at least one tile per thread.
+int64_t tile_channels(const Layout& l, size_t bytes) {
+  const int64_t per_channel = std::max<int64_t>(1, l.n * static_cast<int64_t>(bytes));
+  const int64_t fit = std::max<int64_t>(1, (int64_t{1} << 20) / per_channel);
+  const int64_t threads = num_threads();
+  return std::max<int64_t>(1, std::min(fit, (l.c + threads - 1) / threads));
+}
+
 // Per-channel values of an optional parameter in double (`dflt` when absent).
 std::vector<double> channel_values(const OptT& p, int64_t c, double dflt) {
   std::vector<double> v(static_cast<size_t>(c), dflt);
@@ -53,11 +66,11 @@ std::vector<double> channel_values(const OptT& p, int64_t c, double dflt) {
 }
 
 template <typename T>
-Values bn_forward_t(const Tensor& input, const OptT& w, const OptT& b, const OptT& rm,
-                    const OptT& rv, bool training, double momentum, double eps, DType pdt,
-                    const Layout& l, DType work) {
+std::optional<Values> bn_forward_t(const Tensor& input, const OptT& w, const OptT& b,
+                                   const OptT& rm, const OptT& rv, bool training, double momentum,
+                                   double eps, DType pdt, const Layout& l, DType work, bool exact) {
   const Tensor x = norm_in(input, work);
-  Tensor y = Tensor::empty(input.shape(), work);
+  Tensor y = Tensor::uninitialized(input.shape(), work);
   const std::vector<double> wv = channel_values(w, l.c, 1.0), bv = channel_values(b, l.c, 0.0);
   std::vector<double> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c)),
       var_sum(static_cast<size_t>(l.c));
@@ -70,32 +83,53 @@ Values bn_forward_t(const Tensor& input, const OptT& w, const OptT& b, const Opt
   const T* xp = x.data<T>();
   T* yp = y.data<T>();
   const int64_t plane = l.c * l.inner;
-  parallel_for(0, l.c, 1, [&](int64_t f0, int64_t f1) {
-    for (int64_t f = f0; f < f1; ++f) {
-      if (training) {
-        double s = 0;
-        for (int64_t i = 0; i < l.batch; ++i) s += row_sum(xp + i * plane + f * l.inner, l.inner);
-        const double mu = s / static_cast<double>(l.n);
-        double sq = 0;
-        const T tmu = static_cast<T>(mu);
+  const StatLoops<T>& k = stat_loops<T>();
+  std::atomic<bool> wild{false};
+  const bool stream = stream_output(y.numel() * static_cast<int64_t>(sizeof(T)), l.inner);
+  // Whether the row's input is wild.
+  auto apply = [&](int64_t i, int64_t f) {
+    const int64_t at = i * plane + f * l.inner;
+    return k.affine(xp + at, yp + at, l.inner, static_cast<T>(mean[f]), static_cast<T>(invstd[f]),
+                    static_cast<T>(wv[f]), static_cast<T>(bv[f]), stream);
+  };
+  if (!training) {  // one pass in memory order
+    parallel_for(0, l.batch * l.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(l.inner, 1)),
+                 [&](int64_t r0, int64_t r1) {
+                   bool bad = false;
+                   for (int64_t r = r0; r < r1; ++r) bad |= apply(r / l.c, r % l.c);
+                   if (bad && !exact) wild.store(true, std::memory_order_relaxed);
+                 });
+  } else {
+    const int64_t fb = tile_channels(l, sizeof(T));
+    parallel_for(0, (l.c + fb - 1) / fb, 1, [&](int64_t t0, int64_t t1) {
+      std::vector<Moments> mo(static_cast<size_t>(fb));
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t f0 = t * fb, f1 = std::min(l.c, f0 + fb);
+        std::fill(mo.begin(), mo.end(), Moments{});
+        if constexpr (sizeof(T) == 8) {
+          if (exact)
+            for (int64_t f = f0; f < f1; ++f)
+              mo[f - f0] = moments_in_order(xp + f * l.inner, l.inner, l.batch, plane);
+        }
+        if (!exact)
+          for (int64_t i = 0; i < l.batch; ++i)
+            for (int64_t f = f0; f < f1; ++f)
+              mo[f - f0].merge(k.moments(xp + i * plane + f * l.inner, l.inner));
+        for (int64_t f = f0; f < f1; ++f) {
+          if (mo[f - f0].wild) wild.store(true, std::memory_order_relaxed);
+          const double var = mo[f - f0].m2 / static_cast<double>(l.n);
+          mean[f] = mo[f - f0].sum / static_cast<double>(l.n);
+          var_sum[f] = mo[f - f0].m2;
+          invstd[f] = (var == 0 && eps == 0) ? 0.0 : 1.0 / std::sqrt(var + eps);
+        }
         for (int64_t i = 0; i < l.batch; ++i)
-          sq += row_sqdev(xp + i * plane + f * l.inner, l.inner, tmu);
-        const double var = sq / static_cast<double>(l.n);
-        mean[f] = mu;
-        var_sum[f] = sq;
-        invstd[f] = (var == 0 && eps == 0) ? 0.0 : 1.0 / std::sqrt(var + eps);
+          for (int64_t f = f0; f < f1; ++f) apply(i, f);
       }
-      const T tmu = static_cast<T>(mean[f]), is = static_cast<T>(invstd[f]),
-              ww = static_cast<T>(wv[f]), bb = static_cast<T>(bv[f]);
-      for (int64_t i = 0; i < l.batch; ++i) {
-        const T* xr = xp + i * plane + f * l.inner;
-        T* yr = yp + i * plane + f * l.inner;
-        for (int64_t j = 0; j < l.inner; ++j) yr[j] = (xr[j] - tmu) * is * ww + bb;
-      }
-    }
-  });
+    });
+  }
+  if (wild) return std::nullopt;
   Tensor out = norm_out(y, input.dtype());
-  if (!training) return {out, Tensor::empty({0}, pdt), Tensor::empty({0}, pdt)};
+  if (!training) return Values{out, Tensor::empty({0}, pdt), Tensor::empty({0}, pdt)};
   Tensor save_mean = Tensor::empty({l.c}, pdt), save_invstd = Tensor::empty({l.c}, pdt);
   for (int64_t f = 0; f < l.c; ++f) {
     save_mean.set(f, mean[f]);
@@ -106,7 +140,7 @@ Values bn_forward_t(const Tensor& input, const OptT& w, const OptT& b, const Opt
       rv->set(f, momentum * unbiased + (1 - momentum) * rv->get(f));
     }
   }
-  return {out, save_mean, save_invstd};
+  return Values{out, save_mean, save_invstd};
 }
 
 Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
@@ -123,10 +157,11 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
   CRUCIBLE_CHECK(
       !training || x.numel() > 0,
       "input tensor must have at least one element, but got input_sizes = " + shape_str(x.shape()));
-  const DType work = norm_work(x.dtype(), extreme(x));
-  if (work == DType::Float64)
-    return bn_forward_t<double>(x, w, b, rm, rv, training, momentum, eps, pdt, l, work);
-  return bn_forward_t<float>(x, w, b, rm, rv, training, momentum, eps, pdt, l, work);
+  bool force = false;
+  for (const OptT& p : {w, b, rm, rv}) force = force || (p && extreme(*p));
+  return run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
+    return bn_forward_t<T>(x, w, b, rm, rv, training, momentum, eps, pdt, l, work, exact);
+  });
 }
 
 Values native_batch_norm_kernel(const OpDef&, const Values& a) {
@@ -147,51 +182,63 @@ Values legit_no_training_kernel(const OpDef&, const Values& a) {
 }
 
 template <typename T>
-Values bn_backward_t(const Tensor& g_in, const Tensor& x_in, const std::vector<double>& mean,
-                     const std::vector<double>& invstd, const std::vector<double>& wt, bool train,
-                     const std::vector<bool>& mask, DType pdt, const Layout& l, DType work) {
+std::optional<Values> bn_backward_t(const Tensor& g_in, const Tensor& x_in,
+                                    const std::vector<double>& mean,
+                                    const std::vector<double>& invstd,
+                                    const std::vector<double>& wt, bool train,
+                                    const std::vector<bool>& mask, DType pdt, const Layout& l,
+                                    DType work, bool exact) {
   const Tensor g = norm_in(g_in, work), x = norm_in(x_in, work);
   const T* gp = g.data<T>();
   const T* xp = x.data<T>();
   std::vector<double> sum(static_cast<size_t>(l.c)), dotp(static_cast<size_t>(l.c));
-  Tensor gi = mask.at(0) ? Tensor::empty(x_in.shape(), work) : Tensor();
+  Tensor gi = mask.at(0) ? Tensor::uninitialized(x_in.shape(), work) : Tensor();
   T* gip = mask.at(0) ? gi.data<T>() : nullptr;
   const int64_t plane = l.c * l.inner;
   const double n = static_cast<double>(l.n);
-  parallel_for(0, l.c, 1, [&](int64_t f0, int64_t f1) {
-    std::vector<T> centered;
-    for (int64_t f = f0; f < f1; ++f) {
-      double s = 0, d = 0;
-      const T tmu = static_cast<T>(mean[f]);
-      for (int64_t i = 0; i < l.batch; ++i) {
-        const T* gr = gp + i * plane + f * l.inner;
-        const T* xr = xp + i * plane + f * l.inner;
-        centered.resize(static_cast<size_t>(l.inner));
-        for (int64_t j = 0; j < l.inner; ++j) centered[j] = xr[j] - tmu;
-        double dd, ss;
-        row_dot_sum(gr, centered.data(), l.inner, &dd, &ss);
-        s += ss;
-        d += dd;
+  const StatLoops<T>& k = stat_loops<T>();
+  if constexpr (sizeof(T) == 8) {
+    if (exact)
+      batch_norm_backward_exact(gp, xp, mean.data(), invstd.data(), wt.data(), train, l.batch, l.c,
+                                l.inner, gip, sum.data(), dotp.data());
+  }
+  const int64_t fb = tile_channels(l, 2 * sizeof(T));
+  const bool stream = stream_output(x.numel() * static_cast<int64_t>(sizeof(T)), l.inner);
+  std::atomic<bool> wild{false};
+  if (!exact)
+    parallel_for(0, (l.c + fb - 1) / fb, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1 && !wild.load(std::memory_order_relaxed); ++t) {
+        const int64_t f0 = t * fb, f1 = std::min(l.c, f0 + fb);
+        // sum g and sum g * (x - mean) per channel
+        for (int64_t f = f0; f < f1; ++f) sum[f] = dotp[f] = 0;
+        for (int64_t i = 0; i < l.batch; ++i)
+          for (int64_t f = f0; f < f1; ++f) {
+            const int64_t at = i * plane + f * l.inner;
+            double dd, ss;
+            if (k.dot_sum(gp + at, nullptr, xp + at, l.inner, mean[f], &dd, &ss))
+              wild.store(true, std::memory_order_relaxed);
+            sum[f] += ss;
+            dotp[f] += dd;
+          }
+        if (!gip) continue;
+        for (int64_t i = 0; i < l.batch; ++i)
+          for (int64_t f = f0; f < f1; ++f) {
+            const int64_t at = i * plane + f * l.inner;
+            if (train) {
+              // (g - sum/n - (x - mean) * dot * invstd^2 / n) * invstd * w
+              const double scale = invstd[f] * wt[f];
+              const double kk = dotp[f] * invstd[f] * invstd[f] / n;
+              k.backward(gp + at, nullptr, xp + at, gip + at, l.inner, static_cast<T>(scale),
+                         static_cast<T>(-scale * kk), static_cast<T>(mean[f]),
+                         static_cast<T>(-scale * sum[f] / n), stream);
+            } else {
+              k.affine(gp + at, gip + at, l.inner, T(0), static_cast<T>(invstd[f]),
+                       static_cast<T>(wt[f]), T(0), stream);
+            }
+          }
       }
-      sum[f] = s;
-      dotp[f] = d;
-      if (!gip) continue;
-      for (int64_t i = 0; i < l.batch; ++i) {
-        const T* gr = gp + i * plane + f * l.inner;
-        const T* xr = xp + i * plane + f * l.inner;
-        T* o = gip + i * plane + f * l.inner;
-        if (train) {
-          const double k = d * invstd[f] * invstd[f] / n;
-          const T tk = static_cast<T>(k), tm = static_cast<T>(s / n),
-                  scale = static_cast<T>(invstd[f] * wt[f]);
-          for (int64_t j = 0; j < l.inner; ++j) o[j] = (gr[j] - tm - (xr[j] - tmu) * tk) * scale;
-        } else {
-          const T scale = static_cast<T>(invstd[f] * wt[f]);
-          for (int64_t j = 0; j < l.inner; ++j) o[j] = gr[j] * scale;
-        }
-      }
-    }
-  });
+    });
+  if (wild) return std::nullopt;
   Values out(3);
   if (mask.at(0)) out[0] = norm_out(gi, x_in.dtype());
   if (mask.at(1)) {
@@ -204,7 +251,7 @@ Values bn_backward_t(const Tensor& g_in, const Tensor& x_in, const std::vector<d
     for (int64_t f = 0; f < l.c; ++f) gb.set(f, sum[f]);
     out[2] = gb;
   }
-  return out;
+  return std::optional<Values>(std::move(out));
 }
 
 Values bn_backward_kernel(const OpDef&, const Values& a) {
@@ -238,14 +285,18 @@ Values bn_backward_kernel(const OpDef&, const Values& a) {
     mean[f] = train ? sm->get(f) : rm->get(f);
     invstd[f] = train ? si->get(f) : 1.0 / std::sqrt(rv->get(f) + eps);
   }
-  const DType work = norm_work(x.dtype(), any_extreme({&x, &g}));
-  if (work == DType::Float64)
-    return bn_backward_t<double>(g, x, mean, invstd, wt, train, mask, pdt, l, work);
-  return bn_backward_t<float>(g, x, mean, invstd, wt, train, mask, pdt, l, work);
+  bool force = false;
+  for (const OptT& p : {w, rm, rv, sm, si}) force = force || (p && extreme(*p));
+  return run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
+    return bn_backward_t<T>(g, x, mean, invstd, wt, train, mask, pdt, l, work, exact);
+  });
 }
 
+// Every real dtype: the kernels raise ATen's "not implemented for" error for the integral
+// ones, as the reference does.
 std::vector<DType> bn_dtypes() {
-  return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 }
 
 }  // namespace

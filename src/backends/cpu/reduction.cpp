@@ -1,11 +1,16 @@
-// The cpu backend's sums: sum and mean over any dims (reduction_rows.h gives the
-// [outer, red, inner] view). Floating sums accumulate in f64 and round once to the output.
-// Rows (inner == 1) of f32 are summed in blocks with eight accumulators, spread over the pool
-// when there are few rows; when the worst-case effect of that order on the result (n * 2^-53 *
-// sum |x|) could reach the comparison tolerance (cancellation of large terms), the row is
-// summed again sequentially, in the reference's order. Columns (inner > 1) and f64 rows are
-// summed sequentially along the reduced extent. Integer sums are exact in int64 and wrap in the
-// output width; with dtype= the input is converted to that dtype first, as ATen does.
+// The cpu backend's sums: sum and mean over any dims. Floating sums accumulate in f64 lanes
+// (reduction_kernels.h) and round once to the output. Rows (the reduced dims innermost) are
+// summed in blocks spread over the pool (a single long row uses every thread); columns (kept
+// dims innermost) are summed row after row into f64 accumulators, whole rows at a time (one
+// stream of reads), split over the pool by outer index (the reference's order) or, with too
+// few of those, by ranges of rows; a reduced-kept-reduced layout (sum over N, H, W of NCHW)
+// sums each contiguous run, then the runs of each output. Where the order differs from the
+// reference's sequential one, a rigorous bound on the difference (OrderBound) is checked
+// against the comparison tolerance, and the rare output that could fail (large terms
+// cancelling) is summed again in the reference's order, so results never depend on the thread
+// count where it matters. Other layouts are permuted once (reduction_rows.h). Integer sums are
+// exact in int64 and wrap in the output width; with dtype= the input is converted to that
+// dtype first, as ATen does.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -13,6 +18,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_ops.h"
+#include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
 #include "ops/statistics_internal.h"
@@ -21,85 +27,162 @@ namespace crucible::cpu {
 
 void register_softmax_kernels(KernelTable& t);  // softmax.cpp
 void register_minmax_kernels(KernelTable& t);   // reduction_minmax.cpp
+void register_moment_kernels(KernelTable& t);   // reduction_moments.cpp
+void register_anyall_kernels(KernelTable& t);   // reduction_anyall.cpp
 
 namespace {
 
-constexpr int64_t kBlock = 1 << 14;  // elements per partial sum of a long row
+constexpr int64_t kBlock = 1 << 14;  // elements per partial sum of a row
+
+// Whether a sum computed in another order than the reference's sequential one is certain to
+// pass the comparison. A sum is made of consecutive parts (blocks of a row, runs, row ranges of
+// a column), each known by its sum, its sum of |x| and its length, added in order. In units of
+// u = 2^-53, the reference's error is at most sum_k |S_k| over its prefix sums, which within
+// part b is at most len_b * (|P_{b-1}| + abs_b); ours at most (len_b * lanes + 8) * abs_b
+// within a part (lanes: the fraction of a part one accumulator adds up: 1/8 for the
+// vectorized row loops, 1 for sequential ones) plus |P_b| for adding it. When the sum of both
+// stays below half the tolerance (without its relative part's sqrt(n) widening), any order
+// passes; otherwise the caller sums that output again in the reference's order.
+class OrderBound {
+ public:
+  OrderBound(DType out, double lanes) : lanes_(lanes) {
+    const bool f64 = out == DType::Float64;
+    atol_ = f64 ? 1e-7 : 1e-5;
+    rtol_ = f64 ? 1e-7 : 1.3e-6;
+  }
+  void add(double sum, double abs, double len) {
+    bound_ += len * (std::abs(prefix_) + abs) + (len * lanes_ + 8) * abs;
+    prefix_ += sum;
+    bound_ += 2 * std::abs(prefix_);
+    n_ += len;
+  }
+  double sum() const { return prefix_; }
+  bool order_free() const {
+    return bound_ * 0x1p-53 <= 0.5 * (rtol_ * std::abs(prefix_) + atol_ * std::sqrt(n_));
+  }
+
+ private:
+  double lanes_, atol_, rtol_;
+  double prefix_ = 0, bound_ = 0, n_ = 0;
+};
 
 struct Partial {
   double sum = 0, abs = 0;
 };
 
-Partial sum_block_f32(const float* x, int64_t n) {
-  double a[8] = {}, b[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) {
-      const double v = x[i + k];
-      a[k] += v;
-      b[k] += std::abs(v);
-    }
-  for (; i < n; ++i) {
-    a[0] += x[i];
-    b[0] += std::abs(static_cast<double>(x[i]));
-  }
-  Partial p;
-  p.sum = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-  p.abs = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
-  return p;
-}
-
 template <typename C>
-double sum_sequential(const C* x, int64_t n) {
+double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
   double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]);
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i * stride]);
   return s;
 }
 
-// f32 rows [outer, red] -> out[outer].
-void sum_rows_f32(const float* x, int64_t outer, int64_t red, double* out) {
+// Rows [outer, red] -> out[outer], in blocks of kBlock (spread over the pool with the rows).
+template <typename T>
+void sum_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
   const int64_t nblk = std::max<int64_t>(1, (red + kBlock - 1) / kBlock);
-  std::vector<Partial> part(static_cast<size_t>(outer * nblk));
-  parallel_for(0, outer * nblk, std::max<int64_t>(1, 32768 / std::min(red, kBlock) + 1),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t t = lo; t < hi; ++t) {
-                   const int64_t o = t / nblk, b = t % nblk;
-                   const int64_t beg = b * kBlock, len = std::min(kBlock, red - beg);
-                   part[static_cast<size_t>(t)] = sum_block_f32(x + o * red + beg, len);
-                 }
-               });
-  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t o = lo; o < hi; ++o) {
-                   double s = 0, a = 0;
-                   for (int64_t b = 0; b < nblk; ++b) {
-                     s += part[static_cast<size_t>(o * nblk + b)].sum;
-                     a += part[static_cast<size_t>(o * nblk + b)].abs;
+  auto finish = [&](int64_t o, const Partial* part) {
+    OrderBound b(out_dt, 1.0 / 8);
+    for (int64_t i = 0; i < nblk; ++i)
+      b.add(part[i].sum, part[i].abs, static_cast<double>(std::min(kBlock, red - i * kBlock)));
+    out[o] = b.order_free() ? b.sum() : sum_sequential(x + o * red, red);
+  };
+  if (nblk == 1) {
+    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t o = lo; o < hi; ++o) {
+                     Partial p;
+                     p.sum = k.sum_abs(x + o * red, red, &p.abs);
+                     finish(o, &p);
                    }
-                   const double n = static_cast<double>(red);
-                   const double bound = n * 0x1p-53 * a;
-                   const double tol = 1.3e-6 * std::abs(s) + 1e-5 * std::sqrt(n);
-                   out[o] = bound <= 0.5 * tol ? s : sum_sequential(x + o * red, red);
-                 }
-               });
+                 });
+    return;
+  }
+  std::vector<Partial> part(static_cast<size_t>(outer * nblk));
+  parallel_for(0, outer * nblk, 2, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / nblk, beg = (t % nblk) * kBlock;
+      Partial& p = part[static_cast<size_t>(t)];
+      p.sum = k.sum_abs(x + o * red + beg, std::min(kBlock, red - beg), &p.abs);
+    }
+  });
+  for (int64_t o = 0; o < outer; ++o) finish(o, part.data() + o * nblk);
 }
 
-// [outer, red, inner] -> out[outer * inner], sequential along red.
-template <typename C>
-void sum_seq(const C* x, int64_t outer, int64_t red, int64_t inner, double* out) {
-  parallel_for(0, outer * inner, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
+// [outer, red, inner] with inner > 1 -> out[outer * inner]. Rows are read whole (the column
+// accumulators stay in cache, the reads are one stream). With an outer index per task the
+// order is the reference's; with fewer outer indices than threads the rows are split over the
+// pool and each column's parts added with the order check.
+template <typename T>
+void sum_cols(const T* x, int64_t outer, int64_t red, int64_t inner, DType out_dt, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
+  const int threads = num_threads();
+  const int64_t parts = std::min<int64_t>(threads, red / 16);
+  if (outer >= threads || parts <= 1) {
+    parallel_for(0, outer, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        double* acc = out + o * inner;
+        std::fill(acc, acc + inner, 0.0);
+        k.col_sum(x + o * red * inner, red, inner, inner, acc, nullptr);
+      }
+    });
+    return;
+  }
+  const auto n = static_cast<size_t>(inner);
+  std::vector<double> psum(static_cast<size_t>(parts) * n), pabs(psum.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* base = x + o * red * inner;
+    parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const int64_t r0 = red * p / parts, r1 = red * (p + 1) / parts;
+        double* s = psum.data() + p * inner;
+        double* a = pabs.data() + p * inner;
+        std::fill(s, s + inner, 0.0);
+        std::fill(a, a + inner, 0.0);
+        k.col_sum(base + r0 * inner, r1 - r0, inner, inner, s, a);
+      }
+    });
+    parallel_for(0, inner, 4096, [&](int64_t lo, int64_t hi) {
+      for (int64_t j = lo; j < hi; ++j) {
+        OrderBound b(out_dt, 1.0);
+        for (int64_t p = 0; p < parts; ++p)
+          b.add(psum[static_cast<size_t>(p * inner + j)], pabs[static_cast<size_t>(p * inner + j)],
+                static_cast<double>(red * (p + 1) / parts - red * p / parts));
+        out[o * inner + j] = b.order_free() ? b.sum() : sum_sequential(base + j, red, inner);
+      }
+    });
+  }
+}
+
+// [a, c, b] contiguous, a and b reduced -> out[c]: each run of b summed, then the runs in
+// the order of a.
+template <typename T>
+void sum_outer_inner(const T* x, int64_t a, int64_t c, int64_t b, DType out_dt, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
+  std::vector<Partial> part(static_cast<size_t>(a * c));
+  parallel_for(0, a * c, std::max<int64_t>(1, 32768 / std::max<int64_t>(b, 1)),
                [&](int64_t lo, int64_t hi) {
-                 int64_t p = lo;
-                 while (p < hi) {
-                   const int64_t o = p / inner, j0 = p % inner;
-                   const int64_t j1 = std::min(inner, j0 + (hi - p));
-                   double* acc = out + o * inner;
-                   for (int64_t j = j0; j < j1; ++j) acc[j] = 0;
-                   for (int64_t r = 0; r < red; ++r) {
-                     const C* row = x + (o * red + r) * inner;
-                     for (int64_t j = j0; j < j1; ++j) acc[j] += static_cast<double>(row[j]);
+                 for (int64_t t = lo; t < hi; ++t) {
+                   Partial& p = part[static_cast<size_t>(t)];
+                   p.sum = k.sum_abs(x + t * b, b, &p.abs);
+                 }
+               });
+  parallel_for(0, c, std::max<int64_t>(1, 4096 / std::max<int64_t>(a * b, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t j = lo; j < hi; ++j) {
+                   OrderBound bound(out_dt, 1.0 / 8);
+                   for (int64_t i = 0; i < a; ++i) {
+                     const Partial& p = part[static_cast<size_t>(i * c + j)];
+                     bound.add(p.sum, p.abs, static_cast<double>(b));
                    }
-                   p += j1 - j0;
+                   if (bound.order_free()) {
+                     out[j] = bound.sum();
+                   } else {
+                     double s = 0;
+                     for (int64_t i = 0; i < a; ++i) s += sum_sequential(x + (i * c + j) * b, b);
+                     out[j] = s;
+                   }
                  }
                });
 }
@@ -115,6 +198,23 @@ void sum_int(const int64_t* x, int64_t outer, int64_t red, int64_t inner, uint64
                    out[p] = s;
                  }
                });
+}
+
+// Sums of a floating input (compute dtype T) into acc[n_out].
+template <typename T>
+void sum_floating(const Tensor& in, const std::vector<bool>& reduced, DType out_dt, double* acc) {
+  if (in.is_contiguous() && in.dtype() == (sizeof(T) == 4 ? DType::Float32 : DType::Float64)) {
+    const std::vector<DimGroup> g = dim_groups(in, reduced);
+    if (g.size() == 3 && g[0].reduced && !g[1].reduced) {
+      sum_outer_inner(in.data<T>(), g[0].size, g[1].size, g[2].size, out_dt, acc);
+      return;
+    }
+  }
+  const RowsView v = reduce_rows(in, reduced, sizeof(T) == 4 ? DType::Float32 : DType::Float64);
+  if (v.inner == 1)
+    sum_rows(v.src.data<T>(), v.outer, v.red, out_dt, acc);
+  else
+    sum_cols(v.src.data<T>(), v.outer, v.red, v.inner, out_dt, acc);
 }
 
 Values reduce_sum(const Values& a, bool mean, bool all_dims) {
@@ -139,34 +239,34 @@ Values reduce_sum(const Values& a, bool mean, bool all_dims) {
              " dtype must be either a floating point or complex dtype. Got: " +
              stats::scalar_type_name(out_dtype));
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, keepdim);
-  Tensor out = Tensor::empty(plan.out_shape, out_dtype);
+  Tensor out = Tensor::uninitialized(plan.out_shape, out_dtype);
   // dtype=: the input converted first (f32 summed as f16 values, floats truncated to ints).
   Tensor in = x;
   if (out_dtype != x.dtype() && x.numel() > 0) {
-    in = Tensor::empty(x.shape(), out_dtype);
+    in = Tensor::uninitialized(x.shape(), out_dtype);
     const Tensor ins[] = {x};
     pw_run(PwOp::Identity, ins, in, compute_for(x.dtype()), PwParams{});
   }
   const DType ct = reduce_compute_dtype(out_dtype);
-  const RowsView v = reduce_rows(in, plan.reduced, ct);
   const int64_t n = out.numel();
   char* dst = static_cast<char*>(out.data_ptr());
   const auto isz = static_cast<int64_t>(out.itemsize());
   if (ct == DType::Int64) {
     std::vector<uint64_t> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0);
-    if (x.numel() > 0) sum_int(v.src.data<int64_t>(), v.outer, v.red, v.inner, acc.data());
+    if (x.numel() > 0) {
+      const RowsView v = reduce_rows(in, plan.reduced, ct);
+      sum_int(v.src.data<int64_t>(), v.outer, v.red, v.inner, acc.data());
+    }
     for (int64_t i = 0; i < n; ++i)
       store_from_int(dst + i * isz, out_dtype, static_cast<int64_t>(acc[static_cast<size_t>(i)]));
     return {Value(out)};
   }
   std::vector<double> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0.0);
   if (x.numel() > 0) {
-    if (ct == DType::Float32 && v.inner == 1)
-      sum_rows_f32(v.src.data<float>(), v.outer, v.red, acc.data());
-    else if (ct == DType::Float32)
-      sum_seq(v.src.data<float>(), v.outer, v.red, v.inner, acc.data());
+    if (ct == DType::Float32)
+      sum_floating<float>(in, plan.reduced, out_dtype, acc.data());
     else
-      sum_seq(v.src.data<double>(), v.outer, v.red, v.inner, acc.data());
+      sum_floating<double>(in, plan.reduced, out_dtype, acc.data());
   }
   const double count = static_cast<double>(plan.count);
   for (int64_t i = 0; i < n; ++i) {
@@ -197,12 +297,15 @@ Values mean_all(const OpDef&, const Values& a) { return reduce_sum(a, true, true
 }  // namespace
 
 void register_reduction_kernels(KernelTable& t) {
-  const auto F = pw_float_dtypes(), all = pw_all_dtypes();
+  // mean takes every real dtype too: an integral input raises unless dtype= is floating.
+  const auto all = pw_all_dtypes();
   t.add("aten.sum.dim_IntList", {&sum_dim, &sum_supports, all});
   t.add("aten.sum.default", {&sum_all, &sum_supports, all});
-  t.add("aten.mean.dim", {&mean_dim, &sum_supports, F});
-  t.add("aten.mean.default", {&mean_all, &sum_supports, F});
+  t.add("aten.mean.dim", {&mean_dim, &sum_supports, all});
+  t.add("aten.mean.default", {&mean_all, &sum_supports, all});
   register_minmax_kernels(t);
+  register_moment_kernels(t);
+  register_anyall_kernels(t);
   register_softmax_kernels(t);
 }
 

@@ -2,6 +2,7 @@
 // dim (values and first indices), argmax/argmin. Values are compared in the compute dtype (f32
 // holds f16/bf16 exactly, i64 every integer and bool), so results are exact; a NaN is the
 // extreme (its first index), ties keep the first index, as ATen's CPU kernels do.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_ops.h"
+#include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
 #include "ops/statistics_internal.h"
@@ -25,38 +27,83 @@ bool isnan_(C v) {
     return false;
 }
 
-// For each (outer, inner) position of [outer, red, inner], the index along red of the max (or
-// min) and its value.
-template <typename C>
-void pick(const C* x, int64_t outer, int64_t red, int64_t inner, bool want_max, C* val,
-          int64_t* idx) {
-  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red * inner, 1)),
+constexpr int64_t kSplit = 1 << 16;  // rows longer than this are split over the pool
+
+// Integers: for each (outer, inner) position of [outer, red, inner], the index along red of
+// the max (or min) and its value, compared in int64.
+void pick_int(const int64_t* x, int64_t outer, int64_t red, int64_t inner, bool want_max,
+              int64_t* val, int64_t* idx) {
+  parallel_for(0, outer * inner, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<char> done(static_cast<size_t>(inner));
-                 for (int64_t o = lo; o < hi; ++o) {
-                   const C* base = x + o * red * inner;
-                   C* bv = val + o * inner;
-                   int64_t* bi = idx + o * inner;
-                   for (int64_t j = 0; j < inner; ++j) {
-                     bv[j] = base[j];
-                     bi[j] = 0;
-                     done[static_cast<size_t>(j)] = isnan_(base[j]);
-                   }
+                 for (int64_t p = lo; p < hi; ++p) {
+                   const int64_t* base = x + (p / inner) * red * inner + p % inner;
+                   int64_t b = base[0], bi = 0;
                    for (int64_t r = 1; r < red; ++r) {
-                     const C* row = base + r * inner;
-                     for (int64_t j = 0; j < inner; ++j) {
-                       if (done[static_cast<size_t>(j)]) continue;
-                       const C v = row[j];
-                       const bool better = want_max ? v > bv[j] : v < bv[j];
-                       if (better || isnan_(v)) {
-                         bv[j] = v;
-                         bi[j] = r;
-                         done[static_cast<size_t>(j)] = isnan_(v);
-                       }
+                     const int64_t v = base[r * inner];
+                     if (want_max ? v > b : v < b) {
+                       b = v;
+                       bi = r;
                      }
                    }
+                   val[p] = b;
+                   idx[p] = bi;
                  }
                });
+}
+
+// Floating: the vectorized scans (reduction_kernels.h). Rows are spread over the pool (a long
+// row in blocks, combined in order so that the first extreme wins), columns in chunks.
+template <typename T>
+void pick_float(const RowsView& v, bool want_max, T* val, int64_t* idx) {
+  const StatLoops<T>& k = stat_loops<T>();
+  const T* x = v.src.data<T>();
+  const int64_t red = v.red;
+  auto one = [&](const T* row, int64_t n, T* bv, int64_t* bi) {
+    if (idx) {
+      *bi = k.row_arg(row, n, want_max);
+      *bv = row[*bi];
+    } else {
+      *bv = k.row_extreme(row, n, want_max);
+    }
+  };
+  if (v.inner > 1) {
+    const int64_t chunk = column_chunk(v.outer, v.inner);
+    const int64_t nc = (v.inner + chunk - 1) / chunk;
+    parallel_for(0, v.outer * nc, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t o = t / nc, j0 = (t % nc) * chunk, at = o * v.inner + j0;
+        k.col_pick(x + o * red * v.inner + j0, red, v.inner, std::min(chunk, v.inner - j0),
+                   want_max, val + at, idx ? idx + at : nullptr);
+      }
+    });
+  } else if (red <= kSplit || v.outer >= 2 * num_threads()) {
+    parallel_for(0, v.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t o = lo; o < hi; ++o)
+                     one(x + o * red, red, val + o, idx ? idx + o : nullptr);
+                 });
+  } else {
+    const int64_t nblk = (red + kSplit - 1) / kSplit;
+    std::vector<T> pv(static_cast<size_t>(v.outer * nblk));
+    std::vector<int64_t> pi(pv.size());
+    parallel_for(0, v.outer * nblk, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t o = t / nblk, beg = (t % nblk) * kSplit;
+        one(x + o * red + beg, std::min(kSplit, red - beg), &pv[static_cast<size_t>(t)],
+            &pi[static_cast<size_t>(t)]);
+        pi[static_cast<size_t>(t)] += beg;
+      }
+    });
+    for (int64_t o = 0; o < v.outer; ++o) {
+      size_t best = static_cast<size_t>(o * nblk);
+      for (int64_t b = 1; b < nblk && !isnan_(pv[best]); ++b) {
+        const size_t c = static_cast<size_t>(o * nblk + b);
+        if (isnan_(pv[c]) || (want_max ? pv[c] > pv[best] : pv[c] < pv[best])) best = c;
+      }
+      val[o] = pv[best];
+      if (idx) idx[o] = pi[best];
+    }
+  }
 }
 
 struct Picked {
@@ -64,20 +111,22 @@ struct Picked {
   std::vector<int64_t> ival, idx;
 };
 
-Picked pick_view(const RowsView& v, DType ct, bool want_max) {
+// The extremes (and, with_idx, their first indices) of every output of v.
+Picked pick_view(const RowsView& v, DType ct, bool want_max, bool with_idx = true) {
   Picked p;
   const auto n = static_cast<size_t>(v.outer * v.inner);
   p.idx.resize(n);
+  int64_t* idx = with_idx ? p.idx.data() : nullptr;
   if (ct == DType::Float32) {
     std::vector<float> b(n);
-    pick(v.src.data<float>(), v.outer, v.red, v.inner, want_max, b.data(), p.idx.data());
+    pick_float(v, want_max, b.data(), idx);
     p.fval.assign(b.begin(), b.end());
   } else if (ct == DType::Float64) {
     p.fval.resize(n);
-    pick(v.src.data<double>(), v.outer, v.red, v.inner, want_max, p.fval.data(), p.idx.data());
+    pick_float(v, want_max, p.fval.data(), idx);
   } else {
     p.ival.resize(n);
-    pick(v.src.data<int64_t>(), v.outer, v.red, v.inner, want_max, p.ival.data(), p.idx.data());
+    pick_int(v.src.data<int64_t>(), v.outer, v.red, v.inner, want_max, p.ival.data(), p.idx.data());
   }
   return p;
 }
@@ -136,10 +185,10 @@ Values amaxmin(const Values& a, bool want_max) {
                  " to have non-zero size.");
   }
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, a.at(2).to_bool());
-  Tensor out = Tensor::empty(plan.out_shape, x.dtype());
+  Tensor out = Tensor::uninitialized(plan.out_shape, x.dtype());
   if (out.numel() == 0) return {Value(out)};
   const DType ct = reduce_compute_dtype(x.dtype());
-  store_values(pick_view(reduce_rows(x, plan.reduced, ct), ct, want_max), out);
+  store_values(pick_view(reduce_rows(x, plan.reduced, ct), ct, want_max, false), out);
   return {Value(out)};
 }
 
@@ -150,9 +199,10 @@ Values minmax_all(const Values& a, bool want_max) {
     op_error(std::string(want_max ? "max" : "min") +
              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
-  Tensor out = Tensor::empty({}, x.dtype());
+  Tensor out = Tensor::uninitialized({}, x.dtype());
   const DType ct = reduce_compute_dtype(x.dtype());
-  store_values(pick_view(reduce_rows(x, std::vector<bool>(x.dim(), true), ct), ct, want_max), out);
+  store_values(pick_view(reduce_rows(x, std::vector<bool>(x.dim(), true), ct), ct, want_max, false),
+               out);
   return {Value(out)};
 }
 
@@ -163,8 +213,8 @@ Values minmax_dim(const Values& a, bool want_max) {
   const int64_t dim = wrap_dim(given, x.dim());
   check_nonempty_dim(want_max ? "max" : "min", x, given, dim);
   const Shape shape = keep_shape(x, dim, a.at(2).to_bool());
-  Tensor values = Tensor::empty(shape, x.dtype());
-  Tensor indices = Tensor::empty(shape, DType::Int64);
+  Tensor values = Tensor::uninitialized(shape, x.dtype());
+  Tensor indices = Tensor::uninitialized(shape, DType::Int64);
   if (values.numel() == 0) return {Value(values), Value(indices)};
   const DType ct = reduce_compute_dtype(x.dtype());
   const Picked p = pick_view(reduce_rows(x, one_dim(x, dim), ct), ct, want_max);
@@ -198,7 +248,7 @@ Values arg(const Values& a, bool want_max) {
     if (keepdim) shape.assign(x.shape().size(), 1);
     reduced.assign(static_cast<size_t>(x.dim()), true);
   }
-  Tensor out = Tensor::empty(shape, DType::Int64);
+  Tensor out = Tensor::uninitialized(shape, DType::Int64);
   if (out.numel() == 0) return {Value(out)};
   const DType ct = reduce_compute_dtype(x.dtype());
   store_indices(pick_view(reduce_rows(x, reduced, ct), ct, want_max), out);

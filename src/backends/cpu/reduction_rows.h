@@ -5,8 +5,10 @@
 // permuted (reduced dims last, kept in order) and copied once in the compute dtype.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "crucible/core/tensor.h"
 
@@ -64,12 +66,51 @@ inline RowsView reduce_rows(const Tensor& x, const std::vector<bool>& reduced, D
       v.red *= x.size(d);
     }
   Tensor p = nd > 0 ? x.permute(perm) : x;
-  v.src = Tensor::empty(p.shape(), ct);
+  v.src = Tensor::uninitialized(p.shape(), ct);
   if (p.numel() > 0) {
     const Tensor ins[] = {p};
     pw_run(PwOp::Identity, ins, v.src, compute_for(p.dtype()), PwParams{});
   }
   return v;
+}
+
+// The dims of a contiguous tensor as alternating groups of kept and reduced dims (size-1 dims
+// dropped, neighbours of the same kind merged: they are one block in memory).
+struct DimGroup {
+  int64_t size = 1;
+  bool reduced = false;
+};
+inline std::vector<DimGroup> dim_groups(const Tensor& x, const std::vector<bool>& reduced) {
+  std::vector<DimGroup> g;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (x.size(d) == 1) continue;
+    const bool r = reduced[static_cast<size_t>(d)];
+    if (!g.empty() && g.back().reduced == r)
+      g.back().size *= x.size(d);
+    else
+      g.push_back({x.size(d), r});
+  }
+  return g;
+}
+
+// `x` as a contiguous tensor of dtype `ct` (x itself when it already is one; otherwise one
+// pass of the elementwise engine, which converts while it copies).
+inline Tensor contiguous_as(const Tensor& x, DType ct) {
+  if (x.is_contiguous() && x.dtype() == ct) return x;
+  Tensor c = Tensor::uninitialized(x.shape(), ct);
+  if (x.numel() > 0) {
+    const Tensor ins[] = {x};
+    pw_run(PwOp::Identity, ins, c, compute_for(x.dtype()), PwParams{});
+  }
+  return c;
+}
+
+// The columns of one task when columns (inner > 1) are spread over the pool: enough tasks for
+// every thread, each a multiple of 16 columns, at most 1024 (their f64 accumulators stay in L1).
+inline int64_t column_chunk(int64_t outer, int64_t inner) {
+  const int64_t tasks = std::max<int64_t>(1, 2 * num_threads() / std::max<int64_t>(outer, 1));
+  const int64_t c = (inner + tasks - 1) / tasks;
+  return std::clamp<int64_t>((c + 15) / 16 * 16, 16, 1024);
 }
 
 // The compute dtype of a reduction over `t`: f64 for f64, f32 for the other floating dtypes,

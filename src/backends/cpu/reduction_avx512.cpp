@@ -1,0 +1,31 @@
+// The reduction and norm loops compiled for AVX-512 (this file gets -mavx512f -mavx512bw
+// -mavx512vl -mavx2 -mfma -mf16c).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/reduction_kernels.h"
+
+// The loops pass 64-byte vectors between functions internal to this unit: the notes about
+// their ABI (which differs between ISA levels) do not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace crucible::cpu {
+namespace red_avx512 {
+namespace {
+#define CRUCIBLE_RED_AVX512 1
+#include "backends/cpu/reduction_loops.h"
+#undef CRUCIBLE_RED_AVX512
+}  // namespace
+}  // namespace red_avx512
+
+const RedKernels& red_kernels_avx512() {
+  static const RedKernels k = red_avx512::make_red_kernels();
+  return k;
+}
+
+}  // namespace crucible::cpu
