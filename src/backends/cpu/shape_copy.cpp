@@ -119,22 +119,34 @@ void gather(const Walk& w, const char* base, int64_t a, int64_t b, char* dst) {
   const int64_t is = w.isize;
   if (w.contiguous()) return copy_run(dst, base + a * is, (b - a) * is);
   const int nd = static_cast<int>(w.sizes.size());
-  const int64_t inner = w.sizes[nd - 1], s_in = w.strides[nd - 1];
-  int64_t idx_small[16];
-  std::vector<int64_t> idx_big;
-  int64_t* idx = idx_small;
-  if (nd > 16) {
-    idx_big.resize(static_cast<size_t>(nd));
-    idx = idx_big.data();
+  if (nd > kMaxWalkDims) {
+    // Rare: one element at a time through the logical index.
+    for (int64_t e = a; e < b; ++e, dst += is) {
+      int64_t rem = e, off = 0;
+      for (int d = nd - 1; d >= 0; --d) {
+        off += rem % w.sizes[d] * w.strides[d];
+        rem /= w.sizes[d];
+      }
+      std::memcpy(dst, base + off * is, static_cast<size_t>(is));
+    }
+    return;
   }
+  // Locals, not the Walk's vectors: the byte stores below may alias anything reachable through
+  // a pointer, which would make the compiler reload every size and stride after each run.
+  int64_t sz[kMaxWalkDims] = {}, st[kMaxWalkDims] = {}, idx[kMaxWalkDims] = {};
+  for (int d = 0; d < nd; ++d) {
+    sz[d] = w.sizes[d];
+    st[d] = w.strides[d];
+  }
+  const int64_t inner = sz[nd - 1], s_in = st[nd - 1];
   int64_t rem = a / inner, j = a % inner, off = 0;
   for (int d = nd - 2; d >= 0; --d) {
-    idx[d] = rem % w.sizes[d];
-    rem /= w.sizes[d];
-    off += idx[d] * w.strides[d];
+    idx[d] = rem % sz[d];
+    rem /= sz[d];
+    off += idx[d] * st[d];
   }
   int64_t pos = a;
-  while (pos < b) {
+  for (;;) {
     const int64_t len = std::min(inner - j, b - pos);
     const char* s = base + (off + j * s_in) * is;
     if (s_in == 1) {
@@ -144,12 +156,15 @@ void gather(const Walk& w, const char* base, int64_t a, int64_t b, char* dst) {
     }
     dst += len * is;
     pos += len;
+    if (pos >= b) return;
     j = 0;
-    for (int d = nd - 2; d >= 0; --d) {
-      off += w.strides[d];
-      if (++idx[d] < w.sizes[d]) break;
-      off -= w.strides[d] * w.sizes[d];
+    int d = nd - 2;
+    off += st[d];
+    while (++idx[d] == sz[d]) {
+      off -= st[d] * sz[d];
       idx[d] = 0;
+      if (--d < 0) return;  // past the last element (only when b == numel)
+      off += st[d];
     }
   }
 }

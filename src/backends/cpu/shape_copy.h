@@ -30,6 +30,7 @@ void produce_bytes(char* out, int64_t nbytes, const ByteProducer& fill);
 
 // A tensor's elements in row-major (logical) order as a coalesced strided walk: size-1 dims
 // dropped, neighbouring dims merged where one stride steps over the other. Strides in elements.
+constexpr int kMaxWalkDims = 16;  // more coalesced dims than this are walked element by element
 struct Walk {
   const char* base = nullptr;  // logical element 0
   int64_t isize = 1;
