@@ -143,24 +143,13 @@ Values scalar_tensor(const OpDef&, const Values& a) {
   return {Value(make_filled({}, {}, dtype, Content::Value, a.at(0).to_scalar()))};
 }
 
-// Tensors and the dtype argument must be dtypes the byte movers and conversions handle.
-bool creation_supports(const OpDef& op, const Values& a, std::string* why) {
-  for (const Value& v : a)
-    if (v.kind() == ValueKind::DType) {
-      const DType t = v.to_dtype();
-      if (is_complex(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2) {
-        if (why) *why = "backend 'cpu' does not create " + std::string(dtype_code(t)) + " tensors";
-        return false;
-      }
-    }
-  return shape_supports(op, a, why);
-}
-
 }  // namespace
 
 void register_creation_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
-  auto add = [&](const char* name, KernelFn fn) { t.add(name, {fn, &creation_supports, all}); };
+  auto add = [&](const char* name, KernelFn fn) {
+    t.add(name, {fn, &shape_factory_supports, all});
+  };
   add("aten.empty.memory_format", &sized<Content::Uninitialised>);
   add("aten.zeros.default", &sized<Content::Zeros>);
   add("aten.ones.default", &sized<Content::Ones>);

@@ -31,6 +31,18 @@ bool shape_supports(const OpDef&, const Values& args, std::string* why) {
   return shape_dtypes_supported(args, why);
 }
 
+bool shape_factory_supports(const OpDef& op, const Values& args, std::string* why) {
+  for (const Value& v : args)
+    if (v.kind() == ValueKind::DType) {
+      const DType t = v.to_dtype();
+      if (is_complex(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2) {
+        if (why) *why = "backend 'cpu' does not create " + std::string(dtype_code(t)) + " tensors";
+        return false;
+      }
+    }
+  return shape_supports(op, args, why);
+}
+
 void register_shape_kernels(KernelTable& t) {
   register_view_kernels(t);
   register_view_backward_kernels(t);
@@ -38,6 +50,7 @@ void register_shape_kernels(KernelTable& t) {
   register_tile_kernels(t);
   register_pad_kernels(t);
   register_creation_kernels(t);
+  register_creation_fill_kernels(t);
 }
 
 }  // namespace crucible::cpu

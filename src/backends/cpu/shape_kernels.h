@@ -12,6 +12,7 @@ void register_cat_kernels(KernelTable& t);            // join_cat.cpp: cat, stac
 void register_tile_kernels(KernelTable& t);           // join_tile.cpp: repeat, tril, triu, ...
 void register_pad_kernels(KernelTable& t);            // pad_constant.cpp: constant_pad_nd
 void register_creation_kernels(KernelTable& t);       // creation_new.cpp: new_*, zeros, full, ...
+void register_creation_fill_kernels(KernelTable& t);  // creation_fill.cpp: fill, copy, arange
 
 // Whether every tensor argument (lists included) has a dtype the shape kernels move: the real
 // dtypes of the catalog (no complex, no fp8). Sets `why` when not.
@@ -20,5 +21,7 @@ bool shape_dtypes_supported(const Values& args, std::string* why);
 std::vector<DType> shape_dtypes();
 // A SupportsFn that checks shape_dtypes_supported.
 bool shape_supports(const OpDef& op, const Values& args, std::string* why);
+// shape_supports, and a dtype argument (of a factory) must be one of shape_dtypes too.
+bool shape_factory_supports(const OpDef& op, const Values& args, std::string* why);
 
 }  // namespace crucible::cpu
