@@ -222,6 +222,27 @@ TEST(CpuShape, ConstantPadCropsAndPadsInSeveralDims) {
                  {filled({3, 4}, DType::Int64), ints({-9, 12, 1, 0}), Value(3)});
 }
 
+TEST(CpuShape, ReflectionAndReplicationPadsAndTheirBackward) {
+  // Large enough to be streamed and split over threads; a transposed input; crops mixed with
+  // pads; the backward sums in the reference's order, so even bf16 matches bit for bit.
+  const Tensor x = filled({8, 32, 60, 50}, f32).transpose(2, 3);  // [8, 32, 50, 60]
+  expect_matches("aten.reflection_pad2d.default", {x, ints({3, 4, 49, -2})});
+  expect_matches("aten.replication_pad2d.default", {x, ints({-5, 70, 1, 2})});
+  expect_matches("aten.reflection_pad1d.default", {filled({64, 4099}, f16), ints({4000, 17})});
+  expect_matches("aten.replication_pad3d.default",
+                 {filled({2, 5, 9, 40, 33}, DType::Int16), ints({3, 2, 1, 0, 9, 8})});
+  for (const char* op :
+       {"aten.reflection_pad3d_backward.default", "aten.replication_pad3d_backward.default"}) {
+    const Tensor self = filled({3, 6, 7, 9}, DType::BFloat16);
+    const std::vector<int64_t> pad = {5, 2, -1, 6, 3, 0};
+    const Tensor g = filled({3, 9, 12, 16}, DType::BFloat16, 2);
+    expect_matches(op, {g, self, ints(pad)});
+  }
+  expect_matches(
+      "aten.reflection_pad2d_backward.default",
+      {filled({16, 64, 54, 54}, f32, 3), filled({16, 64, 50, 50}, f32), ints({2, 2, 2, 2})});
+}
+
 TEST(CpuShape, TilesTrianglesFlipsAndRolls) {
   expect_matches("aten.repeat.default", {filled({16, 1, 128}, DType::Bool), ints({1, 128, 1})});
   expect_matches("aten.repeat.default",

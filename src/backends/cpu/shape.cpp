@@ -49,6 +49,7 @@ void register_shape_kernels(KernelTable& t) {
   register_cat_kernels(t);
   register_tile_kernels(t);
   register_pad_kernels(t);
+  register_pad_mirror_kernels(t);
   register_creation_kernels(t);
   register_creation_fill_kernels(t);
 }

@@ -39,12 +39,13 @@ void stream_out(char* dst, const char* buf, int64_t n) {
   std::memcpy(dst + i, buf + i, static_cast<size_t>(n - i));
 }
 
-// len elements of itemsize `is` at stride `s` (elements) gathered to dst.
 template <typename T>
 void strided_elems_t(char* dst, const char* src, int64_t s, int64_t len) {
   T* d = reinterpret_cast<T*>(dst);
   for (int64_t i = 0; i < len; ++i) std::memcpy(d + i, src + i * s * int64_t{sizeof(T)}, sizeof(T));
 }
+
+}  // namespace
 
 void strided_elems(char* dst, const char* src, int64_t s, int64_t len, int64_t is) {
   switch (is) {
@@ -61,8 +62,6 @@ void strided_elems(char* dst, const char* src, int64_t s, int64_t len, int64_t i
         std::memcpy(dst + i * is, src + i * s * is, static_cast<size_t>(is));
   }
 }
-
-}  // namespace
 
 void produce_bytes(char* out, int64_t nbytes, const ByteProducer& fill) {
   if (nbytes <= 0) return;

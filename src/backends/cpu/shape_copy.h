@@ -79,6 +79,9 @@ inline void copy_run(char* dst, const char* src, int64_t n) {
   }
 }
 
+// len elements of itemsize `is` read at stride `s` (elements; negative and 0 too) to dst.
+void strided_elems(char* dst, const char* src, int64_t s, int64_t len, int64_t is);
+
 // An element value replicated to 16 bytes (itemsize 1, 2, 4 or 8), for fill_run.
 struct Pattern {
   alignas(16) char bytes[16] = {};

@@ -11,6 +11,7 @@ void register_view_backward_kernels(KernelTable& t);  // view_backward.cpp: *_ba
 void register_cat_kernels(KernelTable& t);            // join_cat.cpp: cat, stack
 void register_tile_kernels(KernelTable& t);           // join_tile.cpp: repeat, tril, triu, ...
 void register_pad_kernels(KernelTable& t);            // pad_constant.cpp: constant_pad_nd
+void register_pad_mirror_kernels(KernelTable& t);     // pad_mirror.cpp: reflection/replication
 void register_creation_kernels(KernelTable& t);       // creation_new.cpp: new_*, zeros, full, ...
 void register_creation_fill_kernels(KernelTable& t);  // creation_fill.cpp: fill, copy, arange
 
