@@ -52,6 +52,7 @@ void register_shape_kernels(KernelTable& t) {
   register_pad_mirror_kernels(t);
   register_creation_kernels(t);
   register_creation_fill_kernels(t);
+  register_shape_meta_kernels(t);
 }
 
 }  // namespace crucible::cpu

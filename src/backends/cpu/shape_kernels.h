@@ -14,6 +14,7 @@ void register_pad_kernels(KernelTable& t);            // pad_constant.cpp: const
 void register_pad_mirror_kernels(KernelTable& t);     // pad_mirror.cpp: reflection/replication
 void register_creation_kernels(KernelTable& t);       // creation_new.cpp: new_*, zeros, full, ...
 void register_creation_fill_kernels(KernelTable& t);  // creation_fill.cpp: fill, copy, arange
+void register_shape_meta_kernels(KernelTable& t);     // shape_meta.cpp: sym_size, sym_stride, ...
 
 // Whether every tensor argument (lists included) has a dtype the shape kernels move: the real
 // dtypes of the catalog (no complex, no fp8). Sets `why` when not.
