@@ -4,6 +4,7 @@
 #include <emmintrin.h>  // SSE2 (x86-64 baseline): 16-byte non-temporal stores
 
 #include <algorithm>
+#include <atomic>
 
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
@@ -17,8 +18,10 @@ namespace {
 // waking a second thread costs about what the copy does).
 constexpr int64_t kUnit = 4096;
 constexpr int64_t kUnitGrain = 64;
-// Streamed regions are produced 16 KiB at a time into a buffer that stays in L1.
+// Streamed regions are produced 16 KiB at a time into a buffer that stays in L1, and taken by
+// the threads 256 KiB at a time.
 constexpr int64_t kStage = 16384;
+constexpr int64_t kStageClaim = 16;
 
 // n bytes from an L1 buffer (16-byte aligned) to dst (16-byte aligned) with non-temporal stores.
 void stream_out(char* dst, const char* buf, int64_t n) {
@@ -63,26 +66,45 @@ void strided_elems(char* dst, const char* src, int64_t s, int64_t len, int64_t i
   }
 }
 
+// Calls fn(i0, i1) over [0, n) in pieces of `claim` items that the pool's threads take in turn
+// from a shared counter: a thread that is descheduled (a loaded machine) holds up at most one
+// piece, instead of the half of the work a static split would leave it.
+void claim_pieces(int64_t n, int64_t claim, const std::function<void(int64_t, int64_t)>& fn) {
+  const int threads = num_threads();
+  if (n <= claim || threads == 1) {
+    fn(0, n);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(0, threads, 1, [&](int64_t, int64_t) {
+    for (;;) {
+      const int64_t i0 = next.fetch_add(claim, std::memory_order_relaxed);
+      if (i0 >= n) return;
+      fn(i0, std::min(i0 + claim, n));
+    }
+  });
+}
+
 void produce_bytes(char* out, int64_t nbytes, const ByteProducer& fill) {
   if (nbytes <= 0) return;
   const bool stream = nbytes >= kStreamMinBytes && reinterpret_cast<uintptr_t>(out) % 16 == 0;
   if (!stream) {
     const int64_t units = (nbytes + kUnit - 1) / kUnit;
-    parallel_for(0, units, kUnitGrain, [&](int64_t u0, int64_t u1) {
+    claim_pieces(units, kUnitGrain, [&](int64_t u0, int64_t u1) {
       const int64_t a = u0 * kUnit, b = std::min(u1 * kUnit, nbytes);
       fill(a, b, out + a);
     });
     return;
   }
   const int64_t chunks = (nbytes + kStage - 1) / kStage;
-  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+  claim_pieces(chunks, kStageClaim, [&](int64_t c0, int64_t c1) {
     alignas(64) char buf[kStage];
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t a = c * kStage, b = std::min(a + kStage, nbytes);
       fill(a, b, buf);
       stream_out(out + a, buf, b - a);
     }
-    _mm_sfence();  // the streamed lines are visible before the pool reports the chunk done
+    _mm_sfence();  // the streamed lines are visible before the pool reports the piece done
   });
 }
 
