@@ -14,6 +14,7 @@
 // as does an output whose padded dims are all empty; forward takes the integer dtypes and
 // floating ones (bool raises), backward floating ones; grad_output must have the output shape.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/core/half.h"
 #include "ops/norm_internal.h"
 
 namespace crucible::cpu {
@@ -160,14 +162,56 @@ Values forward(Kind kind, int dims, const Values& a) {
   return {Value(out)};
 }
 
-double load_one(const char* q, DType t) {
+// acc[m[j]] += g[j] over one grad row (stride s), run by run in ascending j (the reference's
+// order), converting each element as it is read: the row is never staged, so acc stays in L1.
+template <typename T, typename Load>
+void add_row(const std::vector<Run>& runs, const char* grow, int64_t s, double* acc, Load load) {
+  const T* g = reinterpret_cast<const T*>(grow);
+  for (const Run& run : runs) {
+    double* to = acc + run.start;
+    const T* from = g + run.at * s;
+    if (run.step == 1 && s == 1) {
+      for (int64_t k = 0; k < run.len; ++k) to[k] += load(from[k]);
+    } else {
+      for (int64_t k = 0; k < run.len; ++k) to[k * run.step] += load(from[k * s]);
+    }
+  }
+}
+
+void add_row(const std::vector<Run>& runs, const char* grow, int64_t s, DType t, double* acc) {
   switch (t) {
     case DType::Float32:
-      return *reinterpret_cast<const float*>(q);
+      return add_row<float>(runs, grow, s, acc, [](float v) { return double{v}; });
     case DType::Float64:
-      return *reinterpret_cast<const double*>(q);
+      return add_row<double>(runs, grow, s, acc, [](double v) { return v; });
+    case DType::Float16:
+      return add_row<uint16_t>(runs, grow, s, acc,
+                               [](uint16_t v) { return double{half_to_float(v)}; });
+    case DType::BFloat16:
+      return add_row<uint16_t>(runs, grow, s, acc,
+                               [](uint16_t v) { return double{bf16_to_float(v)}; });
     default:
-      return load_as_double(q, t);
+      internal_error("pad backward: not a floating dtype");
+  }
+}
+
+// n doubles rounded once into dtype t (contiguous).
+void store_row(const double* in, DType t, char* p, int64_t n) {
+  switch (t) {
+    case DType::Float32:
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(p)[i] = static_cast<float>(in[i]);
+      return;
+    case DType::Float64:
+      std::memcpy(p, in, static_cast<size_t>(n) * sizeof(double));
+      return;
+    case DType::Float16:
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(p)[i] = half_from_double(in[i]);
+      return;
+    case DType::BFloat16:
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(p)[i] = bf16_from_double(in[i]);
+      return;
+    default:
+      internal_error("pad backward: not a floating dtype");
   }
 }
 
@@ -190,7 +234,9 @@ Values backward(Kind kind, int dims, const Values& a) {
     for (int64_t o = 0; o < p.out[d]; ++o)
       v[static_cast<size_t>(mapped(p, static_cast<size_t>(d), o))].push_back(o);
   }
-  const std::vector<int64_t>& m_last = p.maps[static_cast<size_t>(nd - 1)];
+  // The last dim is always padded; its runs add grad columns in ascending order, as the
+  // reference does.
+  const std::vector<Run> runs = runs_of(p.maps[static_cast<size_t>(nd - 1)]);
   const int64_t w_in = p.in[nd - 1], w_out = p.out[nd - 1];
   const int64_t rows = gi.numel() / w_in;
   const char* gbase = static_cast<const char*>(g.data_ptr());
@@ -206,7 +252,7 @@ Values backward(Kind kind, int dims, const Values& a) {
         rem /= p.in[d];
       }
       std::fill(acc.begin(), acc.end(), 0.0);
-      // Every combination of the output indices reading idx, in row-major order.
+      // Every combination of the output rows reading this input row, in row-major order.
       std::fill(pick.begin(), pick.end(), 0);
       bool any = true;
       for (int64_t d = 0; d < nd - 1; ++d)
@@ -217,9 +263,7 @@ Values backward(Kind kind, int dims, const Values& a) {
           grow += inv[static_cast<size_t>(d)][static_cast<size_t>(idx[d])]
                      [static_cast<size_t>(pick[d])] *
                   g.strides()[d] * gis;
-        for (int64_t j = 0; j < w_out; ++j)
-          acc[static_cast<size_t>(m_last.empty() ? j : m_last[static_cast<size_t>(j)])] +=
-              load_one(grow + j * gs_last * gis, g.dtype());
+        add_row(runs, grow, gs_last, g.dtype(), acc.data());
         int64_t d = nd - 2;
         for (; d >= 0; --d) {
           const auto n =
@@ -229,9 +273,7 @@ Values backward(Kind kind, int dims, const Values& a) {
         }
         any = d >= 0;
       }
-      char* orow = obase + r * w_in * gis;
-      for (int64_t i = 0; i < w_in; ++i)
-        store_from_double(orow + i * gis, g.dtype(), acc[static_cast<size_t>(i)]);
+      store_row(acc.data(), g.dtype(), obase + r * w_in * gis, w_in);
     }
   });
   return {Value(gi)};
