@@ -15,6 +15,7 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/core/half.h"
 #include "ops/creation_internal.h"
 
 namespace crucible::cpu {
@@ -86,15 +87,54 @@ int64_t as_int(const Scalar& s) {
   return static_cast<int64_t>(v);
 }
 
-// out[i] = f(i) for i in [0, n), stored in out's dtype, in parallel.
-template <typename F>
-void write_each(const Tensor& out, F f) {
-  char* base = static_cast<char*>(out.data_ptr());
-  const int64_t is = static_cast<int64_t>(out.itemsize());
-  const DType dt = out.dtype();
-  parallel_for(0, out.numel(), 32768, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) f(base + i * is, dt, i);
-  });
+// out[i] = convert(value(i)) for every i, typed by out's dtype, produced in parallel chunks.
+template <typename T, typename V, typename C>
+void write_typed(const Tensor& out, V value, C convert) {
+  const auto is = static_cast<int64_t>(sizeof(T));
+  produce_bytes(static_cast<char*>(out.data_ptr()), out.numel() * is,
+                [&](int64_t lo, int64_t hi, char* dst) {
+                  T* d = reinterpret_cast<T*>(dst);
+                  for (int64_t i = lo / is; i < hi / is; ++i) *d++ = convert(value(i));
+                });
+}
+
+// start + i * step in double, rounded once to out's floating dtype.
+void write_floating(const Tensor& out, double s, double st) {
+  auto v = [s, st](int64_t i) { return s + st * static_cast<double>(i); };
+  switch (out.dtype()) {
+    case DType::Float32:
+      return write_typed<float>(out, v, [](double x) { return static_cast<float>(x); });
+    case DType::Float64:
+      return write_typed<double>(out, v, [](double x) { return x; });
+    case DType::Float16:
+      return write_typed<uint16_t>(out, v, [](double x) { return half_from_double(x); });
+    case DType::BFloat16:
+      return write_typed<uint16_t>(out, v, [](double x) { return bf16_from_double(x); });
+    default:
+      internal_error("arange: not a floating dtype");
+  }
+}
+
+// start + i * step in wrapping int64 arithmetic (as ATen's kernel), wrapped to out's width.
+void write_integral(const Tensor& out, int64_t s, int64_t st) {
+  auto v = [s, st](int64_t i) {
+    return static_cast<int64_t>(static_cast<uint64_t>(s) +
+                                static_cast<uint64_t>(st) * static_cast<uint64_t>(i));
+  };
+  switch (out.dtype()) {
+    case DType::UInt8:
+      return write_typed<uint8_t>(out, v, [](int64_t x) { return static_cast<uint8_t>(x); });
+    case DType::Int8:
+      return write_typed<int8_t>(out, v, [](int64_t x) { return static_cast<int8_t>(x); });
+    case DType::Int16:
+      return write_typed<int16_t>(out, v, [](int64_t x) { return static_cast<int16_t>(x); });
+    case DType::Int32:
+      return write_typed<int32_t>(out, v, [](int64_t x) { return static_cast<int32_t>(x); });
+    case DType::Int64:
+      return write_typed<int64_t>(out, v, [](int64_t x) { return x; });
+    default:
+      internal_error("arange: not an integral dtype");
+  }
 }
 
 Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, const Value& dt_v) {
@@ -115,9 +155,7 @@ Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, con
     const auto n = static_cast<int64_t>(size_d);
     if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
     Tensor out = Tensor::uninitialized({n}, dtype);
-    write_each(out, [s, st](char* p, DType t, int64_t i) {
-      store_from_double(p, t, s + st * static_cast<double>(i));
-    });
+    write_floating(out, s, st);
     return out;
   }
   const int64_t s = as_int(start), e = as_int(end), st = as_int(step);
@@ -134,12 +172,7 @@ Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, con
   CRUCIBLE_CHECK(n >= 0, "invalid size, possible overflow?");
   if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
   Tensor out = Tensor::uninitialized({n}, dtype);
-  write_each(out, [s, st](char* p, DType t, int64_t i) {
-    // Wrapping int64 arithmetic, as ATen's kernel (start + step * idx) does.
-    const uint64_t v =
-        static_cast<uint64_t>(s) + static_cast<uint64_t>(st) * static_cast<uint64_t>(i);
-    store_from_int(p, t, static_cast<int64_t>(v));
-  });
+  write_integral(out, s, st);
   return out;
 }
 

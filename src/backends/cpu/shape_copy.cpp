@@ -288,6 +288,7 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   }
   const Walk w = walk_of(s);
   const int64_t is = w.isize;
+  if (copy_transposed(w, static_cast<char*>(dst.data_ptr()))) return;
   produce_bytes(static_cast<char*>(dst.data_ptr()), dst.numel() * is,
                 [&](int64_t lo, int64_t hi, char* d) { gather(w, lo / is, hi / is, d); });
 }

@@ -45,6 +45,11 @@ Walk walk_of(const char* base, int64_t isize, const Shape& sizes, const Shape& s
 void gather(const Walk& w, const char* base, int64_t a, int64_t b, char* dst);
 inline void gather(const Walk& w, int64_t a, int64_t b, char* dst) { gather(w, w.base, a, b, dst); }
 
+// Copies the walk's elements into contiguous dst in square tiles when its innermost stride is
+// wide (a transposed source: one element per cache line) and another dim has stride 1; false
+// (nothing written) when the walk is not such a transpose.
+bool copy_transposed(const Walk& w, char* dst);
+
 // Copies n bytes that do not overlap; short runs without a call.
 inline void copy_run(char* dst, const char* src, int64_t n) {
   if (n <= 16) {
