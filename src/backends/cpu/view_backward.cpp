@@ -1,0 +1,209 @@
+// The cpu backend's backward and scatter forms of the views: select_backward, slice_backward,
+// select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter.
+//
+// The output is contiguous (as_strided_scatter: self's strides when self is dense). With a
+// select or a unit-step slice, the view is one slab per row of the dims before `dim`, so the
+// output is written once as rows of [before | view | after] pieces (shape_copy.h): zeros or
+// self's elements around the gradient or src. Other views are written in two passes (zeros or
+// a copy of self, then the view).
+//
+// ATen's rules (TensorShape.cpp): *_backward: zeros of input_sizes in grad's dtype whose view
+// gets grad by copy_ (grad broadcasts to the view). *_scatter: self's values with the view
+// overwritten by src, which must have exactly the view's shape and is converted to self's dtype.
+// The view arguments raise as the views do (wrapped dims, index range, positive steps).
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/shape_copy.h"
+#include "backends/cpu/shape_kernels.h"
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+
+namespace {
+
+void check_src(const Tensor& view, const Tensor& src) {
+  if (view.shape() != src.shape())
+    op_error("expected src to have a size equal to the slice of self. src size = " +
+             shape_str(src.shape()) + ", slice size = " + shape_str(view.shape()));
+}
+
+int64_t prod(const Shape& s, int64_t lo, int64_t hi) {
+  int64_t p = 1;
+  for (int64_t k = lo; k < hi; ++k) p *= s[k];
+  return p;
+}
+
+// `out` (contiguous) = `around` with out's slab [lo, hi) of dim d taken from `mid` (shaped as
+// that slab). `around` is either a tensor of out's shape or, when undefined, zeros.
+void write_slab(const Tensor& out, int64_t d, int64_t lo, int64_t hi, const Tensor& mid,
+                const Tensor& around) {
+  const Shape& sz = out.shape();
+  const int64_t outer = prod(sz, 0, d), inner = prod(sz, d + 1, out.dim());
+  const int64_t n = sz[d];
+  const Pattern zero = pattern_of_int(0, out.dtype());
+  std::vector<Piece> pieces;
+  auto side = [&](int64_t a, int64_t b) {
+    if (b <= a) return;
+    if (around.defined())
+      pieces.push_back(copy_piece(around.slice(d, a, b), outer));
+    else
+      pieces.push_back(fill_piece(zero, (b - a) * inner));
+  };
+  side(0, lo);
+  if (hi > lo) pieces.push_back(copy_piece(mid, outer));
+  side(hi, n);
+  write_rows(out, outer, pieces);
+}
+
+// The index a select/slice view starts at along dim d of `t`, from the view's storage offset.
+int64_t start_of(const Tensor& t, const Tensor& view, int64_t d) {
+  const int64_t s = t.strides()[d];
+  return s == 0 ? 0 : (view.offset() - t.offset()) / s;
+}
+
+Values select_backward(const OpDef&, const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  Tensor out = Tensor::uninitialized(a.at(1).to_int_list(), grad.dtype());
+  const Tensor v = out.select(a.at(2).to_int(), a.at(3).to_int());
+  const Tensor g = grad.shape() == v.shape() ? grad : grad.expand(v.shape());
+  if (out.numel() == 0) return {Value(out)};
+  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  const int64_t i = start_of(out, v, d);
+  write_slab(out, d, i, i + 1, g, Tensor());
+  return {Value(out)};
+}
+
+Values slice_backward(const OpDef&, const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  Tensor out = Tensor::uninitialized(a.at(1).to_int_list(), grad.dtype());
+  const int64_t step = a.at(5).to_int();
+  const Tensor v = out.slice(a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int(), step);
+  const Tensor g = grad.shape() == v.shape() ? grad : grad.expand(v.shape());
+  if (out.numel() == 0) return {Value(out)};
+  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  if (step == 1) {
+    const int64_t lo = start_of(out, v, d);
+    write_slab(out, d, lo, lo + v.shape()[d], g, Tensor());
+  } else {
+    fill_tensor(out, pattern_of_int(0, out.dtype()));
+    copy_into(g, v);
+  }
+  return {Value(out)};
+}
+
+Values select_scatter(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
+  const Tensor v = out.select(a.at(2).to_int(), a.at(3).to_int());
+  check_src(v, src);
+  if (out.numel() == 0) return {Value(out)};
+  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  const int64_t i = start_of(out, v, d);
+  const Tensor s = src.dtype() == out.dtype() ? src : contiguous_copy(src, out.dtype());
+  write_slab(out, d, i, i + 1, s, self);
+  return {Value(out)};
+}
+
+Values slice_scatter(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
+  const int64_t step = a.at(5).to_int();
+  const int64_t start = a.at(3).is_none() ? 0 : a.at(3).to_int();
+  const int64_t end = a.at(4).is_none() ? INT64_MAX : a.at(4).to_int();
+  const Tensor v = out.slice(a.at(2).to_int(), start, end, step);
+  check_src(v, src);
+  if (out.numel() == 0) return {Value(out)};
+  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  if (step == 1) {
+    const int64_t lo = start_of(out, v, d);
+    const Tensor s = src.dtype() == out.dtype() ? src : contiguous_copy(src, out.dtype());
+    write_slab(out, d, lo, lo + v.shape()[d], s, self);
+  } else {
+    copy_into(self, out);
+    copy_into(src, v);
+  }
+  return {Value(out)};
+}
+
+Values diagonal_scatter(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
+  const int64_t offset = a.at(2).to_int();
+  const int64_t d1 = wrap_dim(a.at(3).to_int(), out.dim());
+  const int64_t d2 = wrap_dim(a.at(4).to_int(), out.dim());
+  if (d1 == d2)
+    op_error("diagonal dimensions cannot be identical " + std::to_string(a.at(3).to_int()) + ", " +
+             std::to_string(a.at(4).to_int()));
+  const Shape& sz = out.shape();
+  const Shape& st = out.strides();
+  int64_t len = offset >= 0 ? std::min(sz[d1], sz[d2] - offset) : std::min(sz[d1] + offset, sz[d2]);
+  len = std::max<int64_t>(len, 0);
+  int64_t off = 0;
+  if (len > 0) off = offset >= 0 ? offset * st[d2] : -offset * st[d1];
+  Shape shape, strides;
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    if (d == d1 || d == d2) continue;
+    shape.push_back(sz[d]);
+    strides.push_back(st[d]);
+  }
+  shape.push_back(len);
+  strides.push_back(st[d1] + st[d2]);
+  const Tensor v = Tensor::from_storage(out.storage(), off, shape, strides, out.dtype());
+  check_src(v, src);
+  copy_into(self, out);
+  copy_into(src, v);
+  return {Value(out)};
+}
+
+// clone(self) with "preserve" memory format: self's strides when self is non-overlapping and
+// dense, else contiguous.
+Tensor preserve_clone(const Tensor& self) {
+  const Shape& sz = self.shape();
+  std::vector<size_t> perm(sz.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(),
+            [&](size_t x, size_t y) { return self.strides()[x] < self.strides()[y]; });
+  bool dense = true;
+  int64_t expect = 1;
+  for (size_t p : perm) {
+    if (sz[p] < 2) continue;
+    if (self.strides()[p] != expect) dense = false;
+    expect *= sz[p];
+  }
+  if (!dense || self.numel() == 0) return contiguous_copy(self);
+  Tensor out = Tensor::uninitialized_strided(sz, self.strides(), self.dtype());
+  copy_into(self, out);
+  return out;
+}
+
+Values as_strided_scatter(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = preserve_clone(self);
+  const Value& off = a.at(4);
+  const Tensor v = out.as_strided(a.at(2).to_int_list(), a.at(3).to_int_list(),
+                                  off.is_none() ? out.offset() : off.to_int());
+  check_src(v, src);
+  copy_into(src, v);
+  return {Value(out)};
+}
+
+}  // namespace
+
+void register_view_backward_kernels(KernelTable& t) {
+  const std::vector<DType> all = shape_dtypes();
+  t.add("aten.select_backward.default", {&select_backward, &shape_supports, all});
+  t.add("aten.slice_backward.default", {&slice_backward, &shape_supports, all});
+  t.add("aten.select_scatter.default", {&select_scatter, &shape_supports, all});
+  t.add("aten.slice_scatter.default", {&slice_scatter, &shape_supports, all});
+  t.add("aten.diagonal_scatter.default", {&diagonal_scatter, &shape_supports, all});
+  t.add("aten.as_strided_scatter.default", {&as_strided_scatter, &shape_supports, all});
+}
+
+}  // namespace crucible::cpu
