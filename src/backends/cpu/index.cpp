@@ -4,12 +4,14 @@
 // values). Checks follow the catalog's reference (ops/indexing.cpp, ops/indexing_select.cpp).
 // index.Tensor and index_put are in index_tensor.cpp and index_put.cpp.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/index_rows.h"
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
@@ -333,24 +335,27 @@ Values scatter_add_kernel(const OpDef&, const Values& a) {
   return {self.dtype() == work ? out : fresh_copy(out, self.dtype())};
 }
 
-// dst[j] += alpha * src[j] (f32, f64) or wrapping in int64.
+// dst[j] += alpha * src[j] (f64) or wrapping in int64; f32 rows go through the vector
+// kernels (index_rows.h), which also say whether a source value was extreme.
 template <typename W>
-__attribute__((optimize("O3"))) void axpy(W* __restrict dst, const W* __restrict src, W alpha,
+__attribute__((optimize("O3"))) bool axpy(W* __restrict dst, const W* __restrict src, W alpha,
                                           int64_t n) {
-  if constexpr (std::is_integral_v<W>) {
+  if constexpr (std::is_same_v<W, float>) {
+    return row_kernels().axpy_check(dst, src, alpha, n);
+  } else if constexpr (std::is_integral_v<W>) {
     for (int64_t j = 0; j < n; ++j)
       dst[j] = static_cast<W>(static_cast<uint64_t>(dst[j]) +
                               static_cast<uint64_t>(alpha) * static_cast<uint64_t>(src[j]));
-  } else if (alpha == W(1)) {
-    for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
   } else {
     for (int64_t j = 0; j < n; ++j) dst[j] += alpha * src[j];
   }
+  return false;
 }
 
 // out (contiguous [outer, size, inner]) += alpha * source ([outer, n, inner]) at rows idx.
+// Returns whether an f32 source value was extreme.
 template <typename W>
-void index_add_t(const Tensor& out, const Tensor& source, const Split& s, int64_t n,
+bool index_add_t(const Tensor& out, const Tensor& source, const Split& s, int64_t n,
                  const int64_t* idx, W alpha) {
   W* o = out.data<W>();
   const W* sp = source.data<W>();
@@ -359,16 +364,38 @@ void index_add_t(const Tensor& out, const Tensor& source, const Split& s, int64_
   constexpr int64_t kCols = 1024;
   const int64_t blocks = (s.inner + kCols - 1) / kCols;
   const int64_t work = n * std::min(s.inner, kCols);
-  parallel_for(0, s.outer * blocks, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+  std::atomic<bool> extreme{false};
+  parallel_for(0, s.outer * blocks, std::max<int64_t>(1, 65536 / std::max<int64_t>(work, 1)),
                [&](int64_t b0, int64_t b1) {
+                 bool ext = false;
                  for (int64_t b = b0; b < b1; ++b) {
                    const int64_t ou = b / blocks, j0 = (b % blocks) * kCols;
                    const int64_t m = std::min(kCols, s.inner - j0);
                    for (int64_t i = 0; i < n; ++i)
-                     axpy(o + (ou * s.size + idx[i]) * s.inner + j0,
-                          sp + (ou * n + i) * s.inner + j0, alpha, m);
+                     ext |= axpy(o + (ou * s.size + idx[i]) * s.inner + j0,
+                                 sp + (ou * n + i) * s.inner + j0, alpha, m);
                  }
+                 if (ext) extreme = true;
                });
+  return extreme;
+}
+
+// A contiguous f32 copy of `self` and whether it holds an extreme value.
+Tensor f32_copy_checked(const Tensor& self, bool* extreme) {
+  if (self.dtype() != DType::Float32 || !self.is_contiguous()) {
+    Tensor out = fresh_copy(self, DType::Float32);
+    *extreme = any_extreme_f32(out.data<float>(), out.numel());
+    return out;
+  }
+  Tensor out = Tensor::uninitialized(self.shape(), DType::Float32);
+  const float* src = self.data<float>();
+  float* dst = out.data<float>();
+  std::atomic<bool> ext{false};
+  parallel_for(0, self.numel(), int64_t{1} << 17, [&](int64_t i0, int64_t i1) {
+    if (row_kernels().copy_check(dst + i0, src + i0, i1 - i0)) ext = true;
+  });
+  *extreme = ext;
+  return out;
 }
 
 Values index_add_kernel(const OpDef&, const Values& a) {
@@ -400,15 +427,12 @@ Values index_add_kernel(const OpDef&, const Values& a) {
   DType work = accumulate_work(self.dtype());
   Tensor out;
   if (work == DType::Float32) {
-    // Extreme values (see nn_util.h) are looked for in the f32 copies the kernel reads anyway.
-    out = fresh_copy(self, work);
-    const Tensor src = contiguous_as(source, work);
-    if (any_extreme_f32(out.data<float>(), out.numel()) ||
-        any_extreme_f32(src.data<float>(), src.numel())) {
+    // Extreme values (see nn_util.h) are looked for while self is copied and source added.
+    bool extreme = false;
+    out = f32_copy_checked(self, &extreme);
+    if (extreme || index_add_t<float>(out, contiguous_as(source, work), s, n, idx.data(),
+                                      static_cast<float>(alpha.to_double())))
       work = DType::Float64;
-    } else {
-      index_add_t<float>(out, src, s, n, idx.data(), static_cast<float>(alpha.to_double()));
-    }
   }
   if (work == DType::Float64) {
     out = fresh_copy(self, work);
