@@ -65,10 +65,22 @@ __attribute__((optimize("O3"))) void axpy(float* __restrict y, const float* __re
   for (int64_t j = 0; j < n; ++j) y[j] += a * x[j];
 }
 
-// y[0, n) = a * x[0, n)
-__attribute__((optimize("O3"))) void scale(float* __restrict y, const float* __restrict x, float a,
-                                           int64_t n) {
-  for (int64_t j = 0; j < n; ++j) y[j] = a * x[j];
+// One output row from its H taps' rows: y = sum_k w[k] * rows[k] (written once).
+__attribute__((optimize("O3"))) void blend(float* __restrict y, const float* const* rows,
+                                           const float* w, int64_t taps, int64_t n) {
+  if (taps == 1) {
+    const float* a = rows[0];
+    const float wa = w[0];
+    for (int64_t j = 0; j < n; ++j) y[j] = wa * a[j];
+  } else if (taps == 2) {
+    const float *a = rows[0], *b = rows[1];
+    const float wa = w[0], wb = w[1];
+    for (int64_t j = 0; j < n; ++j) y[j] = wa * a[j] + wb * b[j];
+  } else {
+    const float *a = rows[0], *b = rows[1], *c = rows[2], *d = rows[3];
+    const float wa = w[0], wb = w[1], wc = w[2], wd = w[3];
+    for (int64_t j = 0; j < n; ++j) y[j] = wa * a[j] + wb * b[j] + wc * c[j] + wd * d[j];
+  }
 }
 
 // One row along W: out[o] = sum_k w[o, k] * in[src[o, k]].
@@ -118,11 +130,9 @@ bool separable_forward_f32(const Plan& p, const float* x, float* out) {
                    for (int64_t r = 0; r < p.ih; ++r) row_taps(&rows[r * p.ow], xp + r * p.iw, tw);
                    float* op = out + c * plane_out;
                    for (int64_t y = 0; y < p.oh; ++y) {
-                     float* orow = op + y * p.ow;
-                     const int64_t* s = &th.src[y * th.n];
-                     const float* w = &th.w[y * th.n];
-                     scale(orow, &rows[s[0] * p.ow], w[0], p.ow);
-                     for (int64_t k = 1; k < th.n; ++k) axpy(orow, &rows[s[k] * p.ow], w[k], p.ow);
+                     const float* r[4];
+                     for (int64_t k = 0; k < th.n; ++k) r[k] = &rows[th.src[y * th.n + k] * p.ow];
+                     blend(op + y * p.ow, r, &th.w[y * th.n], th.n, p.ow);
                    }
                  }
                });
