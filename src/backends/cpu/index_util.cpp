@@ -105,10 +105,6 @@ void index_out_of_bounds(int64_t v, int64_t dim, int64_t size) {
            " with size " + std::to_string(size));
 }
 
-}  // namespace crucible::cpu
-
-namespace crucible::cpu {
-
 bool has_scalar_mask(const std::vector<Tensor>& indices) {
   for (const Tensor& ix : indices)
     if (ix.defined() && (ix.dtype() == DType::Bool || ix.dtype() == DType::UInt8) && ix.dim() == 0)
