@@ -1,6 +1,8 @@
-// The cpu backend's embedding and indexing-along-a-dim kernels against the reference:
-// embedding (any dtype) and its dense backward (padding_idx, scale_grad_by_freq), index_select,
-// gather, scatter_add and index_add (duplicates accumulate), out-of-range indices raise.
+// The cpu backend's embedding and indexing kernels against the reference: embedding (any dtype)
+// and its dense backward (padding_idx, scale_grad_by_freq), index_select, gather, scatter_add
+// and index_add (duplicates accumulate, integers wrap, extreme values summed in f64),
+// index.Tensor and index_put (None between indexed dims, masks, negative and broadcast
+// indices, accumulated duplicates, in place on strided self); out-of-range indices raise.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -64,6 +66,95 @@ TEST(CpuIndex, ScatterAddAndIndexAddAccumulate) {
   expect_matches_ref("aten.index_add.default",
                      {filled({4, 5}, DType::BFloat16), Value(int64_t{0}), indices({3, 3}, {2}),
                       filled({2, 5}, DType::BFloat16, 3), Value(int64_t{1})});
+}
+
+TEST(CpuIndex, GatherAndScatterAddAlongInnerAndOuterDims) {
+  const Tensor x = filled({4, 6}, f32);
+  for (int64_t dim : {0, 1}) {
+    const Tensor idx = indices({3, 0, 2, 1, 1, 0, 2, 3, 0}, {3, 3});
+    expect_matches_ref("aten.gather.default", {x, Value(dim), idx, Value(false)});
+    expect_matches_ref("aten.scatter_add.default", {x, Value(dim), idx, filled({3, 4}, f32, 2)});
+  }
+  // A strided self and an integer dtype (wrapping adds).
+  expect_matches_ref("aten.gather.default", {x.transpose(0, 1), Value(int64_t{1}),
+                                             indices({3, 3, 0}, {1, 3}), Value(false)});
+  expect_matches_ref("aten.scatter_add.default",
+                     {filled({3, 2}, DType::Int8), Value(int64_t{0}), indices({1, 1, 1}, {3, 1}),
+                      filled({3, 1}, DType::Int8, 5)});
+}
+
+TEST(CpuIndex, ExtremeValuesAccumulateInF64) {
+  // 1 + 2^51 - 2^51 is 1 in f64 and 0 in f32.
+  const double big = 2251799813685248.0;
+  Tensor src = Tensor::empty({2}, f32);
+  src.set(0, big);
+  src.set(1, -big);
+  const Values out = expect_matches_ref(
+      "aten.scatter_add.default",
+      {Tensor::full({3}, 1.0, f32), Value(int64_t{0}), indices({2, 2}, {2}), src});
+  EXPECT_EQ(out[0].tensor().get(2), 1.0);
+  Tensor rows = Tensor::empty({2, 4}, f32);
+  for (int64_t j = 0; j < 4; ++j) {
+    rows.set(j, big);
+    rows.set(4 + j, -big);
+  }
+  const Values added = expect_matches_ref("aten.index_add.default",
+                                          {Tensor::full({3, 4}, 1.0, f32), Value(int64_t{0}),
+                                           indices({1, 1}, {2}), rows, Value(int64_t{1})});
+  EXPECT_EQ(added[0].tensor().get(5), 1.0);
+  expect_matches_ref("aten.index_add.default",
+                     {filled({3, 70}, DType::Int16), Value(int64_t{0}), indices({2, 0, 2}, {3}),
+                      filled({3, 70}, DType::Int16, 4), Value(int64_t{300})});
+}
+
+Value index_list(std::vector<Tensor> ts) { return Value::tensor_list(std::move(ts), true); }
+
+TEST(CpuIndex, AdvancedIndexing) {
+  const Tensor x = filled({4, 3, 5}, f32);
+  // Adjacent indexed dims after a None, broadcast against each other, negative values.
+  expect_matches_ref(
+      "aten.index.Tensor",
+      {x, index_list({Tensor(), indices({-1, 0}, {2, 1}), indices({4, -5, 2}, {3})})});
+  // A None between indexed dims puts B first.
+  expect_matches_ref("aten.index.Tensor",
+                     {x, index_list({indices({3, 1}, {2}), Tensor(), indices({0, 4}, {2})})});
+  // Masks, and a transposed self with a contiguous run of plain dims missing.
+  Tensor mask = Tensor::empty({4, 3}, DType::Bool);
+  for (int64_t i = 0; i < 12; ++i) mask.set_int(i, i % 5 != 2);
+  expect_matches_ref("aten.index.Tensor", {x, index_list({mask})});
+  expect_matches_ref("aten.index.Tensor",
+                     {x.transpose(0, 2), index_list({Tensor(), indices({2, 0}, {2})})});
+  auto cpu = make_cpu_backend();
+  EXPECT_THROW(cpu->run(OpRegistry::catalog().get("aten.index.Tensor"),
+                        {x, index_list({indices({4}, {1})})}),
+               crucible::Error);
+}
+
+TEST(CpuIndex, IndexPutAccumulatesDuplicates) {
+  const Tensor x = filled({5, 4}, f32);
+  const Values out = expect_matches_ref(
+      "aten.index_put.default",
+      {x, index_list({indices({1, 3, 1, 1}, {4})}), filled({4, 4}, f32, 2), Value(true)});
+  const Tensor v = filled({4, 4}, f32, 2);
+  EXPECT_NEAR(out[0].tensor().get(4), x.get(4) + v.get(0) + v.get(8) + v.get(12), 1e-6);
+  // Values stored transposed (as in the traces), broadcast values, plain writes.
+  expect_matches_ref("aten.index_put.default",
+                     {x, index_list({indices({4, 0, 4, 2, 4}, {5})}),
+                      filled({4, 5}, f32, 3).transpose(0, 1), Value(true)});
+  expect_matches_ref("aten.index_put.default", {x, index_list({Tensor(), indices({3, 0}, {2})}),
+                                                filled({2}, f32, 4), Value(false)});
+  // In place on a strided self, integer wrapping.
+  expect_matches_ref(
+      "aten.index_put_.default",
+      {filled({6, 5}, f32).transpose(0, 1),
+       index_list({indices({1, 1}, {2}), indices({0, 5}, {2})}), filled({2}, f32, 5), Value(true)});
+  expect_matches_ref("aten.index_put.default",
+                     {filled({4, 3}, DType::Int8), index_list({indices({2, 2, 2}, {3})}),
+                      filled({3, 3}, DType::Int8, 7), Value(true)});
+  auto cpu = make_cpu_backend();
+  EXPECT_THROW(cpu->run(OpRegistry::catalog().get("aten.index_put.default"),
+                        {x, index_list({indices({5}, {1})}), filled({4}, f32), Value(false)}),
+               crucible::Error);
 }
 
 }  // namespace

@@ -1,8 +1,239 @@
-// The `cpu` backend's scan kernels (filled in by the next change).
+// The `cpu` backend's scans: cumsum, cumsum_ and cumprod. The input is converted to the result
+// dtype first (as ATen does), then every row along `dim` is scanned: floating values accumulate
+// in f64 and each prefix is rounded once (what ATen's CPU kernel and the reference compute),
+// integers accumulate in 64 bits and wrap in the result's width. Rows are independent and
+// spread over the pool; when `dim` is not innermost, the inner extent is scanned as a vector
+// of accumulators so that the loop runs along contiguous memory.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "backends/cpu/nn.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
 
 namespace crucible::cpu {
+namespace {
 
-void register_scan_kernels(KernelTable&) {}
+// The accumulator of a scan over T: f64 for floating types, wrapping u64 for integers.
+template <typename T>
+struct AccOf {
+  using type = uint64_t;
+  static uint64_t in(T v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
+  static T out(uint64_t a) { return static_cast<T>(a); }
+};
+// bool elements: the sum (product) of 0/1 values stored as "not zero".
+struct Bool8 {
+  uint8_t v;
+};
+template <>
+struct AccOf<Bool8> {
+  using type = uint64_t;
+  static uint64_t in(Bool8 b) { return b.v != 0 ? 1 : 0; }
+  static Bool8 out(uint64_t a) { return Bool8{static_cast<uint8_t>(a != 0 ? 1 : 0)}; }
+};
+template <>
+struct AccOf<float> {
+  using type = double;
+  static double in(float v) { return v; }
+  static float out(double a) { return static_cast<float>(a); }
+};
+template <>
+struct AccOf<double> {
+  using type = double;
+  static double in(double v) { return v; }
+  static double out(double a) { return a; }
+};
+template <>
+struct AccOf<Half> {
+  using type = double;
+  static double in(Half v) { return static_cast<float>(v); }
+  static Half out(double a) { return Half(a); }
+};
+template <>
+struct AccOf<BFloat16> {
+  using type = double;
+  static double in(BFloat16 v) { return static_cast<float>(v); }
+  static BFloat16 out(double a) { return BFloat16(a); }
+};
+
+// Scans contiguous x ([outer, len, inner]) into contiguous y (may be x itself).
+template <typename T, bool kProduct>
+__attribute__((optimize("O3"))) void scan_rows(const T* x, T* y, int64_t outer, int64_t len,
+                                               int64_t inner) {
+  using A = AccOf<T>;
+  using Acc = typename A::type;
+  const Acc init = kProduct ? Acc(1) : Acc(0);
+  if (inner == 1) {
+    parallel_for(0, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(len, 1)),
+                 [&](int64_t r0, int64_t r1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     const T* xr = x + r * len;
+                     T* yr = y + r * len;
+                     Acc acc = init;
+                     for (int64_t k = 0; k < len; ++k) {
+                       acc = kProduct ? acc * A::in(xr[k]) : acc + A::in(xr[k]);
+                       yr[k] = A::out(acc);
+                     }
+                   }
+                 });
+    return;
+  }
+  // Blocks of 256 inner columns, each scanned down `len` with its own accumulators.
+  constexpr int64_t kCols = 256;
+  const int64_t blocks = (inner + kCols - 1) / kCols;
+  parallel_for(0, outer * blocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(len * kCols, 1)),
+               [&](int64_t b0, int64_t b1) {
+                 Acc acc[kCols];
+                 for (int64_t b = b0; b < b1; ++b) {
+                   const int64_t o = b / blocks, j0 = (b % blocks) * kCols;
+                   const int64_t w = std::min(kCols, inner - j0);
+                   for (int64_t j = 0; j < w; ++j) acc[j] = init;
+                   for (int64_t k = 0; k < len; ++k) {
+                     const T* xr = x + (o * len + k) * inner + j0;
+                     T* yr = y + (o * len + k) * inner + j0;
+                     for (int64_t j = 0; j < w; ++j) {
+                       acc[j] = kProduct ? acc[j] * A::in(xr[j]) : acc[j] + A::in(xr[j]);
+                       yr[j] = A::out(acc[j]);
+                     }
+                   }
+                 }
+               });
+}
+
+template <bool kProduct>
+void scan_typed(const Tensor& x, const Tensor& y, int64_t outer, int64_t len, int64_t inner) {
+  switch (x.dtype()) {
+#define CRUCIBLE_SCAN_CASE(DT, T)                                        \
+  case DType::DT:                                                        \
+    scan_rows<T, kProduct>(x.data<T>(), y.data<T>(), outer, len, inner); \
+    return;
+    CRUCIBLE_SCAN_CASE(Bool, Bool8)
+    CRUCIBLE_SCAN_CASE(UInt8, uint8_t)
+    CRUCIBLE_SCAN_CASE(Int8, int8_t)
+    CRUCIBLE_SCAN_CASE(Int16, int16_t)
+    CRUCIBLE_SCAN_CASE(Int32, int32_t)
+    CRUCIBLE_SCAN_CASE(Int64, int64_t)
+    CRUCIBLE_SCAN_CASE(Float16, Half)
+    CRUCIBLE_SCAN_CASE(BFloat16, BFloat16)
+    CRUCIBLE_SCAN_CASE(Float32, float)
+    CRUCIBLE_SCAN_CASE(Float64, double)
+#undef CRUCIBLE_SCAN_CASE
+    default:
+      unsupported(std::string("the cpu backend does not scan ") +
+                  std::string(dtype_code(x.dtype())));
+  }
+}
+
+// The result dtypes the scan handles (fp8 and complex results are left to other backends).
+bool scan_dtype(DType t) {
+  return t == DType::Bool || t == DType::UInt8 || t == DType::Int8 || t == DType::Int16 ||
+         t == DType::Int32 || t == DType::Int64 || t == DType::Float16 || t == DType::BFloat16 ||
+         t == DType::Float32 || t == DType::Float64;
+}
+
+DType result_dtype(const Tensor& self, const Value& dtype) {
+  if (!dtype.is_none()) return dtype.to_dtype();
+  return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype();
+}
+
+// Scans `self` (converted to `dt`) along `dim` into a new contiguous tensor of dtype `dt`, or
+// into `into` when given (contiguous, of dtype dt; may share self's storage).
+Tensor scan(const Tensor& self, int64_t dim_arg, DType dt, bool product, Tensor into = Tensor()) {
+  // A 0-d tensor accepts dims 0 and -1 and is one row of one element.
+  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  Tensor src = self.dtype() == dt ? self.contiguous() : self.to(dt);
+  Tensor out = into.defined() ? into : Tensor::uninitialized(self.shape(), dt);
+  if (out.numel() == 0) return out;
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d == dim) len = self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  if (product)
+    scan_typed<true>(src, out, outer, len, inner);
+  else
+    scan_typed<false>(src, out, outer, len, inner);
+  return out;
+}
+
+bool scan_supports(const OpDef&, const Values& a, std::string* why) {
+  const DType dt = result_dtype(a.at(0).tensor(), a.at(2));
+  if (scan_dtype(dt)) return true;
+  if (why) *why = "the cpu backend scans into bool, integral and floating dtypes other than fp8";
+  return false;
+}
+
+Values cumsum_kernel(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  return {scan(self, a.at(1).to_int(), result_dtype(self, a.at(2)), false)};
+}
+
+Values cumprod_kernel(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  return {scan(self, a.at(1).to_int(), result_dtype(self, a.at(2)), true)};
+}
+
+// c10's type names in the in-place message ("int", "long int").
+std::string cpp_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int8:
+      return "signed char";
+    case DType::Int16:
+      return "short int";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "long int";
+    case DType::Float16:
+      return "c10::Half";
+    case DType::BFloat16:
+      return "c10::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return std::string(dtype_scalar_type_name(t));
+  }
+}
+
+bool inplace_supports(const OpDef&, const Values& a, std::string* why) {
+  if (scan_dtype(a.at(0).tensor().dtype())) return true;
+  if (why) *why = "the cpu backend scans bool, integral and floating dtypes other than fp8";
+  return false;
+}
+
+Values cumsum_inplace_kernel(const OpDef&, const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t dim = a.at(1).to_int();
+  wrap_dim(dim, self.dim());
+  if (!a.at(2).is_none() && a.at(2).to_dtype() != self.dtype())
+    op_error("Bad in-place call: input tensor dtype " + cpp_type_name(self.dtype()) +
+             " and output tensor dtype " + cpp_type_name(a.at(2).to_dtype()) + " should match");
+  if (self.is_contiguous()) {
+    scan(self, dim, self.dtype(), false, self);
+  } else {
+    self.copy_from(scan(self, dim, self.dtype(), false));
+  }
+  return {self};
+}
+
+}  // namespace
+
+void register_scan_kernels(KernelTable& t) {
+  const std::vector<DType> numeric = {
+      DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+      DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  t.add("aten.cumsum.default", {cumsum_kernel, scan_supports, numeric});
+  t.add("aten.cumprod.default", {cumprod_kernel, scan_supports, numeric});
+  t.add("aten.cumsum_.default", {cumsum_inplace_kernel, inplace_supports, numeric});
+}
 
 }  // namespace crucible::cpu

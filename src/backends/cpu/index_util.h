@@ -1,0 +1,81 @@
+// Helpers shared by the `cpu` backend's indexing kernels (index.cpp, index_tensor.cpp,
+// index_put.cpp): index tensors read as int64, copies and dtype conversions through the
+// elementwise engine, the work dtype of accumulating ops and the element copies by width.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernel_table.h"
+#include "crucible/core/tensor.h"
+
+namespace crucible::cpu {
+
+void register_index_tensor_kernels(KernelTable& t);  // index_tensor.cpp: index.Tensor
+void register_index_put_kernels(KernelTable& t);     // index_put.cpp: index_put, index_put_
+
+// The values of an i64/i32 index tensor in logical order: a pointer into the tensor itself
+// when it is contiguous i64, else a converted copy.
+class IndexValues {
+ public:
+  explicit IndexValues(const Tensor& t);
+  const int64_t* data() const { return data_; }
+  int64_t operator[](int64_t i) const { return data_[i]; }
+
+ private:
+  Tensor owned_;
+  const int64_t* data_ = nullptr;
+};
+
+// `dst` = `src` (same shape, any strides and dtypes) through the elementwise engine.
+void copy_into(const Tensor& src, const Tensor& dst);
+
+// `t` as a contiguous tensor of `dt`: t itself when it already is one, else a copy.
+Tensor contiguous_as(const Tensor& t, DType dt);
+
+// A fresh contiguous copy of `t` in `dt` (a parallel memcpy when t is contiguous of dt).
+Tensor fresh_copy(const Tensor& t, DType dt);
+
+// The dtype an accumulating kernel works in: i64 for integral and bool dtypes (wrapping adds,
+// converted back as ATen converts), f64 for f64, f32 for f16/bf16/f32 (computed again in f64
+// when a value is extreme, see nn_util.h).
+DType accumulate_work(DType t);
+
+// Whether any of n f32 values is NaN, infinite or above 2^50 in magnitude (vectorised scan).
+bool any_extreme_f32(const float* p, int64_t n);
+
+// Element copies by width: dst[i] = src[off[i]] for i in [0, n), elements of `width` bytes.
+void gather_elements(char* dst, const char* src, const int64_t* off, int64_t n, size_t width);
+
+// The geometry of an advanced-indexing call (index.Tensor, index_put; ops/indexing_advanced.cpp):
+// the result is [before dims..., B..., after dims...] where B is the broadcast shape of the
+// index tensors; `before` holds self's dims ahead of the indexed block when the indexed dims
+// are adjacent (empty otherwise, B then comes first), `after` every other non-indexed dim.
+// Boolean masks are replaced by the coordinates of their true elements.
+struct IndexPlan {
+  Shape result;
+  Shape bshape;
+  std::vector<int64_t> before, after, indexed;  // dims of self
+  std::vector<Tensor> index;                    // one per indexed dim, i64 or i32
+};
+
+// Whether `indices` holds a 0-d boolean mask (not handled: the reference does not model it).
+bool has_scalar_mask(const std::vector<Tensor>& indices);
+IndexPlan make_index_plan(const Tensor& self, const std::vector<Tensor>& indices);
+
+// The offsets (elements, at `strides` of a tensor of self's shape) of every element of B:
+// sum over the indexed dims of the wrapped index value times the stride. Raises for an index
+// outside [-size, size).
+std::vector<int64_t> index_offsets(const IndexPlan& plan, const Shape& self_shape,
+                                   const Shape& strides);
+
+// The offsets of every position of `dims` (of `shape`, at `strides`), in logical order.
+std::vector<int64_t> dims_offsets(const std::vector<int64_t>& dims, const Shape& shape,
+                                  const Shape& strides);
+
+// "index 5 is out of bounds for dimension 0 with size 3"
+[[noreturn]] void index_out_of_bounds(int64_t v, int64_t dim, int64_t size);
+
+}  // namespace crucible::cpu
