@@ -19,19 +19,6 @@ IndexValues::IndexValues(const Tensor& t) {
   data_ = owned_.data<int64_t>();
 }
 
-void copy_into(const Tensor& src, const Tensor& dst) {
-  if (dst.numel() == 0) return;
-  // The compute type must hold both dtypes exactly: f64 when either is f64, i64 between
-  // integers, else f32 (f16/bf16/f32 and integers into them, as the engine converts).
-  Compute c = Compute::F32;
-  if (src.dtype() == DType::Float64 || dst.dtype() == DType::Float64)
-    c = Compute::F64;
-  else if (is_integral(src.dtype(), true) && is_integral(dst.dtype(), true))
-    c = Compute::I64;
-  const Tensor ins[] = {src};
-  pw_run(PwOp::Identity, ins, dst, c, PwParams{});
-}
-
 Tensor contiguous_as(const Tensor& t, DType dt) {
   if (t.dtype() == dt && t.is_contiguous()) return t;
   return fresh_copy(t, dt);

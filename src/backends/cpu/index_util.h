@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/kernel_table.h"
+#include "backends/cpu/shape_copy.h"  // copy_into
 #include "crucible/core/tensor.h"
 
 namespace crucible::cpu {
@@ -28,9 +29,6 @@ class IndexValues {
   Tensor owned_;
   const int64_t* data_ = nullptr;
 };
-
-// `dst` = `src` (same shape, any strides and dtypes) through the elementwise engine.
-void copy_into(const Tensor& src, const Tensor& dst);
 
 // `t` as a contiguous tensor of `dt`: t itself when it already is one, else a copy.
 Tensor contiguous_as(const Tensor& t, DType dt);

@@ -282,8 +282,15 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   if (dst.numel() == 0) return;
   const Tensor s = src.shape() == dst.shape() ? src : src.expand(dst.shape());
   if (s.dtype() != dst.dtype() || !dst.is_contiguous()) {
+    // The compute type holds both dtypes exactly: f64 when either is f64, i64 between
+    // integers, else f32 (f16/bf16/f32 and integers into them, as the engine converts).
+    Compute c = Compute::F32;
+    if (s.dtype() == DType::Float64 || dst.dtype() == DType::Float64)
+      c = Compute::F64;
+    else if (is_integral(s.dtype(), true) && is_integral(dst.dtype(), true))
+      c = Compute::I64;
     const Tensor ins[] = {s};
-    pw_run(PwOp::Identity, ins, dst, compute_for(s.dtype()), PwParams{});
+    pw_run(PwOp::Identity, ins, dst, c, PwParams{});
     return;
   }
   const Walk w = walk_of(s);
