@@ -206,8 +206,10 @@ void add_view(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samp
   r.add(std::move(op));
 }
 
-void add_copy(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samples) {
+void add_copy(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samples,
+              bool may_alias = false) {
   OpDef op = OpDef::from_schema(schema, "view");
+  op.compare.output_may_alias = may_alias;
   op.dtypes = samples::all_numeric_dtypes();
   op.ref = [fn](const Values& a) { return Values{fn(a).clone()}; };
   op.samples = std::move(samples);
@@ -275,7 +277,9 @@ void register_shape_ops(OpRegistry& r) {
 
   add_view(r, "aten::alias(Tensor(a) self) -> Tensor(a)", alias, alias_samples);
   add_copy(r, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", view,
-           unsafe_view_samples);
+           unsafe_view_samples, /*may_alias=*/true);
+  // ATen's _unsafe_view returns self's storage under the new shape (a view that autograd does
+  // not track), though the schema has no alias annotation: an alias and a copy are both right.
   add_view(r,
            "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? "
            "storage_offset=None) -> Tensor(a)",

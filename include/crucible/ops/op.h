@@ -68,6 +68,9 @@ struct ComparePolicy {
   std::function<double(const Values& args)> tol_scale;
   // Whether the op's tensor outputs must be views of (share storage with) an input.
   bool output_is_view = false;
+  // Whether an output without an alias annotation may still share storage with an input
+  // (_unsafe_view: ATen returns a view that autograd does not track; a copy is right too).
+  bool output_may_alias = false;
   // Kind::Custom: judges the candidate's outputs (host tensors) against the reference's, given
   // the inputs, and returns one check per compared thing (failed checks carry the reason).
   // Used where outputs may legitimately differ: indices of tied values (sort, topk, max.dim),

@@ -228,9 +228,11 @@ void register_view_kernels(KernelTable& t) {
   view("aten.split_with_sizes.default", &as_list<l_split_with_sizes>);
   view("aten.unbind.int", &as_list<l_unbind>);
 
-  // The schema gives these a new tensor: the view written out contiguously. _unsafe_view is
-  // among them: ATen returns an alias there, but the schema has no alias annotation.
-  view("aten._unsafe_view.default", &as_copy<v_view>);
+  // ATen's _unsafe_view returns the view itself (the schema has no alias annotation; the
+  // catalog accepts an alias there, see compare.output_may_alias).
+  view("aten._unsafe_view.default", &as_view<v_view>);
+
+  // The schema gives these a new tensor: the view written out contiguously.
   view("aten.view_copy.default", &as_copy<v_view>);
   view("aten.alias_copy.default", &as_copy<v_alias>);
   view("aten.as_strided_copy.default", &as_copy<v_as_strided>);
