@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -50,8 +51,11 @@ class BlockCache {
  public:
   void* take(size_t size) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = free_.find(size);
-    if (it == free_.end()) return nullptr;
+    // The most recently freed block of the size: its lines and TLB entries are the likeliest
+    // still to be warm (blocks are handed back in LIFO order, as caching allocators do).
+    auto [lo, hi] = free_.equal_range(size);
+    if (lo == hi) return nullptr;
+    auto it = std::prev(hi);
     void* p = it->second;
     free_.erase(it);
     held_ -= size;

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "crucible/core/error.h"
@@ -101,10 +103,38 @@ TimingStats stats_of(std::vector<double> xs) {
   return s;
 }
 
-double time_once(Backend& b, const OpDef& op, const Values& args, DeviceTimer& timer) {
+// Settled threads: a thread pool keeps its workers spinning for a while after a call (libgomp,
+// which ATen uses, spins for milliseconds; crucible's cpu pool for 50 us) so that the next call
+// starts without a wake-up. In an alternating run those spinning workers of one backend share
+// the cores with the other backend's next sample: on a 2-core machine a 4 ms op of the
+// candidate measured 6 ms after an ATen sample. So before each sample the harness sleeps in
+// 200 us steps until the process used under a fifth of a core during a step (every pool idle,
+// at most 20 ms): each sample starts with both backends' workers asleep, the same for both.
+void settle_threads() {
+  auto cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  for (;;) {
+    const double c0 = cpu_ns();
+    const auto w0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const auto w1 = std::chrono::steady_clock::now();
+    const double busy = cpu_ns() - c0;
+    const double wall = std::chrono::duration<double, std::nano>(w1 - w0).count();
+    if (busy < 0.2 * wall || w1 >= deadline) return;
+  }
+}
+
+// One sample. The outputs are returned, not freed inside the timed region: releasing a result
+// is not part of the op (and costs one backend an munmap, the other a cache hand-back).
+double time_once(Backend& b, const OpDef& op, const Values& args, DeviceTimer& timer,
+                 Values* outputs) {
   b.synchronize();
   timer.start();
-  b.run(op, args);
+  *outputs = b.run(op, args);
   timer.stop();
   b.synchronize();
   return timer.elapsed_seconds();
@@ -154,9 +184,10 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
     rec.cold_cache = cold;
     auto cand_timer = candidate.make_timer();
     auto base_timer = baseline.make_timer();
+    Values last_out;  // the previous sample's outputs
     for (int i = 0; i < opts.warmup; ++i) {
-      time_once(candidate, op, cand_args, *cand_timer);
-      time_once(baseline, op, base_args, *base_timer);
+      time_once(candidate, op, cand_args, *cand_timer, &last_out);
+      time_once(baseline, op, base_args, *base_timer, &last_out);
     }
     // Each backend's own copy of the arguments is flushed before its sample.
     std::optional<CacheFlusher> cand_flusher, base_flusher;
@@ -180,13 +211,19 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
       bool cand_first = ct.size() % 2 == 0;
       for (int k = 0; k < 2; ++k) {
         bool cand_turn = (k == 0) == cand_first;
+        // The previous sample's outputs are written back and evicted before they are freed:
+        // otherwise this sample would pay for the other backend's dirty lines (a 25 MB result
+        // left in L3 is written back while this sample runs).
+        if (cold) CacheFlusher(last_out).flush();
+        last_out.clear();
         if (cand_turn && cand_flusher) cand_flusher->flush();
         if (!cand_turn && base_flusher) base_flusher->flush();
+        if (opts.settle_threads) settle_threads();
         if (cand_turn) {
-          ct.push_back(time_once(candidate, op, cand_args, *cand_timer));
+          ct.push_back(time_once(candidate, op, cand_args, *cand_timer, &last_out));
           csum += ct.back();
         } else {
-          bt.push_back(time_once(baseline, op, base_args, *base_timer));
+          bt.push_back(time_once(baseline, op, base_args, *base_timer, &last_out));
           bsum += bt.back();
         }
       }

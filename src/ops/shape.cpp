@@ -276,8 +276,8 @@ void register_shape_ops(OpRegistry& r) {
   const ListFn unbind_fn = [](const Values& a) { return unbind(self(a), a.at(1).to_int()); };
 
   add_view(r, "aten::alias(Tensor(a) self) -> Tensor(a)", alias, alias_samples);
-  add_copy(r, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", view,
-           unsafe_view_samples, /*may_alias=*/true);
+  add_copy(r, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", view, unsafe_view_samples,
+           /*may_alias=*/true);
   // ATen's _unsafe_view returns self's storage under the new shape (a view that autograd does
   // not track), though the schema has no alias annotation: an alias and a copy are both right.
   add_view(r,

@@ -148,7 +148,8 @@ TEST(CpuShape, CopiesOfViewsAreFreshAndExact) {
   const Tensor x = filled({40, 33, 17}, f32).transpose(0, 2);
   // _unsafe_view returns the view itself, as ATen does (no copy of a contiguous input).
   const Tensor xs = x.select(1, 3).contiguous();
-  const Tensor out = expect_matches("aten._unsafe_view.default", {xs, ints({17, 5, 8})})[0].tensor();
+  const Tensor out =
+      expect_matches("aten._unsafe_view.default", {xs, ints({17, 5, 8})})[0].tensor();
   EXPECT_TRUE(out.shares_storage(xs));
   EXPECT_EQ(out.shape(), (Shape{17, 5, 8}));
   expect_matches("aten.permute_copy.default", {x, ints({1, 2, 0})});

@@ -39,6 +39,24 @@ TEST(StorageCache, ALargeFreedBlockIsReusedForTheSameSize) {
   EXPECT_EQ(bytes_cached(), 0u);
 }
 
+TEST(StorageCache, TheMostRecentlyFreedBlockOfASizeComesBackFirst) {
+  release_cached_blocks();
+  const size_t n = size_t{1} << 20;
+  auto a = Storage::allocate_cpu(n, Storage::Init::Uninitialized);
+  auto b = Storage::allocate_cpu(n, Storage::Init::Uninitialized);
+  void* pa = a->data();
+  void* pb = b->data();
+  a.reset();  // freed first
+  b.reset();  // freed last: still warm
+  auto c = Storage::allocate_cpu(n, Storage::Init::Uninitialized);
+  EXPECT_EQ(c->data(), pb);
+  auto d = Storage::allocate_cpu(n, Storage::Init::Uninitialized);
+  EXPECT_EQ(d->data(), pa);
+  c.reset();
+  d.reset();
+  release_cached_blocks();
+}
+
 TEST(StorageCache, SmallBlocksAreNotCachedAndHugeBlocksAreAligned) {
   release_cached_blocks();
   { auto s = Storage::allocate_cpu(4096); }

@@ -1,5 +1,6 @@
 // The cpu backend's thread pool. Workers are persistent; a parallel_for splits its range into
-// at most one chunk per thread, the calling thread takes chunks too, and a call made from
+// at most four chunks per thread, claimed in order from a shared counter; the calling thread
+// takes chunks too, and a call made from
 // inside a chunk runs inline (no nested parallelism, no deadlock). Worker threads do not
 // survive fork(): a pool made by another process is abandoned and a new one started.
 #include "backends/cpu/parallel.h"
@@ -55,6 +56,8 @@ struct Job {
     }
   }
 };
+
+constexpr int64_t kChunksPerThread = 4;
 
 // Spins for a short while (a kernel call often follows another), then blocks.
 constexpr auto kSpin = std::chrono::microseconds(50);
@@ -172,7 +175,12 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   const int64_t n = end - begin;
   grain = std::max<int64_t>(grain, 1);
   int threads = t_inside_pool_work ? 1 : num_threads();
-  int64_t nchunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  // Up to kChunksPerThread chunks per thread, claimed in order: a worker that wakes late (a
+  // futex wake-up costs tens of microseconds in a VM) finds the caller already through part of
+  // the range and takes what is left, instead of the caller waiting for a whole half.
+  int64_t nchunks =
+      std::min<int64_t>(static_cast<int64_t>(threads) * kChunksPerThread, (n + grain - 1) / grain);
+  if (threads <= 1) nchunks = 1;
   if (nchunks <= 1) {
     fn(begin, end);
     return;
