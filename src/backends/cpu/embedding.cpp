@@ -49,7 +49,7 @@ Values embedding_kernel(const OpDef&, const Values& a) {
     if (r < 0 || r >= rows) op_error("index out of range in self");
   Shape out_shape = indices.shape();
   out_shape.push_back(width);
-  Tensor out = Tensor::empty(out_shape, weight.dtype());
+  Tensor out = Tensor::uninitialized(out_shape, weight.dtype());  // every row is written
   if (out.numel() == 0) return {out};
   const Tensor w = weight.contiguous();
   const size_t row_bytes = static_cast<size_t>(width) * w.itemsize();

@@ -175,12 +175,14 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   const int64_t n = end - begin;
   grain = std::max<int64_t>(grain, 1);
   int threads = t_inside_pool_work ? 1 : num_threads();
-  // Up to kChunksPerThread chunks per thread, claimed in order: a worker that wakes late (a
-  // futex wake-up costs tens of microseconds in a VM) finds the caller already through part of
-  // the range and takes what is left, instead of the caller waiting for a whole half.
-  int64_t nchunks =
-      std::min<int64_t>(static_cast<int64_t>(threads) * kChunksPerThread, (n + grain - 1) / grain);
-  if (threads <= 1) nchunks = 1;
+  // A range above the grain is split into up to kChunksPerThread chunks per thread (each at
+  // least a quarter of the grain), claimed in order: a worker that wakes late (a futex wake-up
+  // costs tens of microseconds in a VM) finds the caller already through part of the range and
+  // takes what is left, instead of the caller waiting for a whole half.
+  int64_t nchunks = 1;
+  if (threads > 1 && n > grain)
+    nchunks = std::min<int64_t>(
+        {static_cast<int64_t>(threads) * kChunksPerThread, (4 * n + grain - 1) / grain, n});
   if (nchunks <= 1) {
     fn(begin, end);
     return;
