@@ -69,7 +69,7 @@ Values run_pointwise(const OpDef& op, const Values& args) {
                                             " but expected " + arith::aten_type_name(rt));
     arith::check_out(out, shape, out_dtype);
   } else {
-    out = Tensor::uninitialized(shape, out_dtype);
+    out = Tensor::uninitialized_strided(shape, pw_output_strides(shape, ins), out_dtype);
   }
   pw_run(pw, ins, out, compute, p);
   return {Value(out)};

@@ -23,54 +23,60 @@ namespace {
 constexpr int kMaxOperands = 4;  // output + 3 inputs
 constexpr int64_t kBlock = 1024;
 
+// A typed run: out[i] = conv(q[i * stride]), with a unit-stride loop the compiler vectorizes.
+template <typename T, typename C, typename F>
+inline void load_as(const char* p, int64_t stride, C* out, int64_t n, F conv) {
+  const T* q = reinterpret_cast<const T*>(p);
+  if (stride == 1) {
+    for (int64_t i = 0; i < n; ++i) out[i] = conv(q[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = conv(q[i * stride]);
+  }
+}
+
+// q[i * stride] = conv(in[i]), likewise.
+template <typename T, typename C, typename F>
+inline void store_as(const C* in, char* p, int64_t stride, int64_t n, F conv) {
+  T* q = reinterpret_cast<T*>(p);
+  if (stride == 1) {
+    for (int64_t i = 0; i < n; ++i) q[i] = conv(in[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) q[i * stride] = conv(in[i]);
+  }
+}
+
 // Loads n elements of dtype `dt` (stride in elements) into the compute type.
 template <typename C>
 void load_row(const char* p, int64_t stride, DType dt, C* out, int64_t n, const PwConvert& cv) {
-  const size_t is = itemsize(dt);
-  auto each = [&](auto load) {
-    for (int64_t i = 0; i < n; ++i) out[i] = load(p + i * stride * static_cast<int64_t>(is));
-  };
   switch (dt) {
     case DType::Float32:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const float*>(q)); });
-      return;
+      return load_as<float>(p, stride, out, n, [](float v) { return static_cast<C>(v); });
     case DType::Float64:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const double*>(q)); });
-      return;
+      return load_as<double>(p, stride, out, n, [](double v) { return static_cast<C>(v); });
     case DType::Float16:
       if constexpr (std::is_same_v<C, float>) {
         if (stride == 1) return cv.f16_to_f32(reinterpret_cast<const uint16_t*>(p), out, n);
       }
-      each([](const char* q) {
-        return static_cast<C>(half_to_float(*reinterpret_cast<const uint16_t*>(q)));
-      });
-      return;
+      return load_as<uint16_t>(p, stride, out, n,
+                               [](uint16_t v) { return static_cast<C>(half_to_float(v)); });
     case DType::BFloat16:
       if constexpr (std::is_same_v<C, float>) {
         if (stride == 1) return cv.bf16_to_f32(reinterpret_cast<const uint16_t*>(p), out, n);
       }
-      each([](const char* q) {
-        return static_cast<C>(bf16_to_float(*reinterpret_cast<const uint16_t*>(q)));
-      });
-      return;
+      return load_as<uint16_t>(p, stride, out, n,
+                               [](uint16_t v) { return static_cast<C>(bf16_to_float(v)); });
     case DType::Bool:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const uint8_t*>(q) != 0); });
-      return;
+      return load_as<uint8_t>(p, stride, out, n, [](uint8_t v) { return static_cast<C>(v != 0); });
     case DType::UInt8:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const uint8_t*>(q)); });
-      return;
+      return load_as<uint8_t>(p, stride, out, n, [](uint8_t v) { return static_cast<C>(v); });
     case DType::Int8:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const int8_t*>(q)); });
-      return;
+      return load_as<int8_t>(p, stride, out, n, [](int8_t v) { return static_cast<C>(v); });
     case DType::Int16:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const int16_t*>(q)); });
-      return;
+      return load_as<int16_t>(p, stride, out, n, [](int16_t v) { return static_cast<C>(v); });
     case DType::Int32:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const int32_t*>(q)); });
-      return;
+      return load_as<int32_t>(p, stride, out, n, [](int32_t v) { return static_cast<C>(v); });
     case DType::Int64:
-      each([](const char* q) { return static_cast<C>(*reinterpret_cast<const int64_t*>(q)); });
-      return;
+      return load_as<int64_t>(p, stride, out, n, [](int64_t v) { return static_cast<C>(v); });
     default:
       internal_error("cpu pointwise: cannot load " + std::string(dtype_code(dt)));
   }
@@ -79,70 +85,59 @@ void load_row(const char* p, int64_t stride, DType dt, C* out, int64_t n, const 
 // Stores n compute-type values into dtype `dt`, rounding once (crucible's conversion rules).
 template <typename C>
 void store_row(const C* in, char* p, int64_t stride, DType dt, int64_t n, const PwConvert& cv) {
-  const int64_t is = static_cast<int64_t>(itemsize(dt));
-  auto each = [&](auto store) {
-    for (int64_t i = 0; i < n; ++i) store(p + i * stride * is, in[i]);
-  };
   switch (dt) {
     case DType::Float32:
-      if constexpr (std::is_same_v<C, int64_t>) {
-        each([](char* q, C v) { *reinterpret_cast<float*>(q) = static_cast<float>(v); });
-      } else {
-        each([](char* q, C v) { *reinterpret_cast<float*>(q) = static_cast<float>(v); });
-      }
-      return;
+      return store_as<float>(in, p, stride, n, [](C v) { return static_cast<float>(v); });
     case DType::Float64:
-      each([](char* q, C v) { *reinterpret_cast<double*>(q) = static_cast<double>(v); });
-      return;
+      return store_as<double>(in, p, stride, n, [](C v) { return static_cast<double>(v); });
     case DType::Float16:
       if constexpr (std::is_same_v<C, float>) {
         if (stride == 1) return cv.f32_to_f16(in, reinterpret_cast<uint16_t*>(p), n);
-        each([](char* q, C v) { *reinterpret_cast<uint16_t*>(q) = half_from_float(v); });
+        return store_as<uint16_t>(in, p, stride, n, [](C v) { return half_from_float(v); });
       } else if constexpr (std::is_same_v<C, double>) {
-        each([](char* q, C v) { *reinterpret_cast<uint16_t*>(q) = half_from_double(v); });
+        return store_as<uint16_t>(in, p, stride, n, [](C v) { return half_from_double(v); });
       } else {
-        each([](char* q, C v) { store_from_int(q, DType::Float16, v); });
+        const int64_t is = 2;
+        for (int64_t i = 0; i < n; ++i) store_from_int(p + i * stride * is, DType::Float16, in[i]);
+        return;
       }
-      return;
     case DType::BFloat16:
       if constexpr (std::is_same_v<C, float>) {
         if (stride == 1) return cv.f32_to_bf16(in, reinterpret_cast<uint16_t*>(p), n);
-        each([](char* q, C v) { *reinterpret_cast<uint16_t*>(q) = bf16_from_float(v); });
+        return store_as<uint16_t>(in, p, stride, n, [](C v) { return bf16_from_float(v); });
       } else if constexpr (std::is_same_v<C, double>) {
-        each([](char* q, C v) { *reinterpret_cast<uint16_t*>(q) = bf16_from_double(v); });
+        return store_as<uint16_t>(in, p, stride, n, [](C v) { return bf16_from_double(v); });
       } else {
-        each([](char* q, C v) { store_from_int(q, DType::BFloat16, v); });
+        const int64_t is = 2;
+        for (int64_t i = 0; i < n; ++i) store_from_int(p + i * stride * is, DType::BFloat16, in[i]);
+        return;
       }
-      return;
     case DType::Bool:
-      each([](char* q, C v) { *reinterpret_cast<uint8_t*>(q) = v != C(0) ? 1 : 0; });
-      return;
+      return store_as<uint8_t>(in, p, stride, n,
+                               [](C v) { return static_cast<uint8_t>(v != C(0) ? 1 : 0); });
     default:
       break;
   }
   if constexpr (std::is_same_v<C, int64_t>) {
     switch (dt) {
       case DType::UInt8:
-        each([](char* q, C v) { *reinterpret_cast<uint8_t*>(q) = static_cast<uint8_t>(v); });
-        return;
+        return store_as<uint8_t>(in, p, stride, n, [](C v) { return static_cast<uint8_t>(v); });
       case DType::Int8:
-        each([](char* q, C v) { *reinterpret_cast<int8_t*>(q) = static_cast<int8_t>(v); });
-        return;
+        return store_as<int8_t>(in, p, stride, n, [](C v) { return static_cast<int8_t>(v); });
       case DType::Int16:
-        each([](char* q, C v) { *reinterpret_cast<int16_t*>(q) = static_cast<int16_t>(v); });
-        return;
+        return store_as<int16_t>(in, p, stride, n, [](C v) { return static_cast<int16_t>(v); });
       case DType::Int32:
-        each([](char* q, C v) { *reinterpret_cast<int32_t*>(q) = static_cast<int32_t>(v); });
-        return;
+        return store_as<int32_t>(in, p, stride, n, [](C v) { return static_cast<int32_t>(v); });
       case DType::Int64:
-        each([](char* q, C v) { *reinterpret_cast<int64_t*>(q) = v; });
-        return;
+        return store_as<int64_t>(in, p, stride, n, [](C v) { return v; });
       default:
         break;
     }
   } else {
     if (is_integral(dt, false)) {
-      each([dt](char* q, C v) { store_from_double(q, dt, static_cast<double>(v)); });
+      const auto is = static_cast<int64_t>(itemsize(dt));
+      for (int64_t i = 0; i < n; ++i)
+        store_from_double(p + i * stride * is, dt, static_cast<double>(in[i]));
       return;
     }
   }
@@ -247,6 +242,74 @@ void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
 
 }  // namespace
 
+namespace {
+
+// Strides of t over `shape` (t broadcast to it; broadcast and size-1 dims get 0).
+std::vector<int64_t> strides_over(const Shape& shape, const Tensor& t) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<int64_t> st(static_cast<size_t>(nd), 0);
+  const int off = nd - static_cast<int>(t.dim());
+  if (off < 0) internal_error("cpu pointwise: input has more dims than the output");
+  for (int d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == shape[d + off]) {
+      st[d + off] = t.size(d) == 1 ? 0 : t.stride(d);
+    } else if (t.size(d) != 1) {
+      internal_error("cpu pointwise: input does not broadcast to the output");
+    }
+  }
+  return st;
+}
+
+// The dims of `shape` from innermost to outermost in the operands' memory order: dim a goes
+// inside dim b when the first operand that strides both (nonzero strides) has the smaller
+// stride on a (equal strides: the smaller size inside); operands that cannot tell leave the
+// logical order. An insertion sort, so ties keep the row-major order.
+std::vector<int> memory_order(const Shape& shape, const std::vector<std::vector<int64_t>>& st) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<int> perm(static_cast<size_t>(nd));
+  for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  // > 0: dim a belongs outside dim b.
+  auto outside = [&](int a, int b) {
+    for (const auto& s : st) {
+      const int64_t sa = s[a], sb = s[b];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa > sb ? 1 : -1;
+      if (shape[a] != shape[b]) return shape[a] > shape[b] ? 1 : -1;
+    }
+    return 0;
+  };
+  for (int i = 1; i < nd; ++i) {
+    int cur = i;
+    for (int j = i - 1; j >= 0; --j) {
+      const int c = outside(perm[j], perm[cur]);
+      if (c > 0) {
+        std::swap(perm[j], perm[cur]);
+        cur = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
+
+}  // namespace
+
+Shape pw_output_strides(const Shape& shape, std::span<const Tensor> inputs) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<std::vector<int64_t>> st;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.dim() > 0) st.push_back(strides_over(shape, t));
+  const std::vector<int> perm = memory_order(shape, st);
+  Shape strides(static_cast<size_t>(nd), 1);
+  int64_t run = 1;
+  for (int i = 0; i < nd; ++i) {
+    strides[perm[i]] = run;
+    run *= std::max<int64_t>(shape[perm[i]], 1);
+  }
+  return strides;
+}
+
 void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute compute,
             const PwParams& params) {
   const int64_t numel = out.numel();
@@ -257,27 +320,23 @@ void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute 
   const int nd0 = static_cast<int>(shape.size());
   // Strides of every operand over out's shape (broadcast dims get stride 0).
   std::vector<Operand> ops(inputs.size() + 1);
-  std::vector<std::vector<int64_t>> st(ops.size(), std::vector<int64_t>(nd0, 0));
+  std::vector<std::vector<int64_t>> st(ops.size());
   auto fill = [&](size_t k, const Tensor& t) {
     ops[k].base = static_cast<char*>(t.data_ptr());
     ops[k].dtype = t.dtype();
     ops[k].isize = static_cast<int64_t>(t.itemsize());
-    const int off = nd0 - static_cast<int>(t.dim());
-    if (off < 0) internal_error("cpu pointwise: input has more dims than the output");
-    for (int d = 0; d < t.dim(); ++d) {
-      if (t.size(d) == shape[d + off]) {
-        st[k][d + off] = t.size(d) == 1 ? 0 : t.stride(d);
-      } else if (t.size(d) != 1) {
-        internal_error("cpu pointwise: input does not broadcast to the output");
-      }
-    }
+    st[k] = strides_over(shape, t);
   };
   fill(0, out);
   for (size_t i = 0; i < inputs.size(); ++i) fill(i + 1, inputs[i]);
-  // Coalesce: drop size-1 dims, merge dims that are contiguous for every operand.
+  // The walk follows the output's memory order (then the inputs'), so that the innermost run
+  // is contiguous in the output wherever it can be: elementwise, any order gives the same
+  // values. Then coalesce: drop size-1 dims, merge dims contiguous for every operand.
+  const std::vector<int> perm = memory_order(shape, st);
   std::vector<int64_t> sizes;
   std::vector<std::vector<int64_t>> cst(ops.size());
-  for (int d = 0; d < nd0; ++d) {
+  for (int pi = nd0 - 1; pi >= 0; --pi) {
+    const int d = perm[pi];
     if (shape[d] == 1) continue;
     bool merge = !sizes.empty();
     for (size_t k = 0; merge && k < ops.size(); ++k) merge = cst[k].back() == st[k][d] * shape[d];

@@ -16,6 +16,12 @@ enum class Compute : uint8_t { F32, F64, I64 };
 // The compute type for a computation dtype (f16/bf16/f32 -> F32, f64 -> F64, others -> I64).
 Compute compute_for(DType t);
 
+// The strides of a fresh output of `shape` for these inputs, as ATen's TensorIterator lays it
+// out: dense, its dims ordered in memory as the inputs' are (a transposed or channels-last
+// input gives an output of the same layout, so the engine walks every operand in memory
+// order); row-major when the inputs are.
+Shape pw_output_strides(const Shape& shape, std::span<const Tensor> inputs);
+
 // out[i] = op(inputs[0][i], ...). `inputs` must broadcast to out's shape. An output that
 // overlaps an input in any way other than being the same view is the caller's concern.
 void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute compute,
