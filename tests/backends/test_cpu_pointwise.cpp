@@ -146,5 +146,47 @@ TEST(CpuPointwise, RowBroadcastOfShortRowsUsesEachRowsValue) {
       ASSERT_EQ(a.get(r * 192 + j), before.get(r * 192 + j) * b.get(r)) << r << "," << j;
 }
 
+// Fresh outputs are laid out as ATen's TensorIterator lays them out (these strides are what
+// libtorch returns for the same calls): the inputs' memory order, dense.
+TEST(CpuPointwise, FreshOutputsTakeTheInputsMemoryLayoutAsATenDoes) {
+  auto cpu = make_cpu_backend();
+  auto run = [&](const char* name, const Values& args) {
+    return cpu->run(OpRegistry::catalog().get(name), args).at(0).tensor();
+  };
+  auto filled = [](const Shape& shape, DType dt) {
+    Tensor t = Tensor::empty(shape, dt);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>((i * 7) % 11) - 5);
+    return t;
+  };
+  // A transposed input: the output is transposed too.
+  const Tensor xt = filled({5, 4}, DType::Float32).transpose(0, 1);
+  EXPECT_EQ(run("aten.relu.default", {Value(xt)}).strides(), (Shape{1, 4}));
+  // Channels-last times contiguous: channels-last (the first input decides).
+  const Tensor cl = filled({2, 4, 5, 3}, DType::Float32).permute({0, 3, 1, 2});
+  ASSERT_EQ(cl.strides(), (Shape{60, 1, 15, 3}));
+  EXPECT_EQ(
+      run("aten.mul.Tensor", {Value(cl), Value(filled({2, 3, 4, 5}, DType::Float32))}).strides(),
+      (Shape{60, 1, 15, 3}));
+  // Broadcast inputs decide dim by dim; a row-major result stays row-major.
+  EXPECT_EQ(
+      run("aten.lt.Tensor", {Value(filled({4}, DType::Int64)), Value(filled({4, 1}, DType::Int64))})
+          .strides(),
+      (Shape{4, 1}));
+  // A strided bool mask and a broadcast one: the output follows the strided input's order, and
+  // every value is the logical element's.
+  const Tensor m = filled({31, 256}, DType::Bool).transpose(0, 1).unsqueeze(1);  // [256, 1, 31]
+  ASSERT_EQ(m.strides(), (Shape{1, 7936, 256}));
+  const Tensor k = filled({1, 31, 31}, DType::Bool);
+  const Tensor o = run("aten.bitwise_and.Tensor", {Value(m), Value(k)});
+  EXPECT_EQ(o.strides(), (Shape{1, 256, 7936}));
+  ASSERT_EQ(o.shape(), (Shape{256, 31, 31}));
+  for (int64_t i = 0; i < 256; ++i)
+    for (int64_t j = 0; j < 31; ++j)
+      for (int64_t l = 0; l < 31; ++l)
+        ASSERT_EQ(o.get((i * 31 + j) * 31 + l) != 0,
+                  m.get(i * 31 + l) != 0 && k.get(j * 31 + l) != 0)
+            << i << "," << j << "," << l;
+}
+
 }  // namespace
 }  // namespace crucible::cpu
