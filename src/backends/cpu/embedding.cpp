@@ -64,59 +64,50 @@ Values embedding_kernel(const OpDef&, const Values& a) {
   return {out};
 }
 
-// grad_weight[idx[i]] += grad[i] (times 1/count with scale_grad_by_freq). Each row's first
-// contribution is stored rather than added, and only the rows no index hits are zeroed, so the
-// output is written once instead of zero-filled and then read back.
+// grad_weight[idx[i]] += grad[i] (times 1/count with scale_grad_by_freq), output row by output
+// row: the contributions are bucketed by destination row (a stable counting sort, so each row
+// adds its gradient rows in index order, as the reference does), then the pool splits the
+// output rows: each row is written once, whole (a zero row where no index hits it), and each
+// contributing gradient row is read whole.
 template <typename T>
 Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, int64_t num_weights,
                         int64_t d, int64_t padding_idx, bool scale, DType work) {
   const Tensor grad = norm_in(grad_in, work);
   Tensor out = Tensor::uninitialized({num_weights, d}, work);
   const int64_t n = static_cast<int64_t>(idx.size());
-  std::vector<int64_t> counts(static_cast<size_t>(num_weights), 0);
-  std::vector<uint8_t> first(static_cast<size_t>(n), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t r = idx[i];
-    if (r == padding_idx) continue;
-    first[i] = counts[r] == 0;
-    ++counts[r];
-  }
-  std::vector<T> inv_count;
-  if (scale) {
-    inv_count.resize(static_cast<size_t>(n));
+  std::vector<int64_t> start(static_cast<size_t>(num_weights) + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    if (idx[i] != padding_idx) ++start[idx[i] + 1];
+  for (int64_t r = 0; r < num_weights; ++r) start[r + 1] += start[r];
+  std::vector<int64_t> order(static_cast<size_t>(start[num_weights]));
+  {
+    std::vector<int64_t> fill(start.begin(), start.end() - 1);
     for (int64_t i = 0; i < n; ++i)
-      if (idx[i] != padding_idx)
-        inv_count[i] = static_cast<T>(1.0 / static_cast<double>(counts[idx[i]]));
+      if (idx[i] != padding_idx) order[fill[idx[i]]++] = i;
   }
   const T* g = grad.data<T>();
   T* o = out.data<T>();
-  const size_t row_bytes = static_cast<size_t>(d) * sizeof(T);
   parallel_for(0, num_weights, std::max<int64_t>(1, 16384 / std::max<int64_t>(d, 1)),
                [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r)
-                   if (counts[r] == 0) std::memset(o + r * d, 0, row_bytes);
-               });
-  // Columns are split: each chunk owns [j0, j1) of every row.
-  const int64_t blocks = std::max<int64_t>(1, (d + 15) / 16);
-  parallel_for(0, blocks, std::max<int64_t>(1, blocks / std::max(num_threads(), 1)),
-               [&](int64_t b0, int64_t b1) {
-                 const int64_t j0 = b0 * 16, j1 = std::min(d, b1 * 16);
-                 for (int64_t i = 0; i < n; ++i) {
-                   const int64_t r = idx[i];
-                   if (r == padding_idx) continue;
-                   const T* gr = g + i * d;
+                 for (int64_t r = r0; r < r1; ++r) {
                    T* orow = o + r * d;
-                   const T s = scale ? inv_count[i] : T(1);
-                   if (first[i]) {
+                   const int64_t c0 = start[r], c1 = start[r + 1];
+                   if (c0 == c1) {
+                     std::memset(orow, 0, static_cast<size_t>(d) * sizeof(T));
+                     continue;
+                   }
+                   const T s = scale ? static_cast<T>(1.0 / static_cast<double>(c1 - c0)) : T(1);
+                   const T* g0 = g + order[c0] * d;
+                   if (scale)
+                     for (int64_t j = 0; j < d; ++j) orow[j] = g0[j] * s + T(0);
+                   else
+                     for (int64_t j = 0; j < d; ++j) orow[j] = g0[j] + T(0);  // -0 -> +0, as 0 + g
+                   for (int64_t c = c0 + 1; c < c1; ++c) {
+                     const T* gr = g + order[c] * d;
                      if (scale)
-                       for (int64_t j = j0; j < j1; ++j) orow[j] = gr[j] * s + T(0);
+                       for (int64_t j = 0; j < d; ++j) orow[j] += gr[j] * s;
                      else
-                       for (int64_t j = j0; j < j1; ++j)
-                         orow[j] = gr[j] + T(0);  // -0 -> +0, as 0 + g
-                   } else if (scale) {
-                     for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j] * s;
-                   } else {
-                     for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j];
+                       for (int64_t j = 0; j < d; ++j) orow[j] += gr[j];
                    }
                  }
                });

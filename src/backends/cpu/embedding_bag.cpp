@@ -244,28 +244,31 @@ Values psw_backward_kernel(const OpDef&, const Values& a) {
   const int64_t n = indices.numel(), d = weight.size(1);
   const IndexValues idx(indices);
   const IndexValues bag(offset2bag.reshape({-1}));
-  // Padded entries give 0 and read nothing: their rows are replaced by row 0 (any row in
-  // range), the result zeroed afterwards.
-  std::vector<int64_t> rows(static_cast<size_t>(n)), bags(static_cast<size_t>(n));
-  bool any_padding = false;
-  for (int64_t i = 0; i < n; ++i) {
+  // Entry i's weight row and bag, checked; a padded entry reads row 0 of bag 0 (any row in
+  // range) and its result is zeroed afterwards.
+  const int64_t w_rows = weight.size(0), g_rows = grad.size(0);
+  const auto entry = [&](int64_t i, int64_t* row, int64_t* bg) {
     const int64_t r = idx[i], g = bag[i];
     if (r == padding_idx) {
-      rows[i] = 0;
-      bags[i] = 0;
-      any_padding = true;
-      continue;
+      *row = 0;
+      *bg = 0;
+      return;
     }
-    if (r < 0 || r >= weight.size(0) || g < 0 || g >= grad.size(0))
-      op_error("index out of range in self");
-    rows[i] = r;
-    bags[i] = g;
-  }
+    if (r < 0 || r >= w_rows || g < 0 || g >= g_rows) op_error("index out of range in self");
+    *row = r;
+    *bg = g;
+  };
+  bool any_padding = false;
+  for (int64_t i = 0; i < n && !any_padding; ++i) any_padding = idx[i] == padding_idx;
   const DType dt = grad.dtype();
   Tensor out = Tensor::uninitialized({n}, dt == DType::Float64 ? dt : DType::Float32);
   const bool computable = n > 0 && d > 0 && weight.size(0) > 0 && grad.size(0) > 0;
   const bool f64 = dt == DType::Float64 || extreme_rows(grad) || extreme_rows(weight);
   if (!computable) {
+    for (int64_t i = 0; i < n; ++i) {  // the reference's index checks still apply
+      int64_t r = 0, b = 0;
+      entry(i, &r, &b);
+    }
     if (n > 0) std::memset(out.data_ptr(), 0, static_cast<size_t>(n) * out.itemsize());
   } else if (!f64) {
     // Rows are read in place when each is contiguous f32 (grad of the traces is a strided view).
@@ -274,9 +277,15 @@ Values psw_backward_kernel(const OpDef&, const Values& a) {
     };
     const Tensor g = rows_of(grad), w = rows_of(weight);
     float* o = out.data<float>();
+    // Entries are checked and resolved in the chunks, 256 at a time (no n-long index arrays).
     parallel_for(0, n, std::max<int64_t>(1, 262144 / d), [&](int64_t i0, int64_t i1) {
-      row_kernels().dot_rows(o + i0, g.data<float>(), g.stride(0), bags.data() + i0,
-                             w.data<float>(), w.stride(0), rows.data() + i0, d, i1 - i0);
+      int64_t rb[256], bb[256];
+      for (int64_t s = i0; s < i1; s += 256) {
+        const int64_t m = std::min<int64_t>(256, i1 - s);
+        for (int64_t k = 0; k < m; ++k) entry(s + k, rb + k, bb + k);
+        row_kernels().dot_rows(o + s, g.data<float>(), g.stride(0), bb, w.data<float>(),
+                               w.stride(0), rb, d, m);
+      }
     });
   } else {
     const Tensor g = contiguous_as(grad, DType::Float64), w = contiguous_as(weight, DType::Float64);
@@ -285,8 +294,10 @@ Values psw_backward_kernel(const OpDef&, const Values& a) {
     Tensor o64 = Tensor::uninitialized({n}, DType::Float64);
     double* o = o64.data<double>();
     for (int64_t i = 0; i < n; ++i) {
+      int64_t r = 0, b = 0;
+      entry(i, &r, &b);
       double s = 0;
-      for (int64_t j = 0; j < d; ++j) s += gp[bags[i] * d + j] * wp[rows[i] * d + j];
+      for (int64_t j = 0; j < d; ++j) s += gp[b * d + j] * wp[r * d + j];
       o[i] = s;
     }
     out = o64;
