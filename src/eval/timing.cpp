@@ -1,5 +1,8 @@
 // Timing of one case: candidate and baseline alternating on the same inputs, after warm-up,
 // with a cache flush before each sample (cold cache) unless disabled.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -8,8 +11,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,28 +108,43 @@ TimingStats stats_of(std::vector<double> xs) {
   return s;
 }
 
-// Settled threads: a thread pool keeps its workers spinning for a while after a call (libgomp,
-// which ATen uses, spins for milliseconds; crucible's cpu pool for 50 us) so that the next call
-// starts without a wake-up. In an alternating run those spinning workers of one backend share
-// the cores with the other backend's next sample: on a 2-core machine a 4 ms op of the
-// candidate measured 6 ms after an ATen sample. So before each sample the harness sleeps in
-// 200 us steps until the process used under a fifth of a core during a step (every pool idle,
-// at most 20 ms): each sample starts with both backends' workers asleep, the same for both.
+// Turns and settled threads. A thread pool keeps its workers spinning for a while after a call
+// so that the next call starts without a wake-up (libgomp, which ATen uses, spins for about
+// 20 ms here; crucible's cpu pool for 50 us). Alternating sample by sample, those spinning
+// workers of one backend share the cores with the other backend's next sample: on this 2-core
+// machine an in-place add of 3 MB measured 430 us after an ATen sample and 235 us alone. So
+// the backends take turns of kTurn samples: before a turn the harness sleeps in 200 us steps
+// until no other thread of the process is running (the other backend's workers asleep, at most
+// 100 ms), the turn's first sample wakes its pool and is not counted, and the
+// rest run back to back as a model's calls would (each backend's pool as hot as it keeps it).
+constexpr int kTurn = 5;
+
+// Whether a thread of this process other than the caller is running or runnable (state R in
+// /proc/self/task/<tid>/stat): a spinning pool worker is. The scheduler's state is read, not
+// CPU-time counters, which the kernel brings up to date only at its ticks.
+bool other_threads_running() {
+  const auto self = static_cast<long>(::syscall(SYS_gettid));
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == std::to_string(self)) continue;
+    std::ifstream f(e.path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;  // the thread ended
+    const size_t close = line.rfind(')');  // the name may hold spaces and parentheses
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R')
+      return true;
+  }
+  return false;
+}
+
 void settle_threads() {
-  auto cpu_ns = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-  };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-  for (;;) {
-    const double c0 = cpu_ns();
-    const auto w0 = std::chrono::steady_clock::now();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  // Two consecutive quiet looks 200 us apart: a worker between two spins is not missed.
+  int quiet = 0;
+  while (quiet < 2 && std::chrono::steady_clock::now() < deadline) {
+    quiet = other_threads_running() ? 0 : quiet + 1;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const auto w1 = std::chrono::steady_clock::now();
-    const double busy = cpu_ns() - c0;
-    const double wall = std::chrono::duration<double, std::nano>(w1 - w0).count();
-    if (busy < 0.2 * wall || w1 >= deadline) return;
   }
 }
 
@@ -202,30 +222,34 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     };
     // At least min_samples each; then until both have min_seconds of samples, max_samples are
-    // taken, or the wall-time budget (flushes included) is spent.
+    // taken, or the wall-time budget (flushes and settling included) is spent. Turns alternate
+    // which backend goes first so drift affects both equally.
+    bool cand_first = true;
     while (static_cast<int>(ct.size()) < opts.min_samples ||
            (static_cast<int>(ct.size()) < opts.max_samples &&
             (csum < opts.min_seconds || bsum < opts.min_seconds) &&
             wall() < opts.max_wall_seconds)) {
-      // Alternate which backend goes first so drift affects both equally.
-      bool cand_first = ct.size() % 2 == 0;
       for (int k = 0; k < 2; ++k) {
-        bool cand_turn = (k == 0) == cand_first;
-        // The previous sample's outputs are freed here, outside both timed regions. They are
-        // not evicted: a backend that reuses a freed block gets it as warm as a model's next
-        // op would (evicting them measured no different on the traces' 25 MB activations).
+        const bool cand_turn = (k == 0) == cand_first;
+        Backend& b = cand_turn ? candidate : baseline;
+        const Values& args = cand_turn ? cand_args : base_args;
+        DeviceTimer& timer = cand_turn ? *cand_timer : *base_timer;
+        std::optional<CacheFlusher>& flusher = cand_turn ? cand_flusher : base_flusher;
         last_out.clear();
-        if (cand_turn && cand_flusher) cand_flusher->flush();
-        if (!cand_turn && base_flusher) base_flusher->flush();
         if (opts.settle_threads) settle_threads();
-        if (cand_turn) {
-          ct.push_back(time_once(candidate, op, cand_args, *cand_timer, &last_out));
-          csum += ct.back();
-        } else {
-          bt.push_back(time_once(baseline, op, base_args, *base_timer, &last_out));
-          bsum += bt.back();
+        for (int s = 0; s < kTurn; ++s) {
+          // The previous sample's outputs are freed here, outside the timed region. They are
+          // not evicted: a backend that reuses a freed block gets it as warm as a model's next
+          // op would (evicting them measured no different on the traces' 25 MB activations).
+          last_out.clear();
+          if (flusher) flusher->flush();
+          const double t = time_once(b, op, args, timer, &last_out);
+          if (s == 0) continue;  // woke the pool
+          (cand_turn ? ct : bt).push_back(t);
+          (cand_turn ? csum : bsum) += t;
         }
       }
+      cand_first = !cand_first;
     }
     rec.candidate = stats_of(ct);
     rec.baseline = stats_of(bt);
