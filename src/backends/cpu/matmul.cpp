@@ -138,7 +138,9 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
   }
   const bool f64 = dt == DType::Float64;
   const DType work = f64 ? DType::Float64 : DType::Float32;
-  Tensor out = Tensor::empty(out_shape, work);
+  // Written in full: by the copy of self, or by the GEMM itself (beta = 0 sets C, whatever it
+  // held; k = 0 fills it in gemm.cpp).
+  Tensor out = Tensor::uninitialized(out_shape, work);
   if (use_self) {
     if (self.dtype() == work && f64) {
       copy_rows<double>(self, out.data<double>());

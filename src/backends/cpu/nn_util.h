@@ -30,28 +30,11 @@ inline Tensor as_f32(const Tensor& t) {
 // `t` (f32, contiguous) rounded to `dt`, or t itself when dt is f32.
 inline Tensor f32_to(const Tensor& t, DType dt) { return dt == DType::Float32 ? t : t.to(dt); }
 
-// Whether any of n 32-bit patterns, sign cleared, exceeds `limit` (written so that it
-// vectorises: an OR of comparisons over the whole range, no early exit).
-__attribute__((optimize("O3"))) inline bool any_above32(const char* p, int64_t n, int32_t limit) {
-  int32_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, p + 4 * i, 4);
-    bad |= static_cast<int32_t>(u & 0x7fffffffu) > limit;
-  }
-  return bad != 0;
-}
-
-// The same for 16-bit patterns (f16: exponent all ones; bf16: exponent above 2^50).
-__attribute__((optimize("O3"))) inline bool any_above16(const char* p, int64_t n, int16_t limit) {
-  int16_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint16_t u;
-    std::memcpy(&u, p + 2 * i, 2);
-    bad |= static_cast<int16_t>(u & 0x7fffu) > limit;
-  }
-  return bad != 0;
-}
+// Whether any of n 32-bit patterns, sign cleared, exceeds `limit`; the same for 16-bit
+// patterns (f16: exponent all ones; bf16: exponent above 2^50). Compiled for AVX-512, AVX2 and
+// the baseline, picked at load time (nn.cpp).
+bool any_above32(const char* p, int64_t n, int32_t limit);
+bool any_above16(const char* p, int64_t n, int16_t limit);
 
 // Whether a floating tensor holds a non-finite value or one of magnitude above 2^50 (scanned
 // over the storage its view spans, so a value just outside a sliced view also counts). f32
