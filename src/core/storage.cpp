@@ -6,13 +6,15 @@
 // mapped, instead of paying the page faults of a fresh mmap on every call. Blocks from 4 MiB up
 // are aligned to 2 MiB and advised as transparent huge pages (fewer faults and TLB misses where
 // the kernel allows them). The cache holds at most 1 GiB (a quarter of the allocation limit when
-// one is set) and is emptied before an allocation is refused.
+// one is set), freeing the blocks cached longest ago to make room, and is emptied before an
+// allocation is refused.
 #include <sys/mman.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <list>
 #include <map>
 #include <mutex>
 
@@ -53,28 +55,42 @@ class BlockCache {
     std::lock_guard<std::mutex> lock(mu_);
     // The most recently freed block of the size: its lines and TLB entries are the likeliest
     // still to be warm (blocks are handed back in LIFO order, as caching allocators do).
-    auto [lo, hi] = free_.equal_range(size);
+    auto [lo, hi] = by_size_.equal_range(size);
     if (lo == hi) return nullptr;
     auto it = std::prev(hi);
-    void* p = it->second;
-    free_.erase(it);
+    const auto entry = it->second;
+    void* p = entry->p;
+    by_size_.erase(it);
+    order_.erase(entry);
     held_ -= size;
     return p;
   }
-  // Keeps the block if the cache has room; false: the caller frees it.
+  // Keeps the block, making room by freeing the blocks cached longest ago (a run that moves
+  // from one set of shapes to another keeps caching the shapes it uses now); false when the
+  // block alone exceeds the cap: the caller frees it.
   bool give(void* p, size_t size) {
     const size_t limit = g_limit.load();
     const size_t cap = limit != 0 ? std::min(kCacheMax, limit / 4) : kCacheMax;
+    if (size > cap) return false;
     std::lock_guard<std::mutex> lock(mu_);
-    if (held_ + size > cap) return false;
-    free_.emplace(size, p);
+    while (held_ + size > cap && !order_.empty()) {
+      const Block old = order_.front();
+      std::free(old.p);
+      held_ -= old.size;
+      by_size_.erase(old.at);
+      order_.pop_front();
+    }
+    order_.push_back(Block{p, size, {}});
+    const auto entry = std::prev(order_.end());
+    entry->at = by_size_.emplace(size, entry);
     held_ += size;
     return true;
   }
   void clear() {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [size, p] : free_) std::free(p);
-    free_.clear();
+    for (const Block& blk : order_) std::free(blk.p);
+    order_.clear();
+    by_size_.clear();
     held_ = 0;
   }
   size_t held() {
@@ -83,8 +99,17 @@ class BlockCache {
   }
 
  private:
+  struct Block;
+  using Order = std::list<Block>;
+  using BySize = std::multimap<size_t, Order::iterator>;
+  struct Block {
+    void* p;
+    size_t size;
+    BySize::iterator at;  // this block's entry in by_size_
+  };
   std::mutex mu_;
-  std::multimap<size_t, void*> free_;
+  Order order_;     // cached blocks, oldest first
+  BySize by_size_;  // size -> block, equal sizes in the order they were freed
   size_t held_ = 0;
 };
 

@@ -84,6 +84,30 @@ TEST(StorageCache, TheCacheStaysWithinAQuarterOfTheLimitAndTheLimitCountsLiveByt
   release_cached_blocks();
 }
 
+TEST(StorageCache, AFullCacheFreesItsOldestBlocksToKeepTheNewestOne) {
+  release_cached_blocks();
+  const size_t before = bytes_allocated();
+  ASSERT_LT(before, size_t{32} << 20);
+  set_allocation_limit(size_t{80} << 20);  // cap: 20 MiB
+  const size_t mib = size_t{1} << 20;
+  void* py = nullptr;
+  { auto x = Storage::allocate_cpu(8 * mib, Storage::Init::Uninitialized); }
+  EXPECT_EQ(bytes_cached(), 8 * mib);
+  {
+    auto y = Storage::allocate_cpu(14 * mib, Storage::Init::Uninitialized);
+    py = y->data();
+  }
+  // 8 + 14 MiB exceed the cap: the older block made room for the newer.
+  EXPECT_EQ(bytes_cached(), 14 * mib);
+  {
+    auto y2 = Storage::allocate_cpu(14 * mib, Storage::Init::Uninitialized);
+    EXPECT_EQ(y2->data(), py);
+    EXPECT_EQ(bytes_cached(), 0u);
+  }
+  set_allocation_limit(0);
+  release_cached_blocks();
+}
+
 TEST(Tensor, UninitializedHasTheShapeAndStridesAsked) {
   Tensor t = Tensor::uninitialized({3, 4}, DType::Float32);
   EXPECT_EQ(t.shape(), (Shape{3, 4}));
