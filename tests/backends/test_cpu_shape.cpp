@@ -160,14 +160,18 @@ TEST(CpuShape, CopiesOfViewsAreFreshAndExact) {
 }
 
 TEST(CpuShape, CatOfLargeMixedLayoutsAndDtypes) {
-  // Streamed output; slabs contiguous, sliced (row stride > slab), transposed, expanded, and an
-  // f16 input promoted to f32; plus a legacy [0] input that is skipped.
+  // Slabs contiguous, sliced (row stride > slab), transposed, expanded, and an f16 input
+  // promoted to f32; plus a legacy [0] input that is skipped.
   const Tensor a = filled({64, 24, 30, 10}, f32);
   const Tensor b = filled({64, 40, 30, 10}, f32, 2).slice(1, 3, 35);  // [64, 32, 30, 10]
   const Tensor c = filled({64, 7, 10, 30}, f32, 3).transpose(2, 3);
   const Tensor d = filled({64, 1, 30, 10}, f32, 4).expand({64, 5, 30, 10});
   const Tensor e = filled({64, 9, 30, 10}, f16, 5);
   expect_matches("aten.cat.default", {list({a, b, Tensor::empty({0}, f32), c, d, e}), Value(1)});
+  // An output above kStreamMinBytes (64 MiB): streamed through the staging buffer, rows split
+  // between the two inputs at unaligned offsets.
+  expect_matches("aten.cat.default",
+                 {list({filled({2, 4200001}, f32), filled({2, 4300003}, f32, 2)}), Value(1)});
   // Every itemsize, odd row lengths, chunk boundaries inside rows.
   for (DType t : {DType::Bool, DType::Int8, f16, DType::Int32, DType::Int64}) {
     expect_matches("aten.cat.default",

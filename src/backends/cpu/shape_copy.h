@@ -18,7 +18,10 @@
 namespace crucible::cpu {
 
 // Outputs from this size up are streamed (non-temporal stores through a staging buffer).
-constexpr int64_t kStreamMinBytes = int64_t{1} << 20;
+// Smaller outputs stay in the last-level cache (260 MB here) for the op that reads them next,
+// and plain stores measured faster there: clone of 58 MB 3.0 ms plain vs 3.6 ms streamed,
+// select_backward into 2.4 MB 40-70 us plain vs 70-130 us streamed (the threshold was 1 MiB).
+constexpr int64_t kStreamMinBytes = int64_t{1} << 26;
 
 // Writes bytes [lo, hi) of the region to dst (dst is where byte lo goes).
 using ByteProducer = std::function<void(int64_t lo, int64_t hi, char* dst)>;
