@@ -69,6 +69,33 @@ std::string dtype_torch_name(DType t) { return "torch." + std::string(names_of(t
 
 std::string_view dtype_scalar_type_name(DType t) { return names_of(t).scalar_type; }
 
+std::string_view dtype_cpp_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int8:
+      return "signed char";
+    case DType::Int16:
+      return "short int";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "long int";
+    case DType::Float16:
+      return "c10::Half";
+    case DType::BFloat16:
+      return "c10::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return dtype_scalar_type_name(t);
+  }
+}
+
 std::optional<DType> parse_dtype(std::string_view s) {
   for (const auto& n : kNames) {
     if (s == n.code || s == n.scalar_type) return n.type;

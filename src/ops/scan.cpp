@@ -28,34 +28,6 @@ namespace {
 using namespace samples;
 using stats::code;
 
-// c10's dtype names in the in-place error message ("int", "long int").
-std::string cpp_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-    default:
-      return stats::scalar_type_name(t);
-  }
-}
-
 // Scans `src` along `dim` into `out` (same shape; `out` has the result dtype).
 void scan_into(const Tensor& src, const Tensor& out, int64_t dim, bool product) {
   const DType dt = out.dtype();
@@ -119,8 +91,9 @@ Values cumsum_inplace_ref(const Values& a) {
   const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.at(1).to_int(), self.dim());
   if (self.dim() == 0) wrap_dim(a.at(1).to_int(), 0);
   if (auto dtype = a.at(2).opt_dtype(); dtype && *dtype != self.dtype())
-    op_error("Bad in-place call: input tensor dtype " + cpp_type_name(self.dtype()) +
-             " and output tensor dtype " + cpp_type_name(*dtype) + " should match");
+    op_error("Bad in-place call: input tensor dtype " +
+             std::string(dtype_cpp_type_name(self.dtype())) + " and output tensor dtype " +
+             std::string(dtype_cpp_type_name(*dtype)) + " should match");
   scan_into(self, self, dim, /*product=*/false);
   return {self};
 }

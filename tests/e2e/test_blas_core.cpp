@@ -15,7 +15,8 @@ namespace {
 
 std::string manifest_core(const std::string& env, const std::string& name) {
   const std::string out = temp_dir(name);
-  const Output o = crucible_env(env, "run --suite smoke --backend ref --ops relu.default --quiet --out " + out);
+  const Output o =
+      crucible_env(env, "run --suite smoke --backend ref --ops relu.default --quiet --out " + out);
   EXPECT_EQ(o.status, 0) << o.out;
   return read_json(out + "/manifest.json")["machine"].value("blas_core", "");
 }

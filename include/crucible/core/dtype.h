@@ -39,6 +39,9 @@ std::string_view dtype_code(DType t);
 std::string dtype_torch_name(DType t);
 // c10's ScalarType name: "Half", "Float", "Long", ... (used in ATen-style error messages).
 std::string_view dtype_scalar_type_name(DType t);
+// The C++ type c10 names in some messages ("int", "long int", "c10::Half"); the ScalarType
+// name for dtypes without one.
+std::string_view dtype_cpp_type_name(DType t);
 // Accepts the short codes, "torch.float16"-style names and ATen's ScalarType names ("Half",
 // "Float", "Long"). Returns nullopt for anything else.
 std::optional<DType> parse_dtype(std::string_view s);

@@ -18,7 +18,7 @@ struct TimingOptions {
   double min_seconds = 0.1;       // per backend: keep sampling until both have at least this much
   double max_wall_seconds = 2.0;  // per case, flushes included (min_samples are always taken)
   bool cold_cache = true;         // flush the caches before each sample of memory-bound cases
-  bool settle_threads = true;     // before each turn, wait until no other thread of the process runs
+  bool settle_threads = true;  // before each turn, wait until no other thread of the process runs
 };
 
 // Times candidate and baseline alternating on the same inputs, after warm-up; reports medians,

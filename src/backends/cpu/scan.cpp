@@ -176,34 +176,6 @@ Values cumprod_kernel(const OpDef&, const Values& a) {
   return {scan(self, a.at(1).to_int(), result_dtype(self, a.at(2)), true)};
 }
 
-// c10's type names in the in-place message ("int", "long int").
-std::string cpp_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-    default:
-      return std::string(dtype_scalar_type_name(t));
-  }
-}
-
 bool inplace_supports(const OpDef&, const Values& a, std::string* why) {
   if (scan_dtype(a.at(0).tensor().dtype())) return true;
   if (why) *why = "the cpu backend scans bool, integral and floating dtypes other than fp8";
@@ -215,8 +187,9 @@ Values cumsum_inplace_kernel(const OpDef&, const Values& a) {
   const int64_t dim = a.at(1).to_int();
   wrap_dim(dim, self.dim());
   if (!a.at(2).is_none() && a.at(2).to_dtype() != self.dtype())
-    op_error("Bad in-place call: input tensor dtype " + cpp_type_name(self.dtype()) +
-             " and output tensor dtype " + cpp_type_name(a.at(2).to_dtype()) + " should match");
+    op_error("Bad in-place call: input tensor dtype " +
+             std::string(dtype_cpp_type_name(self.dtype())) + " and output tensor dtype " +
+             std::string(dtype_cpp_type_name(a.at(2).to_dtype())) + " should match");
   if (self.is_contiguous()) {
     scan(self, dim, self.dtype(), false, self);
   } else {
