@@ -27,6 +27,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/nll_loss_internal.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 
@@ -40,20 +41,12 @@ bool supported(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 
-// The common geometry of a (self, target, weight) call: n elements, c classes; element e reads
-// self at input(e, cls).
-struct Geometry {
-  int64_t n = 0, c = 0, spatial = 1;
-  Shape none_shape;  // output shape for reduction none
-  int64_t input(int64_t e, int64_t cls) const {
-    const int64_t b = e / spatial, s = e % spatial;
-    return (b * c + cls) * spatial + s;
-  }
-};
+}  // namespace
 
-Geometry check_inputs(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                      bool two_d) {
-  Geometry g;
+namespace nll {
+
+LossShape check_inputs(const Tensor& self, const Tensor& target, const Tensor& weight, bool two_d) {
+  LossShape g;
   if (!two_d) {
     if (self.dim() < 1 || self.dim() > 2) op_error("input tensor should be 1D or 2D");
     if (target.dim() > 1) op_error("0D or 1D target tensor expected, multi-target not supported");
@@ -80,23 +73,59 @@ Geometry check_inputs(const Tensor& self, const Tensor& target, const std::optio
       op_error("size mismatch (got input: " + shape_str(self.shape()) +
                " , target: " + shape_str(target.shape()));
     g.c = self.size(1);
-    g.spatial = self.size(2) * self.size(3);
-    g.n = self.size(0) * g.spatial;
+    g.h = self.size(2);
+    g.w = self.size(3);
+    g.n = self.size(0) * g.h * g.w;
     g.none_shape = target.shape();
   }
-  if (weight && (weight->dim() != 1 || weight->numel() != g.c))
-    op_error(
-        "weight tensor should be defined either for all " + std::to_string(g.c) +
-        " classes or no classes but got weight tensor of shape: " + shape_str(weight->shape()));
+  if (weight.defined() && (weight.dim() != 1 || weight.numel() != g.c))
+    op_error("weight tensor should be defined either for all " + std::to_string(g.c) +
+             " classes or no classes but got weight tensor of shape: " + shape_str(weight.shape()));
   if (target.dtype() != DType::Int64 && target.dtype() != DType::UInt8)
     op_error("expected scalar type Long but found " + stats::scalar_type_name(target.dtype()));
   if (!supported(self.dtype()))
     op_error(std::string("\"") + (two_d ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame") +
              "\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
-  if (weight && weight->dtype() != self.dtype())
+  if (weight.defined() && weight.dtype() != self.dtype())
     op_error("expected scalar type " + stats::scalar_type_name(self.dtype()) + " but found " +
-             stats::scalar_type_name(weight->dtype()));
+             stats::scalar_type_name(weight.dtype()));
   return g;
+}
+
+void check_backward(const Tensor& grad, const Tensor& self, const Tensor& total_weight,
+                    int64_t reduction, const LossShape& g, bool two_d) {
+  if (total_weight.numel() != 1)
+    op_error("expected total_weight to be a  single element tensor, got: " +
+             shape_str(total_weight.shape()) + " (" + std::to_string(total_weight.numel()) +
+             " elements)");
+  if (per_element(reduction, self, two_d)) {
+    if (grad.shape() != g.none_shape)
+      op_error(
+          two_d ? "grad_output sizes don't match target sizes: " + shape_str(grad.shape())
+                : "Expected a tensor of dimension 1 and tensor.size[0] == " + std::to_string(g.n) +
+                      " but got: dimension " + std::to_string(grad.dim()) +
+                      " and tensor.size[0] = " + std::to_string(grad.dim() > 0 ? grad.size(0) : 0));
+  } else if (grad.numel() != 1) {
+    op_error("Expected a single element grad_output tensor, but got: " + shape_str(grad.shape()));
+  }
+}
+
+}  // namespace nll
+
+namespace {
+
+// The reference's view of a call: element e of class cls reads self at input(e, cls).
+struct Geometry : nll::LossShape {
+  explicit Geometry(const nll::LossShape& s) : nll::LossShape(s) {}
+  int64_t input(int64_t e, int64_t cls) const {
+    const int64_t spatial = h * w, b = e / spatial, sp = e % spatial;
+    return (b * c + cls) * spatial + sp;
+  }
+};
+
+Geometry check_inputs(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                      bool two_d) {
+  return Geometry(nll::check_inputs(self, target, weight ? *weight : Tensor(), two_d));
 }
 
 // The class of element e, or -1 when ignored; raises on an out-of-range target.
@@ -145,21 +174,8 @@ Values backward_ref(const Values& a, bool two_d) {
   const int64_t ignore = a.at(5).to_int();
   const Tensor& total_weight = a.at(6).tensor();
   const Geometry g = check_inputs(self, target, weight, two_d);
-  if (total_weight.numel() != 1)
-    op_error("expected total_weight to be a  single element tensor, got: " +
-             shape_str(total_weight.shape()) + " (" + std::to_string(total_weight.numel()) +
-             " elements)");
-  const bool per_element = reduction == 0 && (two_d || self.dim() == 2);
-  if (per_element) {
-    if (grad.shape() != g.none_shape)
-      op_error(
-          two_d ? "grad_output sizes don't match target sizes: " + shape_str(grad.shape())
-                : "Expected a tensor of dimension 1 and tensor.size[0] == " + std::to_string(g.n) +
-                      " but got: dimension " + std::to_string(grad.dim()) +
-                      " and tensor.size[0] = " + std::to_string(grad.dim() > 0 ? grad.size(0) : 0));
-  } else if (grad.numel() != 1) {
-    op_error("Expected a single element grad_output tensor, but got: " + shape_str(grad.shape()));
-  }
+  nll::check_backward(grad, self, total_weight, reduction, g, two_d);
+  const bool per_element = nll::per_element(reduction, self, two_d);
   Tensor out = Tensor::zeros(self.shape(), self.dtype());
   const double tw = total_weight.get(0);
   for (int64_t e = 0; e < g.n; ++e) {

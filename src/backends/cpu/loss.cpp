@@ -2,7 +2,8 @@
 // 2-d (spatial) forms. The forward reads one element of self per target, so it is computed in
 // f64 straight from the strided inputs (exactly the reference's arithmetic, rounded once). The
 // backward's cost is its output: a zero tensor of self's shape, written by the pool, with one
-// element per target set afterwards. Checks and messages follow ops/nll_loss.cpp.
+// element per target set afterwards. The argument checks are the catalog's
+// (ops/nll_loss_internal.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -12,22 +13,15 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "ops/nll_loss_internal.h"
 
 namespace crucible::cpu {
 namespace {
 
-// ATen's ScalarType names in the messages ("Long", "Float").
-std::string type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
-
-bool loss_dtype(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
-}
-
-// The geometry of a (self, target) call: n elements over c classes; element e = (b, s) reads
-// self at b * sb + cls * sc + s's spatial offset, and target at its own strides.
-struct Geometry {
-  int64_t n = 0, c = 0, h = 1, w = 1;
-  Shape none_shape;
+// The geometry of a (self, target) call (the catalog's checked shape, ops/nll_loss_internal.h)
+// with the strides: element e = (b, s) reads self at b * sb + cls * sc + s's spatial offset,
+// and target at its own strides.
+struct Geometry : nll::LossShape {
   int64_t sb = 0, sc = 0, sh = 0, sw = 0;  // self strides: batch, class, spatial
   int64_t tb = 0, th = 0, tw = 0;          // target strides
   int64_t self_at(int64_t e, int64_t cls) const {
@@ -42,41 +36,12 @@ struct Geometry {
 
 Geometry check_inputs(const Tensor& self, const Tensor& target, const Tensor& weight, bool two_d) {
   Geometry g;
+  static_cast<nll::LossShape&>(g) = nll::check_inputs(self, target, weight, two_d);
   if (!two_d) {
-    if (self.dim() < 1 || self.dim() > 2) op_error("input tensor should be 1D or 2D");
-    if (target.dim() > 1) op_error("0D or 1D target tensor expected, multi-target not supported");
-    const bool no_batch = self.dim() == 1 && target.dim() == 0;
-    if (!no_batch && self.size(0) != target.size(0))
-      op_error("size mismatch (got input: " + shape_str(self.shape()) +
-               ", target: " + shape_str(target.shape()) + ")");
-    g.c = self.size(-1);
     g.sc = self.stride(-1);
-    g.n = self.dim() == 2 ? self.size(0) : 1;
-    if (self.dim() == 2) {
-      g.none_shape = {g.n};
-      g.sb = self.stride(0);
-    }
+    if (self.dim() == 2) g.sb = self.stride(0);
     g.tb = target.dim() == 1 ? target.stride(0) : 0;
   } else {
-    if (self.dim() != 4)
-      op_error(
-          "only batches of spatial inputs supported (4D tensors), but got input of "
-          "dimension: " +
-          std::to_string(self.dim()));
-    if (target.dim() != 3)
-      op_error(
-          "only batches of spatial targets supported (3D tensors) but got targets of "
-          "dimension: " +
-          std::to_string(target.dim()));
-    if (self.size(0) != target.size(0) || self.size(2) != target.size(1) ||
-        self.size(3) != target.size(2))
-      op_error("size mismatch (got input: " + shape_str(self.shape()) +
-               " , target: " + shape_str(target.shape()));
-    g.c = self.size(1);
-    g.h = self.size(2);
-    g.w = self.size(3);
-    g.n = self.size(0) * g.h * g.w;
-    g.none_shape = target.shape();
     g.sb = self.stride(0);
     g.sc = self.stride(1);
     g.sh = self.stride(2);
@@ -85,17 +50,6 @@ Geometry check_inputs(const Tensor& self, const Tensor& target, const Tensor& we
     g.th = target.stride(1);
     g.tw = target.stride(2);
   }
-  if (weight.defined() && (weight.dim() != 1 || weight.numel() != g.c))
-    op_error("weight tensor should be defined either for all " + std::to_string(g.c) +
-             " classes or no classes but got weight tensor of shape: " + shape_str(weight.shape()));
-  if (target.dtype() != DType::Int64 && target.dtype() != DType::UInt8)
-    op_error("expected scalar type Long but found " + type_name(target.dtype()));
-  if (!loss_dtype(self.dtype()))
-    op_error(std::string("\"") + (two_d ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame") +
-             "\" not implemented for '" + type_name(self.dtype()) + "'");
-  if (weight.defined() && weight.dtype() != self.dtype())
-    op_error("expected scalar type " + type_name(self.dtype()) + " but found " +
-             type_name(weight.dtype()));
   return g;
 }
 
@@ -199,21 +153,8 @@ Values backward_kernel(const Values& a, bool two_d) {
   const int64_t ignore = a.at(5).to_int();
   const Tensor& total_weight = a.at(6).tensor();
   const Geometry g = check_inputs(self, target, weight, two_d);
-  if (total_weight.numel() != 1)
-    op_error("expected total_weight to be a  single element tensor, got: " +
-             shape_str(total_weight.shape()) + " (" + std::to_string(total_weight.numel()) +
-             " elements)");
-  const bool per_element = reduction == 0 && (two_d || self.dim() == 2);
-  if (per_element) {
-    if (grad.shape() != g.none_shape)
-      op_error(
-          two_d ? "grad_output sizes don't match target sizes: " + shape_str(grad.shape())
-                : "Expected a tensor of dimension 1 and tensor.size[0] == " + std::to_string(g.n) +
-                      " but got: dimension " + std::to_string(grad.dim()) +
-                      " and tensor.size[0] = " + std::to_string(grad.dim() > 0 ? grad.size(0) : 0));
-  } else if (grad.numel() != 1) {
-    op_error("Expected a single element grad_output tensor, but got: " + shape_str(grad.shape()));
-  }
+  nll::check_backward(grad, self, total_weight, reduction, g, two_d);
+  const bool per_element = nll::per_element(reduction, self, two_d);
   const std::vector<int64_t> cls = classes(target, g, ignore);
   const DType dt = self.dtype();
   Tensor out = Tensor::uninitialized(self.shape(), dt);
