@@ -66,16 +66,54 @@ RunOutcome run_backend(Backend& b, const OpDef& op, const Values& args) {
   return o;
 }
 
-// Bytes of the storage region a view can touch, for "input unchanged" checks.
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  auto [alo, ahi] = a.storage_extent();
-  auto [blo, bhi] = b.storage_extent();
-  if (ahi - alo != bhi - blo) return false;
-  const size_t n = static_cast<size_t>(ahi - alo) * a.itemsize();
-  if (n == 0) return true;
-  const char* pa = static_cast<const char*>(a.storage()->data()) + alo * a.itemsize();
-  const char* pb = static_cast<const char*>(b.storage()->data()) + blo * b.itemsize();
-  return std::memcmp(pa, pb, n) == 0;
+// Whether two storages (of an input and of the candidate's copy of it) hold the same bytes,
+// the whole storage: a kernel that writes into the gaps of a strided view, or past its end,
+// changed it.
+bool same_storage_bytes(const Tensor& a, const Tensor& b) {
+  const size_t n = a.storage()->nbytes();
+  if (n != b.storage()->nbytes() || a.offset() != b.offset() || a.strides() != b.strides()) {
+    // Laid out differently (a device backend's copy back to the host): element by element.
+    if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+    const size_t item = a.itemsize();
+    const auto* p = static_cast<const char*>(a.storage()->data());
+    const auto* q = static_cast<const char*>(b.storage()->data());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      if (std::memcmp(p + a.storage_index(i) * static_cast<int64_t>(item),
+                      q + b.storage_index(i) * static_cast<int64_t>(item), item) != 0)
+        return false;
+    return true;
+  }
+  return n == 0 || std::memcmp(a.storage()->data(), b.storage()->data(), n) == 0;
+}
+
+// For a mutated argument: the bytes of its storage that no element of the view covers (the
+// gaps of a strided view, what lies before and after it) must stay as they were. Returns the
+// number of changed bytes.
+int64_t changed_outside_view(const Tensor& before, const Tensor& after) {
+  const size_t n = before.storage()->nbytes();
+  // A storage the op replaced or resized (an `out=` tensor of another shape): nothing to compare.
+  if (n != after.storage()->nbytes() || before.storage() == after.storage()) return 0;
+  std::vector<uint8_t> covered(n, 0);
+  const size_t item = after.itemsize();
+  for (int64_t i = 0; i < after.numel(); ++i) {
+    const size_t at = static_cast<size_t>(after.storage_index(i)) * item;
+    for (size_t b = 0; b < item && at + b < n; ++b) covered[at + b] = 1;
+  }
+  const auto* p = static_cast<const uint8_t*>(before.storage()->data());
+  const auto* q = static_cast<const uint8_t*>(after.storage()->data());
+  int64_t changed = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (!covered[i] && p[i] != q[i]) ++changed;
+  return changed;
+}
+
+std::vector<Tensor> tensors_of(const Value& v) {
+  std::vector<Tensor> ts;
+  if (v.is_tensor() && v.tensor().defined()) ts.push_back(v.tensor());
+  if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList)
+    for (const Tensor& t : v.tensors())
+      if (t.defined()) ts.push_back(t);
+  return ts;
 }
 
 Values values_to_host(Backend& b, const Values& vs) {
@@ -204,13 +242,29 @@ class Judge {
           fail(fmt::format("output {} must be a view of the input, but it is a copy", k));
       }
     }
+    // Every tensor argument (lists included) the op does not mutate is unchanged, its whole
+    // storage; a mutated one is unchanged outside the elements of its view.
     auto mutated = s.mutated_arguments();
     for (size_t i = 0; i < s.arguments.size() && i < cand_args_.size(); ++i) {
-      if (std::find(mutated.begin(), mutated.end(), i) != mutated.end()) continue;
-      if (!cand_args_[i].is_tensor() || !cand_args_[i].tensor().defined()) continue;
-      if (!same_bytes(inputs_[i].tensor(), cand_args_[i].tensor()))
-        fail(fmt::format("the candidate wrote into input '{}', which the op must not mutate",
-                         s.arguments[i].name));
+      const std::vector<Tensor> before = tensors_of(inputs_[i]), after = tensors_of(cand_args_[i]);
+      const bool is_mutated = std::find(mutated.begin(), mutated.end(), i) != mutated.end();
+      for (size_t j = 0; j < before.size() && j < after.size(); ++j) {
+        const std::string name = before.size() > 1 || inputs_[i].kind() != ValueKind::Tensor
+                                     ? fmt::format("'{}'[{}]", s.arguments[i].name, j)
+                                     : fmt::format("'{}'", s.arguments[i].name);
+        if (is_mutated) {
+          const int64_t n = changed_outside_view(before[j], after[j]);
+          if (n > 0)
+            fail(fmt::format(
+                "the candidate wrote {} byte(s) of the storage of mutated argument {} outside "
+                "the elements of its view (the gaps between strided elements, or before or "
+                "after the view)",
+                n, name));
+        } else if (!same_storage_bytes(before[j], after[j])) {
+          fail(
+              fmt::format("the candidate wrote into input {}, which the op must not mutate", name));
+        }
+      }
     }
   }
 

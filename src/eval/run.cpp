@@ -298,19 +298,22 @@ int run(const RunOptions& in) {
   wo.timeout_s = o.timeout_s;
   wo.memory_limit = o.memory_limit;
   wo.on_worker_start = [&o, wb, sandboxed, &sandbox] {
-    if (sandboxed) {
-      std::string why = enter_sandbox(sandbox);
-      if (!why.empty()) {
-        set_worker_death_note(("cannot enter the sandbox: " + why).c_str());
-        _exit(3);
-      }
-    }
     set_allocation_limit(o.memory_limit);
     wb->reference = BackendRegistry::instance().create(o.reference);
     wb->candidate = BackendRegistry::instance().create(o.backend);
     if (o.perf) wb->baseline = BackendRegistry::instance().create(o.baseline);
+    // Kernels from outside run in candidate processes of their own, sandboxed; this worker
+    // (which judges) never loads them.
+    CandidateIsolation iso;
+    if (sandboxed) iso.enter_sandbox = [&sandbox] { return enter_sandbox(sandbox); };
+    iso.call_started = sandbox_job_started;
+    iso.adopt_note_page = adopt_worker_death_note_page;
+    iso.set_note = [](const std::string& note) { set_worker_death_note(note.c_str()); };
     for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
-      if (b) b->set_num_threads(o.threads);
+      if (b) {
+        b->set_num_threads(o.threads);
+        b->isolate_candidates(iso);
+      }
   };
   {
     Progress progress("correctness", to_run.size(), o.progress);

@@ -69,15 +69,22 @@ constexpr bool kAddressSanitizer = false;
 // The worker's death note: a page shared with the parent (set only in worker processes).
 constexpr size_t kNoteSize = 256;
 char* g_death_note = nullptr;
+size_t g_note_size = kNoteSize;
 
 }  // namespace
 
 void set_worker_death_note(const char* text) {
   if (!g_death_note) return;
   size_t n = 0;
-  while (text[n] != '\0' && n + 1 < kNoteSize) ++n;
+  while (text[n] != '\0' && n + 1 < g_note_size) ++n;
   for (size_t i = 0; i < n; ++i) g_death_note[i] = text[i];
   g_death_note[n] = '\0';
+}
+
+void adopt_worker_death_note_page(char* page, size_t size) {
+  if (g_death_note) munmap(g_death_note, kNoteSize);
+  g_death_note = size > 0 ? page : nullptr;
+  g_note_size = size;
 }
 
 std::string signal_name(int sig) {

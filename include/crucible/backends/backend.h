@@ -22,6 +22,21 @@ class DeviceTimer {
   virtual double elapsed_seconds() = 0;  // waits for the stop mark when needed
 };
 
+// How a backend whose kernels come from outside (plugin:, dir:) isolates them: each op's kernels
+// run in a candidate process of their own, forked from the trusted worker, which never loads
+// them. The run sets these in every worker (see src/eval/run.cpp); without them, candidate
+// processes run unsandboxed and leave no notes.
+struct CandidateIsolation {
+  // In the candidate process, before any kernel code is loaded: "" or why it failed.
+  std::function<std::string()> enter_sandbox;
+  // In the candidate process, before each kernel call (re-arms per-call limits).
+  std::function<void()> call_started;
+  // In the candidate process: the page its death note goes to (shared with the trusted worker).
+  std::function<void(char* page, size_t size)> adopt_note_page;
+  // In the trusted worker, when it dies with its candidate process: the note for the run.
+  std::function<void(const std::string& note)> set_note;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -32,6 +47,8 @@ class Backend {
   // Whether its kernels are untrusted code from outside crucible (plugin:, dir:): they then run
   // in sandboxed workers (src/eval/sandbox.h) unless `crucible run --no-sandbox`.
   virtual bool untrusted() const { return false; }
+  // For untrusted backends: how their candidate processes are isolated. Default: ignored.
+  virtual void isolate_candidates(const CandidateIsolation& isolation) { (void)isolation; }
 
   // Whether the backend implements the op at all (for coverage listings).
   virtual bool has_op(const OpDef& op) const = 0;

@@ -61,4 +61,9 @@ std::string signal_name(int sig);
 // socket()". Async-signal-safe; a no-op outside a worker. An empty text clears the note.
 void set_worker_death_note(const char* text);
 
+// In a process forked from a worker to run candidate code: unmaps the worker's death-note page
+// (shared with the worker pool) and writes this process's notes to `page` instead (shared with
+// the worker only). A no-op for the page outside a worker.
+void adopt_worker_death_note_page(char* page, size_t size);
+
 }  // namespace crucible

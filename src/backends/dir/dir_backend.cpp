@@ -155,46 +155,40 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
 class DirBackend final : public Backend {
  public:
   DirBackend(std::string name, std::shared_ptr<const FolderBuild> build)
-      : name_(std::move(name)),
-        build_(std::move(build)),
-        load_failures_(std::make_shared<std::map<std::string, std::string>>()) {
+      : name_(std::move(name)), build_(std::move(build)) {
     KernelBackendOptions opts;
     opts.version = version();
+    opts.library_per_op = true;
     auto b = build_;
-    auto failures = load_failures_;
+    // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(
         name_,
-        [b, failures]() {
+        [b](const std::string& op) {
           std::vector<LoadedKernel> out;
           for (const BuiltKernel& k : b->kernels) {
-            if (!k.failure.empty()) continue;
-            try {
-              if (!k.symbol.empty()) {
-                LoadedKernel lk = load_kernel_symbol(k.library, k.symbol, k.op);
-                lk.origin = k.origin;
-                out.push_back(std::move(lk));
+            if (k.op != op) continue;
+            if (!k.failure.empty()) compile_error(k.failure);
+            if (!k.symbol.empty()) {
+              LoadedKernel lk = load_kernel_symbol(k.library, k.symbol, k.op);
+              lk.origin = k.origin;
+              out.push_back(std::move(lk));
+              continue;
+            }
+            std::vector<std::string> others;
+            for (LoadedKernel& lk : load_plugin_library(k.library, nullptr)) {
+              if (lk.op != k.op || !out.empty()) {
+                others.push_back(lk.op);
                 continue;
               }
-              std::vector<std::string> others;
-              bool found = false;
-              for (LoadedKernel& lk : load_plugin_library(k.library, nullptr)) {
-                if (lk.op != k.op || found) {
-                  others.push_back(lk.op);
-                  continue;
-                }
-                lk.origin = k.origin;
-                out.push_back(std::move(lk));
-                found = true;
-              }
-              if (!found) {
-                std::string list;
-                for (const std::string& o : others) list += (list.empty() ? "" : ", ") + o;
-                (*failures)[k.op] =
-                    fmt::format("{} registers no kernel for {} with CRUCIBLE_KERNEL{}", k.origin,
-                                k.op, list.empty() ? "" : " (it registers " + list + ")");
-              }
-            } catch (const Error& e) {
-              (*failures)[k.op] = fmt::format("{}: cannot load the kernel: {}", k.origin, e.what());
+              lk.origin = k.origin;
+              out.push_back(std::move(lk));
+            }
+            if (out.empty()) {
+              std::string list;
+              for (const std::string& o : others) list += (list.empty() ? "" : ", ") + o;
+              compile_error(fmt::format("{} registers no kernel for {} with CRUCIBLE_KERNEL{}",
+                                        k.origin, k.op,
+                                        list.empty() ? "" : " (it registers " + list + ")"));
             }
           }
           return out;
@@ -224,17 +218,11 @@ class DirBackend final : public Backend {
       return false;
     }
     if (!k->failure.empty()) return true;  // run() reports the compile error
-    bool ok = inner_->supports(op, args, why);
-    return ok || load_failures_->count(op.name) > 0;
+    return inner_->supports(op, args, why);
   }
   Values run(const OpDef& op, const Values& args) override {
     const BuiltKernel* k = find(op);
     if (k && !k->failure.empty()) compile_error(k->failure);
-    if (k) {
-      inner_->has_op(op);  // loads the libraries on first use
-      if (auto it = load_failures_->find(op.name); it != load_failures_->end())
-        compile_error(it->second);
-    }
     return inner_->run(op, args);
   }
 
@@ -243,6 +231,9 @@ class DirBackend final : public Backend {
     inner_->manual_seed(seed);
   }
   void set_num_threads(int n) override { inner_->set_num_threads(n); }
+  void isolate_candidates(const CandidateIsolation& isolation) override {
+    inner_->isolate_candidates(isolation);
+  }
   Tensor allocate(const Shape& shape, const Shape& strides, DType dtype) override {
     return inner_->allocate(shape, strides, dtype);
   }
@@ -260,7 +251,6 @@ class DirBackend final : public Backend {
 
   std::string name_;
   std::shared_ptr<const FolderBuild> build_;
-  std::shared_ptr<std::map<std::string, std::string>> load_failures_;
   std::unique_ptr<Backend> inner_;
 };
 

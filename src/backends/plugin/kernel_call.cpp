@@ -1,11 +1,16 @@
-// One call of a C ABI kernel, with its outputs, callbacks and post-call checks.
+// One call of a C ABI kernel through the candidate process.
 #include "backends/plugin/kernel_call.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
-#include <tuple>
+#include <random>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "backends/plugin/abi_values.h"
 #include "crucible/core/error.h"
 
 namespace crucible {
@@ -18,157 +23,485 @@ void kernel_fault(const std::string& message) {
 
 namespace {
 
-bool same_dl(const DLTensor& a, const DLTensor& b) {
-  if (a.data != b.data || a.ndim != b.ndim || a.byte_offset != b.byte_offset ||
-      a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits ||
-      a.dtype.lanes != b.dtype.lanes || a.shape != b.shape || a.strides != b.strides)
-    return false;
-  return true;
+// Bytes of the body of a tensor laid out with `spec` (offset 0, non-negative strides).
+size_t body_bytes(const TensorSpec& spec) {
+  int64_t extent = numel_of(spec.shape) > 0 ? 1 : 0;
+  if (extent > 0)
+    for (size_t d = 0; d < spec.shape.size(); ++d) {
+      if (spec.strides[d] < 0) internal_error("an output planned with a negative stride");
+      extent += (spec.shape[d] - 1) * spec.strides[d];
+    }
+  return static_cast<size_t>(extent) * itemsize(spec.dtype);
 }
 
-bool inside_storage(const void* p, const Tensor& t) {
-  if (!t.defined() || !t.storage()) return false;
-  const char* lo = static_cast<const char*>(t.storage()->data());
-  const char* q = static_cast<const char*>(p);
-  return q >= lo && q < lo + t.storage()->nbytes();
+void put_value(WireWriter& w, const Value& v, const std::map<const Storage*, size_t>& region_of,
+               const std::vector<size_t>& region_offset) {
+  auto ref = [&](const Tensor& t) {
+    TensorRef r;
+    r.dtype = static_cast<uint8_t>(t.dtype());
+    r.shape = t.shape();
+    r.strides = t.strides();
+    auto it = region_of.find(t.storage().get());
+    r.offset = it == region_of.end()
+                   ? kNoData
+                   : region_offset[it->second] + static_cast<uint64_t>(t.offset()) * t.itemsize();
+    return r;
+  };
+  w.put<uint8_t>(static_cast<uint8_t>(v.kind()));
+  switch (v.kind()) {
+    case ValueKind::None:
+      break;
+    case ValueKind::Tensor:
+      if (!v.tensor().defined()) internal_error("an undefined tensor argument");
+      put_tensor_ref(w, ref(v.tensor()));
+      break;
+    case ValueKind::TensorList:
+    case ValueKind::OptTensorList:
+      w.put<uint32_t>(static_cast<uint32_t>(v.tensors().size()));
+      for (const Tensor& t : v.tensors()) {
+        w.put<uint8_t>(t.defined() ? 1 : 0);
+        if (t.defined()) put_tensor_ref(w, ref(t));
+      }
+      break;
+    case ValueKind::Int:
+      w.put<int64_t>(v.to_int());
+      break;
+    case ValueKind::Float:
+      w.put<double>(v.to_double());
+      break;
+    case ValueKind::Bool:
+      w.put<uint8_t>(v.to_bool() ? 1 : 0);
+      break;
+    case ValueKind::String:
+      w.str(v.str_value());
+      break;
+    case ValueKind::IntList:
+      w.array(v.to_int_list());
+      break;
+    case ValueKind::FloatList:
+      w.array(v.float_list());
+      break;
+    case ValueKind::BoolList: {
+      std::vector<uint8_t> b;
+      for (bool x : v.bool_list()) b.push_back(x ? 1 : 0);
+      w.array(b);
+      break;
+    }
+    case ValueKind::DType:
+      w.put<uint8_t>(static_cast<uint8_t>(v.to_dtype()));
+      break;
+    case ValueKind::Device: {
+      Device d = v.to_device();
+      w.put<int32_t>(d.is_cpu() ? kDLCPU : kDLCUDA);
+      w.put<int32_t>(d.index);
+      break;
+    }
+    case ValueKind::Layout:
+      w.put<int32_t>(v.to_layout() == Layout::Strided ? CRUCIBLE_STRIDED : CRUCIBLE_SPARSE_COO);
+      break;
+    case ValueKind::MemoryFormat:
+      w.put<int32_t>(static_cast<int32_t>(v.to_memory_format()));
+      break;
+  }
+}
+
+// A `None`-valued tensor argument travels as None.
+Values none_for_undefined(const Values& args) {
+  Values out = args;
+  for (Value& v : out)
+    if (v.is_tensor() && !v.tensor().defined()) v = Value();
+  return out;
+}
+
+void collect(const Value& v, std::vector<Tensor>& out) {
+  if (v.is_tensor() && v.tensor().defined()) out.push_back(v.tensor());
+  if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList)
+    for (const Tensor& t : v.tensors())
+      if (t.defined()) out.push_back(t);
+}
+
+void write_call_head(WireWriter& w, const OpDef& op, uint64_t seed, int threads, const Values& args,
+                     const std::map<const Storage*, size_t>& region_of,
+                     const std::vector<size_t>& region_offset) {
+  w.str(op.name);
+  w.put<uint64_t>(seed);
+  w.put<int32_t>(threads);
+  const Values a = none_for_undefined(args);
+  w.put<uint32_t>(static_cast<uint32_t>(a.size()));
+  for (const Value& v : a) put_value(w, v, region_of, region_offset);
 }
 
 }  // namespace
 
-KernelCall::KernelCall(const OpDef& op, const OutputPlan& plan, const Values& args, bool guarded,
-                       uint8_t poison, uint64_t seed, int num_threads)
-    : op_(op), plan_(plan), args_(args), call_args_(args), guarded_(guarded), poison_(poison) {
-  // Arguments the op writes into: the kernel gets a copy of the storage region they span with
-  // guard zones around it (same offsets and strides), copied back after the call.
-  if (guarded_)
-    for (size_t i : op.schema.mutated_arguments()) {
-      if (i >= args.size() || !args[i].is_tensor() || !args[i].tensor().defined()) continue;
-      GuardedArg ga;
-      ga.arg = i;
-      ga.original = args[i].tensor();
-      std::tie(ga.lo, ga.hi) = ga.original.storage_extent();
-      ga.g = allocate_guarded({ga.hi - ga.lo}, {1}, ga.original.dtype(), 0);
-      const size_t item = ga.original.itemsize();
-      if (ga.hi > ga.lo)
-        std::memcpy(ga.g.tensor.data_ptr(),
-                    static_cast<const char*>(ga.original.storage()->data()) + ga.lo * item,
-                    static_cast<size_t>(ga.hi - ga.lo) * item);
-      call_args_[i] = Value(Tensor::from_storage(
-          ga.g.tensor.storage(), ga.g.tensor.offset() + ga.original.offset() - ga.lo,
-          ga.original.shape(), ga.original.strides(), ga.original.dtype()));
-      guarded_args_.push_back(std::move(ga));
+KernelCall::KernelCall(const OpDef& op, const OutputPlan& plan, const Values& args,
+                       CallLayout layout, uint64_t seed, int num_threads)
+    : op_(op),
+      plan_(plan),
+      args_(args),
+      layout_opts_(std::move(layout)),
+      layout_(layout_opts_.seed),
+      seed_(seed),
+      threads_(num_threads) {
+  lay_out();
+}
+
+std::string KernelCall::describe(const Out& o) const {
+  return o.item < 0 ? fmt::format("output {}", o.slot)
+                    : fmt::format("output {}[{}]", o.slot, o.item);
+}
+
+void KernelCall::lay_out() {
+  // Every distinct storage of the arguments, whole (a strided view's gaps included).
+  std::map<const Storage*, size_t> region_of;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    std::vector<Tensor> ts;
+    collect(args_[i], ts);
+    for (const Tensor& t : ts) {
+      if (!t.device().is_cpu()) unsupported("the kernel ABI backend passes CPU tensors only");
+      if (t.dim() > CRUCIBLE_MAX_NDIM)
+        unsupported(fmt::format("a {}-d tensor: the kernel ABI passes at most {} dims", t.dim(),
+                                CRUCIBLE_MAX_NDIM));
+      if (region_of.count(t.storage().get())) continue;
+      region_of[t.storage().get()] = storages_.size();
+      storages_.push_back(t.storage().get());
+      storage_refs_.push_back(t.storage());
+      const auto mutated = op_.schema.mutated_arguments();
+      const bool written = std::find(mutated.begin(), mutated.end(), i) != mutated.end();
+      region_names_.push_back(i < op_.schema.arguments.size()
+                                  ? fmt::format("{} '{}'", written ? "mutated argument" : "input",
+                                                op_.schema.arguments[i].name)
+                                  : fmt::format("argument {}", i));
+      layout_.place(t.storage()->nbytes());
     }
-  cargs_ = abi_.values(call_args_);
-  out_lists_.reserve(plan.slots.size());
-  for (size_t k = 0; k < plan.slots.size(); ++k) {
-    const OutputSlot& s = plan.slots[k];
-    crucible_value v{};
+  }
+  auto add_out = [&](size_t k, int item, const TensorSpec& spec) {
+    Out o;
+    o.slot = k;
+    o.item = item;
+    o.spec = spec;
+    o.region = layout_.regions().size();
+    region_names_.push_back(describe(o));
+    layout_.place(body_bytes(spec));
+    outs_.push_back(std::move(o));
+  };
+  for (size_t k = 0; k < plan_.slots.size(); ++k) {
+    const OutputSlot& s = plan_.slots[k];
+    if (s.kind == OutputSlot::Kind::Fresh || s.kind == OutputSlot::Kind::View)
+      add_out(k, -1, s.spec);
+    if (s.kind == OutputSlot::Kind::FreshList)
+      for (size_t j = 0; j < s.items.size(); ++j) add_out(k, static_cast<int>(j), s.items[j]);
+    if (s.kind == OutputSlot::Kind::DataDependent) {
+      Out o;
+      o.slot = k;
+      o.region = ~size_t{0};
+      o.how = OutHow::Missing;
+      outs_.push_back(std::move(o));
+    }
+  }
+  if (layout_opts_.arena && layout_opts_.arena->size() >= layout_.total())
+    arena_ = layout_opts_.arena;
+  else
+    arena_ = SharedArena::create(layout_.total());
+
+  // The request (offsets are known now).
+  std::vector<size_t> region_offset;
+  for (const auto& [off, bytes] : layout_.regions()) region_offset.push_back(off);
+  WireWriter w;
+  w.put<uint8_t>(static_cast<uint8_t>(HostRequest::Call));
+  w.put<uint64_t>(arena_->id());
+  w.put<uint64_t>(arena_->size());
+  w.put<uint32_t>(static_cast<uint32_t>(layout_.guard_pages().size()));
+  for (const auto& [off, len] : layout_.guard_pages()) {
+    w.put<uint64_t>(off);
+    w.put<uint64_t>(len);
+  }
+  write_call_head(w, op_, seed_, threads_, args_, region_of, region_offset);
+  w.put<uint32_t>(static_cast<uint32_t>(plan_.slots.size()));
+  size_t oi = 0;
+  for (size_t k = 0; k < plan_.slots.size(); ++k) {
+    const OutputSlot& s = plan_.slots[k];
+    auto ref = [&](const Out& o) {
+      TensorRef r;
+      r.offset = region_offset[o.region];
+      r.dtype = static_cast<uint8_t>(o.spec.dtype);
+      r.shape = o.spec.shape;
+      r.strides = o.spec.strides;
+      return r;
+    };
     switch (s.kind) {
       case OutputSlot::Kind::Fresh:
-      case OutputSlot::Kind::View: {
-        Out o;
-        o.k = k;
-        o.kind = s.kind;
-        Tensor t = new_output(s.spec, o);
-        DLTensor* d = abi_.tensor(t);
-        o.expected = *d;
-        outs_[d] = std::move(o);
-        v.kind = CRUCIBLE_TENSOR;
-        v.v.tensor = d;
+        w.put<uint8_t>(static_cast<uint8_t>(WireSlot::Fresh));
+        put_tensor_ref(w, ref(outs_[oi++]));
         break;
-      }
-      case OutputSlot::Kind::DataDependent: {
-        Out o;
-        o.k = k;
-        o.kind = s.kind;
-        DLTensor* d = abi_.empty_slot(DType::Int64);
-        o.expected = *d;
-        outs_[d] = std::move(o);
-        v.kind = CRUCIBLE_TENSOR;
-        v.v.tensor = d;
+      case OutputSlot::Kind::View:
+        w.put<uint8_t>(static_cast<uint8_t>(WireSlot::View));
+        put_tensor_ref(w, ref(outs_[oi++]));
         break;
-      }
+      case OutputSlot::Kind::FreshList:
+        w.put<uint8_t>(static_cast<uint8_t>(WireSlot::FreshList));
+        w.put<uint32_t>(static_cast<uint32_t>(s.items.size()));
+        for (size_t j = 0; j < s.items.size(); ++j) put_tensor_ref(w, ref(outs_[oi++]));
+        break;
+      case OutputSlot::Kind::DataDependent:
+        w.put<uint8_t>(static_cast<uint8_t>(WireSlot::DataDependent));
+        ++oi;
+        break;
       case OutputSlot::Kind::Mutated:
-        v = cargs_.at(s.arg);
+        w.put<uint8_t>(static_cast<uint8_t>(WireSlot::Mutated));
+        w.put<uint32_t>(static_cast<uint32_t>(s.arg));
         break;
       case OutputSlot::Kind::Number:
-        v.kind = s.number_kind == ValueKind::Float  ? CRUCIBLE_FLOAT
-                 : s.number_kind == ValueKind::Bool ? CRUCIBLE_BOOL
-                                                    : CRUCIBLE_INT;
+        w.put<uint8_t>(static_cast<uint8_t>(WireSlot::Number));
+        w.put<uint8_t>(static_cast<uint8_t>(s.number_kind));
         break;
-      case OutputSlot::Kind::FreshList: {
-        auto& list = out_lists_.emplace_back();
-        for (size_t j = 0; j < s.items.size(); ++j) {
-          Out o;
-          o.k = k;
-          o.item = static_cast<int>(j);
-          o.kind = s.kind;
-          Tensor t = new_output(s.items[j], o);
-          DLTensor* d = abi_.tensor(t);
-          o.expected = *d;
-          outs_[d] = std::move(o);
-          list.push_back(d);
+    }
+  }
+  request_ = w.take();
+}
+
+void KernelCall::fill() {
+  char* base = arena_->base();
+  if (layout_opts_.guarded) layout_.fill_guards(base);
+  const auto& regions = layout_.regions();
+  for (size_t i = 0; i < storages_.size(); ++i)
+    if (regions[i].second > 0)
+      std::memcpy(base + regions[i].first, storages_[i]->data(), regions[i].second);
+  std::mt19937_64 rng(layout_opts_.poison_seed);
+  for (Out& o : outs_) {
+    if (o.region == ~size_t{0}) continue;
+    const auto [off, bytes] = regions[o.region];
+    char* p = base + off;
+    if (!layout_opts_.guarded) continue;
+    switch (layout_opts_.poison) {
+      case PoisonKind::NaN:
+        std::memset(p, 0xFF, bytes);
+        break;
+      case PoisonKind::Huge:
+        std::memset(p, 0x7F, bytes);
+        break;
+      case PoisonKind::Zero:
+        std::memset(p, 0, bytes);
+        break;
+      case PoisonKind::Random:
+        for (size_t i = 0; i < bytes; i += 8) {
+          const uint64_t r = rng();
+          std::memcpy(p + i, &r, std::min<size_t>(8, bytes - i));
         }
-        v.kind = CRUCIBLE_TENSOR_LIST;
-        v.v.tensors.items = list.data();
-        v.v.tensors.size = static_cast<int64_t>(list.size());
+        break;
+    }
+    // The poison as it was, in the output's own layout (for "unwritten" checks).
+    o.poison = Tensor::uninitialized_strided(o.spec.shape, o.spec.strides, o.spec.dtype);
+    if (bytes > 0) std::memcpy(o.poison.storage()->data(), p, bytes);
+  }
+}
+
+int32_t KernelCall::invoke(CandidateProcess& host, bool refill) {
+  if (refill) fill();
+  const bool known = host.knows_arena(arena_->id());
+  const std::string reply = host.request(request_, known ? -1 : arena_->fd(), kMaxReplyBytes);
+  if (!known) host.saw_arena(arena_->id());
+  output_text_ = host.take_output();
+  parse_reply(reply);
+  if (!refill) return status_;
+  copy_back();
+  // Fresh outputs leave the arena now, and are looked at again after a moment: a thread the
+  // kernel left behind that still writes into them is caught.
+  const char* base = arena_->base();
+  for (Out& o : outs_) {
+    if (o.how != OutHow::AsGiven || o.region == ~size_t{0}) continue;
+    const auto [off, bytes] = layout_.regions()[o.region];
+    o.copied = Tensor::uninitialized_strided(o.spec.shape, o.spec.strides, o.spec.dtype);
+    if (bytes > 0) std::memcpy(o.copied.storage()->data(), base + off, bytes);
+  }
+  if (status_ == CRUCIBLE_OK) {
+    usleep(1000);
+    for (const Out& o : outs_) {
+      if (o.how != OutHow::AsGiven || o.region == ~size_t{0} || !o.copied.defined()) continue;
+      const auto [off, bytes] = layout_.regions()[o.region];
+      if (bytes > 0 && std::memcmp(o.copied.storage()->data(), base + off, bytes) != 0) {
+        late_write_ = fmt::format(
+            "{} changed after the kernel returned (a thread it left behind still writes into "
+            "it)",
+            describe(o));
         break;
       }
     }
-    couts_.push_back(v);
   }
-  error_.assign(2048, '\0');
-  call_.abi_version = CRUCIBLE_KERNEL_ABI_VERSION;
-  call_.struct_size = sizeof(crucible_call);
-  call_.op = op.name.c_str();
-  call_.args = cargs_.data();
-  call_.num_args = static_cast<int32_t>(cargs_.size());
-  call_.outputs = couts_.data();
-  call_.num_outputs = static_cast<int32_t>(couts_.size());
-  call_.stream = nullptr;
-  call_.seed = seed;
-  call_.num_threads = num_threads;
-  call_.error = error_.data();
-  call_.error_size = error_.size();
-  call_.alloc_output = &KernelCall::alloc_output_cb;
-  call_.make_view = &KernelCall::make_view_cb;
-  call_.crucible_private = this;
+  return status_;
 }
 
-Tensor KernelCall::new_output(const TensorSpec& spec, Out& o) {
-  if (guarded_) {
-    o.g = allocate_guarded(spec.shape, spec.strides, spec.dtype, poison_);
-    o.guarded = true;
-    o.tensor = o.g.tensor;
-  } else {
-    o.tensor = Tensor::empty_strided(spec.shape, spec.strides, spec.dtype);
+void KernelCall::parse_reply(const std::string& reply) {
+  try {
+    WireReader r(reply);
+    status_ = r.get<int32_t>();
+    message_ = r.str(kMaxMessageChars, "message");
+    changes_ = r.str(kMaxMessageChars, "state changes");
+    kernel_ns_ = r.get<uint64_t>();
+    if (status_ == kHostBadRequest) {
+      kernel_fault("the kernel's process refused the call: " + message_);
+    }
+    const uint32_t nslots = r.count(kMaxWireValues, "outputs");
+    if (status_ == kHostOutOfMemory || status_ == kHostThrew) return;
+    if (nslots != plan_.slots.size()) throw WireError("the reply has another number of outputs");
+    numbers_.assign(plan_.slots.size(), Value());
+    size_t oi = 0;
+    for (size_t k = 0; k < plan_.slots.size(); ++k) {
+      const OutputSlot& s = plan_.slots[k];
+      const auto kind = static_cast<WireSlot>(r.get<uint8_t>());
+      if (static_cast<uint8_t>(kind) != static_cast<uint8_t>(s.kind))
+        throw WireError("the reply's outputs are of other kinds");
+      if (s.kind == OutputSlot::Kind::Number) {
+        const int32_t vk = r.get<int32_t>();
+        if (vk == CRUCIBLE_FLOAT)
+          numbers_[k] = Value(r.get<double>());
+        else if (vk == CRUCIBLE_BOOL)
+          numbers_[k] = Value(r.get<int64_t>() != 0);
+        else if (vk == CRUCIBLE_INT)
+          numbers_[k] = Value(r.get<int64_t>());
+        else
+          kernel_fault(
+              fmt::format("output {} is a number, but the kernel set its kind to {}", k, vk));
+        continue;
+      }
+      if (s.kind == OutputSlot::Kind::Mutated) continue;
+      const uint32_t n = r.count(kMaxWireValues, "output items");
+      const size_t expected = s.kind == OutputSlot::Kind::FreshList ? s.items.size() : 1;
+      if (n != expected) throw WireError("the reply has another number of list items");
+      for (uint32_t j = 0; j < n; ++j) {
+        Out& o = outs_.at(oi++);
+        const auto how = static_cast<OutHow>(r.get<uint8_t>());
+        switch (how) {
+          case OutHow::AsGiven:
+            if (s.kind == OutputSlot::Kind::DataDependent) {
+              o.how = OutHow::Missing;
+              break;
+            }
+            o.how = how;
+            break;
+          case OutHow::Missing:
+            o.how = how;
+            break;
+          case OutHow::Changed: {
+            o.how = how;
+            const bool moved = r.get<uint8_t>() != 0;
+            const int64_t at = r.get<int64_t>();
+            o.cause = changed_cause(o, moved, at);
+            break;
+          }
+          case OutHow::MadeView: {
+            if (s.kind != OutputSlot::Kind::View)
+              throw WireError("a view made of a non-view output");
+            const uint32_t arg = r.get<uint32_t>();
+            const int32_t item = r.get<int32_t>();
+            const int64_t offset = r.get<int64_t>();
+            Shape sh = r.array<int64_t>(CRUCIBLE_MAX_NDIM, "view shape");
+            Shape st = r.array<int64_t>(CRUCIBLE_MAX_NDIM, "view strides");
+            if (sh.size() != st.size()) throw WireError("a view with a bad rank");
+            if (arg >= args_.size()) throw WireError("a view of no argument");
+            std::vector<Tensor> ts;
+            collect(args_[arg], ts);
+            const Value& a = args_[arg];
+            Tensor base;
+            if (item < 0 && a.is_tensor())
+              base = a.tensor();
+            else if (item >= 0 &&
+                     (a.kind() == ValueKind::TensorList || a.kind() == ValueKind::OptTensorList) &&
+                     static_cast<size_t>(item) < a.tensors().size())
+              base = a.tensors()[static_cast<size_t>(item)];
+            if (!base.defined()) throw WireError("a view of no tensor");
+            int64_t lo = base.offset() + offset, hi = lo;
+            bool empty = false;
+            for (size_t d = 0; d < sh.size(); ++d) {
+              if (sh[d] < 0) kernel_fault("make_view: negative size");
+              if (sh[d] == 0) empty = true;
+              if (st[d] > 0) hi += (sh[d] - 1) * st[d];
+              if (st[d] < 0) lo += (sh[d] - 1) * st[d];
+            }
+            const int64_t elems = static_cast<int64_t>(base.storage()->nbytes() / base.itemsize());
+            if (!empty && (lo < 0 || hi >= elems))
+              kernel_fault(fmt::format(
+                  "{}: make_view made a view that reaches outside the base tensor's storage",
+                  describe(o)));
+            o.how = how;
+            o.copied =
+                Tensor::from_storage(base.storage(), base.offset() + offset, sh, st, base.dtype());
+            break;
+          }
+          case OutHow::Allocated: {
+            if (s.kind != OutputSlot::Kind::DataDependent)
+              throw WireError("an allocation for an output crucible allocated");
+            const uint8_t dt = r.get<uint8_t>();
+            Shape sh = r.array<int64_t>(CRUCIBLE_MAX_NDIM, "allocated shape");
+            std::optional<DType> dtype;
+            for (DType d : all_dtypes())
+              if (static_cast<uint8_t>(d) == dt) dtype = d;
+            if (!dtype) throw WireError("an allocation of an unknown dtype");
+            int64_t elems = 1;
+            for (int64_t x : sh) {
+              if (x < 0 || (x > 0 && elems > (int64_t{1} << 40) / x))
+                throw WireError("a bad allocated shape");
+              elems *= x;
+            }
+            uint64_t nbytes = 0;
+            const char* data = r.bytes(kMaxReplyBytes, &nbytes, "allocated data");
+            if (nbytes != static_cast<uint64_t>(elems) * itemsize(*dtype))
+              throw WireError("allocated data of the wrong size");
+            o.how = how;
+            o.copied = Tensor::uninitialized(sh, *dtype);
+            if (nbytes > 0) std::memcpy(o.copied.storage()->data(), data, nbytes);
+            break;
+          }
+          default:
+            throw WireError("an unknown output state");
+        }
+      }
+    }
+    r.expect_done();
+  } catch (const WireError& e) {
+    kernel_fault(std::string("the kernel's process sent a malformed reply: ") + e.what());
   }
-  return o.tensor;
 }
 
-int32_t KernelCall::invoke(crucible_kernel_fn fn) {
-  error_[0] = '\0';
-  const int32_t status = fn(&call_);
-  copy_back();
-  return status;
+std::string KernelCall::changed_cause(const Out& o, bool moved, int64_t at) const {
+  const std::string what = describe(o);
+  if (!moved)
+    return fmt::format(
+        "the kernel changed the shape, strides, dtype or byte_offset of {} (outputs are "
+        "allocated by crucible with their final layout)",
+        what);
+  const auto& regions = layout_.regions();
+  for (size_t i = 0; i < storages_.size() && at >= 0; ++i) {
+    const auto [off, bytes] = regions[i];
+    if (static_cast<size_t>(at) >= off &&
+        static_cast<size_t>(at) < off + std::max<size_t>(bytes, 1))
+      return fmt::format(
+          "{} points at {} (the kernel replaced the data pointer crucible gave it), but the "
+          "schema says {} is a new tensor{}",
+          what, region_names_[i], what,
+          plan_.slots[o.slot].kind == OutputSlot::Kind::View ? " unless made a view with make_view"
+                                                             : "");
+  }
+  return fmt::format(
+      "the kernel replaced the data pointer of {} (crucible allocates outputs: write into them; "
+      "data-dependent outputs use alloc_output)",
+      what);
 }
 
 void KernelCall::copy_back() {
-  for (const GuardedArg& ga : guarded_args_) {
-    if (ga.hi <= ga.lo) continue;
-    const size_t item = ga.original.itemsize();
-    std::memcpy(static_cast<char*>(ga.original.storage()->data()) + ga.lo * item,
-                ga.g.tensor.data_ptr(), static_cast<size_t>(ga.hi - ga.lo) * item);
-  }
-}
-
-std::string KernelCall::message() const {
-  std::string m(error_.data(), strnlen(error_.data(), error_.size()));
-  return m;
+  const char* base = arena_->base();
+  const auto& regions = layout_.regions();
+  for (size_t i = 0; i < storages_.size(); ++i)
+    if (regions[i].second > 0)
+      std::memcpy(storages_[i]->data(), base + regions[i].first, regions[i].second);
 }
 
 void KernelCall::raise_for_status(int32_t status) const {
-  const std::string m = message();
+  const std::string said =
+      output_text_.empty()
+          ? ""
+          : "; it printed (the kernel's words, not crucible's): «" + output_text_ + "»";
+  if (!changes_.empty()) kernel_fault(changes_ + said);
+  const std::string m = message_.empty() ? "" : "«" + message_ + "» (the kernel's message)";
   switch (status) {
     case CRUCIBLE_OK:
       return;
@@ -177,167 +510,64 @@ void KernelCall::raise_for_status(int32_t status) const {
     case CRUCIBLE_UNSUPPORTED:
       unsupported(m.empty() ? "the kernel returned CRUCIBLE_UNSUPPORTED (no message)" : m);
     case CRUCIBLE_INTERNAL:
-      kernel_fault("the kernel failed (CRUCIBLE_INTERNAL)" + (m.empty() ? "" : ": " + m));
+      kernel_fault("the kernel failed (CRUCIBLE_INTERNAL)" + (m.empty() ? "" : ": " + m) + said);
+    case kHostOutOfMemory:
+      throw Error(ErrorKind::Memory,
+                  "the kernel ran out of memory under the worker's memory limit (std::bad_alloc "
+                  "escaped it)");
+    case kHostThrew:
+      kernel_fault(message_ + said);
     default:
-      kernel_fault(fmt::format("the kernel returned an unknown status {}{}", status,
-                               m.empty() ? "" : ": " + m));
+      kernel_fault(fmt::format("the kernel returned an unknown status {}{}{}", status,
+                               m.empty() ? "" : ": " + m, said));
   }
-}
-
-int32_t KernelCall::callback_error(const std::string& msg) {
-  std::snprintf(error_.data(), error_.size(), "%s", msg.c_str());
-  return CRUCIBLE_ERROR;
-}
-
-std::string KernelCall::describe(const Out& o) const {
-  return o.item < 0 ? fmt::format("output {}", o.k) : fmt::format("output {}[{}]", o.k, o.item);
-}
-
-int32_t KernelCall::alloc_output_cb(crucible_call* c, DLTensor* out, int32_t ndim,
-                                    const int64_t* shape, DLDataType dtype) {
-  auto* self = static_cast<KernelCall*>(c->crucible_private);
-  auto it = self->outs_.find(out);
-  if (it == self->outs_.end() || it->second.kind != OutputSlot::Kind::DataDependent)
-    return self->callback_error("alloc_output: not a data-dependent output of this call");
-  Out& o = it->second;
-  if (o.tensor.defined()) return self->callback_error("alloc_output: output already allocated");
-  if (ndim < 0 || ndim > CRUCIBLE_MAX_NDIM || (ndim > 0 && !shape))
-    return self->callback_error(fmt::format("alloc_output: bad ndim {}", ndim));
-  Shape sh(shape, shape + ndim);
-  for (int64_t s : sh)
-    if (s < 0) return self->callback_error("alloc_output: negative size");
-  auto dt = from_dl_dtype(dtype);
-  if (!dt) return self->callback_error("alloc_output: unknown dtype");
-  try {
-    self->new_output({sh, contiguous_strides(sh), *dt}, o);
-  } catch (const Error& e) {
-    std::snprintf(self->error_.data(), self->error_.size(), "alloc_output: %s", e.what());
-    return CRUCIBLE_INTERNAL;
-  }
-  self->abi_.rebind(out, o.tensor);
-  o.expected = *out;
-  return CRUCIBLE_OK;
-}
-
-int32_t KernelCall::make_view_cb(crucible_call* c, DLTensor* out, const DLTensor* base,
-                                 int32_t ndim, const int64_t* shape, const int64_t* strides,
-                                 int64_t offset) {
-  auto* self = static_cast<KernelCall*>(c->crucible_private);
-  auto it = self->outs_.find(out);
-  if (it == self->outs_.end() || it->second.kind != OutputSlot::Kind::View)
-    return self->callback_error(
-        "make_view: not a view output (the schema gives this output no alias annotation)");
-  const Tensor* src = self->abi_.source(base);
-  if (!src || self->outs_.count(base))
-    return self->callback_error("make_view: base is not one of the call's input tensors");
-  if (ndim < 0 || ndim > CRUCIBLE_MAX_NDIM || (ndim > 0 && (!shape || !strides)))
-    return self->callback_error(fmt::format("make_view: bad ndim {}", ndim));
-  Shape sh(shape, shape + ndim), st(strides, strides + ndim);
-  int64_t lo = src->offset() + offset, hi = lo;
-  bool empty = false;
-  for (int i = 0; i < ndim; ++i) {
-    if (sh[i] < 0) return self->callback_error("make_view: negative size");
-    if (sh[i] == 0) empty = true;
-    if (st[i] > 0) hi += (sh[i] - 1) * st[i];
-    if (st[i] < 0) lo += (sh[i] - 1) * st[i];
-  }
-  const int64_t elems = static_cast<int64_t>(src->storage()->nbytes() / src->itemsize());
-  if (!empty && (lo < 0 || hi >= elems))
-    return self->callback_error("make_view: the view reaches outside the base tensor's storage");
-  Out& o = it->second;
-  o.tensor = Tensor::from_storage(src->storage(), src->offset() + offset, sh, st, src->dtype());
-  o.viewed = true;
-  self->abi_.rebind(out, o.tensor);
-  o.expected = *out;
-  return CRUCIBLE_OK;
-}
-
-std::string KernelCall::pointer_cause(const Out& o, const DLTensor& now) const {
-  const std::string what = describe(o);
-  if (now.data != o.expected.data) {
-    const Schema& s = op_.schema;
-    for (size_t i = 0; i < call_args_.size() && i < s.arguments.size(); ++i) {
-      std::vector<Tensor> ts;
-      const Value& a = call_args_[i];
-      if (a.is_tensor()) ts.push_back(a.tensor());
-      if (a.kind() == ValueKind::TensorList || a.kind() == ValueKind::OptTensorList)
-        ts = a.tensors();
-      for (const Tensor& t : ts)
-        if (inside_storage(now.data, t))
-          return fmt::format(
-              "{} points at input '{}' (the kernel replaced the data pointer crucible gave it), "
-              "but the schema says {} is a new tensor{}",
-              what, s.arguments[i].name, what,
-              o.kind == OutputSlot::Kind::View ? " unless made a view with make_view" : "");
-    }
-    return fmt::format(
-        "the kernel replaced the data pointer of {} (crucible allocates outputs: write into "
-        "them; data-dependent outputs use alloc_output)",
-        what);
-  }
-  return fmt::format(
-      "the kernel changed the shape, strides, dtype or byte_offset of {} (outputs are allocated "
-      "by crucible with their final layout)",
-      what);
 }
 
 void KernelCall::check(const std::string& when) const {
-  for (const GuardedArg& ga : guarded_args_) {
-    std::string cause = check_guard_zones(
-        ga.g, fmt::format("mutated argument '{}'", op_.schema.arguments[ga.arg].name));
+  if (!changes_.empty()) kernel_fault(changes_ + when);
+  if (layout_opts_.guarded) {
+    std::string cause = layout_.check_guards(arena_->base(), region_names_);
     if (!cause.empty()) kernel_fault(cause + when);
   }
-  for (const auto& [dl, o] : outs_) {
-    const DLTensor& now = *dl;
-    bool layout_same = same_dl(now, o.expected);
-    if (layout_same && o.tensor.defined())
-      for (int d = 0; d < now.ndim; ++d)
-        if (now.shape[d] != o.tensor.shape()[d] || now.strides[d] != o.tensor.strides()[d])
-          layout_same = false;
-    if (!layout_same) kernel_fault(pointer_cause(o, now) + when);
-    if (o.kind == OutputSlot::Kind::DataDependent && !o.tensor.defined())
+  for (const Out& o : outs_) {
+    if (o.how == OutHow::Changed) kernel_fault(o.cause + when);
+    if (o.how == OutHow::Missing)
       kernel_fault(
-          fmt::format("the kernel did not allocate {} (its shape depends on the data: "
-                      "call alloc_output before writing it){}",
+          fmt::format("the kernel did not allocate {} (its shape depends on the data: call "
+                      "alloc_output before writing it){}",
                       describe(o), when));
-    if (o.guarded && !o.viewed) {
-      std::string cause = check_guard_zones(o.g, describe(o));
-      if (!cause.empty()) kernel_fault(cause + when);
-    }
   }
+  if (!late_write_.empty()) kernel_fault(late_write_ + when);
 }
 
-Values KernelCall::outputs() const {
+Values KernelCall::outputs(bool in_arena) const {
   Values out;
-  std::map<std::pair<size_t, int>, Tensor> by_slot;
-  for (const auto& [dl, o] : outs_) by_slot[{o.k, o.item}] = o.tensor;
+  size_t oi = 0;
+  auto tensor_of = [&](const Out& o) {
+    if (o.how == OutHow::AsGiven && in_arena) {
+      const auto [off, bytes] = layout_.regions()[o.region];
+      return Tensor::from_storage(arena_->storage(off, bytes), 0, o.spec.shape, o.spec.strides,
+                                  o.spec.dtype);
+    }
+    return o.copied;
+  };
   for (size_t k = 0; k < plan_.slots.size(); ++k) {
     const OutputSlot& s = plan_.slots[k];
-    const crucible_value& v = couts_[k];
     switch (s.kind) {
       case OutputSlot::Kind::Fresh:
       case OutputSlot::Kind::View:
       case OutputSlot::Kind::DataDependent:
-        out.emplace_back(by_slot.at({k, -1}));
+        out.emplace_back(tensor_of(outs_.at(oi++)));
         break;
       case OutputSlot::Kind::Mutated:
         out.push_back(args_.at(s.arg));
         break;
       case OutputSlot::Kind::Number:
-        if (v.kind == CRUCIBLE_FLOAT)
-          out.emplace_back(v.v.f);
-        else if (v.kind == CRUCIBLE_BOOL)
-          out.emplace_back(v.v.b != 0);
-        else if (v.kind == CRUCIBLE_INT)
-          out.emplace_back(v.v.i);
-        else
-          kernel_fault(
-              fmt::format("output {} is a number, but the kernel set its kind to {}", k, v.kind));
+        out.push_back(numbers_.at(k));
         break;
       case OutputSlot::Kind::FreshList: {
         std::vector<Tensor> ts;
-        for (size_t j = 0; j < s.items.size(); ++j)
-          ts.push_back(by_slot.at({k, static_cast<int>(j)}));
+        for (size_t j = 0; j < s.items.size(); ++j) ts.push_back(tensor_of(outs_.at(oi++)));
         out.push_back(Value::tensor_list(std::move(ts)));
         break;
       }
@@ -346,33 +576,35 @@ Values KernelCall::outputs() const {
   return out;
 }
 
-std::vector<KernelCall::Written> KernelCall::fresh_outputs() const {
-  std::vector<Written> w;
-  for (const auto& [dl, o] : outs_)
-    if (o.guarded && !o.viewed && o.tensor.defined()) w.push_back({describe(o), o.tensor});
+std::vector<WrittenOutput> KernelCall::written() const {
+  std::vector<WrittenOutput> w;
+  for (const Out& o : outs_)
+    if (o.how == OutHow::AsGiven && o.copied.defined() && o.poison.defined())
+      w.push_back({describe(o), o.copied, o.poison});
   return w;
 }
 
-int32_t KernelCall::ask_supports(crucible_supports_fn fn, const OpDef& op, const Values& args,
+int32_t KernelCall::ask_supports(CandidateProcess& host, const OpDef& op, const Values& args,
                                  std::string* why) {
-  AbiValues abi;
-  std::vector<crucible_value> cargs = abi.values(args);
-  std::vector<char> err(1024, '\0');
-  crucible_call c{};
-  c.abi_version = CRUCIBLE_KERNEL_ABI_VERSION;
-  c.struct_size = sizeof(crucible_call);
-  c.op = op.name.c_str();
-  c.args = cargs.data();
-  c.num_args = static_cast<int32_t>(cargs.size());
-  c.num_threads = 1;
-  c.error = err.data();
-  c.error_size = err.size();
-  int32_t st = fn(&c);
-  if (st != CRUCIBLE_OK && why) {
-    std::string m(err.data(), strnlen(err.data(), err.size()));
-    *why = m.empty() ? "the kernel's supports hook declined the call" : m;
+  WireWriter w;
+  w.put<uint8_t>(static_cast<uint8_t>(HostRequest::Supports));
+  write_call_head(w, op, 0, 1, args, {}, {});
+  w.put<uint32_t>(0);  // no outputs
+  const std::string reply = host.request(w.take());
+  host.take_output();
+  try {
+    WireReader r(reply);
+    const int32_t st = r.get<int32_t>();
+    std::string m = r.str(kMaxMessageChars, "message");
+    if (st == kHostBadRequest)
+      kernel_fault("the kernel's process refused the supports query: " + m);
+    if (st != CRUCIBLE_OK && why)
+      *why = m.empty() ? "the kernel's supports hook declined the call"
+                       : "«" + m + "» (the kernel's supports hook)";
+    return st;
+  } catch (const WireError& e) {
+    kernel_fault(std::string("the kernel's process sent a malformed reply: ") + e.what());
   }
-  return st;
 }
 
 }  // namespace crucible

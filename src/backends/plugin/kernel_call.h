@@ -1,15 +1,23 @@
-// One call of a C ABI kernel: the arguments as crucible_values, the outputs laid out by the
-// output plan (guarded and poisoned, or plain), the callbacks, and the checks after the call.
+// One call of a C ABI kernel, as the trusted worker makes it: the arguments' whole storages
+// copied into a fresh (or reused) shared arena, each output laid out between guard pages and
+// guard bytes and filled with a poison drawn for this call, the request sent to the candidate
+// process, and its reply checked: guard bytes, what became of every output (left as laid out,
+// made a view through make_view, allocated through alloc_output), the process state the kernel
+// left. The arguments' storages are copied back after the call (so the evaluator sees every
+// write into an input, gaps of strided views included), and fresh outputs are copied out of the
+// arena at once, then looked at again after a short wait (a late writer is caught).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "backends/plugin/abi_values.h"
-#include "backends/plugin/guards.h"
-#include "backends/plugin/kernel_library.h"
+#include "backends/plugin/candidate_process.h"
+#include "backends/plugin/candidate_protocol.h"
 #include "backends/plugin/output_plan.h"
+#include "backends/plugin/shared_arena.h"
+#include "crucible/kernel.h"
 #include "crucible/ops/op.h"
 
 namespace crucible {
@@ -18,79 +26,93 @@ namespace crucible {
 // pointer, ...): the evaluator records it as a failed case with this message as the detail.
 [[noreturn]] void kernel_fault(const std::string& message);
 
+// How a call's outputs are filled before the kernel runs.
+enum class PoisonKind : uint8_t {
+  NaN,     // every byte 0xFF (NaN in every floating type, -1 in integers)
+  Huge,    // every byte 0x7F (near the largest finite value)
+  Zero,    // zeros
+  Random,  // random bytes, element by element
+};
+
+struct CallLayout {
+  bool guarded = true;  // guard pages, guard bytes and poison
+  uint64_t seed = 0;    // layout offsets and guard bytes
+  PoisonKind poison = PoisonKind::NaN;
+  uint64_t poison_seed = 0;            // PoisonKind::Random's bytes
+  std::shared_ptr<SharedArena> arena;  // reuse this arena (the same seed gives the same places)
+};
+
+// A fresh output as copied out of the arena, with the poison it was filled with.
+struct WrittenOutput {
+  std::string what;  // "output 0", "output 1[2]"
+  Tensor tensor;
+  Tensor poison;
+};
+
 class KernelCall {
  public:
-  // `guarded`: outputs get guard zones and are filled with `poison`.
-  KernelCall(const OpDef& op, const OutputPlan& plan, const Values& args, bool guarded,
-             uint8_t poison, uint64_t seed, int num_threads);
+  KernelCall(const OpDef& op, const OutputPlan& plan, const Values& args, CallLayout layout,
+             uint64_t seed, int num_threads);
   KernelCall(const KernelCall&) = delete;
   KernelCall& operator=(const KernelCall&) = delete;
 
-  // Calls the kernel; returns its status. message() holds what it wrote to call->error. Mutated
-  // tensor arguments are passed as guarded copies and copied back after the call.
-  int32_t invoke(crucible_kernel_fn fn);
-  std::string message() const;
-  // Turns a status other than CRUCIBLE_OK into crucible's error (op error, unsupported, fault).
+  // Sends the call; returns the kernel's status. `refill`: copy the inputs and poison again
+  // (false only when repeating the same call on unchanged arguments, as timing does).
+  int32_t invoke(CandidateProcess& host, bool refill = true);
+  // Turns a status other than CRUCIBLE_OK (or a process-state change) into crucible's error.
   void raise_for_status(int32_t status) const;
-
-  // After a successful call: checks the output DLTensors are as crucible left them (or as the
-  // callbacks set them), data-dependent outputs were allocated and, when guarded, the guard zones
-  // are intact; kernel_fault() with the cause otherwise. `when` is appended to the cause.
+  // After a successful call: guard bytes, output pointers, allocations, late writes; kernel_fault
+  // with the cause and `when` appended otherwise.
   void check(const std::string& when) const;
-  // The outputs as crucible values, in schema order.
-  Values outputs() const;
+  // The outputs in schema order (fresh ones copied out of the arena; `in_arena`: left in the
+  // arena, for timing).
+  Values outputs(bool in_arena = false) const;
+  std::vector<WrittenOutput> written() const;
+  const std::shared_ptr<SharedArena>& arena() const { return arena_; }
+  // Seconds the candidate process said the kernel took (not trusted: for information).
+  double reported_seconds() const { return kernel_ns_ * 1e-9; }
 
-  // Guarded outputs with elements still entirely `poison`: (what, tensor) pairs.
-  struct Written {
-    std::string what;
-    Tensor tensor;
-  };
-  std::vector<Written> fresh_outputs() const;
-
-  // The supports hook's view: the arguments only.
-  static int32_t ask_supports(crucible_supports_fn fn, const OpDef& op, const Values& args,
+  // The supports hook, asked in the candidate process with the arguments (tensors without data).
+  static int32_t ask_supports(CandidateProcess& host, const OpDef& op, const Values& args,
                               std::string* why);
 
  private:
   struct Out {
-    size_t k = 0;   // return index
-    int item = -1;  // list item, or -1
-    OutputSlot::Kind kind = OutputSlot::Kind::Fresh;
-    Tensor tensor;  // what the output is now
-    bool guarded = false;
-    GuardedOutput g;
-    bool viewed = false;  // made a view by make_view
-    DLTensor expected{};  // the DLTensor as crucible left it
+    size_t slot = 0;
+    int item = -1;
+    size_t region = 0;
+    TensorSpec spec;
+    OutHow how = OutHow::AsGiven;
+    std::string cause;
+    Tensor copied;  // fresh: the body copied out; made view / allocated: the result
+    Tensor poison;
   };
-  static int32_t alloc_output_cb(crucible_call* c, DLTensor* out, int32_t ndim,
-                                 const int64_t* shape, DLDataType dtype);
-  static int32_t make_view_cb(crucible_call* c, DLTensor* out, const DLTensor* base, int32_t ndim,
-                              const int64_t* shape, const int64_t* strides, int64_t offset);
-  int32_t callback_error(const std::string& msg);
   std::string describe(const Out& o) const;
-  std::string pointer_cause(const Out& o, const DLTensor& now) const;
-  Tensor new_output(const TensorSpec& spec, Out& o);
+  std::string changed_cause(const Out& o, bool moved, int64_t at) const;
+  void lay_out();
+  void fill();
+  void parse_reply(const std::string& reply);
+  void copy_back();
 
   const OpDef& op_;
   const OutputPlan& plan_;
   const Values& args_;
-  Values call_args_;  // args_, with mutated tensors replaced by their guarded copies
-  struct GuardedArg {
-    size_t arg = 0;
-    Tensor original;
-    GuardedOutput g;
-    int64_t lo = 0, hi = 0;  // the storage elements the original can touch
-  };
-  std::vector<GuardedArg> guarded_args_;
-  void copy_back();
-  bool guarded_;
-  uint8_t poison_;
-  AbiValues abi_;
-  std::vector<crucible_value> cargs_, couts_;
-  std::vector<std::vector<DLTensor*>> out_lists_;
-  std::map<const DLTensor*, Out> outs_;
-  std::vector<char> error_;
-  crucible_call call_{};
+  CallLayout layout_opts_;
+  ArenaLayout layout_;
+  std::shared_ptr<SharedArena> arena_;
+  uint64_t seed_;
+  int threads_;
+  std::vector<const Storage*> storages_;  // distinct argument storages, region i
+  std::vector<std::shared_ptr<Storage>> storage_refs_;
+  std::vector<std::string> region_names_;
+  std::vector<Out> outs_;
+  std::string request_;
+  // The reply.
+  int32_t status_ = 0;
+  std::string message_, changes_, output_text_;
+  uint64_t kernel_ns_ = 0;
+  std::vector<Value> numbers_;  // per slot (Number slots)
+  std::string late_write_;
 };
 
 }  // namespace crucible

@@ -7,14 +7,14 @@
 //                                      library's kernels (and its name, version, device)
 //   load_kernel_symbol(path, sym, op)  dlopen + one `int32_t sym(crucible_call*)` as op's kernel
 //   make_kernel_backend(name, loader, opts)
-//                                      a Backend whose kernels come from `loader`, called
-//                                      lazily on first use (so only worker processes load
-//                                      libraries), with guards around every call
+//                                      a Backend whose kernels come from `loader`, called in
+//                                      candidate processes only, with defences around every
+//                                      call
 //
 // Errors while loading are thrown as crucible::Error: Usage for a path that does not exist,
 // Input for a library that is not a crucible plugin or was built for another ABI version. The
 // backend reports load errors as the verdict of each case (Status::Failed with the message)
-// rather than aborting the worker.
+// rather than aborting the worker. Libraries are loaded only in candidate processes.
 #pragma once
 
 #include <functional>
@@ -54,22 +54,30 @@ LoadedKernel load_kernel_symbol(const std::string& path, const std::string& symb
 
 struct KernelBackendOptions {
   std::string version = "plugin";  // Backend::version() before anything is loaded
-  // The guards (guard zones, poison, unwritten elements, decoy call, output pointers). Off only
-  // for debugging a kernel.
+  // The defences (guard pages and bytes, varying poison, a second call, a decoy call, output
+  // pointers, late writes). Off only for debugging a kernel.
   bool guards = true;
+  // Each op's kernel is a library of its own (kernel folders): a candidate process loads only
+  // its op's. Otherwise every candidate process loads the whole library.
+  bool library_per_op = false;
 };
 
-// A backend whose kernels come from `loader`, called once, on the first has_op/supports/run (in
-// the worker; call has_op once to load eagerly, e.g. before a sandbox closes the file system).
-// Loading errors do not escape: has_op is then false for every op, supports true, and run()
-// throws the load error (a compile error keeps its kind) so every case records it. Each call binds
-// the arguments to the C ABI, allocates the outputs crucible knows the shapes of (from the
-// catalog's reference, cached per argument signature) with guard zones and poison, calls the kernel
-// first on a decoy (the same shapes, other values) and then on the case, and fails the case with
-// the exact cause when the kernel writes outside an output, leaves part of it unwritten, points an
-// output at an input the schema says it must not alias, or returns the result of the earlier call.
-std::unique_ptr<Backend> make_kernel_backend(std::string name,
-                                             std::function<std::vector<LoadedKernel>()> loader,
+// Loads the kernels of `op` (or, for a whole library, all of them) in a candidate process.
+using KernelLoader = std::function<std::vector<LoadedKernel>(const std::string& op)>;
+
+// A backend whose kernels come from `loader`, which runs only in candidate processes: one per op,
+// forked from the worker when a case of that op comes (src/backends/plugin/candidate_process.h),
+// never in the worker that judges. Loading errors are reported by run() as each case's verdict
+// (a compile error keeps its kind). Each call binds the arguments to the C ABI, lays the whole
+// argument storages and the outputs (shapes from the catalog's reference, cached per argument
+// signature) out in a shared arena between guard pages and guard bytes, fills the outputs with a
+// poison drawn per call, and calls the kernel three times in a random order: on the case, on the
+// case again at other addresses under another poison (the two must agree: unwritten elements and
+// results that depend on the buffers show), and on a decoy (the same buffers, the inputs
+// permuted: a result cached by pointer, shape or a few elements shows). It fails the case with
+// the exact cause when the kernel writes outside an output, leaves part of it unwritten, points
+// an output at an input, writes after it returned, or changes the process state.
+std::unique_ptr<Backend> make_kernel_backend(std::string name, KernelLoader loader,
                                              KernelBackendOptions opts = {});
 
 // `plugin:<lib.so>`: a plugin library as a backend (the spec's path is checked to exist; the

@@ -1,0 +1,67 @@
+// The trusted worker's handle on a candidate process: a process forked for one op, which closes
+// every descriptor but its channel, resets its signal state, measures the bare round trip with
+// the trusted worker, enters the sandbox and only then loads the op's kernels. The trusted
+// worker sends it requests and reads its replies as untrusted data; it never loads kernel code
+// itself. When the candidate process dies during a request, the trusted worker dies the same
+// way (the same signal), so the worker pool records the case as crashed with the cause.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+
+#include "backends/plugin/kernel_host.h"
+#include "crucible/backends/backend.h"
+#include "crucible/core/error.h"
+
+namespace crucible {
+
+class CandidateProcess {
+ public:
+  CandidateProcess(const KernelHostSetup& setup, const CandidateIsolation& isolation);
+  ~CandidateProcess();
+  CandidateProcess(const CandidateProcess&) = delete;
+  CandidateProcess& operator=(const CandidateProcess&) = delete;
+
+  // What loading the kernels said: an error (with its kind), and changes the library's loading
+  // made to the process state ("" when none).
+  const std::string& load_error() const { return load_error_; }
+  ErrorKind load_error_kind() const { return load_error_kind_; }
+  const std::string& load_changes() const { return load_changes_; }
+  // The ops it holds kernels for, and whether each has a supports hook.
+  const std::map<std::string, bool>& ops() const { return ops_; }
+
+  // The fastest bare round trip (a ping answered before any kernel code was loaded), seconds.
+  double bare_round_trip() const { return bare_round_trip_; }
+
+  // Sends a request (and `pass_fd`, the call's arena, when >= 0) and returns the reply. If the
+  // process dies instead of answering, this does not return (see the class comment); if it
+  // answers with something that is not a frame, kernel_fault() says so.
+  std::string request(const std::string& payload, int pass_fd = -1,
+                      size_t max_reply = size_t{1} << 20);
+
+  // Whether it has seen arena `id` (its descriptor need not travel again).
+  bool knows_arena(uint64_t id) const;
+  void saw_arena(uint64_t id);
+
+  // What the kernel printed on its standard output and error since the last look (at most a
+  // few KiB; the rest is counted, not kept).
+  std::string take_output();
+
+ private:
+  [[noreturn]] void died();
+  pid_t pid_ = -1;
+  int sock_ = -1;
+  int out_fd_ = -1;
+  off_t out_read_ = 0;
+  char* note_ = nullptr;
+  std::string load_error_, load_changes_;
+  ErrorKind load_error_kind_ = ErrorKind::Input;
+  std::map<std::string, bool> ops_;
+  double bare_round_trip_ = 0;
+  uint64_t arenas_[4] = {};
+  CandidateIsolation isolation_;
+};
+
+}  // namespace crucible

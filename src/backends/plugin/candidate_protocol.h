@@ -1,0 +1,61 @@
+// What a trusted worker and its candidate process say to each other (over channel.h frames, in
+// wire.h's byte format). The candidate process sees tensors only as places in the call's shared
+// arena; it answers with its kernel's status and message and what became of each output. Every
+// reply is parsed by the trusted side as untrusted data (bounded, validated).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/plugin/wire.h"
+#include "crucible/core/value.h"
+#include "crucible/kernel.h"
+
+namespace crucible {
+
+enum class HostRequest : uint8_t { Ping = 1, Supports = 2, Call = 3 };
+
+// Statuses the candidate process reports besides crucible_status.
+inline constexpr int32_t kHostOutOfMemory = -1000;  // std::bad_alloc escaped the kernel
+inline constexpr int32_t kHostThrew = -1001;        // another C++ exception escaped it
+inline constexpr int32_t kHostBadRequest = -1002;   // the request did not make sense to it
+
+// Bounds on what either side accepts.
+inline constexpr uint32_t kMaxWireValues = 4096;
+inline constexpr uint32_t kMaxWireString = 1 << 16;
+inline constexpr size_t kMaxReplyBytes = size_t{1} << 34;  // data-dependent outputs included
+inline constexpr size_t kMaxMessageChars = 4096;           // a kernel's error message
+
+// A tensor as a place in the arena: the byte offset of its first element (kNoData: none, as in
+// the supports hook), dtype, shape and strides in elements.
+inline constexpr uint64_t kNoData = ~uint64_t{0};
+struct TensorRef {
+  uint64_t offset = kNoData;
+  uint8_t dtype = 0;
+  std::vector<int64_t> shape, strides;
+};
+
+void put_tensor_ref(WireWriter& w, const TensorRef& t);
+TensorRef get_tensor_ref(WireReader& r);
+
+// Output slots as the request describes them (mirrors OutputSlot::Kind).
+enum class WireSlot : uint8_t {
+  Fresh = 0,
+  View = 1,
+  Mutated = 2,
+  DataDependent = 3,
+  Number = 4,
+  FreshList = 5
+};
+
+// What became of one tensor output in the candidate process.
+enum class OutHow : uint8_t {
+  AsGiven = 0,    // the DLTensor is as crucible laid it out: read the arena
+  MadeView = 1,   // make_view: a view of an argument tensor
+  Allocated = 2,  // alloc_output: the bytes travel in the reply
+  Changed = 3,    // the kernel changed the DLTensor's fields: `cause` says how
+  Missing = 4,    // a data-dependent output the kernel never allocated
+};
+
+}  // namespace crucible

@@ -1,0 +1,28 @@
+// The candidate process's side: the loop that runs in a freshly forked process, loads the
+// kernels of one op (never in the trusted worker), and answers the trusted worker's requests:
+// pings, supports queries and kernel calls over the shared arena. It is untrusted by
+// construction (the kernel's library owns the process once loaded): nothing it says is taken as
+// a verdict, only as data about the outputs, which the trusted side checks.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/plugin/kernel_library.h"
+
+namespace crucible {
+
+struct KernelHostSetup {
+  std::string op;  // the op whose kernels to load ("" loads every kernel the loader gives)
+  std::function<std::vector<LoadedKernel>(const std::string& op)> loader;
+  // Enters the sandbox ("" on success, else why not); empty function: no sandbox.
+  std::function<std::string()> enter_sandbox;
+  // Before each kernel call; empty: nothing.
+  std::function<void()> call_started;
+};
+
+// Runs the candidate process's loop on `sock` until the trusted worker closes it; never returns.
+[[noreturn]] void run_kernel_host(int sock, const KernelHostSetup& setup);
+
+}  // namespace crucible
