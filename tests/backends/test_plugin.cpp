@@ -103,7 +103,8 @@ TEST(PluginCAbi, APluginInPlainCRunsAndItsSupportsHookDecides) {
   EXPECT_EQ(r.status, Status::Passed) << r.detail;
   r = evaluate("c_relu", "aten.relu.default", "((T([5, 6], f64),), {})");
   EXPECT_EQ(r.status, Status::Unsupported);
-  EXPECT_EQ(r.detail, "c_relu handles f32 tensors only");
+  // The hook's reason is quoted as the kernel's words.
+  EXPECT_EQ(r.detail, "«c_relu handles f32 tensors only» (the kernel's supports hook)");
   r = evaluate("c_relu", "aten.abs.default", "((T([5], f32),), {})");
   EXPECT_EQ(r.status, Status::Unsupported);
 }

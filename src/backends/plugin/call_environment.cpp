@@ -106,6 +106,13 @@ CallEnvironment capture_call_environment() {
   e.x87_control = read_x87_control();
   e.rounding = fegetround();
   for (int sig = 1; sig < NSIG; ++sig) {
+    // SIGSYS belongs to the sandbox, which stops any change of it (and any query: seccomp cannot
+    // tell a query from a change).
+    if (sig == SIGSYS) {
+      e.signal_handlers.push_back(0);
+      e.signal_handlers.push_back(0);
+      continue;
+    }
     struct sigaction sa {};
     if (sigaction(sig, nullptr, &sa) != 0) continue;
     e.signal_handlers.push_back(reinterpret_cast<uint64_t>(sa.sa_handler));

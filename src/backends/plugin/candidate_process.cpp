@@ -20,6 +20,7 @@
 #include "backends/plugin/candidate_protocol.h"
 #include "backends/plugin/channel.h"
 #include "backends/plugin/kernel_call.h"
+#include "backends/plugin/shared_arena.h"
 
 namespace crucible {
 
@@ -67,6 +68,7 @@ CandidateProcess::CandidateProcess(const KernelHostSetup& setup,
   if (page == MAP_FAILED) internal_error(std::string("mmap: ") + std::strerror(errno));
   note_ = static_cast<char*>(page);
   const pid_t parent = getpid();
+  tag_ = static_cast<uint32_t>(unpredictable_u64()) | 1u;
   std::fflush(nullptr);
   pid_ = fork();
   if (pid_ < 0)
@@ -77,7 +79,7 @@ CandidateProcess::CandidateProcess(const KernelHostSetup& setup,
     KernelHostSetup s = setup;
     s.enter_sandbox = isolation_.enter_sandbox;
     s.call_started = isolation_.call_started;
-    run_kernel_host(3, s);
+    run_kernel_host(3, tag_, s);
   }
   ::close(sv[1]);
   sock_ = sv[0];
@@ -129,13 +131,17 @@ CandidateProcess::~CandidateProcess() {
 }
 
 std::string CandidateProcess::request(const std::string& payload, int pass_fd, size_t max_reply) {
-  if (!send_frame(sock_, payload, pass_fd)) died();
+  if (!send_frame(sock_, tag_, payload, pass_fd)) died();
   std::string reply;
-  switch (recv_frame(sock_, max_reply, &reply, nullptr)) {
+  switch (recv_frame(sock_, tag_, max_reply, &reply, nullptr)) {
     case FrameStatus::Ok:
       return reply;
     case FrameStatus::TooLarge:
       kernel_fault("the candidate process sent a reply larger than any call can need");
+    case FrameStatus::BadTag:
+      kernel_fault(
+          "the candidate process sent bytes that are not a reply (did the kernel write into "
+          "its channel?)");
     case FrameStatus::Closed:
     case FrameStatus::Broken:
       died();

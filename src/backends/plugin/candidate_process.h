@@ -41,6 +41,10 @@ class CandidateProcess {
   std::string request(const std::string& payload, int pass_fd = -1,
                       size_t max_reply = size_t{1} << 20);
 
+  // Kernel calls it has made so far.
+  int64_t calls() const { return calls_; }
+  void count_call() { ++calls_; }
+
   // Whether it has seen arena `id` (its descriptor need not travel again).
   bool knows_arena(uint64_t id) const;
   void saw_arena(uint64_t id);
@@ -53,6 +57,7 @@ class CandidateProcess {
   [[noreturn]] void died();
   pid_t pid_ = -1;
   int sock_ = -1;
+  uint32_t tag_ = 0;
   int out_fd_ = -1;
   off_t out_read_ = 0;
   char* note_ = nullptr;
@@ -60,6 +65,7 @@ class CandidateProcess {
   ErrorKind load_error_kind_ = ErrorKind::Input;
   std::map<std::string, bool> ops_;
   double bare_round_trip_ = 0;
+  int64_t calls_ = 0;
   uint64_t arenas_[4] = {};
   CandidateIsolation isolation_;
 };

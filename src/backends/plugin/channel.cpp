@@ -70,12 +70,12 @@ FrameStatus read_all(int fd, char* p, size_t n, int* received_fd) {
 
 }  // namespace
 
-bool send_frame(int sock, const std::string& payload, int pass_fd) {
-  const uint32_t len = static_cast<uint32_t>(payload.size());
+bool send_frame(int sock, uint32_t tag, const std::string& payload, int pass_fd) {
+  const uint32_t head[2] = {tag, static_cast<uint32_t>(payload.size())};
   if (pass_fd < 0)
-    return write_all(sock, reinterpret_cast<const char*>(&len), sizeof len) &&
+    return write_all(sock, reinterpret_cast<const char*>(head), sizeof head) &&
            write_all(sock, payload.data(), payload.size());
-  iovec iov{const_cast<uint32_t*>(&len), sizeof len};
+  iovec iov{const_cast<uint32_t*>(head), sizeof head};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -91,15 +91,18 @@ bool send_frame(int sock, const std::string& payload, int pass_fd) {
   do {
     k = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
   } while (k < 0 && errno == EINTR);
-  if (k != static_cast<ssize_t>(sizeof len)) return false;
+  if (k != static_cast<ssize_t>(sizeof head)) return false;
   return write_all(sock, payload.data(), payload.size());
 }
 
-FrameStatus recv_frame(int sock, size_t max_bytes, std::string* payload, int* received_fd) {
+FrameStatus recv_frame(int sock, uint32_t tag, size_t max_bytes, std::string* payload,
+                       int* received_fd) {
   if (received_fd) *received_fd = -1;
-  uint32_t len = 0;
-  FrameStatus st = read_all(sock, reinterpret_cast<char*>(&len), sizeof len, received_fd);
+  uint32_t head[2] = {0, 0};
+  FrameStatus st = read_all(sock, reinterpret_cast<char*>(head), sizeof head, received_fd);
   if (st != FrameStatus::Ok) return st;
+  if (head[0] != tag) return FrameStatus::BadTag;
+  const uint32_t len = head[1];
   if (len > max_bytes) return FrameStatus::TooLarge;
   payload->resize(len);
   return len == 0 ? FrameStatus::Ok : read_all(sock, payload->data(), len, nullptr);

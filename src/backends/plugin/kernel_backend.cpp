@@ -92,6 +92,19 @@ bool all_close(const OpDef& op, const Values& args, const std::vector<Tensor>& a
   return true;
 }
 
+// Cases up to this many input elements have their decoy call judged against the reference.
+constexpr int64_t kJudgedDecoyElements = int64_t{1} << 16;
+
+int64_t input_elements(const Values& args) {
+  int64_t n = 0;
+  for (const Value& v : args) {
+    std::vector<Tensor> ts;
+    collect_tensors(v, ts);
+    for (const Tensor& t : ts) n += t.numel();
+  }
+  return n;
+}
+
 PoisonKind pick_poison(std::mt19937_64& rng, int avoid) {
   for (;;) {
     int k = static_cast<int>(rng() % 4);
@@ -246,7 +259,13 @@ class KernelBackend final : public Backend {
     if (decoy) order.push_back(decoy.get());
     std::shuffle(order.begin(), order.end(), rng);
     std::map<KernelCall*, int32_t> status;
+    const bool fresh_process = h.calls() == 0;
     for (KernelCall* c : order) status[c] = c->invoke(h);
+    // The decoy is judged against the reference too when it was the process's first call (a
+    // kernel wrong only then would otherwise go unseen) or when the case is small.
+    const bool judge_decoy = decoy && status[decoy.get()] == CRUCIBLE_OK &&
+                             ((fresh_process && order.front() == decoy.get()) ||
+                              input_elements(pristine) <= kJudgedDecoyElements);
 
     real.raise_for_status(status[&real]);
     real.check("");
@@ -283,6 +302,9 @@ class KernelBackend final : public Backend {
               "them, or depend on where its buffers are?)");
     }
 
+    if (judge_decoy && !values_unspecified && op.compare.kind != ComparePolicy::Kind::Custom)
+      judge_against_reference(op, decoy_pristine, decoy_args, decoy->outputs());
+
     // A result cached from another call.
     if (decoy && status[decoy.get()] == CRUCIBLE_OK && differs) {
       const Values decoy_outs = decoy->outputs();
@@ -298,6 +320,30 @@ class KernelBackend final : public Backend {
       }
     }
     return outs;
+  }
+
+  // Fails the case when the outputs of a call on `inputs` (mutated arguments in `args`) are not
+  // the reference's within the op's tolerances.
+  void judge_against_reference(const OpDef& op, const Values& inputs, const Values& args,
+                               const Values& outs) {
+    Values ref_args = deep_copy(inputs);
+    Values ref_outs;
+    try {
+      ref_outs = op.run_ref(ref_args, seed_);
+    } catch (const Error&) {
+      return;  // the permuted inputs are not a valid call: nothing to judge
+    }
+    const auto want = produced(op, ref_args, ref_outs), got = produced(op, args, outs);
+    if (want.size() != got.size()) return;
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (want[i].shape() != got[i].shape() || want[i].dtype() != got[i].dtype()) continue;
+      TensorCheck c = compare_tensors(want[i], got[i], tol_scale(op, inputs), "its result");
+      if (!c.passed)
+        kernel_fault(
+            "wrong on a decoy call (the same shapes, the input values permuted, the same "
+            "buffers): " +
+            c.reason);
+    }
   }
 
   // The timing loop's repeated call: the same arguments, the same arena, no defences.

@@ -297,8 +297,13 @@ void KernelCall::fill() {
 
 int32_t KernelCall::invoke(CandidateProcess& host, bool refill) {
   if (refill) fill();
+  host.count_call();
   const bool known = host.knows_arena(arena_->id());
-  const std::string reply = host.request(request_, known ? -1 : arena_->fd(), kMaxReplyBytes);
+  bool data_dependent = false;
+  for (const OutputSlot& s : plan_.slots)
+    data_dependent = data_dependent || s.kind == OutputSlot::Kind::DataDependent;
+  const std::string reply = host.request(request_, known ? -1 : arena_->fd(),
+                                         data_dependent ? kMaxReplyBytes : size_t{1} << 20);
   if (!known) host.saw_arena(arena_->id());
   output_text_ = host.take_output();
   parse_reply(reply);

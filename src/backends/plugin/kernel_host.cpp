@@ -460,21 +460,21 @@ class HostCall {
 
 [[noreturn]] void quit() { _exit(0); }
 
-void reply(int sock, const std::string& payload) {
-  if (!send_frame(sock, payload)) quit();
+void reply(int sock, uint32_t tag, const std::string& payload) {
+  if (!send_frame(sock, tag, payload)) quit();
 }
 
 }  // namespace
 
-void run_kernel_host(int sock, const KernelHostSetup& setup) {
+void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
   // Before anything of the candidate is loaded: the trusted side measures the bare round trip.
   std::string msg;
   int fd = -1;
   for (;;) {
-    if (recv_frame(sock, 1 << 20, &msg, &fd) != FrameStatus::Ok) quit();
+    if (recv_frame(sock, tag, 1 << 20, &msg, &fd) != FrameStatus::Ok) quit();
     if (fd >= 0) ::close(fd);
     if (msg.size() == 1 && static_cast<HostRequest>(msg[0]) == HostRequest::Ping) {
-      reply(sock, msg);
+      reply(sock, tag, msg);
       continue;
     }
     break;  // "load"
@@ -513,12 +513,12 @@ void run_kernel_host(int sock, const KernelHostSetup& setup) {
     ready.str(op);
     ready.put<uint8_t>(k.supports ? 1 : 0);
   }
-  reply(sock, ready.take());
+  reply(sock, tag, ready.take());
 
   Mappings maps;
   for (;;) {
     fd = -1;
-    if (recv_frame(sock, 64 << 20, &msg, &fd) != FrameStatus::Ok) quit();
+    if (recv_frame(sock, tag, 64 << 20, &msg, &fd) != FrameStatus::Ok) quit();
     WireWriter w;
     try {
       WireReader r(msg);
@@ -597,7 +597,7 @@ void run_kernel_host(int sock, const KernelHostSetup& setup) {
       w.put<uint32_t>(0);
     }
     if (fd >= 0) ::close(fd);
-    reply(sock, w.take());
+    reply(sock, tag, w.take());
   }
 }
 

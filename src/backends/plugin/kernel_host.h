@@ -22,7 +22,8 @@ struct KernelHostSetup {
   std::function<void()> call_started;
 };
 
-// Runs the candidate process's loop on `sock` until the trusted worker closes it; never returns.
-[[noreturn]] void run_kernel_host(int sock, const KernelHostSetup& setup);
+// Runs the candidate process's loop on `sock` (frames tagged `tag`) until the trusted worker
+// closes it; never returns.
+[[noreturn]] void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup);
 
 }  // namespace crucible
