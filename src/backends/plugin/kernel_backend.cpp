@@ -8,10 +8,15 @@
 // and, when every output equals the decoy call's while the reference says they should differ,
 // reports that the kernel returned the result of an earlier call. Repeated calls on the very same
 // argument tensors (the timing loop) skip the decoy and the checks.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -19,8 +24,10 @@
 #include "backends/plugin/kernel_call.h"
 #include "backends/plugin/kernel_library.h"
 #include "backends/plugin/output_plan.h"
+#include "backends/plugin/probe.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/compare.h"
+#include "eval/sandbox.h"
 
 namespace crucible {
 
@@ -282,8 +289,25 @@ std::unique_ptr<Backend> make_plugin_backend(const std::string& spec) {
                     spec, path));
   KernelBackendOptions opts;
   opts.version = std::filesystem::path(path).filename().string();
-  return make_kernel_backend(
+  auto inner = make_kernel_backend(
       spec, [path] { return load_plugin_library(path, nullptr); }, opts);
+  // A sandboxed process (a worker) starts no process: it loads the library lazily, as told.
+  if (sandbox_entered()) return inner;
+  // Elsewhere the library is loaded first in a short-lived child (never here): one that cannot
+  // load is refused now, before any case runs. Probes are kept per file version, so workers
+  // forked from this process inherit the answer.
+  static std::mutex mu;
+  static std::map<std::string, PluginDescription> probed;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    usage_error(
+        fmt::format("--backend {}: cannot read '{}': {}", spec, path, std::strerror(errno)));
+  const std::string key = fmt::format("{}\n{}:{}:{}:{}.{}", path, st.st_dev, st.st_ino, st.st_size,
+                                      st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = probed.find(key);
+  if (it == probed.end()) it = probed.emplace(key, probe_kernel_library(path)).first;
+  return make_probed_backend(std::move(inner), it->second);
 }
 
 }  // namespace crucible
