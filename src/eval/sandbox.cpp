@@ -67,7 +67,7 @@ void append(char*& p, const char* end, const char* s) {
 }
 
 void on_sigsys(int, siginfo_t* info, void*) {
-  char buf[200];
+  char buf[200] = {};
   char* p = buf;
   const char* end = buf + sizeof buf - 1;
   const Trap* t = nullptr;
