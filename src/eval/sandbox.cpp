@@ -39,6 +39,9 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
 
 namespace crucible {
 
@@ -64,7 +67,7 @@ void append(char*& p, const char* end, const char* s) {
 }
 
 void on_sigsys(int, siginfo_t* info, void*) {
-  char buf[200];
+  char buf[200] = {};
   char* p = buf;
   const char* end = buf + sizeof buf - 1;
   const Trap* t = nullptr;
@@ -226,6 +229,42 @@ class Filter {
   std::string error_;
 };
 
+// Calls that reach beyond the process's own privileges or around the sandbox.
+constexpr const char* kEscapeCalls[] = {"unshare",
+                                        "setns",
+                                        "mount",
+                                        "umount2",
+                                        "pivot_root",
+                                        "chroot",
+                                        "bpf",
+                                        "perf_event_open",
+                                        "userfaultfd",
+                                        "io_uring_setup",
+                                        "io_uring_enter",
+                                        "io_uring_register",
+                                        "keyctl",
+                                        "add_key",
+                                        "request_key",
+                                        "init_module",
+                                        "finit_module",
+                                        "delete_module",
+                                        "kexec_load",
+                                        "kexec_file_load",
+                                        "reboot",
+                                        "swapon",
+                                        "swapoff",
+                                        "acct",
+                                        "quotactl",
+                                        "name_to_handle_at",
+                                        "open_by_handle_at",
+                                        "mount_setattr",
+                                        "move_mount",
+                                        "open_tree",
+                                        "fsopen",
+                                        "fsmount",
+                                        "fsconfig",
+                                        "fspick"};
+
 std::string install_filter(bool landlock) {
   Filter f;
   if (!f.ctx()) return "seccomp_init failed";
@@ -251,41 +290,7 @@ std::string install_filter(bool landlock) {
   f.trap("rt_sigaction", "replacing the sandbox's SIGSYS handler",
          {arg_cmp(0, SCMP_CMP_EQ, SIGSYS)});
   const char* escape = "a privileged or sandbox-escaping call";
-  for (const char* name : {"unshare",
-                           "setns",
-                           "mount",
-                           "umount2",
-                           "pivot_root",
-                           "chroot",
-                           "bpf",
-                           "perf_event_open",
-                           "userfaultfd",
-                           "io_uring_setup",
-                           "io_uring_enter",
-                           "io_uring_register",
-                           "keyctl",
-                           "add_key",
-                           "request_key",
-                           "init_module",
-                           "finit_module",
-                           "delete_module",
-                           "kexec_load",
-                           "kexec_file_load",
-                           "reboot",
-                           "swapon",
-                           "swapoff",
-                           "acct",
-                           "quotactl",
-                           "name_to_handle_at",
-                           "open_by_handle_at",
-                           "mount_setattr",
-                           "move_mount",
-                           "open_tree",
-                           "fsopen",
-                           "fsmount",
-                           "fsconfig",
-                           "fspick"})
-    f.trap(name, escape);
+  for (const char* name : kEscapeCalls) f.trap(name, escape);
   if (!landlock) {
     // Without Landlock no write reaches the file system (the scratch folder included).
     const char* write = "writing files";
@@ -350,6 +355,8 @@ std::string enter_sandbox(const SandboxOptions& o) {
   return "";
 }
 
+bool sandbox_entered() { return g_sandboxed; }
+
 void sandbox_job_started() {
   if (!g_sandboxed || g_cpu_seconds_per_job <= 0) return;
   struct rusage ru;
@@ -362,6 +369,153 @@ void sandbox_job_started() {
   if (cur.rlim_max != RLIM_INFINITY && soft > cur.rlim_max) soft = cur.rlim_max;
   struct rlimit lim = {soft, cur.rlim_max};
   setrlimit(RLIMIT_CPU, &lim);
+}
+
+// The compile sandbox.
+
+namespace {
+
+// struct landlock_ruleset_attr as of Landlock ABI 6 (the system's header may be older): its size
+// tells the kernel which fields are there.
+struct RulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+constexpr uint64_t kLandlockNetBindTcp = 1ULL << 0, kLandlockNetConnectTcp = 1ULL << 1;
+constexpr uint64_t kLandlockScopeAbstractUnix = 1ULL << 0, kLandlockScopeSignal = 1ULL << 1;
+
+// Every file-system right the Landlock ABI `abi` knows.
+uint64_t fs_rights(int abi) {
+  uint64_t r = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;  // ABI 1: execute ... make_sym
+  if (abi >= 2) r |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  if (abi >= 5) r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+  return r;
+}
+
+// Reads beneath the given folders, executes beneath the toolchain, writes beneath the cache
+// entry only; with ABI 4 no TCP, with ABI 6 no signals to processes outside the compile and no
+// abstract Unix sockets.
+std::string restrict_compile_files(const CompileSandboxOptions& o, int abi) {
+  const uint64_t all = fs_rights(abi);
+  const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+  const uint64_t exec = read | LANDLOCK_ACCESS_FS_EXECUTE;
+  const uint64_t file_mask = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                             LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+                             LANDLOCK_ACCESS_FS_IOCTL_DEV;
+  const uint64_t write = all & ~(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                                 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                                 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_IOCTL_DEV);
+  RulesetAttr attr = {all, abi >= 4 ? kLandlockNetBindTcp | kLandlockNetConnectTcp : 0,
+                      abi >= 6 ? kLandlockScopeAbstractUnix | kLandlockScopeSignal : 0};
+  const size_t size = abi >= 6   ? sizeof(RulesetAttr)
+                      : abi >= 4 ? 2 * sizeof(uint64_t)
+                                 : sizeof(uint64_t);
+  int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
+  if (fd < 0) return fmt::format("landlock_create_ruleset: {}", std::strerror(errno));
+  auto allow = [&](const std::string& path, uint64_t access, bool must_exist) -> std::string {
+    int at = open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (at < 0) {
+      if (!must_exist && errno == ENOENT) return "";
+      return fmt::format("cannot open {}: {}", path, std::strerror(errno));
+    }
+    struct stat st;
+    if (fstat(at, &st) == 0 && !S_ISDIR(st.st_mode)) access &= file_mask;
+    struct landlock_path_beneath_attr rule;
+    std::memset(&rule, 0, sizeof rule);
+    rule.allowed_access = access & all;
+    rule.parent_fd = at;
+    long rc = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    int err = errno;
+    close(at);
+    if (rc != 0) return fmt::format("landlock_add_rule({}): {}", path, std::strerror(err));
+    return "";
+  };
+  std::string err;
+  for (const std::string& d : o.exec_dirs)
+    if (err.empty()) err = allow(d, exec, false);
+  for (const std::string& d : o.read_dirs)
+    if (err.empty()) err = allow(d, read, true);
+  for (const std::string& f : o.read_files)
+    if (err.empty()) err = allow(f, LANDLOCK_ACCESS_FS_READ_FILE, false);
+  if (err.empty())
+    err = allow("/dev/null", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE, false);
+  if (err.empty()) err = allow(o.write_dir, write, true);
+  for (const std::string& d : o.extra_write_dirs)
+    if (err.empty()) err = allow(d, write, false);
+  if (err.empty() && syscall(SYS_landlock_restrict_self, fd, 0) != 0)
+    err = fmt::format("landlock_restrict_self: {}", std::strerror(errno));
+  close(fd);
+  return err;
+}
+
+// The compiler's seccomp filter: calls fail (the compiler reports an error) instead of killing it.
+std::string install_compile_filter() {
+  Filter f;
+  if (!f.ctx()) return "seccomp_init failed";
+  for (const char* name :
+       {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"})
+    f.fail(name, EACCES);
+  for (const char* name : {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+                           "io_uring_setup", "io_uring_enter", "io_uring_register"})
+    f.fail(name, EPERM);
+  for (const char* name : kEscapeCalls) f.fail(name, EPERM);
+  if (!f.ok()) return f.error();
+  int rc = seccomp_load(f.ctx());
+  if (rc < 0) return fmt::format("seccomp_load: {}", std::strerror(-rc));
+  return "";
+}
+
+bool set_limit(int resource, rlim_t value) {
+  struct rlimit cur;
+  if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < value)
+    value = cur.rlim_max;
+  struct rlimit lim = {value, value};
+  return setrlimit(resource, &lim) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> system_toolchain_dirs() {
+  std::vector<std::string> out;
+  for (const char* d : {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"}) {
+    struct stat st;
+    if (stat(d, &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(d);
+  }
+  return out;
+}
+
+std::string compile_sandbox_description() {
+  int abi = landlock_abi_version();
+  if (abi <= 0)
+    return "seccomp (no network), no landlock (the compiler may read and write every file the "
+           "user can)";
+  return fmt::format(
+      "landlock ABI {} (reads: the kernel folder, the toolchain and include folders; writes: the "
+      "cache entry{}), seccomp (no network)",
+      abi, abi >= 6 ? "; no signals outside the compile" : "");
+}
+
+std::string enter_compile_sandbox(const CompileSandboxOptions& o) {
+  if (o.write_dir.empty()) return "no folder to write given";
+  struct rlimit core = {0, 0};
+  if (setrlimit(RLIMIT_CORE, &core) != 0)
+    return fmt::format("setrlimit(RLIMIT_CORE): {}", std::strerror(errno));
+  if (o.file_size_limit > 0 && !set_limit(RLIMIT_FSIZE, static_cast<rlim_t>(o.file_size_limit)))
+    return fmt::format("setrlimit(RLIMIT_FSIZE): {}", std::strerror(errno));
+  if (o.address_space_limit > 0 &&
+      !set_limit(RLIMIT_AS, static_cast<rlim_t>(o.address_space_limit)))
+    return fmt::format("setrlimit(RLIMIT_AS): {}", std::strerror(errno));
+  if (o.cpu_seconds > 0 && !set_limit(RLIMIT_CPU, static_cast<rlim_t>(std::ceil(o.cpu_seconds))))
+    return fmt::format("setrlimit(RLIMIT_CPU): {}", std::strerror(errno));
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return fmt::format("prctl(PR_SET_NO_NEW_PRIVS): {}", std::strerror(errno));
+  if (int abi = landlock_abi_version(); abi > 0) {
+    std::string err = restrict_compile_files(o, abi);
+    if (!err.empty()) return err;
+  }
+  return install_compile_filter();
 }
 
 std::string sandbox_unexplained_sigsys() {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace crucible {
 
@@ -32,6 +33,10 @@ int landlock_abi_version();
 // should exit).
 std::string enter_sandbox(const SandboxOptions& opts);
 
+// Whether this process has entered the worker sandbox (enter_sandbox succeeded): it can then
+// start no process.
+bool sandbox_entered();
+
 // In a sandboxed worker, at the start of each job: gives the job a fresh CPU-time budget.
 // A no-op outside the sandbox.
 void sandbox_job_started();
@@ -44,6 +49,37 @@ std::string sandbox_unexplained_sigsys();
 // Whether enter_sandbox works here, tried in a short-lived child process: "" when it does,
 // otherwise why not.
 std::string probe_sandbox(const SandboxOptions& opts);
+
+// The sandbox of one compile of a kernel source (kernel folders, `dir:`): the compiler may read
+// and execute only the toolchain (`exec_dirs`), read only `read_dirs` and `read_files`, write only
+// beneath `write_dir` (its TMPDIR and output folder), and may not reach the network, trace or
+// signal processes outside its own compile, or make privileged calls. It may start its own
+// programs (cc1plus, as, ld). See docs/sandbox.md, "The compile sandbox".
+struct CompileSandboxOptions {
+  std::vector<std::string> exec_dirs;         // read and execute beneath (system_toolchain_dirs())
+  std::vector<std::string> read_dirs;         // read beneath: the kernel folder, include folders
+  std::vector<std::string> read_files;        // read: single files (/etc/ld.so.cache)
+  std::string write_dir;                      // read and write beneath; must exist
+  std::vector<std::string> extra_write_dirs;  // read and write beneath (a launcher's cache)
+  size_t file_size_limit = size_t{1} << 30;   // RLIMIT_FSIZE of every compiler process
+  size_t address_space_limit = 0;             // RLIMIT_AS of every compiler process; 0: none
+  double cpu_seconds = 0;                     // RLIMIT_CPU of every compiler process; 0: none
+};
+
+// The folders a compiler and its programs live in on this machine: /usr, /lib, /lib64, /bin,
+// /sbin (those that exist).
+std::vector<std::string> system_toolchain_dirs();
+
+// What the compile sandbox is made of here, e.g. "landlock ABI 7 (reads: the kernel folder, the
+// toolchain and include folders; writes: the cache entry), seccomp (no network)".
+std::string compile_sandbox_description();
+
+// Enters the compile sandbox in the calling process: call it in a freshly forked child right
+// before it execs the compiler (the restrictions are inherited by every program the compiler
+// starts). Irreversible. Returns "" on success, otherwise why it could not be set up (the child
+// should then exit without running the compiler). Without Landlock the file system is not
+// restricted (compile_sandbox_description() says so); the network is refused either way.
+std::string enter_compile_sandbox(const CompileSandboxOptions& opts);
 
 // A scratch root for one run's workers: a fresh folder under the temporary directory, removed
 // with everything in it when this object is destroyed.

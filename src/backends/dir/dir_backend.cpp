@@ -18,6 +18,7 @@
 #include "backends/dir/kernel_folder.h"
 #include "backends/plugin/kernel_library.h"
 #include "crucible/core/error.h"
+#include "eval/sandbox.h"
 
 namespace crucible {
 
@@ -42,28 +43,63 @@ struct FolderBuild {
   int compiled = 0, cached = 0, failed = 0;
 };
 
-// The compiler's output, cut to what fits a results line; the log has all of it.
-std::string excerpt(const std::string& diagnostics) {
-  constexpr size_t kMaxLines = 30, kMaxChars = 4000;
-  std::istringstream in(diagnostics);
-  std::string line, out;
-  size_t lines = 0, more = 0;
-  while (std::getline(in, line)) {
-    if (lines < kMaxLines && out.size() + line.size() < kMaxChars) {
-      out += line + "\n";
-      ++lines;
-    } else {
-      ++more;
-    }
-  }
-  if (more > 0) out += fmt::format("[... {} more lines]\n", more);
-  return out;
+// How much of the compiler's output a case's detail quotes (compile.log keeps 4 KiB).
+constexpr size_t kQuoteLimit = 600;
+
+// The length of the valid UTF-8 sequence at s[i] (0: not valid).
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  return n;
 }
 
-std::string compile_failure(const BuiltKernel& k, const dir::CompileOutcome& o) {
-  std::string msg = fmt::format("{} did not compile:\n{}", k.origin, excerpt(o.diagnostics));
-  if (!o.command.empty()) msg += "command: " + o.command + "\n";
-  if (!o.log.empty()) msg += "full log: " + o.log;
+// The compiler's output as a quotation in crucible's words: the kernel folder's path left out
+// (the compiler names files by absolute path), control characters and invalid UTF-8 shown as
+// \xNN, the quotation marks « » written << >> (the quoted text cannot end the quotation), and at
+// most kQuoteLimit bytes.
+std::string quote_compiler_output(std::string text, const std::string& folder, size_t total) {
+  if (!folder.empty())
+    for (size_t p = text.find(folder); p != std::string::npos; p = text.find(folder, p))
+      text.erase(p, folder.size());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::string q;
+  size_t i = 0;
+  for (; i < text.size() && q.size() < kQuoteLimit;) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t n = utf8_length(text, i);
+    if (n == 2 && c == 0xC2 && (text[i + 1] == '\xAB' || text[i + 1] == '\xBB')) {
+      q += text[i + 1] == '\xAB' ? "<<" : ">>";
+    } else if (n == 0 || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+      q += fmt::format("\\x{:02x}", c);
+      n = 1;
+    } else {
+      q.append(text, i, n);
+    }
+    i += n;
+  }
+  std::string s = "\u00ab" + q + "\u00bb";
+  const size_t left = text.size() - i + (total > text.size() ? total - text.size() : 0);
+  if (left > 0) s += fmt::format(" [{} more bytes]", left);
+  return s;
+}
+
+std::string compile_failure(const BuiltKernel& k, const dir::CompileOutcome& o,
+                            const std::string& folder) {
+  const std::string said = "the compiler said (kernel source text, not crucible's): ";
+  std::string msg;
+  if (!o.problem.empty()) {
+    msg = fmt::format("{} did not compile: {}", k.origin, o.problem);
+    if (o.output_bytes > 0)
+      msg += "; before that " + said + quote_compiler_output(o.diagnostics, folder, o.output_bytes);
+  } else {
+    msg = fmt::format("{} did not compile; {}{}", k.origin, said,
+                      quote_compiler_output(o.diagnostics, folder, o.output_bytes));
+  }
+  if (!o.command.empty()) msg += "\ncommand: " + o.command;
+  if (!o.log.empty()) msg += "\nfull log: " + o.log;
   return msg;
 }
 
@@ -115,6 +151,7 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
                     folder, why));
   }
   dir::CompilerConfig cfg = dir::default_compiler_config();
+  const std::string root = (fs::absolute(folder, ec) / "").string();
   std::vector<dir::CompileJob> jobs;
   for (const dir::KernelSource& s : scan.kernels) jobs.push_back({s.source, s.cuda});
   std::vector<dir::CompileOutcome> outcomes = dir::compile_kernels(jobs, cfg);
@@ -130,7 +167,7 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
       (o.cached ? b->cached : b->compiled)++;
       pick_entry(k);
     } else {
-      k.failure = compile_failure(k, o);
+      k.failure = compile_failure(k, o, root);
     }
     if (!k.failure.empty()) b->failed++;
     b->kernels.push_back(std::move(k));
@@ -198,9 +235,11 @@ class DirBackend final : public Backend {
 
   std::string name() const override { return name_; }
   std::string version() const override {
-    return fmt::format("{} kernel{} ({} did not compile), {}", build_->kernels.size(),
-                       build_->kernels.size() == 1 ? "" : "s", build_->failed,
-                       build_->compiler.empty() ? "no C++ compiler" : build_->compiler);
+    return fmt::format("{} kernel{} ({} did not compile), {}, compiled in a sandbox: {}",
+                       build_->kernels.size(), build_->kernels.size() == 1 ? "" : "s",
+                       build_->failed,
+                       build_->compiler.empty() ? "no C++ compiler" : build_->compiler,
+                       compile_sandbox_description());
   }
   Device device() const override { return Device::cpu(); }
   bool untrusted() const override { return true; }

@@ -2,8 +2,10 @@
 #include "backends/dir/kernel_compiler.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,8 @@
 
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
+#include "crucible/eval/workers.h"
+#include "eval/sandbox.h"
 
 extern char** environ;
 
@@ -54,6 +58,15 @@ std::string read_file(const fs::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// At most `limit` bytes of a file.
+std::string read_head(const fs::path& p, size_t limit) {
+  std::ifstream f(p, std::ios::binary);
+  std::string s(limit, '\0');
+  f.read(s.data(), static_cast<std::streamsize>(limit));
+  s.resize(static_cast<size_t>(std::max<std::streamsize>(0, f.gcount())));
+  return s;
 }
 
 std::string shell_quote(const std::string& s) {
@@ -116,17 +129,22 @@ std::string cache_key(const CompileJob& job, const std::vector<std::string>& com
   add(version);
   for (const char* h : {"crucible/kernel.h", "crucible/kernel.hpp"})
     add(read_file(fs::path(include_dir) / h));
-  // The source, and every other file of its folder (local headers), by name.
+  // The source, and every other file of its folder (local headers), by name. Links are not
+  // followed (their target's name is hashed): reading one that points at a device or a fifo would
+  // hang this process, and the compiler cannot read outside the folder anyway.
   fs::path folder = fs::path(job.source).parent_path();
-  std::vector<fs::path> files;
+  std::vector<std::pair<fs::path, bool>> files;  // path, is a link
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.is_regular_file()) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    fs::file_status st = e.symlink_status(ec);
+    if (fs::is_regular_file(st) || fs::is_symlink(st))
+      files.emplace_back(e.path(), fs::is_symlink(st));
+  }
   std::sort(files.begin(), files.end());
   add(fs::path(job.source).filename().string());
-  for (const fs::path& f : files) {
+  for (const auto& [f, link] : files) {
     add(f.filename().string());
-    add(read_file(f));
+    add(link ? "link:" + fs::read_symlink(f, ec).string() : read_file(f));
   }
   uint64_t a = hash64(text.data(), text.size(), 0x6b65726e656c3031ULL);
   uint64_t b = hash64(text.data(), text.size(), 0x6372756369626c65ULL);
@@ -141,7 +159,8 @@ CompileOutcome outcome_of_entry(const fs::path& entry) {
   o.ok = j.value("ok", false);
   o.command = j.value("command", "");
   o.compiler = j.value("compiler", "");
-  o.diagnostics = read_file(entry / "compile.log");
+  o.output_bytes = j.value("output_bytes", size_t{0});
+  o.diagnostics = read_head(entry / "compile.log", kCompileLogLimit);
   o.log = (entry / "compile.log").string();
   if (o.ok) o.library = (entry / "kernel.so").string();
   o.cached = true;
@@ -156,10 +175,132 @@ struct Pending {
 
 struct Running {
   Pending job;
-  pid_t pid;
+  pid_t pid;   // the compiler, leader of its own process group
+  int out_fd;  // the read end of its stdout and stderr (non-blocking)
   fs::path tmp;
   std::chrono::steady_clock::time_point start;
+  std::string output;  // the first kCompileLogLimit bytes of its output
+  size_t output_bytes = 0;
+  bool eof = false;
 };
+
+// Reads what the compiler wrote so far; keeps the first kCompileLogLimit bytes.
+void drain(Running& r) {
+  char buf[65536];
+  for (;;) {
+    ssize_t k = read(r.out_fd, buf, sizeof buf);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0) r.eof = true;
+    if (k <= 0) return;
+    size_t n = static_cast<size_t>(k);
+    if (r.output.size() < kCompileLogLimit)
+      r.output.append(buf, std::min(n, kCompileLogLimit - r.output.size()));
+    r.output_bytes += n;
+  }
+}
+
+// Starts the compiler `argv` in a forked child that enters the compile sandbox first, in its
+// own process group, with stdin from /dev/null, stdout and stderr into a pipe, TMPDIR and the
+// working folder `tmp`. Returns "" (and the pid and the pipe's read end) or why it did not start.
+std::string start_compiler(const std::vector<std::string>& argv, const CompileSandboxOptions& box,
+                           const fs::path& tmp, pid_t* pid_out, int* fd_out) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e && *e; ++e)
+    if (!std::string_view(*e).starts_with("TMPDIR=")) env_strings.emplace_back(*e);
+  env_strings.push_back("TMPDIR=" + tmp.string());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const std::string cwd = tmp.string();
+
+  int out[2], status[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
+  if (pipe2(status, O_CLOEXEC) != 0) {
+    int e = errno;
+    close(out[0]);
+    close(out[1]);
+    return fmt::format("pipe: {}", std::strerror(e));
+  }
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The child: set up, enter the sandbox, exec. Nothing of the parent's stays open but the
+    // output pipe (as stdout and stderr) and the status pipe (closed by exec).
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int err_fd = fcntl(status[1], F_DUPFD_CLOEXEC, 10);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    auto fail = [&](const std::string& why) {
+      if (err_fd >= 0) {
+        ssize_t k = write(err_fd, why.data(), why.size());
+        (void)k;
+      }
+      _exit(127);
+    };
+    if (err_fd < 0 || null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out[1], 1) < 0 ||
+        dup2(out[1], 2) < 0)
+      fail(fmt::format("cannot set up the compiler's input and output: {}", std::strerror(errno)));
+    close_range(3, static_cast<unsigned>(err_fd) - 1, 0);
+    close_range(static_cast<unsigned>(err_fd) + 1, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) signal(sig, SIG_DFL);
+    if (chdir(cwd.c_str()) != 0) fail(fmt::format("chdir {}: {}", cwd, std::strerror(errno)));
+    if (std::string why = enter_compile_sandbox(box); !why.empty())
+      fail("the compile sandbox could not be set up: " + why);
+    execvpe(args[0], args.data(), envp.data());
+    fail(std::strerror(errno));
+  }
+  close(out[1]);
+  close(status[1]);
+  if (pid < 0) {
+    int e = errno;
+    close(out[0]);
+    close(status[0]);
+    return fmt::format("fork: {}", std::strerror(e));
+  }
+  setpgid(pid, pid);
+  // The status pipe closes at exec, or carries why the compiler did not start.
+  std::string why;
+  char buf[512];
+  for (;;) {
+    ssize_t k = read(status[0], buf, sizeof buf);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    if (why.size() < 4096) why.append(buf, static_cast<size_t>(k));
+  }
+  close(status[0]);
+  if (!why.empty()) {
+    close(out[0]);
+    kill(pid, SIGKILL);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return why;
+  }
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  *pid_out = pid;
+  *fd_out = out[0];
+  return "";
+}
+
+// Where the compiler's own files are, when not among the system's folders (a compiler under
+// /opt/<x>/bin: /opt/<x>).
+std::string compiler_prefix(const std::string& exe) {
+  std::string path = exe.find('/') == std::string::npos ? on_path(exe) : exe;
+  if (path.empty()) return "";
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (ec) return "";
+  for (const std::string& d : system_toolchain_dirs())
+    if (real.string().starts_with(d + "/")) return "";
+  fs::path prefix = real.parent_path();
+  if (prefix.filename() == "bin") prefix = prefix.parent_path();
+  return prefix.string();
+}
 
 }  // namespace
 
@@ -269,15 +410,15 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
     const std::vector<std::string>& compiler = job.cuda ? cfg.nvcc : cfg.cxx;
     CompileOutcome& o = out[i];
     if (compiler.empty()) {
-      o.diagnostics =
+      o.problem =
           "no CUDA compiler: .cu kernels are compiled with nvcc (set NVCC or CUDA_HOME, or put "
           "nvcc on PATH)";
       continue;
     }
     o.compiler = compiler_version(compiler);
     if (o.compiler.empty()) {
-      o.diagnostics = fmt::format("cannot run the compiler '{}' (set {} to the compiler to use)",
-                                  command_text(compiler), job.cuda ? "NVCC" : "CXX");
+      o.problem = fmt::format("cannot run the compiler '{}' (set {} to the compiler to use)",
+                              command_text(compiler), job.cuda ? "NVCC" : "CXX");
       continue;
     }
     std::vector<std::string> argv = compiler;
@@ -297,21 +438,62 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
     queue.push_back({i, std::move(argv), entry});
   }
 
-  auto finish = [&](const Running& r, int status, bool timed_out) {
+  // The sandbox of a job: its folder and the include folders to read, its cache entry to write.
+  auto sandbox_of = [&](const CompileJob& job, const fs::path& tmp) {
+    CompileSandboxOptions box;
+    box.exec_dirs = system_toolchain_dirs();
+    const std::vector<std::string>& compiler = job.cuda ? cfg.nvcc : cfg.cxx;
+    for (const std::string& word : compiler)
+      if (std::string prefix = compiler_prefix(word); !prefix.empty())
+        box.exec_dirs.push_back(prefix);
+    box.read_dirs = {fs::path(job.source).parent_path().string(), cfg.include_dir};
+    for (const std::string& f : job.cuda ? cfg.cuda_flags : cfg.cxx_flags)
+      for (const char* opt : {"-I", "-isystem"})
+        if (f.starts_with(opt) && f.size() > std::strlen(opt) &&
+            fs::is_directory(f.substr(std::strlen(opt)), ec))
+          box.read_dirs.push_back(f.substr(std::strlen(opt)));
+    box.read_files = {"/etc/ld.so.cache"};
+    box.write_dir = tmp.string();
+    // A ccache launcher ($CXX="ccache g++") keeps its own cache.
+    for (const std::string& word : compiler)
+      if (fs::path(word).filename() == "ccache") {
+        box.read_files.push_back("/etc/ccache.conf");
+        for (const std::string& d :
+             {env("CCACHE_DIR"),
+              env("XDG_CACHE_HOME").empty() ? "" : env("XDG_CACHE_HOME") + "/ccache",
+              env("HOME").empty() ? "" : env("HOME") + "/.cache/ccache",
+              env("HOME").empty() ? "" : env("HOME") + "/.ccache"})
+          if (!d.empty()) box.extra_write_dirs.push_back(d);
+      }
+    box.file_size_limit = size_t{1} << 30;
+    // A source can make the compiler allocate without end (template or constexpr bombs).
+    if (!job.cuda) box.address_space_limit = size_t{8} << 30;
+    box.cpu_seconds = cfg.timeout_s + 5;
+    return box;
+  };
+
+  auto finish = [&](Running& r, int status, bool timed_out) {
     CompileOutcome& o = out[r.job.index];
     std::vector<std::string> shown = r.job.argv;
     shown.push_back("-o");
     shown.push_back((r.job.entry / "kernel.so").string());
     o.command = command_text(shown);
-    std::string log = read_file(r.tmp / "compile.log");
+    o.diagnostics = r.output;
+    o.output_bytes = r.output_bytes;
     if (timed_out || !WIFEXITED(status)) {
       // Not the source's fault for certain: not cached.
-      o.diagnostics =
-          log + (timed_out
-                     ? fmt::format("\n(the compiler ran past {:g} s and was killed; "
-                                   "CRUCIBLE_KERNEL_COMPILE_TIMEOUT sets the limit)",
-                                   cfg.timeout_s)
-                     : fmt::format("\n(the compiler was killed by signal {})", WTERMSIG(status)));
+      if (timed_out) {
+        o.problem = fmt::format(
+            "the compiler did not finish in {:g} s and was stopped "
+            "(CRUCIBLE_KERNEL_COMPILE_TIMEOUT sets the limit)",
+            cfg.timeout_s);
+      } else {
+        const int sig = WTERMSIG(status);
+        o.problem = fmt::format("the compiler was killed by {}{}", signal_name(sig),
+                                sig == SIGXFSZ   ? " (it wrote a file of more than 1 GiB)"
+                                : sig == SIGXCPU ? " (it ran out of CPU time)"
+                                                 : "");
+      }
       fs::remove_all(r.tmp, ec);
       return;
     }
@@ -324,15 +506,14 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
               {"command", o.command},
               {"compiler", o.compiler},
               {"source", r.job.argv.back()},
+              {"output_bytes", r.output_bytes},
               {"seconds", secs}};
     std::ofstream(r.tmp / "compile.json") << j.dump(2) << "\n";
+    std::ofstream(r.tmp / "compile.log", std::ios::binary) << r.output;
     // Atomic publication; when another process published the same key first, use theirs.
     if (std::rename(r.tmp.c_str(), r.job.entry.c_str()) != 0) fs::remove_all(r.tmp, ec);
     CompileOutcome entry = outcome_of_entry(r.job.entry);
-    if (entry.command.empty()) {
-      o.diagnostics = log;
-      return;
-    }
+    if (entry.command.empty()) return;
     o = entry;
     o.cached = false;
   };
@@ -350,40 +531,54 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
       std::vector<std::string> argv = p.argv;
       argv.push_back("-o");
       argv.push_back((tmp / "kernel.so").string());
-      int fd = open((tmp / "compile.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      int err = 0;
-      pid_t pid = fd >= 0 ? spawn(argv, fd, &err) : -1;
-      if (fd >= 0) close(fd);
-      if (pid < 0) {
-        out[p.index].diagnostics =
+      pid_t pid = -1;
+      int fd = -1;
+      std::string why = ec ? fmt::format("cannot create {}: {}", tmp.string(), ec.message())
+                           : start_compiler(argv, sandbox_of(jobs[p.index], tmp), tmp, &pid, &fd);
+      if (!why.empty()) {
+        out[p.index].problem =
             fmt::format("cannot run the compiler '{}': {} (set {} to the compiler to use)", argv[0],
-                        std::strerror(fd < 0 ? errno : err), jobs[p.index].cuda ? "NVCC" : "CXX");
+                        why, jobs[p.index].cuda ? "NVCC" : "CXX");
         fs::remove_all(tmp, ec);
         continue;
       }
-      running.push_back({std::move(p), pid, tmp, std::chrono::steady_clock::now()});
+      running.push_back({std::move(p), pid, fd, tmp, std::chrono::steady_clock::now()});
     }
+    // Wait for output (or 10 ms), then look at every compile.
+    std::vector<pollfd> fds;
+    for (const Running& r : running)
+      if (!r.eof) fds.push_back({r.out_fd, POLLIN, 0});
+    if (!fds.empty())
+      poll(fds.data(), fds.size(), 10);
+    else if (!running.empty())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     for (auto it = running.begin(); it != running.end();) {
-      int status = 0;
-      pid_t r = waitpid(it->pid, &status, WNOHANG);
-      if (r < 0 && errno == EINTR) continue;
+      drain(*it);
+      siginfo_t info;
+      std::memset(&info, 0, sizeof info);
+      int rc = waitid(P_PID, static_cast<id_t>(it->pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (rc < 0 && errno == EINTR) continue;
       bool timed_out = false;
-      if (r == 0) {
+      if (rc == 0 && info.si_pid == 0) {
         double ran =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - it->start).count();
         if (ran < cfg.timeout_s) {
           ++it;
           continue;
         }
-        kill(it->pid, SIGKILL);
-        while (waitpid(it->pid, &status, 0) < 0 && errno == EINTR) {
-        }
         timed_out = true;
       }
+      // Whatever the compiler left running (a stuck cc1plus) goes with it.
+      kill(-it->pid, SIGKILL);
+      kill(it->pid, SIGKILL);
+      int status = 0;
+      while (waitpid(it->pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      drain(*it);
+      close(it->out_fd);
       finish(*it, status, timed_out);
       it = running.erase(it);
     }
-    if (!running.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return out;
 }

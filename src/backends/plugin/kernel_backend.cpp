@@ -9,10 +9,15 @@
 // permuted (a kernel that returns a result cached by pointer, shape or leading elements shows).
 // Repeated calls on the very same argument tensors (the timing loop) skip the defences and reuse
 // the arena.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 
@@ -24,8 +29,10 @@
 #include "backends/plugin/kernel_library.h"
 #include "backends/plugin/output_plan.h"
 #include "backends/plugin/shared_arena.h"
+#include "backends/plugin/probe.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/compare.h"
+#include "eval/sandbox.h"
 
 namespace crucible {
 
@@ -454,8 +461,25 @@ std::unique_ptr<Backend> make_plugin_backend(const std::string& spec) {
                     spec, path));
   KernelBackendOptions opts;
   opts.version = std::filesystem::path(path).filename().string();
-  return make_kernel_backend(
+  auto inner = make_kernel_backend(
       spec, [path](const std::string&) { return load_plugin_library(path, nullptr); }, opts);
+  // A sandboxed process (a worker) starts no process: it loads the library lazily, as told.
+  if (sandbox_entered()) return inner;
+  // Elsewhere the library is loaded first in a short-lived child (never here): one that cannot
+  // load is refused now, before any case runs. Probes are kept per file version, so workers
+  // forked from this process inherit the answer.
+  static std::mutex mu;
+  static std::map<std::string, PluginDescription> probed;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    usage_error(
+        fmt::format("--backend {}: cannot read '{}': {}", spec, path, std::strerror(errno)));
+  const std::string key = fmt::format("{}\n{}:{}:{}:{}.{}", path, st.st_dev, st.st_ino, st.st_size,
+                                      st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = probed.find(key);
+  if (it == probed.end()) it = probed.emplace(key, probe_kernel_library(path)).first;
+  return make_probed_backend(std::move(inner), it->second);
 }
 
 }  // namespace crucible

@@ -44,8 +44,11 @@ struct PluginInfo {
 };
 
 // dlopens `path` (RTLD_NOW | RTLD_LOCAL; never closed), calls its crucible_plugin_v1() and checks
-// the ABI version. Kernel op names are normalised to the catalog's ("relu.default" ->
-// "aten.relu.default"); each kernel's origin is `path`. `info` may be null.
+// the description: the ABI version, struct_size (at least sizeof(crucible_plugin)), num_kernels
+// (1 to kMaxPluginKernels, the array in mapped memory), every entry's op name (a bounded,
+// printable, NUL-terminated string naming a catalog op) and function (inside a loaded library).
+// Kernel op names are normalised to the catalog's ("relu.default" -> "aten.relu.default"); each
+// kernel's origin is `path`. `info` may be null.
 std::vector<LoadedKernel> load_plugin_library(const std::string& path, PluginInfo* info);
 
 // dlopens `path` and returns its function `symbol` (a crucible_kernel_fn) as the kernel of `op`.
@@ -80,8 +83,10 @@ using KernelLoader = std::function<std::vector<LoadedKernel>(const std::string& 
 std::unique_ptr<Backend> make_kernel_backend(std::string name, KernelLoader loader,
                                              KernelBackendOptions opts = {});
 
-// `plugin:<lib.so>`: a plugin library as a backend (the spec's path is checked to exist; the
-// library is loaded in the workers only).
+// `plugin:<lib.so>`: a plugin library as a backend. The library is loaded first in a short-lived
+// probe process (src/backends/plugin/probe.h): one that cannot load is an error here (exit status
+// 2, before any case runs); its op list answers has_op. The library itself is loaded in the
+// workers only.
 std::unique_ptr<Backend> make_plugin_backend(const std::string& spec);
 
 }  // namespace crucible

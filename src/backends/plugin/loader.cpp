@@ -1,11 +1,17 @@
-// Loading kernel libraries: dlopen, the plugin entry point and its version check.
+// Loading kernel libraries: dlopen, the plugin entry point, and the checks of the description it
+// returns (version, size, kernel count, every entry's op name and function). The description is
+// the library's data: nothing of it is read before the memory it lies in is known to be mapped.
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "backends/plugin/kernel_library.h"
+#include "backends/plugin/probe.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 
@@ -28,6 +34,41 @@ void* open_library(const std::string& path) {
     input_error(path, fmt::format("cannot load the kernel library: {}", e ? e : "unknown error"));
   }
   return h;
+}
+
+// Whether [p, p + n) lies in mapped memory (mincore fails on unmapped pages).
+bool mapped(const void* p, size_t n) {
+  if (!p) return false;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  if (n == 0) n = 1;
+  if (begin + n < begin) return false;
+  unsigned char v;
+  for (uintptr_t a = begin & ~(page - 1); a < begin + n; a += page)
+    if (mincore(reinterpret_cast<void*>(a), page, &v) != 0) return false;
+  return true;
+}
+
+// The NUL-terminated string at `s` of at most `max` printable ASCII characters, or why not.
+bool bounded_string(const char* s, size_t max, std::string* out, std::string* why) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  out->clear();
+  for (size_t i = 0; i <= max; ++i) {
+    if ((i == 0 || (reinterpret_cast<uintptr_t>(s + i) & (page - 1)) == 0) && !mapped(s + i, 1)) {
+      *why = "points at memory that is not mapped";
+      return false;
+    }
+    const char c = s[i];
+    if (c == '\0') return true;
+    if (c < 0x20 || c > 0x7e) {
+      *why = fmt::format("holds a byte that is not printable ASCII (0x{:02x})",
+                         static_cast<unsigned char>(c));
+      return false;
+    }
+    out->push_back(c);
+  }
+  *why = fmt::format("is not a NUL-terminated string of at most {} characters", max);
+  return false;
 }
 
 // "relu.default" -> "aten.relu.default"; "aten::relu" and "relu" -> "aten.relu.default".
@@ -62,31 +103,71 @@ std::vector<LoadedKernel> load_plugin_library(const std::string& path, PluginInf
   }
   const crucible_plugin* p = entry();
   if (!p) input_error(path, fmt::format("{}() returned NULL", CRUCIBLE_PLUGIN_ENTRY_SYMBOL));
+  if (!mapped(p, sizeof(crucible_plugin)))
+    input_error(path, fmt::format("{}() returned a pointer to memory that is not mapped",
+                                  CRUCIBLE_PLUGIN_ENTRY_SYMBOL));
   if (p->abi_version != CRUCIBLE_KERNEL_ABI_VERSION)
     input_error(path, fmt::format("the plugin was built for crucible kernel ABI version {}, but "
                                   "this crucible speaks version {}: rebuild it against this "
                                   "crucible's crucible/kernel.h",
                                   p->abi_version, CRUCIBLE_KERNEL_ABI_VERSION));
+  if (p->struct_size < sizeof(crucible_plugin))
+    input_error(path,
+                fmt::format("the plugin's description is malformed: struct_size is {}, "
+                            "smaller than the {} bytes of crucible_plugin in ABI version {} "
+                            "(set it to sizeof(crucible_plugin))",
+                            p->struct_size, sizeof(crucible_plugin), CRUCIBLE_KERNEL_ABI_VERSION));
+  std::string name, version, why;
+  if (p->name && !bounded_string(p->name, kMaxPluginText, &name, &why))
+    input_error(path, "the plugin's description is malformed: its name " + why);
+  if (p->version && !bounded_string(p->version, kMaxPluginText, &version, &why))
+    input_error(path, "the plugin's description is malformed: its version " + why);
   if (p->device.device_type != kDLCPU)
     unsupported(
         fmt::format("plugin '{}' ({}) runs on DLPack device type {}; this build of "
                     "crucible evaluates CPU plugins only",
-                    p->name ? p->name : "?", path, static_cast<int>(p->device.device_type)));
-  if (p->num_kernels < 0 || (p->num_kernels > 0 && !p->kernels))
-    input_error(path, "the plugin's kernel list is malformed (num_kernels < 0 or kernels NULL)");
+                    name.empty() ? "?" : name, path, static_cast<int>(p->device.device_type)));
+  if (p->num_kernels < 1 || p->num_kernels > kMaxPluginKernels)
+    input_error(path, fmt::format("the plugin's description is malformed: num_kernels is {} (a "
+                                  "plugin lists 1 to {} kernels)",
+                                  p->num_kernels, kMaxPluginKernels));
+  const size_t n = static_cast<size_t>(p->num_kernels);
+  if (!p->kernels || !mapped(p->kernels, n * sizeof(crucible_kernel_entry)))
+    input_error(path, fmt::format("the plugin's description is malformed: its kernel array of {} "
+                                  "entries (num_kernels) is {}",
+                                  n, p->kernels ? "not in mapped memory" : "NULL"));
   if (info) {
-    info->name = p->name ? p->name : "";
-    info->version = p->version ? p->version : "";
+    info->name = name;
+    info->version = version;
     info->device = Device::cpu();
     info->path = path;
   }
+  const OpRegistry& catalog = OpRegistry::catalog();
+  auto in_a_library = [](const void* f) {
+    Dl_info where;
+    return f && dladdr(f, &where) != 0 && where.dli_fname != nullptr;
+  };
   std::vector<LoadedKernel> out;
-  for (int64_t i = 0; i < p->num_kernels; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const crucible_kernel_entry& e = p->kernels[i];
-    if (!e.op || !e.fn)
-      input_error(path, fmt::format("kernel entry {} has no op name or no function", i));
+    std::string op;
+    if (!e.op) input_error(path, fmt::format("kernel entry {} has no op name", i));
+    if (!bounded_string(e.op, kMaxOpName, &op, &why))
+      input_error(path, fmt::format("kernel entry {} of {}: its op name {} (is num_kernels larger "
+                                    "than the kernel array?)",
+                                    i, n, why));
+    if (!e.fn) input_error(path, fmt::format("kernel entry {} ({}) has no function", i, op));
+    if (!in_a_library(reinterpret_cast<const void*>(e.fn)) ||
+        (e.supports && !in_a_library(reinterpret_cast<const void*>(e.supports))))
+      input_error(path, fmt::format("kernel entry {} ({}): its function pointer is not in any "
+                                    "loaded library",
+                                    i, op));
     LoadedKernel k;
-    k.op = normalise_op(e.op);
+    k.op = normalise_op(op);
+    if (!catalog.find(k.op))
+      input_error(path, fmt::format("kernel entry {} names '{}', which is not an op in crucible's "
+                                    "catalog (`crucible ops` lists them)",
+                                    i, op));
     k.fn = e.fn;
     k.supports = e.supports;
     k.origin = path;
