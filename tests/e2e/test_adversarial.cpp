@@ -1,9 +1,10 @@
-// End-to-end: the adversarial corpus (tests/fixtures/adversarial, tests/fixtures/adversarial_plugins)
-// through the real binary. Kernels written as an attacker would against the public ABI: forging
-// verdicts, changing the process around the judge, predicting the defences, hiding in the blind
-// spots of the samples, attacking the compile step and the worker channel, and a few correct
-// kernels that the defences must not fail. tests/fixtures/adversarial/EXPECTED.md lists every
-// kernel with the verdict it must get. For every run:
+// End-to-end: the adversarial corpus (tests/fixtures/adversarial,
+// tests/fixtures/adversarial_plugins) through the real binary. Kernels written as an attacker would
+// against the public ABI: forging verdicts, changing the process around the judge, predicting the
+// defences, hiding in the blind spots of the samples, attacking the compile step and the worker
+// channel, and a few correct kernels that the defences must not fail.
+// tests/fixtures/adversarial/EXPECTED.md lists every kernel with the verdict it must get. For every
+// run:
 //  - the run completes: exit status 0 or 1, summary.json written, every op asked for in it, and
 //    results.jsonl holds well-formed case lines only;
 //  - no wrong or cheating kernel has all its cases passed (results.jsonl and summary.json both
@@ -35,7 +36,8 @@ std::string plugin(const std::string& name) {
 // safe, and a second run compiles nothing).
 std::string cache_env() {
   return "CRUCIBLE_KERNEL_CACHE=" +
-         shell_quote((std::filesystem::temp_directory_path() / "crucible-test-kernel-cache").string());
+         shell_quote(
+             (std::filesystem::temp_directory_path() / "crucible-test-kernel-cache").string());
 }
 
 #ifdef CRUCIBLE_SANITIZED
@@ -48,10 +50,10 @@ constexpr const char* kTimeout = "1";
 bool is_bad(const std::string& s) { return s != "passed" && s != "unsupported" && s != "skipped"; }
 
 // One run of crucible over a backend, with its journal and summary.
-struct Run {
+struct CrucibleRun {
   int status = -1;
-  std::string out;     // crucible's stdout and stderr
-  std::string folder;  // --out
+  std::string out;                                              // crucible's stdout and stderr
+  std::string folder;                                           // --out
   std::map<std::string, std::multiset<std::string>> status_of;  // op -> statuses (results.jsonl)
   std::map<std::string, std::vector<std::string>> details;      // op -> details
   std::vector<std::string> bad_lines;  // lines of results.jsonl that are not a case of this run
@@ -114,9 +116,9 @@ struct Run {
 };
 
 // Runs `crucible run --suite opinfo` over `backend` for `ops` and reads what it wrote.
-Run run(const std::string& name, const std::string& backend, const std::string& ops,
-        const std::string& extra = "--dtypes f32", const std::string& cwd = "") {
-  Run r;
+CrucibleRun run(const std::string& name, const std::string& backend, const std::string& ops,
+                const std::string& extra = "--dtypes f32", const std::string& cwd = "") {
+  CrucibleRun r;
   r.folder = temp_dir("adversarial-" + name);
   std::string env = cache_env();
   if (!cwd.empty()) env = "cd " + shell_quote(cwd) + " && " + env;
@@ -159,7 +161,7 @@ std::vector<std::string> split(const std::string& ops) {
 
 // The run completed: it exited normally, wrote its summary with every op of `ops`, and its
 // journal holds only well-formed lines, each case once.
-void expect_completed(const Run& r, const std::string& ops) {
+void expect_completed(const CrucibleRun& r, const std::string& ops) {
   EXPECT_TRUE(r.status == 0 || r.status == 1) << "exit status " << r.status << "\n" << r.out;
   ASSERT_TRUE(r.has_summary) << r.out;
   for (const std::string& op : split(ops))
@@ -176,12 +178,12 @@ void expect_completed(const Run& r, const std::string& ops) {
   }
 }
 
-void expect_caught(const Run& r, const std::string& op) {
+void expect_caught(const CrucibleRun& r, const std::string& op) {
   EXPECT_TRUE(r.caught(aten(op))) << "a wrong or cheating kernel was not caught: "
                                   << r.dump(aten(op));
 }
 
-void expect_passed(const Run& r, const std::string& op) {
+void expect_passed(const CrucibleRun& r, const std::string& op) {
   EXPECT_TRUE(r.all_passed(aten(op))) << "a correct kernel did not pass: " << r.dump(aten(op));
 }
 
@@ -189,7 +191,7 @@ void expect_passed(const Run& r, const std::string& op) {
 
 TEST(Adversarial, ForgingTheVerdictThroughDescriptorsTheDeathNoteAndTheConsole) {
   const std::string ops = "abs.default,sign.default,sigmoid.default";
-  Run r = run("forge", "dir:" + shell_quote(corpus("forge")), ops);
+  CrucibleRun r = run("forge", "dir:" + shell_quote(corpus("forge")), ops);
   expect_completed(r, ops);
   for (const std::string& op : split(ops)) expect_caught(r, op);
   // The death note's text is the kernel's: never repeated as crucible's own words.
@@ -205,7 +207,7 @@ TEST(Adversarial, ForgingTheVerdictThroughDescriptorsTheDeathNoteAndTheConsole) 
 
 TEST(Adversarial, ForgingTheVerdictByHookingTheProcessWrites) {
   const std::string ops = "neg.default,exp.default";
-  Run r = run("forge-hook", "dir:" + shell_quote(corpus("forge_hook")), ops);
+  CrucibleRun r = run("forge-hook", "dir:" + shell_quote(corpus("forge_hook")), ops);
   expect_completed(r, ops);
   expect_caught(r, "neg.default");
   expect_caught(r, "exp.default");
@@ -213,7 +215,7 @@ TEST(Adversarial, ForgingTheVerdictByHookingTheProcessWrites) {
 
 TEST(Adversarial, PluginThatRewritesEveryVerdictOfItsProcess) {
   const std::string ops = "relu.default,abs.default";
-  Run r = run("forge-plugin", "plugin:" + shell_quote(plugin("forge_all")), ops);
+  CrucibleRun r = run("forge-plugin", "plugin:" + shell_quote(plugin("forge_all")), ops);
   expect_completed(r, ops);
   expect_caught(r, "relu.default");
   expect_caught(r, "abs.default");
@@ -225,19 +227,19 @@ TEST(Adversarial, FloatingPointEnvironmentLeftChanged) {
   // ceil sets the rounding mode upward in its constructor; round next to it is correct.
   for (int attempt = 0; attempt < 2; ++attempt) {
     const std::string ops = "ceil.default,round.default";
-    Run r = run("fpenv", "dir:" + shell_quote(corpus("fpenv")), ops);
+    CrucibleRun r = run("fpenv", "dir:" + shell_quote(corpus("fpenv")), ops);
     expect_completed(r, ops);
     expect_caught(r, "ceil.default");
     expect_passed(r, "round.default");
   }
   // add sets flush-to-zero and denormals-are-zero and adds in native f32.
-  Run r = run("fpenv-ftz", "dir:" + shell_quote(corpus("fpenv_ftz")), "add.Tensor");
+  CrucibleRun r = run("fpenv-ftz", "dir:" + shell_quote(corpus("fpenv_ftz")), "add.Tensor");
   expect_completed(r, "add.Tensor");
   expect_caught(r, "add.Tensor");
 }
 
 TEST(Adversarial, ReadingTheReferenceFromMemory) {
-  Run r = run("heapread", "dir:" + shell_quote(corpus("heapread")), "erf.default");
+  CrucibleRun r = run("heapread", "dir:" + shell_quote(corpus("heapread")), "erf.default");
   expect_completed(r, "erf.default");
   expect_caught(r, "erf.default");
 }
@@ -247,14 +249,15 @@ TEST(Adversarial, ReadingTheReferenceFromMemory) {
 TEST(Adversarial, AConstructorThatAbortsCostsOnlyItsOwnOp) {
   const std::string ops = "abs.default,relu.default";
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Run r = run("ctor-abort", "dir:" + shell_quote(corpus("ctor_abort")), ops);
+    CrucibleRun r = run("ctor-abort", "dir:" + shell_quote(corpus("ctor_abort")), ops);
     expect_completed(r, ops);
     expect_caught(r, "abs.default");
     expect_passed(r, "relu.default");
   }
   // Plugin form: the library that aborts when loaded holds a correct relu. The run ends with a
   // clear error or with every case of the library not passed; crucible itself never dies.
-  Run p = run("ctor-abort-plugin", "plugin:" + shell_quote(plugin("ctor_abort")), "relu.default");
+  CrucibleRun p =
+      run("ctor-abort-plugin", "plugin:" + shell_quote(plugin("ctor_abort")), "relu.default");
   EXPECT_TRUE(p.status == 0 || p.status == 1 || p.status == 2) << p.status << "\n" << p.out;
   if (p.status == 2) {
     EXPECT_NE(p.out.find("ctor_abort"), std::string::npos) << p.out;
@@ -271,7 +274,7 @@ void side_effects(const std::string& folder, const std::vector<std::string>& att
   for (const std::string& a : attackers) ops += "," + a;
   std::map<std::string, std::multiset<std::string>> first;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Run r = run(folder, "dir:" + shell_quote(corpus(folder)), ops);
+    CrucibleRun r = run(folder, "dir:" + shell_quote(corpus(folder)), ops);
     expect_completed(r, ops);
     for (const std::string& a : attackers) expect_caught(r, a);
     expect_passed(r, "relu.default");
@@ -280,7 +283,8 @@ void side_effects(const std::string& folder, const std::vector<std::string>& att
       first = r.status_of;
     } else {
       for (const char* victim : {"aten.relu.default", "aten.floor.default"})
-        EXPECT_EQ(first[victim], r.status_of[victim]) << "verdicts changed between runs: " << victim;
+        EXPECT_EQ(first[victim], r.status_of[victim])
+            << "verdicts changed between runs: " << victim;
     }
   }
 }
@@ -307,7 +311,7 @@ TEST(Adversarial, PredictableDefences) {
   const std::string ops =
       "sin.default,cos.default,exp.default,tanh.default,sigmoid.default,neg.default,add_.Tensor,"
       "mul_.Tensor,cat.default,stack.default,abs.default,relu.default,sqrt.default,log.default";
-  Run r = run("predictable", "dir:" + shell_quote(corpus("predictable")), ops);
+  CrucibleRun r = run("predictable", "dir:" + shell_quote(corpus("predictable")), ops);
   expect_completed(r, ops);
   for (const std::string& op : split(ops)) expect_caught(r, op);
 }
@@ -317,12 +321,12 @@ TEST(Adversarial, PredictableDefences) {
 TEST(Adversarial, SampleBlindSpots) {
   // exp wrong above 80, sin/cos wrong past |x| > 1e4, div truncating integer-valued floats.
   const std::string ops = "exp.default,sin.default,cos.default,div.Tensor";
-  Run r = run("samples", "dir:" + shell_quote(corpus("samples")), ops);
+  CrucibleRun r = run("samples", "dir:" + shell_quote(corpus("samples")), ops);
   expect_completed(r, ops);
   for (const std::string& op : split(ops)) expect_caught(r, op);
   // add saturating instead of wrapping on integers.
-  Run i = run("samples-int", "dir:" + shell_quote(corpus("samples_int")), "add.Tensor",
-              "--dtypes i8,i16,i32,i64,u8");
+  CrucibleRun i = run("samples-int", "dir:" + shell_quote(corpus("samples_int")), "add.Tensor",
+                      "--dtypes i8,i16,i32,i64,u8");
   expect_completed(i, "add.Tensor");
   expect_caught(i, "add.Tensor");
 }
@@ -331,7 +335,7 @@ TEST(Adversarial, RandomOpsWithoutRandomness) {
   // rand with serial correlation, randn ignoring the seed, randperm never shuffling, bernoulli
   // with a fixed 0/1 pattern.
   const std::string ops = "rand.default,randn.default,randperm.default,bernoulli.p";
-  Run r = run("random", "dir:" + shell_quote(corpus("random")), ops, "");
+  CrucibleRun r = run("random", "dir:" + shell_quote(corpus("random")), ops, "");
   expect_completed(r, ops);
   for (const std::string& op : split(ops)) expect_caught(r, op);
 }
@@ -341,7 +345,7 @@ TEST(Adversarial, RandomOpsWithoutRandomness) {
 TEST(Adversarial, TheCompileStep) {
   const std::string cwd = temp_dir("adversarial-compile-cwd");
   const std::string ops = "relu.default,sign.default,abs.default,neg.default,floor.default";
-  Run r = run("compile", "dir:" + shell_quote(corpus("compile")), ops, "--dtypes f32", cwd);
+  CrucibleRun r = run("compile", "dir:" + shell_quote(corpus("compile")), ops, "--dtypes f32", cwd);
   expect_completed(r, ops);
   // #include "/etc/passwd" and "/etc/shadow": no compile, and no line of either file reported.
   EXPECT_TRUE(r.all("aten.relu.default", "compile_error")) << r.dump("aten.relu.default");
@@ -371,7 +375,7 @@ TEST(Adversarial, TheCompileStep) {
 
 TEST(Adversarial, MalformedFramesAndClosedChannels) {
   const std::string ops = "relu.default,abs.default,floor.default";
-  Run r = run("frames", "dir:" + shell_quote(corpus("frames")), ops);
+  CrucibleRun r = run("frames", "dir:" + shell_quote(corpus("frames")), ops);
   expect_completed(r, ops);
   expect_caught(r, "relu.default");
   expect_caught(r, "abs.default");
@@ -382,7 +386,7 @@ TEST(Adversarial, MalformedFramesAndClosedChannels) {
 
 TEST(Adversarial, VacuousVerdicts) {
   const std::string ops = "relu.default,abs.default";
-  Run r = run("vacuous", "dir:" + shell_quote(corpus("vacuous")), ops);
+  CrucibleRun r = run("vacuous", "dir:" + shell_quote(corpus("vacuous")), ops);
   expect_completed(r, ops);
   // Refusing every call: the cases where ATen returns a result are failed.
   expect_caught(r, "relu.default");
@@ -399,7 +403,7 @@ TEST(Adversarial, VacuousVerdicts) {
 TEST(Adversarial, CorrectKernelsPass) {
   // relu; add_ in place on strided self; empty_like writing nothing; mm accumulating in f32.
   const std::string ops = "relu.default,add_.Tensor,empty_like.default,mm.default";
-  Run r = run("correct", "dir:" + shell_quote(corpus("correct")), ops);
+  CrucibleRun r = run("correct", "dir:" + shell_quote(corpus("correct")), ops);
   expect_completed(r, ops);
   for (const std::string& op : split(ops)) expect_passed(r, op);
 }
