@@ -3,12 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "crucible/core/error.h"
+#include "crucible/report/atomic_file.h"
 
 namespace crucible {
 
@@ -181,21 +182,12 @@ nlohmann::json summary_json(const RunSummary& s) {
   return j;
 }
 
-namespace {
-std::ofstream open_out(const std::string& path) {
-  std::ofstream f(path);
-  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
-  return f;
-}
-}  // namespace
-
 void write_summary_json(const std::string& path, const RunSummary& s) {
-  auto f = open_out(path);
-  f << summary_json(s).dump(2) << "\n";
+  write_file_atomically(path, summary_json(s).dump(2) + "\n");
 }
 
 void write_operator_csv(const std::string& path, const RunSummary& s) {
-  auto f = open_out(path);
+  std::ostringstream f;
   f << "op,family,cases,passed,failed,crashed,timed_out,memory_limit,unsupported,skipped,"
        "invalid,compile_error,supported,correct,max_abs_err,max_ulp_err,min_pcc,timed,speedup,"
        "candidate_median_s,baseline_median_s,gbps,gflops,pct_of_peak\n";
@@ -217,6 +209,7 @@ void write_operator_csv(const std::string& path, const RunSummary& s) {
     else
       f << ",,,,,\n";
   }
+  write_file_atomically(path, f.str());
 }
 
 }  // namespace crucible

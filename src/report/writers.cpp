@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
+#include "crucible/report/atomic_file.h"
 #include "crucible/report/summary.h"
 
 namespace crucible {
@@ -60,8 +61,7 @@ std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 void write_summary_md(const std::string& path, const RunSummary& s,
                       const std::vector<CaseResult>& results, const std::string& command) {
-  std::ofstream f(path);
-  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
+  std::ostringstream f;
   f << "# crucible run: " << s.suite << " on " << s.backend << "\n\n";
   f << "`" << command << "`\n\n";
   f << "| | |\n|---|---|\n";
@@ -130,12 +130,12 @@ void write_summary_md(const std::string& path, const RunSummary& s,
     f << fmt::format("- **{}** `{}` — {}: {}\n  - reproduce: `{}`\n", r.op, md_escape(r.call, 200),
                      status_name(r.status), md_escape(r.detail, 300), r.reproducer);
   }
+  write_file_atomically(path, f.str());
 }
 
 void write_junit(const std::string& path, const RunSummary& s,
                  const std::vector<CaseResult>& results) {
-  std::ofstream f(path);
-  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
+  std::ostringstream f;
   int failures = 0, errors = 0, skipped = 0;
   for (const CaseResult& r : results) {
     if (r.status == Status::Failed || r.status == Status::InvalidCase ||
@@ -180,6 +180,7 @@ void write_junit(const std::string& path, const RunSummary& s,
     f << "</testcase>\n";
   }
   f << "  </testsuite>\n</testsuites>\n";
+  write_file_atomically(path, f.str());
 }
 
 std::string console_table(const RunSummary& s, const std::string& out_dir) {
