@@ -131,8 +131,7 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"ops_passed", s.ops_passed},
             {"cases_total", s.cases_total},
             {"cases_passed", s.count(Status::Passed)},
-            {"cases_failed", s.count(Status::Failed) + s.count(Status::MemoryLimit) +
-                                 s.count(Status::InvalidCase) + s.count(Status::CompileError)},
+            {"cases_failed", s.count(Status::Failed)},
             {"cases_crashed", s.count(Status::Crashed)},
             {"cases_timed_out", s.count(Status::TimedOut)},
             {"cases_unsupported", s.count(Status::Unsupported)},
@@ -142,7 +141,8 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"cases_skipped", s.count(Status::Skipped)},
             {"correctness_score", s.correctness_score},
             {"coverage", s.coverage},
-            {"perf_score", s.timed ? json(s.perf_score) : json(nullptr)},
+            // null when not timed, or when no op is both correct and timed (no score exists)
+            {"perf_score", s.timed && s.perf_score > 0 ? json(s.perf_score) : json(nullptr)},
             {"perf_at_p", s.timed ? json(s.perf_at_p) : json(nullptr)},
             {"p", s.p},
             {"seconds", s.seconds}};

@@ -59,6 +59,30 @@ std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 }  // namespace
 
+std::string status_counts_text(const RunSummary& s, bool all) {
+  // The order of the statuses, named as summary.json's cases_* fields count them.
+  static const std::pair<Status, const char*> kOrder[] = {
+      {Status::Passed, "passed"},
+      {Status::Failed, "failed"},
+      {Status::Crashed, "crashed"},
+      {Status::TimedOut, "timed out"},
+      {Status::MemoryLimit, "over the memory limit"},
+      {Status::Unsupported, "unsupported"},
+      {Status::Skipped, "skipped"},
+      {Status::InvalidCase, "invalid"},
+      {Status::CompileError, "compile errors"}};
+  std::string out;
+  for (const auto& [st, name] : kOrder) {
+    const int n = s.count(st);
+    // The console always shows the first four; the rest when some case has them.
+    if (!all && n == 0 && st != Status::Passed && st != Status::Failed && st != Status::Crashed &&
+        st != Status::TimedOut)
+      continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, name);
+  }
+  return out;
+}
+
 void write_summary_md(const std::string& path, const RunSummary& s,
                       const std::vector<CaseResult>& results, const std::string& command) {
   std::ostringstream f;
@@ -69,18 +93,14 @@ void write_summary_md(const std::string& path, const RunSummary& s,
   if (s.timed) f << fmt::format("| baseline | {} |\n", s.baseline);
   f << fmt::format("| ops | {} total, {} supported, {} correct |\n", s.ops_total, s.ops_supported,
                    s.ops_passed);
-  f << fmt::format(
-      "| cases | {} total: {} passed, {} failed, {} crashed, {} timed out, {} over the "
-      "memory limit, {} unsupported, {} skipped, {} invalid, {} compile errors |\n",
-      s.cases_total, s.count(Status::Passed), s.count(Status::Failed), s.count(Status::Crashed),
-      s.count(Status::TimedOut), s.count(Status::MemoryLimit), s.count(Status::Unsupported),
-      s.count(Status::Skipped), s.count(Status::InvalidCase), s.count(Status::CompileError));
+  f << fmt::format("| cases | {} total: {} |\n", s.cases_total, status_counts_text(s, true));
   f << fmt::format("| correctness score | {} (ops correct / all ops) |\n",
                    pct(s.correctness_score));
   f << fmt::format("| coverage | {} (ops supported / all ops) |\n", pct(s.coverage));
   if (s.timed) {
-    f << fmt::format("| performance score | {:.3f}x (geometric mean speed-up over correct ops) |\n",
-                     s.perf_score);
+    f << fmt::format("| performance score | {} (geometric mean speed-up over correct ops) |\n",
+                     s.perf_score > 0 ? fmt::format("{:.3f}x", s.perf_score)
+                                      : std::string("n/a (no op is correct and timed)"));
     f << fmt::format("| perf@{} | {} (ops correct and faster than {}x / all ops) |\n", s.p,
                      pct(s.perf_at_p), s.p);
   }
@@ -189,17 +209,12 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
                    s.timed ? ", baseline " + s.baseline : "");
   o << fmt::format("  ops    {:>6} total {:>6} supported {:>6} correct\n", s.ops_total,
                    s.ops_supported, s.ops_passed);
-  o << fmt::format(
-      "  cases  {:>6} total {:>6} passed {:>6} failed {:>6} crashed {:>6} timed out "
-      "{:>6} unsupported {:>6} skipped\n",
-      s.cases_total, s.count(Status::Passed),
-      s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase) +
-          s.count(Status::CompileError),
-      s.count(Status::Crashed), s.count(Status::TimedOut), s.count(Status::Unsupported),
-      s.count(Status::Skipped));
+  o << fmt::format("  cases  {:>6} total: {}\n", s.cases_total, status_counts_text(s, false));
   o << fmt::format("  correctness {}   coverage {}", pct(s.correctness_score), pct(s.coverage));
   if (s.timed)
-    o << fmt::format("   perf score {:.3f}x   perf@{} {}", s.perf_score, s.p, pct(s.perf_at_p));
+    o << fmt::format("   perf score {}   perf@{} {}",
+                     s.perf_score > 0 ? fmt::format("{:.3f}x", s.perf_score) : "n/a", s.p,
+                     pct(s.perf_at_p));
   o << "\n";
   int shown = 0;
   for (const OpSummary& op : s.ops) {

@@ -1,6 +1,7 @@
 // End-to-end: the run folder is a journal a killed, resumed, raced or tampered-with run cannot
 // corrupt, and workers that die idle or send junk cost no more than their own case.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -185,6 +186,153 @@ extern "C" int32_t neg_kernel_impl(crucible_call* call) {
   EXPECT_GT(neg, 0);
   nlohmann::json s = read_json(out + "/summary.json");
   EXPECT_EQ(s["cases_total"].get<size_t>(), lines.size());
+}
+
+void expect_refused(const Output& o, const std::string& needle) {
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.out.find("crucible: error: "), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("internal error"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(needle), std::string::npos) << o.out;
+}
+
+// A finished small run to tamper with.
+std::string finished_run(const std::string& name) {
+  std::string out = temp_dir(name);
+  Output o = crucible("run --suite smoke --backend ref --ops relu.default,neg -q --out " + out);
+  EXPECT_EQ(o.status, 0) << o.out;
+  return out;
+}
+
+TEST(E2EJournal, ASecondRunOrResumeOfABusyFolderIsRefusedAtOnce) {
+  std::string out = temp_dir("locked");
+  pid_t pid = spawn_crucible("run --suite opinfo --backend ref --workers 1 -q --out " + out);
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 400 && !fs::exists(out + "/results.jsonl"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(fs::exists(out + "/results.jsonl"));
+  auto t0 = std::chrono::steady_clock::now();
+  Output resume = crucible("run --resume " + out + " -q");
+  Output again = crucible("run --suite smoke --backend ref -q --out " + out);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  bool still_running = waitpid(pid, nullptr, WNOHANG) == 0;
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(still_running) << "the first run ended before the others were tried";
+  expect_refused(resume, "is in use by another crucible run");
+  expect_refused(again, "is in use by another crucible run");
+  EXPECT_LT(secs, 10) << "refused at once, not after waiting";
+  // Once the first run is gone, the lock is free again and the folder resumes.
+  Output later = crucible("run --resume " + out + " -q");
+  EXPECT_EQ(later.status, 0) << later.out;
+}
+
+TEST(E2EJournal, ManifestAndSummariesAreReplacedNotRewrittenInPlace) {
+  std::string out = finished_run("atomic");
+  auto inode = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  std::map<std::string, ino_t> before;
+  for (const char* f :
+       {"manifest.json", "summary.json", "SUMMARY.md", "operator_summary.csv", "junit.xml"})
+    before[f] = inode(out + "/" + f);
+  Output o = crucible("run --resume " + out + " -q");
+  ASSERT_EQ(o.status, 0) << o.out;
+  for (const auto& [f, ino] : before) {
+    EXPECT_NE(ino, 0u) << f;
+    EXPECT_NE(inode(out + "/" + f), ino) << f << " was rewritten in place (a kill then tears it)";
+  }
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  nlohmann::json m = read_json(out + "/manifest.json");
+  EXPECT_EQ(m["resumed"].size(), 1u);
+}
+
+TEST(E2EJournal, ResumeCountsEachCaseOnce) {
+  std::string out = finished_run("dedup");
+  nlohmann::json s0 = read_json(out + "/summary.json");
+  std::string lines = read_text(out + "/results.jsonl");
+  std::ofstream(out + "/results.jsonl", std::ios::app) << lines;  // every line twice
+  Output o = crucible("run --resume " + out + " -q");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("duplicate record(s) ignored"), std::string::npos) << o.out;
+  nlohmann::json s = read_json(out + "/summary.json");
+  EXPECT_EQ(s["cases_total"], s0["cases_total"]);
+  EXPECT_EQ(s["cases_passed"], s0["cases_passed"]);
+}
+
+// --resume reads every line: one that parses but does not belong is refused with its place.
+TEST(E2EJournal, ResumeRefusesLinesThatDoNotBelongWithFileAndLine) {
+  std::string out = finished_run("badline");
+  const std::string results = out + "/results.jsonl";
+  const std::string good = read_text(results);
+  const size_t n = line_count(results);
+  nlohmann::json first = read_jsonl(results)[0];
+  auto with_line = [&](const std::string& line) {
+    std::ofstream(results, std::ios::trunc) << good << line << "\n";
+    return crucible("run --resume " + out + " -q");
+  };
+  const std::string place = results + ":" + std::to_string(n + 1) + ": ";
+  expect_refused(with_line("{}"), place + "not a crucible record");
+  expect_refused(with_line("[1, 2]"), place + "not a crucible record");
+  expect_refused(with_line(R"({"record": "verdict", "case_id": "x"})"), place + "unknown record");
+  nlohmann::json j = first;
+  j["case_id"] = "0123456789abcdef";
+  expect_refused(with_line(j.dump()), place + "case 0123456789abcdef is not a case of this run");
+  j = first;
+  j["status"] = "great";
+  expect_refused(with_line(j.dump()), place + "unknown status \"great\"");
+  j = first;
+  j["seed"] = "seven";
+  expect_refused(with_line(j.dump()), place + "the field \"seed\"");
+  j = first;
+  j.erase("status");
+  expect_refused(with_line(j.dump()), place + "the field \"status\" is missing");
+  j = first;
+  j["op"] = "aten.neg.default";
+  expect_refused(with_line(j.dump()), place + "is a case of aten.relu.default");
+  j = {{"record", "timing"}, {"case_id", first["case_id"]}, {"candidate", 3}};
+  expect_refused(with_line(j.dump()), place + "the field \"candidate\" is not an object");
+  // The one damage tolerated: a torn last line, cut off.
+  std::ofstream(results, std::ios::trunc) << good << R"({"record": "case", "case_id": "ab)";
+  Output o = crucible("run --resume " + out + " -q");
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(read_text(results), good);
+}
+
+TEST(E2EJournal, ResumeOfADamagedFolderNamesTheFile) {
+  std::string out = finished_run("badmanifest");
+  nlohmann::json m = read_json(out + "/manifest.json");
+  nlohmann::json bad = m;
+  bad["argv"] = {1, 2};
+  std::ofstream(out + "/manifest.json", std::ios::trunc) << bad.dump();
+  expect_refused(crucible("run --resume " + out), out + "/manifest.json");
+  std::ofstream(out + "/manifest.json", std::ios::trunc) << "[1, 2]";
+  expect_refused(crucible("run --resume " + out), out + "/manifest.json");
+  bad = m;
+  bad["resumed"] = 7;
+  std::ofstream(out + "/manifest.json", std::ios::trunc) << bad.dump();
+  expect_refused(crucible("run --resume " + out), "the field \"resumed\" is not a list");
+  std::ofstream(out + "/manifest.json", std::ios::trunc) << m.dump();
+  fs::remove(out + "/results.jsonl");
+  fs::create_directories(out + "/results.jsonl");
+  expect_refused(crucible("run --resume " + out), out + "/results.jsonl: not a regular file");
+  expect_refused(crucible("run --resume " + out + "/nowhere"), "--resume " + out + "/nowhere");
+}
+
+// An error outside the guarded steps of a case (the inputs' copies over the memory limit) is
+// that case's verdict, with the limit it met; never crucible's own error on the console.
+TEST(E2EJournal, AnErrorEscapingTheCaseIsItsVerdict) {
+  std::string out = temp_dir("escape");
+  Output o = crucible("run --memory-limit 2G --workers 1 --op aten.relu.default --case " +
+                      shell_quote("((T([100000000], f64),), {})") + " --out " + out);
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.out.find("crucible: error"), std::string::npos) << o.out;
+  auto lines = read_jsonl(out + "/results.jsonl");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["status"], "memory_limit") << lines[0].dump();
+  EXPECT_NE(lines[0]["detail"].get<std::string>().find("--memory-limit 2G"), std::string::npos)
+      << lines[0].dump();
 }
 
 }  // namespace

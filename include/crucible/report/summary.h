@@ -49,7 +49,7 @@ struct RunSummary {
   std::map<Status, int> by_status;
   double correctness_score = 0;  // ops passed / ops total
   double coverage = 0;           // ops supported / ops total
-  double perf_score = 0;         // geometric mean speed-up over correct, timed ops
+  double perf_score = 0;         // geometric mean speed-up over correct, timed ops (0: none, "n/a")
   double perf_at_p = 0;          // fraction of all ops that are correct and faster than p
   double p = 1.0;
   bool timed = false;
@@ -60,6 +60,10 @@ struct RunSummary {
 
   int count(Status s) const;
 };
+
+// "passed 3, failed 1, ..." in one order for every output: every status, each counted apart
+// (the counts add up to cases_total); `all` also lists the statuses no case has.
+std::string status_counts_text(const RunSummary& s, bool all);
 
 // `families` maps op name to family for the report (missing: "-").
 RunSummary summarize(const std::vector<CaseResult>& results,
