@@ -1,6 +1,8 @@
 // CaseResult and TimingRecord to and from JSON (the lines of results.jsonl).
 #include "crucible/eval/result.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -176,7 +178,44 @@ TimingStats stats_from(const json& j, const char* key) {
 }
 }  // namespace
 
+double relative_spread(const TimingStats& s) {
+  if (!(s.median_s > 0)) return std::numeric_limits<double>::infinity();
+  return (s.p90_s - s.p10_s) / s.median_s;
+}
+
+void assess_timing(TimingRecord& r) {
+  constexpr double kMaxSpread = 0.25;
+  constexpr double kClaim = 1.05;  // a speed-up or slow-down of more than 5%
+  r.reliable = true;
+  r.unreliable_reason.clear();
+  if (!r.error.empty()) {
+    r.reliable = false;
+    r.unreliable_reason = "timing failed";
+    return;
+  }
+  const double cs = relative_spread(r.candidate), bs = relative_spread(r.baseline);
+  if (cs > kMaxSpread || bs > kMaxSpread) {
+    r.reliable = false;
+    r.unreliable_reason = fmt::format(
+        "the {} times spread {:.0f}% around their median (p10 to p90; at most {:.0f}% is "
+        "trusted)",
+        cs >= bs ? "candidate's" : "baseline's", 100 * std::max(cs, bs), 100 * kMaxSpread);
+    return;
+  }
+  const double lo = r.candidate.p90_s > 0 ? r.baseline.p10_s / r.candidate.p90_s : 0;
+  const double hi = r.candidate.p10_s > 0 ? r.baseline.p90_s / r.candidate.p10_s
+                                          : std::numeric_limits<double>::infinity();
+  if (lo < 1 && hi > 1 && (r.speedup > kClaim || r.speedup < 1 / kClaim)) {
+    r.reliable = false;
+    r.unreliable_reason = fmt::format(
+        "the candidate's and baseline's p10-p90 ranges overlap: the speed-up lies anywhere "
+        "between {:.3g}x and {:.3g}x",
+        lo, hi);
+  }
+}
+
 json to_json(const TimingRecord& r) {
+  const auto finite_or_null = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
   return {{"record", "timing"},
           {"case_id", r.case_id},
           {"op", r.op},
@@ -189,7 +228,11 @@ json to_json(const TimingRecord& r) {
           {"gflops", r.gflops},
           {"gbps", r.gbps},
           {"cold_cache", r.cold_cache},
-          {"error", r.error}};
+          {"error", r.error},
+          {"candidate_spread", finite_or_null(relative_spread(r.candidate))},
+          {"baseline_spread", finite_or_null(relative_spread(r.baseline))},
+          {"reliable", r.reliable},
+          {"unreliable_reason", r.unreliable_reason}};
 }
 
 TimingRecord timing_record_from_json(const json& j) {
@@ -208,6 +251,10 @@ TimingRecord timing_record_from_json(const json& j) {
   r.gbps = num(j, "gbps", 0.0);
   r.cold_cache = boolean(j, "cold_cache", true);
   r.error = str(j, "error");
+  // Recomputed from the statistics (a record from before the field existed gets it too).
+  boolean(j, "reliable", true);
+  str(j, "unreliable_reason");
+  assess_timing(r);
   return r;
 }
 

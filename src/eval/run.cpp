@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <new>
 #include <optional>
 #include <set>
@@ -272,6 +273,28 @@ std::string memory_limit_detail(const std::string& what, size_t limit) {
       bytes_text(limit + (size_t{512} << 20)), bytes_text(limit), what);
 }
 
+// The machine's load: the 1-minute load average and the tasks runnable right now.
+struct LoadSample {
+  double loadavg = -1;
+  int running = -1;
+};
+
+LoadSample sample_load() {
+  LoadSample l;
+  std::ifstream la("/proc/loadavg");
+  if (!(la >> l.loadavg)) l.loadavg = -1;
+  std::ifstream st("/proc/stat");
+  std::string key;
+  while (st >> key) {
+    if (key == "procs_running") {
+      st >> l.running;
+      break;
+    }
+    st.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return l;
+}
+
 // Backends a worker creates once, after it is forked (plugins never load in this process).
 struct WorkerBackends {
   std::unique_ptr<Backend> reference, candidate, baseline;
@@ -510,7 +533,9 @@ int run(const RunOptions& in) {
   }
 
   // Timing: one case at a time, nothing else running, candidate and baseline alternating.
+  LoadSample load_before, load_after;
   if (o.perf) {
+    load_before = sample_load();
     std::map<std::string, const CaseResult*> by_id;
     for (const CaseResult& r : results) by_id[r.case_id] = &r;
     std::vector<size_t> to_time;
@@ -560,11 +585,13 @@ int run(const RunOptions& in) {
           t.op = cases[i].c.op;
           t.call = cases::print_call(cases[i].c.call);
           t.error = f.detail;
+          assess_timing(t);
           progress.add(false);
           out.append(to_json(t));
           timings.push_back(std::move(t));
         });
     progress.finish();
+    load_after = sample_load();
   }
   delete wb;
 
@@ -578,6 +605,11 @@ int run(const RunOptions& in) {
   s.baseline = o.perf ? o.baseline : "";
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   if (o.perf) add_peak_fractions(s, timings, peaks);
+  s.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  s.load_before = load_before.loadavg;
+  s.load_after = load_after.loadavg;
+  s.running_before = load_before.running;
+  s.running_after = load_after.running;
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
   write_summary_json(o.out + "/summary.json", s);
@@ -586,7 +618,8 @@ int run(const RunOptions& in) {
   write_junit(o.out + "/junit.xml", s, results);
   if (o.progress) fmt::print("{}", console_table(s, o.out));
 
-  bool all_passed = s.count(Status::Passed) > 0;
+  // A timing that failed fails the run as a case would.
+  bool all_passed = s.count(Status::Passed) > 0 && s.timing_errors == 0;
   for (const auto& [st, n] : s.by_status)
     if (n > 0 && st != Status::Passed && st != Status::Skipped) all_passed = false;
   return all_passed ? 0 : 1;

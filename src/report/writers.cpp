@@ -1,4 +1,5 @@
 // SUMMARY.md, junit.xml and the console table of a run.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -57,6 +58,28 @@ std::string xml_escape(const std::string& s) {
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
+constexpr const char* kUnreliableNote =
+    "the timings spread too much to trust this speed-up (a p10-p90 spread above 25%, or "
+    "candidate and baseline ranges that overlap across 1x); see \"reliable\" and "
+    "\"unreliable_reason\" in results.jsonl";
+
+// "1.234x", or "~1.234x?" when the op's speed-up is not reliable.
+std::string speedup_text(const OpSummary& o) {
+  return o.speedup_reliable() ? fmt::format("{:.3f}x", o.speedup)
+                              : fmt::format("~{:.3f}x?", o.speedup);
+}
+
+std::vector<std::string> timing_warnings(const RunSummary& s) {
+  std::vector<std::string> out;
+  if (s.timed && s.busy())
+    out.push_back(fmt::format(
+        "the machine was busy around the timing (load average {:.1f} before, {:.1f} after; "
+        "{} and {} runnable tasks; {} cores): other programs took CPU time from the timed "
+        "code, so the speed-ups may be off",
+        s.load_before, s.load_after, s.running_before, s.running_after, s.cores));
+  return out;
+}
+
 }  // namespace
 
 std::string status_counts_text(const RunSummary& s, bool all) {
@@ -109,6 +132,7 @@ void write_summary_md(const std::string& path, const RunSummary& s,
         "| machine peaks | {:.1f} GB/s triad, {:.0f} GFLOP/s f32 (% of peak: the bounding one) |\n",
         s.peak_triad_gbps, s.peak_gflops);
   f << fmt::format("| wall time | {:.1f} s |\n\n", s.seconds);
+  for (const std::string& w : timing_warnings(s)) f << "**Warning:** " << w << "\n\n";
 
   if (s.timed && !s.families.empty()) {
     f << "## Speed-up by family\n\n"
@@ -131,13 +155,25 @@ void write_summary_md(const std::string& path, const RunSummary& s,
                      o.cases, passed, o.cases - passed, o.max_abs_err, o.max_ulp_err, o.min_pcc);
     if (s.timed) {
       if (o.timed)
-        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} | {} |", o.speedup,
+        f << fmt::format(" {} | {:.3g} s | {:.3g} | {:.3g} | {} |", speedup_text(o),
                          o.candidate_median_s, o.gbps, o.gflops,
                          s.peak_triad_gbps > 0 ? fmt::format("{:.1f}%", o.pct_of_peak) : "-");
       else
         f << " - | - | - | - | - |";
     }
     f << " " << md_escape(o.first_failure) << " |\n";
+  }
+
+  if (s.timed && std::any_of(s.ops.begin(), s.ops.end(),
+                             [](const OpSummary& o) { return o.timed && !o.speedup_reliable(); }))
+    f << "\n`~1.234x?`: " << kUnreliableNote << "\n";
+  if (s.timing_errors > 0) {
+    f << fmt::format("\n## Timing errors ({} cases)\n\n", s.timing_errors);
+    f << "The timing of these ops is incomplete: they are left out of the performance score.\n\n";
+    for (const OpSummary& o : s.ops)
+      if (o.timing_errors > 0)
+        f << fmt::format("- **{}**: {} case(s), first: {}\n", o.op, o.timing_errors,
+                         md_escape(o.first_timing_error, 300));
   }
 
   int shown = 0;
@@ -243,10 +279,29 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
         o << "    ... (see operator_summary.csv)\n";
         break;
       }
-      o << fmt::format("    {:<34} {:>8.3f}x  {:>10.3g} GB/s {:>10.3g} GFLOP/s\n", op.op,
-                       op.speedup, op.gbps, op.gflops);
+      o << fmt::format("    {:<34} {:>9}  {:>10.3g} GB/s {:>10.3g} GFLOP/s\n", op.op,
+                       speedup_text(op), op.gbps, op.gflops);
+    }
+    if (std::any_of(s.ops.begin(), s.ops.end(),
+                    [](const OpSummary& x) { return x.timed && !x.speedup_reliable(); }))
+      o << "    ~1.234x?: " << kUnreliableNote << "\n";
+  }
+  if (s.timing_errors > 0) {
+    o << fmt::format("  timing errors: {} case(s); these ops' timing is incomplete:\n",
+                     s.timing_errors);
+    int n = 0;
+    for (const OpSummary& op : s.ops) {
+      if (op.timing_errors == 0) continue;
+      if (++n > 10) {
+        o << "    ... (see SUMMARY.md)\n";
+        break;
+      }
+      std::string why = op.first_timing_error;
+      if (why.size() > 110) why = why.substr(0, 110) + "...";
+      o << fmt::format("    {:<34} {}\n", op.op, why);
     }
   }
+  for (const std::string& w : timing_warnings(s)) o << "  warning: " << w << "\n";
   o << fmt::format("  results: {}/\n", out_dir);
   return o.str();
 }

@@ -20,9 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Starts `crucible <args>` in its own process group; returns its pid.
-pid_t spawn_crucible(const std::string& args) {
-  std::string cmd = "exec " + std::string(CRUCIBLE_BINARY) + " " + args + " >/dev/null 2>&1";
+// Starts `crucible <args>` in its own process group (its output to `log`); returns its pid.
+pid_t spawn_crucible(const std::string& args, const std::string& log = "/dev/null") {
+  std::string cmd =
+      "exec " + std::string(CRUCIBLE_BINARY) + " " + args + " >" + shell_quote(log) + " 2>&1";
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -333,6 +334,95 @@ TEST(E2EJournal, AnErrorEscapingTheCaseIsItsVerdict) {
   EXPECT_EQ(lines[0]["status"], "memory_limit") << lines[0].dump();
   EXPECT_NE(lines[0]["detail"].get<std::string>().find("--memory-limit 2G"), std::string::npos)
       << lines[0].dump();
+}
+
+// A timing worker killed mid-case: the timing error is in the console, SUMMARY.md and
+// summary.json (the op's timing incomplete), and the run's exit status is 1.
+TEST(E2EJournal, AKilledTimingWorkerIsReportedAndFailsTheRun) {
+  std::string dir = temp_dir("timing-kill");
+  std::string out = dir + "/run", log = dir + "/log.txt";
+  pid_t pid = spawn_crucible(
+      "run --suite opinfo --backend ref --perf --ops relu,neg,abs,exp,add.Tensor,mul.Tensor "
+      "--dtypes f32 --workers 1 --out " +
+          out,
+      log);
+  ASSERT_GT(pid, 0);
+  auto has_timing_error = [&] {
+    if (!fs::exists(out + "/results.jsonl")) return false;
+    for (const auto& l : read_jsonl(out + "/results.jsonl"))
+      if (l["record"] == "timing" && !l["error"].get<std::string>().empty()) return true;
+    return false;
+  };
+  bool timing = false, killed = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && waitpid(pid, nullptr, WNOHANG) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    if (!timing) {
+      timing = read_text(out + "/results.jsonl").find("\"record\":\"timing\"") != std::string::npos;
+      continue;
+    }
+    if (killed && has_timing_error()) break;
+    for (pid_t w : children_of(pid)) {
+      kill(w, SIGKILL);
+      killed = true;
+    }
+  }
+  ASSERT_TRUE(killed) << "the timing phase was not seen";
+  int st = wait_for(pid, 300);
+  ASSERT_NE(st, -1);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 1) << read_text(log);
+  ASSERT_TRUE(has_timing_error());
+  std::string console = read_text(log);
+  EXPECT_NE(console.find("timing errors: "), std::string::npos) << console;
+  EXPECT_NE(console.find("killed by SIGKILL"), std::string::npos) << console;
+  EXPECT_NE(read_text(out + "/SUMMARY.md").find("## Timing errors"), std::string::npos);
+  nlohmann::json s = read_json(out + "/summary.json");
+  EXPECT_GE(s["timing_errors"].get<int>(), 1);
+  int incomplete = 0;
+  for (const auto& [op, o] : s["ops"].items()) incomplete += o.value("timing_incomplete", false);
+  EXPECT_GE(incomplete, 1) << s["ops"].dump(1);
+  EXPECT_NE(read_text(out + "/operator_summary.csv").find("timing_errors"), std::string::npos);
+}
+
+// With the machine loaded, the timings come with a warning and the load is recorded; every
+// timing record carries its spread and whether its speed-up is reliable.
+TEST(E2EJournal, TimingOnABusyMachineWarns) {
+  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  std::vector<pid_t> hogs;
+  for (long i = 0; i < 3 * cores + 1; ++i) {
+    pid_t h = fork();
+    if (h == 0) {
+      alarm(120);
+      volatile unsigned long x = 0;
+      for (;;) x = static_cast<unsigned long>(x) + 1;
+    }
+    hogs.push_back(h);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string out = temp_dir("busy");
+  Output o =
+      crucible("run --suite smoke --backend ref --perf --ops relu --dtypes f32 --out " + out);
+  for (pid_t h : hogs) kill(h, SIGKILL);
+  for (pid_t h : hogs) waitpid(h, nullptr, 0);
+  ASSERT_LE(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("warning: the machine was busy around the timing"), std::string::npos)
+      << o.out;
+  nlohmann::json s = read_json(out + "/summary.json");
+  EXPECT_EQ(s["timing_load"]["busy"], true) << s["timing_load"];
+  EXPECT_GT(s["timing_load"]["runnable_before"].get<int>(), cores);
+  EXPECT_NE(read_text(out + "/SUMMARY.md").find("the machine was busy"), std::string::npos);
+  int timing = 0;
+  for (const auto& l : read_jsonl(out + "/results.jsonl")) {
+    if (l["record"] != "timing") continue;
+    ++timing;
+    EXPECT_TRUE(l["reliable"].is_boolean()) << l.dump();
+    EXPECT_TRUE(l["candidate_spread"].is_number()) << l.dump();
+    if (!l["reliable"].get<bool>()) {
+      EXPECT_FALSE(l["unreliable_reason"].get<std::string>().empty());
+    }
+  }
+  EXPECT_GT(timing, 0);
 }
 
 }  // namespace

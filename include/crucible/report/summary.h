@@ -30,6 +30,10 @@ struct OpSummary {
   double min_pcc = 1;
   std::string first_failure;  // detail of the first failing case
   std::string reproducer;     // of the first failing case
+  int unreliable = 0;         // timed cases whose speed-up is not reliable (assess_timing)
+  int timing_errors = 0;      // cases whose timing failed: the op's timing is incomplete
+  std::string first_timing_error;
+  bool speedup_reliable() const { return unreliable == 0; }
 };
 
 // The speed-ups of one op family: the geometric mean over its correct, timed ops, and its
@@ -55,6 +59,13 @@ struct RunSummary {
   bool timed = false;
   double seconds = 0;
   double peak_triad_gbps = 0, peak_gflops = 0;  // the machine's peaks (0: not measured)
+  int timing_errors = 0;  // timing records with an error (a killed timing worker, ...)
+  // The machine's load around the timing phase (-1: not measured): the 1-minute load average
+  // and the runnable tasks of /proc/stat, before and after; `cores` to judge them by.
+  double load_before = -1, load_after = -1;
+  int running_before = -1, running_after = -1;
+  int cores = 0;
+  bool busy() const;  // the load exceeded the cores around the timing phase
   std::vector<OpSummary> ops;
   std::vector<FamilySpeed> families;  // with timings: per family, by family name
 
