@@ -64,6 +64,8 @@ RunSummary summarize(const std::vector<CaseResult>& results,
     }
     bool bad = r.status != Status::Passed && r.status != Status::Skipped &&
                r.status != Status::Unsupported;
+    if (r.status == Status::Unsupported && o.first_unsupported.empty())
+      o.first_unsupported = r.detail.empty() ? "unsupported" : r.detail;
     if (bad && o.first_failure.empty()) {
       o.first_failure = fmt::format("{}: {}", status_name(r.status), r.detail);
       o.reproducer = r.reproducer;

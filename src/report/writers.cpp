@@ -167,6 +167,13 @@ void write_summary_md(const std::string& path, const RunSummary& s,
   if (s.timed && std::any_of(s.ops.begin(), s.ops.end(),
                              [](const OpSummary& o) { return o.timed && !o.speedup_reliable(); }))
     f << "\n`~1.234x?`: " << kUnreliableNote << "\n";
+  if (std::any_of(s.ops.begin(), s.ops.end(),
+                  [](const OpSummary& o) { return !o.first_unsupported.empty(); })) {
+    f << "\n## Unsupported ops\n\nThey count against the backend (correctness and coverage).\n\n";
+    for (const OpSummary& o : s.ops)
+      if (!o.first_unsupported.empty())
+        f << fmt::format("- **{}**: {}\n", o.op, md_escape(o.first_unsupported, 300));
+  }
   if (s.timing_errors > 0) {
     f << fmt::format("\n## Timing errors ({} cases)\n\n", s.timing_errors);
     f << "The timing of these ops is incomplete: they are left out of the performance score.\n\n";
@@ -263,6 +270,21 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
     std::string why = op.first_failure;
     if (why.size() > 110) why = why.substr(0, 110) + "...";
     o << fmt::format("    {:<34} {}\n", op.op, why);
+  }
+  // Ops the candidate does not (fully) implement: they count against it, so say which and why.
+  int unsupported_ops = 0;
+  for (const OpSummary& op : s.ops) unsupported_ops += !op.first_unsupported.empty();
+  if (unsupported_ops > 0) {
+    o << fmt::format("  unsupported by {}: {} op(s){}\n", s.backend, unsupported_ops,
+                     unsupported_ops > 10 ? " (the first 10; see SUMMARY.md)" : "");
+    int n = 0;
+    for (const OpSummary& op : s.ops) {
+      if (op.first_unsupported.empty()) continue;
+      if (++n > 10) break;
+      std::string why = op.first_unsupported;
+      if (why.size() > 110) why = why.substr(0, 110) + "...";
+      o << fmt::format("    {:<34} {}\n", op.op, why);
+    }
   }
   if (s.timed && !s.families.empty()) {
     o << "  speed-up by family (geometric mean over correct ops; slowest op):\n";

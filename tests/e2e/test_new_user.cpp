@@ -175,5 +175,20 @@ TEST(E2ENewUser, PerfScoreIsNotApplicableWhenNoOpIsCorrect) {
   EXPECT_NE(read_text(out + "/SUMMARY.md").find("| performance score | n/a"), std::string::npos);
 }
 
+// A run that fails only because of unsupported cases says which ops and why.
+TEST(E2ENewUser, UnsupportedOpsAreListedWithTheReason) {
+  std::string dir = temp_dir("unsupported");
+  std::ofstream(dir + "/t.txt") << "Operator: aten.relu.default\n"
+                                   "cnt: 1, ((T([4], f32),), {})\n"
+                                   "Operator: aten.no_such_op.default\n"
+                                   "cnt: 1, ((T([2], f32),), {})\n";
+  Output o = crucible("run --suite traces:" + dir + "/t.txt --backend ref --out " + dir + "/run");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("unsupported by ref: 1 op(s)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("aten.no_such_op.default"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("not in crucible's catalog"), std::string::npos) << o.out;
+  EXPECT_NE(read_text(dir + "/run/SUMMARY.md").find("## Unsupported ops"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace crucible::e2e

@@ -28,10 +28,11 @@ struct OpSummary {
   double max_abs_err = 0;
   double max_ulp_err = 0;
   double min_pcc = 1;
-  std::string first_failure;  // detail of the first failing case
-  std::string reproducer;     // of the first failing case
-  int unreliable = 0;         // timed cases whose speed-up is not reliable (assess_timing)
-  int timing_errors = 0;      // cases whose timing failed: the op's timing is incomplete
+  std::string first_failure;      // detail of the first failing case
+  std::string reproducer;         // of the first failing case
+  std::string first_unsupported;  // detail of the first unsupported case (why)
+  int unreliable = 0;             // timed cases whose speed-up is not reliable (assess_timing)
+  int timing_errors = 0;          // cases whose timing failed: the op's timing is incomplete
   std::string first_timing_error;
   bool speedup_reliable() const { return unreliable == 0; }
 };
