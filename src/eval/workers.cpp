@@ -99,7 +99,8 @@ constexpr int kMaxIdleDeaths = 3;
 // results file, the run folder's lock, other workers' pipes, whatever the parent had open).
 void close_other_fds(int a, int b) {
   if (a > b) std::swap(a, b);
-  auto close_from_to = [](int lo, int hi) {  // [lo, hi]
+  auto close_from_to = [](int lo, int hi) {  // [lo, hi], never 0, 1 or 2
+    lo = std::max(lo, 3);
     if (lo > hi) return;
     if (close_range(static_cast<unsigned>(lo), static_cast<unsigned>(hi), 0) == 0) return;
     // No close_range (old kernel): the open descriptors from /proc/self/fd.
