@@ -157,36 +157,38 @@ void load_previous(const std::string& path, const std::map<std::string, std::str
     const std::string kind = j["record"].get<std::string>();
     if (kind != "case" && kind != "timing")
       input_error(where, "unknown record \"" + kind + "\" (expected \"case\" or \"timing\")");
-    try {
-      if (kind == "case") {
-        CaseResult r = case_result_from_json(j);
-        auto it = ops_of_case.find(r.case_id);
-        if (it == ops_of_case.end())
-          input_error(where, "case " + r.case_id +
-                                 " is not a case of this run (its suite, ops and dtypes); the "
-                                 "file belongs to another run");
-        if (it->second != r.op)
-          input_error(where,
-                      "case " + r.case_id + " is a case of " + it->second + ", not of " + r.op);
-        if (seen_cases.insert(r.case_id).second)
-          results.push_back(std::move(r));
-        else
-          ++duplicates;
-      } else {
-        TimingRecord t = timing_record_from_json(j);
-        if (!ops_of_case.count(t.case_id))
-          input_error(where, "timing of case " + t.case_id +
-                                 ", which is not a case of this run; the file belongs to "
-                                 "another run");
-        if (seen_timings.insert(t.case_id).second)
-          timings.push_back(std::move(t));
-        else
-          ++duplicates;
+    // A field of the wrong type, a missing field, an unknown status: refused with the place.
+    auto read = [&](auto from_json) {
+      try {
+        return from_json(j);
+      } catch (const Error& e) {
+        input_error(where, e.what());
       }
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Input) throw;
-      if (std::string(e.what()).starts_with(path)) throw;
-      input_error(where, e.what());
+    };
+    if (kind == "case") {
+      CaseResult r = read(case_result_from_json);
+      auto it = ops_of_case.find(r.case_id);
+      if (it == ops_of_case.end())
+        input_error(where, "case " + r.case_id +
+                               " is not a case of this run (its suite, ops and dtypes); the "
+                               "file belongs to another run");
+      if (it->second != r.op)
+        input_error(where,
+                    "case " + r.case_id + " is a case of " + it->second + ", not of " + r.op);
+      if (seen_cases.insert(r.case_id).second)
+        results.push_back(std::move(r));
+      else
+        ++duplicates;
+    } else {
+      TimingRecord t = read(timing_record_from_json);
+      if (!ops_of_case.count(t.case_id))
+        input_error(where, "timing of case " + t.case_id +
+                               ", which is not a case of this run; the file belongs to another "
+                               "run");
+      if (seen_timings.insert(t.case_id).second)
+        timings.push_back(std::move(t));
+      else
+        ++duplicates;
     }
     good_end = f.tellg();
   }
