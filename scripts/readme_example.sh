@@ -19,7 +19,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-cmd="run --suite smoke --backend faulty --ops relu.default,neg,exp --timeout 1 --out runs/example"
+cmd="run --suite smoke --backend faulty --ops relu.default,neg,exp --timeout 1 --workers 1 --out runs/example"
 set +e
 "$bin" $cmd >console.txt 2>progress.txt
 status=$?
