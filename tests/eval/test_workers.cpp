@@ -77,12 +77,13 @@ TEST(Workers, HoldOnlyTheirOwnPipesAndSharedPage) {
   int extra[2];
   ASSERT_EQ(pipe(extra), 0);
   Outcome o = run_pool(3, {0, 1, 2, 3, 4, 5}, [](size_t) {
-    std::string maps;
-    std::ifstream m("/proc/self/maps");
-    std::string line;
     int shared_pages = 0;
-    while (std::getline(m, line))
-      if (line.find("/dev/zero") != std::string::npos) ++shared_pages;
+    {
+      std::ifstream m("/proc/self/maps");
+      std::string line;
+      while (std::getline(m, line))
+        if (line.find("/dev/zero") != std::string::npos) ++shared_pages;
+    }
     return open_fds() + "shared_pages=" + std::to_string(shared_pages) + "\n";
   });
   ::close(file);
