@@ -213,8 +213,8 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
                __builtin_add_overflow(extent, span, &extent);
   }
   size_t nbytes = 0;
-  overflow = overflow || __builtin_mul_overflow(static_cast<size_t>(extent) + 1,
-                                                itemsize(lit.dtype), &nbytes);
+  overflow = overflow ||
+             __builtin_mul_overflow(static_cast<size_t>(extent) + 1, itemsize(lit.dtype), &nbytes);
   if (overflow && !empty)
     throw Error(ErrorKind::Memory, "tensor of shape " + shape_str(lit.shape) + " with strides " +
                                        shape_str(strides) + " is too large");
