@@ -202,15 +202,24 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
   if (strides.size() != lit.shape.size())
     op_error(fmt::format("tensor {} has {} strides for {} dims", shape_str(lit.shape),
                          strides.size(), lit.shape.size()));
-  int64_t extent = 0;  // storage elements needed
+  int64_t extent = 0;  // storage elements needed, overflow-checked
   bool empty = false;
+  bool overflow = false;
   for (size_t d = 0; d < lit.shape.size(); ++d) {
     if (lit.shape[d] == 0) empty = true;
     if (strides[d] < 0) op_error("negative strides are not supported in tensor literals");
-    extent += (lit.shape[d] - 1) * strides[d];
+    int64_t span = 0;
+    overflow = overflow || __builtin_mul_overflow(lit.shape[d] - 1, strides[d], &span) ||
+               __builtin_add_overflow(extent, span, &extent);
   }
+  size_t nbytes = 0;
+  overflow = overflow ||
+             __builtin_mul_overflow(static_cast<size_t>(extent) + 1, itemsize(lit.dtype), &nbytes);
+  if (overflow && !empty)
+    throw Error(ErrorKind::Memory, "tensor of shape " + shape_str(lit.shape) + " with strides " +
+                                       shape_str(strides) + " is too large");
   extent = empty ? 0 : extent + 1;
-  auto storage = Storage::allocate_cpu(static_cast<size_t>(extent) * itemsize(lit.dtype));
+  auto storage = Storage::allocate_cpu(empty ? 0 : nbytes);
   Tensor flat = Tensor::from_storage(storage, 0, {extent}, {1}, lit.dtype);
   const DType t = lit.dtype;
   const bool floating = is_floating(t);

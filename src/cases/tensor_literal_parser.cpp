@@ -5,8 +5,47 @@
 #include <utility>
 
 #include "cases/literal_parser.h"
+#include "crucible/core/tensor.h"
+#include "crucible/kernel.h"
 
 namespace crucible::cases::detail {
+
+namespace {
+
+// What no tensor can be: more than CRUCIBLE_MAX_NDIM dimensions, more elements or bytes than
+// int64 counts, strides that reach past any possible storage.
+std::string limit_problem(const TensorLit& t) {
+  if (t.shape.size() > CRUCIBLE_MAX_NDIM)
+    return "tensor has " + std::to_string(t.shape.size()) + " dimensions; at most " +
+           std::to_string(CRUCIBLE_MAX_NDIM) + " are supported (CRUCIBLE_MAX_NDIM)";
+  int64_t numel = 1;
+  bool empty = false;
+  for (int64_t s : t.shape) empty = empty || s == 0;
+  const int64_t item = static_cast<int64_t>(itemsize(t.dtype));
+  if (!empty) {
+    for (int64_t s : t.shape)
+      if (__builtin_mul_overflow(numel, s, &numel))
+        return "tensor of shape " + shape_str(t.shape) +
+               " has more elements than a 64-bit count holds";
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(numel, item, &bytes))
+      return "tensor of shape " + shape_str(t.shape) + " has more bytes than a 64-bit count holds";
+  }
+  if (!t.strides || empty) return "";
+  // The storage the strides need: 1 + sum (size - 1) * stride elements.
+  int64_t extent = 1;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t span = 0;
+    if (__builtin_mul_overflow(t.shape[d] - 1, (*t.strides)[d], &span) ||
+        __builtin_add_overflow(extent, span, &extent) ||
+        __builtin_mul_overflow(extent, item, &span))
+      return "the strides " + shape_str(*t.strides) + " of tensor " + shape_str(t.shape) +
+             " reach past any possible storage (more than 2^63 bytes)";
+  }
+  return "";
+}
+
+}  // namespace
 
 // T([shape], dtype[, stride][, device][, stride=...][, device=...][, fill=...]); `w` is 'T'.
 TensorLit Parser::tensor(size_t w) {
@@ -100,6 +139,7 @@ TensorLit Parser::tensor(size_t w) {
     fail_msg(w, "tensor has " + std::to_string(t.shape.size()) + " dimensions but " +
                     std::to_string(t.strides->size()) + " strides");
   }
+  if (const std::string why = limit_problem(t); !why.empty()) fail_msg(w, why);
   return t;
 }
 

@@ -12,6 +12,9 @@ namespace crucible {
 int command_calibrate(int threads, bool cached, bool json) {
   if (threads < 0)
     usage_error("--threads must be >= 0 (0: number of cores), got " + std::to_string(threads));
+  if (threads > max_parallelism())
+    usage_error(fmt::format("--threads {}: at most {} (4 x the {} cores)", threads,
+                            max_parallelism(), max_parallelism() / 4));
   const MachinePeaks p = machine_peaks(threads, /*remeasure=*/!cached);
   if (json) {
     fmt::print("{}\n", peaks_json(p).dump(2));

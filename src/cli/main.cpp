@@ -56,7 +56,10 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  if (run->parsed()) return command_run(rf, args);
+  if (run->parsed()) {
+    rf.given = given_flags(*run);
+    return command_run(rf, args);
+  }
   if (ops->parsed()) return command_ops(ops_backend, ops_json);
   if (parse->parsed()) return command_parse(parse_path, parse_quiet);
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);

@@ -5,12 +5,14 @@
 
 #include "cli/commands.h"
 #include "crucible/cases/trace.h"
+#include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 
 namespace crucible {
 
 int command_parse(const std::string& path, bool quiet) {
   std::vector<cases::TraceEntry> entries = cases::read_traces(path);
+  if (entries.empty()) input_error(path, "no cases in " + path);
   std::map<std::string, int> files;
   std::string current_file, current_op;
   int in_catalog = 0;

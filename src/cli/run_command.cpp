@@ -1,7 +1,9 @@
 // `crucible run`: flags -> RunOptions -> crucible::run.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -74,6 +76,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
 }
 
 size_t parse_bytes(const std::string& text, const std::string& flag) {
+  constexpr double kMaxBytes = 1125899906842624.0;  // 2^50: 1 PiB
   std::string t = text;
   if (t.empty()) usage_error(flag + " is empty; give a size like 4G or 512M");
   double mult = 1;
@@ -89,16 +92,32 @@ size_t parse_bytes(const std::string& text, const std::string& flag) {
                          : 1099511627776.0;
     t.pop_back();
   }
+  double v = 0;
   try {
     size_t used = 0;
-    double v = std::stod(t, &used);
-    if (used != t.size() || v < 0) throw std::invalid_argument("");
-    return static_cast<size_t>(v * mult);
+    // Digits and a decimal point only: no "inf", "nan", hex or exponents.
+    if (t.empty() || t.find_first_not_of("0123456789.") != std::string::npos)
+      throw std::invalid_argument("");
+    v = std::stod(t, &used);
+    if (used != t.size()) throw std::invalid_argument("");
   } catch (const std::exception&) {
     usage_error(
         fmt::format("{} '{}' is not a size; use e.g. 4G, 512M or a number of bytes", flag, text));
   }
+  if (!std::isfinite(v * mult) || v * mult > kMaxBytes)
+    usage_error(fmt::format("{} '{}' is beyond any machine's memory (at most 1024T, 2^50 bytes)",
+                            flag, text));
+  return static_cast<size_t>(v * mult);
 }
+
+std::vector<std::string> given_flags(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->count() > 0) out.push_back(opt->get_name(false, false));
+  return out;
+}
+
+int max_parallelism() { return 4 * static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
 
 namespace {
 
@@ -116,13 +135,26 @@ std::vector<std::string> split_csv(const std::string& s) {
 
 // --resume: the earlier run's own command line, from its manifest.
 RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    input_error("--resume " + dir, "not a folder; give the run folder of the run to continue");
   std::string mpath = dir + "/manifest.json";
+  if (!std::filesystem::is_regular_file(mpath, ec))
+    input_error("--resume " + dir, "no manifest.json file there; is it a crucible run folder?");
   std::ifstream f(mpath);
-  if (!f) input_error("--resume " + dir, "no manifest.json there; is it a crucible run folder?");
+  if (!f) input_error(mpath, "cannot read the manifest");
   nlohmann::json m = nlohmann::json::parse(f, nullptr, false);
-  if (m.is_discarded() || !m.contains("argv") || !m["argv"].is_array())
-    input_error(mpath, "not a crucible manifest (no argv)");
-  argv = m["argv"].get<std::vector<std::string>>();
+  if (m.is_discarded()) input_error(mpath, "not JSON; the manifest is damaged");
+  if (!m.is_object() || !m.contains("argv") || !m["argv"].is_array())
+    input_error(mpath, "not a crucible manifest (no \"argv\" list)");
+  argv.clear();
+  for (const nlohmann::json& a : m["argv"]) {
+    if (!a.is_string())
+      input_error(mpath, "\"argv\" holds " + a.dump() + ", not a string; the manifest is damaged");
+    argv.push_back(a.get<std::string>());
+  }
+  if (argv.size() < 2 || argv[1] != "run")
+    input_error(mpath, "\"argv\" is not the command line of a crucible run");
   // Re-parse the earlier flags (after "crucible run").
   CLI::App app;
   RunFlags rf;
@@ -142,6 +174,34 @@ RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv) {
 
 int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   std::vector<std::string> argv = argv_in;
+  auto given = [&](const std::string& name) {
+    return std::find(f.given.begin(), f.given.end(), name) != f.given.end();
+  };
+  if (given("--resume")) {
+    // A resumed run keeps the flags it started with; a flag it would ignore is refused.
+    std::vector<std::string> ignored;
+    for (const std::string& g : f.given)
+      if (g != "--resume" && g != "--workers" && g != "--quiet") ignored.push_back(g);
+    if (!ignored.empty()) {
+      std::string names;
+      for (const std::string& g : ignored) names += (names.empty() ? "" : ", ") + g;
+      usage_error("--resume continues a run with the flags it was started with; " + names +
+                  (ignored.size() == 1 ? " is" : " are") +
+                  " not taken with it (only --workers and --quiet are)");
+    }
+    if (f.resume.empty()) usage_error("--resume is empty; give the run folder to continue");
+  }
+  if (!f.op.empty() || !f.case_text.empty() || given("--op") || given("--case")) {
+    for (const char* other : {"--ops", "--suite", "--dtypes", "--calls-per-op"})
+      if (given(other))
+        usage_error(std::string("--op/--case run one case; ") + other +
+                    " selects the cases of a suite and cannot be given with them");
+  }
+  for (const char* flag : {"--ops", "--dtypes"}) {
+    const std::string& v = std::string(flag) == "--ops" ? f.ops : f.dtypes;
+    if (given(flag) && split_csv(v).empty())
+      usage_error(std::string(flag) + " is empty; name at least one (comma-separated)");
+  }
   if (!f.resume.empty()) {
     std::string dir = f.resume;
     int workers = f.workers;
@@ -184,7 +244,10 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
         "--calls-per-op applies to --suite traces:<path> (the opinfo suite's --perf "
         "cases already take a few real-model calls per op)");
   o.suite.calls_per_op = f.calls_per_op;
-  o.suite.seed = f.seed;
+  if (f.seed.empty() || f.seed.find_first_not_of("0123456789") != std::string::npos ||
+      f.seed.size() > 20 || (f.seed.size() == 20 && f.seed > "18446744073709551615"))
+    usage_error("--seed '" + f.seed + "': expected a non-negative integer below 2^64");
+  o.suite.seed = std::stoull(f.seed);
   o.suite.max_numel = f.max_numel >= 0 ? f.max_numel : kDefaultTraceMaxNumel;
   o.suite.max_flops = f.max_flops >= 0 ? f.max_flops : kDefaultTraceMaxFlops;
   o.backend = f.backend;
@@ -210,10 +273,22 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     usage_error("--baseline only matters with --perf (it is the backend timed against)");
   o.cold_cache = !f.warm_cache;
   if (f.workers < 0) usage_error("--workers must be at least 1");
+  if (f.workers > max_parallelism())
+    usage_error(fmt::format(
+        "--workers {}: at most {} (4 x the {} cores); more workers only compete for them",
+        f.workers, max_parallelism(), max_parallelism() / 4));
   o.workers = f.workers;
   if (f.threads < 0) usage_error("--threads must be at least 1 (0 or absent: number of cores)");
+  if (f.threads > max_parallelism())
+    usage_error(fmt::format("--threads {}: at most {} (4 x the {} cores)", f.threads,
+                            max_parallelism(), max_parallelism() / 4));
   o.threads = f.threads;
+  if (!std::isfinite(f.timeout) || f.timeout <= 0 || f.timeout > 1e6)
+    usage_error(fmt::format("--timeout {}: expected a positive number of seconds (at most 1e6)",
+                            f.timeout));
   o.timeout_s = f.timeout;
+  if (!std::isfinite(f.p) || f.p <= 0)
+    usage_error(fmt::format("--p {}: expected a positive speed-up threshold", f.p));
   o.memory_limit = parse_bytes(f.memory_limit, "--memory-limit");
   o.out = f.out;
   o.resume = f.resume;

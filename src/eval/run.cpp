@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <new>
 #include <optional>
 #include <set>
 
@@ -19,10 +22,12 @@
 #include <nlohmann/json.hpp>
 
 #include "crucible/backends/backend.h"
+#include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/evaluate.h"
 #include "crucible/eval/workers.h"
+#include "crucible/report/atomic_file.h"
 #include "crucible/report/manifest.h"
 #include "crucible/report/summary.h"
 #include "eval/progress.h"
@@ -95,32 +100,104 @@ class ResultsFile {
   int fd_ = -1;
 };
 
-// Reads the results of an earlier (possibly killed) run. A torn last line is cut off.
-void load_previous(const std::string& path, std::vector<CaseResult>& results,
-                   std::vector<TimingRecord>& timings) {
+// The run folder's lock: held (flock on <folder>/.lock) from before the folder is read until
+// the run ends, so two runs or resumes of one folder cannot interleave their lines.
+class RunFolderLock {
+ public:
+  explicit RunFolderLock(const std::string& dir) {
+    const std::string path = dir + "/.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      input_error(path, std::string("cannot open the run folder's lock: ") + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      ::close(fd_);
+      if (e == EWOULDBLOCK)
+        usage_error("the run folder " + dir + " is in use by another crucible run (its lock, " +
+                    path + ", is held); wait for that run to end or choose another --out");
+      input_error(path, std::string("cannot lock the run folder: ") + std::strerror(e));
+    }
+  }
+  ~RunFolderLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RunFolderLock(const RunFolderLock&) = delete;
+  RunFolderLock& operator=(const RunFolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Reads the results of an earlier (possibly killed) run. Every line must be a case or timing
+// record of a case of this run (`ops_of_case`: case id -> op); anything else is refused with
+// its file:line. The only damage tolerated is a torn last line (no newline), which is cut off.
+// A case recorded more than once counts once (the first record).
+void load_previous(const std::string& path, const std::map<std::string, std::string>& ops_of_case,
+                   std::vector<CaseResult>& results, std::vector<TimingRecord>& timings) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  if (!fs::is_regular_file(path, ec))
+    input_error(path, "not a regular file (a run folder's results.jsonl is a file of JSON lines)");
   std::ifstream f(path);
-  if (!f) return;
+  if (!f) input_error(path, std::string("cannot read: ") + std::strerror(errno));
   std::string line;
   std::streamoff good_end = 0;
   int lineno = 0;
+  std::set<std::string> seen_cases, seen_timings;
+  size_t duplicates = 0;
   while (std::getline(f, line)) {
     ++lineno;
-    bool complete = !f.eof();
+    const bool complete = !f.eof();  // ended by a newline
+    if (!complete) break;            // a torn last line from a killed run: cut off below
+    const std::string where = fmt::format("{}:{}", path, lineno);
     json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !complete) {
-      if (f.peek() == EOF) break;  // a torn last line from a killed run
-      input_error(fmt::format("{}:{}", path, lineno), "not a JSON line; the file is damaged");
+    if (j.is_discarded()) input_error(where, "not a JSON line; the file is damaged");
+    if (!j.is_object() || !j.contains("record") || !j["record"].is_string())
+      input_error(where, "not a crucible record (no \"record\": \"case\" or \"timing\")");
+    const std::string kind = j["record"].get<std::string>();
+    if (kind != "case" && kind != "timing")
+      input_error(where, "unknown record \"" + kind + "\" (expected \"case\" or \"timing\")");
+    // A field of the wrong type, a missing field, an unknown status: refused with the place.
+    auto read = [&](auto from_json) {
+      try {
+        return from_json(j);
+      } catch (const Error& e) {
+        input_error(where, e.what());
+      }
+    };
+    if (kind == "case") {
+      CaseResult r = read(case_result_from_json);
+      auto it = ops_of_case.find(r.case_id);
+      if (it == ops_of_case.end())
+        input_error(where, "case " + r.case_id +
+                               " is not a case of this run (its suite, ops and dtypes); the "
+                               "file belongs to another run");
+      if (it->second != r.op)
+        input_error(where,
+                    "case " + r.case_id + " is a case of " + it->second + ", not of " + r.op);
+      if (seen_cases.insert(r.case_id).second)
+        results.push_back(std::move(r));
+      else
+        ++duplicates;
+    } else {
+      TimingRecord t = read(timing_record_from_json);
+      if (!ops_of_case.count(t.case_id))
+        input_error(where, "timing of case " + t.case_id +
+                               ", which is not a case of this run; the file belongs to another "
+                               "run");
+      if (seen_timings.insert(t.case_id).second)
+        timings.push_back(std::move(t));
+      else
+        ++duplicates;
     }
-    if (j.value("record", "") == "timing")
-      timings.push_back(timing_record_from_json(j));
-    else
-      results.push_back(case_result_from_json(j));
     good_end = f.tellg();
   }
-  std::error_code ec;
-  if (fs::exists(path) && static_cast<std::streamoff>(fs::file_size(path)) > good_end) {
+  if (duplicates > 0)
+    fmt::print(stderr,
+               "crucible: note: {}: {} duplicate record(s) ignored (each case counts once)\n", path,
+               duplicates);
+  if (static_cast<std::streamoff>(fs::file_size(path, ec)) > good_end && !ec)
     fs::resize_file(path, static_cast<uintmax_t>(good_end), ec);
-  }
 }
 
 json options_json(const RunOptions& o) {
@@ -145,6 +222,79 @@ json options_json(const RunOptions& o) {
            o.suite.perf_dtype ? json(std::string(dtype_code(*o.suite.perf_dtype))) : json(nullptr)},
           {"calls_per_op", o.suite.calls_per_op},
           {"p", o.p}};
+}
+
+// A worker's report of case `id`: the JSON of a case result (or timing record) of that very
+// case; anything else is a MalformedReport (the case's verdict, src/eval/workers.h).
+json parse_report(const std::string& payload, const char* record, const std::string& id) {
+  json j = json::parse(payload, nullptr, false);
+  if (j.is_discarded()) throw MalformedReport("not JSON");
+  if (!j.is_object() || !j.contains("record") || j["record"] != record)
+    throw MalformedReport(fmt::format("not a {} record", record));
+  if (!j.contains("case_id") || j["case_id"] != id)
+    throw MalformedReport("a report of another case than " + id);
+  return j;
+}
+
+CaseResult case_report(const std::string& payload, const std::string& id) {
+  json j = parse_report(payload, "case", id);
+  try {
+    return case_result_from_json(j);
+  } catch (const Error& e) {
+    throw MalformedReport(e.what());
+  }
+}
+
+TimingRecord timing_report(const std::string& payload, const std::string& id) {
+  json j = parse_report(payload, "timing", id);
+  try {
+    return timing_record_from_json(j);
+  } catch (const Error& e) {
+    throw MalformedReport(e.what());
+  }
+}
+
+std::string bytes_text(size_t n) {
+  if (n >= (size_t{1} << 30) && n % (size_t{1} << 30) == 0) return fmt::format("{}G", n >> 30);
+  if (n >= (size_t{1} << 20) && n % (size_t{1} << 20) == 0) return fmt::format("{}M", n >> 20);
+  return fmt::format("{} bytes", n);
+}
+
+// Which memory limit an allocation met: crucible's own count of the worker's tensors against
+// --memory-limit, or the worker's address-space limit (--memory-limit plus head-room).
+std::string memory_limit_detail(const std::string& what, size_t limit) {
+  if (what.find("exceeds the memory limit") != std::string::npos)
+    return fmt::format(
+        "the worker's tensors (the inputs, their copies and the outputs together) would exceed "
+        "--memory-limit {}: {}",
+        bytes_text(limit), what);
+  if (limit == 0) return "the machine is out of memory: " + what;
+  return fmt::format(
+      "the worker's address-space limit ({} = --memory-limit {} + 512M for code, stacks and "
+      "the allocator) was reached: {}",
+      bytes_text(limit + (size_t{512} << 20)), bytes_text(limit), what);
+}
+
+// The machine's load: the 1-minute load average and the tasks runnable right now.
+struct LoadSample {
+  double loadavg = -1;
+  int running = -1;
+};
+
+LoadSample sample_load() {
+  LoadSample l;
+  std::ifstream la("/proc/loadavg");
+  if (!(la >> l.loadavg)) l.loadavg = -1;
+  std::ifstream st("/proc/stat");
+  std::string key;
+  while (st >> key) {
+    if (key == "procs_running") {
+      st >> l.running;
+      break;
+    }
+    st.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return l;
 }
 
 // Backends a worker creates once, after it is forked (plugins never load in this process).
@@ -209,21 +359,38 @@ int run(const RunOptions& in) {
     o.suite.suite = "case";
   } else {
     o.suite.perf = o.perf;
-    cases = build_suite(o.suite);
+    try {
+      cases = build_suite(o.suite);
+    } catch (const Error& e) {
+      // A trace file or folder without a single case is that, whatever the filters.
+      if (o.suite.suite.starts_with("traces:") &&
+          std::string(e.what()).find("no case matches") != std::string::npos) {
+        const std::string path = o.suite.suite.substr(7);
+        if (cases::read_traces(path).empty())
+          input_error("--suite " + o.suite.suite, "no cases in " + path);
+      }
+      throw;
+    }
   }
 
-  // The run folder.
+  // The run folder, locked for the whole run.
   if (!o.resume.empty()) o.out = o.resume;
   if (o.out.empty()) o.out = default_out_dir(o);
   prepare_out_dir(o.out);
+  RunFolderLock lock(o.out);
   const std::string results_path = o.out + "/results.jsonl";
   std::vector<CaseResult> results;
   std::vector<TimingRecord> timings;
   if (!o.resume.empty()) {
-    load_previous(results_path, results, timings);
-  } else if (fs::exists(results_path) && fs::file_size(results_path) > 0) {
-    usage_error("--out " + o.out + " already holds results.jsonl; use --resume " + o.out +
-                " to continue that run, or choose another --out");
+    std::map<std::string, std::string> ops_of_case;
+    for (const SuiteCase& sc : cases) ops_of_case.emplace(sc.c.id(), sc.c.op);
+    load_previous(results_path, ops_of_case, results, timings);
+  } else if (std::error_code ec; fs::exists(results_path, ec)) {
+    if (!fs::is_regular_file(results_path, ec))
+      input_error(results_path, "not a regular file; choose another --out");
+    if (fs::file_size(results_path, ec) > 0)
+      usage_error("--out " + o.out + " already holds results.jsonl; use --resume " + o.out +
+                  " to continue that run, or choose another --out");
   }
   MachinePeaks peaks;  // --perf: for "% of peak"
   {
@@ -238,13 +405,14 @@ int run(const RunOptions& in) {
       std::ifstream mf(mpath);
       json old = json::parse(mf, nullptr, false);
       if (!old.is_discarded()) {
+        if (!old.is_object()) input_error(mpath, "not a crucible manifest (not a JSON object)");
+        if (old.contains("resumed") && !old["resumed"].is_array())
+          input_error(mpath, "the field \"resumed\" is not a list");
         old["resumed"].push_back(manifest["started_at"]);
         manifest = old;
       }
     }
-    std::ofstream mf(mpath);
-    if (!mf) input_error(mpath, "cannot write the manifest");
-    mf << manifest.dump(2) << "\n";
+    write_file_atomically(mpath, manifest.dump(2) + "\n");
   }
 
   std::set<std::string> done_cases, done_timings;
@@ -320,17 +488,40 @@ int run(const RunOptions& in) {
     WorkerPool pool(wo, [&](size_t i) {
       sandbox_job_started();
       const SuiteCase& sc = cases[i];
-      CaseResult r = evaluate_case(sc.c, *sc.op, *wb->reference, *wb->candidate);
+      // An error that escapes the evaluation (an input copy over the memory limit, ...) is
+      // this case's verdict, never the worker's end.
+      CaseResult r;
+      try {
+        r = evaluate_case(sc.c, *sc.op, *wb->reference, *wb->candidate);
+      } catch (const Error& e) {
+        r = base_result(sc);
+        r.status = e.kind() == ErrorKind::Memory        ? Status::MemoryLimit
+                   : e.kind() == ErrorKind::Unsupported ? Status::Unsupported
+                                                        : Status::Crashed;
+        r.detail = e.kind() == ErrorKind::Memory ? memory_limit_detail(e.what(), o.memory_limit)
+                   : r.status == Status::Crashed
+                       ? std::string("the evaluation stopped on an error: ") + e.what()
+                       : std::string(e.what());
+      } catch (const std::bad_alloc&) {
+        r = base_result(sc);
+        r.status = Status::MemoryLimit;
+        r.detail = memory_limit_detail("allocation failed (std::bad_alloc)", o.memory_limit);
+      } catch (const std::exception& e) {
+        r = base_result(sc);
+        r.status = Status::Crashed;
+        r.detail = std::string("the evaluation stopped on an error: ") + e.what();
+      }
       if (r.status != Status::Passed) r.reproducer = sc.c.reproducer(o.backend);
       return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
     });
     pool.run(
         to_run,
-        [&](size_t, const std::string& payload) {
-          // The worker's line is written as it is; it is parsed once, for the summary.
-          CaseResult r = case_result_from_json(json::parse(payload));
+        [&](size_t i, const std::string& payload) {
+          // Validated (a malformed report is the case's verdict) and written as crucible
+          // serialises it, never as the worker's bytes.
+          CaseResult r = case_report(payload, cases[i].c.id());
           progress.add(r.status == Status::Passed);
-          out.append_line(payload);
+          out.append(to_json(r));
           results.push_back(std::move(r));
         },
         [&](size_t i, const JobFailure& f) {
@@ -347,7 +538,9 @@ int run(const RunOptions& in) {
   }
 
   // Timing: one case at a time, nothing else running, candidate and baseline alternating.
+  LoadSample load_before, load_after;
   if (o.perf) {
+    load_before = sample_load();
     std::map<std::string, const CaseResult*> by_id;
     for (const CaseResult& r : results) by_id[r.case_id] = &r;
     std::vector<size_t> to_time;
@@ -371,13 +564,22 @@ int run(const RunOptions& in) {
     WorkerPool pool(to, [&](size_t i) {
       sandbox_job_started();
       const SuiteCase& sc = cases[i];
-      TimingRecord t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
+      TimingRecord t;
+      try {
+        t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
+      } catch (const std::exception& e) {
+        t = TimingRecord{};
+        t.case_id = sc.c.id();
+        t.op = sc.c.op;
+        t.call = cases::print_call(sc.c.call);
+        t.error = std::string("timing stopped on an error: ") + e.what();
+      }
       return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);
     });
     pool.run(
         to_time,
-        [&](size_t, const std::string& payload) {
-          TimingRecord t = timing_record_from_json(json::parse(payload));
+        [&](size_t i, const std::string& payload) {
+          TimingRecord t = timing_report(payload, cases[i].c.id());
           progress.add(t.error.empty());
           out.append(to_json(t));
           timings.push_back(std::move(t));
@@ -388,11 +590,13 @@ int run(const RunOptions& in) {
           t.op = cases[i].c.op;
           t.call = cases::print_call(cases[i].c.call);
           t.error = f.detail;
+          assess_timing(t);
           progress.add(false);
           out.append(to_json(t));
           timings.push_back(std::move(t));
         });
     progress.finish();
+    load_after = sample_load();
   }
   delete wb;
 
@@ -406,6 +610,11 @@ int run(const RunOptions& in) {
   s.baseline = o.perf ? o.baseline : "";
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   if (o.perf) add_peak_fractions(s, timings, peaks);
+  s.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  s.load_before = load_before.loadavg;
+  s.load_after = load_after.loadavg;
+  s.running_before = load_before.running;
+  s.running_after = load_after.running;
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
   write_summary_json(o.out + "/summary.json", s);
@@ -414,7 +623,8 @@ int run(const RunOptions& in) {
   write_junit(o.out + "/junit.xml", s, results);
   if (o.progress) fmt::print("{}", console_table(s, o.out));
 
-  bool all_passed = s.count(Status::Passed) > 0;
+  // A timing that failed fails the run as a case would.
+  bool all_passed = s.count(Status::Passed) > 0 && s.timing_errors == 0;
   for (const auto& [st, n] : s.by_status)
     if (n > 0 && st != Status::Passed && st != Status::Skipped) all_passed = false;
   return all_passed ? 0 : 1;

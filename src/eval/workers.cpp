@@ -10,10 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <deque>
+#include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -66,10 +73,73 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
-// The worker's death note: a page shared with the parent (set only in worker processes).
+// A page shared between the parent and one worker: the job the worker is running (index + 1;
+// 0 between jobs, kStarting before its first) and its death note.
 constexpr size_t kNoteSize = 256;
+constexpr uint64_t kStarting = ~uint64_t{0};
+struct SharedPage {
+  std::atomic<uint64_t> running;
+  char note[kNoteSize];
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+constexpr size_t kPageSize = 4096;
+static_assert(sizeof(SharedPage) <= kPageSize);
+
+// Set only in worker processes.
 char* g_death_note = nullptr;
 size_t g_note_size = kNoteSize;
+
+// A report larger than this is not a report.
+constexpr uint32_t kMaxFrame = uint32_t{64} << 20;
+
+// A worker that died between jobs this many times with the same job at the head of its batch
+// is charged that job (a worker that cannot stay alive must not loop forever).
+constexpr int kMaxIdleDeaths = 3;
+
+// In a new worker: closes every descriptor but 0, 1, 2 and the worker's two pipe ends (the
+// results file, the run folder's lock, other workers' pipes, whatever the parent had open).
+void close_other_fds(int a, int b) {
+  if (a > b) std::swap(a, b);
+  auto close_from_to = [](int lo, int hi) {  // [lo, hi], never 0, 1 or 2
+    lo = std::max(lo, 3);
+    if (lo > hi) return;
+    if (close_range(static_cast<unsigned>(lo), static_cast<unsigned>(hi), 0) == 0) return;
+    // No close_range (old kernel): the open descriptors from /proc/self/fd.
+    std::vector<int> open;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(d)) {
+        char* end = nullptr;
+        long fd = std::strtol(e->d_name, &end, 10);
+        if (end != e->d_name && *end == '\0' && fd >= lo && fd <= hi && fd != dirfd(d))
+          open.push_back(static_cast<int>(fd));
+      }
+      closedir(d);
+    }
+    for (int fd : open) close(fd);
+  };
+  constexpr int kMax = std::numeric_limits<int>::max();
+  close_from_to(3, a - 1);
+  close_from_to(a + 1, b - 1);
+  close_from_to(b + 1, kMax);
+}
+
+// The parent ignores SIGPIPE while a pool runs: feeding a worker that died while idle fails
+// with EPIPE (its death is then seen on its result pipe) instead of killing crucible.
+class IgnoreSigpipe {
+ public:
+  IgnoreSigpipe() {
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old_);
+  }
+  ~IgnoreSigpipe() { sigaction(SIGPIPE, &old_, nullptr); }
+  IgnoreSigpipe(const IgnoreSigpipe&) = delete;
+  IgnoreSigpipe& operator=(const IgnoreSigpipe&) = delete;
+
+ private:
+  struct sigaction old_ {};
+};
 
 }  // namespace
 
@@ -124,23 +194,26 @@ struct WorkerPool::Worker {
   int from_fd = -1;  // parent reads results
   std::deque<size_t> outstanding;
   Clock::time_point job_start;
-  std::string buf;  // bytes read but not yet parsed
-  char* note = nullptr;  // shared page: why the worker died (set_worker_death_note)
+  std::string buf;             // bytes read but not yet parsed
+  SharedPage* page = nullptr;  // the running job and the death note (set_worker_death_note)
 };
 
 WorkerPool::WorkerPool(WorkerOptions opts, Job job) : opts_(std::move(opts)), job_(std::move(job)) {
   if (opts_.workers < 1) opts_.workers = 1;
   for (int i = 0; i < opts_.workers; ++i) {
     workers_.push_back(new Worker());
-    void* page = mmap(nullptr, kNoteSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (page != MAP_FAILED) workers_.back()->note = static_cast<char*>(page);
+    void* page =
+        mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+      internal_error(std::string("cannot map a worker's shared page: ") + std::strerror(errno));
+    workers_.back()->page = new (page) SharedPage{};
   }
 }
 
 WorkerPool::~WorkerPool() {
   for (Worker* w : workers_) {
     if (w->pid > 0) retire(*w, false);
-    if (w->note) munmap(w->note, kNoteSize);
+    if (w->page) munmap(w->page, kPageSize);
     delete w;
   }
 }
@@ -150,20 +223,19 @@ void WorkerPool::spawn(Worker& w) {
   if (pipe2(down, O_CLOEXEC) != 0 || pipe2(up, O_CLOEXEC) != 0)
     internal_error(std::string("cannot create a worker pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
-  if (w.note) w.note[0] = '\0';
+  w.page->note[0] = '\0';
+  w.page->running.store(kStarting);
   pid_t pid = fork();
   if (pid < 0) internal_error(std::string("cannot fork a worker: ") + std::strerror(errno));
   if (pid == 0) {
-    // The worker: dies with its parent, holds only its own pipes.
+    // The worker: dies with its parent, holds only its own pipes and its own shared page.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_IGN);
-    g_death_note = w.note;
-    for (Worker* other : workers_) {
-      if (other->to_fd >= 0) close(other->to_fd);
-      if (other->from_fd >= 0) close(other->from_fd);
-    }
-    close(down[1]);
-    close(up[0]);
+    close_other_fds(down[0], up[1]);
+    for (Worker* other : workers_)
+      if (other != &w && other->page) munmap(other->page, kPageSize);
+    SharedPage* page = w.page;
+    g_death_note = page->note;
     if (opts_.memory_limit > 0 && !kAddressSanitizer) {
       // Address-space limit with head-room for code, stacks and the allocator's own use.
       rlim_t lim = static_cast<rlim_t>(opts_.memory_limit) + (rlim_t{512} << 20);
@@ -171,6 +243,7 @@ void WorkerPool::spawn(Worker& w) {
       setrlimit(RLIMIT_AS, &rl);
     }
     if (opts_.on_worker_start) opts_.on_worker_start();
+    page->running.store(0);
     const int in = down[0], out = up[1];
     for (;;) {
       uint32_t n = 0;
@@ -178,12 +251,25 @@ void WorkerPool::spawn(Worker& w) {
       std::vector<uint64_t> idx(n);
       if (n > 0 && !read_all(in, idx.data(), n * sizeof(uint64_t))) _exit(0);
       for (uint64_t i : idx) {
-        if (g_death_note) g_death_note[0] = '\0';
-        std::string payload = job_(static_cast<size_t>(i));
+        g_death_note[0] = '\0';
+        page->running.store(i + 1);
+        std::string payload;
+        try {
+          payload = job_(static_cast<size_t>(i));
+        } catch (const std::exception& e) {
+          // Never unwinds to main (which would print crucible's own error on the console):
+          // the job's failure, with the error as its note.
+          set_worker_death_note((std::string("an error escaped the job: ") + e.what()).c_str());
+          _exit(4);
+        } catch (...) {
+          set_worker_death_note("an unknown exception escaped the job");
+          _exit(4);
+        }
         uint32_t len = static_cast<uint32_t>(payload.size());
         if (!write_all(out, &i, sizeof i) || !write_all(out, &len, sizeof len) ||
             !write_all(out, payload.data(), payload.size()))
           _exit(0);
+        page->running.store(0);
       }
     }
   }
@@ -210,7 +296,9 @@ void WorkerPool::retire(Worker& w, bool kill_it) {
 
 void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_result,
                      const OnFailure& on_failure) {
+  IgnoreSigpipe ignore_sigpipe;
   std::deque<size_t> queue(indices.begin(), indices.end());
+  std::map<size_t, int> idle_deaths;  // job at the head of a batch -> deaths between jobs
   const int nworkers = static_cast<int>(workers_.size());
   auto any_busy = [&] {
     for (Worker* w : workers_)
@@ -227,6 +315,14 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       w.outstanding.clear();
       on_failure(failed, f);
     }
+  };
+  // A worker that sent what is not a report of its job: that job's verdict, the worker retired.
+  auto malformed = [&](Worker& w, const std::string& why) {
+    retire(w, true);
+    JobFailure f;
+    f.kind = JobFailure::Kind::Crashed;
+    f.detail = "the worker sent a malformed report: " + why;
+    replace(w, f);
   };
 
   while (!queue.empty() || any_busy()) {
@@ -246,7 +342,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       w->job_start = Clock::now();
       if (!write_all(w->to_fd, &n, sizeof n) ||
           !write_all(w->to_fd, ids.data(), ids.size() * sizeof(uint64_t))) {
-        // The worker is gone already; its exit is handled when its pipe reports EOF.
+        // The worker is gone already (EPIPE): its result pipe reports EOF next, and as it died
+        // between jobs its batch goes back to the queue.
       }
     }
 
@@ -267,25 +364,47 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
 
     for (size_t k = 0; k < fds.size(); ++k) {
       Worker& w = *polled[k];
-      if (fds[k].revents == 0) continue;
+      if (fds[k].revents == 0 || w.pid <= 0) continue;
       char chunk[65536];
       ssize_t got = ::read(w.from_fd, chunk, sizeof chunk);
       if (got < 0 && errno == EINTR) continue;
       if (got > 0) {
         w.buf.append(chunk, static_cast<size_t>(got));
-        // Parse complete frames: u64 index, u32 length, payload.
+        // Parse complete frames: u64 index, u32 length, payload. Each must be the report of
+        // the job the worker is running, of a sane size, accepted by on_result.
         size_t pos = 0;
+        std::string bad;
         while (w.buf.size() - pos >= 12) {
           uint64_t idx;
           uint32_t len;
           std::memcpy(&idx, w.buf.data() + pos, 8);
           std::memcpy(&len, w.buf.data() + pos + 8, 4);
+          if (w.outstanding.empty() || w.outstanding.front() != idx) {
+            bad = w.outstanding.empty()
+                      ? fmt::format("a report for job {} while it had no job", idx)
+                      : fmt::format("a report for job {} while it was running job {}", idx,
+                                    w.outstanding.front());
+            break;
+          }
+          if (len > kMaxFrame) {
+            bad = fmt::format("a report of {} bytes (at most {} are accepted)", len, kMaxFrame);
+            break;
+          }
           if (w.buf.size() - pos - 12 < len) break;
           std::string payload = w.buf.substr(pos + 12, len);
           pos += 12 + len;
-          if (!w.outstanding.empty() && w.outstanding.front() == idx) w.outstanding.pop_front();
+          try {
+            on_result(static_cast<size_t>(idx), payload);
+          } catch (const MalformedReport& e) {
+            bad = e.what();
+            break;
+          }
+          w.outstanding.pop_front();
           w.job_start = Clock::now();
-          on_result(static_cast<size_t>(idx), payload);
+        }
+        if (!bad.empty()) {
+          malformed(w, bad);
+          continue;
         }
         w.buf.erase(0, pos);
         continue;
@@ -299,6 +418,16 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       w.pid = -1;
+      const uint64_t running = w.page->running.load();
+      if (running != kStarting && !w.outstanding.empty() && running != w.outstanding.front() + 1 &&
+          ++idle_deaths[w.outstanding.front()] < kMaxIdleDeaths) {
+        // It died between jobs (killed from outside, out of memory elsewhere): no job is
+        // charged; its batch goes to a fresh worker.
+        for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
+          queue.push_front(*it);
+        w.outstanding.clear();
+        continue;
+      }
       JobFailure f;
       f.kind = JobFailure::Kind::Crashed;
       if (WIFSIGNALED(status)) {
@@ -309,8 +438,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
         f.detail =
             fmt::format("the worker exited with status {} without reporting the case", f.exit_code);
       }
-      if (w.note && w.note[0] != '\0')
-        f.detail += ": " + std::string(w.note, strnlen(w.note, kNoteSize));
+      if (w.page->note[0] != '\0')
+        f.detail += ": " + std::string(w.page->note, strnlen(w.page->note, kNoteSize));
       replace(w, f);
     }
 

@@ -3,14 +3,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "crucible/core/error.h"
+#include "crucible/report/atomic_file.h"
 
 namespace crucible {
+
+bool RunSummary::busy() const {
+  if (cores <= 0) return false;
+  // The runnable count includes crucible's own reading thread.
+  return std::max(load_before, load_after) > cores ||
+         std::max(running_before, running_after) - 1 > cores;
+}
 
 int RunSummary::count(Status s) const {
   auto it = by_status.find(s);
@@ -56,14 +64,24 @@ RunSummary summarize(const std::vector<CaseResult>& results,
     }
     bool bad = r.status != Status::Passed && r.status != Status::Skipped &&
                r.status != Status::Unsupported;
+    if (r.status == Status::Unsupported && o.first_unsupported.empty())
+      o.first_unsupported = r.detail.empty() ? "unsupported" : r.detail;
     if (bad && o.first_failure.empty()) {
       o.first_failure = fmt::format("{}: {}", status_name(r.status), r.detail);
       o.reproducer = r.reproducer;
     }
   }
   std::map<std::string, std::vector<const TimingRecord*>> timed;
-  for (const TimingRecord& t : timings)
-    if (t.error.empty() && t.speedup > 0) timed[t.op].push_back(&t);
+  for (const TimingRecord& t : timings) {
+    if (t.error.empty() && t.speedup > 0) {
+      timed[t.op].push_back(&t);
+    } else if (!t.error.empty()) {
+      ++s.timing_errors;
+      auto it = ops.find(t.op);  // a timed case always has its case record
+      if (it != ops.end() && it->second.timing_errors++ == 0)
+        it->second.first_timing_error = t.error;
+    }
+  }
 
   std::vector<double> correct_speedups;
   int fast_ops = 0;
@@ -75,6 +93,7 @@ RunSummary summarize(const std::vector<CaseResult>& results,
     std::vector<double> sp, cm, bm;
     for (const TimingRecord* t : timed[name]) {
       sp.push_back(t->speedup);
+      if (!t->reliable) ++o.unreliable;
       cm.push_back(t->candidate.median_s);
       bm.push_back(t->baseline.median_s);
       o.gbps = std::max(o.gbps, t->gbps);
@@ -87,7 +106,8 @@ RunSummary summarize(const std::vector<CaseResult>& results,
     ++s.ops_total;
     if (o.supported) ++s.ops_supported;
     if (o.passed) ++s.ops_passed;
-    if (o.passed && o.timed > 0) {
+    // An op whose timing is incomplete (some case's timing failed) has no speed-up to score.
+    if (o.passed && o.timed > 0 && o.timing_errors == 0) {
       correct_speedups.push_back(o.speedup);
       if (o.speedup > p) ++fast_ops;
     }
@@ -95,7 +115,7 @@ RunSummary summarize(const std::vector<CaseResult>& results,
   }
   std::map<std::string, std::vector<const OpSummary*>> by_family;
   for (const OpSummary& o : s.ops)
-    if (o.passed && o.timed > 0) by_family[o.family].push_back(&o);
+    if (o.passed && o.timed > 0 && o.timing_errors == 0) by_family[o.family].push_back(&o);
   for (const auto& [family, members] : by_family) {
     FamilySpeed f;
     f.family = family;
@@ -130,8 +150,7 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"ops_passed", s.ops_passed},
             {"cases_total", s.cases_total},
             {"cases_passed", s.count(Status::Passed)},
-            {"cases_failed", s.count(Status::Failed) + s.count(Status::MemoryLimit) +
-                                 s.count(Status::InvalidCase) + s.count(Status::CompileError)},
+            {"cases_failed", s.count(Status::Failed)},
             {"cases_crashed", s.count(Status::Crashed)},
             {"cases_timed_out", s.count(Status::TimedOut)},
             {"cases_unsupported", s.count(Status::Unsupported)},
@@ -141,7 +160,8 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"cases_skipped", s.count(Status::Skipped)},
             {"correctness_score", s.correctness_score},
             {"coverage", s.coverage},
-            {"perf_score", s.timed ? json(s.perf_score) : json(nullptr)},
+            // null when not timed, or when no op is both correct and timed (no score exists)
+            {"perf_score", s.timed && s.perf_score > 0 ? json(s.perf_score) : json(nullptr)},
             {"perf_at_p", s.timed ? json(s.perf_at_p) : json(nullptr)},
             {"p", s.p},
             {"seconds", s.seconds}};
@@ -155,8 +175,15 @@ nlohmann::json summary_json(const RunSummary& s) {
     for (const auto& [k, v] : o.by_status)
       if (v) st[status_name(k)] = v;
     oj["status"] = st;
+    if (o.timing_errors > 0) {
+      oj["timing_incomplete"] = true;
+      oj["timing_errors"] = o.timing_errors;
+      oj["first_timing_error"] = o.first_timing_error;
+    }
     if (o.timed) {
       oj["speedup"] = o.speedup;
+      oj["speedup_reliable"] = o.speedup_reliable();
+      oj["unreliable_cases"] = o.unreliable;
       oj["candidate_median_s"] = o.candidate_median_s;
       oj["baseline_median_s"] = o.baseline_median_s;
       oj["gbps"] = o.gbps;
@@ -165,6 +192,15 @@ nlohmann::json summary_json(const RunSummary& s) {
     }
     if (!o.first_failure.empty()) oj["first_failure"] = o.first_failure;
     ops[o.op] = oj;
+  }
+  if (s.timed) {
+    j["timing_errors"] = s.timing_errors;
+    j["timing_load"] = {{"cores", s.cores},
+                        {"loadavg_before", s.load_before},
+                        {"loadavg_after", s.load_after},
+                        {"runnable_before", s.running_before},
+                        {"runnable_after", s.running_after},
+                        {"busy", s.busy()}};
   }
   if (s.peak_triad_gbps > 0)
     j["peaks"] = {{"triad_gbps", s.peak_triad_gbps}, {"peak_f32_gflops", s.peak_gflops}};
@@ -181,24 +217,16 @@ nlohmann::json summary_json(const RunSummary& s) {
   return j;
 }
 
-namespace {
-std::ofstream open_out(const std::string& path) {
-  std::ofstream f(path);
-  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
-  return f;
-}
-}  // namespace
-
 void write_summary_json(const std::string& path, const RunSummary& s) {
-  auto f = open_out(path);
-  f << summary_json(s).dump(2) << "\n";
+  write_file_atomically(path, summary_json(s).dump(2) + "\n");
 }
 
 void write_operator_csv(const std::string& path, const RunSummary& s) {
-  auto f = open_out(path);
+  std::ostringstream f;
   f << "op,family,cases,passed,failed,crashed,timed_out,memory_limit,unsupported,skipped,"
        "invalid,compile_error,supported,correct,max_abs_err,max_ulp_err,min_pcc,timed,speedup,"
-       "candidate_median_s,baseline_median_s,gbps,gflops,pct_of_peak\n";
+       "candidate_median_s,baseline_median_s,gbps,gflops,pct_of_peak,speedup_reliable,"
+       "timing_errors\n";
   for (const OpSummary& o : s.ops) {
     auto n = [&](Status st) {
       auto it = o.by_status.find(st);
@@ -211,12 +239,14 @@ void write_operator_csv(const std::string& path, const RunSummary& s) {
                      o.supported ? 1 : 0, o.passed ? 1 : 0, o.max_abs_err, o.max_ulp_err, o.min_pcc,
                      o.timed);
     if (o.timed)
-      f << fmt::format("{:.4f},{:.6g},{:.6g},{:.4g},{:.4g},{}\n", o.speedup, o.candidate_median_s,
-                       o.baseline_median_s, o.gbps, o.gflops,
-                       s.peak_triad_gbps > 0 ? fmt::format("{:.1f}", o.pct_of_peak) : "");
+      f << fmt::format("{:.4f},{:.6g},{:.6g},{:.4g},{:.4g},{},{},{}\n", o.speedup,
+                       o.candidate_median_s, o.baseline_median_s, o.gbps, o.gflops,
+                       s.peak_triad_gbps > 0 ? fmt::format("{:.1f}", o.pct_of_peak) : "",
+                       o.speedup_reliable() ? 1 : 0, o.timing_errors);
     else
-      f << ",,,,,\n";
+      f << fmt::format(",,,,,,,{}\n", o.timing_errors);
   }
+  write_file_atomically(path, f.str());
 }
 
 }  // namespace crucible

@@ -1,10 +1,12 @@
 // SUMMARY.md, junit.xml and the console table of a run.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
+#include "crucible/report/atomic_file.h"
 #include "crucible/report/summary.h"
 
 namespace crucible {
@@ -56,12 +58,57 @@ std::string xml_escape(const std::string& s) {
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
+constexpr const char* kUnreliableNote =
+    "the timings spread too much to trust this speed-up (a p10-p90 spread above 25%, or "
+    "candidate and baseline ranges that overlap across 1x); see \"reliable\" and "
+    "\"unreliable_reason\" in results.jsonl";
+
+// "1.234x", or "~1.234x?" when the op's speed-up is not reliable.
+std::string speedup_text(const OpSummary& o) {
+  return o.speedup_reliable() ? fmt::format("{:.3f}x", o.speedup)
+                              : fmt::format("~{:.3f}x?", o.speedup);
+}
+
+std::vector<std::string> timing_warnings(const RunSummary& s) {
+  std::vector<std::string> out;
+  if (s.timed && s.busy())
+    out.push_back(fmt::format(
+        "the machine was busy around the timing (load average {:.1f} before, {:.1f} after; "
+        "{} and {} runnable tasks; {} cores): other programs took CPU time from the timed "
+        "code, so the speed-ups may be off",
+        s.load_before, s.load_after, s.running_before, s.running_after, s.cores));
+  return out;
+}
+
 }  // namespace
+
+std::string status_counts_text(const RunSummary& s, bool all) {
+  // The order of the statuses, named as summary.json's cases_* fields count them.
+  static const std::pair<Status, const char*> kOrder[] = {
+      {Status::Passed, "passed"},
+      {Status::Failed, "failed"},
+      {Status::Crashed, "crashed"},
+      {Status::TimedOut, "timed out"},
+      {Status::MemoryLimit, "over the memory limit"},
+      {Status::Unsupported, "unsupported"},
+      {Status::Skipped, "skipped"},
+      {Status::InvalidCase, "invalid"},
+      {Status::CompileError, "compile errors"}};
+  std::string out;
+  for (const auto& [st, name] : kOrder) {
+    const int n = s.count(st);
+    // The console always shows the first four; the rest when some case has them.
+    if (!all && n == 0 && st != Status::Passed && st != Status::Failed && st != Status::Crashed &&
+        st != Status::TimedOut)
+      continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, name);
+  }
+  return out;
+}
 
 void write_summary_md(const std::string& path, const RunSummary& s,
                       const std::vector<CaseResult>& results, const std::string& command) {
-  std::ofstream f(path);
-  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
+  std::ostringstream f;
   f << "# crucible run: " << s.suite << " on " << s.backend << "\n\n";
   f << "`" << command << "`\n\n";
   f << "| | |\n|---|---|\n";
@@ -69,18 +116,14 @@ void write_summary_md(const std::string& path, const RunSummary& s,
   if (s.timed) f << fmt::format("| baseline | {} |\n", s.baseline);
   f << fmt::format("| ops | {} total, {} supported, {} correct |\n", s.ops_total, s.ops_supported,
                    s.ops_passed);
-  f << fmt::format(
-      "| cases | {} total: {} passed, {} failed, {} crashed, {} timed out, {} over the "
-      "memory limit, {} unsupported, {} skipped, {} invalid, {} compile errors |\n",
-      s.cases_total, s.count(Status::Passed), s.count(Status::Failed), s.count(Status::Crashed),
-      s.count(Status::TimedOut), s.count(Status::MemoryLimit), s.count(Status::Unsupported),
-      s.count(Status::Skipped), s.count(Status::InvalidCase), s.count(Status::CompileError));
+  f << fmt::format("| cases | {} total: {} |\n", s.cases_total, status_counts_text(s, true));
   f << fmt::format("| correctness score | {} (ops correct / all ops) |\n",
                    pct(s.correctness_score));
   f << fmt::format("| coverage | {} (ops supported / all ops) |\n", pct(s.coverage));
   if (s.timed) {
-    f << fmt::format("| performance score | {:.3f}x (geometric mean speed-up over correct ops) |\n",
-                     s.perf_score);
+    f << fmt::format("| performance score | {} (geometric mean speed-up over correct ops) |\n",
+                     s.perf_score > 0 ? fmt::format("{:.3f}x", s.perf_score)
+                                      : std::string("n/a (no op is correct and timed)"));
     f << fmt::format("| perf@{} | {} (ops correct and faster than {}x / all ops) |\n", s.p,
                      pct(s.perf_at_p), s.p);
   }
@@ -89,6 +132,7 @@ void write_summary_md(const std::string& path, const RunSummary& s,
         "| machine peaks | {:.1f} GB/s triad, {:.0f} GFLOP/s f32 (% of peak: the bounding one) |\n",
         s.peak_triad_gbps, s.peak_gflops);
   f << fmt::format("| wall time | {:.1f} s |\n\n", s.seconds);
+  for (const std::string& w : timing_warnings(s)) f << "**Warning:** " << w << "\n\n";
 
   if (s.timed && !s.families.empty()) {
     f << "## Speed-up by family\n\n"
@@ -111,13 +155,32 @@ void write_summary_md(const std::string& path, const RunSummary& s,
                      o.cases, passed, o.cases - passed, o.max_abs_err, o.max_ulp_err, o.min_pcc);
     if (s.timed) {
       if (o.timed)
-        f << fmt::format(" {:.3f}x | {:.3g} s | {:.3g} | {:.3g} | {} |", o.speedup,
+        f << fmt::format(" {} | {:.3g} s | {:.3g} | {:.3g} | {} |", speedup_text(o),
                          o.candidate_median_s, o.gbps, o.gflops,
                          s.peak_triad_gbps > 0 ? fmt::format("{:.1f}%", o.pct_of_peak) : "-");
       else
         f << " - | - | - | - | - |";
     }
     f << " " << md_escape(o.first_failure) << " |\n";
+  }
+
+  if (s.timed && std::any_of(s.ops.begin(), s.ops.end(),
+                             [](const OpSummary& o) { return o.timed && !o.speedup_reliable(); }))
+    f << "\n`~1.234x?`: " << kUnreliableNote << "\n";
+  if (std::any_of(s.ops.begin(), s.ops.end(),
+                  [](const OpSummary& o) { return !o.first_unsupported.empty(); })) {
+    f << "\n## Unsupported ops\n\nThey count against the backend (correctness and coverage).\n\n";
+    for (const OpSummary& o : s.ops)
+      if (!o.first_unsupported.empty())
+        f << fmt::format("- **{}**: {}\n", o.op, md_escape(o.first_unsupported, 300));
+  }
+  if (s.timing_errors > 0) {
+    f << fmt::format("\n## Timing errors ({} cases)\n\n", s.timing_errors);
+    f << "The timing of these ops is incomplete: they are left out of the performance score.\n\n";
+    for (const OpSummary& o : s.ops)
+      if (o.timing_errors > 0)
+        f << fmt::format("- **{}**: {} case(s), first: {}\n", o.op, o.timing_errors,
+                         md_escape(o.first_timing_error, 300));
   }
 
   int shown = 0;
@@ -130,12 +193,12 @@ void write_summary_md(const std::string& path, const RunSummary& s,
     f << fmt::format("- **{}** `{}` — {}: {}\n  - reproduce: `{}`\n", r.op, md_escape(r.call, 200),
                      status_name(r.status), md_escape(r.detail, 300), r.reproducer);
   }
+  write_file_atomically(path, f.str());
 }
 
 void write_junit(const std::string& path, const RunSummary& s,
                  const std::vector<CaseResult>& results) {
-  std::ofstream f(path);
-  if (!f) input_error(path, "cannot write this file (check that --out is writable)");
+  std::ostringstream f;
   int failures = 0, errors = 0, skipped = 0;
   for (const CaseResult& r : results) {
     if (r.status == Status::Failed || r.status == Status::InvalidCase ||
@@ -180,6 +243,7 @@ void write_junit(const std::string& path, const RunSummary& s,
     f << "</testcase>\n";
   }
   f << "  </testsuite>\n</testsuites>\n";
+  write_file_atomically(path, f.str());
 }
 
 std::string console_table(const RunSummary& s, const std::string& out_dir) {
@@ -188,17 +252,12 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
                    s.timed ? ", baseline " + s.baseline : "");
   o << fmt::format("  ops    {:>6} total {:>6} supported {:>6} correct\n", s.ops_total,
                    s.ops_supported, s.ops_passed);
-  o << fmt::format(
-      "  cases  {:>6} total {:>6} passed {:>6} failed {:>6} crashed {:>6} timed out "
-      "{:>6} unsupported {:>6} skipped\n",
-      s.cases_total, s.count(Status::Passed),
-      s.count(Status::Failed) + s.count(Status::MemoryLimit) + s.count(Status::InvalidCase) +
-          s.count(Status::CompileError),
-      s.count(Status::Crashed), s.count(Status::TimedOut), s.count(Status::Unsupported),
-      s.count(Status::Skipped));
+  o << fmt::format("  cases  {:>6} total: {}\n", s.cases_total, status_counts_text(s, false));
   o << fmt::format("  correctness {}   coverage {}", pct(s.correctness_score), pct(s.coverage));
   if (s.timed)
-    o << fmt::format("   perf score {:.3f}x   perf@{} {}", s.perf_score, s.p, pct(s.perf_at_p));
+    o << fmt::format("   perf score {}   perf@{} {}",
+                     s.perf_score > 0 ? fmt::format("{:.3f}x", s.perf_score) : "n/a", s.p,
+                     pct(s.perf_at_p));
   o << "\n";
   int shown = 0;
   for (const OpSummary& op : s.ops) {
@@ -211,6 +270,21 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
     std::string why = op.first_failure;
     if (why.size() > 110) why = why.substr(0, 110) + "...";
     o << fmt::format("    {:<34} {}\n", op.op, why);
+  }
+  // Ops the candidate does not (fully) implement: they count against it, so say which and why.
+  int unsupported_ops = 0;
+  for (const OpSummary& op : s.ops) unsupported_ops += !op.first_unsupported.empty();
+  if (unsupported_ops > 0) {
+    o << fmt::format("  unsupported by {}: {} op(s){}\n", s.backend, unsupported_ops,
+                     unsupported_ops > 10 ? " (the first 10; see SUMMARY.md)" : "");
+    int n = 0;
+    for (const OpSummary& op : s.ops) {
+      if (op.first_unsupported.empty()) continue;
+      if (++n > 10) break;
+      std::string why = op.first_unsupported;
+      if (why.size() > 110) why = why.substr(0, 110) + "...";
+      o << fmt::format("    {:<34} {}\n", op.op, why);
+    }
   }
   if (s.timed && !s.families.empty()) {
     o << "  speed-up by family (geometric mean over correct ops; slowest op):\n";
@@ -227,10 +301,29 @@ std::string console_table(const RunSummary& s, const std::string& out_dir) {
         o << "    ... (see operator_summary.csv)\n";
         break;
       }
-      o << fmt::format("    {:<34} {:>8.3f}x  {:>10.3g} GB/s {:>10.3g} GFLOP/s\n", op.op,
-                       op.speedup, op.gbps, op.gflops);
+      o << fmt::format("    {:<34} {:>9}  {:>10.3g} GB/s {:>10.3g} GFLOP/s\n", op.op,
+                       speedup_text(op), op.gbps, op.gflops);
+    }
+    if (std::any_of(s.ops.begin(), s.ops.end(),
+                    [](const OpSummary& x) { return x.timed && !x.speedup_reliable(); }))
+      o << "    ~1.234x?: " << kUnreliableNote << "\n";
+  }
+  if (s.timing_errors > 0) {
+    o << fmt::format("  timing errors: {} case(s); these ops' timing is incomplete:\n",
+                     s.timing_errors);
+    int n = 0;
+    for (const OpSummary& op : s.ops) {
+      if (op.timing_errors == 0) continue;
+      if (++n > 10) {
+        o << "    ... (see SUMMARY.md)\n";
+        break;
+      }
+      std::string why = op.first_timing_error;
+      if (why.size() > 110) why = why.substr(0, 110) + "...";
+      o << fmt::format("    {:<34} {}\n", op.op, why);
     }
   }
+  for (const std::string& w : timing_warnings(s)) o << "  warning: " << w << "\n";
   o << fmt::format("  results: {}/\n", out_dir);
   return o.str();
 }

@@ -202,7 +202,10 @@ std::string Schema::str() const {
   }
   if (is_vararg) out += arguments.empty() ? "..." : ", ...";
   out += ") -> ";
-  bool single = returns.size() == 1 && !is_varret && returns[0].name.empty();
+  // A single unnamed return prints bare, unless its type is itself a tuple type ("(int, int)",
+  // "()"): bare, "-> ()" would read back as no return at all.
+  bool single = returns.size() == 1 && !is_varret && returns[0].name.empty() &&
+                !returns[0].type.name.starts_with("(");
   if (single) {
     out += returns[0].str();
   } else if (returns.empty() && is_varret) {

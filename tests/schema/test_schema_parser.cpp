@@ -189,6 +189,13 @@ TEST(SchemaParser, Returns) {
   EXPECT_TRUE(parse_schema("f() -> ()").returns.empty());
   EXPECT_EQ(parse_schema("f(Tensor a) -> Tensor[]").returns[0].type.is_list, true);
   EXPECT_EQ(parse_schema("f(Tensor a) -> (float, int)").returns[1].type.base, BaseType::Int);
+  // A single tuple-typed return keeps the parentheses around it: printing round-trips.
+  for (const char* text : {"m() -> (())", "m() -> ((int, Tensor))", "m(Tensor a) -> ((int))"}) {
+    Schema once = parse_schema(text);
+    ASSERT_EQ(once.returns.size(), 1u) << text;
+    EXPECT_EQ(once.str(), text);
+    EXPECT_EQ(parse_schema(once.str()), once) << text;
+  }
   // A single named return keeps its parentheses when printed.
   EXPECT_EQ(parse_schema("f(Tensor a) -> (Tensor out)").str(), "f(Tensor a) -> (Tensor out)");
   Schema var = parse_schema("prim::TupleConstruct(...) -> Any");

@@ -78,7 +78,18 @@ struct TimingRecord {
   double gbps = 0;    // candidate GB/s
   bool cold_cache = true;
   std::string error;  // non-empty when timing failed
+  // Whether the speed-up can be trusted (assess_timing): the times of candidate and baseline
+  // each spread at most 25% around their median (p10 to p90), and the range of speed-ups the
+  // two spreads allow, baseline p10 / candidate p90 to baseline p90 / candidate p10, does not
+  // straddle 1 when the median claims a difference of more than 5%.
+  bool reliable = true;
+  std::string unreliable_reason;
 };
+
+// Sets `reliable` and `unreliable_reason` from the record's statistics.
+void assess_timing(TimingRecord& r);
+// (p90 - p10) / median; infinity when the median is not positive.
+double relative_spread(const TimingStats& s);
 
 nlohmann::json to_json(const CaseResult& r);
 CaseResult case_result_from_json(const nlohmann::json& j);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,18 @@ struct JobFailure {
   std::string detail;  // "crashed: SIGSEGV", "timed_out after 5 s", ...
 };
 
+// Thrown by a pool's OnResult for a payload that is not a report of that job (not JSON, the
+// wrong record, another case): the job gets a Crashed failure "the worker sent a malformed
+// report: <what>" and the worker is retired.
+class MalformedReport : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Workers hold no descriptor but 0, 1, 2 and their own two pipe ends, and map only their own
+// shared page. Every frame from a worker is checked: the index must be the job it is running,
+// the length at most 64 MiB. A worker that dies between jobs (killed from outside while idle)
+// costs no job: its batch goes to a fresh worker. The parent ignores SIGPIPE while a pool runs.
 class WorkerPool {
  public:
   // `job` runs in a worker and returns the payload reported for job `index`.

@@ -28,8 +28,13 @@ struct OpSummary {
   double max_abs_err = 0;
   double max_ulp_err = 0;
   double min_pcc = 1;
-  std::string first_failure;  // detail of the first failing case
-  std::string reproducer;     // of the first failing case
+  std::string first_failure;      // detail of the first failing case
+  std::string reproducer;         // of the first failing case
+  std::string first_unsupported;  // detail of the first unsupported case (why)
+  int unreliable = 0;             // timed cases whose speed-up is not reliable (assess_timing)
+  int timing_errors = 0;          // cases whose timing failed: the op's timing is incomplete
+  std::string first_timing_error;
+  bool speedup_reliable() const { return unreliable == 0; }
 };
 
 // The speed-ups of one op family: the geometric mean over its correct, timed ops, and its
@@ -49,17 +54,28 @@ struct RunSummary {
   std::map<Status, int> by_status;
   double correctness_score = 0;  // ops passed / ops total
   double coverage = 0;           // ops supported / ops total
-  double perf_score = 0;         // geometric mean speed-up over correct, timed ops
+  double perf_score = 0;         // geometric mean speed-up over correct, timed ops (0: none, "n/a")
   double perf_at_p = 0;          // fraction of all ops that are correct and faster than p
   double p = 1.0;
   bool timed = false;
   double seconds = 0;
   double peak_triad_gbps = 0, peak_gflops = 0;  // the machine's peaks (0: not measured)
+  int timing_errors = 0;  // timing records with an error (a killed timing worker, ...)
+  // The machine's load around the timing phase (-1: not measured): the 1-minute load average
+  // and the runnable tasks of /proc/stat, before and after; `cores` to judge them by.
+  double load_before = -1, load_after = -1;
+  int running_before = -1, running_after = -1;
+  int cores = 0;
+  bool busy() const;  // the load exceeded the cores around the timing phase
   std::vector<OpSummary> ops;
   std::vector<FamilySpeed> families;  // with timings: per family, by family name
 
   int count(Status s) const;
 };
+
+// "passed 3, failed 1, ..." in one order for every output: every status, each counted apart
+// (the counts add up to cases_total); `all` also lists the statuses no case has.
+std::string status_counts_text(const RunSummary& s, bool all);
 
 // `families` maps op name to family for the report (missing: "-").
 RunSummary summarize(const std::vector<CaseResult>& results,
