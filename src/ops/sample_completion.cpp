@@ -108,6 +108,28 @@ std::vector<std::string> value_regimes(const std::string& family) {
 namespace {
 
 constexpr int64_t kLargeElements = 40000;
+
+// Regimes of an op's family that do not apply to the op, with the reason.
+struct SkippedRegime {
+  const char* op;
+  const char* regime;
+  const char* why;
+};
+constexpr SkippedRegime kSkippedRegimes[] = {
+    {"aten.lerp.Scalar", "huge",
+     "ATen's formula computes end - self in the dtype, which overflows for values near the "
+     "dtype's max of opposite signs: ATen's result is inf where the f64 reference is finite"},
+    {"aten.lerp.Tensor", "huge", "as lerp.Scalar"},
+};
+
+}  // namespace
+
+bool regime_skipped(const std::string& op, const std::string& regime) {
+  return std::any_of(std::begin(kSkippedRegimes), std::end(kSkippedRegimes),
+                     [&](const SkippedRegime& s) { return op == s.op && regime == s.regime; });
+}
+
+namespace {
 const int64_t kVectorWidths[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 65};
 
 int64_t largest_tensor(cases::CallSpec call, const Schema& schema) {
@@ -246,6 +268,7 @@ std::vector<Sample> derived_samples(const OpDef& op, const std::vector<Sample>& 
   // whose first tensor is f16 (kernels that compute in half); any floating sample when the op
   // has neither.
   for (const std::string& regime : value_regimes(op.family)) {
+    if (regime_skipped(op.name, regime)) continue;
     bool has = false;
     for (const Sample& s : own) {
       cases::CallSpec call = s.call;

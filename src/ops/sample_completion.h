@@ -38,4 +38,9 @@ bool is_reduction_family(const std::string& family);
 // "integers" (the other families that take floating data).
 std::vector<std::string> value_regimes(const std::string& family);
 
+// Whether `regime` of its family's list does not apply to op `op` (a table in
+// sample_completion.cpp, each entry with its reason: lerp's "huge", where ATen's own formula
+// overflows in the dtype).
+bool regime_skipped(const std::string& op, const std::string& regime);
+
 }  // namespace crucible
