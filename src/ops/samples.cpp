@@ -101,8 +101,9 @@ Literal with_fill(Literal lit, const std::string& fill) {
 // Last-dim sizes around every vector width (1, 4, 8, 16 lanes and the tails around them).
 const int64_t kWidths[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 65};
 
-// The dtype that gets the large case: the first floating one, else the first.
+// The dtype that gets the large case: f32, else the first floating one, else the first.
 DType large_dtype(const std::vector<DType>& dtypes) {
+  if (contains(dtypes, DType::Float32)) return DType::Float32;
   for (DType t : dtypes)
     if (is_floating(t)) return t;
   return dtypes.front();
@@ -111,7 +112,7 @@ DType large_dtype(const std::vector<DType>& dtypes) {
 }  // namespace
 
 const Shape& large_shape() {
-  static const Shape s = {200, 257};  // 51400 elements, an odd row length
+  static const Shape s = {160, 257};  // 41120 elements, an odd row length
   return s;
 }
 
@@ -148,9 +149,11 @@ std::vector<Sample> unary_samples(const std::vector<DType>& dtypes,
       add("special values, 0-d" + d, T_fill({}, t, "special"));
     }
     for (int64_t w : kWidths) add("width " + std::to_string(w) + d, T({2, w}, t));
-    // The dtype's extremes (min, max, min + 1, ...): neg and abs of the minimum wrap.
-    if (is_integral(t, false)) add("integer extremes" + d, T_fill({48}, t, "special"));
   }
+  // Every integral dtype's extremes (min, max, min + 1, ...): neg and abs of the minimum wrap.
+  for (DType t : dtypes)
+    if (is_integral(t, false))
+      add("extremes of the integer range " + dt(t), T_fill({48}, t, "special"));
   if (!dtypes.empty()) {
     const DType t = large_dtype(dtypes);
     add("large " + dt(t), T(large_shape(), t));

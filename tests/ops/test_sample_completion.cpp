@@ -75,7 +75,7 @@ TEST(SampleCompletion, DerivesSpecialValuesDtypesAndALayout) {
       EXPECT_EQ(t.dtype, DType::Float32);
     }
     if (x.label.starts_with("large")) {
-      EXPECT_EQ(t.shape, (Shape{12500, 4}));  // rows grown past 40000 elements
+      EXPECT_EQ(t.shape, (Shape{10250, 4}));  // rows grown past 40000 elements
     }
   }
   // Performance samples are untouched.
