@@ -40,9 +40,9 @@ std::vector<DType> integral_dtypes(bool include_bool);
 
 // Standard correctness cases of a unary elementwise op over `dtypes`: ordinary sizes, 0-d,
 // empty, non-contiguous (transposed, sliced with a step, expanded), special values (for
-// floating dtypes), every vector width of the last dim (f32, f16, i64), the integer
-// extremes, and one large case (41120 elements, f32 where the op has it). Extra trailing arguments
-// are appended to every call.
+// floating dtypes), every vector width of the last dim (f32; the odd tails for f16, i64), the
+// integer extremes, and one large case (41120 elements, f32 where the op has it). Extra trailing
+// arguments are appended to every call.
 std::vector<Sample> unary_samples(const std::vector<DType>& dtypes,
                                   const std::vector<Literal>& extra_args = {},
                                   const std::vector<std::pair<std::string, Literal>>& kwargs = {});
