@@ -302,8 +302,6 @@ TEST(SampleRegions, ARandomOpThatIgnoresTheSeedFails) {
     EXPECT_GT(checked, 0) << name;
     EXPECT_EQ(caught, checked) << name;
     EXPECT_EQ(honest_failed, 0) << name;
-    // The same-seed determinism check alone passes it: every sample passes evaluate_case.
-    EXPECT_EQ(run_samples(op, fixed).failed, 0) << name;
   }
 }
 
