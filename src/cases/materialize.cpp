@@ -125,10 +125,75 @@ int64_t special_int(DType t, int64_t k, Rng& rng) {
   return std::clamp(v, int_min(t), int_max(t));
 }
 
+// The value regimes an implementation may branch on, one fill each (floating tensors; an
+// integral tensor under one of them is drawn as by default, except 'integers'):
+//  - "integers": small integer-valued floats (-8..8 with -0, powers of two up to 64, up to
+//    ±100: sums of their products stay exact in f32), where fast paths for integers and
+//    truncation live;
+//  - "big_integers": integer-valued floats up to 2^(fraction bits + 1), every sign;
+//  - "tiny": normal values of magnitude between the smallest normal and 1e-3, every sign;
+//  - "subnormal": subnormals of the dtype mixed with ±0 and the smallest normals;
+//  - "huge": magnitudes between max/16 and the dtype's max, every sign (sums and products
+//    overflow);
+//  - "wide": magnitudes log-uniform in [1, 1e6] (capped at half the dtype's max), every sign,
+//    where range reduction (sin, cos, tan) switches algorithms;
+//  - "exp_edge": around the thresholds where exp overflows (ln max - 10 .. ln max + 1, i.e.
+//    78.7 .. 89.7 for f32) and underflows (ln true_min - 1 .. ln tiny + 1), every fourth value
+//    an ordinary one.
+double regime_float(DType t, const std::string& fill, int64_t k, Rng& rng) {
+  const FloatInfo fi = float_info(t);
+  const double sign = rng.uniform() < 0.5 ? -1.0 : 1.0;
+  auto log_uniform = [&](double lo, double hi) {
+    return std::exp(std::log(lo) + rng.uniform() * (std::log(hi) - std::log(lo)));
+  };
+  if (fill == "integers") {
+    switch (k % 4) {
+      case 0:
+        return k % 8 == 4 ? -0.0 : static_cast<double>(rng.integer(-8, 8));
+      case 1:
+        return sign * std::ldexp(1.0, static_cast<int>(rng.integer(0, 6)));
+      default:
+        return static_cast<double>(rng.integer(-100, 100));
+    }
+  }
+  if (fill == "big_integers") {
+    // Up to 2^(fraction bits + 1): every integer below it is exact; above, every value is one.
+    const int64_t top = int64_t{1} << std::min(fi.mantissa_bits + 1, 40);
+    return std::min(fi.max, sign * static_cast<double>(rng.integer(0, top)));
+  }
+  if (fill == "tiny") return sign * log_uniform(fi.tiny, 1e-3);
+  if (fill == "subnormal") {
+    if (k % 4 == 3) return k % 8 == 3 ? sign * 0.0 : sign * fi.tiny * (1 + rng.uniform());
+    const auto steps = static_cast<int64_t>(std::llround(fi.tiny / fi.true_min));
+    return sign * fi.true_min * static_cast<double>(rng.integer(1, steps - 1));
+  }
+  if (fill == "huge") return sign * fi.max * (1.0 / 16 + rng.uniform() * (15.0 / 16));
+  if (fill == "wide") return sign * log_uniform(1.0, std::min(1e6, fi.max / 2));
+  if (fill == "exp_edge") {
+    const double hi = std::log(fi.max), lo = std::log(fi.true_min);
+    switch (k % 4) {
+      case 0:
+      case 1:
+        return hi - 10 + rng.uniform() * 11;
+      case 2:
+        return lo - 1 + rng.uniform() * (std::log(fi.tiny) - lo + 2);
+      default:
+        return rng.normal();
+    }
+  }
+  internal_error("regime_float: unknown fill " + fill);
+}
+
+bool is_regime(const std::string& fill) {
+  return fill == "integers" || fill == "big_integers" || fill == "tiny" || fill == "subnormal" ||
+         fill == "huge" || fill == "wide" || fill == "exp_edge";
+}
+
 struct Drawing {
   ArgRole role;
   int64_t bound = -1;  // IndexInto
-  std::string fill;    // "", "special", "oob", "uniform", "positive", "offsets"
+  // "", "special", "oob", "uniform", "positive", "offsets", or a value regime (is_regime)
+  std::string fill;
 };
 
 // Bag boundaries (fill 'offsets'): a non-decreasing sequence that starts at 0 and stays
@@ -223,6 +288,11 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
   Tensor flat = Tensor::from_storage(storage, 0, {extent}, {1}, lit.dtype);
   const DType t = lit.dtype;
   const bool floating = is_floating(t);
+  if (!how.fill.empty() && how.fill != "special" && how.fill != "oob" && how.fill != "uniform" &&
+      how.fill != "positive" && how.fill != "offsets" && !is_regime(how.fill))
+    op_error("unknown fill='" + how.fill +
+             "' (known: special, uniform, positive, oob, offsets, integers, big_integers, tiny, "
+             "subnormal, huge, wide, exp_edge)");
   if (is_complex(t)) {
     fill_complex(flat, how, rng);
     return Tensor::from_storage(storage, 0, lit.shape, strides, lit.dtype);
@@ -257,6 +327,8 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
         flat.set_int(k, rng.integer(0, 1));
       else
         flat.set_int(k, special_int(t, k, rng));
+    } else if (floating && is_regime(how.fill)) {
+      flat.set(k, regime_float(t, how.fill, k, rng));
     } else if (how.fill == "uniform") {
       floating ? flat.set(k, rng.uniform()) : flat.set_int(k, rng.integer(0, 1));
     } else if (how.fill == "positive") {

@@ -16,7 +16,9 @@
 //    input whose first defined parameter (weight, bias, running_mean, running_var) has another
 //    dtype is "mixed": every defined parameter must then be f32, and save_mean / save_invstd (and
 //    grad_weight / grad_bias in the backward) are f32. Otherwise parameters must have the
-//    input's dtype; save_* have the input's dtype.
+//    input's dtype; save_* have the input's dtype. The backward also takes what CUDA takes and
+//    every real-model trace records: f16/bf16 input and params with f32 saved statistics
+//    (nnops::backward_param_dtype; ATen's CPU kernel raises for it).
 //  - Parameters of the wrong size are read out of bounds by ATen's native kernel (the size
 //    checks live in at::batch_norm); the reference raises with at::batch_norm's message.
 //  - Backward: train uses save_mean / save_invstd, eval uses the running stats. With
@@ -156,7 +158,7 @@ Values bn_backward_ref(const Values& a) {
   const std::vector<bool> mask = a.at(9).bool_list();
   nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
   const Layout l = layout_of(x);
-  const DType pdt = nnops::param_dtype(x, {w, rm, rv, sm, si});
+  const DType pdt = nnops::backward_param_dtype(x, w, rm, rv, sm, si);
   if (g.shape() != x.shape()) {
     op_error("grad_out must have the input's shape " + shape_str(x.shape()) + ", got " +
              shape_str(g.shape()));
@@ -386,8 +388,15 @@ std::vector<Sample> backward_samples(const SampleContext& ctx) {
       call(m + "special values " + code(t), {4, 3, 6}, t, t, train, all, true,
            T_fill({4, 3, 6}, t, "special"), T_fill({4, 3, 6}, t, "special"));
     }
-    for (DType t : {DType::Float16, DType::BFloat16})
+    for (DType t : {DType::Float16, DType::BFloat16}) {
       call(m + "mixed " + code(t) + ", f32 params", {4, 3, 5}, t, kF32, train, all);
+      // As every real-model trace records it on CUDA: params of the input's dtype, saved
+      // statistics f32 (ATen's CPU kernel raises; CUDA computes).
+      const int64_t c = 3;
+      out.push_back(make(m + code(t) + " params, f32 saved statistics (CUDA)",
+                         {T({4, c, 5}, t), T({4, c, 5}, t), T({c}, t), T({c}, t), st(c, t),
+                          T({c}, kF32), st(c, kF32), B(train), F(1e-5), nnops::bool_list(all)}));
+    }
     call(m + "4-d", {2, 3, 4, 5}, kF32, kF32, train, all);
     call(m + "2-d", {8, 5}, DType::Float64, DType::Float64, train, all);
     call(m + "mask [True, False, False]", {4, 3, 5}, kF32, kF32, train, {true, false, false});

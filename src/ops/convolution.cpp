@@ -45,6 +45,7 @@
 #include "crucible/eval/compare.h"
 #include "ops/convolution_internal.h"
 #include "ops/families.h"
+#include "ops/judges.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -476,6 +477,7 @@ void register_convolution_ops(OpRegistry& r) {
     op.samples = conv::convolution_samples;
     op.cost = conv::conv_cost;
     op.compare.tol_scale = conv::conv_tol_scale;
+    op.compare = judges::accumulation_overflow_policy(op.compare, convolution_ref);
     r.add(std::move(op));
   }
   {

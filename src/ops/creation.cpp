@@ -438,7 +438,10 @@ OpDef creation_op(std::string_view schema, RefFn ref, SampleFn samples, bool wri
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = write_cost(writes);
-  if (!writes) op.compare.kind = ComparePolicy::Kind::ShapeOnly;  // uninitialised values
+  if (!writes) {  // uninitialised values: shape, dtype and strides only; nothing need be written
+    op.compare.kind = ComparePolicy::Kind::ShapeOnly;
+    op.compare.values_unspecified = true;
+  }
   return op;
 }
 

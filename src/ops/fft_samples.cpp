@@ -57,6 +57,7 @@ std::vector<Sample> fft_r2c_samples(const SampleContext& ctx) {
   out.push_back(make("long row (n = 100)", {T({2, 100}, DType::Float64), L({1}), I(1), B(true)}));
   out.push_back(make("error: f16 (CPU FFT is float/double only)",
                      {T({8}, DType::Float16), L({0}), I(0), B(true)}));
+  out.back().cpu_only_error = true;  // cuFFT transforms f16 (power-of-two sizes)
   out.push_back(make("error: bf16", {T({8}, DType::BFloat16), L({0}), I(0), B(true)}));
   out.push_back(make("error: integral input", {T({8}, DType::Int64), L({0}), I(0), B(true)}));
   out.push_back(make("error: complex input", {T({8}, DType::Complex64), L({0}), I(0), B(true)}));
@@ -106,6 +107,7 @@ std::vector<Sample> fft_c2c_samples(const SampleContext& ctx) {
   out.push_back(make("length 1", {T({4, 1}, c64), L({1}), I(1), B(true)}));
   out.push_back(make("error: c32 (CPU FFT is float/double only)",
                      {T({8}, DType::Complex32), L({0}), I(0), B(true)}));
+  out.back().cpu_only_error = true;  // cuFFT transforms c32 (power-of-two sizes)
   out.push_back(make("error: real input", {T({8}, DType::Float32), L({0}), I(0), B(true)}));
   out.push_back(make("error: dim out of range", {T({3, 4}, c64), L({2}), I(0), B(true)}));
   out.push_back(make("error: negative dim", {T({3, 4}, c64), L({-2}), I(0), B(true)}));
@@ -145,6 +147,7 @@ std::vector<Sample> fft_c2r_samples(const SampleContext& ctx) {
   out.push_back(make("expanded (stride 0)", {T({4, 5}, c128, {0, 1}), L({1}), I(0), I(9)}));
   out.push_back(make("empty batch", {T({0, 5}, c64), L({1}), I(0), I(8)}));
   out.push_back(make("error: c32", {T({5}, DType::Complex32), L({0}), I(0), I(8)}));
+  out.back().cpu_only_error = true;  // cuFFT transforms c32 (power-of-two sizes)
   out.push_back(make("error: real input", {T({5}, DType::Float32), L({0}), I(0), I(8)}));
   out.push_back(make("error: dim out of range", {T({3, 5}, c64), L({2}), I(0), I(8)}));
   out.push_back(make("error: no dims", {T({3, 5}, c64), L({}), I(0), I(8)}));

@@ -17,7 +17,8 @@
 //    derivatives times the unnormalize factor and the padding's derivative (0 where clipped, -1
 //    where reflected an odd number of times); 0 for nearest.
 //  - checks: input and grid the same dtype, 4-d both, same batch, grid's last dim 2, non-empty
-//    spatial input dims. dtypes: f32 and f64 (the CPU kernel's dispatch).
+//    spatial input dims. dtypes: f32 and f64 (the CPU kernel's dispatch) and f16 (CUDA's: the
+//    f16 calls of real models come from CUDA; ATen's CPU raises "not implemented for 'Half'").
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -203,7 +204,10 @@ void check_inputs(const Tensor& input, const Tensor& grid, int64_t interp, int64
     op_error("grid_sampler(): unknown interpolation mode " + std::to_string(interp));
   if (padding < 0 || padding > 2)
     op_error("grid_sampler(): unknown padding mode " + std::to_string(padding));
-  if (input.dtype() != DType::Float32 && input.dtype() != DType::Float64) {
+  // f16: ATen's CPU kernel has none ("not implemented for 'Half'"), CUDA's computes it; a
+  // real-model call in f16 comes from CUDA, so the reference computes it (in f64, rounded once).
+  if (input.dtype() != DType::Float32 && input.dtype() != DType::Float64 &&
+      input.dtype() != DType::Float16) {
     op_error("\"grid_sampler_2d_cpu\" not implemented for '" +
              nnops::scalar_type_name(input.dtype()) + "'");
   }
@@ -346,7 +350,9 @@ std::vector<Sample> grid_samples(const SampleContext& ctx, bool bwd) {
     add("mask [True, False] bicubic", {2, 3, 4, 5}, {3, 4}, f32, kBicubic, kReflection, false, "",
         {true, false});
   }
-  add("error: f16", {1, 2, 4, 4}, {3, 3}, DType::Float16, kBilinear, kZeros, false);
+  // f16 computes on CUDA (ATen's CPU has no f16 kernel): judged numerically, not as an error.
+  add("f16 (CUDA)", {1, 2, 4, 4}, {3, 3}, DType::Float16, kBilinear, kZeros, false);
+  add("f16 bicubic border (CUDA)", {1, 2, 5, 4}, {3, 3}, DType::Float16, kBicubic, kBorder, true);
   add("error: unknown interpolation mode", {1, 2, 4, 4}, {3, 3}, f32, 3, kZeros, false);
   add("error: unknown padding mode", {1, 2, 4, 4}, {3, 3}, f32, kBilinear, 5, false);
   add("error: empty spatial input", {1, 2, 0, 4}, {3, 3}, f32, kBilinear, kZeros, false);
@@ -403,7 +409,7 @@ void register_grid_sampler_ops(OpRegistry& r) {
         "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int "
         "padding_mode, bool align_corners) -> Tensor",
         "sampling");
-    op.dtypes = {DType::Float32, DType::Float64};
+    op.dtypes = {DType::Float16, DType::Float32, DType::Float64};
     op.ref = grid_sampler_ref;
     op.samples = [](const SampleContext& c) { return grid_samples(c, false); };
     op.cost = grid_cost(false);
@@ -415,7 +421,7 @@ void register_grid_sampler_ops(OpRegistry& r) {
         "interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> "
         "(Tensor, Tensor)",
         "sampling");
-    op.dtypes = {DType::Float32, DType::Float64};
+    op.dtypes = {DType::Float16, DType::Float32, DType::Float64};
     op.ref = grid_sampler_backward_ref;
     op.samples = [](const SampleContext& c) { return grid_samples(c, true); };
     op.cost = grid_cost(true);

@@ -8,6 +8,7 @@
 
 #include "crucible/core/value.h"
 #include "crucible/eval/result.h"
+#include "crucible/ops/op.h"
 
 namespace crucible::judges {
 
@@ -40,5 +41,13 @@ TensorCheck gathered_index_check(const Tensor& self, int64_t dim, const Tensor& 
 // reference's row (compared after sorting both, NaN largest).
 TensorCheck same_multiset_check(const Tensor& ref, const Tensor& cand, int64_t dim,
                                 const std::string& what);
+
+// Products and convolutions whose ATen CPU kernels accumulate in the output dtype (f32 sums
+// of f32 products): a Custom policy that compares every output as Kind::Values does (the
+// tolerance scaled by base.tol_scale) but accepts a non-finite candidate element where `ref`
+// run on the magnitudes of the inputs (|x| of every floating tensor with non-finite elements
+// as 0, |alpha|, |beta|) overflows the dtype -- there ATen's own partial sums may overflow
+// although the exact (f64 reference) result is finite. Everything else of `base` is kept.
+ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref);
 
 }  // namespace crucible::judges

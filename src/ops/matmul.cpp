@@ -21,6 +21,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/judges.h"
 #include "ops/matmul_internal.h"
 
 namespace crucible {
@@ -362,7 +363,7 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = mm_ref;
     op.samples = mm_samples;
     op.cost = product_cost(0, 1);
-    op.compare = inner_length_compare(0, 1);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(0, 1), mm_ref);
     r.add(std::move(op));
   }
   {
@@ -374,7 +375,7 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = addmm_ref;
     op.samples = addmm_samples;
     op.cost = product_cost(1, 1);
-    op.compare = inner_length_compare(1, 1);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(1, 1), addmm_ref);
     r.add(std::move(op));
   }
   {
@@ -383,7 +384,7 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = bmm_ref;
     op.samples = bmm_samples;
     op.cost = product_cost(0, 2);
-    op.compare = inner_length_compare(0, 2);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(0, 2), bmm_ref);
     r.add(std::move(op));
   }
   {
@@ -395,7 +396,7 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = baddbmm_ref;
     op.samples = baddbmm_samples;
     op.cost = product_cost(1, 2);
-    op.compare = inner_length_compare(1, 2);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(1, 2), baddbmm_ref);
     r.add(std::move(op));
   }
 }

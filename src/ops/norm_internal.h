@@ -17,9 +17,7 @@ namespace crucible::nnops {
 using cases::Literal;
 
 // c10's ScalarType names ("Float", "Half", "Long"), as dispatch errors print them.
-inline std::string scalar_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
+inline std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 inline bool is_half_or_bf16(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
@@ -68,6 +66,30 @@ inline DType param_dtype(const Tensor& x, const std::vector<std::optional<Tensor
                scalar_type_name(p->dtype()));
   }
   return x.dtype();
+}
+
+// native_batch_norm_backward's parameter dtype (that of grad_weight and grad_bias). Besides
+// param_dtype's CPU rules, the combination every real-model trace records on CUDA is accepted
+// as CUDA's kernel accepts it: a reduced-precision input (f16, bf16) whose weight and running
+// stats (where defined) have the input's dtype and whose saved statistics are f32 (CUDA's
+// forward saves them in the accumulation type). ATen's CPU kernel raises "mixed dtype (CPU)"
+// for it (docs/aten-differences.md); the parameter grads then have the input's dtype, as on
+// CUDA.
+inline DType backward_param_dtype(const Tensor& x, const std::optional<Tensor>& w,
+                                  const std::optional<Tensor>& rm, const std::optional<Tensor>& rv,
+                                  const std::optional<Tensor>& sm,
+                                  const std::optional<Tensor>& si) {
+  if (is_half_or_bf16(x.dtype()) && sm && si && sm->dtype() == DType::Float32 &&
+      si->dtype() == DType::Float32) {
+    bool params_as_input = true, any = false;
+    for (const auto& p : {w, rm, rv}) {
+      if (!p) continue;
+      any = true;
+      params_as_input = params_as_input && p->dtype() == x.dtype();
+    }
+    if (any && params_as_input) return x.dtype();
+  }
+  return param_dtype(x, {w, rm, rv, sm, si});
 }
 
 inline Literal bool_list(const std::vector<bool>& v) {

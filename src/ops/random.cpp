@@ -43,6 +43,7 @@
 #include "crucible/eval/compare.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
+#include "ops/random_checks.h"
 #include "ops/random_internal.h"
 #include "ops/samples.h"
 
@@ -315,6 +316,23 @@ Values bernoulli_ref(const Values& a, uint64_t seed) {
 
 // ---- judges ----------------------------------------------------------------------------------
 
+// Independence of consecutive values: lag 1, and the row length (a generator that repeats one
+// row, or restarts per row, is caught there).
+void check_independence(const std::vector<double>& v, const Tensor& t, Check& ck) {
+  if (!ck.ok()) return;
+  if (auto why = random_checks::serial_correlation(v, 1)) return ck.fail(*why);
+  if (t.dim() >= 2 && t.size(-1) > 1)
+    if (auto why = random_checks::serial_correlation(v, static_cast<size_t>(t.size(-1))))
+      ck.fail(*why);
+}
+
+// A 0/1 sequence: the runs test (for 0/1 values it is the lag-1 serial correlation test, with
+// the exact mean and variance).
+void check_binary_independence(const std::vector<double>& v, Check& ck) {
+  if (!ck.ok()) return;
+  if (auto why = random_checks::runs_test(v)) ck.fail(*why);
+}
+
 std::vector<TensorCheck> judge_rand(const Values&, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
   if (check_meta(ref.at(0), cand.at(0), ck)) {
@@ -327,6 +345,7 @@ std::vector<TensorCheck> judge_rand(const Values&, const Values& ref, const Valu
     if (ck.ok())
       check_ks(
           v, [](double x) { return x; }, std::ldexp(1.0, -digits_of(t.dtype())), ck);
+    check_independence(v, t, ck);
   }
   return {ck.c};
 }
@@ -341,6 +360,7 @@ std::vector<TensorCheck> judge_randn(const Values&, const Values& ref, const Val
     if (ck.ok()) check_moments(v, 0.0, 1.0, 3.0, ck);
     // Rounding x to the dtype moves the CDF by at most pdf(x) |x| eps <= 0.25 eps.
     if (ck.ok()) check_ks(v, normal_cdf, 0.25 * float_info(t.dtype()).eps + 1e-12, ck);
+    check_independence(v, t, ck);
   }
   return {ck.c};
 }
@@ -367,6 +387,8 @@ std::vector<TensorCheck> judge_randperm(const Values&, const Values& ref, const 
         identity = drawn[i] == static_cast<double>(i);
       if (identity) ck.fail("the identity permutation: the values were not shuffled");
     }
+    if (ck.ok())
+      if (auto why = random_checks::permutation_uniformity(drawn)) ck.fail(*why);
   }
   return {ck.c};
 }
@@ -398,6 +420,7 @@ std::vector<TensorCheck> judge_native_dropout(const Values& in, const Values& re
   // The mask: Bernoulli(1 - p) in training, all ones in eval mode.
   const double keep = train ? 1.0 - p : 1.0;
   check_bernoulli(kept, std::vector<double>(kept.size(), keep), mask_ck);
+  check_binary_independence(kept, mask_ck);
   if (!mask_ck.ok()) return {out_ck.c, mask_ck.c};
   // The output follows from the candidate's own mask exactly.
   const Tensor expected =
@@ -414,15 +437,63 @@ std::vector<TensorCheck> judge_bernoulli_p(const Values& in, const Values& ref,
   if (check_meta(ref.at(0), cand.at(0), ck)) {
     const std::vector<double> v = values_of(cand[0].tensor());
     check_bernoulli(v, std::vector<double>(v.size(), in.at(1).to_double()), ck);
+    check_binary_independence(v, ck);
   }
   return {ck.c};
 }
 
 std::vector<TensorCheck> judge_bernoulli(const Values& in, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
-  if (check_meta(ref.at(0), cand.at(0), ck))
-    check_bernoulli(values_of(cand[0].tensor()), values_of(in.at(0).tensor()), ck);
+  if (check_meta(ref.at(0), cand.at(0), ck)) {
+    const std::vector<double> v = values_of(cand[0].tensor());
+    check_bernoulli(v, values_of(in.at(0).tensor()), ck);
+    check_binary_independence(v, ck);
+  }
   return {ck.c};
+}
+
+// ---- seed dependence -------------------------------------------------------------------------
+// log10 of the probability that two seeds give the same bytes (ComparePolicy::
+// seed_collision_log10), from the number of draws and the chance two draws agree.
+
+int64_t numel_of_output(const Values& out, size_t k) {
+  return out.size() > k && out[k].is_tensor() ? out[k].tensor().numel() : 0;
+}
+
+// rand: 2^digits equally likely values per element. randn: at least 64 values share the bulk
+// of the mass in every dtype (bf16 included), so two draws agree with probability < 1/64.
+double rand_collision(const Values&, const Values& out) {
+  if (numel_of_output(out, 0) == 0) return 0;
+  const DType t = out[0].tensor().dtype();
+  return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 0)),
+                                        std::ldexp(1.0, -digits_of(t)));
+}
+double randn_collision(const Values&, const Values& out) {
+  return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 0)), 1.0 / 64);
+}
+// randperm: one of n! permutations.
+double randperm_collision(const Values&, const Values& out) {
+  const auto n = static_cast<double>(numel_of_output(out, 0));
+  return n < 2 ? 0 : -std::lgamma(n + 1) / std::log(10.0);
+}
+double bernoulli_q(double p) { return p * p + (1 - p) * (1 - p); }
+// native_dropout: the mask, Bernoulli(1 - p) per element in training; nothing drawn in eval.
+double dropout_collision(const Values& in, const Values& out) {
+  if (!dropout_train(in)) return 0;
+  return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 1)),
+                                        bernoulli_q(in.at(1).to_double()));
+}
+double bernoulli_p_collision(const Values& in, const Values& out) {
+  return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 0)),
+                                        bernoulli_q(in.at(1).to_double()));
+}
+double bernoulli_collision(const Values& in, const Values&) {
+  double sum = 0;
+  const Tensor& p = in.at(0).tensor();
+  if (!is_floating(p.dtype())) return 0;
+  for (int64_t i = 0; i < p.numel(); ++i)
+    sum += random_checks::collision_log10(1, bernoulli_q(p.get(i)));
+  return sum;
 }
 
 // ---- registration ----------------------------------------------------------------------------
@@ -436,7 +507,8 @@ Cost written_cost(const Values& args, const Values& out) {
 }
 
 OpDef random_op(std::string_view schema, SeededRefFn ref, SampleFn samples,
-                decltype(ComparePolicy::custom) judge, std::vector<DType> dtypes) {
+                decltype(ComparePolicy::custom) judge, std::vector<DType> dtypes,
+                decltype(ComparePolicy::seed_collision_log10) collision) {
   OpDef op = OpDef::from_schema(schema, "random");
   op.dtypes = std::move(dtypes);
   op.ref_seeded = std::move(ref);
@@ -445,6 +517,7 @@ OpDef random_op(std::string_view schema, SeededRefFn ref, SampleFn samples,
   op.compare.kind = ComparePolicy::Kind::Custom;
   op.compare.custom = std::move(judge);
   op.compare.random = true;
+  op.compare.seed_collision_log10 = std::move(collision);
   return op;
 }
 
@@ -455,22 +528,25 @@ void register_random_ops(OpRegistry& r) {
       "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
       "pin_memory=None) -> Tensor";
   r.add(random_op("aten::rand(SymInt[] size, " + kw, rand_ref, sized_random_samples, judge_rand,
-                  floating_dtypes()));
+                  floating_dtypes(), rand_collision));
   r.add(random_op("aten::randn(SymInt[] size, " + kw, randn_ref, sized_random_samples, judge_randn,
-                  floating_dtypes()));
+                  floating_dtypes(), randn_collision));
   r.add(
       random_op("aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? "
                 "device=None, bool? pin_memory=None) -> Tensor",
                 randperm_ref, randperm_samples, judge_randperm,
                 {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-                 DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}));
+                 DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
+                randperm_collision));
   r.add(random_op("aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
                   native_dropout_ref, native_dropout_samples, judge_native_dropout,
-                  floating_dtypes()));
+                  floating_dtypes(), dropout_collision));
   r.add(random_op("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-                  bernoulli_p_ref, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes()));
+                  bernoulli_p_ref, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes(),
+                  bernoulli_p_collision));
   r.add(random_op("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-                  bernoulli_ref, bernoulli_samples, judge_bernoulli, floating_dtypes()));
+                  bernoulli_ref, bernoulli_samples, judge_bernoulli, floating_dtypes(),
+                  bernoulli_collision));
 }
 
 }  // namespace crucible

@@ -77,6 +77,115 @@ bool is_data(const OpDef& op, const std::string& name) {
   return op.role_of(name).kind == ArgRole::Kind::Data;
 }
 
+bool in(const std::string& family, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return family == n; });
+}
+
+}  // namespace
+
+bool is_elementwise_family(const std::string& family) {
+  return family.starts_with("pointwise") ||
+         in(family, {"activation", "activation.backward", "comparison", "where"});
+}
+
+bool is_reduction_family(const std::string& family) {
+  return in(family,
+            {"reduction", "scan", "cumsum", "softmax", "softmax.backward", "selection", "sort"});
+}
+
+std::vector<std::string> value_regimes(const std::string& family) {
+  if (is_elementwise_family(family))
+    return {"integers", "big_integers", "tiny", "subnormal", "huge", "wide", "exp_edge"};
+  // Reductions accumulate in the dtype as ATen's kernels do (f32 sums in f32): large values
+  // with cancelling signs leave a rounding error of the partial sums far above the tolerance
+  // of the small result, and huge ones overflow where the f64 reference does not; they get the
+  // regimes whose sums stay exact or tiny.
+  if (is_reduction_family(family)) return {"integers", "tiny", "subnormal"};
+  // Normalisations sum products of centred values (and their backward, of three factors):
+  // integer-valued data up to +-100 leaves an f32 accumulator (ATen's) a rounding error above
+  // the tolerance of the cancelled result, as large values do for reductions.
+  if (family == "norm") return {};
+  if (family == "random" || family == "creation" || family == "meta") return {};
+  return {"integers"};
+}
+
+namespace {
+
+constexpr int64_t kLargeElements = 40000;
+
+// Regimes of an op's family that do not apply to the op, with the reason.
+struct SkippedRegime {
+  const char* op;
+  const char* regime;
+  const char* why;
+};
+constexpr SkippedRegime kSkippedRegimes[] = {
+    {"aten.lerp.Scalar", "huge",
+     "ATen's formula computes end - self in the dtype, which overflows for values near the "
+     "dtype's max of opposite signs: ATen's result is inf where the f64 reference is finite"},
+    {"aten.lerp.Tensor", "huge", "as lerp.Scalar"},
+    {"aten.prod.default", "integers",
+     "the running product of integers up to 100 overflows f32 (ATen's accumulator) before it "
+     "meets a 0 (inf * 0 = NaN) where the f64 reference's product is 0"},
+    {"aten.prod.dim_int", "integers", "as prod.default"},
+    {"aten.cumprod.default", "integers", "as prod.default"},
+};
+
+}  // namespace
+
+bool regime_skipped(const std::string& op, const std::string& regime) {
+  return std::any_of(std::begin(kSkippedRegimes), std::end(kSkippedRegimes),
+                     [&](const SkippedRegime& s) { return op == s.op && regime == s.regime; });
+}
+
+namespace {
+const int64_t kVectorWidths[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 65};
+
+int64_t largest_tensor(cases::CallSpec call, const Schema& schema) {
+  int64_t m = 0;
+  for_each_tensor(call, schema,
+                  [&](TensorLit& t, const std::string&) { m = std::max(m, numel_of(t.shape)); });
+  return m;
+}
+
+// The shape of the largest tensor of a call (the first of them).
+std::optional<Shape> largest_shape(cases::CallSpec call, const Schema& schema) {
+  std::optional<Shape> best;
+  int64_t m = 0;
+  for_each_tensor(call, schema, [&](TensorLit& t, const std::string&) {
+    if (numel_of(t.shape) > m) {
+      m = numel_of(t.shape);
+      best = t.shape;
+    }
+  });
+  return best;
+}
+
+// Resizes dim `d` (counted from the front, or from the back when negative) of every contiguous
+// tensor whose rank and size there match the call's largest tensor. False when nothing
+// changes or a matching tensor is strided (its strides would no longer fit).
+bool resize_dim(cases::CallSpec& call, const Schema& schema, int64_t d, int64_t size) {
+  const std::optional<Shape> big = largest_shape(call, schema);
+  if (!big || big->empty()) return false;
+  const auto rank = static_cast<int64_t>(big->size());
+  const int64_t at = d < 0 ? rank + d : d;
+  if (at < 0 || at >= rank || (*big)[at] == size) return false;
+  const int64_t was = (*big)[at];
+  bool ok = true, any = false;
+  for_each_tensor(call, schema, [&](TensorLit& t, const std::string&) {
+    if (static_cast<int64_t>(t.shape.size()) != rank || t.shape[at] != was) return;
+    if (t.strides && *t.strides != contiguous_strides(t.shape)) {
+      ok = false;
+      return;
+    }
+    t.shape[at] = size;
+    t.strides.reset();
+    t.stride_written = false;
+    any = true;
+  });
+  return ok && any;
+}
+
 std::vector<Sample> derived_samples(const OpDef& op, const std::vector<Sample>& own) {
   std::vector<Sample> out;
   const Schema& schema = op.schema;
@@ -161,6 +270,106 @@ std::vector<Sample> derived_samples(const OpDef& op, const std::vector<Sample>& 
       return done;
     });
     if (d) out.push_back(std::move(*d));
+  }
+
+  // The value regimes of the op's family: floating data of a sample whose first tensor is f32
+  // (the thresholds differ per dtype: exp overflows past 88.7 in f32, 11.1 in f16), and of one
+  // whose first tensor is f16 (kernels that compute in half); any floating sample when the op
+  // has neither.
+  for (const std::string& regime : value_regimes(op.family)) {
+    if (regime_skipped(op.name, regime)) continue;
+    bool has = false;
+    for (const Sample& s : own) {
+      cases::CallSpec call = s.call;
+      for_each_tensor(call, schema,
+                      [&](TensorLit& t, const std::string&) { has |= t.fill == regime; });
+    }
+    if (has) continue;
+    auto fill = [&](std::optional<DType> want) {
+      return [&, want](cases::CallSpec& call) {
+        const std::optional<DType> first = first_dtype(call, schema);
+        if (!first || (want && *first != *want) || (!want && !is_floating(*first))) return false;
+        bool any = false;
+        for_each_tensor(call, schema, [&](TensorLit& t, const std::string& name) {
+          if (is_floating(t.dtype) && is_data(op, name) && !t.fill && numel_of(t.shape) > 0) {
+            t.fill = regime;
+            any = true;
+          }
+        });
+        return any;
+      };
+    };
+    bool found = false;
+    for (DType want : {DType::Float32, DType::Float16}) {
+      auto d =
+          derive(op, own, "values: " + regime + " " + std::string(dtype_code(want)), fill(want));
+      if (d) {
+        out.push_back(std::move(*d));
+        found = true;
+      }
+    }
+    if (!found)
+      if (auto d = derive(op, own, "values: " + regime, fill(std::nullopt)))
+        out.push_back(std::move(*d));
+  }
+
+  const bool elementwise = is_elementwise_family(op.family);
+  const bool reduction = is_reduction_family(op.family);
+  if (!elementwise && !reduction) return out;
+
+  // A large case (past kLargeElements), where kernels switch to blocked or threaded paths.
+  bool has_large = false;
+  for (const Sample& s : own)
+    if (!is_error(s)) has_large |= largest_tensor(s.call, schema) >= kLargeElements;
+  if (!has_large) {
+    // On an f32 case where the op has one (f16 and bf16 cost more to draw and convert).
+    auto grow = [&](bool f32_only) {
+      return [&, f32_only](cases::CallSpec& call) {
+        if (f32_only && first_dtype(call, schema) != DType::Float32) return false;
+        const std::optional<Shape> big = largest_shape(call, schema);
+        if (!big || big->empty() || numel_of(*big) == 0) return false;
+        const int64_t per_row = numel_of(*big) / (*big)[0];
+        if (per_row == 0) return false;
+        const int64_t rows = (kLargeElements + 1000 + per_row - 1) / per_row;
+        return resize_dim(call, schema, 0, rows);
+      };
+    };
+    auto d = derive(op, own, "large", grow(true));
+    if (!d) d = derive(op, own, "large", grow(false));
+    if (d) out.push_back(std::move(*d));
+  }
+
+  // Reductions: the reduced or scanned rows at every vector width (the elementwise builders
+  // write their own).
+  if (reduction) {
+    for (int64_t w : kVectorWidths) {
+      auto d = derive(op, own, "width " + std::to_string(w),
+                      [&](cases::CallSpec& call) { return resize_dim(call, schema, -1, w); });
+      if (d) out.push_back(std::move(*d));
+    }
+  }
+
+  // Integers that overflow and must wrap as ATen does (two's complement): the extremes of
+  // each integral dtype the op takes (fill 'special').
+  if (reduction) {
+    for (DType want : {DType::Int8, DType::Int32, DType::Int64}) {
+      if (std::find(op.dtypes.begin(), op.dtypes.end(), want) == op.dtypes.end()) continue;
+      auto d = derive(op, own, "integer extremes " + std::string(dtype_code(want)),
+                      [&](cases::CallSpec& call) {
+                        const std::optional<DType> from = first_dtype(call, schema);
+                        if (!from || *from == DType::Bool || is_complex(*from)) return false;
+                        bool any = false;
+                        for_each_tensor(call, schema, [&](TensorLit& t, const std::string& name) {
+                          if (t.dtype != *from || !is_data(op, name) || t.fill) return;
+                          t.dtype = want;
+                          t.dtype_text.clear();
+                          t.fill = "special";
+                          any = true;
+                        });
+                        return any;
+                      });
+      if (d) out.push_back(std::move(*d));
+    }
   }
   return out;
 }

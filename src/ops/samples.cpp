@@ -98,7 +98,28 @@ Literal with_fill(Literal lit, const std::string& fill) {
   return lit;
 }
 
+// Last-dim sizes around every vector width (1, 4, 8, 16 lanes and the tails around them): all
+// of them for f32, the odd tails for f16 and i64 (the other full-layout dtypes).
+const std::vector<int64_t>& widths_for(DType t) {
+  static const std::vector<int64_t> all = {1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 65};
+  static const std::vector<int64_t> tails = {3, 7, 15, 17, 33, 65};
+  return t == DType::Float32 ? all : tails;
+}
+
+// The dtype that gets the large case: f32, else the first floating one, else the first.
+DType large_dtype(const std::vector<DType>& dtypes) {
+  if (contains(dtypes, DType::Float32)) return DType::Float32;
+  for (DType t : dtypes)
+    if (is_floating(t)) return t;
+  return dtypes.front();
+}
+
 }  // namespace
+
+const Shape& large_shape() {
+  static const Shape s = {160, 257};  // 41120 elements, an odd row length
+  return s;
+}
 
 std::vector<Sample> unary_samples(const std::vector<DType>& dtypes,
                                   const std::vector<Literal>& extra_args,
@@ -132,6 +153,15 @@ std::vector<Sample> unary_samples(const std::vector<DType>& dtypes,
       add("special values, transposed" + d, with_fill(T_transposed(8, 9, t), "special"));
       add("special values, 0-d" + d, T_fill({}, t, "special"));
     }
+    for (int64_t w : widths_for(t)) add("width " + std::to_string(w) + d, T({2, w}, t));
+  }
+  // Every integral dtype's extremes (min, max, min + 1, ...): neg and abs of the minimum wrap.
+  for (DType t : dtypes)
+    if (is_integral(t, false))
+      add("extremes of the integer range " + dt(t), T_fill({48}, t, "special"));
+  if (!dtypes.empty()) {
+    const DType t = large_dtype(dtypes);
+    add("large " + dt(t), T(large_shape(), t));
   }
   return out;
 }
@@ -166,6 +196,22 @@ std::vector<Sample> binary_samples(const std::vector<DType>& dtypes,
     add("empty with 0-d" + d, T({0}, t), T({}, t));
     add("empty broadcast" + d, T({2, 0}, t), T({2, 1}, t));
     add("error: shapes that do not broadcast" + d, T({3}, t), T({4}, t));
+    for (int64_t w : widths_for(t))
+      add("width " + std::to_string(w) + d, T({2, w}, t), T({2, w}, t));
+  }
+  // Integer overflow: the dtype's extremes against each other and against small values (sums,
+  // differences and products wrap in two's complement as in ATen; a saturating kernel fails).
+  for (DType t : dtypes) {
+    if (!is_integral(t, false)) continue;
+    const std::string d = " " + dt(t);
+    add("integer overflow wraps" + d, T_fill({48}, t, "special"), T_fill({48}, t, "special"));
+    add("integer overflow wraps, with ordinary" + d, T_fill({48}, t, "special"), T({48}, t));
+    add("integer overflow wraps, ordinary with extremes" + d, T({48}, t),
+        T_fill({48}, t, "special"));
+  }
+  if (!dtypes.empty()) {
+    const DType t = large_dtype(dtypes);
+    add("large " + dt(t), T(large_shape(), t), T(large_shape(), t));
   }
   // Type promotion: mixed dtypes, each pair only when both are in the op's set.
   const std::pair<DType, DType> pairs[] = {

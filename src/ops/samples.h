@@ -34,21 +34,26 @@ Sample make(std::string label, std::vector<Literal> args,
             std::vector<std::pair<std::string, Literal>> kwargs = {});
 
 // Dtype sets.
-std::vector<DType> floating_dtypes();  // f16 bf16 f32 f64
+std::vector<DType> floating_dtypes();     // f16 bf16 f32 f64
 std::vector<DType> all_numeric_dtypes();  // b8 u8 i8 i16 i32 i64 f16 bf16 f32 f64
 std::vector<DType> integral_dtypes(bool include_bool);
 
 // Standard correctness cases of a unary elementwise op over `dtypes`: ordinary sizes, 0-d,
 // empty, non-contiguous (transposed, sliced with a step, expanded), special values (for
-// floating dtypes). Extra trailing arguments are appended to every call.
+// floating dtypes), every vector width of the last dim (f32; the odd tails for f16, i64), the
+// integer extremes, and one large case (41120 elements, f32 where the op has it). Extra trailing
+// arguments are appended to every call.
 std::vector<Sample> unary_samples(const std::vector<DType>& dtypes,
                                   const std::vector<Literal>& extra_args = {},
                                   const std::vector<std::pair<std::string, Literal>>& kwargs = {});
 // Standard cases of a binary elementwise op (tensor, tensor): same shapes, broadcasting both
 // ways, 0-d with dimensioned (type promotion through 0-d), mixed dtypes, non-contiguous, empty,
-// special values.
+// special values, every vector width, integer overflow (which must wrap), large cases.
 std::vector<Sample> binary_samples(const std::vector<DType>& dtypes,
                                    const std::vector<std::pair<std::string, Literal>>& kwargs = {});
+
+// The shape of the standard large correctness case ([160, 257], 41120 elements).
+const Shape& large_shape();
 
 // Performance shapes for elementwise ops: bandwidth-bound sizes.
 std::vector<Sample> elementwise_perf_samples(int arity, const std::vector<DType>& dtypes);

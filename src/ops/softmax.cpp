@@ -2,8 +2,11 @@
 //
 // Reference semantics (PyTorch 2.x, CPU; SoftMax.cpp and cpu/SoftmaxKernel.cpp):
 //  - dim wraps (a 0-d input accepts 0 and -1 and is treated as one element).
-//  - half_to_float=True always raises on the CPU ("softmax with half to float conversion is
-//    not supported on CPU"), whatever the dtype; this check comes after the dim check.
+//  - half_to_float=True raises on the CPU ("softmax with half to float conversion is not
+//    supported on CPU") whatever the dtype, but computes an f16 input into an f32 result on
+//    CUDA (other dtypes raise there: "conversion is supported for Half type only"). The calls
+//    that use it come from models run on CUDA, so the reference follows CUDA; the check comes
+//    after the dim check.
 //  - an empty input returns an empty tensor of its dtype before any dtype dispatch (so even an
 //    empty integer tensor passes); otherwise only f16, bf16, f32 and f64 are implemented.
 //  - the kernels subtract the row maximum (vec::maximum, which propagates NaN): a row holding a
@@ -26,9 +29,7 @@ namespace {
 
 using namespace samples;
 
-std::string scalar_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
+std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 bool softmax_dtype(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
@@ -37,9 +38,13 @@ bool softmax_dtype(DType t) {
 Values softmax_common(const Values& args, bool log) {
   const Tensor& self = args.at(0).tensor();
   const int64_t dim = wrap_dim(args.at(1).to_int(), self.dim());
-  if (args.at(2).to_bool())
-    op_error("softmax with half to float conversion is not supported on CPU");
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
+  // half_to_float: ATen's CPU kernel raises for every dtype; CUDA's computes an f16 input into
+  // an f32 result and raises for the others. The real-model calls that ask for it were recorded
+  // on CUDA, so the reference computes as CUDA does (docs/aten-differences.md).
+  const bool half_to_float = args.at(2).to_bool();
+  if (half_to_float && self.dtype() != DType::Float16)
+    op_error("conversion is supported for Half type only");
+  Tensor out = Tensor::empty(self.shape(), half_to_float ? DType::Float32 : self.dtype());
   if (self.numel() == 0) return {out};
   const bool last = self.dim() == 0 || dim == self.dim() - 1;
   if (!softmax_dtype(self.dtype())) {
@@ -148,9 +153,17 @@ std::vector<Sample> softmax_samples(const SampleContext& ctx) {
   out.push_back(make("error: dim out of range", {T({3, 4}, f32), I(2), B(false)}));
   out.push_back(make("error: negative dim out of range", {T({3, 4}, f32), I(-3), B(false)}));
   out.push_back(make("error: 0-d dim out of range", {T({}, f32), I(1), B(false)}));
+  // CUDA's half_to_float (ATen's CPU kernel raises for it; the traces record it on CUDA).
   out.push_back(
-      make("error: half_to_float on CPU, f16", {T({3, 4}, DType::Float16), I(-1), B(true)}));
-  out.push_back(make("error: half_to_float on CPU, f32", {T({3, 4}, f32), I(-1), B(true)}));
+      make("half_to_float f16 -> f32 (CUDA)", {T({48, 33}, DType::Float16), I(-1), B(true)}));
+  out.push_back(make("half_to_float f16 -> f32, special values (CUDA)",
+                     {T_fill({6, 16}, DType::Float16, "special"), I(1), B(true)}));
+  out.push_back(make("half_to_float f16 -> f32, non-last dim (CUDA)",
+                     {T({9, 7}, DType::Float16), I(0), B(true)}));
+  // Raises on every device: only f16 converts.
+  out.push_back(make("error: half_to_float with f32 input", {T({3, 4}, f32), I(-1), B(true)}));
+  out.push_back(
+      make("error: half_to_float with bf16 input", {T({3, 4}, DType::BFloat16), I(-1), B(true)}));
   for (DType t : integral_dtypes(/*include_bool=*/true)) {
     out.push_back(make("error: integral input " + code(t), {T({3, 4}, t), I(-1), B(false)}));
   }

@@ -182,6 +182,8 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
   for (const OpDef* op : selected_ops(o)) {
     SampleContext ctx;
     std::vector<Sample> samples = op->samples(ctx);
+    // A CPU-only error is no must-raise case (a backend computing it as CUDA does is right).
+    std::erase_if(samples, [](const Sample& s) { return s.cpu_only_error; });
     if (smoke) samples = smoke_pick(samples, o.smoke_per_op);
     for (Sample& s : samples) {
       if (!dtype_selected(o, s.call)) continue;
@@ -202,9 +204,15 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
   return out;
 }
 
+// The size by which --calls-per-op orders calls: FLOPs where the op has a model, else elements.
+double call_work(const OpDef& op, const cases::CallSpec& call) {
+  return std::max(estimate_flops(op.name, call), static_cast<double>(call_elements(&op, call)));
+}
+
 // --calls-per-op: per op (in order of first occurrence), its distinct calls (after --perf-dtype
 // retyping and the dtype filter), of which `pick_perf_calls` keeps an even spread of sizes
-// within the caps; an op outside the catalog keeps its first call (it is reported unsupported).
+// within the caps (an op with none within them keeps its smallest, reported skipped with the
+// reason); an op outside the catalog keeps its first call (it is reported unsupported).
 std::vector<cases::TraceEntry> calls_per_op(std::vector<cases::TraceEntry> entries,
                                             const SuiteOptions& o) {
   const OpRegistry& cat = OpRegistry::catalog();
@@ -226,9 +234,18 @@ std::vector<cases::TraceEntry> calls_per_op(std::vector<cases::TraceEntry> entri
       out.push_back(std::move(calls.front()));
       continue;
     }
-    for (cases::TraceEntry& e :
-         pick_perf_calls(*op, calls, o.max_numel, o.max_flops, static_cast<size_t>(o.calls_per_op)))
-      out.push_back(std::move(e));
+    std::vector<cases::TraceEntry> picked =
+        pick_perf_calls(*op, calls, o.max_numel, o.max_flops, static_cast<size_t>(o.calls_per_op));
+    if (picked.empty()) {
+      // Every call is over the caps (or of a dtype the op lacks): the smallest is kept, so the
+      // op stays in the denominators -- traces_suite records it skipped with the cap it
+      // exceeds, or runs it when only its dtype kept it out.
+      picked.push_back(std::move(*std::min_element(
+          calls.begin(), calls.end(), [&](const cases::TraceEntry& a, const cases::TraceEntry& b) {
+            return call_work(*op, a.call) < call_work(*op, b.call);
+          })));
+    }
+    for (cases::TraceEntry& e : picked) out.push_back(std::move(e));
   }
   return out;
 }

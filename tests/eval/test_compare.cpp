@@ -117,5 +117,65 @@ TEST(CompareReal, UnchangedPaths) {
   EXPECT_TRUE(compare_tensors(i, i.clone(), 1, "o").passed);
 }
 
+Tensor rtensor(const std::vector<double>& v, DType t) {
+  Tensor x = Tensor::empty({static_cast<int64_t>(v.size())}, t);
+  for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
+  return x;
+}
+
+TEST(CompareReal, NanWhereTheReferenceHasANumberShowsInTheFigures) {
+  const Tensor r = rtensor({1.0, 2.0, 3.0, 4.0}, DType::Float32);
+  const Tensor c = rtensor({1.0, kNaN, 3.0, 4.0}, DType::Float32);
+  const TensorCheck k = compare_tensors(r, c, 1, "o");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.mismatches, 1);
+  EXPECT_EQ(k.max_abs_err, kInf);
+  EXPECT_EQ(k.max_rel_err, kInf);
+  EXPECT_EQ(k.max_ulp_err, kInf);
+  EXPECT_LT(k.pcc, 0.99);
+  EXPECT_NE(k.reason.find("max abs err inf"), std::string::npos) << k.reason;
+  // The other way round: a number where the reference has NaN.
+  const TensorCheck back = compare_tensors(c, r, 1, "o");
+  EXPECT_FALSE(back.passed);
+  EXPECT_EQ(back.max_abs_err, kInf);
+  EXPECT_LT(back.pcc, 0.99);
+}
+
+TEST(CompareReal, InfOfTheWrongSignShowsInTheFigures) {
+  const Tensor r = rtensor({kInf, 1.0, -2.0}, DType::Float64);
+  const Tensor c = rtensor({-kInf, 1.0, -2.0}, DType::Float64);
+  const TensorCheck k = compare_tensors(r, c, 1, "o");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.max_abs_err, kInf);
+  EXPECT_LT(k.pcc, 0.5);
+  // inf where the reference is finite.
+  const TensorCheck f = compare_tensors(rtensor({5.0, 1.0}, DType::Float32),
+                                        rtensor({kInf, 1.0}, DType::Float32), 1, "o");
+  EXPECT_FALSE(f.passed);
+  EXPECT_EQ(f.max_abs_err, kInf);
+  EXPECT_LT(f.pcc, 1.0);
+  // Every element NaN against numbers: no agreement at all.
+  const TensorCheck all = compare_tensors(rtensor({1.0, 2.0}, DType::Float32),
+                                          rtensor({kNaN, kNaN}, DType::Float32), 1, "o");
+  EXPECT_EQ(all.pcc, -1.0);
+}
+
+TEST(CompareReal, AgreeingNanAndInfKeepTheFiguresClean) {
+  const Tensor r = rtensor({kNaN, kInf, -kInf, 1.0}, DType::Float32);
+  const TensorCheck k = compare_tensors(r, r.clone(), 1, "o");
+  EXPECT_TRUE(k.passed) << k.reason;
+  EXPECT_EQ(k.max_abs_err, 0);
+  EXPECT_EQ(k.pcc, 1.0);
+}
+
+TEST(CompareComplex, NanMismatchShowsInTheFigures) {
+  const Tensor r = ctensor({{1.0, 2.0}, {3.0, 4.0}}, DType::Complex64);
+  const Tensor c = ctensor({{1.0, kNaN}, {3.0, 4.0}}, DType::Complex64);
+  const TensorCheck k = compare_tensors(r, c, 1, "o");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.max_abs_err, kInf);
+  EXPECT_LT(k.pcc, 1.0);
+}
+
 }  // namespace
 }  // namespace crucible

@@ -157,6 +157,35 @@ TEST(BatchNorm, BackwardTrainAndEval) {
   EXPECT_TRUE(m[2].is_none());
 }
 
+// Every native_batch_norm_backward call of the traces: f16 input and params with f32 saved
+// statistics, as CUDA's forward saves them. CUDA computes it (ATen's CPU kernel raises): the
+// reference gives the f64 result rounded to f16, parameter grads in f16.
+TEST(BatchNorm, BackwardOfTheCudaRecordedCalls) {
+  const OpDef& op = ops().get("aten.native_batch_norm_backward.default");
+  std::vector<double> gv;
+  for (int i = 0; i < 12; ++i) gv.push_back((i - 5) / 4.0);
+  const Tensor g = tensor(gv, {2, 3, 2});
+  const Values fwd = ops()
+                         .get("aten.native_batch_norm.default")
+                         .ref({x(), w(), b(), Value(), Value(), true, 0.1, 1e-5});
+  const std::vector<bool> all{true, true, true};
+  const Values exact = op.ref({g, x(), w(), Value(), Value(), fwd[1], fwd[2], true, 1e-5, all});
+  const DType h = DType::Float16;
+  const Tensor sm = fwd[1].tensor().to(DType::Float32), si = fwd[2].tensor().to(DType::Float32);
+  const Values r =
+      op.ref({g.to(h), x().to(h), w().to(h), Value(), Value(), sm, si, true, 1e-5, all});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].tensor().dtype(), h);
+  EXPECT_EQ(r[1].tensor().dtype(), h);
+  EXPECT_EQ(r[2].tensor().dtype(), h);
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_NEAR(r[0].tensor().get(i), exact[0].tensor().get(i), 2e-2) << i;
+  // Saved statistics in f16 with f32 params stay the CPU's "mixed" error.
+  EXPECT_THROW(op.ref({g.to(h), x().to(h), w().to(DType::Float32), Value(), Value(), sm.to(h),
+                       si.to(h), true, 1e-5, all}),
+               Error);
+}
+
 TEST(BatchNorm, RunningStatsAreMutatedArguments) {
   const OpDef& op = ops().get("aten.native_batch_norm.default");
   EXPECT_EQ(op.schema.mutated_arguments().size(), 2u);

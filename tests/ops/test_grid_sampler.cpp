@@ -2,6 +2,8 @@
 // align_corners both ways, grad_input and grad_grid. Expected values came from torch (f64).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "nn_test_util.h"
 #include "ops/families.h"
 
@@ -90,11 +92,28 @@ TEST(GridSampler, Errors) {
               op.ref({gin(), tensor({0, 0, 0}, {1, 1, 1, 3}), int64_t{0}, int64_t{0}, false});
             }),
             "");
-  EXPECT_NE(op_error_of([&] {
-              op.ref({gin().to(DType::Float16), grid().to(DType::Float16), int64_t{0}, int64_t{0},
+  EXPECT_EQ(op_error_of([&] {
+              op.ref({gin().to(DType::BFloat16), grid().to(DType::BFloat16), int64_t{0}, int64_t{0},
                       false});
             }),
-            "");
+            "\"grid_sampler_2d_cpu\" not implemented for 'BFloat16'");
+}
+
+// f16 is computed as CUDA computes it (the f16 calls of real models come from CUDA; ATen's CPU
+// kernel has none): the f32 result of the same (f16-exact) values, rounded to f16.
+TEST(GridSampler, HalfAsCuda) {
+  const OpDef& op = ops().get("aten.grid_sampler_2d.default");
+  const Tensor h = op.ref({gin().to(DType::Float16), grid().to(DType::Float16), int64_t{0},
+                           int64_t{0}, false})[0]
+                       .tensor();
+  const Tensor f =
+      op.ref({gin().to(DType::Float16).to(DType::Float32),
+              grid().to(DType::Float16).to(DType::Float32), int64_t{0}, int64_t{0}, false})[0]
+          .tensor();
+  EXPECT_EQ(h.dtype(), DType::Float16);
+  ASSERT_EQ(h.shape(), f.shape());
+  for (int64_t i = 0; i < h.numel(); ++i)
+    EXPECT_NEAR(h.get(i), f.get(i), 1e-3 * (1 + std::fabs(f.get(i)))) << i;
 }
 
 TEST(GridSampler, SamplesMaterialiseAndRaiseAsLabelled) { nntest::check_samples(ops()); }

@@ -1,5 +1,5 @@
 // ATen semantics of _softmax and _log_softmax: rows sum to one, -inf and NaN rows, dims,
-// 0-d and empty inputs, half_to_float on the CPU, dtype errors.
+// 0-d and empty inputs, half_to_float as CUDA computes it, dtype errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -90,8 +90,12 @@ TEST(Softmax, ZeroDimAndEmpty) {
 
 TEST(Softmax, Errors) {
   const Tensor h = Tensor::zeros({2, 3}, DType::Float16);
-  EXPECT_EQ(op_error_of([&] { softmax(h, 1, false, true); }),
-            "softmax with half to float conversion is not supported on CPU");
+  // half_to_float follows CUDA (the traces that use it were recorded there): f16 computes into
+  // f32, every other dtype raises on every device.
+  EXPECT_EQ(op_error_of([&] { softmax(h.to(DType::Float32), 1, false, true); }),
+            "conversion is supported for Half type only");
+  EXPECT_EQ(op_error_of([&] { softmax(h.to(DType::BFloat16), 1, false, true); }),
+            "conversion is supported for Half type only");
   EXPECT_EQ(op_error_of([&] { softmax(h, 2); }),
             "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   EXPECT_EQ(op_error_of([&] {
@@ -119,4 +123,15 @@ TEST(Softmax, ToleranceGrowsWithRowLength) {
 }
 
 }  // namespace
+TEST(Softmax, HalfToFloatAsCuda) {
+  Tensor h = Tensor::empty({2, 3}, DType::Float16);
+  const double v[] = {0.5, -1.0, 2.0, 0.0, 0.25, -0.75};
+  for (int64_t i = 0; i < 6; ++i) h.set(i, v[i]);
+  const Tensor y = softmax(h, 1, false, true);
+  EXPECT_EQ(y.dtype(), DType::Float32);
+  const Tensor ref32 = softmax(h.to(DType::Float32), 1);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(y.get(i), ref32.get(i)) << i;
+  EXPECT_EQ(softmax(h, 1, true, true).dtype(), DType::Float32);
+}
+
 }  // namespace crucible

@@ -38,5 +38,34 @@ TEST(TraceCaps, OutputsSizedByTheArgumentsCountAgainstMaxNumel) {
   std::filesystem::remove_all(dir);
 }
 
+// --calls-per-op keeps an op whose calls are all over the caps: its smallest call is recorded
+// skipped with the reason, so the op stays in the scores' denominators.
+TEST(TraceCaps, CallsPerOpKeepsAnOpWhoseCallsAreAllOverTheCaps) {
+  const auto dir = std::filesystem::temp_directory_path() / "crucible_trace_caps_per_op";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "t.txt");
+    f << "Operator: aten.new_zeros.default\n"
+         "cnt: 1, ((T([4], f16), [8192, 8192]), {})\n"
+         "cnt: 1, ((T([4], f16), [4096, 8192]), {})\n"
+         "Operator: aten.relu.default\n"
+         "cnt: 1, ((T([64, 64], f32),), {})\n"
+         "cnt: 1, ((T([32, 64], f32),), {})\n";
+  }
+  SuiteOptions o;
+  o.suite = "traces:" + (dir / "t.txt").string();
+  o.max_numel = int64_t{1} << 24;
+  o.calls_per_op = 1;
+  const std::vector<SuiteCase> cases = build_suite(o);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].c.op, "aten.new_zeros.default");
+  EXPECT_NE(cases[0].skip_reason.find("--max-numel"), std::string::npos);
+  // The smallest of its calls is the one recorded.
+  EXPECT_EQ(call_elements(cases[0].op, cases[0].c.call), 4 + 4096 * 8192);
+  EXPECT_EQ(cases[1].c.op, "aten.relu.default");
+  EXPECT_EQ(cases[1].skip_reason, "");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace crucible

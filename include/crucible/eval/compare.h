@@ -24,6 +24,14 @@ Tolerance default_tolerance(DType t);
 TensorCheck compare_tensors(const Tensor& reference, const Tensor& candidate, double scale,
                             const std::string& what);
 
+// As above, but where `overflow_ok` (same shape, any dtype) is nonzero a non-finite candidate
+// element is accepted whatever the reference holds: there an accumulation in the dtype itself
+// (ATen's CPU kernels sum f32 products in f32) overflows in its partial sums although the
+// exact result is finite. The reason of a failed check says how many elements were accepted
+// so.
+TensorCheck compare_tensors(const Tensor& reference, const Tensor& candidate, double scale,
+                            const std::string& what, const Tensor& overflow_ok);
+
 // The spacing of dtype `t` at magnitude |x| (one unit in the last place).
 double ulp_of(double x, DType t);
 

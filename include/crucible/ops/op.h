@@ -81,12 +81,32 @@ struct ComparePolicy {
   // Random ops: the candidate is seeded (Backend::manual_seed) and run twice on the same seed;
   // both runs must give the same bytes (determinism for a fixed seed).
   bool random = false;
+  // Random ops: the probability that two different seeds give the same bytes for these inputs
+  // and (reference) outputs, as log10 (e.g. -300 for 1000 uniform floats, 0 when the op draws
+  // nothing: p = 0, eval-mode dropout, empty outputs). The evaluator runs the candidate once
+  // more under another seed; when this is below kSeedCollisionLog10 and every output is
+  // byte-identical to the first run's, the candidate ignores the seed and fails
+  // (seed_dependence_failure in ops/random_checks.h says so). Unset: not checked.
+  std::function<double(const Values& inputs, const Values& ref_outputs)> seed_collision_log10;
+  // The op's output values are unspecified (empty, empty_like, new_empty, empty_strided...: ATen
+  // returns uninitialised memory): only shape, dtype and strides are judged (Kind::ShapeOnly),
+  // and a kernel that writes nothing is right. The kernel-ABI guards must not fail such an
+  // output as "unwritten" (their poison check skips it).
+  bool values_unspecified = false;
 };
+
+// Below this (log10 of the probability that two seeds give the same bytes), a random op whose
+// outputs do not change with the seed has ignored it: a false alarm once in 10^6 cases at most.
+constexpr double kSeedCollisionLog10 = -6;
 
 // One generated case: the call in the case grammar, plus a label saying what it exercises.
 struct Sample {
   cases::CallSpec call;
   std::string label;  // "broadcast", "non-contiguous", "special values", "0-d", ...
+  // An "error:" sample whose error is ATen's CPU rule only (ATen's CUDA kernels compute the
+  // call, e.g. an f16 FFT). It is no must-raise case -- a backend computing it as CUDA does
+  // is right -- so the suites leave it out; the catalog keeps it to document the CPU rule.
+  bool cpu_only_error = false;
 };
 
 struct SampleContext {

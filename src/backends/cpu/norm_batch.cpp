@@ -265,7 +265,7 @@ Values bn_backward_kernel(const OpDef&, const Values& a) {
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
   nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
   const Layout l = layout_of(x);
-  const DType pdt = nnops::param_dtype(x, {w, rm, rv, sm, si});
+  const DType pdt = nnops::backward_param_dtype(x, w, rm, rv, sm, si);
   CRUCIBLE_CHECK(g.shape() == x.shape(), "grad_out must have the input's shape");
   CRUCIBLE_CHECK(g.dtype() == x.dtype(), "grad_out must have the input's dtype");
   check_numel("weight", w, l.c);

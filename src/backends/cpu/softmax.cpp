@@ -110,8 +110,12 @@ void backward(const SoftmaxFns<C>& f, const C* g, const C* y, C* o, const Layout
 Values softmax_impl(const Values& a, bool log) {
   const Tensor& x = a.at(0).tensor();
   const int64_t dim = wrap_dim(a.at(1).to_int(), x.dim());
-  if (a.at(2).to_bool()) op_error("softmax with half to float conversion is not supported on CPU");
-  Tensor out = Tensor::uninitialized(x.shape(), x.dtype());
+  // half_to_float: CUDA's rule (f16 in, f32 out; other dtypes raise), as the reference.
+  const bool half_to_float = a.at(2).to_bool();
+  if (half_to_float && x.dtype() != DType::Float16)
+    op_error("conversion is supported for Half type only");
+  const DType out_dtype = half_to_float ? DType::Float32 : x.dtype();
+  Tensor out = Tensor::uninitialized(x.shape(), out_dtype);
   if (x.numel() == 0) return {Value(out)};
   if (!is_floating(x.dtype())) {
     const bool last = x.dim() == 0 || dim == x.dim() - 1;
@@ -121,7 +125,7 @@ Values softmax_impl(const Values& a, bool log) {
   }
   const DType ct = compute_dtype(x.dtype());
   const Tensor xs = as_compute(x, ct);
-  const Tensor res = x.dtype() == ct ? out : Tensor::uninitialized(x.shape(), ct);
+  const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(x.shape(), ct);
   const Layout l = layout_of(x, dim);
   const SoftmaxKernels& k = softmax_kernels();
   const bool nt = stream_out(res, l.n);
@@ -144,9 +148,9 @@ Values backward_impl(const Values& a, bool log) {
         shape_str(g.shape()) + " does not equal " + shape_str(y.shape()) +
         " (while checking arguments for softmax_backward)");
   const int64_t dim = wrap_dim(a.at(2).to_int(), y.dim());
-  // The result has grad's dtype; grad f32 with input_dtype f16 asks for f16 (an empty result
-  // is returned as such), which ATen's CPU kernels reject, as they reject an output of another
-  // dtype than grad.
+  // The result has grad's dtype; grad f32 with input_dtype f16 asks for f16 (the backward of
+  // CUDA's half_to_float softmax), computed in f32 and rounded to f16 as CUDA does (ATen's CPU
+  // kernels reject it).
   const DType out_dtype =
       g.dtype() == DType::Float32 && in_dtype == DType::Float16 ? DType::Float16 : g.dtype();
   Tensor out = Tensor::uninitialized(y.shape(), out_dtype);
@@ -160,9 +164,6 @@ Values backward_impl(const Values& a, bool log) {
   if (y.dtype() != g.dtype())
     op_error("expected scalar type " + scalar_name(g.dtype()) + " but found " +
              scalar_name(y.dtype()));
-  if (out_dtype != g.dtype())
-    op_error("expected scalar type " + scalar_name(g.dtype()) + " but found " +
-             scalar_name(out_dtype));
   const DType ct = compute_dtype(g.dtype());
   const Tensor gs = as_compute(g, ct), ys = as_compute(y, ct);
   const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);
