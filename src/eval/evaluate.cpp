@@ -9,6 +9,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/eval/compare.h"
+#include "ops/random_checks.h"
 
 namespace crucible {
 
@@ -391,6 +392,19 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
       if (a.shape() != b.shape() || a.dtype() != b.dtype() ||
           std::memcmp(a.data_ptr(), b.data_ptr(), static_cast<size_t>(a.numel()) * a.itemsize()))
         judge.fail(fmt::format("output {} differs between two runs with the same seed", k));
+    }
+    if (op.compare.seed_collision_log10) {
+      // Another seed must give other bytes: a kernel that ignores the seed fails.
+      Values other_args = deep_copy(inputs);
+      candidate.manual_seed(random_checks::other_seed(c.seed));
+      RunOutcome other = run_backend(candidate, op, other_args);
+      if (other.status != Status::Passed || other.raised) {
+        judge.fail("the candidate failed under another seed: " + other.message);
+      } else if (auto seed_why = random_checks::seed_dependence_failure(
+                     op, inputs, ref.outputs, cand.outputs,
+                     values_to_host(candidate, other.outputs))) {
+        judge.fail(*seed_why);
+      }
     }
   }
   judge.check_aliasing(cand.outputs);

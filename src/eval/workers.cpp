@@ -88,6 +88,7 @@ static_assert(sizeof(SharedPage) <= kPageSize);
 // Set only in worker processes.
 char* g_death_note = nullptr;
 size_t g_note_size = kNoteSize;
+SharedPage* g_page = nullptr;  // the page g_death_note lies in (a worker's own)
 
 // A report larger than this is not a report.
 constexpr uint32_t kMaxFrame = uint32_t{64} << 20;
@@ -152,7 +153,9 @@ void set_worker_death_note(const char* text) {
 }
 
 void adopt_worker_death_note_page(char* page, size_t size) {
-  if (g_death_note) munmap(g_death_note, kNoteSize);
+  // The worker's page (its note and the job it runs) is the worker pool's: gone from here.
+  if (g_page) munmap(g_page, kPageSize);
+  g_page = nullptr;
   g_death_note = size > 0 ? page : nullptr;
   g_note_size = size;
 }
@@ -236,6 +239,7 @@ void WorkerPool::spawn(Worker& w) {
       if (other != &w && other->page) munmap(other->page, kPageSize);
     SharedPage* page = w.page;
     g_death_note = page->note;
+    g_page = page;
     if (opts_.memory_limit > 0 && !kAddressSanitizer) {
       // Address-space limit with head-room for code, stacks and the allocator's own use.
       rlim_t lim = static_cast<rlim_t>(opts_.memory_limit) + (rlim_t{512} << 20);

@@ -122,9 +122,11 @@ TEST(E2EJournal, AWorkerKilledWhileIdleCostsNoCaseAndTheRunCompletes) {
   EXPECT_EQ(s["cases_crashed"], 0);
 }
 
-// A kernel that writes a forged report into every pipe it can reach: that case is judged by
-// the frame (a malformed report), the worker is retired, the run goes on.
-TEST(E2EJournal, AForgedWorkerFrameIsThatCasesVerdictAndTheRunGoesOn) {
+// A kernel that writes a forged report into every pipe it can reach: it runs in a candidate
+// process, which holds no pipe of the worker pool, so no forged frame reaches the run; its cases
+// are judged on their values, and the run goes on. (A malformed frame that does reach the parent
+// is that case's verdict: tests/eval/test_workers.cpp.)
+TEST(E2EJournal, AForgedWorkerFrameReachesNoWorkerPipe) {
   std::string dir = temp_dir("forged-frame");
   fs::create_directories(dir + "/kernels/relu.default");
   fs::create_directories(dir + "/kernels/neg.default");
@@ -146,7 +148,7 @@ extern "C" int32_t relu_kernel_impl(crucible_call* call) {
   ck::Tensor x = k.tensor(0), out = k.output(0);
   ck::for_each(out.shape(), {x.strides(), out.strides()}, [&](const int64_t* off) {
     double v = x.load(off[0]);
-    out.store(off[1], v > 0 ? v : 0);
+    out.store(off[1], v < 0 ? 0.0 : v);
   });
   return CRUCIBLE_OK;
 }
@@ -167,22 +169,14 @@ extern "C" int32_t neg_kernel_impl(crucible_call* call) {
       "CRUCIBLE_KERNEL_CACHE=" + dir + "/cache",
       "run --suite smoke --dtypes f32 --backend dir:" + dir +
           "/kernels --ops relu.default,neg.default --workers 1 --timeout 20 -q --out " + out);
-  ASSERT_EQ(o.status, 1) << o.out;
+  ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_EQ(o.out.find("crucible: error"), std::string::npos) << o.out;
   auto lines = read_jsonl(out + "/results.jsonl");
   int relu = 0, neg = 0;
   for (const auto& l : lines) {
-    if (l["op"] == "aten.relu.default") {
-      // Every case that called the kernel is judged by its forged frame.
-      if (l["status"] != "crashed") continue;
-      ++relu;
-      EXPECT_NE(l["detail"].get<std::string>().find("the worker sent a malformed report"),
-                std::string::npos)
-          << l.dump();
-    } else if (l["op"] == "aten.neg.default") {
-      ++neg;
-      EXPECT_EQ(l["status"], "passed") << l.dump();
-    }
+    EXPECT_EQ(l["status"], "passed") << l.dump();
+    if (l["op"] == "aten.relu.default") ++relu;
+    if (l["op"] == "aten.neg.default") ++neg;
   }
   EXPECT_GT(relu, 0);
   EXPECT_GT(neg, 0);

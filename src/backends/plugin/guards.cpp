@@ -15,13 +15,14 @@ const char* element_ptr(const Tensor& t, int64_t i) {
 
 }  // namespace
 
-void permute_elements(const Tensor& t, std::mt19937_64& rng) {
+void permute_elements(const Tensor& t, std::mt19937_64& rng, int64_t keep) {
   const int64_t n = t.numel();
   const size_t item = t.itemsize();
   char tmp[16];
-  // Fisher-Yates over the logical elements.
-  for (int64_t i = n - 1; i > 0; --i) {
-    const int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(i + 1));
+  if (keep >= n - 1) keep = 0;  // too short to keep anything and still change
+  // Fisher-Yates over the logical elements from `keep` on.
+  for (int64_t i = n - 1; i > keep; --i) {
+    const int64_t j = keep + static_cast<int64_t>(rng() % static_cast<uint64_t>(i - keep + 1));
     if (i == j) continue;
     char* a = const_cast<char*>(element_ptr(t, i));
     char* b = const_cast<char*>(element_ptr(t, j));

@@ -9,9 +9,9 @@
 
 namespace crucible {
 
-// Puts t's elements in a random order (bit-exact values: a decoy input with the same value set,
-// so index tensors stay in range).
-void permute_elements(const Tensor& t, std::mt19937_64& rng);
+// Puts t's elements from logical index `keep` on in a random order (bit-exact values: a decoy
+// input with the same value set, so index tensors stay in range); the first `keep` stay.
+void permute_elements(const Tensor& t, std::mt19937_64& rng, int64_t keep = 0);
 
 // Whether a and b (same shape and dtype) hold the same bytes in every element.
 bool same_elements(const Tensor& a, const Tensor& b);
