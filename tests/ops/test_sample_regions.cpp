@@ -302,6 +302,8 @@ TEST(SampleRegions, ARandomOpThatIgnoresTheSeedFails) {
     EXPECT_GT(checked, 0) << name;
     EXPECT_EQ(caught, checked) << name;
     EXPECT_EQ(honest_failed, 0) << name;
+    // Through the evaluator: the seed-ignoring backend fails cases of the op.
+    EXPECT_GT(run_samples(op, fixed).failed, 0) << name;
   }
 }
 
