@@ -2,8 +2,8 @@
 // judges (this test process plays the trusted worker). Kernels that change the process state,
 // write after they return, cache by pointer, trust a fixed poison, write into the gaps of a
 // strided argument or into a list input, or dress their words up as crucible's all fail; a
-// kernel that writes into every descriptor it finds reaches only its own channel, and fails. The kernels are
-// tests/fixtures/plugins/state_attacks.cc.
+// kernel that writes into every descriptor it finds reaches only its own channel, and fails. The
+// kernels are tests/fixtures/plugins/state_attacks.cc.
 #include <dirent.h>
 
 #include <gtest/gtest.h>

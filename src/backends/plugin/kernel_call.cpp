@@ -403,8 +403,6 @@ void KernelCall::parse_reply(const std::string& reply) {
             Shape st = r.array<int64_t>(CRUCIBLE_MAX_NDIM, "view strides");
             if (sh.size() != st.size()) throw WireError("a view with a bad rank");
             if (arg >= args_.size()) throw WireError("a view of no argument");
-            std::vector<Tensor> ts;
-            collect(args_[arg], ts);
             const Value& a = args_[arg];
             Tensor base;
             if (item < 0 && a.is_tensor())
