@@ -19,7 +19,9 @@ void permute_elements(const Tensor& t, std::mt19937_64& rng, int64_t keep) {
   const int64_t n = t.numel();
   const size_t item = t.itemsize();
   char tmp[16];
-  if (keep >= n - 1) keep = 0;  // too short to keep anything and still change
+  // Keeping the leading elements only makes sense where enough remain to permute: with a few
+  // left, the permutation is too often the identity.
+  if (n - keep < 3 * keep) keep = 0;
   // Fisher-Yates over the logical elements from `keep` on.
   for (int64_t i = n - 1; i > keep; --i) {
     const int64_t j = keep + static_cast<int64_t>(rng() % static_cast<uint64_t>(i - keep + 1));

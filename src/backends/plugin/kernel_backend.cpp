@@ -60,7 +60,12 @@ Values make_decoy(const OpDef& op, const Values& args, std::mt19937_64& rng, boo
     // cache keyed by the first few values is then fooled too.
     const int64_t keep = rng() % 2 == 0 ? 0 : 16;
     for (size_t j = 0; j < ts.size(); ++j) {
-      permute_elements(ts[j], rng, keep);
+      // A permutation may come out as the identity (or only swap equal values): draw again, the
+      // whole tensor this time, a few times; a tensor of one repeated value cannot change.
+      for (int attempt = 0; attempt < 8; ++attempt) {
+        permute_elements(ts[j], rng, attempt == 0 ? keep : 0);
+        if (j >= orig.size() || !same_elements(ts[j], orig[j])) break;
+      }
       if (j < orig.size() && !same_elements(ts[j], orig[j])) *differs = true;
     }
   }
