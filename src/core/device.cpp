@@ -9,6 +9,7 @@ namespace crucible {
 
 std::string Device::str() const {
   if (type == DeviceType::CPU) return "cpu";
+  if (type == DeviceType::Meta) return "meta";
   return "cuda:" + std::to_string(index);
 }
 
@@ -47,6 +48,11 @@ bool parse_plain(std::string_view s, Device& out) {
     out = Device::cpu();
     return true;
   }
+  if (type == "meta") {
+    if (idx != 0) return false;
+    out = Device::meta();
+    return true;
+  }
   if (type == "cuda") {
     out = Device::cuda(idx);
     return true;
@@ -65,7 +71,7 @@ Device parse_device(std::string_view text) {
   Device d;
   if (!parse_plain(s, d)) {
     input_error("device", "unknown device '" + std::string(text) +
-                              "' (expected cpu, cuda, cuda:N or torch.device('...'))");
+                              "' (expected cpu, cuda, cuda:N, meta or torch.device('...'))");
   }
   return d;
 }

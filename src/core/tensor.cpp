@@ -186,6 +186,24 @@ Tensor Tensor::uninitialized_strided(const Shape& shape, const Shape& strides, D
   return allocate_strided(shape, strides, dtype, Storage::Init::Uninitialized);
 }
 
+Tensor Tensor::meta(const Shape& shape, DType dtype) {
+  check_sizes(shape);
+  return meta_strided(shape, contiguous_strides(shape), dtype);
+}
+
+Tensor Tensor::meta_strided(const Shape& shape, const Shape& strides, DType dtype) {
+  check_sizes(shape);
+  if (shape.size() != strides.size())
+    op_error("mismatch in length of strides and shape: " + shape_str(shape) + " vs " +
+             shape_str(strides));
+  for (int64_t s : strides)
+    if (s < 0)
+      op_error("empty_strided: negative strides are not supported, got " + shape_str(strides));
+  auto storage = std::make_shared<Storage>(nullptr, required_bytes(shape, strides, dtype),
+                                           Device::meta(), nullptr);
+  return from_storage(std::move(storage), 0, shape, strides, dtype);
+}
+
 Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
@@ -237,6 +255,8 @@ int64_t Tensor::stride(int64_t d) const {
 
 void* Tensor::data_ptr() const {
   if (!storage_) return nullptr;
+  if (storage_->device().type == DeviceType::Meta)
+    internal_error("a meta tensor has no data (" + str() + ")");
   return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
 }
 

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
@@ -17,6 +19,16 @@ ArgRole OpDef::role_of(const std::string& arg_name) const {
 Values OpDef::run_ref(const Values& args, uint64_t seed) const {
   if (ref_seeded) return ref_seeded(args, seed);
   return ref(args);
+}
+
+Values OpDef::run_meta(const Values& args) const {
+  if (!meta) internal_error("catalog: op without a meta function: " + name);
+  Values out = meta(args);
+  if (out.size() != schema.returns.size())
+    internal_error(fmt::format("catalog: the meta function of {} returned {} value(s), the schema "
+                               "has {} return(s)",
+                               name, out.size(), schema.returns.size()));
+  return out;
 }
 
 OpDef OpDef::from_schema(std::string_view schema_text, std::string family_name) {

@@ -9,6 +9,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -63,8 +64,12 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
-Tensor relu_tensor(const Tensor& x) {
+void check_relu(const Tensor& x) {
   CRUCIBLE_CHECK(x.dtype() != DType::Bool, "Boolean inputs not supported for relu");
+}
+
+Tensor relu_tensor(const Tensor& x) {
+  check_relu(x);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   if (is_floating(x.dtype()))
     opsutil::map_unary(x, out, relu_f);
@@ -73,11 +78,15 @@ Tensor relu_tensor(const Tensor& x) {
   return out;
 }
 
-Values neg_ref(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+void check_neg(const Tensor& x) {
   CRUCIBLE_CHECK(x.dtype() != DType::Bool,
                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+Values neg_ref(const Values& args) {
+  const Tensor& x = args.at(0).tensor();
+  check_neg(x);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   if (is_floating(x.dtype())) {
     opsutil::map_unary(x, out, neg_f);
@@ -89,7 +98,8 @@ Values neg_ref(const Values& args) {
   return {Value(out)};
 }
 
-Values gelu_ref(const Values& args) {
+// gelu's approximation, checked with the input's dtype.
+std::string gelu_approximate(const Values& args) {
   const Tensor& x = args.at(0).tensor();
   const std::string approximate =
       args.size() > 1 && !args[1].is_none() ? args[1].str_value() : std::string("none");
@@ -97,6 +107,12 @@ Values gelu_ref(const Values& args) {
                  "approximate argument must be either none or tanh.");
   CRUCIBLE_CHECK(is_floating(x.dtype()),
                  "\"GeluKernelImpl\" not implemented for '" + aten_type_name(x.dtype()) + "'");
+  return approximate;
+}
+
+Values gelu_ref(const Values& args) {
+  const Tensor& x = args.at(0).tensor();
+  const std::string approximate = gelu_approximate(args);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   opsutil::map_unary(x, out, approximate == "tanh" ? gelu_tanh : gelu_none);
   return {Value(out)};
@@ -138,10 +154,11 @@ SampleFn unary_sample_fn(std::vector<DType> dtypes, std::vector<DType> error_dty
   };
 }
 
-OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, RefFn ref, double flops,
-               std::vector<DType> error_dtypes = {}) {
+OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
+               double flops, std::vector<DType> error_dtypes = {}) {
   OpDef op = OpDef::from_schema(schema, "pointwise.unary");
   op.dtypes = dtypes;
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = unary_sample_fn(std::move(dtypes), std::move(error_dtypes));
   op.cost = unary_cost(flops);
@@ -151,9 +168,15 @@ OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, RefFn ref, do
 void register_relu_(OpRegistry& r) {
   OpDef op = OpDef::from_schema("aten::relu_(Tensor(a!) self) -> Tensor(a!)", "pointwise.unary");
   op.dtypes = without_bool();
+  op.meta = [](const Values& args) {
+    const Tensor& self = args.at(0).tensor();
+    check_relu(self);
+    check_no_internal_overlap(self);
+    return Values{args.at(0)};
+  };
   op.ref = [](const Values& args) {
     const Tensor& self = args.at(0).tensor();
-    CRUCIBLE_CHECK(self.dtype() != DType::Bool, "Boolean inputs not supported for relu");
+    check_relu(self);
     check_no_internal_overlap(self);
     Tensor result = relu_tensor(self);
     self.copy_from(result);
@@ -183,6 +206,10 @@ void register_gelu(OpRegistry& r) {
   OpDef op = OpDef::from_schema("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
                                 "pointwise.unary");
   op.dtypes = floating_dtypes();
+  op.meta = [](const Values& args) {
+    gelu_approximate(args);
+    return Values{meta::fresh_like(args.at(0).tensor())};
+  };
   op.ref = gelu_ref;
   op.samples = [](const SampleContext& ctx) {
     if (ctx.performance) {
@@ -215,19 +242,32 @@ void register_gelu(OpRegistry& r) {
 }  // namespace
 
 void register_pointwise_unary_ops(OpRegistry& r) {
-  r.add(unary_op("aten::relu(Tensor self) -> Tensor", without_bool(),
+  // The meta of an op whose output is shaped like its input, of the input's dtype or of the
+  // float op dtype.
+  auto same_meta = [](void (*check)(const Tensor&)) {
+    return [check](const Values& args) {
+      check(args.at(0).tensor());
+      return Values{meta::fresh_like(args.at(0).tensor())};
+    };
+  };
+  const MetaFn float_meta = [](const Values& args) {
+    const Tensor& x = args.at(0).tensor();
+    return Values{meta::fresh_like(x, opsutil::to_float_dtype(x.dtype()))};
+  };
+  r.add(unary_op("aten::relu(Tensor self) -> Tensor", without_bool(), same_meta(check_relu),
                  [](const Values& args) { return Values{Value(relu_tensor(args.at(0).tensor()))}; },
                  1, {DType::Bool}));
   register_relu_(r);
-  r.add(unary_op("aten::neg(Tensor self) -> Tensor", without_bool(), neg_ref, 1, {DType::Bool}));
+  r.add(unary_op("aten::neg(Tensor self) -> Tensor", without_bool(), same_meta(check_neg), neg_ref,
+                 1, {DType::Bool}));
   r.add(unary_op(
-      "aten::exp(Tensor self) -> Tensor", all_numeric_dtypes(),
+      "aten::exp(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
       [](const Values& args) { return float_unary(args, exp_f); }, 1));
   r.add(unary_op(
-      "aten::tanh(Tensor self) -> Tensor", all_numeric_dtypes(),
+      "aten::tanh(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
       [](const Values& args) { return float_unary(args, tanh_f); }, 1));
   r.add(unary_op(
-      "aten::sigmoid(Tensor self) -> Tensor", all_numeric_dtypes(),
+      "aten::sigmoid(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
       [](const Values& args) { return float_unary(args, sigmoid_f); }, 4));
   register_gelu(r);
 }

@@ -68,6 +68,11 @@ class Tensor {
   // writes in full. Reading an element before writing it gives whatever the memory held.
   static Tensor uninitialized(const Shape& shape, DType dtype);
   static Tensor uninitialized_strided(const Shape& shape, const Shape& strides, DType dtype);
+  // A tensor on the meta device: shape, strides and dtype without data (data_ptr() is an internal
+  // error). The meta layer describes outputs with these; views of one are meta tensors too.
+  static Tensor meta(const Shape& shape, DType dtype);
+  static Tensor meta_strided(const Shape& shape, const Shape& strides, DType dtype);
+  bool is_meta() const { return storage_ && device().type == DeviceType::Meta; }
   static Tensor zeros(const Shape& shape, DType dtype);
   static Tensor full(const Shape& shape, double value, DType dtype);
   static Tensor scalar(double value, DType dtype);  // 0-d

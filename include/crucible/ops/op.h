@@ -118,6 +118,8 @@ using RefFn = std::function<Values(const Values& args)>;
 using SeededRefFn = std::function<Values(const Values& args, uint64_t seed)>;
 using SampleFn = std::function<std::vector<Sample>(const SampleContext&)>;
 using CostFn = std::function<Cost(const Values& args, const Values& outputs)>;
+// The meta function of an op (PyTorch's TORCH_META_FUNC, MLX's shape inference): see OpDef::meta.
+using MetaFn = std::function<Values(const Values& args)>;
 
 struct OpDef {
   std::string name;    // "aten.add.Tensor"
@@ -131,9 +133,27 @@ struct OpDef {
   std::map<std::string, ArgRole> roles;  // by argument name; others are Data
   CostFn cost;
   ComparePolicy compare;
+  // What a call returns, known from its arguments without computing anything: per return of the
+  // schema, a fresh tensor output as a meta tensor (its shape, strides and dtype exactly as the
+  // reference returns them), a view output as that view of the argument it aliases, a mutated
+  // argument (in-place, out=) as the argument itself, a number as its value where the shapes
+  // decide it, a list as a list of these. Raises ATen's errors for calls that are invalid
+  // whatever the values (the same kinds and messages as the reference); the argument checks
+  // live here and nowhere else. Works on meta tensor arguments too (the `meta` backend).
+  MetaFn meta;
+  // The shapes of some outputs depend on the input values (nonzero, masked_select, unique,
+  // item): meta gives those outputs' dtype and rank, their sizes are upper bounds and numbers
+  // hold 0.
+  bool data_dependent = false;
+  // The reference also raises on some values (an index out of range, a negative count): errors
+  // no meta function can see, raised by the computation.
+  bool value_checks = false;
 
   // Runs the reference: `ref`, or `ref_seeded` with `seed`.
   Values run_ref(const Values& args, uint64_t seed = 0) const;
+
+  // Runs the meta function (an Internal error when the op has none).
+  Values run_meta(const Values& args) const;
 
   // The role of argument `name` (Data when none was declared).
   ArgRole role_of(const std::string& name) const;
