@@ -258,7 +258,7 @@ void fill_complex(const Tensor& flat, const Drawing& how, Rng& rng) {
     flat.set_int(rng.integer(0, extent - 1), how.bound > 0 ? how.bound : 1);
 }
 
-Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
+Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta) {
   if (!lit.dtype_known)  // no longer produced by the parser (complex dtypes are DTypes)
     unsupported("tensors of dtype " + lit.dtype_text + " are not supported");
   for (int64_t s : lit.shape)
@@ -284,6 +284,7 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng) {
     throw Error(ErrorKind::Memory, "tensor of shape " + shape_str(lit.shape) + " with strides " +
                                        shape_str(strides) + " is too large");
   extent = empty ? 0 : extent + 1;
+  if (meta) return Tensor::meta_strided(lit.shape, strides, lit.dtype);
   auto storage = Storage::allocate_cpu(empty ? 0 : nbytes);
   Tensor flat = Tensor::from_storage(storage, 0, {extent}, {1}, lit.dtype);
   const DType t = lit.dtype;
@@ -364,8 +365,8 @@ Value symbol_value(const std::string& s) {
 
 class Materializer {
  public:
-  Materializer(const OpDef& op, const cases::CallSpec& call, uint64_t seed)
-      : op_(op), call_(call), seed_(seed) {
+  Materializer(const OpDef& op, const cases::CallSpec& call, uint64_t seed, bool meta)
+      : op_(op), call_(call), seed_(seed), meta_(meta) {
     std::string text = cases::print_call(call);
     call_hash_ = hash64(text.data(), text.size());
   }
@@ -450,7 +451,7 @@ class Materializer {
         return symbol_value(lit.text);
       case LitKind::Tensor: {
         Rng rng(seed_, call_hash_ ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(slot + 1)));
-        return Value(make_tensor(lit.tensor, drawing_for(arg, lit.tensor), rng));
+        return Value(make_tensor(lit.tensor, drawing_for(arg, lit.tensor), rng, meta_));
       }
       case LitKind::List:
       case LitKind::Tuple:
@@ -480,7 +481,7 @@ class Materializer {
         if (item.kind != LitKind::Tensor) op_error("a tensor list holds a non-tensor element");
         Rng rng(seed_, call_hash_ ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(slot + 1)) ^
                            (0xbf58476d1ce4e5b9ULL * (j + 1)));
-        ts.push_back(make_tensor(item.tensor, drawing_for(arg, item.tensor), rng));
+        ts.push_back(make_tensor(item.tensor, drawing_for(arg, item.tensor), rng, meta_));
       }
       return Value::tensor_list(std::move(ts), any_none);
     }
@@ -509,13 +510,18 @@ class Materializer {
   const OpDef& op_;
   const cases::CallSpec& call_;
   uint64_t seed_;
+  bool meta_;
   uint64_t call_hash_ = 0;
 };
 
 }  // namespace
 
 Values materialize(const OpDef& op, const cases::CallSpec& call, uint64_t seed) {
-  return Materializer(op, call, seed).run();
+  return Materializer(op, call, seed, false).run();
+}
+
+Values materialize_meta(const OpDef& op, const cases::CallSpec& call) {
+  return Materializer(op, call, 0, true).run();
 }
 
 }  // namespace crucible

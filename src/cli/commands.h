@@ -52,7 +52,9 @@ size_t parse_bytes(const std::string& text, const std::string& flag);
 
 int command_run(RunFlags flags, const std::vector<std::string>& argv);
 int command_ops(const std::string& backend, bool json);
-int command_parse(const std::string& path, bool quiet);
+// meta: each call of a catalog op also goes through the op's meta function (outputs printed,
+// invalid calls listed with file:line, exit status 1 when there are any).
+int command_parse(const std::string& path, bool quiet, bool meta);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
 

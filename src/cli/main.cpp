@@ -40,6 +40,10 @@ int run_cli(int argc, char** argv) {
   CLI::App* parse = app.add_subcommand("parse", "validate and pretty-print a trace file or folder");
   parse->add_option("path", parse_path, "trace file or folder")->required();
   parse->add_flag("-q,--quiet", parse_quiet, "only validate; print the counts");
+  bool parse_meta = false;
+  parse->add_flag("--meta", parse_meta,
+                  "also check every call of a catalog op with the meta layer (output shapes and "
+                  "dtypes, ATen's argument checks) without computing anything");
 
   int cal_threads = 0;
   bool cal_cached = false, cal_json = false;
@@ -61,7 +65,7 @@ int run_cli(int argc, char** argv) {
     return command_run(rf, args);
   }
   if (ops->parsed()) return command_ops(ops_backend, ops_json);
-  if (parse->parsed()) return command_parse(parse_path, parse_quiet);
+  if (parse->parsed()) return command_parse(parse_path, parse_quiet, parse_meta);
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);
   return 2;
 }

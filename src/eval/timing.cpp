@@ -180,21 +180,14 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
     Values inputs = materialize(op, c.call, c.seed);
     Values cand_args = on_device(candidate, inputs);
     Values base_args = on_device(baseline, inputs);
-    // The cost model needs the outputs' shapes: the candidate's first call gives them (the case
-    // passed its correctness check, so they are the reference's), without the slow reference.
-    // It runs on a copy: an in-place op must not change the timed inputs.
-    Cost cost;
-    {
-      Values probe_args = on_device(candidate, inputs);
-      candidate.synchronize();
-      Values outputs = candidate.run(op, probe_args);
-      candidate.synchronize();
-      Values host_outputs;
-      for (const Value& v : outputs)
-        host_outputs.push_back(
-            v.is_tensor() && v.tensor().defined() ? Value(candidate.to_host(v.tensor())) : v);
-      cost = op.cost(inputs, host_outputs);
-    }
+    // The cost model needs the outputs' shapes: the meta layer gives them without computing
+    // anything and without trusting the candidate (whose outputs could inflate its bytes);
+    // where they depend on the values, the reference's outputs give them.
+    const Cost cost = [&] {
+      if (op.meta && !op.data_dependent) return op.cost(inputs, op.run_meta(inputs));
+      Values ref_args = deep_copy(inputs);
+      return op.cost(inputs, op.run_ref(ref_args, c.seed));
+    }();
     rec.flops = cost.flops;
     rec.bytes = cost.bytes;
 

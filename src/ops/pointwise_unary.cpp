@@ -20,9 +20,7 @@ namespace {
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
 // ATen's ScalarType name, as its error messages spell it.
-std::string aten_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
+std::string aten_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // Bytes a tensor really occupies: dims of stride 0 (expanded) are counted once.
 double real_bytes(const Tensor& t) {

@@ -23,44 +23,6 @@ std::optional<DType> primary_dtype(const cases::CallSpec& call) {
 }
 
 namespace {
-const Shape* tensor_shape(const cases::CallSpec& call, size_t i) {
-  if (i >= call.args.size() || call.args[i].kind != cases::LitKind::Tensor) return nullptr;
-  return &call.args[i].tensor.shape;
-}
-}  // namespace
-
-double estimate_flops(const std::string& op, const cases::CallSpec& call) {
-  const std::string base = op_base_name(op);
-  auto shape = [&](size_t i) { return tensor_shape(call, i); };
-  auto numel = [](const Shape* s) { return s ? static_cast<double>(numel_of(*s)) : 0.0; };
-  if (base == "mm" || base == "bmm") {
-    const Shape *a = shape(0), *b = shape(1);
-    if (!a || !b || a->empty() || b->empty()) return 0;
-    return 2.0 * numel(a) * static_cast<double>(b->back());
-  }
-  if (base == "addmm" || base == "baddbmm") {
-    const Shape *a = shape(1), *b = shape(2);
-    if (!a || !b || a->empty() || b->empty()) return 0;
-    return 2.0 * numel(a) * static_cast<double>(b->back());
-  }
-  if (base == "convolution" || base == "convolution_backward") {
-    // 2 * (output positions ~ input positions) * (weight elements / output channels) * C_out.
-    const Shape *in = shape(base == "convolution" ? 0 : 1),
-                *w = shape(base == "convolution" ? 1 : 2);
-    if (!in || !w || in->size() < 2 || w->empty()) return 0;
-    double positions = numel(in) / static_cast<double>((*in)[1]);
-    double f = 2.0 * positions * numel(w);
-    return base == "convolution" ? f : 2 * f;
-  }
-  if (base == "_cdist_forward") {
-    const Shape *a = shape(0), *b = shape(1);
-    if (!a || !b || b->size() < 2) return 0;
-    return 3.0 * numel(a) * static_cast<double>((*b)[b->size() - 2]);
-  }
-  return 0;
-}
-
-namespace {
 
 // How many distinct real-model calls of an op become its performance cases.
 constexpr size_t kPerfTraceCallsPerOp = 4;
@@ -206,7 +168,8 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
 
 // The size by which --calls-per-op orders calls: FLOPs where the op has a model, else elements.
 double call_work(const OpDef& op, const cases::CallSpec& call) {
-  return std::max(estimate_flops(op.name, call), static_cast<double>(call_elements(&op, call)));
+  const CallSize size = call_size(&op, call);
+  return std::max(size.flops, static_cast<double>(size.elements));
 }
 
 // --calls-per-op: per op (in order of first occurrence), its distinct calls (after --perf-dtype
@@ -272,14 +235,15 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
     sc.c.label = "trace";
     sc.c.source = fmt::format("{}:{}", e.file, e.line);
     sc.c.perf = o.perf;
+    const CallSize size = call_size(op, sc.c.call);
     if (o.max_numel > 0) {
-      int64_t n = call_elements(op, sc.c.call);
+      const int64_t n = size.elements;
       if (n > o.max_numel)
         sc.skip_reason = fmt::format(
             "{} elements exceed --max-numel {} (raise it, or 0 for no cap)", n, o.max_numel);
     }
     if (o.max_flops > 0 && sc.skip_reason.empty()) {
-      double f = estimate_flops(sc.c.op, sc.c.call);
+      const double f = size.flops;
       if (f > o.max_flops)
         sc.skip_reason = fmt::format(
             "about {:.3g} FLOPs exceed --max-flops {:.3g} (raise it, or 0 "

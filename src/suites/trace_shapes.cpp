@@ -22,36 +22,40 @@ std::string program_dir() {
   return ec ? std::string() : exe.parent_path().string();
 }
 
-// The literal bound to schema argument `i` (positional or keyword), if any.
-const cases::Literal* literal_of(const OpDef& op, const cases::CallSpec& call, size_t i) {
-  if (i < call.args.size()) return &call.args[i];
-  for (const auto& [name, lit] : call.kwargs)
-    if (name == op.schema.arguments[i].name) return &lit;
-  return nullptr;
-}
-
 }  // namespace
 
-int64_t call_elements(const OpDef* op, const cases::CallSpec& call) {
+CallSize call_size(const OpDef* op, const cases::CallSpec& call) {
   Case c;
   c.call = call;
-  int64_t n = c.total_elements();
-  if (!op) return n;
-  const auto& args = op->schema.arguments;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].name != "size" && args[i].name != "input_sizes") continue;
-    const cases::Literal* lit = literal_of(*op, call, i);
-    if (!lit || (lit->kind != cases::LitKind::List && lit->kind != cases::LitKind::Tuple)) continue;
-    int64_t out = 1;
-    for (const cases::Literal& item : lit->items)
-      if (item.kind == cases::LitKind::Int && item.i > 0) out *= item.i;
-    n += out;
+  CallSize size{c.total_elements(), 0};
+  if (!op || !op->meta) return size;
+  try {
+    const Values args = materialize_meta(*op, call);
+    const Values outs = op->run_meta(args);
+    // Fresh outputs: meta tensors that are not an argument or a view of one.
+    int64_t fresh = 0;
+    auto count = [&](const Tensor& t) {
+      if (!t.defined()) return;
+      for (const Value& a : args) {
+        if (a.is_tensor() && t.shares_storage(a.tensor())) return;
+        if (a.kind() == ValueKind::TensorList || a.kind() == ValueKind::OptTensorList)
+          for (const Tensor& x : a.tensors())
+            if (t.shares_storage(x)) return;
+      }
+      fresh += t.numel();
+    };
+    for (const Value& v : outs) {
+      if (v.is_tensor()) count(v.tensor());
+      if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList)
+        for (const Tensor& t : v.tensors()) count(t);
+    }
+    if (fresh > size.elements) size.elements += fresh;
+    size.flops = op->cost(args, outs).flops;
+  } catch (const Error&) {
+    // An invalid call (the meta function raised): run, it is a must-raise case; its size is
+    // its arguments'.
   }
-  if (op->name == "aten.embedding_dense_backward.default" && call.args.size() >= 3 &&
-      call.args[0].kind == cases::LitKind::Tensor && !call.args[0].tensor.shape.empty() &&
-      call.args[2].kind == cases::LitKind::Int)
-    n += call.args[2].i * call.args[0].tensor.shape.back();
-  return n;
+  return size;
 }
 
 std::string shipped_traces_dir() {
@@ -99,8 +103,9 @@ std::vector<cases::TraceEntry> pick_perf_calls(const OpDef& op,
   for (const cases::TraceEntry& e : calls) {
     auto d = primary_dtype(e.call);
     if (d && std::find(op.dtypes.begin(), op.dtypes.end(), *d) == op.dtypes.end()) continue;
-    const int64_t elements = call_elements(&op, e.call);
-    const double flops = estimate_flops(op.name, e.call);
+    const CallSize size = call_size(&op, e.call);
+    const int64_t elements = size.elements;
+    const double flops = size.flops;
     if (max_numel > 0 && elements > max_numel) continue;
     if (max_flops > 0 && flops > max_flops) continue;
     fit.push_back({&e, std::max(flops, static_cast<double>(elements))});

@@ -16,12 +16,6 @@ namespace crucible {
 // none exists.
 std::string shipped_traces_dir();
 
-// The elements of a call's tensors, inputs and the outputs whose size the arguments give
-// rather than the input tensors: factories and size-taking backward ops (a `size` or
-// `input_sizes` list) and embedding_dense_backward (num_weights rows). This is what
-// --max-numel caps: a 256k-row embedding gradient is 1000 times its inputs.
-int64_t call_elements(const OpDef* op, const cases::CallSpec& call);
-
 // Every call of the traces under `dir`, grouped by normalised op name, distinct calls only
 // (the same call text in several models is kept once, at its first occurrence).
 std::map<std::string, std::vector<cases::TraceEntry>> distinct_trace_calls(const std::string& dir);

@@ -109,6 +109,8 @@ TEST(PluginCAbi, APluginInPlainCRunsAndItsSupportsHookDecides) {
   EXPECT_EQ(r.status, Status::Unsupported);
 }
 
+// `cause` is the start of the reason: a write past a buffer changes 1 to 4 guard bytes (a byte
+// of the value written may equal the random guard byte it lands on).
 struct GuardCase {
   const char* op;
   const char* call;
@@ -128,11 +130,11 @@ INSTANTIATE_TEST_SUITE_P(
     Faults, PluginGuards,
     ::testing::Values(
         GuardCase{"aten.relu.default", "((T([4, 5], f32),), {})",
-                  "wrote past the end of output 0: 4 byte(s) of the guard zone after it changed"},
+                  "wrote past the end of output 0: "},
         GuardCase{"aten.relu_.default", "((T([4, 5], f32),), {})",
-                  "wrote past the end of mutated argument 'self': 4 byte(s)"},
+                  "wrote past the end of mutated argument 'self': "},
         GuardCase{"aten.neg.default", "((T([4, 5], f32),), {})",
-                  "wrote before the start of output 0: 4 byte(s)"},
+                  "wrote before the start of output 0: "},
         GuardCase{"aten.abs.default", "((T([4, 5], f32),), {})",
                   "left 1 of 20 element(s) of output 0 unwritten (the first at flat index 19)"},
         GuardCase{"aten.exp.default", "((T([4, 5], f32),), {})",

@@ -61,8 +61,8 @@ bool same_layout(const Tensor& a, const Tensor& b) {
 }
 
 // Why the meta tensor `m` does not describe the reference's tensor `r`, or "".
-std::string tensor_mismatch(const OpDef& op, const Tensor& m, const Values& margs,
-                            const Tensor& r, const Values& rargs) {
+std::string tensor_mismatch(const OpDef& op, const Tensor& m, const Values& margs, const Tensor& r,
+                            const Values& rargs) {
   if (m.defined() != r.defined())
     return fmt::format("meta output is {}defined, the reference's is {}defined",
                        m.defined() ? "" : "un", r.defined() ? "" : "un");
@@ -126,22 +126,41 @@ std::string disagreement(const OpDef& op, const Case& c) {
   const Outcome m = run([&] { return op.run_meta(margs); });
   const Outcome r = run([&] { return op.run_ref(rargs, c.seed); });
   if (m.error && r.error)
-    return *m.error == *r.error ? ""
-                                : fmt::format("meta raised «{}», the reference «{}»", *m.error,
-                                              *r.error);
+    return *m.error == *r.error
+               ? ""
+               : fmt::format("meta raised «{}», the reference «{}»", *m.error, *r.error);
   if (m.error) return fmt::format("meta raised «{}», the reference returned", *m.error);
   if (r.error)
-    return op.value_checks
-               ? ""
-               : fmt::format("the reference raised «{}», meta returned (a check missing from "
-                             "the meta function; or declare value_checks)",
-                             *r.error);
+    return op.value_checks ? ""
+                           : fmt::format(
+                                 "the reference raised «{}», meta returned (a check missing from "
+                                 "the meta function; or declare value_checks)",
+                                 *r.error);
   if (m.values.size() != r.values.size())
     return fmt::format("{} outputs (meta) vs {} (reference)", m.values.size(), r.values.size());
   for (size_t i = 0; i < r.values.size(); ++i) {
     std::string why = value_mismatch(op, m.values[i], margs, r.values[i], rargs);
     if (!why.empty()) return fmt::format("output {}: {}", i, why);
   }
+  if (op.data_dependent) return "";
+  // The meta function needs no data: on meta tensor arguments (the `meta` device) it gives the
+  // same outputs, and the cost model over them is the cost over the reference's outputs.
+  Values meta_args = materialize_meta(op, c.call);
+  const Outcome mm = run([&] { return op.run_meta(meta_args); });
+  if (mm.error) return fmt::format("on meta tensor arguments, meta raised «{}»", *mm.error);
+  for (size_t i = 0; i < r.values.size(); ++i) {
+    std::string why = value_mismatch(op, mm.values[i], meta_args, r.values[i], rargs);
+    if (!why.empty()) return fmt::format("on meta tensor arguments, output {}: {}", i, why);
+  }
+  Cost from_meta, from_ref = op.cost(inputs, r.values);
+  try {
+    from_meta = op.cost(meta_args, mm.values);
+  } catch (const Error& e) {
+    return fmt::format("the cost model reads data: «{}» on meta tensors", e.what());
+  }
+  if (from_meta.flops != from_ref.flops || from_meta.bytes != from_ref.bytes)
+    return fmt::format("cost over meta outputs {} FLOPs {} bytes, over the reference's {} {}",
+                       from_meta.flops, from_meta.bytes, from_ref.flops, from_ref.bytes);
   return "";
 }
 

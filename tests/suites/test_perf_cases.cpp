@@ -56,7 +56,7 @@ TEST(PerfCases, AnOpOfTheTracesIsTimedOnItsDistinctRealCallsWithinTheCaps) {
     EXPECT_EQ(sc.c.label, "perf: trace");
     EXPECT_NE(sc.c.source.find("traces/"), std::string::npos) << sc.c.source;
     EXPECT_LE(sc.c.total_elements(), o.max_numel);
-    const double flops = estimate_flops(op, sc.c.call);
+    const double flops = call_size(&OpRegistry::catalog().get(op), sc.c.call).flops;
     EXPECT_LE(flops, o.max_flops);
     EXPECT_LE(flops, previous) << "ordered from the largest";
     previous = flops;
@@ -65,12 +65,12 @@ TEST(PerfCases, AnOpOfTheTracesIsTimedOnItsDistinctRealCallsWithinTheCaps) {
   double largest = 0;
   for (const cases::TraceEntry& e : cases::read_traces(kTraceDir)) {
     if (e.op != op) continue;
-    const double f = estimate_flops(op, e.call);
+    const double f = call_size(&OpRegistry::catalog().get(op), e.call).flops;
     Case c;
     c.call = e.call;
     if (f <= o.max_flops && c.total_elements() <= o.max_numel) largest = std::max(largest, f);
   }
-  EXPECT_EQ(estimate_flops(op, perf.front().c.call), largest);
+  EXPECT_EQ(call_size(&OpRegistry::catalog().get(op), perf.front().c.call).flops, largest);
 }
 
 TEST(PerfCases, TighterCapsLeaveOutTheLargerCalls) {
@@ -80,7 +80,7 @@ TEST(PerfCases, TighterCapsLeaveOutTheLargerCalls) {
   ASSERT_FALSE(perf.empty());
   for (const SuiteCase& sc : perf) {
     EXPECT_EQ(sc.c.label, "perf: trace");
-    EXPECT_LE(estimate_flops("aten.mm.default", sc.c.call), 1e8);
+    EXPECT_LE(call_size(&OpRegistry::catalog().get("aten.mm.default"), sc.c.call).flops, 1e8);
   }
 }
 

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include "crucible/suites/suite.h"
-#include "suites/trace_shapes.h"
 
 namespace crucible {
 namespace {
@@ -33,8 +32,8 @@ TEST(TraceCaps, OutputsSizedByTheArgumentsCountAgainstMaxNumel) {
   EXPECT_EQ(cases[1].skip_reason, "");
   EXPECT_NE(cases[2].skip_reason.find("--max-numel"), std::string::npos);
   EXPECT_EQ(cases[3].skip_reason, "");
-  EXPECT_EQ(call_elements(cases[0].op, cases[0].c.call), 2 * 128 * 1024 + 256 + 256008 * 1024);
-  EXPECT_EQ(call_elements(cases[3].op, cases[3].c.call), 4 + 64 * 64);
+  EXPECT_EQ(call_size(cases[0].op, cases[0].c.call).elements, 2 * 128 * 1024 + 256 + 256008 * 1024);
+  EXPECT_EQ(call_size(cases[3].op, cases[3].c.call).elements, 4 + 64 * 64);
   std::filesystem::remove_all(dir);
 }
 
@@ -61,7 +60,7 @@ TEST(TraceCaps, CallsPerOpKeepsAnOpWhoseCallsAreAllOverTheCaps) {
   EXPECT_EQ(cases[0].c.op, "aten.new_zeros.default");
   EXPECT_NE(cases[0].skip_reason.find("--max-numel"), std::string::npos);
   // The smallest of its calls is the one recorded.
-  EXPECT_EQ(call_elements(cases[0].op, cases[0].c.call), 4 + 4096 * 8192);
+  EXPECT_EQ(call_size(cases[0].op, cases[0].c.call).elements, 4 + 4096 * 8192);
   EXPECT_EQ(cases[1].c.op, "aten.relu.default");
   EXPECT_EQ(cases[1].skip_reason, "");
   std::filesystem::remove_all(dir);

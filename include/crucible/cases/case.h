@@ -33,5 +33,8 @@ struct Case {
 // tensor literal's fill; other literals become Values of the schema's argument types.
 // Errors (a literal that cannot be the argument, an unknown keyword) are op errors.
 Values materialize(const OpDef& op, const cases::CallSpec& call, uint64_t seed);
+// The same arguments with meta tensors (shape, strides and dtype, no data) for the meta layer:
+// a call's outputs and cost are known without allocating or filling anything.
+Values materialize_meta(const OpDef& op, const cases::CallSpec& call);
 
 }  // namespace crucible

@@ -39,9 +39,17 @@ struct SuiteCase {
 // a filter that matches nothing) are Usage/Input errors.
 std::vector<SuiteCase> build_suite(const SuiteOptions& opts);
 
-// A shape-only estimate of a call's floating-point work, for the heavy families whose work is
-// not proportional to their elements (matmuls, convolutions, distances); 0 for the others.
-double estimate_flops(const std::string& op, const cases::CallSpec& call);
+// The size of a call, known from the meta layer without allocating or computing anything
+// (arguments as meta tensors, outputs from the op's meta function): `elements` counts its
+// tensor arguments' elements, plus its fresh outputs' when these are more (factories, size-taking
+// backward ops, an embedding gradient of 256k rows: what --max-numel caps); `flops` is the op's
+// cost model over those outputs (what --max-flops caps). A call the meta layer refuses (an
+// invalid call) counts its arguments' elements and no FLOPs; `op` null: not in the catalog.
+struct CallSize {
+  int64_t elements = 0;
+  double flops = 0;
+};
+CallSize call_size(const OpDef* op, const cases::CallSpec& call);
 
 // The dtype of a case's first tensor argument, if any.
 std::optional<DType> primary_dtype(const cases::CallSpec& call);

@@ -93,7 +93,7 @@ const OutputPlan& OutputPlanner::plan(const OpDef& op, const Values& args, uint6
   if (cache_.size() > 4096) cache_.clear();
 
   const Schema& s = op.schema;
-  const bool data_dependent = has_data_dependent_output(op.name);
+  const bool data_dependent = op.meta ? op.data_dependent : has_data_dependent_output(op.name);
   bool needs_ref = false;
   for (const Argument& ret : s.returns) {
     const bool write = ret.alias && ret.alias->is_write;
@@ -109,7 +109,9 @@ const OutputPlan& OutputPlanner::plan(const OpDef& op, const Values& args, uint6
   Values ref_out;
   if (needs_ref) {
     try {
-      ref_out = op.run_ref(deep_copy(args), seed);
+      // The meta layer describes the outputs without computing them; an op without a meta
+      // function runs its reference once per argument signature.
+      ref_out = op.meta ? op.run_meta(args) : op.run_ref(deep_copy(args), seed);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::OpError) throw;
       plan.ref_raised = true;

@@ -1,7 +1,7 @@
 // What crucible passes as a kernel's outputs (destination-passing): per return of the schema, a
 // fresh tensor of known shape, a data-dependent one the kernel allocates, a mutated argument, a
-// view, or a number. Shapes come from the catalog's reference, run once per argument signature
-// (shapes, strides, dtypes and non-tensor values) and cached.
+// view, or a number. Shapes come from the op's meta function (OpDef::meta), per argument
+// signature (shapes, strides, dtypes and non-tensor values), cached.
 #pragma once
 
 #include <map>
