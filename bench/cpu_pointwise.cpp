@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "backends/cpu/blas_core.h"
+#include "crucible/backends/blas_core.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/ops/op.h"

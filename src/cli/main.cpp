@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/blas_core.h"
+#include "crucible/backends/blas_core.h"
 #include "cli/commands.h"
 #include "crucible/build_info.h"
 #include "crucible/core/error.h"
@@ -73,7 +73,7 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenBLAS chose its kernels when it loaded, before main (backends/cpu/blas_core.h).
+  // OpenBLAS chose its kernels when it loaded, before main (crucible/backends/blas_core.h).
   cpu::restart_with_corrected_blas_core(argv);
   try {
     return run_cli(argc, argv);

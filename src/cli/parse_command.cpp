@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"

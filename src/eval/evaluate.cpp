@@ -1,5 +1,6 @@
 // Correctness evaluation of one case (runs inside a worker process).
 #include "crucible/eval/evaluate.h"
+#include "crucible/ops/materialize.h"
 
 #include <chrono>
 #include <cstring>
@@ -8,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/random_checks.h"
 
 namespace crucible {

@@ -20,6 +20,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/eval/evaluate.h"
+#include "crucible/ops/materialize.h"
 
 namespace crucible {
 

@@ -1,5 +1,6 @@
 // The worker pool: forked processes fed job indices over pipes, watched with poll().
 #include "crucible/eval/workers.h"
+#include "sandbox/death_note.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -85,11 +86,6 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 constexpr size_t kPageSize = 4096;
 static_assert(sizeof(SharedPage) <= kPageSize);
 
-// Set only in worker processes.
-char* g_death_note = nullptr;
-size_t g_note_size = kNoteSize;
-SharedPage* g_page = nullptr;  // the page g_death_note lies in (a worker's own)
-
 // A report larger than this is not a report.
 constexpr uint32_t kMaxFrame = uint32_t{64} << 20;
 
@@ -144,53 +140,6 @@ class IgnoreSigpipe {
 
 }  // namespace
 
-void set_worker_death_note(const char* text) {
-  if (!g_death_note) return;
-  size_t n = 0;
-  while (text[n] != '\0' && n + 1 < g_note_size) ++n;
-  for (size_t i = 0; i < n; ++i) g_death_note[i] = text[i];
-  g_death_note[n] = '\0';
-}
-
-void adopt_worker_death_note_page(char* page, size_t size) {
-  // The worker's page (its note and the job it runs) is the worker pool's: gone from here.
-  if (g_page) munmap(g_page, kPageSize);
-  g_page = nullptr;
-  g_death_note = size > 0 ? page : nullptr;
-  g_note_size = size;
-}
-
-std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGTRAP:
-      return "SIGTRAP";
-    case SIGXCPU:
-      return "SIGXCPU";
-    case SIGXFSZ:
-      return "SIGXFSZ";
-    case SIGSYS:
-      return "SIGSYS";
-    case SIGPIPE:
-      return "SIGPIPE";
-    default:
-      return fmt::format("signal {}", sig);
-  }
-}
-
 struct WorkerPool::Worker {
   pid_t pid = -1;
   int to_fd = -1;    // parent writes job indices
@@ -238,8 +187,7 @@ void WorkerPool::spawn(Worker& w) {
     for (Worker* other : workers_)
       if (other != &w && other->page) munmap(other->page, kPageSize);
     SharedPage* page = w.page;
-    g_death_note = page->note;
-    g_page = page;
+    install_worker_death_note(page->note, kNoteSize, page, kPageSize);
     if (opts_.memory_limit > 0 && !kAddressSanitizer) {
       // Address-space limit with head-room for code, stacks and the allocator's own use.
       rlim_t lim = static_cast<rlim_t>(opts_.memory_limit) + (rlim_t{512} << 20);
@@ -255,7 +203,7 @@ void WorkerPool::spawn(Worker& w) {
       std::vector<uint64_t> idx(n);
       if (n > 0 && !read_all(in, idx.data(), n * sizeof(uint64_t))) _exit(0);
       for (uint64_t i : idx) {
-        g_death_note[0] = '\0';
+        set_worker_death_note("");
         page->running.store(i + 1);
         std::string payload;
         try {

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/judges.h"
 
 namespace crucible::judges {

@@ -32,7 +32,7 @@
 #include <string>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/families.h"
 #include "ops/pointwise_math_internal.h"
 #include "ops/util.h"

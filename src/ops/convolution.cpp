@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/convolution_internal.h"
 #include "ops/families.h"
 #include "ops/judges.h"

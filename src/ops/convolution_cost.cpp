@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/convolution_internal.h"
 
 namespace crucible::conv {

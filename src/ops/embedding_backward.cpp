@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/families.h"
 #include "ops/samples.h"
 

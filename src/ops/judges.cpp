@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/statistics_internal.h"
 
 namespace crucible::judges {

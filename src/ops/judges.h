@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "crucible/core/value.h"
-#include "crucible/eval/result.h"
+#include "crucible/compare/compare.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::judges {

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/families.h"
 #include "ops/pooling_internal.h"
 #include "ops/samples.h"

@@ -40,7 +40,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
 #include "ops/random_checks.h"

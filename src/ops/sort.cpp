@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/samples.h"

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/blas_core.h"
+#include "crucible/backends/blas_core.h"
 #include "crucible/build_info.h"
 
 namespace crucible {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/suites/suite.h"
 

@@ -20,7 +20,7 @@
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
-#include "eval/sandbox.h"
+#include "sandbox/sandbox.h"
 
 namespace crucible::dir {
 namespace {

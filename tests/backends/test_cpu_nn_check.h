@@ -11,7 +11,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu_test {

@@ -10,7 +10,7 @@
 
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/softmax_kernels.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "test_cpu_nn_check.h"
 
 namespace crucible::cpu_test {

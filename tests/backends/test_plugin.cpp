@@ -10,6 +10,7 @@
 #include "backends/plugin/kernel_library.h"
 #include "crucible/backends/backend.h"
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/evaluate.h"
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/cases/literal.h"
 #include "crucible/core/dtype.h"
 #include "crucible/core/tensor.h"

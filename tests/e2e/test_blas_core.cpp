@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "backends/cpu/blas_core.h"
+#include "crucible/backends/blas_core.h"
 #include "backends/cpu/cpu_features.h"
 #include "e2e/cli_helpers.h"
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 
 namespace crucible {
 namespace {

@@ -18,7 +18,8 @@
 #include <gtest/gtest.h>
 
 #include "crucible/eval/workers.h"
-#include "eval/sandbox.h"
+#include "sandbox/death_note.h"
+#include "sandbox/sandbox.h"
 
 namespace crucible {
 namespace {

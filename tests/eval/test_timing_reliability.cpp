@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "crucible/eval/result.h"
+#include "crucible/results/result.h"
 #include "crucible/report/summary.h"
 
 namespace crucible {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 

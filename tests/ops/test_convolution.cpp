@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"

@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 

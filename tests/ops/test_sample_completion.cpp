@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "ops/sample_completion.h"
 #include "ops/samples.h"

@@ -18,6 +18,7 @@
 
 #include "crucible/backends/backend.h"
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
 #include "crucible/eval/evaluate.h"

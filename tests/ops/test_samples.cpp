@@ -8,6 +8,7 @@
 #include <string>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"

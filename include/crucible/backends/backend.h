@@ -45,7 +45,7 @@ class Backend {
   virtual std::string version() const;
   virtual Device device() const { return Device::cpu(); }
   // Whether its kernels are untrusted code from outside crucible (plugin:, dir:): they then run
-  // in sandboxed workers (src/eval/sandbox.h) unless `crucible run --no-sandbox`.
+  // in sandboxed workers (src/sandbox/sandbox.h) unless `crucible run --no-sandbox`.
   virtual bool untrusted() const { return false; }
   // For untrusted backends: how their candidate processes are isolated. Default: ignored.
   virtual void isolate_candidates(const CandidateIsolation& isolation) { (void)isolation; }

@@ -4,7 +4,7 @@
 
 #include "crucible/backends/backend.h"
 #include "crucible/cases/case.h"
-#include "crucible/eval/result.h"
+#include "crucible/results/result.h"
 
 namespace crucible {
 

@@ -27,7 +27,7 @@ struct RunOptions {
   double p = 1.0;                 // perf@p threshold
   std::vector<std::string> argv;  // the command line, for the manifest and --resume
   bool progress = true;           // console progress output
-  // Untrusted candidates (plugin:, dir:) run in sandboxed workers (src/eval/sandbox.h);
+  // Untrusted candidates (plugin:, dir:) run in sandboxed workers (src/sandbox/sandbox.h);
   // `--no-sandbox` turns it off for debugging a kernel.
   bool sandbox = true;
   // A single case (--op/--case).

@@ -66,17 +66,4 @@ class WorkerPool {
   std::vector<Worker*> workers_;
 };
 
-// "SIGSEGV", "SIGABRT", ... for a signal number.
-std::string signal_name(int sig);
-
-// In a worker process: leaves a short note (at most 255 bytes) that the parent adds to the
-// failure's detail if the worker dies before reporting its job, e.g. "sandbox: blocked
-// socket()". Async-signal-safe; a no-op outside a worker. An empty text clears the note.
-void set_worker_death_note(const char* text);
-
-// In a process forked from a worker to run candidate code: unmaps the worker's death-note page
-// (shared with the worker pool) and writes this process's notes to `page` instead (shared with
-// the worker only). A no-op for the page outside a worker.
-void adopt_worker_death_note_page(char* page, size_t size);
-
 }  // namespace crucible

@@ -11,7 +11,7 @@
 
 #include "crucible/cases/literal.h"
 #include "crucible/core/value.h"
-#include "crucible/eval/result.h"
+#include "crucible/compare/compare.h"
 #include "crucible/schema/schema.h"
 
 namespace crucible {

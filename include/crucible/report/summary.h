@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "crucible/eval/result.h"
+#include "crucible/results/result.h"
 
 namespace crucible {
 

@@ -1,5 +1,5 @@
 // OpenBLAS's core type and its correction (see blas_core.h).
-#include "backends/cpu/blas_core.h"
+#include "crucible/backends/blas_core.h"
 
 #include <cblas.h>
 #include <unistd.h>

@@ -18,7 +18,7 @@
 #include "backends/dir/kernel_folder.h"
 #include "backends/plugin/kernel_library.h"
 #include "crucible/core/error.h"
-#include "eval/sandbox.h"
+#include "sandbox/sandbox.h"
 
 namespace crucible {
 

@@ -26,8 +26,8 @@
 
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
-#include "crucible/eval/workers.h"
-#include "eval/sandbox.h"
+#include "sandbox/death_note.h"
+#include "sandbox/sandbox.h"
 
 extern char** environ;
 

@@ -7,7 +7,7 @@
 // is cached as such (its diagnostics are deterministic for the key); a compiler that could not be
 // run, was killed or ran past its time limit is not.
 //
-// Every compile runs sandboxed (enter_compile_sandbox, src/eval/sandbox.h): the compiler reads
+// Every compile runs sandboxed (enter_compile_sandbox, src/sandbox/sandbox.h): the compiler reads
 // only the source's folder, crucible's include folder and the system's toolchain, writes only its
 // cache entry (its TMPDIR), and cannot reach the network. It is started from an argument vector
 // (never a shell), in its own process group, which is killed when the time limit passes.

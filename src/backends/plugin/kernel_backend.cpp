@@ -31,8 +31,8 @@
 #include "backends/plugin/probe.h"
 #include "backends/plugin/shared_arena.h"
 #include "crucible/core/error.h"
-#include "crucible/eval/compare.h"
-#include "eval/sandbox.h"
+#include "crucible/compare/compare.h"
+#include "sandbox/sandbox.h"
 
 namespace crucible {
 

@@ -27,9 +27,9 @@
 
 #include "backends/plugin/kernel_library.h"
 #include "crucible/core/error.h"
-#include "crucible/eval/workers.h"
+#include "sandbox/death_note.h"
 #include "crucible/ops/op.h"
-#include "eval/sandbox.h"
+#include "sandbox/sandbox.h"
 
 namespace crucible {
 

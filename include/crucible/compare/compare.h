@@ -2,10 +2,26 @@
 // torch.testing), exact integers, NaN meets NaN, inf meets the same inf, and error metrics.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "crucible/core/tensor.h"
-#include "crucible/eval/result.h"
 
 namespace crucible {
+
+// Error metrics of one compared tensor (an output or a mutated argument).
+struct TensorCheck {
+  std::string what;  // "output 0", "mutated argument 'self'"
+  bool passed = true;
+  std::string reason;  // empty when passed
+  int64_t numel = 0;
+  int64_t mismatches = 0;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  double max_ulp_err = 0;
+  double pcc = 1;  // cosine similarity of the two tensors (1 = identical direction)
+  double atol = 0, rtol = 0;
+};
 
 struct Tolerance {
   double atol = 0;

@@ -1,5 +1,5 @@
 // Elementwise comparison with per-dtype tolerances and error metrics.
-#include "crucible/eval/compare.h"
+#include "crucible/compare/compare.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "crucible/compare/compare.h"
+
 namespace crucible {
 
 enum class Status : uint8_t {
@@ -25,20 +27,6 @@ enum class Status : uint8_t {
 
 const char* status_name(Status s);  // "passed", "failed", "crashed", ...
 Status parse_status(const std::string& s);
-
-// Error metrics of one compared tensor (an output or a mutated argument).
-struct TensorCheck {
-  std::string what;  // "output 0", "mutated argument 'self'"
-  bool passed = true;
-  std::string reason;  // empty when passed
-  int64_t numel = 0;
-  int64_t mismatches = 0;
-  double max_abs_err = 0;
-  double max_rel_err = 0;
-  double max_ulp_err = 0;
-  double pcc = 1;  // cosine similarity of the two tensors (1 = identical direction)
-  double atol = 0, rtol = 0;
-};
 
 struct TimingStats {
   double median_s = 0;

@@ -1,5 +1,5 @@
 // CaseResult and TimingRecord to and from JSON (the lines of results.jsonl).
-#include "crucible/eval/result.h"
+#include "crucible/results/result.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // (a GPU driver's ioctls), but not the calls that reach outside the worker. A denied call is
 // trapped (SIGSYS); the handler leaves a death note naming the call and the worker dies of
 // SIGSYS, so the case is recorded as crashed with "sandbox: blocked socket() (network access)".
-#include "eval/sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -31,7 +31,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
-#include "crucible/eval/workers.h"
+#include "sandbox/death_note.h"
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
 #define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)

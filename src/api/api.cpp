@@ -1,5 +1,5 @@
 // The typed call API: bind against the schema, run on the current backend.
-#include "crucible/ops/api.h"
+#include "crucible/api/api.h"
 
 #include "crucible/core/error.h"
 
