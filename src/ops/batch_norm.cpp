@@ -38,6 +38,8 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
+#include "ops/meta_shapes_nn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 
@@ -76,8 +78,10 @@ void check_numel(const char* name, const OptT& p, int64_t c) {
   }
 }
 
-Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
-                  bool training, double momentum, double eps) {
+// The checks of the batch norm forward and its outputs (out, save_mean, save_invstd) as meta
+// tensors.
+Values bn_forward_meta(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
+                       const OptT& rv, bool training) {
   nnops::check_floating_dispatch(x.dtype(), "batch_norm");
   const Layout l = layout_of(x);
   const DType pdt = nnops::param_dtype(x, {w, b, rm, rv});
@@ -91,6 +95,15 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
     op_error("input tensor must have at least one element, but got input_sizes = " +
              shape_str(x.shape()));
   }
+  const Shape stat_shape{training ? l.c : 0};
+  return {meta::fresh(x.shape(), x.dtype()), meta::fresh(stat_shape, pdt),
+          meta::fresh(stat_shape, pdt)};
+}
+
+Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
+                  bool training, double momentum, double eps) {
+  const Values spec = bn_forward_meta(x, w, b, rm, rv, training);
+  const Layout l = layout_of(x);
   std::vector<double> mean(l.c, 0.0), invstd(l.c, 0.0), var_sum(l.c, 0.0);
   if (training) {
     for (int64_t i = 0; i < x.numel(); ++i) mean[l.channel(i)] += x.get(i);
@@ -109,7 +122,7 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
       invstd[f] = 1.0 / std::sqrt(rv->get(f) + eps);
     }
   }
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  Tensor out = meta::empty_as(spec[0]);
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t f = l.channel(i);
     double y = (x.get(i) - mean[f]) * invstd[f];
@@ -117,8 +130,8 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
     if (b) y += b->get(f);
     out.set(i, y);
   }
-  if (!training) return {out, Tensor::empty({0}, pdt), Tensor::empty({0}, pdt)};
-  Tensor save_mean = Tensor::empty({l.c}, pdt), save_invstd = Tensor::empty({l.c}, pdt);
+  Tensor save_mean = meta::empty_as(spec[1]), save_invstd = meta::empty_as(spec[2]);
+  if (!training) return {out, save_mean, save_invstd};
   for (int64_t f = 0; f < l.c; ++f) {
     save_mean.set(f, mean[f]);
     save_invstd.set(f, invstd[f]);
@@ -137,6 +150,22 @@ Values native_batch_norm_ref(const Values& a) {
                     a.at(6).to_double(), a.at(7).to_double());
 }
 
+Values native_batch_norm_meta(const Values& a) {
+  return bn_forward_meta(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
+                         a.at(3).opt_tensor(), a.at(4).opt_tensor(), a.at(5).to_bool());
+}
+
+// The running stats of a training call are updated in place: not outputs, so nothing to add.
+Values legit_no_stats_meta(const Values& a) {
+  return bn_forward_meta(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(), std::nullopt,
+                         std::nullopt, a.at(3).to_bool());
+}
+
+Values legit_no_training_meta(const Values& a) {
+  return bn_forward_meta(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
+                         a.at(3).opt_tensor(), a.at(4).opt_tensor(), false);
+}
+
 Values legit_no_stats_ref(const Values& a) {
   return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(), std::nullopt,
                     std::nullopt, a.at(3).to_bool(), a.at(4).to_double(), a.at(5).to_double());
@@ -148,13 +177,14 @@ Values legit_no_training_ref(const Values& a) {
                     a.at(6).to_double());
 }
 
-Values bn_backward_ref(const Values& a) {
+// The checks of native_batch_norm_backward and its outputs (None where output_mask is false) as
+// meta tensors.
+Values bn_backward_meta(const Values& a) {
   const Tensor& g = a.at(0).tensor();
   const Tensor& x = a.at(1).tensor();
   const OptT w = a.at(2).opt_tensor(), rm = a.at(3).opt_tensor(), rv = a.at(4).opt_tensor();
   const OptT sm = a.at(5).opt_tensor(), si = a.at(6).opt_tensor();
   const bool train = a.at(7).to_bool();
-  const double eps = a.at(8).to_double();
   const std::vector<bool> mask = a.at(9).bool_list();
   nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
   const Layout l = layout_of(x);
@@ -178,6 +208,22 @@ Values bn_backward_ref(const Values& a) {
     check_numel("running_mean", rm, l.c);
     check_numel("running_var", rv, l.c);
   }
+  Values out(3);
+  if (mask.at(0)) out[0] = meta::fresh(x.shape(), x.dtype());
+  if (mask.at(1)) out[1] = meta::fresh({l.c}, pdt);
+  if (mask.at(2)) out[2] = meta::fresh({l.c}, pdt);
+  return out;
+}
+
+Values bn_backward_ref(const Values& a) {
+  const Values spec = bn_backward_meta(a);
+  const Tensor& g = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const OptT w = a.at(2).opt_tensor(), rm = a.at(3).opt_tensor(), rv = a.at(4).opt_tensor();
+  const OptT sm = a.at(5).opt_tensor(), si = a.at(6).opt_tensor();
+  const bool train = a.at(7).to_bool();
+  const double eps = a.at(8).to_double();
+  const Layout l = layout_of(x);
   std::vector<double> mean(l.c), invstd(l.c), wt(l.c, 1.0), sum(l.c, 0.0), dotp(l.c, 0.0);
   for (int64_t f = 0; f < l.c; ++f) {
     mean[f] = train ? sm->get(f) : rm->get(f);
@@ -190,8 +236,8 @@ Values bn_backward_ref(const Values& a) {
     dotp[f] += (x.get(i) - mean[f]) * g.get(i);
   }
   Values out(3);
-  if (mask.at(0)) {
-    Tensor gi = Tensor::empty(x.shape(), x.dtype());
+  if (spec[0].is_tensor()) {
+    Tensor gi = meta::empty_as(spec[0]);
     const double n = static_cast<double>(l.n);
     for (int64_t i = 0; i < x.numel(); ++i) {
       const int64_t f = l.channel(i);
@@ -204,13 +250,13 @@ Values bn_backward_ref(const Values& a) {
     }
     out[0] = gi;
   }
-  if (mask.at(1)) {
-    Tensor gw = Tensor::empty({l.c}, pdt);
+  if (spec[1].is_tensor()) {
+    Tensor gw = meta::empty_as(spec[1]);
     for (int64_t f = 0; f < l.c; ++f) gw.set(f, dotp[f] * invstd[f]);
     out[1] = gw;
   }
-  if (mask.at(2)) {
-    Tensor gb = Tensor::empty({l.c}, pdt);
+  if (spec[2].is_tensor()) {
+    Tensor gb = meta::empty_as(spec[2]);
     for (int64_t f = 0; f < l.c; ++f) gb.set(f, sum[f]);
     out[2] = gb;
   }
@@ -429,6 +475,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "(Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = dts;
+    op.meta = native_batch_norm_meta;
     op.ref = native_batch_norm_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 0); };
     op.roles["running_var"] = ArgRole::positive();
@@ -443,6 +490,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "(Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = dts;
+    op.meta = native_batch_norm_meta;
     op.ref = native_batch_norm_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 1); };
     op.roles["running_var"] = ArgRole::positive();
@@ -456,6 +504,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = dts;
+    op.meta = legit_no_stats_meta;
     op.ref = legit_no_stats_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 2); };
     op.cost = bn_cost(0, 8);
@@ -469,6 +518,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "Tensor)",
         "norm");
     op.dtypes = dts;
+    op.meta = legit_no_training_meta;
     op.ref = legit_no_training_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 3); };
     op.roles["running_var"] = ArgRole::positive();
@@ -483,6 +533,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = dts;
+    op.meta = bn_backward_meta;
     op.ref = bn_backward_ref;
     op.samples = backward_samples;
     op.roles["running_var"] = ArgRole::positive();

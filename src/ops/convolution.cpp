@@ -46,6 +46,7 @@
 #include "ops/convolution_internal.h"
 #include "ops/families.h"
 #include "ops/judges.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -390,7 +391,8 @@ Tensor conv_forward(const Conv& c, const Tensor& input, const Tensor& weight,
   return store(out, c.output_shape, input.dtype());
 }
 
-Values convolution_ref(const Values& args) {
+// convolution's checks; returns the geometry with the output shape.
+Conv convolution_checked(const Values& args) {
   const Tensor& input = args.at(0).tensor();
   const Tensor& weight = args.at(1).tensor();
   const std::optional<Tensor> bias = args.at(2).opt_tensor();
@@ -399,11 +401,24 @@ Values convolution_ref(const Values& args) {
   check_same_dtype(input, "Input", weight, "weight");
   if (bias) check_same_dtype(input, "Input", *bias, "bias");
   check_forward_dtype(input.dtype(), c);
+  return c;
+}
+
+Values convolution_meta(const Values& args) {
+  return {meta::fresh(convolution_checked(args).output_shape, args.at(0).tensor().dtype())};
+}
+
+Values convolution_ref(const Values& args) {
+  const Tensor& input = args.at(0).tensor();
+  const Tensor& weight = args.at(1).tensor();
+  const std::optional<Tensor> bias = args.at(2).opt_tensor();
+  const Conv c = convolution_checked(args);
   if (is_floating(input.dtype())) return {conv_forward<double>(c, input, weight, bias)};
   return {conv_forward<uint64_t>(c, input, weight, bias)};
 }
 
-Values convolution_backward_ref(const Values& args) {
+// convolution_backward's checks; returns the geometry.
+Conv convolution_backward_checked(const Values& args) {
   const Tensor& grad_out = args.at(0).tensor();
   const Tensor& input = args.at(1).tensor();
   const Tensor& weight = args.at(2).tensor();
@@ -425,6 +440,30 @@ Values convolution_backward_ref(const Values& args) {
     op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +
              shape_str(grad_out.shape()));
   }
+  return c;
+}
+
+// (grad_input, grad_weight, grad_bias), None where output_mask is false.
+Values convolution_backward_meta(const Values& args) {
+  convolution_backward_checked(args);
+  const Tensor& grad_out = args.at(0).tensor();
+  const Tensor& input = args.at(1).tensor();
+  const Tensor& weight = args.at(2).tensor();
+  const std::vector<bool> mask = args.at(10).bool_list();
+  Values out{Value(), Value(), Value()};
+  if (mask[0]) out[0] = meta::fresh_like(input);
+  if (mask[1]) out[1] = meta::fresh(weight.shape(), input.dtype());
+  if (mask[2]) out[2] = meta::fresh({grad_out.size(1)}, input.dtype());
+  return out;
+}
+
+Values convolution_backward_ref(const Values& args) {
+  const Tensor& grad_out = args.at(0).tensor();
+  const Tensor& input = args.at(1).tensor();
+  const Tensor& weight = args.at(2).tensor();
+  const Conv c = convolution_backward_checked(args);
+  const std::vector<bool> mask = args.at(10).bool_list();
+  const DType dt = input.dtype();
   const Geo q = make_geo(c);
   std::vector<double> go = load<double>(grad_out);
   Values out{Value(), Value(), Value()};
@@ -473,6 +512,7 @@ void register_convolution_ops(OpRegistry& r) {
         "Tensor",
         "convolution");
     op.dtypes = conv_dtypes();
+    op.meta = convolution_meta;
     op.ref = convolution_ref;
     op.samples = conv::convolution_samples;
     op.cost = conv::conv_cost;
@@ -487,6 +527,7 @@ void register_convolution_ops(OpRegistry& r) {
         "SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
         "convolution");
     op.dtypes = floating_dtypes();
+    op.meta = convolution_backward_meta;
     op.ref = convolution_backward_ref;
     op.samples = conv::convolution_backward_samples;
     op.cost = conv::conv_backward_cost;

@@ -34,6 +34,7 @@
 #include "crucible/compare/compare.h"
 #include "ops/families.h"
 #include "ops/fft_internal.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -167,65 +168,109 @@ void check_fft_precision(DType t) {
     op_error("Unsupported dtype " + std::string(dtype_scalar_type_name(t)));
 }
 
-Values r2c_ref(const Values& args) {
+// The checked plan of one transform: its dims, normalisation factor and output.
+struct FftPlan {
+  std::vector<int64_t> dims;
+  double scale = 1;
+  Shape out_shape;
+  DType out_dtype = DType::Float32;
+};
+
+FftPlan r2c_plan(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   CRUCIBLE_CHECK(is_floating(self.dtype()),
                  "Expected self.is_floating_point() to be true, but got false.");
-  const std::vector<int64_t> dims = fft_dims(args.at(1), self.dim(), true);
+  FftPlan p;
+  p.dims = fft_dims(args.at(1), self.dim(), true);
   const int64_t normalization = args.at(2).to_int();
   const bool onesided = args.at(3).to_bool();
   check_fft_precision(self.dtype());
-  Field f = load_field(self);
   double n = 1;
-  for (int64_t d : dims) n *= static_cast<double>(self.size(d));
-  const double s = norm_factor(normalization, n);
-  const int64_t last = dims.back();
-  dft_dim(f, last, -1, onesided ? self.size(last) / 2 + 1 : self.size(last));
-  for (size_t i = 0; i + 1 < dims.size(); ++i) dft_dim(f, dims[i], -1, f.shape[dims[i]]);
-  scale(f, s);
-  return {Value(store_field(f, *to_complex(self.dtype())))};
+  for (int64_t d : p.dims) n *= static_cast<double>(self.size(d));
+  p.scale = norm_factor(normalization, n);
+  const int64_t last = p.dims.back();
+  p.out_shape = self.shape();
+  if (onesided) p.out_shape[static_cast<size_t>(last)] = self.size(last) / 2 + 1;
+  p.out_dtype = *to_complex(self.dtype());
+  return p;
+}
+
+Values r2c_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const FftPlan p = r2c_plan(args);
+  Field f = load_field(self);
+  const int64_t last = p.dims.back();
+  dft_dim(f, last, -1, p.out_shape[static_cast<size_t>(last)]);
+  for (size_t i = 0; i + 1 < p.dims.size(); ++i) dft_dim(f, p.dims[i], -1, f.shape[p.dims[i]]);
+  scale(f, p.scale);
+  return {Value(store_field(f, p.out_dtype))};
+}
+
+FftPlan c2c_plan(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  CRUCIBLE_CHECK(is_complex(self.dtype()), "Expected self.is_complex() to be true, but got false.");
+  FftPlan p;
+  p.dims = fft_dims(args.at(1), self.dim(), false);
+  const int64_t normalization = args.at(2).to_int();
+  check_fft_precision(self.dtype());
+  double n = 1;
+  for (int64_t d : p.dims) n *= static_cast<double>(self.size(d));
+  p.scale = norm_factor(normalization, n);
+  p.out_shape = self.shape();
+  p.out_dtype = self.dtype();
+  return p;
 }
 
 Values c2c_ref(const Values& args) {
   const Tensor& self = args.at(0).tensor();
-  CRUCIBLE_CHECK(is_complex(self.dtype()), "Expected self.is_complex() to be true, but got false.");
-  const std::vector<int64_t> dims = fft_dims(args.at(1), self.dim(), false);
-  const int64_t normalization = args.at(2).to_int();
+  const FftPlan p = c2c_plan(args);
   const int sign = args.at(3).to_bool() ? -1 : +1;
-  check_fft_precision(self.dtype());
   Field f = load_field(self);
-  double n = 1;
-  for (int64_t d : dims) n *= static_cast<double>(self.size(d));
-  const double s = norm_factor(normalization, n);
-  for (int64_t d : dims) dft_dim(f, d, sign, f.shape[d]);
-  scale(f, s);
-  return {Value(store_field(f, self.dtype()))};
+  for (int64_t d : p.dims) dft_dim(f, d, sign, f.shape[d]);
+  scale(f, p.scale);
+  return {Value(store_field(f, p.out_dtype))};
 }
 
-Values c2r_ref(const Values& args) {
+FftPlan c2r_plan(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   CRUCIBLE_CHECK(is_complex(self.dtype()), "Expected self.is_complex() to be true, but got false.");
-  const std::vector<int64_t> dims = fft_dims(args.at(1), self.dim(), true);
+  FftPlan p;
+  p.dims = fft_dims(args.at(1), self.dim(), true);
   const int64_t normalization = args.at(2).to_int();
   const int64_t last_dim_size = args.at(3).to_int();
   check_fft_precision(self.dtype());
   CRUCIBLE_CHECK(last_dim_size >= 0, "Trying to create tensor with negative dimension " +
                                          std::to_string(last_dim_size));
-  const int64_t last = dims.back();
+  const int64_t last = p.dims.back();
   CRUCIBLE_CHECK(self.size(last) >= last_dim_size / 2 + 1,
                  "_fft_c2r: the last transformed dim holds " + std::to_string(self.size(last)) +
                      " values, a real signal of length " + std::to_string(last_dim_size) +
                      " needs at least " + std::to_string(last_dim_size / 2 + 1));
-  Field f = load_field(self);
   double n = static_cast<double>(last_dim_size);
-  for (size_t i = 0; i + 1 < dims.size(); ++i) {
-    n *= static_cast<double>(self.size(dims[i]));
-    dft_dim(f, dims[i], +1, f.shape[dims[i]]);
-  }
-  const double s = norm_factor(normalization, n);
-  c2r_dim(f, last, last_dim_size);
-  scale(f, s);
-  return {Value(store_field(f, to_real(self.dtype())))};
+  for (size_t i = 0; i + 1 < p.dims.size(); ++i) n *= static_cast<double>(self.size(p.dims[i]));
+  p.scale = norm_factor(normalization, n);
+  p.out_shape = self.shape();
+  p.out_shape[static_cast<size_t>(last)] = last_dim_size;
+  p.out_dtype = to_real(self.dtype());
+  return p;
+}
+
+Values c2r_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const FftPlan p = c2r_plan(args);
+  Field f = load_field(self);
+  for (size_t i = 0; i + 1 < p.dims.size(); ++i) dft_dim(f, p.dims[i], +1, f.shape[p.dims[i]]);
+  c2r_dim(f, p.dims.back(), p.out_shape[static_cast<size_t>(p.dims.back())]);
+  scale(f, p.scale);
+  return {Value(store_field(f, p.out_dtype))};
+}
+
+// The meta function of a transform with plan `plan`.
+MetaFn fft_meta(FftPlan (*plan)(const Values&)) {
+  return [plan](const Values& args) {
+    const FftPlan p = plan(args);
+    return Values{meta::fresh(p.out_shape, p.out_dtype)};
+  };
 }
 
 // ---- comparison and cost ----------------------------------------------------------------
@@ -391,6 +436,7 @@ void register_fft_ops(OpRegistry& r) {
         "aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
         "fft");
     op.dtypes = {DType::Float32, DType::Float64};
+    op.meta = fft_meta(r2c_plan);
     op.ref = r2c_ref;
     op.samples = fft_r2c_samples;
     op.cost = [](const Values& a, const Values& o) { return fft_cost(a, o, false); };
@@ -403,6 +449,7 @@ void register_fft_ops(OpRegistry& r) {
         "Tensor",
         "fft");
     op.dtypes = {DType::Complex64, DType::Complex128};
+    op.meta = fft_meta(c2r_plan);
     op.ref = c2r_ref;
     op.samples = fft_c2r_samples;
     op.cost = [](const Values& a, const Values& o) { return fft_cost(a, o, true); };
@@ -414,6 +461,7 @@ void register_fft_ops(OpRegistry& r) {
         "aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
         "fft");
     op.dtypes = {DType::Complex64, DType::Complex128};
+    op.meta = fft_meta(c2c_plan);
     op.ref = c2c_ref;
     op.samples = fft_c2c_samples;
     op.cost = [](const Values& a, const Values& o) { return fft_cost(a, o, false); };

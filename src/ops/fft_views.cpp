@@ -157,6 +157,8 @@ std::vector<Sample> view_as_complex_samples(const SampleContext& ctx) {
 OpDef view_op(std::string_view schema, RefFn ref, SampleFn samples, std::vector<DType> dtypes) {
   OpDef op = OpDef::from_schema(schema, "fft");
   op.dtypes = std::move(dtypes);
+  // A view costs nothing: the meta function is the view code itself.
+  op.meta = ref;
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = view_cost;

@@ -30,6 +30,8 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
+#include "ops/meta_shapes_nn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 
@@ -97,11 +99,11 @@ GroupArgs group_args(const Values& a, size_t first) {
           a.at(first + 3).to_int()};
 }
 
-Values group_norm_ref(const Values& a) {
+// The checks of native_group_norm and its outputs (y, mean, rstd) as meta tensors.
+Values group_norm_meta(const Values& a) {
   const Tensor& x = a.at(0).tensor();
   const OptT w = a.at(1).opt_tensor(), b = a.at(2).opt_tensor();
   const GroupArgs g = group_args(a, 3);
-  const double eps = a.at(7).to_double();
   check_group_inputs(x, w, b, g);
   if (!memory_format_contiguous(x))
     op_error("Expected X.is_contiguous(memory_format) to be true, but got false.");
@@ -111,9 +113,19 @@ Values group_norm_ref(const Values& a) {
     op_error("Expected !beta.defined() || beta.is_contiguous() to be true, but got false.");
   const DType pdt = nnops::param_dtype(x, {w, b});
   nnops::check_floating_dispatch(x.dtype(), "GroupNormKernelImpl");
+  return {meta::fresh(x.shape(), x.dtype()), meta::fresh({g.n, g.group}, pdt),
+          meta::fresh({g.n, g.group}, pdt)};
+}
+
+Values group_norm_ref(const Values& a) {
+  const Values spec = group_norm_meta(a);
+  const Tensor& x = a.at(0).tensor();
+  const OptT w = a.at(1).opt_tensor(), b = a.at(2).opt_tensor();
+  const GroupArgs g = group_args(a, 3);
+  const double eps = a.at(7).to_double();
   const int64_t d = g.c / g.group, k = d * g.hxw;
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
-  Tensor mean_t = Tensor::empty({g.n, g.group}, pdt), rstd_t = Tensor::empty({g.n, g.group}, pdt);
+  Tensor y = meta::empty_as(spec[0]);
+  Tensor mean_t = meta::empty_as(spec[1]), rstd_t = meta::empty_as(spec[2]);
   for (int64_t row = 0; row < g.n * g.group; ++row) {
     const int64_t base = row * k;
     double s = 0;
@@ -136,7 +148,9 @@ Values group_norm_ref(const Values& a) {
   return {y, mean_t, rstd_t};
 }
 
-Values group_norm_backward_ref(const Values& a) {
+// The checks of native_group_norm_backward and its outputs (None where output_mask is false)
+// as meta tensors.
+Values group_norm_backward_meta(const Values& a) {
   const Tensor& dy = a.at(0).tensor();
   const Tensor& x = a.at(1).tensor();
   const Tensor& mean = a.at(2).tensor();
@@ -161,6 +175,22 @@ Values group_norm_backward_ref(const Values& a) {
              " elements, got " + std::to_string(mean.numel()) + " and " +
              std::to_string(rstd.numel()));
   }
+  const DType dparam = w ? w->dtype() : x.dtype();
+  Values out(3);
+  if (mask.at(0)) out[0] = meta::fresh(x.shape(), x.dtype());
+  if (mask.at(1)) out[1] = meta::fresh({g.c}, dparam);
+  if (mask.at(2)) out[2] = meta::fresh({g.c}, dparam);
+  return out;
+}
+
+Values group_norm_backward_ref(const Values& a) {
+  const Values spec = group_norm_backward_meta(a);
+  const Tensor& dy = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const Tensor& mean = a.at(2).tensor();
+  const Tensor& rstd = a.at(3).tensor();
+  const OptT w = a.at(4).opt_tensor();
+  const GroupArgs g = group_args(a, 5);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
   auto gamma = [&](int64_t ch) { return w ? w->get(ch) : 1.0; };
@@ -171,8 +201,7 @@ Values group_norm_backward_ref(const Values& a) {
     db[i / g.hxw] += dy.get(i);
   }
   Values out(3);
-  const DType dparam = w ? w->dtype() : x.dtype();
-  if (mask.at(0)) {
+  if (spec[0].is_tensor()) {
     Tensor dx = Tensor::zeros(x.shape(), x.dtype());
     for (int64_t row = 0; row < g.n * g.group; ++row) {
       const int64_t n = row / g.group, grp = row % g.group;
@@ -192,8 +221,8 @@ Values group_norm_backward_ref(const Values& a) {
     }
     out[0] = dx;
   }
-  if (mask.at(1)) {
-    Tensor dg = Tensor::zeros({g.c}, dparam);
+  if (spec[1].is_tensor()) {
+    Tensor dg = Tensor::zeros({g.c}, spec[1].tensor().dtype());
     for (int64_t ch = 0; ch < g.c; ++ch) {
       double acc = 0;
       for (int64_t n = 0; n < g.n; ++n) {
@@ -204,8 +233,8 @@ Values group_norm_backward_ref(const Values& a) {
     }
     out[1] = dg;
   }
-  if (mask.at(2)) {
-    Tensor dbt = Tensor::zeros({g.c}, dparam);
+  if (spec[2].is_tensor()) {
+    Tensor dbt = Tensor::zeros({g.c}, spec[2].tensor().dtype());
     for (int64_t ch = 0; ch < g.c; ++ch) {
       double acc = 0;
       for (int64_t n = 0; n < g.n; ++n) acc += db[n * g.c + ch];
@@ -216,7 +245,9 @@ Values group_norm_backward_ref(const Values& a) {
   return out;
 }
 
-Values layer_norm_backward_ref(const Values& a) {
+// The checks of native_layer_norm_backward and its outputs (None where output_mask is false)
+// as meta tensors.
+Values layer_norm_backward_meta(const Values& a) {
   const Tensor& dy = a.at(0).tensor();
   const Tensor& x = a.at(1).tensor();
   const std::vector<int64_t> normalized = a.at(2).to_int_list();
@@ -272,6 +303,30 @@ Values layer_norm_backward_ref(const Values& a) {
   }
   if (mask.at(1) && !w) op_error("native_layer_norm_backward: output_mask[1] needs weight");
   if (mask.at(2) && !b) op_error("native_layer_norm_backward: output_mask[2] needs bias");
+  Values out(3);
+  if (mask.at(0)) out[0] = meta::fresh(x.shape(), x.dtype());
+  if (mask.at(1)) out[1] = meta::fresh_like(*w);
+  if (mask.at(2)) out[2] = meta::fresh_like(*b);
+  return out;
+}
+
+Values layer_norm_backward_ref(const Values& a) {
+  const Values spec = layer_norm_backward_meta(a);
+  const Tensor& dy = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const std::vector<int64_t> normalized = a.at(2).to_int_list();
+  const Tensor& mean = a.at(3).tensor();
+  const Tensor& rstd = a.at(4).tensor();
+  const OptT w = a.at(5).opt_tensor();
+  const std::vector<bool> mask = a.at(7).bool_list();
+  const int64_t nd = x.dim(), nn = static_cast<int64_t>(normalized.size());
+  int64_t n = 1;
+  for (int64_t s : normalized) n *= s;
+  const int64_t m = n > 0 ? x.numel() / n : [&] {
+    int64_t mm = 1;
+    for (int64_t dd = 0; dd < nd - nn; ++dd) mm *= x.size(dd);
+    return mm;
+  }();
   auto gamma = [&](int64_t j) { return w ? w->get(j) : 1.0; };
   Values out(3);
   if (mask.at(0)) {
@@ -296,8 +351,7 @@ Values layer_norm_backward_ref(const Values& a) {
   }
   for (int which : {1, 2}) {
     if (!mask.at(which)) continue;
-    const Tensor& like = which == 1 ? *w : *b;
-    Tensor t = Tensor::zeros(like.shape(), like.dtype());
+    Tensor t = Tensor::zeros(spec[which].tensor().shape(), spec[which].tensor().dtype());
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
       for (int64_t row = 0; row < m; ++row) {
@@ -496,6 +550,7 @@ void register_group_norm_ops(OpRegistry& r) {
         "SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = floating_dtypes();
+    op.meta = group_norm_meta;
     op.ref = group_norm_ref;
     op.samples = group_norm_samples;
     op.cost = simple_cost(0, 8);
@@ -512,6 +567,7 @@ void register_group_norm_ops(OpRegistry& r) {
         "-> (Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = floating_dtypes();
+    op.meta = group_norm_backward_meta;
     op.ref = group_norm_backward_ref;
     op.samples = group_norm_backward_samples;
     op.roles["rstd"] = ArgRole::positive();
@@ -530,6 +586,7 @@ void register_group_norm_ops(OpRegistry& r) {
         "output_mask) -> (Tensor, Tensor, Tensor)",
         "norm");
     op.dtypes = floating_dtypes();
+    op.meta = layer_norm_backward_meta;
     op.ref = layer_norm_backward_ref;
     op.samples = layer_norm_backward_samples;
     op.roles["rstd"] = ArgRole::positive();

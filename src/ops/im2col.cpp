@@ -25,6 +25,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -106,7 +107,15 @@ void check_dtype(DType t, const char* kernel) {
     op_error(std::string("\"") + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
 }
 
-Values im2col_ref(const Values& args) {
+// The checked geometry of an im2col call or of a fold (col2im, im2col_backward).
+struct Unfold {
+  Blocks b;
+  int64_t n = 1, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  Shape out_shape;
+};
+
+// im2col's checks and geometry.
+Unfold im2col_plan(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Blocks b = check_blocks(args.at(1), args.at(2), args.at(3), args.at(4));
   const bool batched = self.dim() == 4;
@@ -133,6 +142,17 @@ Values im2col_ref(const Values& args) {
   const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
   Shape out_shape{c * kk, l};
   if (batched) out_shape.insert(out_shape.begin(), n);
+  return {b, n, c, h, w, oh, ow, out_shape};
+}
+
+Values im2col_meta(const Values& args) {
+  return {meta::fresh(im2col_plan(args).out_shape, args.at(0).tensor().dtype())};
+}
+
+Values im2col_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const auto [b, n, c, h, w, oh, ow, out_shape] = im2col_plan(args);
+  const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
   Tensor out = Tensor::zeros(out_shape, self.dtype());
   const Tensor src = self.contiguous();
   for (int64_t in = 0; in < n; ++in)
@@ -155,8 +175,8 @@ Values im2col_ref(const Values& args) {
   return {out};
 }
 
-// col2im of `self` into output_size `size` (also im2col_backward).
-Tensor fold(const Tensor& self, Pair size, const Blocks& b, const char* kernel_name) {
+// The checks and geometry of col2im of `self` into output_size `size` (also im2col_backward).
+Unfold fold_plan(const Tensor& self, Pair size, const Blocks& b, const char* kernel_name) {
   const bool batched = self.dim() == 3;
   const bool valid =
       (self.dim() == 2 || self.dim() == 3) && self.size(-2) != 0 && self.size(-1) != 0;
@@ -196,6 +216,13 @@ Tensor fold(const Tensor& self, Pair size, const Blocks& b, const char* kernel_n
   const int64_t n = batched ? self.size(0) : 1, c = rows / kk, h = size.h, w = size.w;
   Shape out_shape{c, h, w};
   if (batched) out_shape.insert(out_shape.begin(), n);
+  return {b, n, c, h, w, oh, ow, out_shape};
+}
+
+// col2im of `self` into output_size `size` (also im2col_backward).
+Tensor fold(const Tensor& self, Pair size, const Blocks& blocks, const char* kernel_name) {
+  const auto [b, n, c, h, w, oh, ow, out_shape] = fold_plan(self, size, blocks, kernel_name);
+  const int64_t rows = self.size(-2), l = self.size(-1);
   std::vector<double> acc(static_cast<size_t>(n * c * h * w), 0.0);
   for (int64_t in = 0; in < n; ++in)
     for (int64_t ic = 0; ic < c; ++ic)
@@ -222,6 +249,14 @@ Values col2im_ref(const Values& args) {
   const Pair size = pair_arg(args.at(1), "output_size");
   const Blocks b = check_blocks(args.at(2), args.at(3), args.at(4), args.at(5));
   return {fold(args.at(0).tensor(), size, b, "col2im_out_cpu")};
+}
+
+// col2im and im2col_backward (output_size / input_size at args[1]).
+Values fold_meta(const Values& args, const char* size_name) {
+  const Pair size = pair_arg(args.at(1), size_name);
+  const Blocks b = check_blocks(args.at(2), args.at(3), args.at(4), args.at(5));
+  const Tensor& self = args.at(0).tensor();
+  return {meta::fresh(fold_plan(self, size, b, "col2im_out_cpu").out_shape, self.dtype())};
 }
 
 Values im2col_backward_ref(const Values& args) {
@@ -403,6 +438,7 @@ void register_im2col_ops(OpRegistry& r) {
         "stride) -> Tensor",
         "convolution");
     op.dtypes = fold_dtypes();
+    op.meta = im2col_meta;
     op.ref = im2col_ref;
     op.samples = im2col_samples;
     op.cost = copy_cost;
@@ -414,6 +450,7 @@ void register_im2col_ops(OpRegistry& r) {
         "int[2] padding, int[2] stride) -> Tensor",
         "convolution");
     op.dtypes = fold_dtypes();
+    op.meta = [](const Values& args) { return fold_meta(args, "output_size"); };
     op.ref = col2im_ref;
     op.samples = fold_samples;
     op.cost = fold_cost;
@@ -427,6 +464,7 @@ void register_im2col_ops(OpRegistry& r) {
         "dilation, int[2] padding, int[2] stride) -> Tensor",
         "convolution");
     op.dtypes = fold_dtypes();
+    op.meta = [](const Values& args) { return fold_meta(args, "input_size"); };
     op.ref = im2col_backward_ref;
     op.samples = fold_samples;
     op.cost = fold_cost;

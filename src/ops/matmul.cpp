@@ -23,6 +23,7 @@
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/matmul_internal.h"
+#include "ops/meta_fn.h"
 
 namespace crucible {
 namespace {
@@ -148,7 +149,8 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
   return out;
 }
 
-Values mm_ref(const Values& args) {
+// mm's checks; returns the output shape.
+Shape mm_shape(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& mat2 = args.at(1).tensor();
   CRUCIBLE_CHECK(self.dim() == 2, "self must be a matrix");
@@ -165,18 +167,28 @@ Values mm_ref(const Values& args) {
   const Shape out_shape{self.size(0), mat2.size(1)};
   if (numel_of(out_shape) > 0 && self.size(1) > 0)
     check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
+  return out_shape;
+}
+
+Values mm_meta(const Values& args) {
+  return {meta::fresh(mm_shape(args), args.at(0).tensor().dtype())};
+}
+
+Values mm_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mat2 = args.at(1).tensor();
+  const Shape out_shape = mm_shape(args);
   Product p;
   p.a = self.unsqueeze(0);
   p.w = mat2.unsqueeze(0);
   return {compute(p, out_shape, self.dtype())};
 }
 
-Values addmm_ref(const Values& args) {
+// addmm's checks; returns self's shape right-aligned to 2 dims (1 where broadcast).
+Shape addmm_self_shape(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& mat1 = args.at(1).tensor();
   const Tensor& mat2 = args.at(2).tensor();
-  const Scalar beta = args.at(3).to_scalar();
-  const Scalar alpha = args.at(4).to_scalar();
   if (self.dtype() != mat2.dtype()) {
     op_error("self and mat2 must have the same dtype, but got " + scalar_type_name(self.dtype()) +
              " and " + scalar_type_name(mat2.dtype()));
@@ -204,12 +216,8 @@ Values addmm_ref(const Values& args) {
              "dimensions in the tensor (" +
              std::to_string(self.dim()) + ")");
   }
-  Shape s2(2, 1), st2(2, 0);
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    const int64_t td = 2 - self.dim() + d;
-    s2[td] = self.size(d);
-    st2[td] = self.stride(d);
-  }
+  Shape s2(2, 1);
+  for (int64_t d = 0; d < self.dim(); ++d) s2[2 - self.dim() + d] = self.size(d);
   for (int64_t d = 0; d < 2; ++d) {
     if (s2[d] != target[d] && s2[d] != 1) {
       op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
@@ -220,6 +228,23 @@ Values addmm_ref(const Values& args) {
     }
   }
   if (numel_of(target) > 0 && mat1.size(1) > 0) check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
+  return s2;
+}
+
+Values addmm_meta(const Values& args) {
+  addmm_self_shape(args);
+  const Tensor& mat1 = args.at(1).tensor();
+  return {meta::fresh({mat1.size(0), args.at(2).tensor().size(1)}, mat1.dtype())};
+}
+
+Values addmm_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mat1 = args.at(1).tensor();
+  const Tensor& mat2 = args.at(2).tensor();
+  const Scalar beta = args.at(3).to_scalar();
+  const Scalar alpha = args.at(4).to_scalar();
+  const Shape s2 = addmm_self_shape(args);
+  const Shape target{mat1.size(0), mat2.size(1)};
   // self's logical index for output (i, j) under broadcasting.
   const int64_t self_cols = s2[1];
   Product p;
@@ -239,7 +264,8 @@ Values addmm_ref(const Values& args) {
   return {compute(p, target, mat1.dtype())};
 }
 
-Values bmm_ref(const Values& args) {
+// bmm's checks; returns the output shape.
+Shape bmm_shape(const Values& args) {
   const Tensor& b1 = args.at(0).tensor();
   const Tensor& b2 = args.at(1).tensor();
   CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
@@ -257,18 +283,26 @@ Values bmm_ref(const Values& args) {
     }
     check_kernel_dtype(b1.dtype(), "bmm");
   }
-  Product p;
-  p.a = b1;
-  p.w = b2;
-  return {compute(p, out_shape, b2.dtype())};
+  return out_shape;
 }
 
-Values baddbmm_ref(const Values& args) {
+Values bmm_meta(const Values& args) {
+  return {meta::fresh(bmm_shape(args), args.at(1).tensor().dtype())};
+}
+
+Values bmm_ref(const Values& args) {
+  const Shape out_shape = bmm_shape(args);
+  Product p;
+  p.a = args.at(0).tensor();
+  p.w = args.at(1).tensor();
+  return {compute(p, out_shape, p.w.dtype())};
+}
+
+// baddbmm's checks; returns self's shape right-aligned to 3 dims (1 where broadcast).
+Shape baddbmm_self_shape(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& b1 = args.at(1).tensor();
   const Tensor& b2 = args.at(2).tensor();
-  const Scalar beta = args.at(3).to_scalar();
-  const Scalar alpha = args.at(4).to_scalar();
   CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   const Shape target{b1.size(0), b1.size(1), b2.size(2)};
@@ -306,6 +340,23 @@ Values baddbmm_ref(const Values& args) {
     }
     check_kernel_dtype(b1.dtype(), "bmm");
   }
+  return s3;
+}
+
+Values baddbmm_meta(const Values& args) {
+  baddbmm_self_shape(args);
+  const Tensor& b1 = args.at(1).tensor();
+  return {meta::fresh({b1.size(0), b1.size(1), args.at(2).tensor().size(2)}, b1.dtype())};
+}
+
+Values baddbmm_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& b1 = args.at(1).tensor();
+  const Tensor& b2 = args.at(2).tensor();
+  const Scalar beta = args.at(3).to_scalar();
+  const Scalar alpha = args.at(4).to_scalar();
+  const Shape s3 = baddbmm_self_shape(args);
+  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
   Product p;
   p.a = b1;
   p.w = b2;
@@ -360,6 +411,7 @@ void register_matmul_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema("aten::mm(Tensor self, Tensor mat2) -> Tensor", "matmul");
     op.dtypes = matmul_dtypes();
+    op.meta = mm_meta;
     op.ref = mm_ref;
     op.samples = mm_samples;
     op.cost = product_cost(0, 1);
@@ -372,6 +424,7 @@ void register_matmul_ops(OpRegistry& r) {
         "Tensor",
         "matmul");
     op.dtypes = matmul_dtypes();
+    op.meta = addmm_meta;
     op.ref = addmm_ref;
     op.samples = addmm_samples;
     op.cost = product_cost(1, 1);
@@ -381,6 +434,7 @@ void register_matmul_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema("aten::bmm(Tensor self, Tensor mat2) -> Tensor", "matmul");
     op.dtypes = matmul_dtypes();
+    op.meta = bmm_meta;
     op.ref = bmm_ref;
     op.samples = bmm_samples;
     op.cost = product_cost(0, 2);
@@ -393,6 +447,7 @@ void register_matmul_ops(OpRegistry& r) {
         "alpha=1) -> Tensor",
         "matmul");
     op.dtypes = matmul_dtypes();
+    op.meta = baddbmm_meta;
     op.ref = baddbmm_ref;
     op.samples = baddbmm_samples;
     op.cost = product_cost(1, 2);

@@ -20,6 +20,8 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
+#include "ops/meta_shapes_nn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -27,18 +29,16 @@ namespace {
 
 using namespace samples;
 
-std::string scalar_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
+std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 bool is_reduced(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
-Values layer_norm_ref(const Values& args) {
+// The checks of native_layer_norm and its outputs (out, mean, rstd) as meta tensors.
+Values layer_norm_meta(const Values& args) {
   const Tensor& input = args.at(0).tensor();
   const std::vector<int64_t> normalized = args.at(1).to_int_list();
   const std::optional<Tensor> weight = args.at(2).opt_tensor();
   const std::optional<Tensor> bias = args.at(3).opt_tensor();
-  const double eps = args.at(4).to_double();
 
   // Mixed types (is_mixed_type / check_mixed_data_type): the first given parameter decides.
   const std::optional<Tensor>& first = weight ? weight : bias;
@@ -92,20 +92,27 @@ Values layer_norm_ref(const Values& args) {
 
   const int64_t axis = nd - nn;
   Shape stat_shape;
-  int64_t m = 1;
-  for (int64_t d = 0; d < axis; ++d) {
-    stat_shape.push_back(input.size(d));
-    m *= input.size(d);
-  }
-  int64_t n = 1;
-  for (int64_t d = axis; d < nd; ++d) {
-    stat_shape.push_back(1);
-    n *= input.size(d);
-  }
+  for (int64_t d = 0; d < axis; ++d) stat_shape.push_back(input.size(d));
+  for (int64_t d = axis; d < nd; ++d) stat_shape.push_back(1);
   const DType stat_dt = mixed ? DType::Float32 : t;
-  Tensor out = Tensor::empty(input.shape(), t);
-  Tensor mean_t = Tensor::empty(stat_shape, stat_dt);
-  Tensor rstd_t = Tensor::empty(stat_shape, stat_dt);
+  return {meta::fresh(input.shape(), t), meta::fresh(stat_shape, stat_dt),
+          meta::fresh(stat_shape, stat_dt)};
+}
+
+Values layer_norm_ref(const Values& args) {
+  const Values spec = layer_norm_meta(args);
+  const Tensor& input = args.at(0).tensor();
+  const int64_t nn = static_cast<int64_t>(args.at(1).to_int_list().size());
+  const std::optional<Tensor> weight = args.at(2).opt_tensor();
+  const std::optional<Tensor> bias = args.at(3).opt_tensor();
+  const double eps = args.at(4).to_double();
+  const int64_t axis = input.dim() - nn;
+  int64_t m = 1, n = 1;
+  for (int64_t d = 0; d < axis; ++d) m *= input.size(d);
+  for (int64_t d = axis; d < input.dim(); ++d) n *= input.size(d);
+  Tensor out = meta::empty_as(spec[0]);
+  Tensor mean_t = meta::empty_as(spec[1]);
+  Tensor rstd_t = meta::empty_as(spec[2]);
   std::vector<double> x(static_cast<size_t>(n));
   for (int64_t row = 0; row < m; ++row) {
     double sum = 0;
@@ -249,6 +256,7 @@ void register_norm_ops(OpRegistry& r) {
       "bias, float eps) -> (Tensor, Tensor, Tensor)",
       "norm");
   op.dtypes = floating_dtypes();
+  op.meta = layer_norm_meta;
   op.ref = layer_norm_ref;
   op.samples = layer_norm_samples;
   op.cost = layer_norm_cost;

@@ -33,6 +33,7 @@
 #include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/pooling_internal.h"
 #include "ops/samples.h"
 
@@ -304,10 +305,15 @@ Values max_forward(const Geo& g, const Tensor& self) {
   return {out, idx};
 }
 
-Tensor max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self,
-                    const Tensor& indices) {
+// The backward's shape checks of grad_output and indices (their values are checked while
+// scattering).
+void check_backward_shapes(const Geo& g, const Tensor& grad_out, const Tensor& indices) {
   check_shape(grad_out, g.out_shape, "grad_output");
   check_shape(indices, g.out_shape, "indices");
+}
+
+Tensor max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self,
+                    const Tensor& indices) {
   const int64_t ip = g.in_plane(), op = g.out_plane();
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
@@ -322,23 +328,26 @@ Tensor max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self,
   return gi;
 }
 
-Values max_pool2d_ref(const Values& a) {
+// The checked geometry of max_pool{2,3}d_with_indices.
+Geo max_pool_geo(const Values& a, int64_t nsp) {
   const Tensor& self = a.at(0).tensor();
-  const Geo g =
-      window_geo("max_pool2d", self, 2, a.at(1), a.at(2), a.at(3), &a.at(4), a.at(5).to_bool());
-  check_dtype("max_pool2d", self.dtype(), false);
-  return max_forward(g, self);
+  const Geo g = window_geo(nsp == 2 ? "max_pool2d" : "max_pool3d", self, nsp, a.at(1), a.at(2),
+                           a.at(3), &a.at(4), a.at(5).to_bool());
+  check_dtype(nsp == 2 ? "max_pool2d" : "max_pool3d_with_indices_cpu", self.dtype(), false);
+  return g;
 }
 
-Values max_pool3d_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Geo g =
-      window_geo("max_pool3d", self, 3, a.at(1), a.at(2), a.at(3), &a.at(4), a.at(5).to_bool());
-  check_dtype("max_pool3d_with_indices_cpu", self.dtype(), false);
-  return max_forward(g, self);
+// The outputs (values, indices) of a max pooling forward as meta tensors.
+Values max_forward_meta(const Geo& g, const Tensor& self) {
+  return {meta::fresh(g.out_shape, self.dtype()), meta::fresh(g.out_shape, DType::Int64)};
 }
 
-Values max_pool_backward_ref(const Values& a, int64_t nsp) {
+Values max_pool2d_ref(const Values& a) { return max_forward(max_pool_geo(a, 2), a.at(0).tensor()); }
+
+Values max_pool3d_ref(const Values& a) { return max_forward(max_pool_geo(a, 3), a.at(0).tensor()); }
+
+// The checked geometry of max_pool{2,3}d_with_indices_backward.
+Geo max_pool_backward_geo(const Values& a, int64_t nsp) {
   const Tensor& go = a.at(0).tensor();
   const Tensor& self = a.at(1).tensor();
   const Geo g = window_geo(nsp == 2 ? "max_pool2d" : "max_pool3d", self, nsp, a.at(2), a.at(3),
@@ -347,17 +356,33 @@ Values max_pool_backward_ref(const Values& a, int64_t nsp) {
               self.dtype(), false);
   CRUCIBLE_CHECK(go.dtype() == self.dtype(),
                  "expected grad_output and self to have the same dtype");
-  return {max_backward(g, go, self, a.at(7).tensor())};
+  check_backward_shapes(g, go, a.at(7).tensor());
+  return g;
 }
 
-Values adaptive_max_pool2d_ref(const Values& a) {
+Values max_pool_backward_ref(const Values& a, int64_t nsp) {
+  const Geo g = max_pool_backward_geo(a, nsp);
+  return {max_backward(g, a.at(0).tensor(), a.at(1).tensor(), a.at(7).tensor())};
+}
+
+// grad_input: self's shape, grad_output's dtype.
+Values max_backward_meta(const Values& a) {
+  return {meta::fresh(a.at(1).tensor().shape(), a.at(0).tensor().dtype())};
+}
+
+Geo adaptive_max_pool2d_geo(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Geo g = adaptive_geo("adaptive_max_pool2d", self, 2, a.at(1));
   check_dtype("adaptive_max_pool2d", self.dtype(), false);
-  return max_forward(g, self);
+  return g;
 }
 
-Values adaptive_max_pool2d_backward_ref(const Values& a) {
+Values adaptive_max_pool2d_ref(const Values& a) {
+  return max_forward(adaptive_max_pool2d_geo(a), a.at(0).tensor());
+}
+
+// The checked geometry of adaptive_max_pool2d_backward.
+Geo adaptive_max_pool2d_backward_geo(const Values& a) {
   const Tensor& go = a.at(0).tensor();
   const Tensor& self = a.at(1).tensor();
   const Tensor& indices = a.at(2).tensor();
@@ -369,7 +394,13 @@ Values adaptive_max_pool2d_backward_ref(const Values& a) {
   check_dtype("adaptive_max_pool2d_backward", self.dtype(), false);
   CRUCIBLE_CHECK(go.dtype() == self.dtype(),
                  "expected grad_output and self to have the same dtype");
-  return {max_backward(g, go, self, indices)};
+  check_backward_shapes(g, go, indices);
+  return g;
+}
+
+Values adaptive_max_pool2d_backward_ref(const Values& a) {
+  const Geo g = adaptive_max_pool2d_backward_geo(a);
+  return {max_backward(g, a.at(0).tensor(), a.at(1).tensor(), a.at(2).tensor())};
 }
 
 // The geometry a forward call (self first) or backward call (self second) was made with.
@@ -484,6 +515,9 @@ void register_pooling_ops(OpRegistry& r) {
         "padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         "pooling");
     op.dtypes = samples::floating_dtypes();
+    op.meta = [](const Values& a) {
+      return max_forward_meta(max_pool_geo(a, 2), a.at(0).tensor());
+    };
     op.ref = max_pool2d_ref;
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 2, false); };
     op.cost = pool_cost;
@@ -497,6 +531,11 @@ void register_pooling_ops(OpRegistry& r) {
         "indices) -> Tensor",
         "pooling");
     op.dtypes = samples::floating_dtypes();
+    op.meta = [](const Values& a) {
+      max_pool_backward_geo(a, 2);
+      return max_backward_meta(a);
+    };
+    op.value_checks = true;  // indices out of range
     op.ref = [](const Values& a) { return max_pool_backward_ref(a, 2); };
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 2, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
@@ -510,6 +549,9 @@ void register_pooling_ops(OpRegistry& r) {
         "padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         "pooling");
     op.dtypes = samples::floating_dtypes();
+    op.meta = [](const Values& a) {
+      return max_forward_meta(max_pool_geo(a, 3), a.at(0).tensor());
+    };
     op.ref = max_pool3d_ref;
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 3, false); };
     op.cost = pool_cost;
@@ -523,6 +565,11 @@ void register_pooling_ops(OpRegistry& r) {
         "indices) -> Tensor",
         "pooling");
     op.dtypes = samples::floating_dtypes();
+    op.meta = [](const Values& a) {
+      max_pool_backward_geo(a, 3);
+      return max_backward_meta(a);
+    };
+    op.value_checks = true;  // indices out of range
     op.ref = [](const Values& a) { return max_pool_backward_ref(a, 3); };
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 3, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
@@ -535,6 +582,9 @@ void register_pooling_ops(OpRegistry& r) {
         "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
         "pooling");
     op.dtypes = samples::floating_dtypes();
+    op.meta = [](const Values& a) {
+      return max_forward_meta(adaptive_max_pool2d_geo(a), a.at(0).tensor());
+    };
     op.ref = adaptive_max_pool2d_ref;
     op.samples = [](const SampleContext& c) { return adaptive_max_samples(c, false); };
     op.cost = pool_cost;
@@ -547,6 +597,11 @@ void register_pooling_ops(OpRegistry& r) {
         "Tensor",
         "pooling");
     op.dtypes = samples::floating_dtypes();
+    op.meta = [](const Values& a) {
+      adaptive_max_pool2d_backward_geo(a);
+      return max_backward_meta(a);
+    };
+    op.value_checks = true;  // indices out of range
     op.ref = adaptive_max_pool2d_backward_ref;
     op.samples = [](const SampleContext& c) { return adaptive_max_samples(c, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);

@@ -24,6 +24,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/pooling_internal.h"
 #include "ops/samples.h"
 
@@ -117,7 +118,6 @@ Tensor pool_forward(const Geo& g, const Tensor& self, WindowFn window_of) {
 // Backward: every window element gets grad / divisor.
 template <typename WindowFn>
 Tensor pool_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, WindowFn window_of) {
-  check_shape(grad_out, g.out_shape, "grad_output");
   const int64_t ip = g.in_plane(), op = g.out_plane();
   const bool exact = !is_floating(self.dtype());
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
@@ -148,40 +148,79 @@ std::optional<int64_t> divisor_of(const Value& v) {
   return d;
 }
 
-Values avg_pool_ref(const Values& a, int64_t nsp) {
+// The checked geometry of avg_pool{2,3}d.
+Geo avg_pool_geo(const Values& a, int64_t nsp) {
   const Tensor& self = a.at(0).tensor();
   const std::string name = nsp == 2 ? "avg_pool2d" : "avg_pool3d";
   const Geo g = window_geo(name, self, nsp, a.at(1), a.at(2), a.at(3), nullptr, a.at(4).to_bool());
+  divisor_of(a.at(6));
+  check_dtype(nsp == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
+  return g;
+}
+
+Values avg_pool_meta(const Values& a, int64_t nsp) {
+  return {meta::fresh(avg_pool_geo(a, nsp).out_shape, a.at(0).tensor().dtype())};
+}
+
+Values avg_pool_ref(const Values& a, int64_t nsp) {
+  const Tensor& self = a.at(0).tensor();
+  const Geo g = avg_pool_geo(a, nsp);
   const bool cip = a.at(5).to_bool();
   const std::optional<int64_t> div = divisor_of(a.at(6));
-  check_dtype(nsp == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
   return {pool_forward(g, self, [&](const int64_t o[3]) { return avg_window(g, o, cip, div); })};
+}
+
+// The checked geometry of avg_pool{2,3}d_backward.
+Geo avg_pool_backward_geo(const Values& a, int64_t nsp) {
+  const Tensor& go = a.at(0).tensor();
+  const Tensor& self = a.at(1).tensor();
+  const std::string name = nsp == 2 ? "avg_pool2d" : "avg_pool3d";
+  const Geo g = window_geo(name, self, nsp, a.at(2), a.at(3), a.at(4), nullptr, a.at(5).to_bool());
+  divisor_of(a.at(7));
+  check_dtype(nsp == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
+              self.dtype(), true);
+  CRUCIBLE_CHECK(go.dtype() == self.dtype(),
+                 "expected grad_output and self to have the same dtype");
+  check_shape(go, g.out_shape, "grad_output");
+  return g;
+}
+
+// grad_input of a pooling backward: self's shape, grad_output's dtype.
+Values backward_meta(const Values& a) {
+  return {meta::fresh(a.at(1).tensor().shape(), a.at(0).tensor().dtype())};
 }
 
 Values avg_pool_backward_ref(const Values& a, int64_t nsp) {
   const Tensor& go = a.at(0).tensor();
   const Tensor& self = a.at(1).tensor();
-  const std::string name = nsp == 2 ? "avg_pool2d" : "avg_pool3d";
-  const Geo g = window_geo(name, self, nsp, a.at(2), a.at(3), a.at(4), nullptr, a.at(5).to_bool());
+  const Geo g = avg_pool_backward_geo(a, nsp);
   const bool cip = a.at(6).to_bool();
   const std::optional<int64_t> div = divisor_of(a.at(7));
-  check_dtype(nsp == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
-              self.dtype(), true);
-  CRUCIBLE_CHECK(go.dtype() == self.dtype(),
-                 "expected grad_output and self to have the same dtype");
   return {
       pool_backward(g, go, self, [&](const int64_t o[3]) { return avg_window(g, o, cip, div); })};
 }
 
-Values adaptive_avg_ref(const Values& a, int64_t nsp) {
+// The checked geometry of _adaptive_avg_pool{2,3}d.
+Geo adaptive_avg_geo(const Values& a, int64_t nsp) {
   const Tensor& self = a.at(0).tensor();
   const std::string name = nsp == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
   const Geo g = adaptive_geo(name, self, nsp, a.at(1));
   check_dtype(nsp == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", self.dtype(), false);
+  return g;
+}
+
+Values adaptive_avg_meta(const Values& a, int64_t nsp) {
+  return {meta::fresh(adaptive_avg_geo(a, nsp).out_shape, a.at(0).tensor().dtype())};
+}
+
+Values adaptive_avg_ref(const Values& a, int64_t nsp) {
+  const Tensor& self = a.at(0).tensor();
+  const Geo g = adaptive_avg_geo(a, nsp);
   return {pool_forward(g, self, [&](const int64_t o[3]) { return adaptive_window(g, o); })};
 }
 
-Values adaptive_avg_backward_ref(const Values& a, int64_t nsp) {
+// The checked geometry of _adaptive_avg_pool{2,3}d_backward.
+Geo adaptive_avg_backward_geo(const Values& a, int64_t nsp) {
   const Tensor& go = a.at(0).tensor();
   const Tensor& self = a.at(1).tensor();
   const std::string name =
@@ -204,6 +243,14 @@ Values adaptive_avg_backward_ref(const Values& a, int64_t nsp) {
   check_dtype(name, self.dtype(), false);
   CRUCIBLE_CHECK(go.dtype() == self.dtype(),
                  "expected grad_output and self to have the same dtype");
+  check_shape(go, g.out_shape, "grad_output");
+  return g;
+}
+
+Values adaptive_avg_backward_ref(const Values& a, int64_t nsp) {
+  const Tensor& go = a.at(0).tensor();
+  const Tensor& self = a.at(1).tensor();
+  const Geo g = adaptive_avg_backward_geo(a, nsp);
   return {pool_backward(g, go, self, [&](const int64_t o[3]) { return adaptive_window(g, o); })};
 }
 
@@ -551,6 +598,7 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                  "count_include_pad=True, int? divisor_override=None) -> Tensor",
                              "pooling");
       op.dtypes = avg_dtypes;
+      op.meta = [nsp](const Values& a) { return avg_pool_meta(a, nsp); };
       op.ref = [nsp](const Values& a) { return avg_pool_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return avg_samples(c, nsp, false); };
       op.cost = avg_cost;
@@ -565,6 +613,10 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                         "count_include_pad, int? divisor_override) -> Tensor",
                                     "pooling");
       op.dtypes = avg_dtypes;
+      op.meta = [nsp](const Values& a) {
+        avg_pool_backward_geo(a, nsp);
+        return backward_meta(a);
+      };
       op.ref = [nsp](const Values& a) { return avg_pool_backward_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return avg_samples(c, nsp, true); };
       op.cost = avg_cost;
@@ -576,6 +628,7 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                         "] output_size) -> Tensor",
                                     "pooling");
       op.dtypes = floating_dtypes();
+      op.meta = [nsp](const Values& a) { return adaptive_avg_meta(a, nsp); };
       op.ref = [nsp](const Values& a) { return adaptive_avg_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return adaptive_avg_samples(c, nsp, false); };
       op.cost = avg_cost;
@@ -587,6 +640,10 @@ void register_pooling_avg_ops(OpRegistry& r) {
           "aten::_adaptive_avg_pool" + n + "d_backward(Tensor grad_output, Tensor self) -> Tensor",
           "pooling");
       op.dtypes = floating_dtypes();
+      op.meta = [nsp](const Values& a) {
+        adaptive_avg_backward_geo(a, nsp);
+        return backward_meta(a);
+      };
       op.ref = [nsp](const Values& a) { return adaptive_avg_backward_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return adaptive_avg_samples(c, nsp, true); };
       op.cost = avg_cost;

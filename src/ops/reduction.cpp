@@ -21,6 +21,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -29,9 +30,7 @@ namespace {
 using namespace samples;
 
 // ATen's ScalarType name, as its error messages spell it ("Float", "Long").
-std::string scalar_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
+std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // `v` rounded to dtype `t` (what storing it in a tensor of that dtype keeps).
 double round_to(double v, DType t) {
@@ -150,7 +149,21 @@ Values sum_ref(const Values& a) {
   return {sum_into(self, p, sum_dtype(self, a.at(1)), /*divide=*/false)};
 }
 
-Values mean_ref(const Values& a) {
+Values sum_dim_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  check_reducible(self.dtype());
+  ReducePlan p = plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
+  return {meta::fresh(p.out_shape, sum_dtype(self, a.at(3)))};
+}
+
+Values sum_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  check_reducible(self.dtype());
+  return {meta::fresh({}, sum_dtype(self, a.at(1)))};
+}
+
+// mean's computation dtype (dtype= or the input's), checked to be floating.
+DType mean_dtype(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const std::optional<DType> dtype = a.at(3).opt_dtype();
   const DType in_dt = dtype ? *dtype : self.dtype();
@@ -159,11 +172,24 @@ Values mean_ref(const Values& a) {
         std::string("mean(): could not infer output dtype. ") + (dtype ? "Optional" : "Input") +
         " dtype must be either a floating point or complex dtype. Got: " + scalar_type_name(in_dt));
   }
+  return in_dt;
+}
+
+Values mean_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const DType in_dt = mean_dtype(a);
   ReducePlan p = plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
   return {sum_into(self, p, in_dt, /*divide=*/true)};
 }
 
-Values amax_ref(const Values& a) {
+Values mean_meta(const Values& a) {
+  const DType in_dt = mean_dtype(a);
+  ReducePlan p = plan_reduction(a.at(0).tensor(), dims_of(a.at(1)), a.at(2).to_bool());
+  return {meta::fresh(p.out_shape, in_dt)};
+}
+
+// amax's checks and reduction plan.
+ReducePlan amax_plan(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const std::vector<int64_t> dims = dims_of(a.at(1));
   if (self.numel() == 0) {
@@ -179,7 +205,16 @@ Values amax_ref(const Values& a) {
       }
     }
   }
-  ReducePlan p = plan_reduction(self, dims, a.at(2).to_bool());
+  return plan_reduction(self, dims, a.at(2).to_bool());
+}
+
+Values amax_meta(const Values& a) {
+  return {meta::fresh(amax_plan(a).out_shape, a.at(0).tensor().dtype())};
+}
+
+Values amax_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const ReducePlan p = amax_plan(a);
   Tensor out = Tensor::zeros(p.out_shape, self.dtype());
   const int64_t n = out.numel();
   if (is_floating(self.dtype())) {
@@ -414,6 +449,7 @@ void register_reduction_ops(OpRegistry& r) {
         "dtype=None) -> Tensor",
         "reduction");
     op.dtypes = all;
+    op.meta = sum_dim_meta;
     op.ref = sum_dim_ref;
     op.samples = sum_dim_samples;
     op.cost = reduction_cost;
@@ -424,6 +460,7 @@ void register_reduction_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
                                   "reduction");
     op.dtypes = all;
+    op.meta = sum_meta;
     op.ref = sum_ref;
     op.samples = sum_samples;
     op.cost = reduction_cost;
@@ -436,6 +473,7 @@ void register_reduction_ops(OpRegistry& r) {
         "dtype=None) -> Tensor",
         "reduction");
     op.dtypes = floating_dtypes();
+    op.meta = mean_meta;
     op.ref = mean_ref;
     op.samples = mean_samples;
     op.cost = reduction_cost;
@@ -446,6 +484,7 @@ void register_reduction_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "reduction");
     op.dtypes = all;
+    op.meta = amax_meta;
     op.ref = amax_ref;
     op.samples = amax_samples;
     op.cost = reduction_cost;  // a max is exact: the default (exact-ish) tolerances apply

@@ -19,6 +19,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 
@@ -28,13 +29,18 @@ namespace {
 using namespace samples;
 using stats::code;
 
+// The scan kernel's dtype dispatch, for a source of dtype `src` and a result of dtype `dt`.
+void check_scan_dtypes(DType src, DType dt, bool product) {
+  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2 || src == DType::Float8E4M3FN ||
+      src == DType::Float8E5M2)
+    op_error(std::string("\"") + (product ? "cumprod" : "cumsum") +
+             "_out_cpu\" not implemented for '" + stats::scalar_type_name(dt) + "'");
+}
+
 // Scans `src` along `dim` into `out` (same shape; `out` has the result dtype).
 void scan_into(const Tensor& src, const Tensor& out, int64_t dim, bool product) {
   const DType dt = out.dtype();
-  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2 || src.dtype() == DType::Float8E4M3FN ||
-      src.dtype() == DType::Float8E5M2)
-    op_error(std::string("\"") + (product ? "cumprod" : "cumsum") +
-             "_out_cpu\" not implemented for '" + stats::scalar_type_name(dt) + "'");
+  check_scan_dtypes(src.dtype(), dt, product);
   const stats::Rows rows = stats::rows_of(src.shape(), dim);
   const bool integral = is_integral(dt, /*include_bool=*/true);
   const bool convert = src.dtype() != dt;
@@ -73,27 +79,58 @@ void scan_into(const Tensor& src, const Tensor& out, int64_t dim, bool product) 
   }
 }
 
-Values scan_ref(const Values& a, bool product) {
+// The scanned dim, wrapped (a 0-d input accepts 0 and -1).
+int64_t scan_dim(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.at(1).to_int(), self.dim());
   if (self.dim() == 0) wrap_dim(a.at(1).to_int(), 0);
+  return dim;
+}
+
+// The result dtype of cumsum/cumprod.
+DType scan_dtype(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
   const std::optional<DType> dtype = a.at(2).opt_dtype();
-  const DType dt =
-      dtype ? *dtype
-            : (is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype());
-  Tensor out = Tensor::empty(self.shape(), dt);
+  return dtype ? *dtype
+               : (is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype());
+}
+
+Values scan_meta(const Values& a, bool product) {
+  const Tensor& self = a.at(0).tensor();
+  scan_dim(a);
+  const DType dt = scan_dtype(a);
+  check_scan_dtypes(self.dtype(), dt, product);
+  return {meta::fresh(self.shape(), dt)};
+}
+
+Values scan_ref(const Values& a, bool product) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t dim = scan_dim(a);
+  Tensor out = Tensor::empty(self.shape(), scan_dtype(a));
   scan_into(self, out, dim, product);
   return {out};
 }
 
-Values cumsum_inplace_ref(const Values& a) {
+// cumsum_'s checks; returns the wrapped dim.
+int64_t cumsum_inplace_dim(const Values& a) {
   const Tensor& self = a.at(0).tensor();
-  const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.at(1).to_int(), self.dim());
-  if (self.dim() == 0) wrap_dim(a.at(1).to_int(), 0);
+  const int64_t dim = scan_dim(a);
   if (auto dtype = a.at(2).opt_dtype(); dtype && *dtype != self.dtype())
     op_error("Bad in-place call: input tensor dtype " +
              std::string(dtype_cpp_type_name(self.dtype())) + " and output tensor dtype " +
              std::string(dtype_cpp_type_name(*dtype)) + " should match");
+  return dim;
+}
+
+Values cumsum_inplace_meta(const Values& a) {
+  cumsum_inplace_dim(a);
+  check_scan_dtypes(a.at(0).tensor().dtype(), a.at(0).tensor().dtype(), /*product=*/false);
+  return {a.at(0)};
+}
+
+Values cumsum_inplace_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t dim = cumsum_inplace_dim(a);
   scan_into(self, self, dim, /*product=*/false);
   return {self};
 }
@@ -182,6 +219,7 @@ void register_scan_ops(OpRegistry& r) {
                                       "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
                                   "scan");
     op.dtypes = all_numeric_dtypes();
+    op.meta = [product](const Values& a) { return scan_meta(a, product); };
     op.ref = [product](const Values& a) { return scan_ref(a, product); };
     op.samples = [product](const SampleContext& ctx) { return scan_samples(ctx, product, false); };
     op.cost = scan_cost;
@@ -191,6 +229,7 @@ void register_scan_ops(OpRegistry& r) {
   OpDef op = OpDef::from_schema(
       "aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)", "scan");
   op.dtypes = all_numeric_dtypes();
+  op.meta = cumsum_inplace_meta;
   op.ref = cumsum_inplace_ref;
   op.samples = [](const SampleContext& ctx) { return scan_samples(ctx, false, true); };
   op.cost = scan_cost;

@@ -22,6 +22,8 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
+#include "ops/meta_shapes_nn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -35,7 +37,8 @@ bool softmax_dtype(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 
-Values softmax_common(const Values& args, bool log) {
+// The checks of _softmax / _log_softmax and their output as a meta tensor.
+Values softmax_meta_common(const Values& args, bool log) {
   const Tensor& self = args.at(0).tensor();
   const int64_t dim = wrap_dim(args.at(1).to_int(), self.dim());
   // half_to_float: ATen's CPU kernel raises for every dtype; CUDA's computes an f16 input into
@@ -44,14 +47,22 @@ Values softmax_common(const Values& args, bool log) {
   const bool half_to_float = args.at(2).to_bool();
   if (half_to_float && self.dtype() != DType::Float16)
     op_error("conversion is supported for Half type only");
-  Tensor out = Tensor::empty(self.shape(), half_to_float ? DType::Float32 : self.dtype());
-  if (self.numel() == 0) return {out};
+  Values out{meta::fresh(self.shape(), half_to_float ? DType::Float32 : self.dtype())};
+  if (self.numel() == 0) return out;
   const bool last = self.dim() == 0 || dim == self.dim() - 1;
   if (!softmax_dtype(self.dtype())) {
     op_error(std::string("\"") + (log ? "log_" : "") +
              (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl") +
              "\" not implemented for '" + scalar_type_name(self.dtype()) + "'");
   }
+  return out;
+}
+
+Values softmax_common(const Values& args, bool log) {
+  Tensor out = meta::empty_as(softmax_meta_common(args, log).at(0));
+  const Tensor& self = args.at(0).tensor();
+  if (self.numel() == 0) return {out};
+  const int64_t dim = wrap_dim(args.at(1).to_int(), self.dim());
   // Rows along `dim`: outer x len x inner over the logical (row-major) index.
   const int64_t len = self.dim() == 0 ? 1 : self.size(dim);
   int64_t inner = 1;
@@ -82,6 +93,8 @@ Values softmax_common(const Values& args, bool log) {
 }
 
 Values softmax_ref(const Values& args) { return softmax_common(args, /*log=*/false); }
+Values softmax_meta(const Values& args) { return softmax_meta_common(args, /*log=*/false); }
+Values log_softmax_meta(const Values& args) { return softmax_meta_common(args, /*log=*/true); }
 Values log_softmax_ref(const Values& args) { return softmax_common(args, /*log=*/true); }
 
 // The normaliser is a sum of `len` exponentials; rounding it in the candidate's accumulator
@@ -179,6 +192,7 @@ void register_softmax_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax");
     op.dtypes = floating_dtypes();
+    op.meta = softmax_meta;
     op.ref = softmax_ref;
     op.samples = softmax_samples;
     op.cost = softmax_cost;
@@ -189,6 +203,7 @@ void register_softmax_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax");
     op.dtypes = floating_dtypes();
+    op.meta = log_softmax_meta;
     op.ref = log_softmax_ref;
     op.samples = softmax_samples;
     op.cost = softmax_cost;

@@ -20,6 +20,8 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
+#include "ops/meta_shapes_nn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 
@@ -33,7 +35,8 @@ bool supported(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 
-Values backward_ref(const Values& a, bool log) {
+// The checks of the softmax backwards and their output as a meta tensor.
+Values backward_meta(const Values& a, bool log) {
   const Tensor& grad = a.at(0).tensor();
   const Tensor& output = a.at(1).tensor();
   const DType input_dtype = a.at(3).to_dtype();
@@ -46,8 +49,8 @@ Values backward_ref(const Values& a, bool log) {
   const int64_t dim = wrap_dim(a.at(2).to_int(), grad.dim());
   DType out_dt = grad.dtype();
   if (grad.dtype() == DType::Float32 && input_dtype == DType::Float16) out_dt = DType::Float16;
-  Tensor out = Tensor::empty(grad.shape(), out_dt);
-  if (output.numel() == 0) return {out};
+  Values out{meta::fresh(grad.shape(), out_dt)};
+  if (output.numel() == 0) return out;
   const bool last = grad.dim() == 0 || dim == grad.dim() - 1;
   const std::string kernel =
       std::string(log ? "log_" : "") +
@@ -58,6 +61,15 @@ Values backward_ref(const Values& a, bool log) {
   if (output.dtype() != grad.dtype())
     op_error("expected scalar type " + stats::scalar_type_name(grad.dtype()) + " but found " +
              stats::scalar_type_name(output.dtype()));
+  return out;
+}
+
+Values backward_ref(const Values& a, bool log) {
+  Tensor out = meta::empty_as(backward_meta(a, log).at(0));
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& output = a.at(1).tensor();
+  if (output.numel() == 0) return {out};
+  const int64_t dim = wrap_dim(a.at(2).to_int(), grad.dim());
   const stats::Rows rows = stats::rows_of(grad.shape(), grad.dim() == 0 ? 0 : dim);
   for (int64_t r = 0; r < rows.count(); ++r) {
     double s = 0;
@@ -156,6 +168,7 @@ void register_softmax_backward_ops(OpRegistry& r) {
             "input_dtype) -> Tensor",
         "softmax.backward");
     op.dtypes = floating_dtypes();
+    op.meta = [log](const Values& a) { return backward_meta(a, log); };
     op.ref = [log](const Values& a) { return backward_ref(a, log); };
     op.samples = [log](const SampleContext& ctx) { return backward_samples(ctx, log); };
     op.cost = backward_cost;

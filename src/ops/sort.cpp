@@ -28,6 +28,7 @@
 #include "crucible/compare/compare.h"
 #include "ops/families.h"
 #include "ops/judges.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 
@@ -37,12 +38,23 @@ namespace {
 using namespace samples;
 using stats::code;
 
+// The shape of keeping the first `k` (k < 0: all) of each row along `dim`.
+Shape kept_shape(const Tensor& self, int64_t dim, int64_t k) {
+  Shape shape = self.shape();
+  if (!shape.empty() && k >= 0) shape[static_cast<size_t>(dim)] = k;
+  return shape;
+}
+
+// Sort and topk's outputs (values, indices) as meta tensors.
+Values sort_rows_meta(const Tensor& self, int64_t dim, int64_t k) {
+  const Shape shape = kept_shape(self, dim, k);
+  return {meta::fresh(shape, self.dtype()), meta::fresh(shape, DType::Int64)};
+}
+
 // Sorts each row along `dim` stably (NaN largest) and keeps the first `k` (k < 0: all).
 Values sort_rows(const Tensor& self, int64_t dim, bool descending, int64_t k) {
   const stats::Rows rows = stats::rows_of(self.shape(), dim);
-  const int64_t keep = k < 0 ? rows.len : k;
-  Shape shape = self.shape();
-  if (!shape.empty()) shape[static_cast<size_t>(dim)] = keep;
+  const Shape shape = kept_shape(self, dim, k);
   Tensor values = Tensor::empty(shape, self.dtype());
   Tensor indices = Tensor::empty(shape, DType::Int64);
   const stats::Rows out_rows = stats::rows_of(shape, dim);
@@ -87,7 +99,18 @@ Values sort_stable_ref(const Values& a) {
   return sort_rows(self, sort_dim(self, a.at(2).to_int()), a.at(3).to_bool(), -1);
 }
 
-Values topk_ref(const Values& a) {
+Values sort_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  return sort_rows_meta(self, sort_dim(self, a.at(1).to_int()), -1);
+}
+
+Values sort_stable_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  return sort_rows_meta(self, sort_dim(self, a.at(2).to_int()), -1);
+}
+
+// topk's checks; returns the wrapped dim.
+int64_t topk_dim(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const int64_t k = a.at(1).to_int();
   const int64_t dim = sort_dim(self, a.at(2).to_int());
@@ -96,6 +119,20 @@ Values topk_ref(const Values& a) {
   if (self.dtype() == DType::Bool || self.dtype() == DType::Float8E4M3FN ||
       self.dtype() == DType::Float8E5M2)
     op_error("\"topk_cpu\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+  return dim;
+}
+
+Values topk_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t dim = topk_dim(a);
+  if (self.dim() == 0) return {meta::fresh({}, self.dtype()), meta::fresh({}, DType::Int64)};
+  return sort_rows_meta(self, dim, a.at(1).to_int());
+}
+
+Values topk_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t k = a.at(1).to_int();
+  const int64_t dim = topk_dim(a);
   if (self.dim() == 0) return {self.clone(), Tensor::zeros({}, DType::Int64)};
   return sort_rows(self, dim, /*descending=*/a.at(3).to_bool(), k);
 }
@@ -118,9 +155,28 @@ Values nonzero_ref(const Values& a) {
   return {out};
 }
 
+// nonzero: at most one row per element.
+Values nonzero_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  return {meta::fresh({self.numel(), self.dim()}, DType::Int64)};
+}
+
+void check_local_scalar(const Tensor& self) {
+  if (self.numel() == 0) op_error("a Tensor with 0 elements cannot be converted to Scalar");
+}
+
+// The number's kind (bool, int or float, by dtype); its value is the data's.
+Values local_scalar_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  check_local_scalar(self);
+  if (self.dtype() == DType::Bool) return {Value(false)};
+  if (is_floating(self.dtype())) return {Value(0.0)};
+  return {Value(int64_t{0})};
+}
+
 Values local_scalar_ref(const Values& a) {
   const Tensor& self = a.at(0).tensor();
-  if (self.numel() == 0) op_error("a Tensor with 0 elements cannot be converted to Scalar");
+  check_local_scalar(self);
   if (self.dtype() == DType::Bool) return {Value(self.get_int(0) != 0)};
   if (is_floating(self.dtype())) return {Value(self.get(0))};
   return {Value(self.get_int(0))};
@@ -367,6 +423,7 @@ void register_sort_ops(OpRegistry& r) {
         "indices)",
         "sort");
     op.dtypes = all_numeric_dtypes();
+    op.meta = sort_meta;
     op.ref = sort_ref;
     op.samples = sort_samples;
     op.cost = sort_cost;
@@ -379,6 +436,7 @@ void register_sort_ops(OpRegistry& r) {
         "(Tensor values, Tensor indices)",
         "sort");
     op.dtypes = all_numeric_dtypes();
+    op.meta = sort_stable_meta;
     op.ref = sort_stable_ref;
     op.samples = sort_stable_samples;
     op.cost = sort_cost;
@@ -391,6 +449,7 @@ void register_sort_ops(OpRegistry& r) {
         "(Tensor values, Tensor indices)",
         "sort");
     op.dtypes = topk_dtypes();
+    op.meta = topk_meta;
     op.ref = topk_ref;
     op.samples = topk_samples;
     op.cost = sort_cost;
@@ -400,6 +459,8 @@ void register_sort_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema("aten::nonzero(Tensor self) -> Tensor", "sort");
     op.dtypes = all_numeric_dtypes();
+    op.meta = nonzero_meta;
+    op.data_dependent = true;
     op.ref = nonzero_ref;
     op.samples = nonzero_samples;
     op.cost = [](const Values& a, const Values& o) { return stats::read_write_cost(a, o); };
@@ -408,6 +469,8 @@ void register_sort_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema("aten::_local_scalar_dense(Tensor self) -> Scalar", "sort");
     op.dtypes = all_numeric_dtypes();
+    op.meta = local_scalar_meta;
+    op.data_dependent = true;
     op.ref = local_scalar_ref;
     op.samples = local_scalar_samples;
     op.cost = [](const Values& a, const Values&) {

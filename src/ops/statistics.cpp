@@ -22,11 +22,13 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/judges.h"
+#include "ops/meta_fn.h"
 #include "ops/statistics_internal.h"
 #include "ops/statistics_samples.h"
 
@@ -78,13 +80,23 @@ void check_nonempty_dim(const char* name, const Tensor& self, int64_t dim_given,
              " to have non-zero size.");
 }
 
-// max.dim / min.dim
-Values minmax_dim_ref(const Values& a, bool want_max) {
+// max.dim / min.dim: the checked dim and the output shape.
+std::pair<int64_t, Shape> minmax_dim_plan(const Values& a, bool want_max) {
   const Tensor& self = a.at(0).tensor();
   const int64_t given = a.at(1).to_int();
   const int64_t dim = wrap_dim(given, self.dim());
   check_nonempty_dim(want_max ? "max" : "min", self, given, dim);
-  const Shape shape = keep_shape(self, dim, a.at(2).to_bool());
+  return {dim, keep_shape(self, dim, a.at(2).to_bool())};
+}
+
+Values minmax_dim_meta(const Values& a, bool want_max) {
+  const Shape shape = minmax_dim_plan(a, want_max).second;
+  return {meta::fresh(shape, a.at(0).tensor().dtype()), meta::fresh(shape, DType::Int64)};
+}
+
+Values minmax_dim_ref(const Values& a, bool want_max) {
+  const Tensor& self = a.at(0).tensor();
+  const auto [dim, shape] = minmax_dim_plan(a, want_max);
   const Rows rows = stats::rows_of(self.shape(), dim);
   Tensor values = Tensor::empty(shape, self.dtype());
   Tensor indices = Tensor::empty(shape, DType::Int64);
@@ -100,13 +112,22 @@ Values minmax_dim_ref(const Values& a, bool want_max) {
   return {values, indices};
 }
 
-// max.default / min.default / amin
-Values minmax_all_ref(const Values& a, bool want_max) {
-  const Tensor& self = a.at(0).tensor();
+// max.default / min.default: an empty input raises.
+void check_minmax_all(const Tensor& self, bool want_max) {
   if (self.numel() == 0)
     op_error(std::string(want_max ? "max" : "min") +
              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
+}
+
+Values minmax_all_meta(const Values& a, bool want_max) {
+  check_minmax_all(a.at(0).tensor(), want_max);
+  return {meta::fresh({}, a.at(0).tensor().dtype())};
+}
+
+Values minmax_all_ref(const Values& a, bool want_max) {
+  const Tensor& self = a.at(0).tensor();
+  check_minmax_all(self, want_max);
   const Rows rows = stats::flat_rows(self.numel());
   const int64_t k = pick_rows(self, rows, want_max)[0];
   Tensor out = Tensor::empty({}, self.dtype());
@@ -117,7 +138,8 @@ Values minmax_all_ref(const Values& a, bool want_max) {
   return {out};
 }
 
-Values amin_ref(const Values& a) {
+// amin's checks and reduction plan.
+stats::ReducePlan amin_plan(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const std::vector<int64_t> dims = dims_of(a.at(1));
   if (self.numel() == 0) {
@@ -130,7 +152,16 @@ Values amin_ref(const Values& a) {
         op_error("amin(): Expected reduction dim " + std::to_string(d) + " to have non-zero size.");
     }
   }
-  const stats::ReducePlan p = stats::plan_reduction(self, dims, a.at(2).to_bool());
+  return stats::plan_reduction(self, dims, a.at(2).to_bool());
+}
+
+Values amin_meta(const Values& a) {
+  return {meta::fresh(amin_plan(a).out_shape, a.at(0).tensor().dtype())};
+}
+
+Values amin_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const stats::ReducePlan p = amin_plan(a);
   Tensor out = Tensor::zeros(p.out_shape, self.dtype());
   const auto n = static_cast<size_t>(out.numel());
   if (is_floating(self.dtype())) {
@@ -150,7 +181,8 @@ Values amin_ref(const Values& a) {
   return {out};
 }
 
-Values arg_ref(const Values& a, bool want_max) {
+// argmax/argmin: the checked dim (none: flattened) and the output shape.
+std::pair<std::optional<int64_t>, Shape> arg_plan(const Values& a, bool want_max) {
   const Tensor& self = a.at(0).tensor();
   const char* name = want_max ? "argmax" : "argmin";
   const std::optional<int64_t> given = a.at(1).opt_int();
@@ -166,23 +198,34 @@ Values arg_ref(const Values& a, bool want_max) {
     check_nonempty_dim(name, self, *given, *dim);
   }
   Shape shape;
-  Rows rows;
-  if (dim) {
+  if (dim)
     shape = keep_shape(self, *dim, keepdim);
-    rows = stats::rows_of(self.shape(), *dim);
-  } else {
-    if (keepdim) shape.assign(self.shape().size(), 1);
-    rows = stats::flat_rows(self.numel());
-  }
+  else if (keepdim)
+    shape.assign(self.shape().size(), 1);
+  return {dim, shape};
+}
+
+Values arg_meta(const Values& a, bool want_max) {
+  return {meta::fresh(arg_plan(a, want_max).second, DType::Int64)};
+}
+
+Values arg_ref(const Values& a, bool want_max) {
+  const Tensor& self = a.at(0).tensor();
+  const auto [dim, shape] = arg_plan(a, want_max);
+  const Rows rows = dim ? stats::rows_of(self.shape(), *dim) : stats::flat_rows(self.numel());
   Tensor out = Tensor::empty(shape, DType::Int64);
   const std::vector<int64_t> idx = pick_rows(self, rows, want_max);
   for (int64_t r = 0; r < rows.count(); ++r) out.set_int(r, idx[static_cast<size_t>(r)]);
   return {out};
 }
 
+DType anyall_dtype(const Tensor& self) {
+  return self.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
+}
+
 // any / all over a reduction plan.
 Values anyall(const Tensor& self, const stats::ReducePlan& p, bool is_any) {
-  const DType out_dt = self.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
+  const DType out_dt = anyall_dtype(self);
   Tensor out = Tensor::full(p.out_shape, is_any ? 0.0 : 1.0, out_dt);
   const bool fl = is_floating(self.dtype());
   stats::for_each_reduced(self, p, [&](int64_t o, int64_t i) {
@@ -193,21 +236,28 @@ Values anyall(const Tensor& self, const stats::ReducePlan& p, bool is_any) {
   return {out};
 }
 
-Values anyall_default_ref(const Values& a, bool is_any) {
-  const Tensor& self = a.at(0).tensor();
-  return anyall(self, stats::plan_reduction(self, {}, false), is_any);
+// The reduction plans of any/all's overloads.
+stats::ReducePlan anyall_default_plan(const Values& a) {
+  return stats::plan_reduction(a.at(0).tensor(), {}, false);
 }
-Values anyall_dim_ref(const Values& a, bool is_any) {
-  const Tensor& self = a.at(0).tensor();
-  return anyall(self, stats::plan_reduction(self, {a.at(1).to_int()}, a.at(2).to_bool()), is_any);
+stats::ReducePlan anyall_dim_plan(const Values& a) {
+  return stats::plan_reduction(a.at(0).tensor(), {a.at(1).to_int()}, a.at(2).to_bool());
 }
-Values anyall_dims_ref(const Values& a, bool is_any) {
-  const Tensor& self = a.at(0).tensor();
+stats::ReducePlan anyall_dims_plan(const Values& a) {
   const bool none = a.at(1).is_none();
-  return anyall(self,
-                stats::plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool(),
-                                      /*allow_empty_dims=*/!none),
-                is_any);
+  return stats::plan_reduction(a.at(0).tensor(), dims_of(a.at(1)), a.at(2).to_bool(),
+                               /*allow_empty_dims=*/!none);
+}
+
+using AnyAllPlan = stats::ReducePlan (*)(const Values&);
+
+RefFn anyall_ref(AnyAllPlan plan, bool is_any) {
+  return [plan, is_any](const Values& a) { return anyall(a.at(0).tensor(), plan(a), is_any); };
+}
+MetaFn anyall_meta(AnyAllPlan plan) {
+  return [plan](const Values& a) {
+    return Values{meta::fresh(plan(a).out_shape, anyall_dtype(a.at(0).tensor()))};
+  };
 }
 
 // ---- judges --------------------------------------------------------------------------------
@@ -367,43 +417,46 @@ Cost select_cost(const Values& a, const Values& out) { return stats::read_write_
 
 void register_statistics_ops(OpRegistry& r) {
   const std::vector<DType> all = all_numeric_dtypes();
-  auto add = [&](const char* schema, std::vector<DType> dtypes, RefFn ref, SampleFn samples,
-                 ComparePolicy compare = {}) {
+  auto add = [&](const char* schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
+                 SampleFn samples, ComparePolicy compare = {}) {
     OpDef op = OpDef::from_schema(schema, "reduction");
     op.dtypes = std::move(dtypes);
+    op.meta = std::move(meta);
     op.ref = std::move(ref);
     op.samples = std::move(samples);
     op.cost = select_cost;
     op.compare = std::move(compare);
     r.add(std::move(op));
   };
-  add("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", all, amin_ref,
-      amin_samples);
+  add("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", all, amin_meta,
+      amin_ref, amin_samples);
   for (bool is_any : {true, false}) {
     const std::string n = is_any ? "any" : "all";
-    add(("aten::" + n + "(Tensor self) -> Tensor").c_str(), all,
-        [is_any](const Values& a) { return anyall_default_ref(a, is_any); },
-        anyall_default_samples);
+    add(("aten::" + n + "(Tensor self) -> Tensor").c_str(), all, anyall_meta(anyall_default_plan),
+        anyall_ref(anyall_default_plan, is_any), anyall_default_samples);
     add(("aten::" + n + ".dim(Tensor self, int dim, bool keepdim=False) -> Tensor").c_str(), all,
-        [is_any](const Values& a) { return anyall_dim_ref(a, is_any); }, anyall_dim_samples);
+        anyall_meta(anyall_dim_plan), anyall_ref(anyall_dim_plan, is_any), anyall_dim_samples);
     add(("aten::" + n + ".dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
             .c_str(),
-        all, [is_any](const Values& a) { return anyall_dims_ref(a, is_any); }, anyall_dims_samples);
+        all, anyall_meta(anyall_dims_plan), anyall_ref(anyall_dims_plan, is_any),
+        anyall_dims_samples);
   }
   for (bool want_max : {true, false}) {
     const std::string n = want_max ? "max" : "min";
     add(("aten::arg" + n + "(Tensor self, int? dim=None, bool keepdim=False) -> Tensor").c_str(),
-        no_bool(), [want_max](const Values& a) { return arg_ref(a, want_max); }, arg_samples,
-        arg_compare());
+        no_bool(), [want_max](const Values& a) { return arg_meta(a, want_max); },
+        [want_max](const Values& a) { return arg_ref(a, want_max); }, arg_samples, arg_compare());
     add(("aten::" + n +
          ".dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
             .c_str(),
-        all, [want_max](const Values& a) { return minmax_dim_ref(a, want_max); },
+        all, [want_max](const Values& a) { return minmax_dim_meta(a, want_max); },
+        [want_max](const Values& a) { return minmax_dim_ref(a, want_max); },
         [want_max](const SampleContext& ctx) {
           return minmax_dim_samples(ctx, want_max ? "max" : "min");
         },
         minmax_dim_compare());
     add(("aten::" + n + "(Tensor self) -> Tensor").c_str(), all,
+        [want_max](const Values& a) { return minmax_all_meta(a, want_max); },
         [want_max](const Values& a) { return minmax_all_ref(a, want_max); }, minmax_all_samples);
   }
   register_statistics_moment_ops(r);

@@ -28,6 +28,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/statistics_internal.h"
 #include "ops/statistics_samples.h"
 
@@ -47,7 +48,8 @@ bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2
 
 // ---- mean.default ------------------------------------------------------------------------
 
-Values mean_ref(const Values& a) {
+// mean's computation dtype (dtype= or the input's), checked to be floating.
+DType mean_dtype(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const std::optional<DType> dtype = a.at(1).opt_dtype();
   const DType dt = dtype ? *dtype : self.dtype();
@@ -57,6 +59,14 @@ Values mean_ref(const Values& a) {
              " dtype must be either a floating point or complex dtype. Got: " +
              stats::scalar_type_name(dt));
   }
+  return dt;
+}
+
+Values mean_meta(const Values& a) { return {meta::fresh({}, mean_dtype(a))}; }
+
+Values mean_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const DType dt = mean_dtype(a);
   const bool convert = dt != self.dtype();
   double s = 0;
   for (int64_t i = 0; i < self.numel(); ++i) {
@@ -109,6 +119,17 @@ Values prod_ref(const Values& a) {
   return {prod_into(self, stats::plan_reduction(self, {}, false), dt)};
 }
 
+Values prod_meta(const Values& a) {
+  return {meta::fresh({}, prod_dtype(a.at(0).tensor(), a.at(1)))};
+}
+
+Values prod_dim_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const DType dt = prod_dtype(self, a.at(3));
+  return {meta::fresh(stats::plan_reduction(self, {a.at(1).to_int()}, a.at(2).to_bool()).out_shape,
+                      dt)};
+}
+
 Values prod_dim_ref(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const DType dt = prod_dtype(self, a.at(3));
@@ -123,10 +144,15 @@ struct Moments {
   std::vector<double> var, mean;
 };
 
-Moments moments(const Tensor& self, const Value& dim, double correction, bool keepdim) {
+// var/std's checks and reduction plan.
+stats::ReducePlan moments_plan(const Tensor& self, const Value& dim, bool keepdim) {
   if (!is_floating(self.dtype()) || is_fp8(self.dtype()))
     op_error("std and var only support floating point and complex dtypes");
-  const stats::ReducePlan p = stats::plan_reduction(self, dims_of(dim), keepdim);
+  return stats::plan_reduction(self, dims_of(dim), keepdim);
+}
+
+Moments moments(const Tensor& self, const Value& dim, double correction, bool keepdim) {
+  const stats::ReducePlan p = moments_plan(self, dim, keepdim);
   const auto n = static_cast<size_t>(numel_of(p.out_shape));
   std::vector<double> sum(n, 0.0), m2(n, 0.0);
   stats::for_each_reduced(self, p, [&](int64_t o, int64_t i) { sum[o] += self.get(i); });
@@ -163,13 +189,33 @@ Values var_family(const Values& a, double correction, bool keepdim, bool root, b
   return out;
 }
 
+Values var_family_meta(const Values& a, bool keepdim, bool with_mean) {
+  const Tensor& self = a.at(0).tensor();
+  const Shape shape = moments_plan(self, a.at(1), keepdim).out_shape;
+  Values out{meta::fresh(shape, self.dtype())};
+  if (with_mean) out.push_back(meta::fresh(shape, self.dtype()));
+  return out;
+}
+
 // ---- logsumexp -----------------------------------------------------------------------------
+
+// logsumexp's computation dtype: integral inputs are converted to f32 first.
+DType logsumexp_dtype(const Tensor& self) {
+  if (is_fp8(self.dtype()))
+    op_error("\"logsumexp\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+  return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Float32 : self.dtype();
+}
+
+Values logsumexp_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const DType dt = logsumexp_dtype(self);
+  const stats::ReducePlan p = stats::plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
+  return {meta::fresh(p.out_shape, dt)};
+}
 
 Values logsumexp_ref(const Values& a) {
   Tensor self = a.at(0).tensor();
-  if (is_fp8(self.dtype()))
-    op_error("\"logsumexp\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
-  if (is_integral(self.dtype(), /*include_bool=*/true)) self = self.to(DType::Float32);
+  if (logsumexp_dtype(self) != self.dtype()) self = self.to(DType::Float32);
   const stats::ReducePlan p = stats::plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
   const auto n = static_cast<size_t>(numel_of(p.out_shape));
   std::vector<double> mx(n, -kInf), sum(n, 0.0);
@@ -345,10 +391,11 @@ Cost plain_cost(const Values& a, const Values& out) { return stats::read_write_c
 }  // namespace
 
 void register_statistics_moment_ops(OpRegistry& r) {
-  auto add = [&](const char* schema, std::vector<DType> dtypes, RefFn ref, SampleFn samples,
-                 ComparePolicy compare, CostFn cost = plain_cost) {
+  auto add = [&](const char* schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
+                 SampleFn samples, ComparePolicy compare, CostFn cost = plain_cost) {
     OpDef op = OpDef::from_schema(schema, "reduction");
     op.dtypes = std::move(dtypes);
+    op.meta = std::move(meta);
     op.ref = std::move(ref);
     op.samples = std::move(samples);
     op.cost = std::move(cost);
@@ -357,13 +404,13 @@ void register_statistics_moment_ops(OpRegistry& r) {
   };
   const std::vector<DType> all = all_numeric_dtypes();
   const std::vector<DType> fl = floating_dtypes();
-  add("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", fl, mean_ref, mean_samples,
-      stats::sqrt_length_compare(-1));
-  add("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", all, prod_ref, prod_samples,
-      stats::sqrt_length_compare(-1));
+  add("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", fl, mean_meta, mean_ref,
+      mean_samples, stats::sqrt_length_compare(-1));
+  add("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", all, prod_meta, prod_ref,
+      prod_samples, stats::sqrt_length_compare(-1));
   add("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) "
       "-> Tensor",
-      all, prod_dim_ref, prod_dim_samples, stats::sqrt_length_compare(1));
+      all, prod_dim_meta, prod_dim_ref, prod_dim_samples, stats::sqrt_length_compare(1));
   // The sums of squares are accumulated over the reduced elements: sqrt(length) widening.
   const ComparePolicy c = stats::sqrt_length_compare(1);
   for (const bool root : {false, true}) {
@@ -372,7 +419,7 @@ void register_statistics_moment_ops(OpRegistry& r) {
          ".correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
          "keepdim=False) -> Tensor")
             .c_str(),
-        fl,
+        fl, [](const Values& a) { return var_family_meta(a, a.at(3).to_bool(), false); },
         [root](const Values& a) {
           return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), root, false);
         },
@@ -381,7 +428,7 @@ void register_statistics_moment_ops(OpRegistry& r) {
          "_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
          "keepdim=False) -> (Tensor, Tensor)")
             .c_str(),
-        fl,
+        fl, [](const Values& a) { return var_family_meta(a, a.at(3).to_bool(), true); },
         [root](const Values& a) {
           return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), root, true);
         },
@@ -389,13 +436,13 @@ void register_statistics_moment_ops(OpRegistry& r) {
   }
   add(
       "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
-      fl,
+      fl, [](const Values& a) { return var_family_meta(a, a.at(3).to_bool(), false); },
       [](const Values& a) {
         return var_family(a, a.at(2).to_bool() ? 1.0 : 0.0, a.at(3).to_bool(), false, false);
       },
       var_dim_samples, c, moment_cost);
-  add("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", all, logsumexp_ref,
-      logsumexp_samples, stats::sqrt_length_compare(1), moment_cost);
+  add("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", all, logsumexp_meta,
+      logsumexp_ref, logsumexp_samples, stats::sqrt_length_compare(1), moment_cost);
 }
 
 }  // namespace crucible

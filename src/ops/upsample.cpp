@@ -32,6 +32,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 
@@ -167,12 +168,18 @@ void check_dtype(DType t, Mode mode, bool backward) {
   nnops::check_floating_dispatch(t, std::string(name) + (backward ? "_backward" : ""));
 }
 
-Tensor forward(const Tensor& x, Mode mode, const Resolved& r, bool align) {
+// The forward's checks; returns the output shape.
+Shape forward_shape(const Tensor& x, Mode mode, const Resolved& r) {
   common_check(x.shape(), r.out_size);
   if (x.numel() == 0 && x.size(1) * x.size(2) * x.size(3) == 0)
     op_error("Non-empty 4D data tensor expected but got a tensor with sizes " +
              sizes_str(x.shape()));
   check_dtype(x.dtype(), mode, false);
+  return {x.size(0), x.size(1), r.out_size[0], r.out_size[1]};
+}
+
+Tensor forward(const Tensor& x, Mode mode, const Resolved& r, bool align) {
+  forward_shape(x, mode, r);
   const int64_t n = x.size(0), c = x.size(1), ih = x.size(2), iw = x.size(3);
   const int64_t oh = r.out_size[0], ow = r.out_size[1];
   const auto th = axis_taps(mode, ih, oh, align, r.sh), tw = axis_taps(mode, iw, ow, align, r.sw);
@@ -190,8 +197,9 @@ Tensor forward(const Tensor& x, Mode mode, const Resolved& r, bool align) {
   return out;
 }
 
-Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<int64_t>& in_size,
-                bool align) {
+// The backward's checks (grad_input has shape `in_size`).
+void check_backward(const Tensor& g, Mode mode, const Resolved& r,
+                    const std::vector<int64_t>& in_size) {
   common_check(in_size, r.out_size);
   if (g.dim() != 4) {
     op_error("Expected grad_output to be a tensor of dimension 4 but got: dimension " +
@@ -206,6 +214,11 @@ Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector
     }
   }
   check_dtype(g.dtype(), mode, true);
+}
+
+Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<int64_t>& in_size,
+                bool align) {
+  check_backward(g, mode, r, in_size);
   const int64_t nc = in_size[0] * in_size[1], ih = in_size[2], iw = in_size[3];
   const int64_t oh = r.out_size[0], ow = r.out_size[1];
   const auto th = axis_taps(mode, ih, oh, align, r.sh), tw = axis_taps(mode, iw, ow, align, r.sw);
@@ -230,23 +243,46 @@ Resolved resolve_default(const Value& out_size, const Value& sh, const Value& sw
   return r;
 }
 
-// Argument positions of each overload.
+// The arguments of one call, by the argument positions of its overload.
+struct Call {
+  std::vector<int64_t> in_size;
+  bool align = false;
+  Resolved r;
+};
+
+Call parse_call(const Values& a, Mode mode, bool vec, bool bwd) {
+  const Tensor& t = a.at(0).tensor();
+  Call c;
+  size_t k = 1;
+  const Value& out_size = a.at(k++);
+  c.in_size = bwd ? a.at(k++).to_int_list() : t.shape();
+  c.align = mode != Mode::Nearest ? a.at(k++).to_bool() : false;
+  if (vec) {
+    c.r = resolve_vec(c.in_size, out_size, a.at(k));
+  } else {
+    c.r = resolve_default(out_size, a.at(k), a.at(k + 1));
+  }
+  return c;
+}
+
 RefFn make_ref(Mode mode, bool vec, bool bwd) {
-  const bool has_align = mode != Mode::Nearest;
-  return [mode, vec, bwd, has_align](const Values& a) -> Values {
+  return [mode, vec, bwd](const Values& a) -> Values {
     const Tensor& t = a.at(0).tensor();
-    size_t k = 1;
-    const Value& out_size = a.at(k++);
-    std::vector<int64_t> in_size = bwd ? a.at(k++).to_int_list() : t.shape();
-    const bool align = has_align ? a.at(k++).to_bool() : false;
-    Resolved r;
-    if (vec) {
-      r = resolve_vec(in_size, out_size, a.at(k));
-    } else {
-      r = resolve_default(out_size, a.at(k), a.at(k + 1));
+    const Call c = parse_call(a, mode, vec, bwd);
+    if (bwd) return {backward(t, mode, c.r, c.in_size, c.align)};
+    return {forward(t, mode, c.r, c.align)};
+  };
+}
+
+MetaFn make_meta(Mode mode, bool vec, bool bwd) {
+  return [mode, vec, bwd](const Values& a) -> Values {
+    const Tensor& t = a.at(0).tensor();
+    const Call c = parse_call(a, mode, vec, bwd);
+    if (bwd) {
+      check_backward(t, mode, c.r, c.in_size);
+      return {meta::fresh(c.in_size, t.dtype())};
     }
-    if (bwd) return {backward(t, mode, r, in_size, align)};
-    return {forward(t, mode, r, align)};
+    return {meta::fresh(forward_shape(t, mode, c.r), t.dtype())};
   };
 }
 
@@ -455,6 +491,7 @@ void add_op(OpRegistry& r, const std::string& schema, Mode mode, bool vec, bool 
   OpDef op = OpDef::from_schema(schema, "upsample");
   op.dtypes = floating_dtypes();
   if (mode == Mode::Nearest && !bwd) op.dtypes.push_back(DType::UInt8);
+  op.meta = make_meta(mode, vec, bwd);
   op.ref = make_ref(mode, vec, bwd);
   op.samples = [mode, vec, bwd](const SampleContext& c) {
     return upsample_samples(c, mode, vec, bwd);
