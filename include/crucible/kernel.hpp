@@ -38,28 +38,21 @@
 #pragma GCC visibility push(hidden)
 #endif
 
+#include "crucible/numeric.h"  // NOLINT(build/include_order): hidden in the plugin too
+
 namespace crucible::kernel {
 
 // ---- element types ---------------------------------------------------------------------------
 
-enum class ScalarType : uint8_t {
-  Bool,
-  UInt8,
-  Int8,
-  Int16,
-  Int32,
-  Int64,
-  Float16,
-  BFloat16,
-  Float32,
-  Float64,
-  Complex32,
-  Complex64,
-  Complex128,
-  Float8E4M3FN,
-  Float8E5M2,
-  Undefined,
-};
+// ATen's scalar types and rules, shared with crucible itself (crucible/numeric.h).
+using numeric::can_cast;
+using numeric::is_complex;
+using numeric::is_floating;
+using numeric::is_integral;
+using numeric::promote_types;
+using numeric::ScalarType;
+using numeric::to_complex;
+using numeric::to_real;
 
 // The DLPack code and bits, and ATen's name ("Float", "Long", as its error messages spell it),
 // of each ScalarType, in enum order.
@@ -103,131 +96,15 @@ inline DLDataType dl_dtype(ScalarType t) { return {type_info(t).code, type_info(
 inline const char* type_name(ScalarType t) { return type_info(t).name; }
 inline size_t itemsize(ScalarType t) { return type_info(t).bits / 8u; }
 
-inline bool is_floating(ScalarType t) {
-  return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
-         t == ScalarType::Float64 || t == ScalarType::Float8E4M3FN || t == ScalarType::Float8E5M2;
-}
-inline bool is_complex(ScalarType t) {
-  return t == ScalarType::Complex32 || t == ScalarType::Complex64 || t == ScalarType::Complex128;
-}
-inline bool is_integral(ScalarType t, bool include_bool) {
-  return (include_bool && t == ScalarType::Bool) || t == ScalarType::UInt8 ||
-         t == ScalarType::Int8 || t == ScalarType::Int16 || t == ScalarType::Int32 ||
-         t == ScalarType::Int64;
-}
-
-// The component type of a complex type (c32 -> f16, c64 -> f32, c128 -> f64); others unchanged.
-inline ScalarType to_real(ScalarType t) {
-  return t == ScalarType::Complex32    ? ScalarType::Float16
-         : t == ScalarType::Complex64  ? ScalarType::Float32
-         : t == ScalarType::Complex128 ? ScalarType::Float64
-                                       : t;
-}
-// The complex type of a floating component (f16 -> c32, bf16 and f32 -> c64, f64 -> c128).
-inline ScalarType to_complex(ScalarType t) {
-  return t == ScalarType::Float16                                ? ScalarType::Complex32
-         : t == ScalarType::BFloat16 || t == ScalarType::Float32 ? ScalarType::Complex64
-         : t == ScalarType::Float64                              ? ScalarType::Complex128
-         : is_complex(t)                                         ? t
-                                                                 : ScalarType::Undefined;
-}
-
-// ATen's promote_types (float8 types promote with themselves only: Undefined otherwise).
-// Complex wins and keeps the wider component (i64 + c32 -> c32, f64 + c64 -> c128).
-inline ScalarType promote_types(ScalarType a, ScalarType b) {
-  if (a == b) return a;
-  if (a == ScalarType::Undefined || b == ScalarType::Undefined || a >= ScalarType::Float8E4M3FN ||
-      b >= ScalarType::Float8E4M3FN)
-    return ScalarType::Undefined;
-  if (is_complex(a) || is_complex(b)) {
-    const ScalarType ra = to_real(a), rb = to_real(b);
-    const ScalarType comp = is_integral(ra, true)   ? rb
-                            : is_integral(rb, true) ? ra
-                                                    : promote_types(ra, rb);
-    return to_complex(comp);
-  }
-  if (a == ScalarType::Bool) return b;
-  if (b == ScalarType::Bool) return a;
-  if (is_floating(a) || is_floating(b)) {
-    if (!is_floating(a)) return b;
-    if (!is_floating(b)) return a;
-    if ((a == ScalarType::Float16 && b == ScalarType::BFloat16) ||
-        (a == ScalarType::BFloat16 && b == ScalarType::Float16))
-      return ScalarType::Float32;
-    return a > b ? a : b;  // f16/bf16 < f32 < f64
-  }
-  // Integers: u8 with a signed type needs a signed type wider than 8 bits.
-  if (a == ScalarType::UInt8 || b == ScalarType::UInt8) {
-    ScalarType s = a == ScalarType::UInt8 ? b : a;
-    return s == ScalarType::Int8 ? ScalarType::Int16 : s;
-  }
-  return a > b ? a : b;
-}
-
-// ATen's can_cast: no complex -> real, floating -> integral or non-bool -> bool casts.
-inline bool can_cast(ScalarType from, ScalarType to) {
-  if (is_complex(from) && !is_complex(to)) return false;
-  if (is_floating(from) && is_integral(to, true)) return false;
-  if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
-  return true;
-}
-
 // ---- fp16 / bf16 conversions (round to nearest, ties to even, once) --------------------------
 
-inline double half_bits_to_double(uint16_t h) {
-  const int exp = (h >> 10) & 0x1f;
-  const uint64_t mant = h & 0x3ffu;
-  double v;
-  if (exp == 0) {
-    v = static_cast<double>(mant) * 0x1p-24;  // subnormal (exact)
-  } else if (exp == 31) {
-    v = mant ? NAN : INFINITY;
-  } else {
-    const uint64_t bits = (static_cast<uint64_t>(exp - 15 + 1023) << 52) | (mant << 42);
-    std::memcpy(&v, &bits, sizeof v);
-  }
-  return (h & 0x8000) ? -v : v;
-}
-
-// Rounds a double to a binary float of `mant_bits` fraction bits and `exp_bits` exponent bits
-// (IEEE layout, with infinities and NaN), returning its bits.
-inline uint32_t round_to_small_float(double d, int exp_bits, int mant_bits) {
-  const uint32_t sign = std::signbit(d) ? 1u << (exp_bits + mant_bits) : 0u;
-  const uint32_t exp_all = (1u << exp_bits) - 1;
-  if (std::isnan(d)) return sign | (exp_all << mant_bits) | (1u << (mant_bits - 1));
-  d = std::fabs(d);
-  const int bias = static_cast<int>(exp_all >> 1);
-  const int min_exp = 1 - bias;  // exponent of the smallest normal
-  if (std::isinf(d)) return sign | (exp_all << mant_bits);
-  if (d == 0) return sign;
-  int e;
-  std::frexp(d, &e);  // d = m * 2^e, m in [0.5, 1)
-  --e;                // d = 1.f * 2^e
-  if (e < min_exp) {  // subnormal: a multiple of 2^(min_exp - mant_bits)
-    double m = std::nearbyint(std::ldexp(d, mant_bits - min_exp));
-    return sign | static_cast<uint32_t>(m);  // m == 2^mant_bits is the smallest normal
-  }
-  double m = std::nearbyint(std::ldexp(d, mant_bits - e));  // in [2^mant_bits, 2^(mant_bits+1)]
-  uint32_t mi = static_cast<uint32_t>(m);
-  if (mi == (1u << (mant_bits + 1))) {
-    mi >>= 1;
-    ++e;
-  }
-  if (e + bias >= static_cast<int>(exp_all)) return sign | (exp_all << mant_bits);  // overflow
-  return sign | (static_cast<uint32_t>(e + bias) << mant_bits) | (mi & ((1u << mant_bits) - 1));
-}
-
+inline double half_bits_to_double(uint16_t h) { return numeric::decode(h, numeric::kHalf); }
+inline double bf16_bits_to_double(uint16_t b) { return numeric::decode(b, numeric::kBFloat16); }
 inline uint16_t double_to_half_bits(double d) {
-  return static_cast<uint16_t>(round_to_small_float(d, 5, 10));
+  return static_cast<uint16_t>(numeric::encode(d, numeric::kHalf));
 }
 inline uint16_t double_to_bf16_bits(double d) {
-  return static_cast<uint16_t>(round_to_small_float(d, 8, 7));
-}
-inline double bf16_bits_to_double(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
+  return static_cast<uint16_t>(numeric::encode(d, numeric::kBFloat16));
 }
 
 // ---- element loads and stores, any dtype ------------------------------------------------------
