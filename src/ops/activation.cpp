@@ -26,6 +26,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/pointwise_math_internal.h"
 #include "ops/util.h"
 
@@ -40,10 +41,20 @@ std::string code(DType t) { return std::string(dtype_code(t)); }
 // A scalar as the kernel sees it: converted to the dtype (rounded for floating dtypes).
 double as_scalar_of(double v, DType t) { return Tensor::scalar(v, t).get(0); }
 
-// Applies `f` (in double) to a floating self; other dtypes raise ATen's dispatch error.
-Tensor floating_act(const Tensor& x, std::string_view kernel,
-                    const std::function<double(double)>& f) {
-  if (!is_floating(x.dtype())) mathops::not_implemented(kernel, x.dtype());
+// An activation's argument checks (dtype, parameters), run by its meta function and its
+// reference alike before anything is computed.
+using ActCheck = std::function<void(const Values&)>;
+
+// The check of a floating-only activation: other dtypes raise ATen's dispatch error.
+ActCheck floating_only(std::string_view kernel) {
+  return [kernel](const Values& a) {
+    const DType t = a.at(0).tensor().dtype();
+    if (!is_floating(t)) mathops::not_implemented(kernel, t);
+  };
+}
+
+// Applies `f` (in double) to a floating self (checked already).
+Tensor floating_act(const Tensor& x, const std::function<double(double)>& f) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   opsutil::map_unary(x, out, f);
   return out;
@@ -52,19 +63,19 @@ Tensor floating_act(const Tensor& x, std::string_view kernel,
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 Tensor silu(const Values& a) {
-  return floating_act(a.at(0).tensor(), "silu_cpu", [](double x) { return x * sigmoid(x); });
+  return floating_act(a.at(0).tensor(), [](double x) { return x * sigmoid(x); });
 }
 
 Tensor hardswish(const Values& a) {
   const Tensor& x = a.at(0).tensor();
   const DType t = x.dtype();
-  return floating_act(x, "hardswish_cpu", [t](double v) {
+  return floating_act(x, [t](double v) {
     return mathops::opmath(v * std::min(std::max(v + 3.0, 0.0), 6.0), t) / 6.0;
   });
 }
 
 Tensor hardsigmoid(const Values& a) {
-  return floating_act(a.at(0).tensor(), "hardsigmoid_cpu",
+  return floating_act(a.at(0).tensor(),
                       [](double v) { return std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
 }
 
@@ -73,14 +84,30 @@ double clamp(double v, double lo, double hi) {
   return std::min(std::max(v, lo), hi);
 }
 
-Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val) {
+// hardtanh's checks: no bool, and no negative (truncated) limit on u8.
+void check_hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val) {
   const DType t = x.dtype();
   CRUCIBLE_CHECK(t != DType::Bool, "Bool inputs not supported for hardtanh");
-  Tensor out = Tensor::empty(x.shape(), t);
   if (is_integral(t, false)) {
     const int64_t lo = min_val.to_int(), hi = max_val.to_int();
     CRUCIBLE_CHECK(t != DType::UInt8 || (lo >= 0 && hi >= 0),
                    "cannot do hardtanh on an unsigned type with negative limits");
+  }
+}
+
+void check_hardtanh(const Values& a) {
+  check_hardtanh_of(a.at(0).tensor(), a.at(1).to_scalar(), a.at(2).to_scalar());
+}
+
+void check_relu6(const Values& a) {
+  check_hardtanh_of(a.at(0).tensor(), Scalar(int64_t{0}), Scalar(int64_t{6}));
+}
+
+Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val) {
+  const DType t = x.dtype();
+  Tensor out = Tensor::empty(x.shape(), t);
+  if (is_integral(t, false)) {
+    const int64_t lo = min_val.to_int(), hi = max_val.to_int();
     // The limits are converted to self's dtype (wrapping), as clamp's kernel does.
     Tensor lim = Tensor::empty({2}, t);
     lim.set_int(0, lo);
@@ -105,34 +132,37 @@ Tensor relu6(const Values& a) {
 
 Tensor leaky_relu(const Values& a) {
   const double slope = a.at(1).to_double();
-  return floating_act(a.at(0).tensor(), "leaky_relu_cpu",
-                      [slope](double x) { return x > 0 ? x : x * slope; });
+  return floating_act(a.at(0).tensor(), [slope](double x) { return x > 0 ? x : x * slope; });
 }
 
 Tensor elu(const Values& a) {
   const double alpha = a.at(1).to_double(), scale = a.at(2).to_double();
   const double input_scale = a.at(3).to_double();
-  return floating_act(a.at(0).tensor(), "elu_cpu", [=](double x) {
+  return floating_act(a.at(0).tensor(), [=](double x) {
     return x <= 0 ? std::expm1(x * input_scale) * alpha * scale : x * scale;
   });
 }
 
 Tensor mish(const Values& a) {
-  return floating_act(a.at(0).tensor(), "mish_cpu",
+  return floating_act(a.at(0).tensor(),
                       [](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
 }
 
 Tensor softplus(const Values& a) {
   const double beta = a.at(1).to_double(), threshold = a.at(2).to_double();
-  return floating_act(a.at(0).tensor(), "softplus_cpu", [=](double x) {
+  return floating_act(a.at(0).tensor(), [=](double x) {
     return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
   });
+}
+
+void check_threshold(const Values& a) {
+  const DType t = a.at(0).tensor().dtype();
+  if (t == DType::Bool) mathops::not_implemented("threshold_cpu", t);
 }
 
 Tensor threshold(const Values& a) {
   const Tensor& x = a.at(0).tensor();
   const DType t = x.dtype();
-  if (t == DType::Bool) mathops::not_implemented("threshold_cpu", t);
   Tensor out = Tensor::empty(x.shape(), t);
   if (is_integral(t, false)) {
     Tensor s = Tensor::empty({2}, t);
@@ -148,32 +178,57 @@ Tensor threshold(const Values& a) {
   return out;
 }
 
-Tensor gelu(const Values& a) {
+// gelu's approximation, checked with self's dtype.
+std::string gelu_approximate(const Values& a) {
   const std::string approximate = a.size() > 1 ? a[1].str_value() : std::string("none");
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
+  floating_only("GeluKernelImpl")(a);
+  return approximate;
+}
+
+void check_gelu(const Values& a) { gelu_approximate(a); }
+
+Tensor gelu(const Values& a) {
+  const std::string approximate = gelu_approximate(a);
   const Tensor& x = a.at(0).tensor();
   if (approximate == "tanh") {
     const DType t = x.dtype();
-    return floating_act(x, "GeluKernelImpl", [t](double v) {
+    return floating_act(x, [t](double v) {
       const double k = std::sqrt(2.0 / std::numbers::pi);
       const double cube = mathops::opmath(mathops::opmath(v * v, t) * v, t);
       return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * cube)));
     });
   }
-  return floating_act(x, "GeluKernelImpl",
+  return floating_act(x,
                       [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
 }
 
 using ActFn = Tensor (*)(const Values&);
 
-// The in-place overload of `f`: computed out of place, then written into self.
-RefFn inplace_ref(ActFn f, bool overlap_raises) {
-  return [f, overlap_raises](const Values& args) {
+// The meta function of an activation (self's shape and dtype) and of its in-place overload
+// (self itself, after the overlap check where ATen makes it).
+MetaFn act_meta(ActCheck check) {
+  return [check = std::move(check)](const Values& args) {
+    check(args);
+    return Values{meta::fresh_like(args.at(0).tensor())};
+  };
+}
+
+MetaFn inplace_meta(ActCheck check, bool overlap_raises) {
+  return [check = std::move(check), overlap_raises](const Values& args) {
+    check(args);  // dtype errors first, as ATen's dispatch raises them
+    if (overlap_raises) mathops::check_no_internal_overlap(args.at(0).tensor());
+    return Values{args.at(0)};
+  };
+}
+
+// The in-place overload of `f`: checked, computed out of place, then written into self.
+RefFn inplace_ref(ActCheck check, ActFn f, bool overlap_raises) {
+  return [checks = inplace_meta(std::move(check), overlap_raises), f](const Values& args) {
+    checks(args);
     const Tensor& self = args.at(0).tensor();
-    Tensor result = f(args);  // dtype errors first, as ATen's dispatch raises them
-    if (overlap_raises) mathops::check_no_internal_overlap(self);
-    self.copy_from(result);
+    self.copy_from(f(args));
     return Values{Value(self)};
   };
 }
@@ -233,7 +288,8 @@ std::vector<Sample> with_variants(std::vector<Sample> base, const std::vector<DT
 struct ActSpec {
   std::string_view schema;
   std::string_view inplace_schema;  // empty: no in-place overload in this family
-  ActFn fn;
+  ActCheck check;
+  ActFn fn;  // computes (the arguments checked by `check`)
   double flops;
   std::vector<DType> dtypes;
   std::vector<DType> error_dtypes;
@@ -276,14 +332,19 @@ SampleFn spec_samples(const ActSpec& spec, bool inplace) {
 void register_spec(OpRegistry& r, const ActSpec& spec) {
   OpDef op = OpDef::from_schema(spec.schema, "activation");
   op.dtypes = spec.dtypes;
-  op.ref = [f = spec.fn](const Values& args) { return Values{Value(f(args))}; };
+  op.meta = act_meta(spec.check);
+  op.ref = [check = spec.check, f = spec.fn](const Values& args) {
+    check(args);
+    return Values{Value(f(args))};
+  };
   op.samples = spec_samples(spec, false);
   op.cost = mathops::unary_cost(spec.flops);
   r.add(std::move(op));
   if (spec.inplace_schema.empty()) return;
   OpDef ip = OpDef::from_schema(spec.inplace_schema, "activation");
   ip.dtypes = spec.dtypes;
-  ip.ref = inplace_ref(spec.fn, spec.inplace_overlap_raises);
+  ip.meta = inplace_meta(spec.check, spec.inplace_overlap_raises);
+  ip.ref = inplace_ref(spec.check, spec.fn, spec.inplace_overlap_raises);
   ip.samples = spec_samples(spec, true);
   ip.cost = mathops::inplace_cost(spec.flops);
   r.add(std::move(ip));
@@ -293,7 +354,8 @@ void register_gelu_(OpRegistry& r) {
   OpDef op = OpDef::from_schema(
       "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)", "activation");
   op.dtypes = floating_dtypes();
-  op.ref = inplace_ref(gelu, true);
+  op.meta = inplace_meta(check_gelu, true);
+  op.ref = inplace_ref(check_gelu, gelu, true);
   op.samples = [](const SampleContext& ctx) {
     if (ctx.performance) return elementwise_perf_samples(1, mathops::perf_dtypes());
     std::vector<Sample> out = act_samples(floating_dtypes(), integral_and_bool());
@@ -319,6 +381,7 @@ void register_activation_ops(OpRegistry& r) {
   const std::vector<DType> ints = integral_and_bool();
   register_spec(r, {"aten::silu(Tensor self) -> Tensor",
                     "aten::silu_(Tensor(a!) self) -> Tensor(a!)",
+                    floating_only("silu_cpu"),
                     silu,
                     5,
                     fl,
@@ -326,6 +389,7 @@ void register_activation_ops(OpRegistry& r) {
                     {}});
   register_spec(r, {"aten::hardswish(Tensor self) -> Tensor",
                     "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)",
+                    floating_only("hardswish_cpu"),
                     hardswish,
                     5,
                     fl,
@@ -333,6 +397,7 @@ void register_activation_ops(OpRegistry& r) {
                     {}});
   register_spec(r, {"aten::hardsigmoid(Tensor self) -> Tensor",
                     "aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)",
+                    floating_only("hardsigmoid_cpu"),
                     hardsigmoid,
                     4,
                     fl,
@@ -346,6 +411,7 @@ void register_activation_ops(OpRegistry& r) {
   };
   ActSpec ht{"aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
              "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+             check_hardtanh,
              hardtanh,
              2,
              without_bool(),
@@ -372,6 +438,7 @@ void register_activation_ops(OpRegistry& r) {
   register_spec(r, ht);
   register_spec(r, {"aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
                     "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                    floating_only("leaky_relu_cpu"),
                     leaky_relu,
                     2,
                     fl,
@@ -384,6 +451,7 @@ void register_activation_ops(OpRegistry& r) {
       r, {"aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
           "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
           "Tensor(a!)",
+          floating_only("elu_cpu"),
           elu,
           4,
           fl,
@@ -394,6 +462,7 @@ void register_activation_ops(OpRegistry& r) {
            {"scale keyword", {}, {{"scale", F(1.0507009873554805)}}}}});
   register_spec(r, {"aten::mish(Tensor self) -> Tensor",
                     "aten::mish_(Tensor(a!) self) -> Tensor(a!)",
+                    floating_only("mish_cpu"),
                     mish,
                     6,
                     fl,
@@ -401,6 +470,7 @@ void register_activation_ops(OpRegistry& r) {
                     {}});
   register_spec(r, {"aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
                     "",
+                    floating_only("softplus_cpu"),
                     softplus,
                     5,
                     fl,
@@ -411,6 +481,7 @@ void register_activation_ops(OpRegistry& r) {
                      {"beta=25", {I(25)}, {}}}});
   ActSpec th{"aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
              "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+             check_threshold,
              threshold,
              1,
              without_bool(),
@@ -433,8 +504,14 @@ void register_activation_ops(OpRegistry& r) {
              {T({6, 7}, DType::Float16), F(0.1), F(std::numeric_limits<double>::infinity())}));
   };
   register_spec(r, th);
-  register_spec(
-      r, {"aten::relu6(Tensor self) -> Tensor", "", relu6, 2, without_bool(), {DType::Bool}, {}});
+  register_spec(r, {"aten::relu6(Tensor self) -> Tensor",
+                    "",
+                    check_relu6,
+                    relu6,
+                    2,
+                    without_bool(),
+                    {DType::Bool},
+                    {}});
   register_gelu_(r);
 }
 

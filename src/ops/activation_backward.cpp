@@ -34,6 +34,7 @@
 #include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/pointwise_math_internal.h"
 #include "ops/util.h"
 
@@ -46,12 +47,37 @@ using mathops::opmath;
 
 std::string code(DType t) { return std::string(dtype_code(t)); }
 
-// f(grad, x, dtype) over the broadcast of grad and x, in their common dtype.
-Tensor backward_map(const Tensor& grad, const Tensor& x, std::string_view kernel,
-                    const std::function<double(double, double, DType)>& f) {
+// What a backward op returns: the broadcast shape of grad and x, their common dtype.
+struct Spec {
+  Shape shape;
+  DType dtype;
+};
+
+// An op's argument checks, returning its output's spec: run by its meta function and by its
+// reference before computing.
+using SpecFn = std::function<Spec(const Values&)>;
+// The computation, given the checked spec.
+using ComputeFn = Tensor (*)(const Values&, const Spec&);
+
+// The spec of (grad = args[0], x = args[x_arg]) for a floating-only kernel: other common dtypes
+// raise ATen's dispatch error.
+Spec floating_spec(const Values& a, std::string_view kernel, size_t x_arg = 1) {
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& x = a.at(x_arg).tensor();
   const DType ct = opsutil::result_type(grad, x);
   if (!is_floating(ct)) mathops::not_implemented(kernel, ct);
-  Tensor out = Tensor::empty(broadcast_shapes(grad.shape(), x.shape()), ct);
+  return {broadcast_shapes(grad.shape(), x.shape()), ct};
+}
+
+SpecFn floating_only(std::string_view kernel) {
+  return [kernel](const Values& a) { return floating_spec(a, kernel); };
+}
+
+// f(grad, x, dtype) over the broadcast of grad and x, in their common dtype (the spec `s`).
+Tensor backward_map(const Spec& s, const Tensor& grad, const Tensor& x,
+                    const std::function<double(double, double, DType)>& f) {
+  const DType ct = s.dtype;
+  Tensor out = Tensor::empty(s.shape, ct);
   opsutil::map_binary(mathops::as_dtype(grad, ct), mathops::as_dtype(x, ct), out,
                       [&f, ct](double g, double v) { return f(g, v, ct); });
   return out;
@@ -59,51 +85,61 @@ Tensor backward_map(const Tensor& grad, const Tensor& x, std::string_view kernel
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-Values gelu_backward(const Values& a) {
-  const std::string approximate = a.size() > 2 ? a[2].str_value() : std::string("none");
+std::string gelu_approximate(const Values& a) {
+  return a.size() > 2 ? a[2].str_value() : std::string("none");
+}
+
+Spec gelu_backward_spec(const Values& a) {
+  const std::string approximate = gelu_approximate(a);
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
-  if (approximate == "tanh") {
-    return {Value(backward_map(a.at(0).tensor(), a.at(1).tensor(), "GeluBackwardKernelImpl",
-                               [](double g, double x, DType t) {
-                                 const double k = std::sqrt(2.0 / std::numbers::pi),
-                                              kappa = 0.044715;
-                                 const double x2 = opmath(x * x, t);
-                                 const double inner = k * (x + kappa * opmath(x2 * x, t));
-                                 const double th = std::tanh(inner);
-                                 const double left = 0.5 * x, right = 1.0 + th;
-                                 const double left_derivative = 0.5 * right;
-                                 const double right_derivative =
-                                     left * (1.0 - th * th) * k * (1.0 + 3.0 * kappa * x2);
-                                 return g * (left_derivative + right_derivative);
-                               }))};
+  return floating_spec(a, "GeluBackwardKernelImpl");
+}
+
+Tensor gelu_backward(const Values& a, const Spec& s) {
+  if (gelu_approximate(a) == "tanh") {
+    return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType t) {
+      const double k = std::sqrt(2.0 / std::numbers::pi), kappa = 0.044715;
+      const double x2 = opmath(x * x, t);
+      const double inner = k * (x + kappa * opmath(x2 * x, t));
+      const double th = std::tanh(inner);
+      const double left = 0.5 * x, right = 1.0 + th;
+      const double left_derivative = 0.5 * right;
+      const double right_derivative = left * (1.0 - th * th) * k * (1.0 + 3.0 * kappa * x2);
+      return g * (left_derivative + right_derivative);
+    });
   }
-  return {Value(backward_map(
-      a.at(0).tensor(), a.at(1).tensor(), "GeluBackwardKernelImpl", [](double g, double x, DType) {
-        const double cdf = 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2));
-        const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
-        return g * (cdf + x * pdf);
-      }))};
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+    const double cdf = 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2));
+    const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+    return g * (cdf + x * pdf);
+  });
 }
 
-Values sigmoid_backward(const Values& a) {
-  return {Value(
-      backward_map(a.at(0).tensor(), a.at(1).tensor(), "sigmoid_backward_cpu",
-                   [](double g, double y, DType t) { return opmath(g * (1.0 - y), t) * y; }))};
+Tensor sigmoid_backward(const Values& a, const Spec& s) {
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(),
+                      [](double g, double y, DType t) { return opmath(g * (1.0 - y), t) * y; });
 }
 
-Values tanh_backward(const Values& a) {
-  return {Value(
-      backward_map(a.at(0).tensor(), a.at(1).tensor(), "tanh_backward_cpu",
-                   [](double g, double y, DType t) { return g * (1.0 - opmath(y * y, t)); }))};
+Tensor tanh_backward(const Values& a, const Spec& s) {
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(),
+                      [](double g, double y, DType t) { return g * (1.0 - opmath(y * y, t)); });
 }
 
-Values threshold_backward(const Values& a) {
+// threshold_backward: every common dtype but bool.
+Spec threshold_backward_spec(const Values& a) {
   const Tensor& grad = a.at(0).tensor();
   const Tensor& x = a.at(1).tensor();
   const DType ct = opsutil::result_type(grad, x);
   if (ct == DType::Bool) mathops::not_implemented("threshold_cpu", ct);
-  Tensor out = Tensor::empty(broadcast_shapes(grad.shape(), x.shape()), ct);
+  return {broadcast_shapes(grad.shape(), x.shape()), ct};
+}
+
+Tensor threshold_backward(const Values& a, const Spec& spec) {
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& x = a.at(1).tensor();
+  const DType ct = spec.dtype;
+  Tensor out = Tensor::empty(spec.shape, ct);
   const Tensor g = mathops::as_dtype(grad, ct), v = mathops::as_dtype(x, ct);
   if (is_floating(ct)) {
     const double th = Tensor::scalar(a.at(2).to_double(), ct).get(0);
@@ -116,47 +152,43 @@ Values threshold_backward(const Values& a) {
     opsutil::map_binary_int(g, v, out,
                             [th](int64_t gv, int64_t xv) { return xv <= th ? int64_t{0} : gv; });
   }
-  return {Value(out)};
+  return out;
 }
 
-Values silu_backward(const Values& a) {
-  return {Value(backward_map(a.at(0).tensor(), a.at(1).tensor(), "silu_backward_cpu",
-                             [](double g, double x, DType) {
-                               const double s = sigmoid(x);
-                               return g * s * (1.0 + x * (1.0 - s));
-                             }))};
+Tensor silu_backward(const Values& a, const Spec& spec) {
+  return backward_map(spec, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+    const double s = sigmoid(x);
+    return g * s * (1.0 + x * (1.0 - s));
+  });
 }
 
-Values hardswish_backward(const Values& a) {
-  return {Value(backward_map(a.at(0).tensor(), a.at(1).tensor(), "hardswish_backward_cpu",
-                             [](double g, double x, DType) {
-                               // ATen's vectorized kernel (every element but a loop's
-                               // tail): x >= 3 gives grad, NaN falls to the middle branch.
-                               if (x < -3.0) return 0.0;
-                               if (x >= 3.0) return g;
-                               return g * (x / 3.0 + 0.5);
-                             }))};
+Tensor hardswish_backward(const Values& a, const Spec& s) {
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+    // ATen's vectorized kernel (every element but a loop's tail): x >= 3 gives grad, NaN falls
+    // to the middle branch.
+    if (x < -3.0) return 0.0;
+    if (x >= 3.0) return g;
+    return g * (x / 3.0 + 0.5);
+  });
 }
 
-Values hardsigmoid_backward(const Values& a) {
-  return {Value(backward_map(
-      a.at(0).tensor(), a.at(1).tensor(), "hardsigmoid_backward_cpu",
-      [](double g, double x, DType) { return (x > -3.0 && x < 3.0) ? g / 6.0 : 0.0; }))};
+Tensor hardsigmoid_backward(const Values& a, const Spec& s) {
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+    return (x > -3.0 && x < 3.0) ? g / 6.0 : 0.0;
+  });
 }
 
-Values hardtanh_backward(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const DType ct = opsutil::result_type(grad, x);
+Tensor hardtanh_backward(const Values& a, const Spec& s) {
+  const DType ct = s.dtype;
   // The limits as the kernel sees them (converted to the dtype).
-  const double lo = is_floating(ct) ? Tensor::scalar(a.at(2).to_double(), ct).get(0) : 0;
-  const double hi = is_floating(ct) ? Tensor::scalar(a.at(3).to_double(), ct).get(0) : 0;
-  return {Value(backward_map(grad, x, "hardtanh_backward_cpu", [lo, hi](double g, double v, DType) {
+  const double lo = Tensor::scalar(a.at(2).to_double(), ct).get(0);
+  const double hi = Tensor::scalar(a.at(3).to_double(), ct).get(0);
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [lo, hi](double g, double v, DType) {
     return (v <= lo || v >= hi) ? 0.0 : g;
-  }))};
+  });
 }
 
-Values leaky_relu_backward(const Values& a) {
+Spec leaky_relu_backward_spec(const Values& a) {
   const double slope = a.at(2).to_double();
   const bool self_is_result = a.at(3).to_bool();
   CRUCIBLE_CHECK(
@@ -166,47 +198,53 @@ Values leaky_relu_backward(const Values& a) {
       "please call out-of-place version instead. File an issue at "
       "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
       "backward calculation with negative slope");
-  return {
-      Value(backward_map(a.at(0).tensor(), a.at(1).tensor(), "leaky_relu_backward_cpu",
-                         [slope](double g, double x, DType) { return x > 0 ? g : g * slope; }))};
+  return floating_spec(a, "leaky_relu_backward_cpu");
 }
 
-Values elu_backward(const Values& a) {
-  const double alpha = a.at(1).to_double(), scale = a.at(2).to_double();
-  const double input_scale = a.at(3).to_double();
+Tensor leaky_relu_backward(const Values& a, const Spec& s) {
+  const double slope = a.at(2).to_double();
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(),
+                      [slope](double g, double x, DType) { return x > 0 ? g : g * slope; });
+}
+
+Spec elu_backward_spec(const Values& a) {
+  const double alpha = a.at(1).to_double();
   const bool is_result = a.at(4).to_bool();
   CRUCIBLE_CHECK(!is_result || alpha >= 0.0,
                  "In-place elu backward calculation is triggered with a negative slope which is "
                  "not supported. This is caused by calling in-place forward function with a "
                  "negative slope, please call out-of-place version instead.");
+  return floating_spec(a, "elu_backward_cpu", 5);
+}
+
+Tensor elu_backward(const Values& a, const Spec& s) {
+  const double alpha = a.at(1).to_double(), scale = a.at(2).to_double();
+  const double input_scale = a.at(3).to_double();
+  const bool is_result = a.at(4).to_bool();
   const double negcoef = alpha * scale;
-  return {Value(backward_map(a.at(0).tensor(), a.at(5).tensor(), "elu_backward_cpu",
-                             [=](double g, double x, DType) {
-                               // ATen's vectorized kernel tests x > 0: NaN takes the negative
-                               // branch (NaN).
-                               if (x > 0) return g * scale;
-                               if (is_result) return g * input_scale * (x + negcoef);
-                               return g * input_scale * negcoef * std::exp(x * input_scale);
-                             }))};
+  return backward_map(s, a.at(0).tensor(), a.at(5).tensor(), [=](double g, double x, DType) {
+    // ATen's vectorized kernel tests x > 0: NaN takes the negative branch (NaN).
+    if (x > 0) return g * scale;
+    if (is_result) return g * input_scale * (x + negcoef);
+    return g * input_scale * negcoef * std::exp(x * input_scale);
+  });
 }
 
-Values softplus_backward(const Values& a) {
+Tensor softplus_backward(const Values& a, const Spec& s) {
   const double beta = a.at(2).to_double(), threshold = a.at(3).to_double();
-  return {Value(backward_map(a.at(0).tensor(), a.at(1).tensor(), "softplus_backward_cpu",
-                             [=](double g, double x, DType t) {
-                               const double xb = opmath(x * beta, t);
-                               if (xb > threshold) return g;
-                               const double z = opmath(std::exp(xb), t);
-                               return g * z / (z + 1.0);
-                             }))};
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [=](double g, double x, DType t) {
+    const double xb = opmath(x * beta, t);
+    if (xb > threshold) return g;
+    const double z = opmath(std::exp(xb), t);
+    return g * z / (z + 1.0);
+  });
 }
 
-Values mish_backward(const Values& a) {
-  return {Value(backward_map(a.at(0).tensor(), a.at(1).tensor(), "mish_backward_cpu",
-                             [](double g, double x, DType) {
-                               const double t = std::tanh(std::log1p(std::exp(x)));
-                               return g * (t + x * sigmoid(x) * (1.0 - t * t));
-                             }))};
+Tensor mish_backward(const Values& a, const Spec& s) {
+  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+    const double t = std::tanh(std::log1p(std::exp(x)));
+    return g * (t + x * sigmoid(x) * (1.0 - t * t));
+  });
 }
 
 // Builds the argument list of one case from (grad_output, self-or-output).
@@ -351,13 +389,17 @@ ComparePolicy grad_scaled_compare(size_t grad_arg, size_t x_arg) {
   return p;
 }
 
-void add_op(OpRegistry& r, std::string_view schema, RefFn ref, double flops,
+void add_op(OpRegistry& r, std::string_view schema, SpecFn spec, ComputeFn compute, double flops,
             std::function<std::vector<Sample>()> correctness, ArgBuilder perf_build,
             std::vector<DType> dtypes = floating_dtypes(),
             std::vector<std::pair<std::string, Literal>> perf_kw = {}) {
   OpDef op = OpDef::from_schema(schema, "activation.backward");
   op.dtypes = std::move(dtypes);
-  op.ref = std::move(ref);
+  op.meta = [spec](const Values& args) {
+    const Spec s = spec(args);
+    return Values{meta::fresh(s.shape, s.dtype)};
+  };
+  op.ref = [spec, compute](const Values& args) { return Values{Value(compute(args, spec(args)))}; };
   op.samples = [correctness = std::move(correctness), perf_build = std::move(perf_build),
                 perf_kw = std::move(perf_kw)](const SampleContext& ctx) {
     return ctx.performance ? perf_samples(perf_build, perf_kw) : correctness();
@@ -392,7 +434,7 @@ void register_activation_backward_ops(OpRegistry& r) {
   add_op(
       r,
       "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor",
-      gelu_backward, 12,
+      gelu_backward_spec, gelu_backward, 12,
       [ints] {
         std::vector<Sample> out = backward_samples(floating_dtypes(), ints, plain());
         out = concat(std::move(out),
@@ -408,14 +450,16 @@ void register_activation_backward_ops(OpRegistry& r) {
       },
       plain());
   add_op(
-      r, "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor", sigmoid_backward, 3,
+      r, "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+      floating_only("sigmoid_backward_cpu"), sigmoid_backward, 3,
       [] { return simple_samples({}, plain()); }, plain());
   add_op(
-      r, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor", tanh_backward, 3,
+      r, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
+      floating_only("tanh_backward_cpu"), tanh_backward, 3,
       [] { return simple_samples({}, plain()); }, plain());
   add_op(
       r, "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
-      threshold_backward, 1,
+      threshold_backward_spec, threshold_backward, 1,
       [] {
         std::vector<DType> dts = all_numeric_dtypes();
         std::erase(dts, DType::Bool);
@@ -436,19 +480,22 @@ void register_activation_backward_ops(OpRegistry& r) {
       },
       then({I(0)}), all_numeric_dtypes());
   add_op(
-      r, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor", silu_backward, 6,
+      r, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+      floating_only("silu_backward_cpu"), silu_backward, 6,
       [] { return simple_samples({}, plain()); }, plain());
   add_op(
-      r, "aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", hardswish_backward,
-      3, [] { return simple_samples({}, plain()); }, plain());
+      r, "aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+      floating_only("hardswish_backward_cpu"), hardswish_backward, 3,
+      [] { return simple_samples({}, plain()); }, plain());
   add_op(
       r, "aten::hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
-      hardsigmoid_backward, 2, [] { return simple_samples({}, plain()); }, plain());
+      floating_only("hardsigmoid_backward_cpu"), hardsigmoid_backward, 2,
+      [] { return simple_samples({}, plain()); }, plain());
   add_op(
       r,
       "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> "
       "Tensor",
-      hardtanh_backward, 2,
+      floating_only("hardtanh_backward_cpu"), hardtanh_backward, 2,
       [] {
         return simple_samples({{"min=-0.5, max=0.5", then({F(-0.5), F(0.5)})},
                                {"min=0, max=6", then({I(0), I(6)})},
@@ -460,7 +507,7 @@ void register_activation_backward_ops(OpRegistry& r) {
       r,
       "aten::leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool "
       "self_is_result) -> Tensor",
-      leaky_relu_backward, 2,
+      leaky_relu_backward_spec, leaky_relu_backward, 2,
       [] {
         std::vector<Sample> out =
             simple_samples({{"self_is_result, slope 0.2", then({F(0.2), B(true)})},
@@ -483,7 +530,7 @@ void register_activation_backward_ops(OpRegistry& r) {
       r,
       "aten::elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool "
       "is_result, Tensor self_or_result) -> Tensor",
-      elu_backward, 4,
+      elu_backward_spec, elu_backward, 4,
       [elu_build] {
         std::vector<Sample> out = simple_samples(
             {{"is_result", elu_build(1.0, 1.0, 1.0, true)},
@@ -501,7 +548,7 @@ void register_activation_backward_ops(OpRegistry& r) {
       r,
       "aten::softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> "
       "Tensor",
-      softplus_backward, 5,
+      floating_only("softplus_backward_cpu"), softplus_backward, 5,
       [] {
         return simple_samples({{"beta=2, threshold=1", then({F(2.0), F(1.0)})},
                                {"beta=0.5, threshold=0", then({F(0.5), I(0)})}},
@@ -509,7 +556,8 @@ void register_activation_backward_ops(OpRegistry& r) {
       },
       then({I(1), I(20)}));
   add_op(
-      r, "aten::mish_backward(Tensor grad_output, Tensor self) -> Tensor", mish_backward, 10,
+      r, "aten::mish_backward(Tensor grad_output, Tensor self) -> Tensor",
+      floating_only("mish_backward_cpu"), mish_backward, 10,
       [] { return simple_samples({}, plain()); }, plain());
 }
 

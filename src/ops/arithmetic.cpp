@@ -16,6 +16,7 @@
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
 #include "ops/families.h"
+#include "ops/pointwise_binary_meta.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -25,6 +26,7 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 using arith::code;
+using binmeta::Spec;
 
 int64_t wrap_add(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
@@ -52,13 +54,20 @@ Scalar alpha_of(const Values& args, size_t i) {
   return args.size() > i && !args[i].is_none() ? args[i].to_scalar() : Scalar(int64_t{1});
 }
 
-// a + alpha * b (sub: a - alpha * b) in the promoted dtype.
-Values add_impl(const Value& a, const Value& b, const Scalar& alpha, bool negate) {
+// The result of a + alpha * b (and a - alpha * b): the promoted dtype, checked with alpha.
+Spec add_spec(const Value& a, const Value& b, const Scalar& alpha) {
   const Tensor ta = arith::operand(a), tb = arith::operand(b);
   const DType rt = arith::promoted({a, b});
   arith::require_modelled(rt, "add/sub");
   alpha_check(rt, alpha);
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+// a + alpha * b (sub: a - alpha * b) into a result of spec `s` (add_spec's).
+Values add_impl(const Spec& s, const Value& a, const Value& b, const Scalar& alpha, bool negate) {
+  const Tensor ta = arith::operand(a), tb = arith::operand(b);
+  const DType rt = s.dtype;
+  Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   if (is_floating(rt)) {
     const double al = negate ? -alpha.to_double() : alpha.to_double();
@@ -84,38 +93,45 @@ void sub_check(const Value& a, const Value& b) {
   CRUCIBLE_CHECK(!ab && !bb, kSubBool);
 }
 
+Spec add_spec_of(const Values& args) { return add_spec(args.at(0), args.at(1), alpha_of(args, 2)); }
+
 Values add_ref(const Values& args) {
-  return add_impl(args.at(0), args.at(1), alpha_of(args, 2), false);
+  return add_impl(add_spec_of(args), args.at(0), args.at(1), alpha_of(args, 2), false);
+}
+
+// sub (also sub.Scalar: ATen wraps `other` into a tensor and runs sub_check on both, so a bool
+// self or a bool Scalar raises, libtorch 1.13 and 2.x alike).
+Spec sub_spec(const Values& args) {
+  sub_check(args.at(0), args.at(1));
+  return add_spec(args[0], args[1], alpha_of(args, 2));
 }
 
 Values sub_ref(const Values& args) {
-  sub_check(args.at(0), args.at(1));
-  return add_impl(args[0], args[1], alpha_of(args, 2), true);
+  return add_impl(sub_spec(args), args[0], args[1], alpha_of(args, 2), true);
 }
 
-// sub.Scalar / rsub.Scalar: ATen wraps `other` into a tensor and runs sub_check on both, so a
-// bool self or a bool Scalar raises (libtorch 1.13 and 2.x alike).
-Values sub_scalar_ref(const Values& args) {
+// rsub(self, other, alpha) = other - alpha * self (Tensor and Scalar overloads alike).
+Spec rsub_spec(const Values& args) {
   sub_check(args.at(0), args.at(1));
-  return add_impl(args[0], args[1], alpha_of(args, 2), true);
+  return add_spec(args[1], args[0], alpha_of(args, 2));
 }
 
-// rsub(self, other, alpha) = other - alpha * self.
 Values rsub_ref(const Values& args) {
-  sub_check(args.at(0), args.at(1));
-  return add_impl(args[1], args[0], alpha_of(args, 2), true);
+  return add_impl(rsub_spec(args), args[1], args[0], alpha_of(args, 2), true);
 }
 
-Values rsub_scalar_ref(const Values& args) {
-  sub_check(args.at(0), args.at(1));
-  return add_impl(args[1], args[0], alpha_of(args, 2), true);
-}
-
-Values mul_ref(const Values& args) {
+Spec mul_spec(const Values& args) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
   const DType rt = arith::promoted({args[0], args[1]});
   arith::require_modelled(rt, "mul");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+Values mul_ref(const Values& args) {
+  const Spec s = mul_spec(args);
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  const DType rt = s.dtype;
+  Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   if (is_floating(rt))
     arith::map_float(ins, out, [](const double* v) { return v[0] * v[1]; });
@@ -127,11 +143,17 @@ Values mul_ref(const Values& args) {
 }
 
 // True division: integral and bool results become f32; x/0 is ±inf, 0/0 NaN.
-Values div_ref(const Values& args) {
+Spec div_spec(const Values& args) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
   const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
   arith::require_modelled(rt, "div");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+Values div_ref(const Values& args) {
+  const Spec s = div_spec(args);
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
   return {Value(out)};
@@ -377,10 +399,11 @@ std::vector<Sample> out_samples(const SampleContext& ctx, int flavour) {
   return out;
 }
 
-OpDef binary_op(std::string_view schema, RefFn ref, SampleFn samples, double flops,
+OpDef binary_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples, double flops,
                 bool inplace = false) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(flops, inplace);
@@ -404,47 +427,53 @@ std::vector<Sample> sub_out_samples(const SampleContext& ctx) {
 
 void register_arithmetic_ops(OpRegistry& r) {
   OpDef sub_s = binary_op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                          sub_scalar_ref, sub_scalar_samples, 2);
+                          binmeta::fresh_meta(sub_spec), sub_ref, sub_scalar_samples, 2);
   sub_s.dtypes = without_bool();
   r.add(std::move(sub_s));
   OpDef rsub_s = binary_op("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                           rsub_scalar_ref, sub_scalar_samples, 2);
+                           binmeta::fresh_meta(rsub_spec), rsub_ref, sub_scalar_samples, 2);
   rsub_s.dtypes = without_bool();
   r.add(std::move(rsub_s));
   OpDef rsub_t =
       binary_op("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                rsub_ref, rsub_samples, 2);
+                binmeta::fresh_meta(rsub_spec), rsub_ref, rsub_samples, 2);
   rsub_t.dtypes = without_bool();
   r.add(std::move(rsub_t));
   r.add(binary_op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                  arith::inplace_of(mul_ref), mul_inplace_samples, 1, true));
+                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref), mul_inplace_samples,
+                  1, true));
   r.add(binary_op("aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-                  arith::inplace_of(mul_ref), mul_scalar_inplace_samples, 1, true));
-  OpDef sub_ =
-      binary_op("aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-                arith::inplace_of(sub_ref), sub_inplace_samples, 2, true);
+                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref),
+                  mul_scalar_inplace_samples, 1, true));
+  OpDef sub_ = binary_op(
+      "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+      binmeta::inplace_meta(sub_spec), arith::inplace_of(sub_ref), sub_inplace_samples, 2, true);
   sub_.dtypes = without_bool();
   r.add(std::move(sub_));
   OpDef div_ = binary_op("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                         arith::inplace_of(div_ref), div_inplace_samples, 1, true);
+                         binmeta::inplace_meta(div_spec), arith::inplace_of(div_ref),
+                         div_inplace_samples, 1, true);
   div_.dtypes = floating_dtypes();  // an integral self cannot hold the float quotient
   r.add(std::move(div_));
-  r.add(binary_op("aten::div.Scalar(Tensor self, Scalar other) -> Tensor", div_ref,
-                  div_scalar_samples, 1));
+  r.add(binary_op("aten::div.Scalar(Tensor self, Scalar other) -> Tensor",
+                  binmeta::fresh_meta(div_spec), div_ref, div_scalar_samples, 1));
   r.add(binary_op(
       "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      arith::out_of(add_ref, 3), [](const SampleContext& c) { return out_samples(c, 0); }, 2));
+      binmeta::out_meta(add_spec_of, 3), arith::out_of(add_ref, 3),
+      [](const SampleContext& c) { return out_samples(c, 0); }, 2));
   OpDef sub_out = binary_op(
       "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      arith::out_of(sub_ref, 3), sub_out_samples, 2);
+      binmeta::out_meta(sub_spec, 3), arith::out_of(sub_ref, 3), sub_out_samples, 2);
   sub_out.dtypes = without_bool();
   r.add(std::move(sub_out));
   r.add(binary_op(
       "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      arith::out_of(mul_ref, 2), [](const SampleContext& c) { return out_samples(c, 1); }, 1));
+      binmeta::out_meta(mul_spec, 2), arith::out_of(mul_ref, 2),
+      [](const SampleContext& c) { return out_samples(c, 1); }, 1));
   r.add(binary_op(
       "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      arith::out_of(div_ref, 2), [](const SampleContext& c) { return out_samples(c, 2); }, 1));
+      binmeta::out_meta(div_spec, 2), arith::out_of(div_ref, 2),
+      [](const SampleContext& c) { return out_samples(c, 2); }, 1));
   register_arithmetic_division_ops(r);
   register_arithmetic_math_ops(r);
 }

@@ -14,11 +14,13 @@
 //  - a Python number operand is cast to the result dtype first (u8 % -3 is u8 % 253).
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
+#include "ops/pointwise_binary_meta.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -28,6 +30,7 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 using arith::code;
+using binmeta::Spec;
 
 enum class Mode { Trunc, Floor, Fmod, Remainder };
 
@@ -101,13 +104,21 @@ int64_t int_kernel(Mode m, int64_t a, int64_t b) {
   return 0;
 }
 
-Values divide(const Value& a, const Value& b, Mode m) {
+// The result of a rounding division or modulo: the promoted dtype (bool raises).
+Spec divide_spec(const Value& a, const Value& b, Mode m) {
   const Tensor ta = arith::operand(a), tb = arith::operand(b);
   const DType rt = arith::promoted({a, b});
   arith::require_modelled(rt, kernel_name(m));
   CRUCIBLE_CHECK(rt != DType::Bool,
                  std::string("\"") + kernel_name(m) + "\" not implemented for 'Bool'");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+// Computes into a result of spec `s` (divide_spec's).
+Values divide(const Spec& s, const Value& a, const Value& b, Mode m) {
+  const Tensor ta = arith::operand(a), tb = arith::operand(b);
+  const DType rt = s.dtype;
+  Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   if (rt == DType::Float64) {
     arith::map_float(ins, out,
@@ -125,27 +136,43 @@ Values divide(const Value& a, const Value& b, Mode m) {
   return {Value(out)};
 }
 
-// div.Tensor_mode / div.Scalar_mode: rounding_mode None is true division.
-Values div_mode_ref(const Values& args) {
+// div.Tensor_mode / div.Scalar_mode's rounding mode (None: true division), checked.
+std::optional<Mode> rounding_mode(const Values& args) {
   const Value& mode = args.size() > 2 ? args[2] : Value();
-  if (mode.is_none()) {
-    const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-    const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
-    arith::require_modelled(rt, "div");
-    Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
-    const Tensor ins[] = {ta, tb};
-    arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
-    return {Value(out)};
-  }
+  if (mode.is_none()) return std::nullopt;
   const std::string& s = mode.str_value();
   CRUCIBLE_CHECK(
       s == "trunc" || s == "floor",
       "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + s + "'");
-  return divide(args[0], args[1], s == "trunc" ? Mode::Trunc : Mode::Floor);
+  return s == "trunc" ? Mode::Trunc : Mode::Floor;
+}
+
+Spec div_mode_spec(const Values& args) {
+  if (const std::optional<Mode> m = rounding_mode(args)) return divide_spec(args[0], args[1], *m);
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
+  arith::require_modelled(rt, "div");
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+Values div_mode_ref(const Values& args) {
+  const Spec s = div_mode_spec(args);
+  if (const std::optional<Mode> m = rounding_mode(args)) return divide(s, args[0], args[1], *m);
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  Tensor out = binmeta::empty_of(s);
+  const Tensor ins[] = {ta, tb};
+  arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
+  return {Value(out)};
+}
+
+binmeta::SpecFn mode_spec(Mode m) {
+  return [m](const Values& args) { return divide_spec(args.at(0), args.at(1), m); };
 }
 
 RefFn mode_ref(Mode m) {
-  return [m](const Values& args) { return divide(args.at(0), args.at(1), m); };
+  return [m](const Values& args) {
+    return divide(divide_spec(args.at(0), args.at(1), m), args[0], args[1], m);
+  };
 }
 
 // ---- samples ----
@@ -296,9 +323,13 @@ SampleFn scalar_fn() {
   };
 }
 
-OpDef division_op(std::string_view schema, RefFn ref, SampleFn samples, double flops) {
+// Integer division by zero raises in the computation (a value check).
+OpDef division_op(std::string_view schema, binmeta::SpecFn spec, RefFn ref, SampleFn samples,
+                  double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = no_bool();
+  op.meta = binmeta::fresh_meta(std::move(spec));
+  op.value_checks = true;
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(flops);
@@ -310,24 +341,24 @@ OpDef division_op(std::string_view schema, RefFn ref, SampleFn samples, double f
 void register_arithmetic_division_ops(OpRegistry& r) {
   OpDef div_t = division_op(
       "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
-      div_mode_ref, div_tensor_mode_samples, 2);
+      div_mode_spec, div_mode_ref, div_tensor_mode_samples, 2);
   div_t.dtypes = all_numeric_dtypes();  // bool only with rounding_mode None
   r.add(std::move(div_t));
   OpDef div_s = division_op(
       "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
-      div_mode_ref, div_scalar_mode_samples, 2);
+      div_mode_spec, div_mode_ref, div_scalar_mode_samples, 2);
   div_s.dtypes = all_numeric_dtypes();
   r.add(std::move(div_s));
   r.add(division_op("aten::floor_divide(Tensor self, Tensor other) -> Tensor",
-                    mode_ref(Mode::Floor), tensor_fn(), 4));
-  r.add(division_op("aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor", mode_ref(Mode::Fmod),
-                    tensor_fn(), 2));
-  r.add(division_op("aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor", mode_ref(Mode::Fmod),
-                    scalar_fn(), 2));
+                    mode_spec(Mode::Floor), mode_ref(Mode::Floor), tensor_fn(), 4));
+  r.add(division_op("aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor", mode_spec(Mode::Fmod),
+                    mode_ref(Mode::Fmod), tensor_fn(), 2));
+  r.add(division_op("aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor", mode_spec(Mode::Fmod),
+                    mode_ref(Mode::Fmod), scalar_fn(), 2));
   r.add(division_op("aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor",
-                    mode_ref(Mode::Remainder), tensor_fn(), 3));
+                    mode_spec(Mode::Remainder), mode_ref(Mode::Remainder), tensor_fn(), 3));
   r.add(division_op("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-                    mode_ref(Mode::Remainder), scalar_fn(), 3));
+                    mode_spec(Mode::Remainder), mode_ref(Mode::Remainder), scalar_fn(), 3));
 }
 
 }  // namespace crucible

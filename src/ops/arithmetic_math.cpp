@@ -23,6 +23,7 @@
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
+#include "ops/pointwise_binary_meta.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -32,6 +33,7 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 using arith::code;
+using binmeta::Spec;
 
 int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
@@ -56,12 +58,20 @@ int64_t powi(int64_t a, int64_t b) {
   return result;
 }
 
-Values pow_impl(const Value& base, const Value& exp) {
+// pow's result: the promoted dtype (bool raises).
+Spec pow_spec(const Value& base, const Value& exp) {
   const DType rt = arith::promoted({base, exp});
   arith::require_modelled(rt, "pow");
   CRUCIBLE_CHECK(rt != DType::Bool, "\"pow\" not implemented for 'Bool'");
   const Tensor tb = arith::operand(base), te = arith::operand(exp);
-  Tensor out = Tensor::empty(broadcast_shapes(tb.shape(), te.shape()), rt);
+  return {broadcast_shapes(tb.shape(), te.shape()), rt};
+}
+
+Values pow_impl(const Value& base, const Value& exp) {
+  const Spec s = pow_spec(base, exp);
+  const DType rt = s.dtype;
+  const Tensor tb = arith::operand(base), te = arith::operand(exp);
+  Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {tb, te};
   if (is_floating(rt))
     arith::map_float(ins, out, [](const double* v) { return std::pow(v[0], v[1]); });
@@ -70,22 +80,27 @@ Values pow_impl(const Value& base, const Value& exp) {
   return {Value(out)};
 }
 
+Spec pow_spec_of(const Values& args) { return pow_spec(args.at(0), args.at(1)); }
+
 Values pow_tt_ref(const Values& args) { return pow_impl(args.at(0), args.at(1)); }
 
-Values pow_ts_ref(const Values& args) {
+Spec pow_ts_spec(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Scalar e = args.at(1).to_scalar();
   CRUCIBLE_CHECK(!(is_integral(self.dtype(), true) && !e.is_floating() && e.to_int() < 0),
                  "Integers to negative integer powers are not allowed.");
+  return pow_spec(args[0], args[1]);
+}
+
+Values pow_ts_ref(const Values& args) {
+  pow_ts_spec(args);
   return pow_impl(args[0], args[1]);
 }
 
 Values pow_scalar_ref(const Values& args) {
   const Value& base = args.at(0);
   const Tensor& exp = args.at(1).tensor();
-  const DType rt = arith::promoted({base, args[1]});
-  arith::require_modelled(rt, "pow");
-  CRUCIBLE_CHECK(rt != DType::Bool, "\"pow\" not implemented for 'Bool'");
+  const DType rt = pow_spec_of(args).dtype;
   const Scalar b = base.to_scalar();
   if (b.to_double() == 1.0) return {Value(Tensor::full(exp.shape(), 1.0, rt))};
   // The base is cast to the result dtype first.
@@ -97,22 +112,38 @@ Values pow_scalar_ref(const Values& args) {
   return pow_impl(Value(tb), args[1]);
 }
 
-Values atan2_ref(const Values& args) {
+// atan2 is a float op: integral and bool results become f32.
+Spec atan2_spec(const Values& args) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
   const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
   arith::require_modelled(rt, "atan2");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+Values atan2_ref(const Values& args) {
+  const Spec s = atan2_spec(args);
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   arith::map_float(ins, out, [](const double* v) { return std::atan2(v[0], v[1]); });
   return {Value(out)};
 }
 
-RefFn extremum_ref(bool is_max) {
-  return [is_max](const Values& args) -> Values {
+binmeta::SpecFn extremum_spec(bool is_max) {
+  return [is_max](const Values& args) -> Spec {
     const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
     const DType rt = arith::promoted({args[0], args[1]});
     arith::require_modelled(rt, is_max ? "maximum" : "minimum");
-    Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+    return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+  };
+}
+
+RefFn extremum_ref(bool is_max) {
+  return [is_max](const Values& args) -> Values {
+    const Spec s = extremum_spec(is_max)(args);
+    const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+    const DType rt = s.dtype;
+    Tensor out = binmeta::empty_of(s);
     const Tensor ins[] = {ta, tb};
     if (is_floating(rt)) {
       arith::map_float(ins, out, [is_max](const double* v) {
@@ -160,7 +191,8 @@ double lerp(double s, double e, double w) {
   return std::fabs(w) < 0.5 ? s + w * (e - s) : e - (e - s) * (1 - w);
 }
 
-Values lerp_ref(const Values& args, bool tensor_weight) {
+// lerp's result: self's dtype, which end (and a tensor weight) must have; floating only.
+Spec lerp_spec(const Values& args, bool tensor_weight) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& end = args.at(1).tensor();
   CRUCIBLE_CHECK(self.dtype() == end.dtype(), "expected dtype " + meta_name(self.dtype()) +
@@ -179,7 +211,14 @@ Values lerp_ref(const Values& args, bool tensor_weight) {
   CRUCIBLE_CHECK(is_floating(rt), std::string("\"lerp_kernel_") +
                                       (tensor_weight ? "tensor" : "scalar") +
                                       "\" not implemented for '" + arith::aten_type_name(rt) + "'");
-  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  return {arith::broadcast_all(ins), rt};
+}
+
+Values lerp_ref(const Values& args, bool tensor_weight) {
+  const Spec s = lerp_spec(args, tensor_weight);
+  std::vector<Tensor> ins = {args.at(0).tensor(), args.at(1).tensor()};
+  if (tensor_weight) ins.push_back(args.at(2).tensor());
+  Tensor out = binmeta::empty_of(s);
   if (tensor_weight) {
     arith::map_float(ins, out, [](const double* v) { return lerp(v[0], v[1], v[2]); });
   } else {
@@ -193,21 +232,31 @@ Scalar value_of(const Values& args) {
   return args.size() > 3 && !args[3].is_none() ? args[3].to_scalar() : Scalar(int64_t{1});
 }
 
-Values addcmul_ref(const Values& args) {
+// addcmul's result: the promoted dtype (bool raises); an integral result needs a `value` that
+// fits it.
+Spec addcmul_spec(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& t1 = args.at(1).tensor();
   const Tensor& t2 = args.at(2).tensor();
   const DType rt = arith::promoted({args[0], args[1], args[2]});
   arith::require_modelled(rt, "addcmul");
   CRUCIBLE_CHECK(rt != DType::Bool, "\"addcmul_cpu_out\" not implemented for 'Bool'");
-  const Scalar value = value_of(args);
   const Tensor ins[] = {self, t1, t2};
-  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  const Shape shape = arith::broadcast_all(ins);
+  if (!is_floating(rt)) arith::check_scalar_fits(value_of(args), rt);
+  return {shape, rt};
+}
+
+Values addcmul_ref(const Values& args) {
+  const Spec s = addcmul_spec(args);
+  const DType rt = s.dtype;
+  const Scalar value = value_of(args);
+  const Tensor ins[] = {args.at(0).tensor(), args.at(1).tensor(), args.at(2).tensor()};
+  Tensor out = binmeta::empty_of(s);
   if (is_floating(rt)) {
     const double v = value.to_double();
     arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] * x[2]; });
   } else {
-    arith::check_scalar_fits(value, rt);
     const int64_t v = arith::scalar_as_int(value, rt);
     arith::map_int(ins, rt, out, [v](const int64_t* x) {
       return wrap_add(x[0], wrap_mul(v, wrap_mul(x[1], x[2])));
@@ -224,16 +273,22 @@ constexpr const char* kAddcdivInt =
     "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
     "dtypes.";
 
-Values addcdiv_ref(const Values& args) {
+Spec addcdiv_spec(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& t1 = args.at(1).tensor();
   const Tensor& t2 = args.at(2).tensor();
   CRUCIBLE_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)), kAddcdivInt);
   const DType rt = arith::promoted({args[0], args[1], args[2]});
   arith::require_modelled(rt, "addcdiv");
-  const double v = value_of(args).to_double();
   const Tensor ins[] = {self, t1, t2};
-  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  return {arith::broadcast_all(ins), rt};
+}
+
+Values addcdiv_ref(const Values& args) {
+  const Spec s = addcdiv_spec(args);
+  const double v = value_of(args).to_double();
+  const Tensor ins[] = {args.at(0).tensor(), args.at(1).tensor(), args.at(2).tensor()};
+  Tensor out = binmeta::empty_of(s);
   arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] / x[2]; });
   return {Value(out)};
 }
@@ -468,10 +523,11 @@ std::vector<Sample> addc_samples(const SampleContext& ctx, bool div) {
   return out;
 }
 
-OpDef math_op(std::string_view schema, RefFn ref, SampleFn samples, double flops,
+OpDef math_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples, double flops,
               std::vector<DType> dtypes = all_numeric_dtypes()) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = std::move(dtypes);
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(flops);
@@ -488,35 +544,41 @@ std::vector<DType> no_bool() {
 
 void register_arithmetic_math_ops(OpRegistry& r) {
   // pow: ~20 FLOPs per element (exp/log) as a nominal cost.
-  r.add(math_op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", pow_tt_ref,
-                pow_tt_samples, 20, no_bool()));
-  r.add(math_op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", pow_ts_ref,
-                pow_ts_samples, 20));
-  r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_ref,
-                pow_scalar_samples, 20));
-  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", atan2_ref, binary_all_samples,
-                20));
+  r.add(math_op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+                binmeta::fresh_meta(pow_spec_of), pow_tt_ref, pow_tt_samples, 20, no_bool()));
+  r.add(math_op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+                binmeta::fresh_meta(pow_ts_spec), pow_ts_ref, pow_ts_samples, 20));
+  r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+                binmeta::fresh_meta(pow_spec_of), pow_scalar_ref, pow_scalar_samples, 20));
+  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", binmeta::fresh_meta(atan2_spec),
+                atan2_ref, binary_all_samples, 20));
   r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                arith::out_of(atan2_ref, 2), atan2_out_samples, 20));
-  r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor", extremum_ref(true),
-                binary_all_samples, 1));
-  r.add(math_op("aten::minimum(Tensor self, Tensor other) -> Tensor", extremum_ref(false),
-                binary_all_samples, 1));
+                binmeta::out_meta(atan2_spec, 2), arith::out_of(atan2_ref, 2), atan2_out_samples,
+                20));
+  r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor",
+                binmeta::fresh_meta(extremum_spec(true)), extremum_ref(true), binary_all_samples,
+                1));
+  r.add(math_op("aten::minimum(Tensor self, Tensor other) -> Tensor",
+                binmeta::fresh_meta(extremum_spec(false)), extremum_ref(false), binary_all_samples,
+                1));
   r.add(math_op(
       "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+      binmeta::fresh_meta([](const Values& a) { return lerp_spec(a, false); }),
       [](const Values& a) { return lerp_ref(a, false); },
       [](const SampleContext& c) { return lerp_samples(c, false); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+      binmeta::fresh_meta([](const Values& a) { return lerp_spec(a, true); }),
       [](const Values& a) { return lerp_ref(a, true); },
       [](const SampleContext& c) { return lerp_samples(c, true); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      addcmul_ref, [](const SampleContext& c) { return addc_samples(c, false); }, 3, no_bool()));
+      binmeta::fresh_meta(addcmul_spec), addcmul_ref,
+      [](const SampleContext& c) { return addc_samples(c, false); }, 3, no_bool()));
   r.add(math_op(
       "aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      addcdiv_ref, [](const SampleContext& c) { return addc_samples(c, true); }, 3,
-      floating_dtypes()));
+      binmeta::fresh_meta(addcdiv_spec), addcdiv_ref,
+      [](const SampleContext& c) { return addc_samples(c, true); }, 3, floating_dtypes()));
 }
 
 }  // namespace crucible

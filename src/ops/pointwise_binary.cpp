@@ -13,6 +13,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/pointwise_binary_meta.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -21,10 +22,9 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
+using binmeta::Spec;
 
-std::string aten_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
+std::string aten_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // Bytes a tensor really occupies: dims of stride 0 (broadcast, expanded) are counted once.
 double real_bytes(const Tensor& t) {
@@ -157,23 +157,34 @@ Scalar alpha_of(const Values& args, size_t i) {
   return args.size() > i && !args[i].is_none() ? args[i].to_scalar() : Scalar(int64_t{1});
 }
 
-Values add_like(const Values& args, bool negate) {
+// add / sub (`negate`): the promoted dtype, checked with alpha (sub: no bool operand).
+Spec add_like_spec(const Values& args, bool negate) {
   const Value& a = args.at(0);
   const Value& b = args.at(1);
   if (negate) sub_check(a, b);
   const Tensor ta = operand(a), tb = operand(b);
   const Shape shape = broadcast_shapes(ta.shape(), tb.shape());
   const DType rt = promoted(a, b);
-  const Scalar alpha = alpha_of(args, 2);
-  alpha_check(rt, alpha);
-  Tensor out = Tensor::empty(shape, rt);
-  add_into(ta, tb, alpha, negate, out);
+  alpha_check(rt, alpha_of(args, 2));
+  return {shape, rt};
+}
+
+Values add_like(const Values& args, bool negate) {
+  const Spec s = add_like_spec(args, negate);
+  const Tensor ta = operand(args[0]), tb = operand(args[1]);
+  Tensor out = binmeta::empty_of(s);
+  add_into(ta, tb, alpha_of(args, 2), negate, out);
   return {Value(out)};
+}
+
+Spec mul_spec(const Values& args) {
+  const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
+  return {broadcast_shapes(ta.shape(), tb.shape()), promoted(args[0], args[1])};
 }
 
 Values mul_ref(const Values& args) {
   const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), promoted(args[0], args[1]));
+  Tensor out = binmeta::empty_of(mul_spec(args));
   if (is_complex(out.dtype()))
     map_binary_complex(ta, tb, out, complex_mul);
   else if (is_floating(out.dtype()))
@@ -187,10 +198,17 @@ Values mul_ref(const Values& args) {
 }
 
 // True division: integral and bool results become f32; x/0 is ±inf, 0/0 NaN.
-Values div_ref(const Values& args) {
+Spec div_spec(const Values& args) {
   const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
   const DType rt = opsutil::to_float_dtype(promoted(args[0], args[1]));
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(ta.shape(), tb.shape()), rt};
+}
+
+Values div_ref(const Values& args) {
+  const Spec s = div_spec(args);
+  const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
+  const DType rt = s.dtype;
+  Tensor out = binmeta::empty_of(s);
   if (is_complex(rt)) {
     map_binary_complex(ta, tb, out, complex_div);
     return {Value(out)};
@@ -200,8 +218,8 @@ Values div_ref(const Values& args) {
 }
 
 // add_: the result is computed in the promoted dtype, which must be castable to self's dtype;
-// self must not need broadcasting nor have overlapping elements.
-Values add_inplace_ref(const Values& args) {
+// self must not need broadcasting nor have overlapping elements. Returns the result's spec.
+Spec add_inplace_spec(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor other = operand(args.at(1));
   for (int64_t d = 0; d < self.dim(); ++d)
@@ -217,11 +235,17 @@ Values add_inplace_ref(const Values& args) {
   CRUCIBLE_CHECK(opsutil::can_cast(rt, self.dtype()),
                  "result type " + aten_type_name(rt) +
                      " can't be cast to the desired output type " + aten_type_name(self.dtype()));
-  const Scalar alpha = alpha_of(args, 2);
-  alpha_check(rt, alpha);
+  alpha_check(rt, alpha_of(args, 2));
+  return {shape, rt};
+}
+
+Values add_inplace_ref(const Values& args) {
+  const Spec s = add_inplace_spec(args);
+  const Tensor& self = args.at(0).tensor();
+  const Tensor other = operand(args.at(1));
   // Computed into a temporary first: `other` may alias `self` (x.add_(x)).
-  Tensor result = Tensor::empty(shape, rt);
-  add_into(self, other, alpha, false, result);
+  Tensor result = binmeta::empty_of(s);
+  add_into(self, other, alpha_of(args, 2), false, result);
   self.copy_from(result);  // converts to self's dtype (rounds once more, as ATen does)
   return {Value(self)};
 }
@@ -447,9 +471,11 @@ std::vector<Sample> div_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef binary_op(std::string_view schema, RefFn ref, SampleFn samples, double flops) {
+OpDef binary_op(std::string_view schema, binmeta::SpecFn spec, RefFn ref, SampleFn samples,
+                double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = all_numeric_dtypes();
+  op.meta = binmeta::fresh_meta(std::move(spec));
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = binary_cost(flops);
@@ -461,13 +487,19 @@ OpDef binary_op(std::string_view schema, RefFn ref, SampleFn samples, double flo
 void register_pointwise_binary_ops(OpRegistry& r) {
   r.add(binary_op(
       "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+      [](const Values& a) { return add_like_spec(a, false); },
       [](const Values& a) { return add_like(a, false); }, add_samples, 2));
   r.add(binary_op(
       "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+      [](const Values& a) { return add_like_spec(a, false); },
       [](const Values& a) { return add_like(a, false); }, add_scalar_samples, 2));
   OpDef add_ =
       binary_op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-                add_inplace_ref, add_inplace_samples, 2);
+                add_inplace_spec, add_inplace_ref, add_inplace_samples, 2);
+  add_.meta = [](const Values& args) {
+    add_inplace_spec(args);
+    return Values{args.at(0)};
+  };
   add_.cost = [](const Values& args, const Values&) {
     const Tensor& self = args.at(0).tensor();
     Cost c{2.0 * static_cast<double>(self.numel()), 2 * real_bytes(self)};
@@ -477,17 +509,18 @@ void register_pointwise_binary_ops(OpRegistry& r) {
   r.add(std::move(add_));
   OpDef sub = binary_op(
       "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+      [](const Values& a) { return add_like_spec(a, true); },
       [](const Values& a) { return add_like(a, true); }, sub_samples, 2);
   // Bool is not supported by sub.
   sub.dtypes.erase(std::remove(sub.dtypes.begin(), sub.dtypes.end(), DType::Bool),
                    sub.dtypes.end());
   r.add(std::move(sub));
-  r.add(
-      binary_op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_ref, mul_samples, 1));
-  r.add(binary_op("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", mul_ref,
+  r.add(binary_op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_spec, mul_ref,
+                  mul_samples, 1));
+  r.add(binary_op("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", mul_spec, mul_ref,
                   mul_scalar_samples, 1));
-  r.add(
-      binary_op("aten::div.Tensor(Tensor self, Tensor other) -> Tensor", div_ref, div_samples, 1));
+  r.add(binary_op("aten::div.Tensor(Tensor self, Tensor other) -> Tensor", div_spec, div_ref,
+                  div_samples, 1));
 }
 
 }  // namespace crucible

@@ -23,6 +23,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/pointwise_math_internal.h"
 #include "ops/util.h"
 
@@ -345,6 +346,10 @@ OpDef math_op(const MathFn& fn) {
   OpDef op = OpDef::from_schema("aten::" + std::string(fn.name) + "(Tensor self) -> Tensor",
                                 "pointwise.math");
   op.dtypes = mathops::math_dtypes(fn);
+  op.meta = [&fn](const Values& args) {
+    const Tensor& x = args.at(0).tensor();
+    return Values{meta::fresh_like(x, mathops::math_result_dtype(fn, x.dtype()))};
+  };
   op.ref = [&fn](const Values& args) {
     return Values{Value(mathops::math_compute(fn, args.at(0).tensor()))};
   };
@@ -366,10 +371,17 @@ double round_decimals_in(double x, int64_t decimals) {
                                  : std::nearbyint(a * ten_pow) / ten_pow);
 }
 
-Values round_decimals_ref(const Values& args) {
+// round.decimals' `decimals`, after checking self's dtype (floating only).
+int64_t round_decimals_checked(const Values& args) {
   const Tensor& x = args.at(0).tensor();
   const int64_t decimals = args.at(1).to_int();
   if (!is_floating(x.dtype())) mathops::not_implemented("round_cpu", x.dtype());
+  return decimals;
+}
+
+Values round_decimals_ref(const Values& args) {
+  const Tensor& x = args.at(0).tensor();
+  const int64_t decimals = round_decimals_checked(args);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   if (x.dtype() == DType::Float64)
     opsutil::map_unary(x, out,
@@ -422,6 +434,10 @@ void register_pointwise_math_ops(OpRegistry& r) {
   OpDef rd = OpDef::from_schema("aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
                                 "pointwise.math");
   rd.dtypes = floating_dtypes();
+  rd.meta = [](const Values& args) {
+    round_decimals_checked(args);
+    return Values{meta::fresh_like(args.at(0).tensor())};
+  };
   rd.ref = round_decimals_ref;
   rd.samples = round_decimals_samples;
   rd.cost = mathops::unary_cost(3);

@@ -34,11 +34,17 @@ std::string code(DType t) { return std::string(dtype_code(t)); }
            " can't be cast to the desired output type " + mathops::type_name(to));
 }
 
-Values inplace_ref(const MathFn& fn, const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+// The checks of an in-place overload: the result dtype must be castable to self's, and self
+// must not overlap itself.
+void check_inplace(const MathFn& fn, const Tensor& self) {
   const DType rt = mathops::math_result_dtype(fn, self.dtype());
   if (!opsutil::can_cast(rt, self.dtype())) cannot_cast(rt, self.dtype());
   mathops::check_no_internal_overlap(self);
+}
+
+Values inplace_ref(const MathFn& fn, const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  check_inplace(fn, self);
   self.copy_from(mathops::math_compute(fn, self));
   return {Value(self)};
 }
@@ -66,15 +72,19 @@ OpDef inplace_op(const MathFn& fn) {
   OpDef op = OpDef::from_schema(
       "aten::" + std::string(fn.name) + "_(Tensor(a!) self) -> Tensor(a!)", "pointwise.math");
   op.dtypes = fn.kind == MathKind::Float ? floating_dtypes() : mathops::math_dtypes(fn);
+  op.meta = [&fn](const Values& args) {
+    check_inplace(fn, args.at(0).tensor());
+    return Values{args.at(0)};
+  };
   op.ref = [&fn](const Values& args) { return inplace_ref(fn, args); };
   op.samples = [&fn](const SampleContext& ctx) { return inplace_samples(fn, ctx); };
   op.cost = mathops::inplace_cost(fn.flops);
   return op;
 }
 
-Values out_ref(const MathFn& fn, const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& out = args.at(1).tensor();
+// The checks of an out= overload: out's dtype (castable for the float ops, exact for the others),
+// its shape, and no internal overlap.
+void check_out(const MathFn& fn, const Tensor& self, const Tensor& out) {
   const DType rt = mathops::math_result_dtype(fn, self.dtype());
   if (fn.kind == MathKind::Float) {
     if (!opsutil::can_cast(rt, out.dtype())) cannot_cast(rt, out.dtype());
@@ -87,6 +97,12 @@ Values out_ref(const MathFn& fn, const Values& args) {
                 shape_str(self.shape()) +
                 ": ATen resizes it; the reference does not model resizing an argument");
   mathops::check_no_internal_overlap(out);
+}
+
+Values out_ref(const MathFn& fn, const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& out = args.at(1).tensor();
+  check_out(fn, self, out);
   // Computed in the common dtype, rounded there, then cast to out's dtype.
   out.copy_from(mathops::math_compute(fn, self));
   return {Value(out)};
@@ -137,6 +153,10 @@ OpDef out_op(const MathFn& fn) {
       "aten::" + std::string(fn.name) + ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
       "pointwise.math");
   op.dtypes = mathops::math_dtypes(fn);
+  op.meta = [&fn](const Values& args) {
+    check_out(fn, args.at(0).tensor(), args.at(1).tensor());
+    return Values{args.at(1)};
+  };
   op.ref = [&fn](const Values& args) { return out_ref(fn, args); };
   op.samples = [&fn](const SampleContext& ctx) { return out_samples(fn, ctx); };
   op.cost = [&fn](const Values& args, const Values& outputs) {

@@ -1,0 +1,61 @@
+// Meta functions of the pointwise.binary family (private to arithmetic*.cpp and
+// pointwise_binary.cpp): each op's argument checks live in a spec function returning the
+// output's shape and dtype, which both the reference (before computing) and the meta function
+// call; the in-place and out= overloads add arith::inplace_of's and arith::out_of's rules.
+#pragma once
+
+#include <functional>
+#include <utility>
+
+#include "crucible/core/tensor.h"
+#include "crucible/ops/op.h"
+#include "ops/arithmetic_internal.h"
+#include "ops/meta_fn.h"
+
+namespace crucible::binmeta {
+
+// A fresh elementwise result: its (broadcast) shape and (promoted) dtype, contiguous.
+struct Spec {
+  Shape shape;
+  DType dtype;
+};
+
+// An op's checks on its bound arguments, returning the spec of its result.
+using SpecFn = std::function<Spec(const Values& args)>;
+
+// A fresh, contiguous tensor of the spec (what Tensor::empty(s.shape, s.dtype) gives).
+inline Tensor empty_of(const Spec& s) { return Tensor::empty(s.shape, s.dtype); }
+
+// The meta function of an out-of-place op: its spec as a meta tensor.
+inline MetaFn fresh_meta(SpecFn spec) {
+  return [spec = std::move(spec)](const Values& args) {
+    const Spec s = spec(args);
+    return Values{meta::fresh(s.shape, s.dtype)};
+  };
+}
+
+// The meta function of the in-place overload arith::inplace_of(ref) makes of an out-of-place
+// op with spec `spec`: self must not overlap itself (checked first), then the op's own checks,
+// then the result must fit self (shape and castable dtype); self is returned.
+inline MetaFn inplace_meta(SpecFn spec) {
+  return [spec = std::move(spec)](const Values& args) {
+    const Tensor& self = args.at(0).tensor();
+    // With self's own shape and dtype, check_inplace checks the overlap only.
+    arith::check_inplace(self, self.shape(), self.dtype());
+    const Spec s = spec(args);
+    arith::check_inplace(self, s.shape, s.dtype);
+    return Values{args.at(0)};
+  };
+}
+
+// The meta function of the out= overload arith::out_of(ref, out_arg) makes: the op's checks,
+// then out's (arith::check_out); out is returned.
+inline MetaFn out_meta(SpecFn spec, size_t out_arg) {
+  return [spec = std::move(spec), out_arg](const Values& args) {
+    const Spec s = spec(args);
+    arith::check_out(args.at(out_arg).tensor(), s.shape, s.dtype);
+    return Values{args.at(out_arg)};
+  };
+}
+
+}  // namespace crucible::binmeta
