@@ -15,8 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// From the floor up. `kernel` is the C ABI (include/crucible/kernel.h, kernel.hpp), which
-// stands alone; `api` is the typed call API over the backends.
+// From the floor up. `kernel` is the headers at the root of include/crucible (the C ABI
+// kernel.h, kernel.hpp and the numeric rules they share with core, numeric.h), which stand
+// alone; `api` is the typed call API over the backends.
 constexpr std::array<std::string_view, 14> kFloors = {
     "kernel",  "core",     "schema", "compare", "results", "cases", "ops",
     "sandbox", "backends", "api",    "suites",  "report",  "eval",  "cli",
@@ -32,7 +33,7 @@ std::optional<size_t> floor_of(std::string_view module) {
 // "kernel.h" -> "kernel").
 std::string module_of(const std::string& rel) {
   const auto slash = rel.find('/');
-  if (slash == std::string::npos) return rel.starts_with("kernel.h") ? "kernel" : rel;
+  if (slash == std::string::npos) return "kernel";
   return rel.substr(0, slash);
 }
 

@@ -186,7 +186,8 @@ inline float decode(uint32_t bits, const FloatFormat& f) {
   } else if (e == 0) {
     v = std::ldexp(static_cast<float>(m), 1 - f.bias - f.mbits);
   } else {
-    const uint32_t fbits = ((e - static_cast<uint32_t>(f.bias) + 127) << 23) | (m << (23 - f.mbits));
+    const uint32_t fbits =
+        ((e - static_cast<uint32_t>(f.bias) + 127) << 23) | (m << (23 - f.mbits));
     std::memcpy(&v, &fbits, sizeof v);
   }
   return negative ? -v : v;

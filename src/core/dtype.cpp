@@ -3,9 +3,12 @@
 
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <utility>
 
 #include "crucible/core/error.h"
+#include "crucible/numeric.h"
 
 namespace crucible {
 
@@ -189,36 +192,48 @@ DTypeCategory dtype_category(DType t) {
   return is_floating(t) ? DTypeCategory::Floating : DTypeCategory::Integral;
 }
 
+namespace {
+
+// DType and the ABI's scalar types, which have the fp8 types after the complex ones.
+constexpr std::pair<DType, numeric::ScalarType> kScalarTypes[] = {
+    {DType::Bool, numeric::ScalarType::Bool},
+    {DType::UInt8, numeric::ScalarType::UInt8},
+    {DType::Int8, numeric::ScalarType::Int8},
+    {DType::Int16, numeric::ScalarType::Int16},
+    {DType::Int32, numeric::ScalarType::Int32},
+    {DType::Int64, numeric::ScalarType::Int64},
+    {DType::Float16, numeric::ScalarType::Float16},
+    {DType::BFloat16, numeric::ScalarType::BFloat16},
+    {DType::Float32, numeric::ScalarType::Float32},
+    {DType::Float64, numeric::ScalarType::Float64},
+    {DType::Float8E4M3FN, numeric::ScalarType::Float8E4M3FN},
+    {DType::Float8E5M2, numeric::ScalarType::Float8E5M2},
+    {DType::Complex32, numeric::ScalarType::Complex32},
+    {DType::Complex64, numeric::ScalarType::Complex64},
+    {DType::Complex128, numeric::ScalarType::Complex128},
+};
+static_assert(std::size(kScalarTypes) == kNumDTypes);
+
+numeric::ScalarType scalar_type_of(DType t) {
+  for (const auto& [d, s] : kScalarTypes)
+    if (d == t) return s;
+  return numeric::ScalarType::Undefined;
+}
+
+std::optional<DType> dtype_of(numeric::ScalarType t) {
+  for (const auto& [d, s] : kScalarTypes)
+    if (s == t) return d;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<DType> promote_types(DType a, DType b) {
-  if (a == b) return a;
-  auto is_fp8 = [](DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; };
-  if (is_fp8(a) || is_fp8(b)) return std::nullopt;
-  if (is_complex(a) || is_complex(b)) {
-    // The promotion of the value types (an integral or bool partner gives the complex one's
-    // component), as a complex type.
-    const auto value = promote_types(to_real(a), to_real(b));
-    if (!value) return std::nullopt;
-    return to_complex(*value);
-  }
-  if (a == DType::Bool) return b;
-  if (b == DType::Bool) return a;
-  const bool fa = is_floating(a);
-  const bool fb = is_floating(b);
-  if (fa && fb) {
-    if ((a == DType::Float16 && b == DType::BFloat16) ||
-        (a == DType::BFloat16 && b == DType::Float16)) {
-      return DType::Float32;
-    }
-    return itemsize(a) >= itemsize(b) ? a : b;
-  }
-  if (fa) return a;
-  if (fb) return b;
-  // Both integral. uint8 with a signed type: the signed type, widened to hold 0..255.
-  if (a == DType::UInt8 || b == DType::UInt8) {
-    DType other = a == DType::UInt8 ? b : a;
-    return other == DType::Int8 ? DType::Int16 : other;
-  }
-  return itemsize(a) >= itemsize(b) ? a : b;
+  return dtype_of(numeric::promote_types(scalar_type_of(a), scalar_type_of(b)));
+}
+
+bool can_cast(DType from, DType to) {
+  return numeric::can_cast(scalar_type_of(from), scalar_type_of(to));
 }
 
 FloatInfo float_info(DType t) {

@@ -250,7 +250,7 @@ const char* inplace_error(const cases::TensorLit& self, const cases::TensorLit& 
       if ((*self.strides)[d] == 0 && self.shape[d] > 1) return "self expanded";
   if (broadcast_shapes(self.shape, other.shape) != self.shape) return "self would broadcast";
   const DType rt = result(self.dtype, other.dtype, self.shape.empty(), other.shape.empty());
-  if (!opsutil::can_cast(rt, self.dtype)) return "result not castable to self";
+  if (!can_cast(rt, self.dtype)) return "result not castable to self";
   return nullptr;
 }
 

@@ -214,13 +214,13 @@ void check_inplace(const Tensor& self, const Shape& result_shape, DType result_d
   CRUCIBLE_CHECK(result_shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                                    " doesn't match the broadcast shape " +
                                                    shape_str(result_shape));
-  CRUCIBLE_CHECK(opsutil::can_cast(result_dtype, self.dtype()),
+  CRUCIBLE_CHECK(can_cast(result_dtype, self.dtype()),
                  "result type " + aten_type_name(result_dtype) +
                      " can't be cast to the desired output type " + aten_type_name(self.dtype()));
 }
 
 void check_out(const Tensor& out, const Shape& result_shape, DType result_dtype) {
-  CRUCIBLE_CHECK(opsutil::can_cast(result_dtype, out.dtype()),
+  CRUCIBLE_CHECK(can_cast(result_dtype, out.dtype()),
                  "result type " + aten_type_name(result_dtype) +
                      " can't be cast to the desired output type " + aten_type_name(out.dtype()));
   if (out.shape() != result_shape)

@@ -232,7 +232,7 @@ Spec add_inplace_spec(const Values& args) {
                                             " doesn't match the broadcast shape " +
                                             shape_str(shape));
   const DType rt = promoted(args[0], args[1]);
-  CRUCIBLE_CHECK(opsutil::can_cast(rt, self.dtype()),
+  CRUCIBLE_CHECK(can_cast(rt, self.dtype()),
                  "result type " + aten_type_name(rt) +
                      " can't be cast to the desired output type " + aten_type_name(self.dtype()));
   alpha_check(rt, alpha_of(args, 2));
@@ -363,7 +363,7 @@ const char* inplace_error(const cases::TensorLit& self, const cases::TensorLit& 
   const Value operands[] = {
       Value(Tensor::empty(self.shape.empty() ? Shape{} : Shape{1}, self.dtype)),
       Value(Tensor::empty(other.shape.empty() ? Shape{} : Shape{1}, other.dtype))};
-  if (!opsutil::can_cast(opsutil::result_type(operands), self.dtype)) return "result not castable";
+  if (!can_cast(opsutil::result_type(operands), self.dtype)) return "result not castable";
   return nullptr;
 }
 

@@ -38,7 +38,7 @@ std::string code(DType t) { return std::string(dtype_code(t)); }
 // must not overlap itself.
 void check_inplace(const MathFn& fn, const Tensor& self) {
   const DType rt = mathops::math_result_dtype(fn, self.dtype());
-  if (!opsutil::can_cast(rt, self.dtype())) cannot_cast(rt, self.dtype());
+  if (!can_cast(rt, self.dtype())) cannot_cast(rt, self.dtype());
   mathops::check_no_internal_overlap(self);
 }
 
@@ -87,7 +87,7 @@ OpDef inplace_op(const MathFn& fn) {
 void check_out(const MathFn& fn, const Tensor& self, const Tensor& out) {
   const DType rt = mathops::math_result_dtype(fn, self.dtype());
   if (fn.kind == MathKind::Float) {
-    if (!opsutil::can_cast(rt, out.dtype())) cannot_cast(rt, out.dtype());
+    if (!can_cast(rt, out.dtype())) cannot_cast(rt, out.dtype());
   } else if (out.dtype() != rt) {
     op_error("Found dtype " + mathops::type_name(out.dtype()) + " but expected " +
              mathops::type_name(rt));

@@ -154,14 +154,6 @@ DType result_type(const Tensor& a, const Scalar& b) {
 // Complex inputs keep their dtype too (a complex "float op" stays complex).
 DType to_float_dtype(DType t) { return is_floating(t) || is_complex(t) ? t : DType::Float32; }
 
-// ATen's canCast also forbids complex -> non-complex.
-bool can_cast(DType from, DType to) {
-  if (is_complex(from) && !is_complex(to)) return false;
-  if (is_floating(from) && is_integral(to, false)) return false;
-  if (from != DType::Bool && to == DType::Bool) return false;
-  return true;
-}
-
 void for_each_offset(const Shape& shape, std::span<const Tensor> operands,
                      const std::function<void(std::span<const int64_t> offsets)>& fn) {
   const std::vector<Shape> strides = broadcast_strides(shape, operands);

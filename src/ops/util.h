@@ -22,9 +22,6 @@ DType result_type(const Tensor& a, const Scalar& b);
 // inputs give f32 (the default dtype), floating inputs keep their dtype.
 DType to_float_dtype(DType t);
 
-// Whether a value of dtype `from` may be written into a tensor of dtype `to` by an in-place or
-// out= op (ATen's canCast: no float -> integral, no non-bool -> bool).
-bool can_cast(DType from, DType to);
 
 // Strided iteration over a common (broadcast) shape. For each output element, `fn` gets the
 // element offsets (in elements, relative to each tensor's storage start) of every operand.

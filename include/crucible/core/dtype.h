@@ -71,6 +71,9 @@ std::optional<DType> to_complex(DType t);
 // the promotion of both value types (i64 + c32 -> c32, f16 + c32 -> c32, bf16 + c32 -> c64,
 // f32 + c32 -> c64, f64 + c64 -> c128, c32 + c128 -> c128).
 std::optional<DType> promote_types(DType a, DType b);
+// ATen's canCast: whether an in-place or out= op may write a result of dtype `from` into a
+// tensor of dtype `to` (no complex -> real, no floating -> integral, no non-bool -> bool).
+bool can_cast(DType from, DType to);
 
 // Category used by result_type: bool < integral < floating < complex.
 enum class DTypeCategory : uint8_t { Bool = 0, Integral = 1, Floating = 2, Complex = 3 };
