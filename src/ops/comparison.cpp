@@ -51,25 +51,25 @@ bool compare(Cmp c, V a, V b) {
   return false;
 }
 
-// The checked shape and dtype of an op's result.
+// The checked shape and dtype of an op's result, and the dtype it is computed in.
 struct Spec {
   Shape shape;
   DType dtype;
+  DType compute;
 };
 
-// A comparison: compared in the promoted dtype `compute`, a bool result.
-Spec compare_spec(const Values& args, DType* compute = nullptr) {
+// A comparison: compared in the promoted dtype, a bool result.
+Spec compare_spec(const Values& args) {
   const DType ct = arith::promoted({args.at(0), args.at(1)});
   arith::require_modelled(ct, "comparison");
-  if (compute) *compute = ct;
   return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()),
-          DType::Bool};
+          DType::Bool, ct};
 }
 
 Values compare_ref(const Values& args, Cmp c) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  DType ct = DType::Bool;
-  const Spec spec = compare_spec(args, &ct);
+  const Spec spec = compare_spec(args);
+  const DType ct = spec.compute;
   Tensor out = Tensor::empty(spec.shape, spec.dtype);
   const Tensor ins[] = {ta, tb};
   if (is_floating(ct))
@@ -110,7 +110,7 @@ Spec logical_spec(const Values& args) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
   arith::require_modelled(ta.dtype(), "logical");
   arith::require_modelled(tb.dtype(), "logical");
-  return {broadcast_shapes(ta.shape(), tb.shape()), DType::Bool};
+  return {broadcast_shapes(ta.shape(), tb.shape()), DType::Bool, DType::Float64};  // as doubles
 }
 
 Values logical_ref(const Values& args, Logic l) {
@@ -131,7 +131,8 @@ Spec bitwise_spec(const Values& args, Logic l) {
   CRUCIBLE_CHECK(!is_floating(rt), std::string("\"bitwise_") + logic_name(l) +
                                        "_cpu\" not implemented for '" + arith::aten_type_name(rt) +
                                        "'");
-  return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()), rt};
+  return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()), rt,
+          rt};
 }
 
 Values bitwise_ref(const Values& args, Logic l) {
@@ -327,7 +328,7 @@ void register_comparison_ops(OpRegistry& r) {
     const std::string n = name;
     const Cmp cmp = c;
     RefFn ref = [cmp](const Values& a) { return compare_ref(a, cmp); };
-    const SpecFn spec = [](const Values& a) { return compare_spec(a); };
+    const SpecFn spec = compare_spec;
     r.add(cmp_op("aten::" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", spec_meta(spec),
                  ref, compare_scalar_samples, all_numeric_dtypes()));
     r.add(cmp_op("aten::" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", spec_meta(spec),
