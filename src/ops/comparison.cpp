@@ -12,12 +12,14 @@
 //    implemented for 'Float'), computed in the promoted dtype (i8 & u8 -> i16; u8 ^ -1 wraps).
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -49,11 +51,26 @@ bool compare(Cmp c, V a, V b) {
   return false;
 }
 
+// The checked shape and dtype of an op's result, and the dtype it is computed in.
+struct Spec {
+  Shape shape;
+  DType dtype;
+  DType compute;
+};
+
+// A comparison: compared in the promoted dtype, a bool result.
+Spec compare_spec(const Values& args) {
+  const DType ct = arith::promoted({args.at(0), args.at(1)});
+  arith::require_modelled(ct, "comparison");
+  return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()),
+          DType::Bool, ct};
+}
+
 Values compare_ref(const Values& args, Cmp c) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const DType ct = arith::promoted({args[0], args[1]});
-  arith::require_modelled(ct, "comparison");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), DType::Bool);
+  const Spec spec = compare_spec(args);
+  const DType ct = spec.compute;
+  Tensor out = Tensor::empty(spec.shape, spec.dtype);
   const Tensor ins[] = {ta, tb};
   if (is_floating(ct))
     arith::map_float(
@@ -89,11 +106,17 @@ const char* logic_name(Logic l) {
   return "";
 }
 
-Values logical_ref(const Values& args, Logic l) {
+Spec logical_spec(const Values& args) {
   const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
   arith::require_modelled(ta.dtype(), "logical");
   arith::require_modelled(tb.dtype(), "logical");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), DType::Bool);
+  return {broadcast_shapes(ta.shape(), tb.shape()), DType::Bool, DType::Float64};  // as doubles
+}
+
+Values logical_ref(const Values& args, Logic l) {
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  const Spec spec = logical_spec(args);
+  Tensor out = Tensor::empty(spec.shape, spec.dtype);
   const Tensor ins[] = {ta, tb};
   // x != 0 with NaN true: loaded as double (every modelled dtype converts exactly enough).
   arith::map_float(ins, out, [l](const double* v) {
@@ -102,17 +125,47 @@ Values logical_ref(const Values& args, Logic l) {
   return {Value(out)};
 }
 
-Values bitwise_ref(const Values& args, Logic l) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const DType rt = arith::promoted({args[0], args[1]});
+Spec bitwise_spec(const Values& args, Logic l) {
+  const DType rt = arith::promoted({args.at(0), args.at(1)});
   arith::require_modelled(rt, "bitwise");
   CRUCIBLE_CHECK(!is_floating(rt), std::string("\"bitwise_") + logic_name(l) +
                                        "_cpu\" not implemented for '" + arith::aten_type_name(rt) +
                                        "'");
-  Tensor out = Tensor::empty(broadcast_shapes(ta.shape(), tb.shape()), rt);
+  return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()), rt,
+          rt};
+}
+
+Values bitwise_ref(const Values& args, Logic l) {
+  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  const Spec spec = bitwise_spec(args, l);
+  const DType rt = spec.dtype;
+  Tensor out = Tensor::empty(spec.shape, rt);
   const Tensor ins[] = {ta, tb};
   arith::map_int(ins, rt, out, [l](const int64_t* v) { return logic(l, v[0], v[1]); });
   return {Value(out)};
+}
+
+// ---- meta functions ----
+
+using SpecFn = std::function<Spec(const Values&)>;
+
+MetaFn spec_meta(SpecFn spec) {
+  return [spec = std::move(spec)](const Values& args) {
+    const Spec s = spec(args);
+    return Values{meta::fresh(s.shape, s.dtype)};
+  };
+}
+
+// The meta of the in-place form (arith::inplace_of): self must not overlap itself (checked
+// before anything else), then the out-of-place checks, then self must hold the result.
+MetaFn inplace_spec_meta(SpecFn spec) {
+  return [spec = std::move(spec)](const Values& args) {
+    const Tensor& self = args.at(0).tensor();
+    arith::check_inplace(self, self.shape(), self.dtype());  // the overlap check alone
+    const Spec s = spec(args);
+    arith::check_inplace(self, s.shape, s.dtype);
+    return Values{args.at(0)};
+  };
 }
 
 // ---- samples ----
@@ -255,10 +308,11 @@ std::vector<Sample> bitwise_scalar_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef cmp_op(std::string_view schema, RefFn ref, SampleFn samples, std::vector<DType> dtypes,
-             bool inplace = false) {
+OpDef cmp_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples,
+             std::vector<DType> dtypes, bool inplace = false) {
   OpDef op = OpDef::from_schema(schema, "comparison");
   op.dtypes = std::move(dtypes);
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(1, inplace);
@@ -274,18 +328,19 @@ void register_comparison_ops(OpRegistry& r) {
     const std::string n = name;
     const Cmp cmp = c;
     RefFn ref = [cmp](const Values& a) { return compare_ref(a, cmp); };
-    r.add(cmp_op("aten::" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", ref,
-                 compare_scalar_samples, all_numeric_dtypes()));
-    r.add(cmp_op("aten::" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", ref,
-                 compare_tensor_samples, all_numeric_dtypes()));
+    const SpecFn spec = compare_spec;
+    r.add(cmp_op("aten::" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", spec_meta(spec),
+                 ref, compare_scalar_samples, all_numeric_dtypes()));
+    r.add(cmp_op("aten::" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", spec_meta(spec),
+                 ref, compare_tensor_samples, all_numeric_dtypes()));
     r.add(cmp_op(
         "aten::" + n + "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        arith::inplace_of(ref),
+        inplace_spec_meta(spec), arith::inplace_of(ref),
         [](const SampleContext& ctx) { return compare_inplace_samples(ctx, true); },
         all_numeric_dtypes(), true));
     r.add(cmp_op(
         "aten::" + n + "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        arith::inplace_of(ref),
+        inplace_spec_meta(spec), arith::inplace_of(ref),
         [](const SampleContext& ctx) { return compare_inplace_samples(ctx, false); },
         all_numeric_dtypes(), true));
   }
@@ -295,13 +350,14 @@ void register_comparison_ops(OpRegistry& r) {
     const std::string n = name;
     const Logic lg = l;
     r.add(cmp_op(
-        "aten::logical_" + n + "(Tensor self, Tensor other) -> Tensor",
+        "aten::logical_" + n + "(Tensor self, Tensor other) -> Tensor", spec_meta(logical_spec),
         [lg](const Values& a) { return logical_ref(a, lg); }, logical_samples,
         all_numeric_dtypes()));
     RefFn bref = [lg](const Values& a) { return bitwise_ref(a, lg); };
-    r.add(cmp_op("aten::bitwise_" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", bref,
+    const MetaFn bmeta = spec_meta([lg](const Values& a) { return bitwise_spec(a, lg); });
+    r.add(cmp_op("aten::bitwise_" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", bmeta, bref,
                  bitwise_scalar_samples, integral_dtypes(true)));
-    r.add(cmp_op("aten::bitwise_" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", bref,
+    r.add(cmp_op("aten::bitwise_" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", bmeta, bref,
                  bitwise_tensor_samples, integral_dtypes(true)));
   }
 }

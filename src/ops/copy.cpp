@@ -16,6 +16,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -193,13 +194,28 @@ Tensor copy_with(const Tensor& self, DType dtype, MemoryFormat mf) {
   return out;
 }
 
+// A copy's result: checked, described by its dtype and strides (self's shape).
+struct CopySpec {
+  DType dtype;
+  Shape strides;
+};
+
+Values copy_meta(const Tensor& self, const CopySpec& spec) {
+  return {meta::fresh_strided(self.shape(), spec.strides, spec.dtype)};
+}
+
+CopySpec clone_spec(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  return {self.dtype(), copy_strides(self, memory_format_arg(args, 1))};
+}
+
 Values clone_ref(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   return {Value(copy_with(self, self.dtype(), memory_format_arg(args, 1)))};
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
-Values to_copy_ref(const Values& args) {
+DType to_copy_dtype(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const DType dtype = args.size() > 1 && !args[1].is_none() ? args[1].to_dtype() : self.dtype();
   if (args.size() > 2 && !args[2].is_none()) {
@@ -209,10 +225,21 @@ Values to_copy_ref(const Values& args) {
                    "self.layout being Strided and options.layout set as SparseCoo");
   }
   // args[3] (device), args[4] (pin_memory), args[5] (non_blocking): informational, see above.
-  return {Value(copy_with(self, dtype, memory_format_arg(args, 6)))};
+  return dtype;
 }
 
-Values copy_inplace_ref(const Values& args) {
+CopySpec to_copy_spec(const Values& args) {
+  const DType dtype = to_copy_dtype(args);
+  return {dtype, copy_strides(args.at(0).tensor(), memory_format_arg(args, 6))};
+}
+
+Values to_copy_ref(const Values& args) {
+  const DType dtype = to_copy_dtype(args);
+  return {Value(copy_with(args.at(0).tensor(), dtype, memory_format_arg(args, 6)))};
+}
+
+// copy_: self must not overlap itself and src must broadcast to self's shape.
+void check_copy_inplace(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Tensor& src = args.at(1).tensor();
   for (int64_t d = 0; d < self.dim(); ++d)
@@ -224,6 +251,12 @@ Values copy_inplace_ref(const Values& args) {
   CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                             " doesn't match the broadcast shape " +
                                             shape_str(shape));
+}
+
+Values copy_inplace_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& src = args.at(1).tensor();
+  check_copy_inplace(args);
   // Through a temporary, so a src that overlaps self is read before it is written.
   Tensor tmp = Tensor::empty(src.shape(), src.dtype());
   tmp.copy_from(src);
@@ -381,9 +414,10 @@ std::vector<Sample> copy_inplace_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef copy_op(std::string_view schema, RefFn ref, SampleFn samples) {
+OpDef copy_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "copy");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = copy_cost();
@@ -393,15 +427,23 @@ OpDef copy_op(std::string_view schema, RefFn ref, SampleFn samples) {
 }  // namespace
 
 void register_copy_ops(OpRegistry& r) {
-  r.add(copy_op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-                clone_ref, clone_samples));
-  r.add(
-      copy_op("aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
-              "device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? "
-              "memory_format=None) -> Tensor",
-              to_copy_ref, to_copy_samples));
-  r.add(copy_op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-                copy_inplace_ref, copy_inplace_samples));
+  r.add(copy_op(
+      "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+      [](const Values& a) { return copy_meta(a.at(0).tensor(), clone_spec(a)); }, clone_ref,
+      clone_samples));
+  r.add(copy_op(
+      "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+      "device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? "
+      "memory_format=None) -> Tensor",
+      [](const Values& a) { return copy_meta(a.at(0).tensor(), to_copy_spec(a)); }, to_copy_ref,
+      to_copy_samples));
+  r.add(copy_op(
+      "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+      [](const Values& a) {
+        check_copy_inplace(a);
+        return Values{a.at(0)};
+      },
+      copy_inplace_ref, copy_inplace_samples));
 }
 
 }  // namespace crucible

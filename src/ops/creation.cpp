@@ -18,6 +18,7 @@
 // - empty* values are uninitialised: those ops compare shape, dtype and strides only.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -27,6 +28,7 @@
 #include "crucible/core/error.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -39,12 +41,48 @@ using creation::code;
 // What a factory fills its result with.
 enum class Content { Uninitialised, Zeros, Ones, Value };
 
+// A factory's result, checked and described before anything is allocated: the reference makes
+// it (make), the meta function describes it (describe).
+struct Made {
+  Shape size;
+  Shape strides;
+  DType dtype = DType::Float32;
+  Content content = Content::Uninitialised;
+  Scalar value;
+  bool plain = false;  // a plain Tensor::empty (empty_strided of an empty size)
+};
+
+Made made(Shape size, Shape strides, DType dtype, Content content, Scalar value = Scalar()) {
+  return {std::move(size), std::move(strides), dtype, content, value, false};
+}
+
 Tensor make_filled(const Shape& size, const Shape& strides, DType dtype, Content content,
                    const Scalar& value = Scalar()) {
   Tensor out = Tensor::empty_strided(size, strides, dtype);  // zero-filled storage
   if (content == Content::Ones) creation::fill_with(out, Scalar(int64_t{1}));
   if (content == Content::Value) creation::fill_with(out, value);
   return out;
+}
+
+Values make_result(const Made& m) {
+  if (m.plain) return {Value(Tensor::empty(m.size, m.dtype))};
+  return {Value(make_filled(m.size, m.strides, m.dtype, m.content, m.value))};
+}
+
+Values describe(const Made& m) {
+  // The fill value's checked conversion, as fill_with does it.
+  if (m.content == Content::Value) creation::check_convertible(m.value, m.dtype);
+  if (m.plain) return {meta::fresh(m.size, m.dtype)};
+  return {meta::fresh_strided(m.size, m.strides, m.dtype)};
+}
+
+using MadeFn = std::function<Made(const Values&)>;
+
+RefFn ref_of(MadeFn f) {
+  return [f = std::move(f)](const Values& a) { return make_result(f(a)); };
+}
+MetaFn meta_of(MadeFn f) {
+  return [f = std::move(f)](const Values& a) { return describe(f(a)); };
 }
 
 // The dtype full() infers from its fill value when none is given (PyTorch 2.x).
@@ -55,7 +93,7 @@ DType inferred_full_dtype(const Scalar& v) {
 }
 
 // size-only factories: empty.memory_format, zeros, ones (size, *, dtype, layout, ...).
-RefFn sized_ref(Content content) {
+MadeFn sized_made(Content content) {
   return [content](const Values& a) {
     const Shape size = a.at(0).to_int_list();
     creation::check_layout(a, 2);
@@ -65,11 +103,11 @@ RefFn sized_ref(Content content) {
     const Shape strides = content == Content::Uninitialised
                               ? creation::format_strides(size, mf)
                               : creation::contiguous_strides_aten(size);
-    return Values{Value(make_filled(size, strides, dtype, content))};
+    return made(size, strides, dtype, content);
   };
 }
 
-Values empty_strided_ref(const Values& a) {
+Made empty_strided_made(const Values& a) {
   const Shape size = a.at(0).to_int_list();
   const Shape stride = a.at(1).to_int_list();
   creation::check_layout(a, 3);
@@ -84,75 +122,73 @@ Values empty_strided_ref(const Values& a) {
                    fmt::format("Storage size calculation overflowed with sizes={} and strides={}",
                                shape_str(size), shape_str(stride)));
   const DType dtype = creation::dtype_arg(a, 2, DType::Float32);
-  if (empty) return {Value(Tensor::empty(size, dtype))};
-  return {Value(make_filled(size, stride, dtype, Content::Uninitialised))};
+  Made m = made(size, stride, dtype, Content::Uninitialised);
+  m.plain = empty;
+  return m;
 }
 
-Values full_ref(const Values& a) {
+Made full_made(const Values& a) {
   const Shape size = a.at(0).to_int_list();
   const Scalar v = a.at(1).to_scalar();
   creation::check_layout(a, 3);
   creation::check_sizes(size);
   const DType dtype = creation::dtype_arg(a, 2, inferred_full_dtype(v));
-  return {
-      Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, Content::Value, v))};
+  return made(size, creation::contiguous_strides_aten(size), dtype, Content::Value, v);
 }
 
 // new_empty, new_zeros, new_ones (self, size, *, dtype, layout, ...): contiguous, self's dtype.
-RefFn new_ref(Content content) {
+MadeFn new_made(Content content) {
   return [content](const Values& a) {
     const Tensor& self = a.at(0).tensor();
     const Shape size = a.at(1).to_int_list();
     creation::check_layout(a, 3);
     creation::check_sizes(size);
     const DType dtype = creation::dtype_arg(a, 2, self.dtype());
-    return Values{
-        Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, content))};
+    return made(size, creation::contiguous_strides_aten(size), dtype, content);
   };
 }
 
-Values new_full_ref(const Values& a) {
+Made new_full_made(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Shape size = a.at(1).to_int_list();
   creation::check_layout(a, 4);
   creation::check_sizes(size);
   const DType dtype = creation::dtype_arg(a, 3, self.dtype());
-  return {Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, Content::Value,
-                            a.at(2).to_scalar()))};
+  return made(size, creation::contiguous_strides_aten(size), dtype, Content::Value,
+              a.at(2).to_scalar());
 }
 
-Values new_empty_strided_ref(const Values& a) {
+Made new_empty_strided_made(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   Values args{a.at(1), a.at(2), Value(creation::dtype_arg(a, 3, self.dtype()))};
   args.push_back(a.size() > 4 ? a[4] : Value());
-  return empty_strided_ref(args);
+  return empty_strided_made(args);
 }
 
 // empty_like, zeros_like, ones_like (self, *, dtype, layout, device, pin_memory, memory_format).
-RefFn like_ref(Content content) {
+MadeFn like_made(Content content) {
   return [content](const Values& a) {
     const Tensor& self = a.at(0).tensor();
     creation::check_layout(a, 2);
     const DType dtype = creation::dtype_arg(a, 1, self.dtype());
     const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Preserve);
-    return Values{
-        Value(make_filled(self.shape(), creation::like_strides(self, mf), dtype, content))};
+    return made(self.shape(), creation::like_strides(self, mf), dtype, content);
   };
 }
 
-Values full_like_ref(const Values& a) {
+Made full_like_made(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   creation::check_layout(a, 3);
   const DType dtype = creation::dtype_arg(a, 2, self.dtype());
   const MemoryFormat mf = creation::memory_format_arg(a, 6, MemoryFormat::Preserve);
-  return {Value(make_filled(self.shape(), creation::like_strides(self, mf), dtype, Content::Value,
-                            a.at(1).to_scalar()))};
+  return made(self.shape(), creation::like_strides(self, mf), dtype, Content::Value,
+              a.at(1).to_scalar());
 }
 
-Values scalar_tensor_ref(const Values& a) {
+Made scalar_tensor_made(const Values& a) {
   creation::check_layout(a, 2);
   const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
-  return {Value(make_filled({}, {}, dtype, Content::Value, a.at(0).to_scalar()))};
+  return made({}, {}, dtype, Content::Value, a.at(0).to_scalar());
 }
 
 // Cost: the bytes written (none for uninitialised results).
@@ -432,10 +468,12 @@ std::vector<Sample> empty_strided_samples(const SampleContext& ctx, bool with_se
   return out;
 }
 
-OpDef creation_op(std::string_view schema, RefFn ref, SampleFn samples, bool writes = true) {
+OpDef creation_op(std::string_view schema, const MadeFn& made_fn, SampleFn samples,
+                  bool writes = true) {
   OpDef op = OpDef::from_schema(schema, "creation");
   op.dtypes = all_numeric_dtypes();
-  op.ref = std::move(ref);
+  op.meta = meta_of(made_fn);
+  op.ref = ref_of(made_fn);
   op.samples = std::move(samples);
   op.cost = write_cost(writes);
   if (!writes) {  // uninitialised values: shape, dtype and strides only; nothing need be written
@@ -458,42 +496,42 @@ std::string schema_of(const std::string& head, bool memory_format = false) {
 void register_creation_ops(OpRegistry& r) {
   r.add(creation_op(
       schema_of("aten::empty.memory_format(SymInt[] size, ", true),
-      sized_ref(Content::Uninitialised),
+      sized_made(Content::Uninitialised),
       [](const SampleContext& c) { return sized_samples(c, {}, true); }, false));
   r.add(creation_op(
-      schema_of("aten::empty_strided(SymInt[] size, SymInt[] stride, "), empty_strided_ref,
+      schema_of("aten::empty_strided(SymInt[] size, SymInt[] stride, "), empty_strided_made,
       [](const SampleContext& c) { return empty_strided_samples(c, false); }, false));
   r.add(creation_op(
-      schema_of("aten::new_empty(Tensor self, SymInt[] size, "), new_ref(Content::Uninitialised),
+      schema_of("aten::new_empty(Tensor self, SymInt[] size, "), new_made(Content::Uninitialised),
       [](const SampleContext& c) { return new_samples(c, {}); }, false));
   r.add(creation_op(
       schema_of("aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, "),
-      new_empty_strided_ref, [](const SampleContext& c) { return empty_strided_samples(c, true); },
+      new_empty_strided_made, [](const SampleContext& c) { return empty_strided_samples(c, true); },
       false));
   r.add(creation_op(schema_of("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, "),
-                    new_full_ref, new_full_samples));
+                    new_full_made, new_full_samples));
   r.add(creation_op(schema_of("aten::new_ones(Tensor self, SymInt[] size, "),
-                    new_ref(Content::Ones),
+                    new_made(Content::Ones),
                     [](const SampleContext& c) { return new_samples(c, {}); }));
   r.add(creation_op(schema_of("aten::new_zeros(Tensor self, SymInt[] size, "),
-                    new_ref(Content::Zeros),
+                    new_made(Content::Zeros),
                     [](const SampleContext& c) { return new_samples(c, {}); }));
-  r.add(creation_op(schema_of("aten::full(SymInt[] size, Scalar fill_value, "), full_ref,
+  r.add(creation_op(schema_of("aten::full(SymInt[] size, Scalar fill_value, "), full_made,
                     full_samples));
   r.add(creation_op(schema_of("aten::full_like(Tensor self, Scalar fill_value, ", true),
-                    full_like_ref, full_like_samples));
-  r.add(creation_op(schema_of("aten::zeros(SymInt[] size, "), sized_ref(Content::Zeros),
+                    full_like_made, full_like_samples));
+  r.add(creation_op(schema_of("aten::zeros(SymInt[] size, "), sized_made(Content::Zeros),
                     [](const SampleContext& c) { return sized_samples(c, {}, false); }));
-  r.add(creation_op(schema_of("aten::ones(SymInt[] size, "), sized_ref(Content::Ones),
+  r.add(creation_op(schema_of("aten::ones(SymInt[] size, "), sized_made(Content::Ones),
                     [](const SampleContext& c) { return sized_samples(c, {}, false); }));
-  r.add(creation_op(schema_of("aten::zeros_like(Tensor self, ", true), like_ref(Content::Zeros),
+  r.add(creation_op(schema_of("aten::zeros_like(Tensor self, ", true), like_made(Content::Zeros),
                     [](const SampleContext& c) { return like_samples(c, {}); }));
-  r.add(creation_op(schema_of("aten::ones_like(Tensor self, ", true), like_ref(Content::Ones),
+  r.add(creation_op(schema_of("aten::ones_like(Tensor self, ", true), like_made(Content::Ones),
                     [](const SampleContext& c) { return like_samples(c, {}); }));
   r.add(creation_op(
-      schema_of("aten::empty_like(Tensor self, ", true), like_ref(Content::Uninitialised),
+      schema_of("aten::empty_like(Tensor self, ", true), like_made(Content::Uninitialised),
       [](const SampleContext& c) { return like_samples(c, {}); }, false));
-  r.add(creation_op(schema_of("aten::scalar_tensor(Scalar s, "), scalar_tensor_ref,
+  r.add(creation_op(schema_of("aten::scalar_tensor(Scalar s, "), scalar_tensor_made,
                     scalar_tensor_samples));
   register_creation_fill_ops(r);
 }

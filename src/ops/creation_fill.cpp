@@ -31,6 +31,7 @@
 #include "crucible/core/error.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -45,15 +46,52 @@ Tensor like_copy_of(const Tensor& self) {
                                self.dtype());
 }
 
-// The value of fill.Tensor: a 0-d tensor (or a wrapped Python number).
-Scalar tensor_value(const Value& v) {
-  if (v.is_scalar()) return v.to_scalar();
-  const Tensor& t = v.tensor();
+// fill.Tensor's value must be a 0-d tensor.
+void check_value_tensor(const Tensor& t) {
   CRUCIBLE_CHECK(t.dim() == 0,
                  fmt::format("fill_ only supports 0-dimension value tensor but got tensor with {} "
                              "dimensions.",
                              t.dim()));
+}
+
+// The value of fill.Tensor: a 0-d tensor (or a wrapped Python number).
+Scalar tensor_value(const Value& v) {
+  if (v.is_scalar()) return v.to_scalar();
+  const Tensor& t = v.tensor();
+  check_value_tensor(t);
   return creation::item_of(t);
+}
+
+// The checks of fill.Tensor that do not read the value: a 0-d tensor's item is converted into
+// self's dtype by the computation (value_checks); a Python number is checked here.
+void check_fill_tensor(const Values& a) {
+  const Value& v = a.at(1);
+  if (v.is_scalar())
+    creation::check_convertible(v.to_scalar(), a.at(0).tensor().dtype());
+  else
+    check_value_tensor(v.tensor());
+}
+
+Value like_copy_meta(const Tensor& self) {
+  return meta::fresh_strided(self.shape(), creation::like_strides(self, MemoryFormat::Preserve),
+                             self.dtype());
+}
+
+Values fill_meta(const Values& a) {
+  creation::check_convertible(a.at(1).to_scalar(), a.at(0).tensor().dtype());
+  return {like_copy_meta(a.at(0).tensor())};
+}
+Values fill_tensor_meta(const Values& a) {
+  check_fill_tensor(a);
+  return {like_copy_meta(a.at(0).tensor())};
+}
+Values fill_inplace_meta(const Values& a) {
+  creation::check_convertible(a.at(1).to_scalar(), a.at(0).tensor().dtype());
+  return {a.at(0)};
+}
+Values fill_tensor_inplace_meta(const Values& a) {
+  check_fill_tensor(a);
+  return {a.at(0)};
 }
 
 Values fill_ref(const Values& a) {
@@ -97,8 +135,14 @@ int64_t as_int(const Scalar& s) {
   return static_cast<int64_t>(v);
 }
 
-Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
-                   const Value& dtype_value) {
+// arange's result: its dtype and length, checked.
+struct ArangeSpec {
+  DType dtype;
+  int64_t n;
+};
+
+ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& step,
+                       const Value& dtype_value) {
   const bool all_integral = integral_scalar(start) && integral_scalar(end) && integral_scalar(step);
   const DType dtype = dtype_value.is_none() ? (all_integral ? DType::Int64 : DType::Float32)
                                             : dtype_value.to_dtype();
@@ -116,9 +160,7 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
                    "invalid size, possible overflow?");
     n = static_cast<int64_t>(size_d);
     if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
-    Tensor out = Tensor::empty({n}, dtype);
-    for (int64_t i = 0; i < n; ++i) out.set(i, s + st * static_cast<double>(i));
-    return out;
+    return {dtype, n};
   }
   // Integral dtypes accumulate in int64.
   const int64_t s = as_int(start), e = as_int(end), st = as_int(step);
@@ -133,7 +175,19 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
   }
   CRUCIBLE_CHECK(n >= 0, "invalid size, possible overflow?");
   if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
+  return {dtype, n};
+}
+
+Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
+                   const Value& dtype_value) {
+  const auto [dtype, n] = arange_spec(start, end, step, dtype_value);
   Tensor out = Tensor::empty({n}, dtype);
+  if (is_floating(dtype)) {
+    const double s = as_double(start), st = as_double(step);
+    for (int64_t i = 0; i < n; ++i) out.set(i, s + st * static_cast<double>(i));
+    return out;
+  }
+  const int64_t s = as_int(start), st = as_int(step);
   for (int64_t i = 0; i < n; ++i) {
     // Wrapping int64 arithmetic, as ATen's kernel (start + step * idx) does.
     const uint64_t v =
@@ -143,33 +197,61 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
   return out;
 }
 
-// arange(end, *, dtype, layout, device, pin_memory)
-Values arange_ref(const Values& a) {
-  creation::check_layout(a, 2);
-  return {Value(arange_impl(Scalar(int64_t{0}), a.at(0).to_scalar(), Scalar(int64_t{1}), a.at(1)))};
+// The (start, end, step, dtype) of an arange overload's arguments, its layout checked:
+// arange(end, *, dtype, ...), arange.start(start, end, *, dtype, ...),
+// arange.start_step(start, end, step=1, *, dtype, ...).
+struct ArangeArgs {
+  Scalar start, end, step;
+  Value dtype;
+};
+
+ArangeArgs arange_args(const Values& a, int positional) {
+  creation::check_layout(a, static_cast<size_t>(positional) + 1);
+  switch (positional) {
+    case 1:
+      return {Scalar(int64_t{0}), a.at(0).to_scalar(), Scalar(int64_t{1}), a.at(1)};
+    case 2:
+      return {a.at(0).to_scalar(), a.at(1).to_scalar(), Scalar(int64_t{1}), a.at(2)};
+    default:
+      return {a.at(0).to_scalar(), a.at(1).to_scalar(), a.at(2).to_scalar(), a.at(3)};
+  }
 }
-// arange.start(start, end, *, dtype, ...)
-Values arange_start_ref(const Values& a) {
-  creation::check_layout(a, 3);
-  return {
-      Value(arange_impl(a.at(0).to_scalar(), a.at(1).to_scalar(), Scalar(int64_t{1}), a.at(2)))};
+
+RefFn arange_ref(int positional) {
+  return [positional](const Values& a) {
+    const ArangeArgs r = arange_args(a, positional);
+    return Values{Value(arange_impl(r.start, r.end, r.step, r.dtype))};
+  };
 }
-// arange.start_step(start, end, step=1, *, dtype, ...)
-Values arange_start_step_ref(const Values& a) {
-  creation::check_layout(a, 4);
-  return {
-      Value(arange_impl(a.at(0).to_scalar(), a.at(1).to_scalar(), a.at(2).to_scalar(), a.at(3)))};
+MetaFn arange_meta(int positional) {
+  return [positional](const Values& a) {
+    const ArangeArgs r = arange_args(a, positional);
+    const ArangeSpec spec = arange_spec(r.start, r.end, r.step, r.dtype);
+    return Values{meta::fresh({spec.n}, spec.dtype)};
+  };
 }
 
 // ---- copy, lift_fresh_copy -------------------------------------------------------------------
 
-Values copy_ref(const Values& a) {
+// copy: src must broadcast to self's shape.
+void check_copy(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Tensor& src = a.at(1).tensor();
   const Shape shape = broadcast_shapes(self.shape(), src.shape());
   CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                             " doesn't match the broadcast shape " +
                                             shape_str(shape));
+}
+
+Values copy_meta(const Values& a) {
+  check_copy(a);
+  return {like_copy_meta(a.at(0).tensor())};
+}
+
+Values copy_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  check_copy(a);
   const Tensor out = like_copy_of(self);
   out.copy_from(src);
   return {Value(out)};
@@ -447,10 +529,11 @@ Cost copy_cost(const Values& a, const Values& out) {
   return {0, creation::real_bytes(src) + creation::tensor_bytes(out.at(0).tensor())};
 }
 
-OpDef op_def(std::string_view schema, RefFn ref, SampleFn samples, CostFn cost,
+OpDef op_def(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples, CostFn cost,
              std::vector<DType> dtypes) {
   OpDef op = OpDef::from_schema(schema, "creation");
   op.dtypes = std::move(dtypes);
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = std::move(cost);
@@ -466,27 +549,35 @@ std::vector<DType> arange_dtypes() {
 
 void register_creation_fill_ops(OpRegistry& r) {
   const auto all = all_numeric_dtypes();
-  r.add(op_def("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", fill_ref,
+  r.add(op_def("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", fill_meta, fill_ref,
                fill_scalar_samples, fill_cost, all));
-  r.add(op_def("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor", fill_tensor_ref,
-               fill_tensor_samples, fill_cost, all));
-  r.add(op_def("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_inplace_ref,
-               fill_scalar_samples, fill_cost, all));
-  r.add(op_def("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
-               fill_tensor_inplace_ref, fill_tensor_samples, fill_cost, all));
+  OpDef fill_tensor =
+      op_def("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor", fill_tensor_meta,
+             fill_tensor_ref, fill_tensor_samples, fill_cost, all);
+  fill_tensor.value_checks = true;  // the value tensor's item must convert into self's dtype
+  r.add(std::move(fill_tensor));
+  r.add(op_def("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_inplace_meta,
+               fill_inplace_ref, fill_scalar_samples, fill_cost, all));
+  OpDef fill_tensor_ = op_def("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
+                              fill_tensor_inplace_meta, fill_tensor_inplace_ref,
+                              fill_tensor_samples, fill_cost, all);
+  fill_tensor_.value_checks = true;
+  r.add(std::move(fill_tensor_));
   const std::string kw =
       "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
       "pin_memory=None) -> Tensor";
-  r.add(op_def("aten::arange(Scalar end, " + kw, arange_ref, arange_end_samples, arange_cost,
-               arange_dtypes()));
-  r.add(op_def("aten::arange.start(Scalar start, Scalar end, " + kw, arange_start_ref,
+  r.add(op_def("aten::arange(Scalar end, " + kw, arange_meta(1), arange_ref(1), arange_end_samples,
+               arange_cost, arange_dtypes()));
+  r.add(op_def("aten::arange.start(Scalar start, Scalar end, " + kw, arange_meta(2), arange_ref(2),
                arange_start_samples, arange_cost, arange_dtypes()));
   r.add(op_def("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, " + kw,
-               arange_start_step_ref, arange_step_samples, arange_cost, arange_dtypes()));
-  r.add(op_def("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_ref,
-               copy_samples, copy_cost, all));
-  r.add(op_def("aten::lift_fresh_copy(Tensor self) -> Tensor", lift_fresh_copy_ref,
-               lift_fresh_copy_samples, copy_cost, all));
+               arange_meta(3), arange_ref(3), arange_step_samples, arange_cost, arange_dtypes()));
+  r.add(op_def("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_meta,
+               copy_ref, copy_samples, copy_cost, all));
+  r.add(op_def(
+      "aten::lift_fresh_copy(Tensor self) -> Tensor",
+      [](const Values& a) { return Values{like_copy_meta(a.at(0).tensor())}; }, lift_fresh_copy_ref,
+      lift_fresh_copy_samples, copy_cost, all));
 }
 
 }  // namespace crucible

@@ -28,6 +28,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 
@@ -77,7 +78,9 @@ double euclidean_mm(const A& a, const B& b, int64_t m) {
 
 bool distance_dtype(DType t) { return t == DType::Float32 || t == DType::Float64; }
 
-Values cdist_ref(const Values& a) {
+// _cdist_forward's checks (the kernel's dtype only where there is something to compute); the
+// output's shape [B.., P, R].
+Shape cdist_shape(const Values& a) {
   const Tensor& x1 = a.at(0).tensor();
   const Tensor& x2 = a.at(1).tensor();
   const double p = a.at(2).to_double();
@@ -101,18 +104,28 @@ Values cdist_ref(const Values& a) {
   if (x1.dtype() != x2.dtype())
     op_error("expected scalar type " + stats::scalar_type_name(x1.dtype()) + " but found " +
              stats::scalar_type_name(x2.dtype()));
-  const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
+  const int64_t r1 = x1.size(-2), r2 = x2.size(-2);
   const Shape b1(x1.shape().begin(), x1.shape().end() - 2);
   const Shape b2(x2.shape().begin(), x2.shape().end() - 2);
-  Shape batch = broadcast_shapes(b1, b2);
-  Shape out_shape = batch;
+  Shape out_shape = broadcast_shapes(b1, b2);
   out_shape.push_back(r1);
   out_shape.push_back(r2);
+  if (numel_of(out_shape) != 0 && !distance_dtype(x1.dtype()))
+    op_error("\"cdist\" not implemented for '" + stats::scalar_type_name(x1.dtype()) + "'");
+  return out_shape;
+}
+
+Values cdist_ref(const Values& a) {
+  const Tensor& x1 = a.at(0).tensor();
+  const Tensor& x2 = a.at(1).tensor();
+  const double p = a.at(2).to_double();
+  const std::optional<int64_t> mode = a.at(3).opt_int();
+  const Shape out_shape = cdist_shape(a);
+  const Shape batch(out_shape.begin(), out_shape.end() - 2);
+  const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
   Tensor out = Tensor::zeros(out_shape, x1.dtype());
   const int64_t nb = numel_of(batch);
   if (r1 == 0 || r2 == 0 || nb == 0) return {out};
-  if (!distance_dtype(x1.dtype()))
-    op_error("\"cdist\" not implemented for '" + stats::scalar_type_name(x1.dtype()) + "'");
   if (m == 0) return {out};
   const bool mm =
       p == 2 && (mode.value_or(0) == 1 || (mode.value_or(0) == 0 && (r1 > 25 || r2 > 25)));
@@ -132,18 +145,26 @@ Values cdist_ref(const Values& a) {
   return {out};
 }
 
-Values pdist_ref(const Values& a) {
+// _pdist_forward's checks (the kernel's dtype only where there are pairs); the number of pairs.
+int64_t pdist_pairs(const Values& a) {
   const Tensor& self = a.at(0).tensor();
-  const double p = a.at(1).to_double();
   if (self.dim() != 2)
     op_error("pdist only supports 2D tensors, got: " + std::to_string(self.dim()) + "D");
   if (!self.is_contiguous()) op_error("_pdist_forward requires contiguous input");
   if (!is_floating(self.dtype())) op_error("pdist only supports floating-point dtypes");
-  const int64_t n = self.size(0), m = self.size(1);
-  Tensor out = Tensor::zeros({n > 1 ? n * (n - 1) / 2 : 0}, self.dtype());
-  if (n <= 1) return {out};
-  if (!distance_dtype(self.dtype()))
+  const int64_t n = self.size(0);
+  if (n > 1 && !distance_dtype(self.dtype()))
     op_error("\"pdist\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+  return n > 1 ? n * (n - 1) / 2 : 0;
+}
+
+Values pdist_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const double p = a.at(1).to_double();
+  const int64_t pairs = pdist_pairs(a);
+  const int64_t n = self.size(0), m = self.size(1);
+  Tensor out = Tensor::zeros({pairs}, self.dtype());
+  if (n <= 1) return {out};
   if (m == 0) return {out};
   int64_t o = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -285,6 +306,9 @@ void register_distance_ops(OpRegistry& r) {
         "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
         "distance");
     op.dtypes = {DType::Float32, DType::Float64};
+    op.meta = [](const Values& a) {
+      return Values{meta::fresh(cdist_shape(a), a.at(0).tensor().dtype())};
+    };
     op.ref = cdist_ref;
     op.samples = cdist_samples;
     op.cost = cdist_cost;
@@ -295,6 +319,9 @@ void register_distance_ops(OpRegistry& r) {
     OpDef op =
         OpDef::from_schema("aten::_pdist_forward(Tensor self, float p=2.) -> Tensor", "distance");
     op.dtypes = {DType::Float32, DType::Float64};
+    op.meta = [](const Values& a) {
+      return Values{meta::fresh({pdist_pairs(a)}, a.at(0).tensor().dtype())};
+    };
     op.ref = pdist_ref;
     op.samples = pdist_samples;
     op.cost = pdist_cost;

@@ -18,6 +18,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -62,7 +63,8 @@ std::string legacy_type_name(DType t) {
   return "torch.Tensor";
 }
 
-Values embedding_ref(const Values& args) {
+// The checked output shape: indices.shape + [weight.size(1)].
+Shape embedding_shape(const Values& args) {
   const Tensor& weight = args.at(0).tensor();
   const Tensor& indices = args.at(1).tensor();
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
@@ -72,9 +74,16 @@ Values embedding_ref(const Values& args) {
         "Long, Int; but got " +
         legacy_type_name(indices.dtype()) + " instead (while checking arguments for embedding)");
   }
-  const int64_t rows = weight.size(0), width = weight.size(1);
   Shape out_shape = indices.shape();
-  out_shape.push_back(width);
+  out_shape.push_back(weight.size(1));
+  return out_shape;
+}
+
+Values embedding_ref(const Values& args) {
+  const Tensor& weight = args.at(0).tensor();
+  const Tensor& indices = args.at(1).tensor();
+  const Shape out_shape = embedding_shape(args);
+  const int64_t rows = weight.size(0), width = weight.size(1);
   Tensor out = Tensor::empty(out_shape, weight.dtype());
   const bool exact_int = !is_floating(weight.dtype());
   for (int64_t i = 0; i < indices.numel(); ++i) {
@@ -167,7 +176,11 @@ void register_embedding_ops(OpRegistry& r) {
       "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
       "embedding");
   op.dtypes = all_numeric_dtypes();
+  op.meta = [](const Values& args) {
+    return Values{meta::fresh(embedding_shape(args), args.at(0).tensor().dtype())};
+  };
   op.ref = embedding_ref;
+  op.value_checks = true;  // "index out of range in self"
   op.samples = embedding_samples;
   op.roles["indices"] = ArgRole::index_into("weight", 0);
   op.cost = embedding_cost;

@@ -41,6 +41,7 @@
 #include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -74,12 +75,11 @@ std::vector<double> doubles_of(const Tensor& t) {
   return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
 }
 
-Values dense_backward_ref(const Values& a) {
+// embedding_dense_backward's argument checks; the output's shape [num_weights, D].
+Shape dense_backward_shape(const Values& a) {
   const Tensor& grad = a.at(0).tensor();
   const Tensor& indices = a.at(1).tensor();
   const int64_t num_weights = a.at(2).to_int();
-  const int64_t padding_idx = a.at(3).to_int();
-  const bool scale = a.at(4).to_bool();
   check_index_dtype(indices, "indices", 2, "embedding_backward");
   CRUCIBLE_CHECK(grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
   const int64_t d = grad.size(-1);
@@ -88,6 +88,17 @@ Values dense_backward_ref(const Values& a) {
                                             shape_str(grad.shape()) + " does not match indices " +
                                             shape_str(indices.shape()));
   CRUCIBLE_CHECK(num_weights >= 0, "embedding_backward: num_weights must be non-negative");
+  return {num_weights, d};
+}
+
+Values dense_backward_ref(const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& indices = a.at(1).tensor();
+  const int64_t num_weights = a.at(2).to_int();
+  const int64_t padding_idx = a.at(3).to_int();
+  const bool scale = a.at(4).to_bool();
+  const int64_t d = dense_backward_shape(a).at(1);
+  const int64_t n = indices.numel();
   std::map<int64_t, int64_t> counts;
   for (int64_t i = 0; i < n; ++i) ++counts[indices.get_int(i)];
   // Only the rows that are hit are accumulated (vocabularies reach 256k rows); the others
@@ -116,15 +127,22 @@ double dense_backward_tol(const Values& a) {
   return static_cast<double>(most);
 }
 
-Values embedding_bag_ref(const Values& a) {
+// _embedding_bag's outputs as far as the argument checks decide them.
+struct BagSpec {
+  int64_t n;         // indices, flattened
+  int64_t num_bags;  // bags
+  int64_t d;         // embedding width
+  int64_t mode;      // 0 sum, 1 mean, 2 max
+};
+
+BagSpec embedding_bag_spec(const Values& a) {
   const Tensor& weight = a.at(0).tensor();
   // Indices of any shape are read flattened (as ATen does for a 2-d input with offsets).
-  const Tensor indices = a.at(1).tensor().reshape({-1});
+  const Tensor& indices = a.at(1).tensor();
   const Tensor& offsets = a.at(2).tensor();
   const int64_t mode = a.at(4).to_int();
   const auto psw = a.at(6).opt_tensor();
   const bool include_last = a.at(7).to_bool();
-  const int64_t padding_idx = a.at(8).to_int();
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_index_dtype(indices, "indices", 1, "embedding_bag");
   check_index_dtype(offsets, "offsets", 1, "embedding_bag");
@@ -142,11 +160,29 @@ Values embedding_bag_ref(const Values& a) {
     CRUCIBLE_CHECK(psw->numel() == indices.numel(),
                    "embedding_bag: per_sample_weights must have one weight per index");
   }
-  const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
-  const int64_t n = indices.size(0), rows = weight.size(0), d = weight.size(1);
-  const std::vector<double> wv = doubles_of(weight);
   const int64_t num_bags = offsets.size(0) - (include_last ? 1 : 0);
   CRUCIBLE_CHECK(num_bags >= 0, "embedding_bag: include_last_offset needs at least one offset");
+  return {indices.numel(), num_bags, weight.size(1), mode};
+}
+
+Values embedding_bag_meta(const Values& a) {
+  const BagSpec s = embedding_bag_spec(a);
+  const DType dtype = a.at(0).tensor().dtype();
+  return {meta::fresh({s.num_bags, s.d}, dtype), meta::fresh({s.n}, i64),
+          meta::fresh({s.num_bags}, i64),
+          s.mode == 2 ? meta::fresh({s.num_bags, s.d}, i64) : meta::fresh({s.num_bags}, i64)};
+}
+
+Values embedding_bag_ref(const Values& a) {
+  const Tensor& weight = a.at(0).tensor();
+  const Tensor indices = a.at(1).tensor().reshape({-1});
+  const Tensor& offsets = a.at(2).tensor();
+  const auto psw = a.at(6).opt_tensor();
+  const int64_t padding_idx = a.at(8).to_int();
+  const auto [n, num_bags, d, mode] = embedding_bag_spec(a);
+  const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
+  const int64_t rows = weight.size(0);
+  const std::vector<double> wv = doubles_of(weight);
   if (offsets.size(0) > 0 && offsets.get_int(0) != 0)
     op_error(
         "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
@@ -221,13 +257,13 @@ std::vector<TensorCheck> embedding_bag_judge(const Values& inputs, const Values&
   return {compare_tensors(ref[0].tensor(), cand[0].tensor(), scale, "output 0")};
 }
 
-Values psw_backward_ref(const Values& a) {
+// _embedding_bag_per_sample_weights_backward's argument checks.
+void check_psw_backward(const Values& a) {
   const Tensor& grad = a.at(0).tensor();
   const Tensor& weight = a.at(1).tensor();
   const Tensor& indices = a.at(2).tensor();
   const Tensor& offset2bag = a.at(4).tensor();
   const int64_t mode = a.at(5).to_int();
-  const int64_t padding_idx = a.at(6).to_int();
   CRUCIBLE_CHECK(mode == 0,
                  "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
   CRUCIBLE_CHECK(grad.dim() == 2, "grad must be 2-D");
@@ -237,6 +273,15 @@ Values psw_backward_ref(const Values& a) {
   check_index_dtype(indices, "indices", 3, "_embedding_bag_per_sample_weights_backward");
   CRUCIBLE_CHECK(indices.dim() == 1, "indices must be 1-D");
   CRUCIBLE_CHECK(offset2bag.numel() == indices.numel(), "offset2bag must have one entry per index");
+}
+
+Values psw_backward_ref(const Values& a) {
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& weight = a.at(1).tensor();
+  const Tensor& indices = a.at(2).tensor();
+  const Tensor& offset2bag = a.at(4).tensor();
+  const int64_t padding_idx = a.at(6).to_int();
+  check_psw_backward(a);
   const int64_t n = indices.numel(), d = weight.size(1);
   const std::vector<double> gv = doubles_of(grad), wv = doubles_of(weight);
   Tensor out = Tensor::empty({n}, grad.dtype());
@@ -420,7 +465,11 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
         "embedding");
     op.dtypes = floating_dtypes();
+    op.meta = [](const Values& a) {
+      return Values{meta::fresh(dense_backward_shape(a), a.at(0).tensor().dtype())};
+    };
     op.ref = dense_backward_ref;
+    op.value_checks = true;  // "index out of range in self"
     op.samples = dense_backward_samples;
     op.roles["indices"] = ArgRole::index_into("num_weights", 0);  // in [0, num_weights)
     op.cost = dense_backward_cost;
@@ -435,7 +484,9 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "(Tensor, Tensor, Tensor, Tensor)",
         "embedding");
     op.dtypes = floating_dtypes();
+    op.meta = embedding_bag_meta;
     op.ref = embedding_bag_ref;
+    op.value_checks = true;  // the offsets and indices are checked against the sizes
     op.samples = bag_samples;
     op.roles["indices"] = ArgRole::index_into("weight", 0);
     op.roles["offsets"] = ArgRole::index_into("indices", 0);  // sorted bag boundaries
@@ -450,7 +501,12 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
         "embedding");
     op.dtypes = floating_dtypes();
+    op.meta = [](const Values& a) {
+      check_psw_backward(a);
+      return Values{meta::fresh({a.at(2).tensor().numel()}, a.at(0).tensor().dtype())};
+    };
     op.ref = psw_backward_ref;
+    op.value_checks = true;  // "index out of range in self"
     op.samples = psw_backward_samples;
     op.roles["indices"] = ArgRole::index_into("weight", 0);
     op.roles["offsets"] = ArgRole::index_into("indices", 0);

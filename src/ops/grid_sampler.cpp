@@ -27,6 +27,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 
@@ -213,15 +214,24 @@ void check_inputs(const Tensor& input, const Tensor& grid, int64_t interp, int64
   }
 }
 
+// grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)'s checks; the
+// output's shape [N, C, Ho, Wo].
+Shape check_forward(const Values& a) {
+  const Tensor& input = a.at(0).tensor();
+  const Tensor& grid = a.at(1).tensor();
+  check_inputs(input, grid, a.at(2).to_int(), a.at(3).to_int());
+  return {input.size(0), input.size(1), grid.size(1), grid.size(2)};
+}
+
 Values grid_sampler_ref(const Values& a) {
   const Tensor& input = a.at(0).tensor();
   const Tensor& grid = a.at(1).tensor();
   const int64_t interp = a.at(2).to_int(), padding = a.at(3).to_int();
   const bool align = a.at(4).to_bool();
-  check_inputs(input, grid, interp, padding);
+  const Shape shape = check_forward(a);
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
-  Tensor out = Tensor::empty({n, c, ho, wo}, input.dtype());
+  Tensor out = Tensor::empty(shape, input.dtype());
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t y = 0; y < ho; ++y) {
       for (int64_t x = 0; x < wo; ++x) {
@@ -240,17 +250,14 @@ Values grid_sampler_ref(const Values& a) {
   return {out};
 }
 
-Values grid_sampler_backward_ref(const Values& a) {
+// grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode,
+// align_corners, output_mask)'s checks.
+void check_backward(const Values& a) {
   const Tensor& go = a.at(0).tensor();
   const Tensor& input = a.at(1).tensor();
   const Tensor& grid = a.at(2).tensor();
-  const int64_t interp = a.at(3).to_int(), padding = a.at(4).to_int();
-  const bool align = a.at(5).to_bool();
-  const std::vector<bool> mask = a.at(6).bool_list();
-  check_inputs(input, grid, interp, padding);
-  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
-  const int64_t ho = grid.size(1), wo = grid.size(2);
-  const Shape expect{n, c, ho, wo};
+  check_inputs(input, grid, a.at(3).to_int(), a.at(4).to_int());
+  const Shape expect{input.size(0), input.size(1), grid.size(1), grid.size(2)};
   if (go.shape() != expect) {
     op_error("grid_sampler_2d_backward: grad_output must have shape " + shape_str(expect) +
              ", got " + shape_str(go.shape()));
@@ -259,6 +266,27 @@ Values grid_sampler_backward_ref(const Values& a) {
     op_error("expected scalar type " + nnops::scalar_type_name(input.dtype()) + " but found " +
              nnops::scalar_type_name(go.dtype()));
   }
+}
+
+// grad_input (when output_mask[0]) shaped like input, and grad_grid shaped like grid.
+Values grid_sampler_backward_meta(const Values& a) {
+  check_backward(a);
+  Values out(2);
+  if (a.at(6).bool_list().at(0)) out[0] = meta::fresh_like(a.at(1).tensor());
+  out[1] = meta::fresh_like(a.at(2).tensor());
+  return out;
+}
+
+Values grid_sampler_backward_ref(const Values& a) {
+  const Tensor& go = a.at(0).tensor();
+  const Tensor& input = a.at(1).tensor();
+  const Tensor& grid = a.at(2).tensor();
+  const int64_t interp = a.at(3).to_int(), padding = a.at(4).to_int();
+  const bool align = a.at(5).to_bool();
+  const std::vector<bool> mask = a.at(6).bool_list();
+  check_backward(a);
+  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
+  const int64_t ho = grid.size(1), wo = grid.size(2);
   std::vector<double> gin(static_cast<size_t>(input.numel()), 0.0);
   Tensor ggrid = Tensor::zeros(grid.shape(), grid.dtype());
   for (int64_t b = 0; b < n; ++b) {
@@ -410,6 +438,9 @@ void register_grid_sampler_ops(OpRegistry& r) {
         "padding_mode, bool align_corners) -> Tensor",
         "sampling");
     op.dtypes = {DType::Float16, DType::Float32, DType::Float64};
+    op.meta = [](const Values& a) {
+      return Values{meta::fresh(check_forward(a), a.at(0).tensor().dtype())};
+    };
     op.ref = grid_sampler_ref;
     op.samples = [](const SampleContext& c) { return grid_samples(c, false); };
     op.cost = grid_cost(false);
@@ -422,6 +453,7 @@ void register_grid_sampler_ops(OpRegistry& r) {
         "(Tensor, Tensor)",
         "sampling");
     op.dtypes = {DType::Float16, DType::Float32, DType::Float64};
+    op.meta = grid_sampler_backward_meta;
     op.ref = grid_sampler_backward_ref;
     op.samples = [](const SampleContext& c) { return grid_samples(c, true); };
     op.cost = grid_cost(true);

@@ -19,6 +19,7 @@
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -33,7 +34,14 @@ int64_t reduction_of(const Values& args, size_t i) {
   return args.size() > i && !args[i].is_none() ? args[i].to_int() : 1;
 }
 
-Values mse_ref(const Values& args) {
+// The checked result of mse_loss: the loss's (unreduced) shape and dtype, and the reduction.
+struct MseSpec {
+  Shape shape;
+  DType dtype;
+  int64_t reduction;
+};
+
+MseSpec mse_spec(const Values& args) {
   const Tensor& a = args.at(0).tensor();
   const Tensor& b = args.at(1).tensor();
   const DType rt = arith::promoted({args[0], args[1]});
@@ -46,7 +54,15 @@ Values mse_ref(const Values& args) {
                  "FAILED: invalid reduction " +
                      std::to_string(reduction));
   const Tensor ins[] = {a, b};
-  Tensor loss = Tensor::empty(arith::broadcast_all(ins), rt);
+  return {arith::broadcast_all(ins), rt, reduction};
+}
+
+Values mse_ref(const Values& args) {
+  const Tensor& a = args.at(0).tensor();
+  const Tensor& b = args.at(1).tensor();
+  const auto [shape, rt, reduction] = mse_spec(args);
+  const Tensor ins[] = {a, b};
+  Tensor loss = Tensor::empty(shape, rt);
   arith::map_float(
       ins, loss, [](const double* v) { return (v[0] - v[1]) * (v[0] - v[1]); }, rt);
   if (reduction == 0) return {Value(loss)};
@@ -56,21 +72,32 @@ Values mse_ref(const Values& args) {
   return {Value(Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt))};
 }
 
-Values mse_backward_ref(const Values& args) {
+// mse_loss_backward's checks; the result's shape (the three broadcast), of self's dtype.
+Shape mse_backward_shape(const Values& args) {
   const Tensor& grad = args.at(0).tensor();
   const Tensor& self = args.at(1).tensor();
   const Tensor& target = args.at(2).tensor();
-  const int64_t reduction = reduction_of(args, 3);
   const DType t = self.dtype();
   for (const Tensor* x : {&target, &grad})
     CRUCIBLE_CHECK(x->dtype() == t, "Found dtype " + arith::aten_type_name(x->dtype()) +
                                         " but expected " + arith::aten_type_name(t));
   arith::require_modelled(t, "mse_loss_backward");
   CRUCIBLE_CHECK(t != DType::Bool, "\"mse_backward_cpu_out\" not implemented for 'Bool'");
+  const Tensor ins[] = {self, target, grad};
+  return arith::broadcast_all(ins);
+}
+
+Values mse_backward_ref(const Values& args) {
+  const Tensor& grad = args.at(0).tensor();
+  const Tensor& self = args.at(1).tensor();
+  const Tensor& target = args.at(2).tensor();
+  const int64_t reduction = reduction_of(args, 3);
+  const DType t = self.dtype();
+  const Shape shape = mse_backward_shape(args);
   const double norm =
       reduction == 1 ? 2.0 / static_cast<double>(self.numel()) : 2.0;  // inf for an empty self
   const Tensor ins[] = {self, target, grad};
-  Tensor out = Tensor::empty(arith::broadcast_all(ins), t);
+  Tensor out = Tensor::empty(shape, t);
   if (is_floating(t)) {
     const double nt = arith::round_to(norm, t);
     arith::map_float(ins, out, [nt, t](const double* v) {
@@ -184,6 +211,10 @@ void register_loss_ops(OpRegistry& r) {
   OpDef mse = OpDef::from_schema(
       "aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", "loss");
   mse.dtypes = floating_dtypes();
+  mse.meta = [](const Values& args) {
+    const MseSpec s = mse_spec(args);
+    return Values{s.reduction == 0 ? meta::fresh(s.shape, s.dtype) : meta::fresh({}, s.dtype)};
+  };
   mse.ref = mse_ref;
   mse.samples = mse_samples;
   mse.cost = [](const Values& args, const Values& outputs) {
@@ -202,6 +233,9 @@ void register_loss_ops(OpRegistry& r) {
   std::vector<DType> ts = all_numeric_dtypes();
   ts.erase(ts.begin());  // no bool
   bwd.dtypes = ts;
+  bwd.meta = [](const Values& args) {
+    return Values{meta::fresh(mse_backward_shape(args), args.at(1).tensor().dtype())};
+  };
   bwd.ref = mse_backward_ref;
   bwd.samples = mse_backward_samples;
   bwd.cost = arith::elementwise_cost(3);

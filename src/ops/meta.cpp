@@ -33,6 +33,7 @@
 #include "crucible/core/error.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -127,7 +128,13 @@ std::vector<int64_t> sparse_positions(const Tensor& indices, const Shape& size,
   return pos;
 }
 
-Values sparse_coo_ref(const Values& a) {
+// ATen's argument checks of the constructor; the dense equivalent's shape and dtype.
+struct SparseSpec {
+  Shape size;
+  DType dtype;
+};
+
+SparseSpec check_sparse_coo(const Values& a) {
   const int64_t sparse_dim = a.at(0).to_int();
   const int64_t dense_dim = a.at(1).to_int();
   const Shape size = a.at(2).to_int_list();
@@ -167,6 +174,17 @@ Values sparse_coo_ref(const Values& a) {
                  fmt::format("indices and values must have same nnz, but got nnz from indices: "
                              "{}, nnz from values: {}",
                              indices.size(1), nnz));
+  return {size, dtype};
+}
+
+Values sparse_coo_ref(const Values& a) {
+  const SparseSpec spec = check_sparse_coo(a);
+  const int64_t sparse_dim = a.at(0).to_int();
+  const Shape& size = spec.size;
+  const DType dtype = spec.dtype;
+  const Tensor& indices = a.at(3).tensor();
+  const Tensor& values = a.at(4).tensor();
+  const int64_t nnz = values.size(0);
   const std::vector<int64_t> pos = sparse_positions(indices, size, sparse_dim);
   for (int64_t k = 0; k < nnz; ++k)
     CRUCIBLE_CHECK(pos[static_cast<size_t>(k)] >= 0,
@@ -308,6 +326,8 @@ std::vector<Sample> sparse_samples(const SampleContext& ctx) {
 OpDef meta_op(std::string_view schema, RefFn ref, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "meta");
   op.dtypes = all_numeric_dtypes();
+  // The queries read only sizes and strides: they are their own meta functions.
+  op.meta = ref;
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = [](const Values&, const Values&) { return Cost{0, 0}; };
@@ -331,7 +351,12 @@ void register_meta_ops(OpRegistry& r) {
       "Device? device=None, bool? pin_memory=False, bool? is_coalesced=None) -> Tensor",
       "meta");
   sp.dtypes = all_numeric_dtypes();
+  sp.meta = [](const Values& a) {
+    const SparseSpec spec = check_sparse_coo(a);
+    return Values{meta::fresh(spec.size, spec.dtype)};
+  };
   sp.ref = sparse_coo_ref;
+  sp.value_checks = true;  // an index out of range has no dense equivalent
   sp.samples = sparse_samples;
   sp.cost = sparse_cost;
   ArgRole idx;

@@ -27,6 +27,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/nll_loss_internal.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
@@ -136,15 +137,29 @@ int64_t class_of(const Tensor& target, int64_t e, int64_t c, int64_t ignore_inde
   return t;
 }
 
+// nll_loss(2d)_forward(self, target, weight, reduction, ignore_index)'s argument checks.
+Geometry check_forward(const Values& a, bool two_d) {
+  const int64_t reduction = a.at(3).to_int();
+  const Geometry g = check_inputs(a.at(0).tensor(), a.at(1).tensor(), a.at(2).opt_tensor(), two_d);
+  if (reduction < 0 || reduction > 2)
+    op_error(std::to_string(reduction) + " is not a valid value for reduction");
+  return g;
+}
+
+Values forward_meta(const Values& a, bool two_d) {
+  const Geometry g = check_forward(a, two_d);
+  const DType t = a.at(0).tensor().dtype();
+  if (a.at(3).to_int() == 0) return {meta::fresh(g.none_shape, t), meta::fresh({}, t)};
+  return {meta::fresh({}, t), meta::fresh({}, t)};
+}
+
 Values forward_ref(const Values& a, bool two_d) {
   const Tensor& self = a.at(0).tensor();
   const Tensor& target = a.at(1).tensor();
   const std::optional<Tensor> weight = a.at(2).opt_tensor();
   const int64_t reduction = a.at(3).to_int();
   const int64_t ignore = a.at(4).to_int();
-  const Geometry g = check_inputs(self, target, weight, two_d);
-  if (reduction < 0 || reduction > 2)
-    op_error(std::to_string(reduction) + " is not a valid value for reduction");
+  const Geometry g = check_forward(a, two_d);
   std::vector<double> loss(static_cast<size_t>(g.n), 0.0);
   double total = 0, sum = 0;
   for (int64_t e = 0; e < g.n; ++e) {
@@ -165,6 +180,14 @@ Values forward_ref(const Values& a, bool two_d) {
 }
 
 // nll_loss(2d)_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+// argument checks.
+Geometry check_backward(const Values& a, bool two_d) {
+  const Tensor& self = a.at(1).tensor();
+  const Geometry g = check_inputs(self, a.at(2).tensor(), a.at(3).opt_tensor(), two_d);
+  nll::check_backward(a.at(0).tensor(), self, a.at(6).tensor(), a.at(4).to_int(), g, two_d);
+  return g;
+}
+
 Values backward_ref(const Values& a, bool two_d) {
   const Tensor& grad = a.at(0).tensor();
   const Tensor& self = a.at(1).tensor();
@@ -173,8 +196,7 @@ Values backward_ref(const Values& a, bool two_d) {
   const int64_t reduction = a.at(4).to_int();
   const int64_t ignore = a.at(5).to_int();
   const Tensor& total_weight = a.at(6).tensor();
-  const Geometry g = check_inputs(self, target, weight, two_d);
-  nll::check_backward(grad, self, total_weight, reduction, g, two_d);
+  const Geometry g = check_backward(a, two_d);
   const bool per_element = nll::per_element(reduction, self, two_d);
   Tensor out = Tensor::zeros(self.shape(), self.dtype());
   const double tw = total_weight.get(0);
@@ -334,7 +356,9 @@ void register_nll_loss_ops(OpRegistry& r) {
               "ignore_index) -> (Tensor output, Tensor total_weight)",
           "loss");
       op.dtypes = floating_dtypes();
+      op.meta = [two_d](const Values& a) { return forward_meta(a, two_d); };
       op.ref = [two_d](const Values& a) { return forward_ref(a, two_d); };
+      op.value_checks = true;  // "Target 5 is out of bounds."
       op.samples = [two_d](const SampleContext& ctx) { return loss_samples(ctx, two_d, false); };
       op.roles["target"] = ArgRole::index_into("self", two_d ? 1 : -1);
       op.cost = loss_cost;
@@ -348,7 +372,12 @@ void register_nll_loss_ops(OpRegistry& r) {
               "reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
           "loss");
       op.dtypes = floating_dtypes();
+      op.meta = [two_d](const Values& a) {
+        check_backward(a, two_d);
+        return Values{meta::fresh_like(a.at(1).tensor())};
+      };
       op.ref = [two_d](const Values& a) { return backward_ref(a, two_d); };
+      op.value_checks = true;  // "Target 5 is out of bounds."
       op.samples = [two_d](const SampleContext& ctx) { return loss_samples(ctx, two_d, true); };
       op.roles["target"] = ArgRole::index_into("self", two_d ? 1 : -1);
       op.cost = loss_cost;

@@ -43,6 +43,7 @@
 #include "crucible/compare/compare.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/random_checks.h"
 #include "ops/random_internal.h"
 #include "ops/samples.h"
@@ -183,13 +184,19 @@ DType float_dtype_arg(const Values& a, size_t i, const char* kernel) {
   return t;
 }
 
-// rand(size, *, dtype, layout, device, pin_memory): uniform on the dtype's grid in [0, 1).
-Values rand_ref(const Values& a, uint64_t seed) {
+// rand/randn(size, *, dtype, layout, device, pin_memory): the checked result, contiguous.
+Tensor sized_float_result(const Values& a, const char* kernel, bool meta) {
   const Shape size = a.at(0).to_int_list();
   creation::check_layout(a, 2);
   creation::check_sizes(size);
-  const DType t = float_dtype_arg(a, 1, "check_uniform_bounds");
-  Tensor out = Tensor::empty(size, t);
+  const DType t = float_dtype_arg(a, 1, kernel);
+  return meta ? Tensor::meta(size, t) : Tensor::empty(size, t);
+}
+
+// rand: uniform on the dtype's grid in [0, 1).
+Values rand_ref(const Values& a, uint64_t seed) {
+  Tensor out = sized_float_result(a, "check_uniform_bounds", false);
+  const DType t = out.dtype();
   Rng rng(seed, stream_of("aten.rand.default"));
   const double grid = std::ldexp(1.0, digits_of(t));
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, std::floor(rng.uniform() * grid) / grid);
@@ -197,18 +204,14 @@ Values rand_ref(const Values& a, uint64_t seed) {
 }
 
 Values randn_ref(const Values& a, uint64_t seed) {
-  const Shape size = a.at(0).to_int_list();
-  creation::check_layout(a, 2);
-  creation::check_sizes(size);
-  const DType t = float_dtype_arg(a, 1, "normal_kernel_cpu");
-  Tensor out = Tensor::empty(size, t);
+  Tensor out = sized_float_result(a, "normal_kernel_cpu", false);
   Rng rng(seed, stream_of("aten.randn.default"));
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, rng.normal());
   return {Value(out)};
 }
 
-// randperm(n, *, dtype=long, layout, device, pin_memory)
-Values randperm_ref(const Values& a, uint64_t seed) {
+// randperm(n, *, dtype=long, layout, device, pin_memory): the checked dtype.
+DType randperm_dtype(const Values& a) {
   const int64_t n = a.at(0).to_int();
   creation::check_layout(a, 2);
   creation::check_sizes({n});
@@ -222,6 +225,12 @@ Values randperm_ref(const Values& a, uint64_t seed) {
                  "n cannot be greater than 2^24+1 for Float type.");
   CRUCIBLE_CHECK(t != DType::Float64 || n <= (int64_t{1} << 53) + 1,
                  "n cannot be greater than 2^53+1 for Double type.");
+  return t;
+}
+
+Values randperm_ref(const Values& a, uint64_t seed) {
+  const DType t = randperm_dtype(a);
+  const int64_t n = a.at(0).to_int();
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
   Rng rng(seed, stream_of("aten.randperm.default"));
@@ -259,26 +268,49 @@ void check_bernoulli_p(double p1m) {
                  fmt::format("bernoulli_ expects p to be in [0, 1], but got p={}", p1m));
 }
 
-// native_dropout(input, p, train?)
-Values native_dropout_ref(const Values& a, uint64_t seed) {
+// native_dropout(input, p, train?): the checked outputs' strides (preserve format) and the
+// mask's dtype (an empty input gets a mask of its own dtype, ATen CPU).
+struct DropoutSpec {
+  Shape strides;
+  DType mask_dtype;
+};
+
+DropoutSpec native_dropout_spec(const Values& a) {
   const Tensor& input = a.at(0).tensor();
   const double p = a.at(1).to_double();
   const Shape strides = creation::like_strides(input, MemoryFormat::Preserve);
+  if (input.numel() == 0) return {strides, input.dtype()};
+  if (dropout_train(a)) {
+    check_bernoulli_p(1.0 - p);
+    CRUCIBLE_CHECK(is_floating(input.dtype()),
+                   fmt::format("result type Float can't be cast to the desired output type {}",
+                               dtype_scalar_type_name(input.dtype())));
+  }
+  return {strides, DType::Bool};
+}
+
+Values native_dropout_meta(const Values& a) {
+  const Tensor& input = a.at(0).tensor();
+  const DropoutSpec spec = native_dropout_spec(a);
+  return {meta::fresh_strided(input.shape(), spec.strides, input.dtype()),
+          meta::fresh_strided(input.shape(), spec.strides, spec.mask_dtype)};
+}
+
+Values native_dropout_ref(const Values& a, uint64_t seed) {
+  const Tensor& input = a.at(0).tensor();
+  const double p = a.at(1).to_double();
+  const auto [strides, mask_dtype] = native_dropout_spec(a);
   if (input.numel() == 0) {
     Tensor out = Tensor::empty_strided(input.shape(), strides, input.dtype());
-    return {Value(out), Value(Tensor::empty_strided(input.shape(), strides, input.dtype()))};
+    return {Value(out), Value(Tensor::empty_strided(input.shape(), strides, mask_dtype))};
   }
-  Tensor mask = Tensor::empty_strided(input.shape(), strides, DType::Bool);
+  Tensor mask = Tensor::empty_strided(input.shape(), strides, mask_dtype);
   if (!dropout_train(a)) {
     for (int64_t i = 0; i < mask.numel(); ++i) mask.set_int(i, 1);
     Tensor out = Tensor::empty_strided(input.shape(), strides, input.dtype());
     out.copy_from(input);
     return {Value(out), Value(mask)};
   }
-  check_bernoulli_p(1.0 - p);
-  CRUCIBLE_CHECK(is_floating(input.dtype()),
-                 fmt::format("result type Float can't be cast to the desired output type {}",
-                             dtype_scalar_type_name(input.dtype())));
   Rng rng(seed, stream_of("aten.native_dropout.default"));
   for (int64_t i = 0; i < mask.numel(); ++i) mask.set_int(i, rng.uniform() < 1.0 - p ? 1 : 0);
   return {Value(dropout_output(input, mask, dropout_scale(p), strides)), Value(mask)};
@@ -295,12 +327,16 @@ Values bernoulli_p_ref(const Values& a, uint64_t seed) {
   return {Value(out)};
 }
 
-// bernoulli(self, *, generator): self holds the probabilities.
-Values bernoulli_ref(const Values& a, uint64_t seed) {
-  const Tensor& self = a.at(0).tensor();
+// bernoulli(self, *, generator): self holds the probabilities (floating dtypes).
+void check_bernoulli_self(const Tensor& self) {
   CRUCIBLE_CHECK(is_floating(self.dtype()),
                  fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'",
                              dtype_scalar_type_name(self.dtype())));
+}
+
+Values bernoulli_ref(const Values& a, uint64_t seed) {
+  const Tensor& self = a.at(0).tensor();
+  check_bernoulli_self(self);
   Tensor out = Tensor::empty(self.shape(), self.dtype());
   Rng rng(seed, stream_of("aten.bernoulli.default"));
   for (int64_t i = 0; i < out.numel(); ++i) {
@@ -506,11 +542,12 @@ Cost written_cost(const Values& args, const Values& out) {
   return {0, bytes};
 }
 
-OpDef random_op(std::string_view schema, SeededRefFn ref, SampleFn samples,
+OpDef random_op(std::string_view schema, MetaFn meta, SeededRefFn ref, SampleFn samples,
                 decltype(ComparePolicy::custom) judge, std::vector<DType> dtypes,
                 decltype(ComparePolicy::seed_collision_log10) collision) {
   OpDef op = OpDef::from_schema(schema, "random");
   op.dtypes = std::move(dtypes);
+  op.meta = std::move(meta);
   op.ref_seeded = std::move(ref);
   op.samples = std::move(samples);
   op.cost = written_cost;
@@ -527,26 +564,49 @@ void register_random_ops(OpRegistry& r) {
   const std::string kw =
       "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
       "pin_memory=None) -> Tensor";
-  r.add(random_op("aten::rand(SymInt[] size, " + kw, rand_ref, sized_random_samples, judge_rand,
-                  floating_dtypes(), rand_collision));
-  r.add(random_op("aten::randn(SymInt[] size, " + kw, randn_ref, sized_random_samples, judge_randn,
-                  floating_dtypes(), randn_collision));
-  r.add(
-      random_op("aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? "
-                "device=None, bool? pin_memory=None) -> Tensor",
-                randperm_ref, randperm_samples, judge_randperm,
-                {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-                 DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
-                randperm_collision));
+  r.add(random_op(
+      "aten::rand(SymInt[] size, " + kw,
+      [](const Values& a) {
+        return Values{Value(sized_float_result(a, "check_uniform_bounds", true))};
+      },
+      rand_ref, sized_random_samples, judge_rand, floating_dtypes(), rand_collision));
+  r.add(random_op(
+      "aten::randn(SymInt[] size, " + kw,
+      [](const Values& a) {
+        return Values{Value(sized_float_result(a, "normal_kernel_cpu", true))};
+      },
+      randn_ref, sized_random_samples, judge_randn, floating_dtypes(), randn_collision));
+  r.add(random_op(
+      "aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? "
+      "device=None, bool? pin_memory=None) -> Tensor",
+      [](const Values& a) {
+        const DType t = randperm_dtype(a);
+        return Values{meta::fresh({a.at(0).to_int()}, t)};
+      },
+      randperm_ref, randperm_samples, judge_randperm,
+      {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::Float16,
+       DType::BFloat16, DType::Float32, DType::Float64},
+      randperm_collision));
   r.add(random_op("aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
-                  native_dropout_ref, native_dropout_samples, judge_native_dropout,
-                  floating_dtypes(), dropout_collision));
-  r.add(random_op("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-                  bernoulli_p_ref, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes(),
-                  bernoulli_p_collision));
-  r.add(random_op("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-                  bernoulli_ref, bernoulli_samples, judge_bernoulli, floating_dtypes(),
-                  bernoulli_collision));
+                  native_dropout_meta, native_dropout_ref, native_dropout_samples,
+                  judge_native_dropout, floating_dtypes(), dropout_collision));
+  r.add(random_op(
+      "aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+      [](const Values& a) {
+        check_bernoulli_p(a.at(1).to_double());
+        return Values{meta::fresh_like(a.at(0).tensor())};
+      },
+      bernoulli_p_ref, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes(),
+      bernoulli_p_collision));
+  OpDef bernoulli = random_op(
+      "aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+      [](const Values& a) {
+        check_bernoulli_self(a.at(0).tensor());
+        return Values{meta::fresh_like(a.at(0).tensor())};
+      },
+      bernoulli_ref, bernoulli_samples, judge_bernoulli, floating_dtypes(), bernoulli_collision);
+  bernoulli.value_checks = true;  // every probability must lie in [0, 1]
+  r.add(std::move(bernoulli));
 }
 
 }  // namespace crucible
