@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
+#include "crucible/ops/op.h"
 
 namespace crucible {
 
