@@ -12,31 +12,45 @@
 namespace crucible::e2e {
 namespace {
 
-// `crucible <args>` with stderr captured apart from stdout.
-Output crucible_stderr(const std::string& args) {
-  const std::string cmd = std::string(CRUCIBLE_BINARY) + " " + args + " 2>&1 >/dev/null";
-  Output o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return o;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
-  int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+// A command line that must be refused: `crucible <args>`, whose error names `flag` (and holds
+// `needle` when given).
+struct Refusal {
+  std::string args;
+  std::string flag;
+  std::string needle;
+};
 
-// Refused as a usage error: exit status 2, one line on stderr that names `flag` (and `needle`).
-void expect_refused(const std::string& args, const std::string& flag,
-                    const std::string& needle = "") {
-  SCOPED_TRACE("crucible " + args);
-  const Output o = crucible_stderr(args);
-  EXPECT_EQ(o.status, 2) << o.out;
-  EXPECT_EQ(o.out.rfind("crucible: error: ", 0), 0u) << o.out;
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
-  EXPECT_NE(o.out.find(flag), std::string::npos) << o.out;
-  if (!needle.empty()) {
-    EXPECT_NE(o.out.find(needle), std::string::npos) << o.out;
+// Runs the command lines (a few at a time: each start of the binary takes a while) and checks
+// each is a usage error: exit status 2 and one line on stderr, "crucible: error: ...", naming
+// the flag.
+void expect_refused(const std::vector<Refusal>& all) {
+  constexpr size_t kAtOnce = 6;
+  for (size_t first = 0; first < all.size(); first += kAtOnce) {
+    const size_t last = std::min(all.size(), first + kAtOnce);
+    std::vector<FILE*> pipes;
+    for (size_t i = first; i < last; ++i) {
+      // stderr alone: stdout goes nowhere.
+      const std::string cmd = std::string(CRUCIBLE_BINARY) + " " + all[i].args + " 2>&1 >/dev/null";
+      pipes.push_back(popen(cmd.c_str(), "r"));
+    }
+    for (size_t i = first; i < last; ++i) {
+      const Refusal& r = all[i];
+      SCOPED_TRACE("crucible " + r.args);
+      FILE* p = pipes[i - first];
+      ASSERT_NE(p, nullptr);
+      std::string err;
+      std::array<char, 4096> buf;
+      size_t n;
+      while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) err.append(buf.data(), n);
+      const int st = pclose(p);
+      EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << err;
+      EXPECT_EQ(err.rfind("crucible: error: ", 0), 0u) << err;
+      EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+      EXPECT_NE(err.find(r.flag), std::string::npos) << err;
+      if (!r.needle.empty()) {
+        EXPECT_NE(err.find(r.needle), std::string::npos) << err;
+      }
+    }
   }
 }
 
@@ -55,92 +69,113 @@ class FlagValues : public ::testing::Test {
 int cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
 
 TEST_F(FlagValues, MemoryLimitThatIsNoSize) {
-  for (const char* v : {"inf", "nan", "-1", "-4G", "4X", "4GG", "G", ".", "1e30", "0x10",
-                        "99999999T", "''", "' 4G'"})
-    expect_refused(run(std::string("--memory-limit ") + v), "--memory-limit");
+  std::vector<Refusal> r;
+  for (const char* v : {"inf", "nan", "-4G", "4X", "4GG", "0x10", "1e30"})
+    r.push_back({run(std::string("--memory-limit ") + v), std::string("--memory-limit '") + v,
+                 "is not a size"});
+  for (const char* v : {"99999999T", "2000T"})
+    r.push_back({run(std::string("--memory-limit ") + v), std::string("--memory-limit '") + v,
+                 "beyond any machine's memory"});
+  r.push_back({run("--memory-limit ''"), "--memory-limit is empty"});
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, TimeoutThatIsNoPositiveNumberOfSeconds) {
-  for (const char* v :
-       {"nan", "inf", "-inf", "1e999", "-3", "0", "-0", "0.0", "1e7", "30s", "0x10", "abc", "''"})
-    expect_refused(run(std::string("--timeout ") + v), "--timeout");
-  expect_refused(run("--timeout nan"), "--timeout", "not a number of seconds");
-  expect_refused(run("--timeout 0"), "--timeout", "positive");
+  std::vector<Refusal> r;
+  for (const char* v : {"nan", "inf", "-inf", "1e999", "30s", "0x10", "''"})
+    r.push_back({run(std::string("--timeout ") + v), "--timeout", "not a number of seconds"});
+  // 0 is no "none": every case has a timeout.
+  for (const char* v : {"0", "-0", "-3", "1e7"})
+    r.push_back({run(std::string("--timeout ") + v), "--timeout", "positive number of seconds"});
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, SeedThatIsNoUnsigned64BitInteger) {
-  for (const char* v : {"-1", "1.5", "1e3", "abc", "0x10", "+1", "18446744073709551616",
-                        "99999999999999999999999", "''"})
-    expect_refused(run(std::string("--seed ") + v), "--seed");
+  std::vector<Refusal> r;
+  for (const char* v : {"-1", "1.5", "1e3", "abc", "0x10", "+1", "18446744073709551616", "''"})
+    r.push_back({run(std::string("--seed ") + v), "--seed", "below 2^64"});
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, EmptyOpsAndDtypesFiltersAndEmptyTerms) {
+  std::vector<Refusal> r;
   for (const char* flag : {"--ops", "--dtypes"}) {
-    expect_refused(run(std::string(flag) + " ''"), flag, "is empty");
-    expect_refused(run(std::string(flag) + " ' , '"), flag, "is empty");
+    r.push_back({run(std::string(flag) + " ''"), flag, std::string(flag) + " is empty"});
+    r.push_back({run(std::string(flag) + " ' , '"), flag, std::string(flag) + " is empty"});
   }
-  for (const char* v : {"relu,,add", "relu,", ",relu", "relu, ,add"})
-    expect_refused(run(std::string("--ops ") + shell_quote(v)), "--ops", "is empty");
-  expect_refused(run("--ops relu,,add"), "--ops", "term 2 of 3 is empty");
-  for (const char* v : {"f32,,f16", "f32,", ",f32"})
-    expect_refused(run(std::string("--dtypes ") + v), "--dtypes", "is empty");
-  expect_refused(run("--dtypes f32,f99"), "--dtypes", "unknown dtype 'f99'");
+  r.push_back({run("--ops relu,,add"), "--ops", "term 2 of 3 is empty"});
+  r.push_back({run("--ops relu,"), "--ops", "term 2 of 2 is empty"});
+  r.push_back({run("--ops ' ,relu'"), "--ops", "term 1 of 2 is empty"});
+  r.push_back({run("--dtypes f32,,f16"), "--dtypes", "term 2 of 3 is empty"});
+  r.push_back({run("--dtypes f32,f99"), "--dtypes", "unknown dtype 'f99'"});
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, WorkersAndThreadsOutsideOneToFourTimesTheCores) {
+  const std::string most = std::to_string(4 * cores());
   const std::string too_many = std::to_string(4 * cores() + 1);
-  for (const char* flag : {"--workers", "--threads"}) {
-    for (const std::string& v :
-         {std::string("0"), std::string("-1"), std::string("nan"), std::string("2.5"),
-          std::string("0x4"), too_many, std::string("100000"), std::string("99999999999999999999")})
-      expect_refused(run(std::string(flag) + " " + v), flag);
-    expect_refused(run(std::string(flag) + " " + too_many), flag,
-                   "at most " + std::to_string(4 * cores()));
-    expect_refused(run(std::string(flag) + " 0"), flag, "at least 1");
+  std::vector<Refusal> r;
+  for (const std::string flag : {"--workers", "--threads"}) {
+    r.push_back({run(flag + " 0"), flag + " 0", "at least 1"});
+    r.push_back({run(flag + " -2"), flag + " -2", "at least 1"});
+    r.push_back({run(flag + " " + too_many), flag + " " + too_many, "at most " + most});
+    r.push_back({run(flag + " 99999999999999999999"), flag, "at most " + most});
+    r.push_back({run(flag + " 2.5"), flag, "not a whole number"});
+    r.push_back({run(flag + " nan"), flag, "not a whole number"});
   }
+  expect_refused(r);
 }
 
-TEST_F(FlagValues, CountsAndCapsThatAreNegativeOrNotNumbers) {
+TEST_F(FlagValues, CountsCapsAndThresholdsThatAreNegativeOrNotNumbers) {
   const std::string traces = "--suite traces:" + std::string(CRUCIBLE_SOURCE_DIR) + "/data/traces";
-  for (const char* v : {"-1", "nan", "1.5", "99999999999", "''"})
-    expect_refused(run(traces + " --calls-per-op " + v), "--calls-per-op");
-  for (const char* v : {"-1", "-5", "nan", "inf", "1.5", "1e6", "''"})
-    expect_refused(run(traces + " --max-numel " + v), "--max-numel");
-  for (const char* v : {"-1", "nan", "inf", "-inf", "1e999", "''"})
-    expect_refused(run(traces + " --max-flops " + v), "--max-flops");
-  for (const char* v : {"0", "-1", "nan", "inf", "''"})
-    expect_refused(run(std::string("--perf --p ") + v), "--p ");
-  expect_refused(run("--perf --perf-dtype i32"), "--perf-dtype");
+  std::vector<Refusal> r;
+  for (const char* v : {"-1", "nan", "1.5", "99999999999"})
+    r.push_back({run(traces + " --calls-per-op " + v), "--calls-per-op", "expected 0"});
+  for (const char* v : {"-5", "inf", "1e6"})
+    r.push_back({run(traces + " --max-numel " + v), "--max-numel", "or 0 for no cap"});
+  for (const char* v : {"-1", "nan", "inf", "1e999"})
+    r.push_back({run(traces + " --max-flops " + v), "--max-flops", "or 0 for no cap"});
+  for (const char* v : {"0", "-1", "nan", "inf"})
+    r.push_back({run(std::string("--perf --p ") + v), "--p ", "positive speed-up"});
+  r.push_back({run("--perf --perf-dtype i32"), "--perf-dtype", "expected one of"});
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, EmptyTextFlags) {
+  std::vector<Refusal> r;
   for (const char* flag : {"--suite", "--backend", "--reference", "--resume"})
-    expect_refused(run(std::string(flag) + " ''"), flag, "is empty");
-  expect_refused("run --out ''", "--out", "is empty");
-  expect_refused(run("--perf --baseline ''"), "--baseline", "is empty");
-  expect_refused(run("--op '' --case " + shell_quote("((T([2], f32),), {})")), "--op", "is empty");
-  expect_refused(run("--op aten.relu.default --case ''"), "--case", "is empty");
-  expect_refused(run("--backend directory --ops-directory ''"), "--ops-directory", "is empty");
-  expect_refused(run("--backend pregenerated --kernels-dir ''"), "--kernels-dir", "is empty");
+    r.push_back({run(std::string(flag) + " ''"), flag, std::string(flag) + " is empty"});
+  r.push_back({"run --out ''", "--out", "--out is empty"});
+  r.push_back({run("--perf --baseline ''"), "--baseline", "--baseline is empty"});
+  r.push_back(
+      {run("--op '' --case " + shell_quote("((T([2], f32),), {})")), "--op", "--op is empty"});
+  r.push_back({run("--op aten.relu.default --case ''"), "--case", "--case is empty"});
+  r.push_back({run("--backend directory --ops-directory ''"), "--ops-directory",
+               "--ops-directory is empty"});
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, TimingFlagsWithoutPerf) {
-  for (const char* flags : {"--baseline ref", "--warm-cache", "--p 1.5", "--perf-dtype f32"})
-    expect_refused(run(flags), std::string(flags).substr(0, std::string(flags).find(' ')),
-                   "only matters with --perf");
+  std::vector<Refusal> r;
+  for (const char* flag : {"--baseline ref", "--warm-cache", "--p 1.5", "--perf-dtype f32"}) {
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    r.push_back({run(flag), name, name + " only matters with --perf"});
+  }
+  expect_refused(r);
 }
 
 TEST_F(FlagValues, FlagsThatASingleCaseWouldIgnore) {
   const std::string one = "--op aten.relu.default --case " + shell_quote("((T([2], f32),), {})");
+  std::vector<Refusal> r;
   for (const char* flags : {"--suite opinfo", "--ops relu", "--dtypes f32", "--calls-per-op 2",
-                            "--max-numel 100", "--max-flops 1e6", "--perf --perf-dtype f32"}) {
-    std::string flag = std::string(flags);
-    if (flag.starts_with("--perf ")) flag = flag.substr(7);
-    flag = flag.substr(0, flag.find(' '));
-    expect_refused(run(one + " " + flags), flag, "--op/--case run one case");
+                            "--max-numel 100", "--max-flops 1e6", "--perf-dtype f32 --perf"}) {
+    const std::string flag = std::string(flags).substr(0, std::string(flags).find(' '));
+    r.push_back({run(one + " " + flags), "--op/--case run one case; " + flag});
   }
-  expect_refused(run("--op aten.relu.default"), "--case", "go together");
-  expect_refused(run("--case " + shell_quote("((T([2], f32),), {})")), "--op", "go together");
+  r.push_back({run("--op aten.relu.default"), "--case", "--op and --case go together"});
+  r.push_back({run("--case " + shell_quote("((T([2], f32),), {})")), "--op",
+               "--op and --case go together"});
+  expect_refused(r);
 }
 
 // A resumed run takes its options from its run folder: any other flag is refused by name.
@@ -150,20 +185,24 @@ TEST(FlagValuesResume, FlagsThatAResumedRunWouldIgnore) {
       crucible("run --suite smoke --backend ref --ops relu.default --dtypes f32 -q --out " + dir);
   ASSERT_EQ(o.status, 0) << o.out;
   const std::string results = read_text(dir + "/results.jsonl");
+  const std::string folder = "the options in its run folder (" + dir + "/manifest.json)";
+  std::vector<Refusal> r;
+  // Different values, and the very values the run was started with.
   for (const char* flags :
-       {"--suite opinfo", "--suite smoke", "--backend ref", "--reference ref", "--ops relu",
-        "--dtypes f32", "--seed 1", "--timeout 30", "--memory-limit 1G", "--threads 1", "--perf",
-        "--no-sandbox", "--out /tmp/elsewhere", "--max-numel 100", "--calls-per-op 2",
-        "--op aten.relu.default"}) {
+       {"--suite opinfo", "--suite smoke", "--backend ref", "--dtypes f32", "--seed 1",
+        "--timeout 30", "--memory-limit 1G", "--threads 1", "--perf", "--no-sandbox",
+        "--out /tmp/elsewhere", "--op aten.relu.default"}) {
     const std::string flag = std::string(flags).substr(0, std::string(flags).find(' '));
-    expect_refused("run --resume " + dir + " " + flags, flag,
-                   "the options in its run folder (" + dir + "/manifest.json)");
+    r.push_back({"run --resume " + dir + " " + flags, "; " + flag + " is not taken", folder});
   }
-  expect_refused("run --resume " + dir + " --ops neg --seed 3", "--ops, --seed", "are not taken");
+  r.push_back(
+      {"run --resume " + dir + " --ops neg --seed 3", "; --ops, --seed are not taken", folder});
+  // --workers and --quiet are the resumed run's own; a bad --workers is still refused.
+  r.push_back({"run --resume " + dir + " --workers 0", "--workers 0", "at least 1"});
+  expect_refused(r);
   // Nothing above touched the run folder.
   EXPECT_EQ(read_text(dir + "/results.jsonl"), results);
-  // --workers and --quiet are the resumed run's own; a bad --workers is still refused.
-  expect_refused("run --resume " + dir + " --workers 0", "--workers", "at least 1");
+  EXPECT_FALSE(read_json(dir + "/manifest.json").contains("resumed"));
   o = crucible("run --resume " + dir + " --workers 1 -q");
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_EQ(read_json(dir + "/manifest.json")["resumed"].size(), 1u);
