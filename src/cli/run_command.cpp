@@ -16,8 +16,9 @@ namespace crucible {
 
 namespace {
 
-// --resume: the earlier run's own command line, from its manifest.
-RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv) {
+// --resume: the earlier run's own command line, from its manifest. `new_workers`: the earlier
+// --workers is left out (it may exceed this machine's bound when the run started elsewhere).
+RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv, bool new_workers) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     input_error("--resume " + dir, "not a folder; give the run folder of the run to continue");
@@ -43,7 +44,14 @@ RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv) {
   RunFlags rf;
   add_run_flags(app, rf);
   std::vector<std::string> rest;
-  for (size_t i = 2; i < argv.size(); ++i) rest.push_back(argv[i]);
+  for (size_t i = 2; i < argv.size(); ++i) {
+    if (new_workers && argv[i] == "--workers") {
+      ++i;
+      continue;
+    }
+    if (new_workers && argv[i].starts_with("--workers=")) continue;
+    rest.push_back(argv[i]);
+  }
   std::reverse(rest.begin(), rest.end());
   try {
     app.parse(rest);
@@ -105,7 +113,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     const std::string dir = f.resume;
     const int workers = f.workers;
     const bool quiet = f.quiet;
-    f = flags_of_run(dir, argv);
+    f = flags_of_run(dir, argv, workers > 0);
     f.resume = dir;
     f.out.clear();
     if (workers > 0) f.workers = workers;

@@ -203,6 +203,12 @@ TEST(FlagValuesResume, FlagsThatAResumedRunWouldIgnore) {
   // Nothing above touched the run folder.
   EXPECT_EQ(read_text(dir + "/results.jsonl"), results);
   EXPECT_FALSE(read_json(dir + "/manifest.json").contains("resumed"));
+  // A run started with more workers than this machine allows is resumed with --workers.
+  nlohmann::json m = read_json(dir + "/manifest.json");
+  m["argv"].insert(m["argv"].begin() + 2, {"--workers", std::to_string(4 * cores() + 1)});
+  std::ofstream(dir + "/manifest.json") << m.dump(2);
+  expect_refused({{"run --resume " + dir, "--workers " + std::to_string(4 * cores() + 1),
+                   dir + "/manifest.json: cannot re-read the earlier command line"}});
   o = crucible("run --resume " + dir + " --workers 1 -q");
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_EQ(read_json(dir + "/manifest.json")["resumed"].size(), 1u);
