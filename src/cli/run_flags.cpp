@@ -106,8 +106,10 @@ std::optional<DType> dtype_named(const std::string& flag, const std::string& cod
 }
 
 // A string flag given as '' means nothing: its absence already has a meaning.
+// A value starting with '-' is the next flag taken as this one's value (`--out --quiet`).
 std::string non_empty(const std::string& flag, const std::string& text, const std::string& want) {
   if (text.empty()) usage_error(fmt::format("{} is empty; give {}", flag, want));
+  if (text[0] == '-') refuse(flag, text, "a flag, not a value; give " + want);
   return text;
 }
 
@@ -178,11 +180,24 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        "the candidate backend (default: the fastest built-in CPU backend)");
   text("--reference", f.reference, "a backend (default: ref)", "the backend taken as ground truth")
       ->default_str(f.reference);
-  app.add_flag("--perf", f.perf, "time the cases (candidate vs baseline, alternating)");
+  // A switch takes no value: --perf=2 or --perf=false is refused, not read as a number.
+  auto on_off = [&app](const std::string& names, bool& into, const std::string& help) {
+    const std::string name = names.substr(names.find("--"));
+    app.add_flag_function(
+        names,
+        [&into, name](int64_t times) {
+          if (times != 1)
+            usage_error(fmt::format("{} is a switch: give it once, without a value (not {}=...)",
+                                    name, name));
+          into = true;
+        },
+        help);
+  };
+  on_off("--perf", f.perf, "time the cases (candidate vs baseline, alternating)");
   text("--baseline", f.baseline, "a backend (default: the reference)",
        "the backend timed against (default: the reference)");
-  app.add_flag("--warm-cache", f.warm_cache,
-               "with --perf: do not flush the caches between timing samples");
+  on_off("--warm-cache", f.warm_cache,
+         "with --perf: do not flush the caches between timing samples");
   flag("--ops", "comma-separated overloads (add.Tensor) or base names (add = every overload)",
        "LIST", [&f](const std::string& s) { f.ops = csv_terms("--ops", s, "relu,add.Tensor"); });
   flag("--dtypes", "comma-separated dtypes of the first tensor: f32,f16,...", "LIST",
@@ -283,9 +298,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                               std::numeric_limits<int>::max()));
          f.calls_per_op = static_cast<int>(*v);
        });
-  app.add_flag("-q,--quiet", f.quiet, "no progress and no summary table");
-  app.add_flag("--no-sandbox", f.no_sandbox,
-               "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
+  on_off("-q,--quiet", f.quiet, "no progress and no summary table");
+  on_off("--no-sandbox", f.no_sandbox,
+         "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
   text("--ops-directory", f.ops_directory, "the kernel folder",
        "with --backend directory: the kernel folder (the same as --backend dir:<folder>)");
   text("--kernels-dir", f.kernels_dir, "the kernel folder",

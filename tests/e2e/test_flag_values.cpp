@@ -155,6 +155,20 @@ TEST_F(FlagValues, EmptyTextFlags) {
   expect_refused(r);
 }
 
+// CLI11's own errors are usage errors too, on one line: a missing value, a flag given twice, a
+// value given to a switch, an unknown flag.
+TEST_F(FlagValues, ParserErrors) {
+  expect_refused({{"run --timeout", "--timeout", "missing"},
+                  {run("--timeout 5 --timeout 6"), "--timeout"},
+                  {run("--perf=2"), "--perf is a switch"},
+                  {run("--no-sandbox=false"), "--no-sandbox is a switch"},
+                  {run("-q -q"), "--quiet is a switch"},
+                  {run("--no-such-flag"), "--no-such-flag"},
+                  // The next flag taken as a value.
+                  {"run --out --quiet", "--out --quiet", "a flag, not a value"},
+                  {run("--timeout --quiet"), "--timeout --quiet", "not a number"}});
+}
+
 TEST_F(FlagValues, TimingFlagsWithoutPerf) {
   std::vector<Refusal> r;
   for (const char* flag : {"--baseline ref", "--warm-cache", "--p 1.5", "--perf-dtype f32"}) {
