@@ -2,6 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,7 +12,16 @@
 
 namespace crucible {
 
-// The raw values of `crucible run`'s flags, validated by command_run.
+// Cases of a traces suite with more elements (or estimated FLOPs) than these are skipped by
+// default, and reported as skipped with the reason: the reference computes in f64 with simple
+// loops on the CPU, and the largest trace calls (10^8 elements, 10^11 FLOPs) would take
+// minutes each. `--max-numel 0 --max-flops 0` runs them all. See docs/architecture.md.
+constexpr int64_t kDefaultTraceMaxNumel = int64_t{1} << 24;
+constexpr double kDefaultTraceMaxFlops = 2e9;
+
+// The values of `crucible run`'s flags, each validated as it is parsed (add_run_flags): a value
+// that cannot mean anything is a Usage error naming the flag. command_run checks the flags
+// against each other.
 struct RunFlags {
   std::string suite = "smoke";
   std::string backend;
@@ -17,22 +29,22 @@ struct RunFlags {
   std::string baseline;
   bool perf = false;
   bool warm_cache = false;
-  std::string ops;
-  std::string dtypes;
-  std::string perf_dtype;  // --perf-dtype f32: timed cases' floating tensors as this dtype
-  int calls_per_op = 0;    // --calls-per-op N: traces, at most N distinct calls per op
-  std::string seed = "0";
-  int workers = 0;
-  int threads = 0;
+  std::vector<std::string> ops;     // --ops terms (empty: not given)
+  std::set<DType> dtypes;           // --dtypes (empty: not given)
+  std::optional<DType> perf_dtype;  // --perf-dtype f32: timed cases' floating tensors as this
+  int calls_per_op = 0;             // --calls-per-op N: traces, at most N distinct calls per op
+  uint64_t seed = 0;
+  int workers = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
+  int threads = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
   double timeout = 60;
-  std::string memory_limit = "4G";
+  size_t memory_limit = size_t{4} << 30;  // 0: no limit
   std::string out;
   std::string resume;
   std::string op;
   std::string case_text;
   double p = 1.0;
-  int64_t max_numel = -1;  // -1: the suite's default
-  double max_flops = -1;   // -1: the suite's default
+  int64_t max_numel = kDefaultTraceMaxNumel;  // 0: no cap
+  double max_flops = kDefaultTraceMaxFlops;   // 0: no cap
   bool quiet = false;
   bool no_sandbox = false;
   std::string ops_directory;       // BackendBench's --backend directory --ops-directory <folder>
@@ -45,6 +57,7 @@ std::vector<std::string> given_flags(const CLI::App& app);
 // The most worker processes or threads a flag may ask for: 4 x the cores (more only thrash).
 int max_parallelism();
 
+// Adds `crucible run`'s flags to `app`; parsing fills `f` (src/cli/run_flags.cpp).
 void add_run_flags(CLI::App& app, RunFlags& f);
 // Parses "4G", "512M", "65536" into bytes; a Usage error names the flag otherwise.
 // Refuses values that cannot mean anything: not finite, or above 2^50 bytes (1 PiB).

@@ -53,11 +53,21 @@ int run_cli(int argc, char** argv) {
   calibrate->add_flag("--cached", cal_cached, "print the cached peaks if present, else measure");
   calibrate->add_flag("--json", cal_json, "print JSON");
 
+  // A flag value that cannot mean anything is refused while parsing, as a crucible::Error
+  // naming the flag (src/cli/run_flags.cpp); CLI11's own errors (an unknown flag, a missing
+  // value) are usage errors too: one line on stderr, exit status 2.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    const char* sub = run->parsed()         ? "run "
+                      : ops->parsed()       ? "ops "
+                      : parse->parsed()     ? "parse "
+                      : calibrate->parsed() ? "calibrate "
+                                            : nullptr;
+    fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
+               sub ? sub : "", sub ? "flags" : "commands");
+    return 2;
   }
 
   if (run->parsed()) {

@@ -11,6 +11,9 @@
 
 namespace crucible {
 
+// The values are used as given: `crucible run` refuses the ones that cannot mean anything as it
+// parses its flags (src/cli/run_flags.cpp) and checks the flags against each other
+// (src/cli/run_command.cpp).
 struct RunOptions {
   SuiteOptions suite;
   std::string backend;  // candidate
@@ -18,19 +21,19 @@ struct RunOptions {
   std::string baseline;  // empty: the reference
   bool perf = false;
   bool cold_cache = true;
-  int workers = 0;  // 0: number of cores
-  int threads = 0;  // threads per backend call (Backend::set_num_threads); 0: number of cores
-  double timeout_s = 60;
-  size_t memory_limit = size_t{4} << 30;
-  std::string out;                // run folder; empty: runs/<suite>-<backend>-<timestamp>
-  std::string resume;             // run folder to continue
-  double p = 1.0;                 // perf@p threshold
-  std::vector<std::string> argv;  // the command line, for the manifest and --resume
-  bool progress = true;           // console progress output
+  int workers = 0;        // 0: number of cores
+  int threads = 0;        // threads per backend call (Backend::set_num_threads); 0: number of cores
+  double timeout_s = 60;  // positive and finite
+  size_t memory_limit = size_t{4} << 30;  // 0: no limit
+  std::string out;                        // run folder; empty: runs/<suite>-<backend>-<timestamp>
+  std::string resume;                     // run folder to continue
+  double p = 1.0;                         // perf@p threshold
+  std::vector<std::string> argv;          // the command line, for the manifest and --resume
+  bool progress = true;                   // console progress output
   // Untrusted candidates (plugin:, dir:) run in sandboxed workers (src/sandbox/sandbox.h);
   // `--no-sandbox` turns it off for debugging a kernel.
   bool sandbox = true;
-  // A single case (--op/--case).
+  // A single case (--op/--case): both or neither.
   std::string single_op;
   std::string single_case;
 };
