@@ -55,6 +55,7 @@ void OpRegistry::add(OpDef op) {
   if (op.compare.kind == ComparePolicy::Kind::Custom && !op.compare.custom)
     internal_error("catalog: op with a custom comparison but no judge: " + op.name);
   if (!op.samples) internal_error("catalog: op without samples: " + op.name);
+  if (!op.meta) internal_error("catalog: op without a meta function: " + op.name);
   if (!op.cost) internal_error("catalog: op without a cost model: " + op.name);
   auto owned = std::make_unique<OpDef>(std::move(op));
   const OpDef* p = owned.get();

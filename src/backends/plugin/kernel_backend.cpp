@@ -198,7 +198,7 @@ class KernelBackend final : public Backend {
       unsupported(fmt::format("backend '{}' has no kernel for {}", name_, op.name));
     try {
       if (!opts_.guards) {
-        const OutputPlan plan = planner_.plan(op, args, seed_);
+        const OutputPlan plan = planner_.plan(op, args);
         KernelCall call(op, plan, args, CallLayout{.guarded = false, .seed = unpredictable_u64()},
                         seed_, threads_);
         call.raise_for_status(call.invoke(h));
@@ -206,7 +206,7 @@ class KernelBackend final : public Backend {
       }
       if (repeats_last_call(op, args)) return repeat(op, args, h);
       remember_call(op, args);
-      const OutputPlan plan = planner_.plan(op, args, seed_);  // a copy: the cache may be cleared
+      const OutputPlan plan = planner_.plan(op, args);  // a copy: the cache may be cleared
       return guarded_run(op, h, plan, args);
     } catch (const Error& e) {
       // After a fault the process may be in any state: the next call gets a fresh one.
@@ -226,7 +226,7 @@ class KernelBackend final : public Backend {
     CallLayout real_layout{
         .guarded = true, .seed = rng(), .poison = p_real, .poison_seed = rng(), .arena = nullptr};
     KernelCall real(op, plan, args, real_layout, seed_, threads_);
-    if (plan.ref_raised) {
+    if (plan.meta_raised) {
       // An invalid call: the kernel is expected to raise; the evaluator judges it.
       const int32_t st = real.invoke(h);
       real.raise_for_status(st);
@@ -365,7 +365,7 @@ class KernelBackend final : public Backend {
   // The timing loop's repeated call: the same arguments, the same arena, no defences.
   Values repeat(const OpDef& op, const Values& args, CandidateProcess& h) {
     if (!fast_ || fast_args_ != &args) {
-      fast_plan_ = planner_.plan(op, args, seed_);
+      fast_plan_ = planner_.plan(op, args);
       fast_.reset();
       fast_ = std::make_unique<KernelCall>(
           op, fast_plan_, args, CallLayout{.guarded = false, .seed = unpredictable_u64()}, seed_,

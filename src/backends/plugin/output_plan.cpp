@@ -45,23 +45,6 @@ TensorSpec fallback_spec(const Values& args) {
 
 }  // namespace
 
-bool has_data_dependent_output(const std::string& op_name) {
-  static const std::set<std::string> ops = {
-      "aten.nonzero.default",
-      "aten.masked_select.default",
-      "aten.unique.default",
-      "aten._unique.default",
-      "aten._unique2.default",
-      "aten.unique_dim.default",
-      "aten.unique_consecutive.default",
-      "aten.argwhere.default",
-      "aten.nonzero_numpy.default",
-      "aten.repeat_interleave.Tensor",
-      "aten.bincount.default",
-  };
-  return ops.count(op_name) > 0;
-}
-
 std::string argument_signature(const OpDef& op, const Values& args) {
   std::string s = op.name;
   for (const Value& v : args) {
@@ -84,17 +67,15 @@ std::string argument_signature(const OpDef& op, const Values& args) {
   return s;
 }
 
-const OutputPlan& OutputPlanner::plan(const OpDef& op, const Values& args, uint64_t seed) {
+const OutputPlan& OutputPlanner::plan(const OpDef& op, const Values& args) {
   std::string key = argument_signature(op, args);
-  if (!op.compare.random) {
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-  }
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
   if (cache_.size() > 4096) cache_.clear();
 
   const Schema& s = op.schema;
-  const bool data_dependent = op.meta ? op.data_dependent : has_data_dependent_output(op.name);
-  bool needs_ref = false;
+  const bool data_dependent = op.data_dependent;
+  bool needs_meta = false;
   for (const Argument& ret : s.returns) {
     const bool write = ret.alias && ret.alias->is_write;
     if (write) continue;
@@ -102,19 +83,18 @@ const OutputPlan& OutputPlanner::plan(const OpDef& op, const Values& args, uint6
     if (ret.type.base == BaseType::Int || ret.type.base == BaseType::SymInt ||
         ret.type.base == BaseType::Float || ret.type.base == BaseType::Bool)
       continue;
-    needs_ref = true;
+    needs_meta = true;
   }
 
   OutputPlan plan;
-  Values ref_out;
-  if (needs_ref) {
+  Values meta_out;
+  if (needs_meta) {
     try {
-      // The meta layer describes the outputs without computing them; an op without a meta
-      // function runs its reference once per argument signature.
-      ref_out = op.meta ? op.run_meta(args) : op.run_ref(deep_copy(args), seed);
+      // The meta layer describes the outputs without computing anything.
+      meta_out = op.run_meta(args);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::OpError) throw;
-      plan.ref_raised = true;
+      plan.meta_raised = true;
     }
   }
 
@@ -146,26 +126,26 @@ const OutputPlan& OutputPlanner::plan(const OpDef& op, const Values& args, uint6
       slot.number_kind = b == BaseType::Float  ? ValueKind::Float
                          : b == BaseType::Bool ? ValueKind::Bool
                                                : ValueKind::Int;
-      if (b == BaseType::Scalar && k < ref_out.size() && ref_out[k].is_scalar())
-        slot.number_kind = ref_out[k].kind();
+      if (b == BaseType::Scalar && k < meta_out.size() && meta_out[k].is_scalar())
+        slot.number_kind = meta_out[k].kind();
     } else if (b == BaseType::Tensor && !ret.type.is_list) {
       const bool view = ret.alias.has_value();
       if (data_dependent && !view) {
         slot.kind = OutputSlot::Kind::DataDependent;
       } else {
         slot.kind = view ? OutputSlot::Kind::View : OutputSlot::Kind::Fresh;
-        if (plan.ref_raised || k >= ref_out.size() || !ref_out[k].is_tensor() ||
-            !ref_out[k].tensor().defined())
+        if (plan.meta_raised || k >= meta_out.size() || !meta_out[k].is_tensor() ||
+            !meta_out[k].tensor().defined())
           slot.spec = fallback_spec(args);
         else
-          slot.spec = spec_of(ref_out[k].tensor());
+          slot.spec = spec_of(meta_out[k].tensor());
       }
     } else if (b == BaseType::Tensor && ret.type.is_list) {
       slot.kind = OutputSlot::Kind::FreshList;
-      if (!plan.ref_raised && k < ref_out.size() &&
-          (ref_out[k].kind() == ValueKind::TensorList ||
-           ref_out[k].kind() == ValueKind::OptTensorList))
-        for (const Tensor& t : ref_out[k].tensors())
+      if (!plan.meta_raised && k < meta_out.size() &&
+          (meta_out[k].kind() == ValueKind::TensorList ||
+           meta_out[k].kind() == ValueKind::OptTensorList))
+        for (const Tensor& t : meta_out[k].tensors())
           slot.items.push_back(t.defined() ? spec_of(t) : fallback_spec(args));
     } else {
       unsupported(fmt::format("{}: return type {} is not passed by the kernel ABI", op.name,

@@ -37,19 +37,16 @@ struct OutputSlot {
 
 struct OutputPlan {
   std::vector<OutputSlot> slots;
-  // The reference raised on these arguments (an invalid call): fresh outputs are shaped like
-  // the first tensor argument, and the kernel is expected to return CRUCIBLE_ERROR.
-  bool ref_raised = false;
+  // The meta function raised on these arguments (an invalid call): fresh outputs are shaped
+  // like the first tensor argument, and the kernel is expected to return CRUCIBLE_ERROR.
+  bool meta_raised = false;
 };
-
-// Ops whose output shapes depend on the input values (crucible cannot allocate them).
-bool has_data_dependent_output(const std::string& op_name);
 
 class OutputPlanner {
  public:
-  // The plan for a call of `op` on `args` (bound, schema order). Runs the reference on a copy of
-  // the arguments the first time an argument signature is seen.
-  const OutputPlan& plan(const OpDef& op, const Values& args, uint64_t seed);
+  // The plan for a call of `op` on `args` (bound, schema order), from the op's meta function
+  // the first time an argument signature is seen.
+  const OutputPlan& plan(const OpDef& op, const Values& args);
 
  private:
   std::map<std::string, OutputPlan> cache_;
