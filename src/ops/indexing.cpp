@@ -31,6 +31,7 @@
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -91,11 +92,23 @@ void for_each_target(const Tensor& self, int64_t dim, const Tensor& index, Fn fn
   });
 }
 
-Values gather_ref(const Values& a) {
+// gather's checks; returns the wrapped dim.
+int64_t check_gather(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
+  check_gather_shapes(self, dim, a.at(2).tensor(), "gather", nullptr);
+  return dim;
+}
+
+Values gather_meta(const Values& a) {
+  check_gather(a);
+  return {meta::fresh(a.at(2).tensor().shape(), a.at(0).tensor().dtype())};
+}
+
+Values gather_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t dim = check_gather(a);
   const Tensor& index = a.at(2).tensor();
-  check_gather_shapes(self, dim, index, "gather", nullptr);
   Tensor out = Tensor::empty(index.shape(), self.dtype());
   for_each_target(self, dim, index, [&](int64_t k, std::span<const int64_t>, int64_t t) {
     copy_element(self, t, out, k);
@@ -119,14 +132,22 @@ Reduce parse_reduce(const std::string& s, bool two) {
   op_error("reduce argument must be either add or multiply.");
 }
 
+// A scatter's checks (src: null for a value); returns the wrapped dim. The output is a fresh
+// tensor shaped like self.
+int64_t check_scatter(const Tensor& self, int64_t dim_arg, const Tensor& index, const Tensor* src,
+                      const char* op) {
+  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  check_gather_shapes(self, dim, index, op, src);
+  if (src && src->dtype() != self.dtype())
+    op_error(std::string(op) + "(): Expected self.dtype to be equal to src.dtype");
+  return dim;
+}
+
 // The general scatter: src (a tensor, or a value as a 0-d tensor of self's dtype when
 // src_is_value), reduced into a clone of self.
 Tensor scatter_impl(const Tensor& self, int64_t dim_arg, const Tensor& index, const Tensor& src,
                     bool src_is_value, Reduce reduce, bool include_self, const char* op) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
-  check_gather_shapes(self, dim, index, op, src_is_value ? nullptr : &src);
-  if (!src_is_value && src.dtype() != self.dtype())
-    op_error(std::string(op) + "(): Expected self.dtype to be equal to src.dtype");
+  const int64_t dim = check_scatter(self, dim_arg, index, src_is_value ? nullptr : &src, op);
   const DType t = self.dtype();
   const bool exact = !is_floating(t);
   const int64_t n = self.numel();
@@ -262,6 +283,18 @@ Values scatter_reduce_two_ref(const Values& a) {
   return {scatter_impl(a.at(0).tensor(), a.at(1).to_int(), a.at(2).tensor(), a.at(3).tensor(),
                        false, parse_reduce(a.at(4).str_value(), true), a.at(5).to_bool(),
                        "scatter_reduce")};
+}
+
+// The meta of a scatter: `reduce_at` is the index of the reduce argument (0: none; `two`: the
+// scatter_reduce.two spelling), `src_is_value` whether argument 3 is a Scalar.
+MetaFn scatter_meta(bool src_is_value, size_t reduce_at, bool two, const char* op) {
+  return [=](const Values& a) {
+    if (reduce_at) parse_reduce(a.at(reduce_at).str_value(), two);
+    const Tensor& self = a.at(0).tensor();
+    check_scatter(self, a.at(1).to_int(), a.at(2).tensor(),
+                  src_is_value ? nullptr : &a.at(3).tensor(), op);
+    return Values{meta::fresh_like(self)};
+  };
 }
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
@@ -439,9 +472,11 @@ std::vector<Sample> scatter_reduce_two_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef make_op(const char* schema, RefFn ref, SampleFn samples, bool accumulates) {
+OpDef make_op(const char* schema, MetaFn meta, RefFn ref, SampleFn samples, bool accumulates) {
   OpDef op = OpDef::from_schema(schema, "indexing");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
+  op.value_checks = true;  // indices out of range
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.roles["index"] = ArgRole::index_into("self", 0);
@@ -456,22 +491,22 @@ void register_gather_scatter_ops(OpRegistry& r) {
   {
     OpDef op = make_op(
         "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-        gather_ref, gather_samples, false);
+        gather_meta, gather_ref, gather_samples, false);
     op.cost = gather_cost;
     r.add(std::move(op));
   }
   r.add(make_op(
       "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      scatter_src_ref, [](const SampleContext& c) { return scatter_src_like(c, true, {}); },
-      false));
+      scatter_meta(false, 0, false, "scatter"), scatter_src_ref,
+      [](const SampleContext& c) { return scatter_src_like(c, true, {}); }, false));
   r.add(make_op(
       "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-      scatter_value_ref, [](const SampleContext& c) { return scatter_value_samples(c, {}); },
-      false));
+      scatter_meta(true, 0, false, "scatter"), scatter_value_ref,
+      [](const SampleContext& c) { return scatter_value_samples(c, {}); }, false));
   r.add(make_op(
       "aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> "
       "Tensor",
-      scatter_reduce_ref,
+      scatter_meta(false, 4, false, "scatter"), scatter_reduce_ref,
       [](const SampleContext& c) {
         auto s = scatter_src_like(c, false, {{"reduce", S("add")}});
         auto m = scatter_src_like(c, false, {{"reduce", S("multiply")}}, false);
@@ -486,7 +521,7 @@ void register_gather_scatter_ops(OpRegistry& r) {
   r.add(make_op(
       "aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str "
       "reduce) -> Tensor",
-      scatter_value_reduce_ref,
+      scatter_meta(true, 4, false, "scatter"), scatter_value_reduce_ref,
       [](const SampleContext& c) {
         auto s = scatter_value_samples(c, {{"reduce", S("add")}});
         auto m = scatter_value_samples(c, {{"reduce", S("multiply")}});
@@ -496,12 +531,13 @@ void register_gather_scatter_ops(OpRegistry& r) {
       true));
   r.add(make_op(
       "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      scatter_add_ref, [](const SampleContext& c) { return scatter_src_like(c, false, {}); },
-      true));
+      scatter_meta(false, 0, false, "scatter_add"), scatter_add_ref,
+      [](const SampleContext& c) { return scatter_src_like(c, false, {}); }, true));
   r.add(make_op(
       "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
       "bool include_self=True) -> Tensor",
-      scatter_reduce_two_ref, scatter_reduce_two_samples, true));
+      scatter_meta(false, 4, true, "scatter_reduce"), scatter_reduce_two_ref,
+      scatter_reduce_two_samples, true));
 }
 
 }  // namespace indexing

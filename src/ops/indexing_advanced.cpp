@@ -30,6 +30,7 @@
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible::indexing {
@@ -54,12 +55,29 @@ struct Plan {
   Shape bshape;                                // B
   Shape result;
   bool adjacent = true;
-  int64_t first = -1;  // first indexed dim (adjacent case: where B goes)
+  int64_t first = -1;     // first indexed dim (adjacent case: where B goes)
+  bool masked = false;    // a mask was given
+  bool estimate = false;  // without reading masks: B and the result are upper bounds
 };
 
-Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices) {
+// The larger of two sizes per dim (aligned at the end): an upper bound of the broadcast of
+// shapes whose sizes are upper bounds.
+Shape upper_broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    out[out.size() - 1 - i] = std::max(x, y);
+  }
+  return out;
+}
+
+// With `estimate`, masks are not read (the meta function: arguments may be meta tensors): a
+// mask's coordinates get its element count as an upper bound, and so do B and the result.
+Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices, bool estimate = false) {
   const int64_t nd = self.dim();
   Plan plan;
+  plan.estimate = estimate;
   int64_t consumed = 0;
   for (const Tensor& ix : indices) {
     if (!ix.defined()) {
@@ -77,6 +95,17 @@ Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices) {
           op_error("The shape of the mask " + shape_str(ix.shape()) + " at index " +
                    std::to_string(k) + " does not match the shape of the indexed tensor " +
                    shape_str(self.shape()) + " at index " + std::to_string(consumed + k));
+      plan.masked = true;
+      if (ix.dim() == 0) {
+        // A 0-d mask adds a dim of size 1 (true) or 0 (false) in front; not supported here.
+        unsupported("0-d boolean masks in index");
+      }
+      if (estimate) {
+        for (int64_t k = 0; k < ix.dim(); ++k)
+          plan.per_dim.emplace_back(Tensor::meta({ix.numel()}, i64));
+        consumed += ix.dim();
+        continue;
+      }
       // nonzero(): one i64 coordinate tensor per mask dim.
       std::vector<std::vector<int64_t>> coords(static_cast<size_t>(ix.dim()));
       int64_t li = 0;
@@ -84,10 +113,6 @@ Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices) {
         if (ix.get_int(li++) != 0)
           for (size_t k = 0; k < coords.size(); ++k) coords[k].push_back(p[k]);
       });
-      if (ix.dim() == 0) {
-        // A 0-d mask adds a dim of size 1 (true) or 0 (false) in front; not supported here.
-        unsupported("0-d boolean masks in index");
-      }
       for (auto& c : coords) {
         Tensor ct = Tensor::empty({static_cast<int64_t>(c.size())}, i64);
         for (size_t j = 0; j < c.size(); ++j) ct.set_int(static_cast<int64_t>(j), c[j]);
@@ -117,6 +142,14 @@ Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices) {
       try {
         plan.bshape = broadcast_shapes(plan.bshape, ix->shape());
       } catch (const Error&) {
+        // Sizes that are upper bounds may not broadcast where the true ones do.
+        if (plan.estimate && plan.masked) {
+          plan.bshape = upper_broadcast(plan.bshape, ix->shape());
+          if (any && d != last + 1) plan.adjacent = false;
+          any = true;
+          last = d;
+          continue;
+        }
         std::string shapes;
         for (const auto& o : plan.per_dim)
           if (o) shapes += (shapes.empty() ? "" : ", ") + shape_str(o->shape());
@@ -194,6 +227,12 @@ void for_each_indexed(const Tensor& self, const Plan& plan, Fn fn) {
   });
 }
 
+Values index_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Plan plan = make_plan(self, a.at(1).tensors(), /*estimate=*/true);
+  return {meta::fresh(plan.result, self.dtype())};
+}
+
 Values index_ref(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Plan plan = make_plan(self, a.at(1).tensors());
@@ -202,14 +241,16 @@ Values index_ref(const Values& a) {
   return {out};
 }
 
-// Writes (or accumulates) values into `dst` (self's storage or a clone).
-void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Tensor>& indices,
-                    const Tensor& values, bool accumulate) {
+// index_put's checks and plan; with `estimate` (the meta function), masks are not read and
+// values are checked against the result's shape only when no mask makes it an estimate.
+Plan index_put_plan(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
+                    bool estimate) {
   if (values.dtype() != self.dtype())
     op_error("Index put requires the source and destination dtypes match, got " +
              std::string(dtype_scalar_type_name(self.dtype())) + " for the destination and " +
              std::string(dtype_scalar_type_name(values.dtype())) + " for the source.");
-  const Plan plan = make_plan(self, indices);
+  Plan plan = make_plan(self, indices, estimate);
+  if (plan.estimate && plan.masked) return plan;
   bool fits = true;
   try {
     fits = broadcast_shapes(values.shape(), plan.result) == plan.result;
@@ -219,6 +260,13 @@ void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Ten
   if (!fits)
     op_error("shape mismatch: value tensor of shape " + shape_str(values.shape()) +
              " cannot be broadcast to indexing result of shape " + shape_str(plan.result));
+  return plan;
+}
+
+// Writes (or accumulates) values into `dst` (self's storage or a clone).
+void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Tensor>& indices,
+                    const Tensor& values, bool accumulate) {
+  const Plan plan = index_put_plan(self, indices, values, /*estimate=*/false);
   const Tensor v = values.expand(plan.result);
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
@@ -243,6 +291,17 @@ void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Ten
     if (!touched[i] && dst.shares_storage(self)) continue;
     exact ? dst.set_int(i, iacc[i]) : dst.set(i, acc[i]);
   }
+}
+
+Values index_put_meta(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  index_put_plan(self, a.at(1).tensors(), a.at(2).tensor(), /*estimate=*/true);
+  return {meta::fresh_like(self)};
+}
+
+Values index_put_inplace_meta(const Values& a) {
+  index_put_plan(a.at(0).tensor(), a.at(1).tensors(), a.at(2).tensor(), /*estimate=*/true);
+  return {a.at(0)};
 }
 
 Values index_put_ref(const Values& a) {
@@ -378,9 +437,13 @@ std::vector<Sample> index_put_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef make_index_op(const char* schema, RefFn ref, SampleFn samples, CostFn cost) {
+OpDef make_index_op(const char* schema, MetaFn meta, RefFn ref, SampleFn samples, CostFn cost) {
   OpDef op = OpDef::from_schema(schema, "indexing");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
+  // Indices out of range; with masks, the number of true values decides whether the index
+  // tensors broadcast together and values to the result.
+  op.value_checks = true;
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   ArgRole role = ArgRole::index_into("self", 0);
@@ -400,13 +463,17 @@ double put_tol(const Values& a) {
 }  // namespace
 
 void register_index_ops(OpRegistry& r) {
-  r.add(make_index_op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", index_ref,
-                      index_samples, index_cost));
+  {
+    OpDef op = make_index_op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+                             index_meta, index_ref, index_samples, index_cost);
+    op.data_dependent = true;  // a mask selects as many elements as it has true values
+    r.add(std::move(op));
+  }
   {
     OpDef op = make_index_op(
         "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) "
         "-> Tensor",
-        index_put_ref, index_put_samples, index_put_cost);
+        index_put_meta, index_put_ref, index_put_samples, index_put_cost);
     op.compare.tol_scale = put_tol;
     r.add(std::move(op));
   }
@@ -414,7 +481,7 @@ void register_index_ops(OpRegistry& r) {
     OpDef op = make_index_op(
         "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool "
         "accumulate=False) -> Tensor(a!)",
-        index_put_inplace_ref, index_put_samples, index_put_cost);
+        index_put_inplace_meta, index_put_inplace_ref, index_put_samples, index_put_cost);
     op.compare.tol_scale = put_tol;
     r.add(std::move(op));
   }

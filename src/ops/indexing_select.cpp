@@ -22,6 +22,7 @@
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible::indexing {
@@ -51,7 +52,8 @@ int64_t checked_index(const Tensor& index, int64_t k, int64_t size) {
   return v;
 }
 
-Values index_select_ref(const Values& a) {
+// index_select's checks; returns the output's shape (the dtype is self's).
+Shape index_select_shape(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
   const Tensor& index = a.at(2).tensor();
@@ -60,11 +62,22 @@ Values index_select_ref(const Values& a) {
     if (index.numel() != 1)
       op_error("index_select(): Index to scalar can have only 1 value, got " +
                std::to_string(index.numel()) + " value(s)");
-    checked_index(index, 0, 1);
-    return {self.clone()};
+    return {};
   }
   Shape shape = self.shape();
   shape[dim] = index.numel();
+  return shape;
+}
+
+Values index_select_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& index = a.at(2).tensor();
+  const Shape shape = index_select_shape(a);
+  if (self.dim() == 0) {
+    checked_index(index, 0, 1);
+    return {self.clone()};
+  }
+  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
   Tensor out = Tensor::empty(shape, self.dtype());
   // Slice by slice along `dim` (the real-model gathers take 50k rows), every index checked
   // first.
@@ -76,12 +89,12 @@ Values index_select_ref(const Values& a) {
   return {out};
 }
 
-Values index_add_ref(const Values& a) {
+// index_add's checks; returns the wrapped dim (the output is shaped like self).
+int64_t check_index_add(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
   const Tensor& index = a.at(2).tensor();
   const Tensor& source = a.at(3).tensor();
-  const Value& alpha = a.at(4);
   check_vector_index(index, "index_add_");
   if (source.dtype() != self.dtype())
     op_error("index_add_(): self (" + type_name(self.dtype()) + ") and source (" +
@@ -99,6 +112,15 @@ Values index_add_ref(const Values& a) {
         "index_add_(): source tensor shape must match self tensor shape, excluding the "
         "specified dimension. Got self.shape = " +
         shape_str(self.shape()) + " source.shape = " + shape_str(source.shape()));
+  return dim;
+}
+
+Values index_add_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t dim = check_index_add(a);
+  const Tensor& index = a.at(2).tensor();
+  const Tensor& source = a.at(3).tensor();
+  const Value& alpha = a.at(4);
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
   std::vector<double> acc(static_cast<size_t>(n));
@@ -135,7 +157,8 @@ Values index_add_ref(const Values& a) {
   return {out};
 }
 
-Values masked_scatter_ref(const Values& a) {
+// masked_scatter's checks; returns the output's shape (the dtype is self's).
+Shape masked_scatter_shape(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const Tensor& mask = a.at(1).tensor();
   const Tensor& source = a.at(2).tensor();
@@ -145,7 +168,14 @@ Values masked_scatter_ref(const Values& a) {
   if (source.dtype() != self.dtype())
     op_error("masked_scatter_: expected self and source to have same dtypes but got " +
              type_name(self.dtype()) + " and " + type_name(source.dtype()));
-  const Shape shape = broadcast_shapes(self.shape(), mask.shape());
+  return broadcast_shapes(self.shape(), mask.shape());
+}
+
+Values masked_scatter_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& mask = a.at(1).tensor();
+  const Tensor& source = a.at(2).tensor();
+  const Shape shape = masked_scatter_shape(a);
   const Tensor s = self.expand(shape);
   const Tensor m = mask.expand(shape);
   Tensor out = Tensor::empty(shape, self.dtype());
@@ -286,6 +316,10 @@ void register_index_select_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", "indexing");
     op.dtypes = all_numeric_dtypes();
+    op.meta = [](const Values& a) {
+      return Values{meta::fresh(index_select_shape(a), a.at(0).tensor().dtype())};
+    };
+    op.value_checks = true;  // indices out of range
     op.ref = index_select_ref;
     op.samples = index_select_samples;
     op.roles["index"] = ArgRole::index_into("self", 0);
@@ -298,6 +332,11 @@ void register_index_select_ops(OpRegistry& r) {
         "-> Tensor",
         "indexing");
     op.dtypes = all_numeric_dtypes();
+    op.meta = [](const Values& a) {
+      check_index_add(a);
+      return Values{meta::fresh_like(a.at(0).tensor())};
+    };
+    op.value_checks = true;  // indices out of range
     op.ref = index_add_ref;
     op.samples = index_add_samples;
     op.roles["index"] = ArgRole::index_into("self", 0);
@@ -311,6 +350,10 @@ void register_index_select_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", "indexing");
     op.dtypes = all_numeric_dtypes();
+    op.meta = [](const Values& a) {
+      return Values{meta::fresh(masked_scatter_shape(a), a.at(0).tensor().dtype())};
+    };
+    op.value_checks = true;  // source shorter than the mask's true count
     op.ref = masked_scatter_ref;
     op.samples = masked_scatter_samples;
     op.cost = masked_scatter_cost;

@@ -29,6 +29,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -46,7 +47,17 @@ std::string code(DType t) { return std::string(dtype_code(t)); }
 
 // ---- references ----------------------------------------------------------------------------
 
-Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
+// cat's checks and output: its shape and dtype, and the dim the tensors are joined along (-1:
+// every tensor is a skipped legacy [0]).
+struct CatSpec {
+  Shape shape;
+  DType dtype;
+  int64_t dim = -1;
+};
+
+bool cat_skipped(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
+
+CatSpec cat_spec(const std::vector<Tensor>& ts, int64_t dim) {
   CRUCIBLE_CHECK(!ts.empty(), "torch.cat(): expected a non-empty list of Tensors");
   std::vector<Value> vs(ts.begin(), ts.end());
   const DType out_t = opsutil::result_type(vs);
@@ -54,20 +65,19 @@ Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
     if (ts[i].dim() == 0)
       op_error("zero-dimensional tensor (at position " + std::to_string(i) +
                ") cannot be concatenated");
-  auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; };
   const Tensor* first = nullptr;
   for (const Tensor& t : ts)
-    if (!skipped(t)) {
+    if (!cat_skipped(t)) {
       first = &t;
       break;
     }
-  if (!first) return Tensor::empty({0}, out_t);
+  if (!first) return {{0}, out_t, -1};
   const int64_t d = wrap_dim(dim, first->dim());
   Shape shape = first->shape();
   shape[d] = 0;
   for (size_t i = 0; i < ts.size(); ++i) {
     const Tensor& t = ts[i];
-    if (skipped(t)) continue;
+    if (cat_skipped(t)) continue;
     if (t.dim() != first->dim())
       op_error("Tensors must have same number of dimensions: got " + std::to_string(first->dim()) +
                " and " + std::to_string(t.dim()));
@@ -80,10 +90,17 @@ Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
     }
     shape[d] += t.size(d);
   }
-  Tensor out = Tensor::empty(shape, out_t);
+  return {shape, out_t, d};
+}
+
+Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
+  const CatSpec spec = cat_spec(ts, dim);
+  Tensor out = Tensor::empty(spec.shape, spec.dtype);
+  if (spec.dim < 0) return out;
+  const int64_t d = spec.dim;
   int64_t at = 0;
   for (const Tensor& t : ts) {
-    if (skipped(t)) continue;
+    if (cat_skipped(t)) continue;
     out.slice(d, at, at + t.size(d)).copy_from(t);
     at += t.size(d);
   }
@@ -92,10 +109,16 @@ Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
 
 Values cat_ref(const Values& a) { return {cat_impl(a.at(0).tensors(), a.at(1).to_int())}; }
 
-Values stack_ref(const Values& a) {
+Values cat_meta(const Values& a) {
+  const CatSpec spec = cat_spec(a.at(0).tensors(), a.at(1).to_int());
+  return {meta::fresh(spec.shape, spec.dtype)};
+}
+
+// stack's checks; returns the tensors unsqueezed at the wrapped dim (views), and that dim.
+std::vector<Tensor> stack_inputs(const Values& a, int64_t& d) {
   const auto& ts = a.at(0).tensors();
   CRUCIBLE_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
-  const int64_t d = wrap_dim(a.at(1).to_int(), ts[0].dim() + 1);
+  d = wrap_dim(a.at(1).to_int(), ts[0].dim() + 1);
   std::vector<Tensor> us;
   for (size_t i = 0; i < ts.size(); ++i) {
     if (ts[i].shape() != ts[0].shape())
@@ -103,7 +126,20 @@ Values stack_ref(const Values& a) {
                " at entry 0 and " + shape_str(ts[i].shape()) + " at entry " + std::to_string(i));
     us.push_back(ts[i].unsqueeze(d));
   }
+  return us;
+}
+
+Values stack_ref(const Values& a) {
+  int64_t d = 0;
+  const std::vector<Tensor> us = stack_inputs(a, d);
   return {cat_impl(us, d)};
+}
+
+Values stack_meta(const Values& a) {
+  int64_t d = 0;
+  const std::vector<Tensor> us = stack_inputs(a, d);
+  const CatSpec spec = cat_spec(us, d);
+  return {meta::fresh(spec.shape, spec.dtype)};
 }
 
 // Copies element by element with an index map: out[idx] = in[src(idx)].
@@ -124,7 +160,8 @@ void gather_map(const Tensor& in, const Tensor& out,
   });
 }
 
-Values repeat_ref(const Values& a) {
+// repeat's checks; returns the output's shape (the dtype is self's).
+Shape repeat_shape(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const auto reps = a.at(1).to_int_list();
   const auto nr = static_cast<int64_t>(reps.size());
@@ -139,7 +176,13 @@ Values repeat_ref(const Values& a) {
     if (s < 0)
       op_error("Trying to create tensor with negative dimension " + std::to_string(s) + ": " +
                shape_str(shape));
-  Tensor out = Tensor::empty(shape, self.dtype());
+  return shape;
+}
+
+Values repeat_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const auto nr = static_cast<int64_t>(a.at(1).to_int_list().size());
+  Tensor out = Tensor::empty(repeat_shape(a), self.dtype());
   const int64_t lead = nr - self.dim();
   gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
     for (int64_t d = 0; d < self.dim(); ++d) src[d] = idx[lead + d] % self.size(d);
@@ -169,7 +212,8 @@ Values flip_ref(const Values& a) {
 
 int64_t pos_mod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
 
-Values roll_ref(const Values& a) {
+// roll's checks; returns the shift of every dim (empty: one shift of the flattened tensor).
+std::vector<int64_t> roll_shifts(const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const auto shifts = a.at(1).to_int_list();
   const auto dims = a.at(2).to_int_list();
@@ -177,6 +221,22 @@ Values roll_ref(const Values& a) {
     if (shifts.size() != 1)
       op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
                ", dims:0");
+    return {};
+  }
+  if (shifts.size() != dims.size())
+    op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
+             ", dims:" + std::to_string(dims.size()));
+  CRUCIBLE_CHECK(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  std::vector<int64_t> shift(static_cast<size_t>(self.dim()), 0);
+  for (size_t i = 0; i < dims.size(); ++i) shift[wrap_dim(dims[i], self.dim())] += shifts[i];
+  return shift;
+}
+
+Values roll_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  const auto shifts = a.at(1).to_int_list();
+  const std::vector<int64_t> shift = roll_shifts(a);
+  if (shift.empty()) {
     const Tensor flat = self.contiguous().view({-1});
     Tensor out = Tensor::empty(flat.shape(), self.dtype());
     if (flat.numel() > 0)
@@ -185,12 +245,6 @@ Values roll_ref(const Values& a) {
       });
     return {out.view(self.shape())};
   }
-  if (shifts.size() != dims.size())
-    op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
-             ", dims:" + std::to_string(dims.size()));
-  CRUCIBLE_CHECK(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
-  std::vector<int64_t> shift(static_cast<size_t>(self.dim()), 0);
-  for (size_t i = 0; i < dims.size(); ++i) shift[wrap_dim(dims[i], self.dim())] += shifts[i];
   Tensor out = Tensor::empty(self.shape(), self.dtype());
   if (self.numel() > 0)
     gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
@@ -199,12 +253,16 @@ Values roll_ref(const Values& a) {
   return {out};
 }
 
-Values tri_ref(const Values& a, bool lower) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t diag = a.at(1).to_int();
+void check_tri(const Tensor& self, bool lower) {
   if (self.dim() < 2)
     op_error(std::string(lower ? "tril" : "triu") +
              ": input tensor must have at least 2 dimensions");
+}
+
+Values tri_ref(const Values& a, bool lower) {
+  const Tensor& self = a.at(0).tensor();
+  const int64_t diag = a.at(1).to_int();
+  check_tri(self, lower);
   Tensor out = Tensor::zeros(self.shape(), self.dtype());
   const int64_t nd = self.dim();
   int64_t k = 0;
@@ -223,7 +281,8 @@ Values tri_ref(const Values& a, bool lower) {
   return {out};
 }
 
-Values constant_pad_ref(const Values& a) {
+// constant_pad_nd's checks; returns the output's shape and, per dim, the padding before.
+Shape constant_pad_shape(const Values& a, std::vector<int64_t>& before) {
   const Tensor& self = a.at(0).tensor();
   const auto pad = a.at(1).to_int_list();
   const auto np = static_cast<int64_t>(pad.size());
@@ -236,7 +295,7 @@ Values constant_pad_ref(const Values& a) {
         std::to_string(np) + "while the input has " + std::to_string(self.dim()) + "dimensions.");
   const int64_t nd = self.dim();
   Shape shape = self.shape();
-  std::vector<int64_t> before(static_cast<size_t>(nd), 0);
+  before.assign(static_cast<size_t>(nd), 0);
   for (int64_t p = 0; p < np / 2; ++p) {
     const int64_t d = nd - 1 - p;
     const int64_t lo = pad[2 * p], hi = pad[2 * p + 1];
@@ -249,6 +308,14 @@ Values constant_pad_ref(const Values& a) {
     shape[d] = n;
     before[d] = lo;
   }
+  return shape;
+}
+
+Values constant_pad_ref(const Values& a) {
+  const Tensor& self = a.at(0).tensor();
+  std::vector<int64_t> before;
+  const Shape shape = constant_pad_shape(a, before);
+  const int64_t nd = self.dim();
   Tensor out = Tensor::empty(shape, self.dtype());
   const Value& v = a.at(2);
   if (v.kind() == ValueKind::Float)
@@ -496,9 +563,10 @@ std::vector<Sample> pad_samples(const SampleContext& ctx) {
   return out;
 }
 
-void add(OpRegistry& r, const char* schema, RefFn ref, SampleFn samples) {
+void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "join");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = move_cost;
@@ -508,19 +576,41 @@ void add(OpRegistry& r, const char* schema, RefFn ref, SampleFn samples) {
 }  // namespace
 
 void register_join_ops(OpRegistry& r) {
-  add(r, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat_ref, cat_samples);
-  add(r, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_ref, stack_samples);
-  add(r, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", repeat_ref, repeat_samples);
-  add(r, "aten::flip(Tensor self, int[] dims) -> Tensor", flip_ref, flip_samples);
-  add(r, "aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", roll_ref,
-      roll_samples);
+  // The meta of an op whose output is a fresh tensor shaped like self, after `check`.
+  auto like_self = [](std::function<void(const Values&)> check) -> MetaFn {
+    return [check = std::move(check)](const Values& a) {
+      check(a);
+      return Values{meta::fresh_like(a.at(0).tensor())};
+    };
+  };
+  add(r, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_ref, cat_samples);
+  add(r, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_meta, stack_ref,
+      stack_samples);
+  add(
+      r, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
+      [](const Values& a) {
+        return Values{meta::fresh(repeat_shape(a), a.at(0).tensor().dtype())};
+      },
+      repeat_ref, repeat_samples);
+  add(r, "aten::flip(Tensor self, int[] dims) -> Tensor",
+      like_self([](const Values& a) { dim_mask(a.at(1).to_int_list(), a.at(0).tensor().dim()); }),
+      flip_ref, flip_samples);
+  add(r, "aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
+      like_self([](const Values& a) { roll_shifts(a); }), roll_ref, roll_samples);
   add(
       r, "aten::tril(Tensor self, SymInt diagonal=0) -> Tensor",
+      like_self([](const Values& a) { check_tri(a.at(0).tensor(), true); }),
       [](const Values& a) { return tri_ref(a, true); }, tri_samples);
   add(
       r, "aten::triu(Tensor self, SymInt diagonal=0) -> Tensor",
+      like_self([](const Values& a) { check_tri(a.at(0).tensor(), false); }),
       [](const Values& a) { return tri_ref(a, false); }, tri_samples);
-  add(r, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+  add(
+      r, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+      [](const Values& a) {
+        std::vector<int64_t> before;
+        return Values{meta::fresh(constant_pad_shape(a, before), a.at(0).tensor().dtype())};
+      },
       constant_pad_ref, pad_samples);
 }
 

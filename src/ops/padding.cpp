@@ -26,6 +26,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 
@@ -113,15 +114,23 @@ std::vector<int64_t> gather_map(const PadSpec& p, const Shape& in, const Shape& 
   return map;
 }
 
-Values pad_forward(const PadSpec& p, const Values& a) {
+// Checks a forward call and returns its output's shape (the dtype is self's).
+Shape forward_shape(const PadSpec& p, const Values& a) {
   const Tensor& x = a.at(0).tensor();
-  const std::vector<int64_t> pad = a.at(1).to_int_list();
-  const Shape out_shape = padded_shape(p, x.shape(), pad);
+  const Shape out_shape = padded_shape(p, x.shape(), a.at(1).to_int_list());
   const DType t = x.dtype();
   if (t == DType::Bool || !(is_floating(t) || is_integral(t, false)) || t == DType::Float8E4M3FN ||
       t == DType::Float8E5M2) {
     op_error("\"" + p.name() + "\" not implemented for '" + nnops::scalar_type_name(t) + "'");
   }
+  return out_shape;
+}
+
+Values pad_forward(const PadSpec& p, const Values& a) {
+  const Tensor& x = a.at(0).tensor();
+  const std::vector<int64_t> pad = a.at(1).to_int_list();
+  const Shape out_shape = forward_shape(p, a);
+  const DType t = x.dtype();
   Tensor out = Tensor::empty(out_shape, t);
   const std::vector<int64_t> map = gather_map(p, x.shape(), out_shape, pad);
   for (int64_t i = 0; i < out.numel(); ++i) {
@@ -134,16 +143,23 @@ Values pad_forward(const PadSpec& p, const Values& a) {
   return {out};
 }
 
-Values pad_backward(const PadSpec& p, const Values& a) {
+// Checks a backward call and returns the forward output's shape (grad_output's).
+Shape backward_checked(const PadSpec& p, const Values& a) {
   const Tensor& g = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const std::vector<int64_t> pad = a.at(2).to_int_list();
-  const Shape out_shape = padded_shape(p, self.shape(), pad);
+  const Shape out_shape = padded_shape(p, a.at(1).tensor().shape(), a.at(2).to_int_list());
   if (g.shape() != out_shape) {
     op_error("grad_output shape unexpected. Expected: " + shape_str(out_shape) +
              ", Got: " + shape_str(g.shape()));
   }
   nnops::check_floating_dispatch(g.dtype(), p.name());
+  return out_shape;
+}
+
+Values pad_backward(const PadSpec& p, const Values& a) {
+  const Tensor& g = a.at(0).tensor();
+  const Tensor& self = a.at(1).tensor();
+  const std::vector<int64_t> pad = a.at(2).to_int_list();
+  const Shape out_shape = backward_checked(p, a);
   const std::vector<int64_t> map = gather_map(p, self.shape(), out_shape, pad);
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
   for (int64_t i = 0; i < g.numel(); ++i) acc[map[i]] += g.get(i);
@@ -301,6 +317,13 @@ void add_pad_op(OpRegistry& r, const PadSpec& p) {
     for (DType t : {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64})
       op.dtypes.push_back(t);
   }
+  op.meta = [p](const Values& a) {
+    if (p.backward) {
+      backward_checked(p, a);
+      return Values{meta::fresh(a.at(1).tensor().shape(), a.at(0).tensor().dtype())};
+    }
+    return Values{meta::fresh(forward_shape(p, a), a.at(0).tensor().dtype())};
+  };
   op.ref = [p](const Values& a) { return p.backward ? pad_backward(p, a) : pad_forward(p, a); };
   op.samples = [p](const SampleContext& c) { return pad_samples(c, p); };
   op.cost = pad_cost(p.backward);

@@ -37,6 +37,7 @@
 
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/shape_internal.h"
 
@@ -191,6 +192,8 @@ double bytes_of(const Values& outs) {
   return b;
 }
 
+const Tensor& self(const Values& a) { return a.at(0).tensor(); }
+
 // A view moves no data: the cost is zero (timings report latency only).
 Cost view_cost(const Values&, const Values&) { return {}; }
 // A copy reads and writes every output element once.
@@ -199,6 +202,8 @@ Cost copy_cost(const Values&, const Values& out) { return {0, 2 * bytes_of(out)}
 void add_view(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "view");
   op.dtypes = samples::all_numeric_dtypes();
+  // The view costs nothing to compute: the meta output is the reference's view itself.
+  op.meta = [fn](const Values& a) { return Values{fn(a)}; };
   op.ref = [fn](const Values& a) { return Values{fn(a)}; };
   op.samples = std::move(samples);
   op.cost = view_cost;
@@ -211,6 +216,7 @@ void add_copy(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samp
   OpDef op = OpDef::from_schema(schema, "view");
   op.compare.output_may_alias = may_alias;
   op.dtypes = samples::all_numeric_dtypes();
+  op.meta = [fn](const Values& a) { return Values{meta::fresh(fn(a).shape(), self(a).dtype())}; };
   op.ref = [fn](const Values& a) { return Values{fn(a).clone()}; };
   op.samples = std::move(samples);
   op.cost = copy_cost;
@@ -220,6 +226,12 @@ void add_copy(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samp
 void add_list(OpRegistry& r, const char* schema, const ListFn& fn, SampleFn samples, bool copy) {
   OpDef op = OpDef::from_schema(schema, "view");
   op.dtypes = samples::all_numeric_dtypes();
+  op.meta = [fn, copy](const Values& a) {
+    std::vector<Tensor> ts = fn(a);
+    if (copy)
+      for (Tensor& t : ts) t = Tensor::meta(t.shape(), t.dtype());
+    return Values{Value::tensor_list(std::move(ts))};
+  };
   op.ref = [fn, copy](const Values& a) {
     std::vector<Tensor> ts = fn(a);
     if (copy)
@@ -231,8 +243,6 @@ void add_list(OpRegistry& r, const char* schema, const ListFn& fn, SampleFn samp
   op.compare.output_is_view = !copy;
   r.add(std::move(op));
 }
-
-const Tensor& self(const Values& a) { return a.at(0).tensor(); }
 
 }  // namespace
 
@@ -297,6 +307,7 @@ void register_shape_ops(OpRegistry& r) {
     OpDef op =
         OpDef::from_schema("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", "view");
     op.dtypes = samples::all_numeric_dtypes();
+    op.meta = [unsqueeze](const Values& a) { return Values{unsqueeze(a)}; };
     op.ref = [unsqueeze](const Values& a) { return Values{unsqueeze(a)}; };
     op.samples = unsqueeze_samples;
     op.cost = view_cost;

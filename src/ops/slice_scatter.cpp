@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crucible/core/error.h"
@@ -41,8 +42,9 @@ void check_src(const Tensor& view, const Tensor& src) {
              shape_str(src.shape()) + ", slice size = " + shape_str(view.shape()));
 }
 
-// Clone with "preserve" memory format: same strides when self is non-overlapping and dense.
-Tensor preserve_clone(const Tensor& self) {
+// The strides of a clone with "preserve" memory format: self's when self is non-overlapping and
+// dense and not empty, else contiguous.
+Shape preserve_strides(const Tensor& self) {
   const Shape& sz = self.shape();
   std::vector<size_t> perm(sz.size());
   std::iota(perm.begin(), perm.end(), 0);
@@ -56,62 +58,70 @@ Tensor preserve_clone(const Tensor& self) {
     if (self.stride(static_cast<int64_t>(p)) != expect) dense = false;
     expect *= sz[p];
   }
-  if (!dense || self.numel() == 0) return self.clone();
-  Tensor out = Tensor::empty_strided(sz, self.strides(), self.dtype());
+  if (!dense || self.numel() == 0) return contiguous_strides(sz);
+  return self.strides();
+}
+
+// The view of the output (the zeros of a backward, the clone of self of a scatter) that the
+// op writes.
+using ViewOf = Tensor (*)(const Tensor& out, const Values& a);
+
+Tensor select_backward_view(const Tensor& o, const Values& a) {
+  return o.select(a.at(2).to_int(), a.at(3).to_int());
+}
+Tensor slice_backward_view(const Tensor& o, const Values& a) {
+  return o.slice(a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int(), a.at(5).to_int());
+}
+Tensor select_scatter_view(const Tensor& o, const Values& a) {
+  return o.select(a.at(2).to_int(), a.at(3).to_int());
+}
+Tensor slice_scatter_view(const Tensor& o, const Values& a) {
+  return shape_ops::slice(o, a.at(2).to_int(), a.at(3), a.at(4), a.at(5).to_int());
+}
+Tensor diagonal_scatter_view(const Tensor& o, const Values& a) {
+  return shape_ops::diagonal(o, a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int());
+}
+Tensor as_strided_scatter_view(const Tensor& o, const Values& a) {
+  return shape_ops::as_strided(o, a.at(2).to_int_list(), a.at(3).to_int_list(), a.at(4));
+}
+
+// A backward: zeros of input_sizes in grad's dtype, its view given grad (broadcast).
+Values backward_ref(const Values& a, ViewOf view_of) {
+  const Tensor& grad = a.at(0).tensor();
+  Tensor out = Tensor::zeros(a.at(1).to_int_list(), grad.dtype());
+  view_of(out, a).copy_from(grad);
+  return {out};
+}
+
+// The backward's checks on a meta output: the view exists and grad broadcasts to it.
+Values backward_meta(const Values& a, ViewOf view_of) {
+  const Tensor& grad = a.at(0).tensor();
+  Tensor out = Tensor::meta(a.at(1).to_int_list(), grad.dtype());
+  const Tensor v = view_of(out, a);
+  if (grad.shape() != v.shape()) grad.expand(v.shape());  // copy_from's broadcast check
+  return {Value(out)};
+}
+
+// A scatter: a clone of self (contiguous, or preserving self's strides for as_strided_scatter)
+// whose view is overwritten by src.
+Values scatter_ref(const Values& a, ViewOf view_of, bool preserve) {
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& src = a.at(1).tensor();
+  Tensor out = preserve ? Tensor::empty_strided(self.shape(), preserve_strides(self), self.dtype())
+                        : Tensor::empty(self.shape(), self.dtype());
   out.copy_from(self);
-  return out;
-}
-
-Values select_backward_ref(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  Tensor out = Tensor::zeros(a.at(1).to_int_list(), grad.dtype());
-  out.select(a.at(2).to_int(), a.at(3).to_int()).copy_from(grad);
-  return {out};
-}
-
-Values slice_backward_ref(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  Tensor out = Tensor::zeros(a.at(1).to_int_list(), grad.dtype());
-  out.slice(a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int(), a.at(5).to_int()).copy_from(grad);
-  return {out};
-}
-
-template <typename ViewOf>
-Values scatter_into_view(const Values& a, ViewOf view_of) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
-  Tensor out = self.clone();
-  Tensor v = view_of(out);
+  Tensor v = view_of(out, a);
   check_src(v, src);
   v.copy_from(src);
   return {out};
 }
 
-Values select_scatter_ref(const Values& a) {
-  return scatter_into_view(
-      a, [&](const Tensor& o) { return o.select(a.at(2).to_int(), a.at(3).to_int()); });
-}
-
-Values slice_scatter_ref(const Values& a) {
-  return scatter_into_view(a, [&](const Tensor& o) {
-    return shape_ops::slice(o, a.at(2).to_int(), a.at(3), a.at(4), a.at(5).to_int());
-  });
-}
-
-Values diagonal_scatter_ref(const Values& a) {
-  return scatter_into_view(a, [&](const Tensor& o) {
-    return shape_ops::diagonal(o, a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int());
-  });
-}
-
-Values as_strided_scatter_ref(const Values& a) {
+Values scatter_meta(const Values& a, ViewOf view_of, bool preserve) {
   const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
-  Tensor out = preserve_clone(self);
-  Tensor v = shape_ops::as_strided(out, a.at(2).to_int_list(), a.at(3).to_int_list(), a.at(4));
-  check_src(v, src);
-  v.copy_from(src);
-  return {out};
+  Tensor out = preserve ? Tensor::meta_strided(self.shape(), preserve_strides(self), self.dtype())
+                        : Tensor::meta(self.shape(), self.dtype());
+  check_src(view_of(out, a), a.at(1).tensor());
+  return {Value(out)};
 }
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
@@ -281,9 +291,10 @@ std::vector<Sample> as_strided_scatter_samples(const SampleContext& ctx) {
   return out;
 }
 
-void add(OpRegistry& r, const char* schema, RefFn ref, SampleFn samples) {
+void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "view.backward");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = scatter_cost;
@@ -293,28 +304,41 @@ void add(OpRegistry& r, const char* schema, RefFn ref, SampleFn samples) {
 }  // namespace
 
 void register_slice_scatter_ops(OpRegistry& r) {
-  add(r,
+  auto backward = [](ViewOf view_of) {
+    return std::pair<MetaFn, RefFn>{
+        [view_of](const Values& a) { return backward_meta(a, view_of); },
+        [view_of](const Values& a) { return backward_ref(a, view_of); }};
+  };
+  auto scatter = [](ViewOf view_of, bool preserve = false) {
+    return std::pair<MetaFn, RefFn>{
+        [view_of, preserve](const Values& a) { return scatter_meta(a, view_of, preserve); },
+        [view_of, preserve](const Values& a) { return scatter_ref(a, view_of, preserve); }};
+  };
+  auto add_op = [&r](const char* schema, const std::pair<MetaFn, RefFn>& fns, SampleFn samples) {
+    add(r, schema, fns.first, fns.second, std::move(samples));
+  };
+  add_op(
       "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> "
       "Tensor",
-      select_backward_ref, select_backward_samples);
-  add(r, "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
-      select_scatter_ref, select_scatter_samples);
-  add(r,
+      backward(select_backward_view), select_backward_samples);
+  add_op("aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+         scatter(select_scatter_view), select_scatter_samples);
+  add_op(
       "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
       "SymInt end, SymInt step) -> Tensor",
-      slice_backward_ref, slice_backward_samples);
-  add(r,
+      backward(slice_backward_view), slice_backward_samples);
+  add_op(
       "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? "
       "end=None, SymInt step=1) -> Tensor",
-      slice_scatter_ref, slice_scatter_samples);
-  add(r,
+      scatter(slice_scatter_view), slice_scatter_samples);
+  add_op(
       "aten::diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> "
       "Tensor",
-      diagonal_scatter_ref, diagonal_scatter_samples);
-  add(r,
+      scatter(diagonal_scatter_view), diagonal_scatter_samples);
+  add_op(
       "aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? "
       "storage_offset=None) -> Tensor",
-      as_strided_scatter_ref, as_strided_scatter_samples);
+      scatter(as_strided_scatter_view, true), as_strided_scatter_samples);
 }
 
 }  // namespace crucible

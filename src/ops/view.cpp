@@ -134,6 +134,7 @@ void register_view_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "view");
     op.dtypes = all_numeric_dtypes();
+    op.meta = view_ref;  // the view itself: computing it moves no data
     op.ref = view_ref;
     op.samples = view_samples;
     op.cost = view_cost;
@@ -143,6 +144,7 @@ void register_view_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", "view");
     op.dtypes = all_numeric_dtypes();
+    op.meta = permute_ref;  // the view itself: computing it moves no data
     op.ref = permute_ref;
     op.samples = permute_samples;
     op.cost = view_cost;

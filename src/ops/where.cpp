@@ -18,11 +18,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
+#include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -60,7 +62,14 @@ std::string meta_name(DType t) {
   }
 }
 
-Values where_ref(const Values& args) {
+// The shape and dtype of a fresh output.
+struct OutSpec {
+  Shape shape;
+  DType dtype;
+};
+
+// where's checks and output.
+OutSpec where_spec(const Values& args) {
   const Tensor& cond = args.at(0).tensor();
   CRUCIBLE_CHECK(cond.dtype() == DType::Bool || cond.dtype() == DType::UInt8,
                  "where expected condition to be a boolean tensor, but got a tensor with dtype " +
@@ -69,7 +78,15 @@ Values where_ref(const Values& args) {
   const DType rt = arith::promoted({args[1], args[2]});
   arith::require_modelled(rt, "where");
   const Tensor ins[] = {cond, a, b};
-  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  return {arith::broadcast_all(ins), rt};
+}
+
+Values where_ref(const Values& args) {
+  const OutSpec spec = where_spec(args);
+  const DType rt = spec.dtype;
+  const Tensor ins[] = {args.at(0).tensor(), arith::operand(args.at(1)),
+                        arith::operand(args.at(2))};
+  Tensor out = Tensor::empty(spec.shape, rt);
   if (is_floating(rt))
     arith::map_float(ins, out, [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
   else
@@ -77,14 +94,20 @@ Values where_ref(const Values& args) {
   return {Value(out)};
 }
 
-// Writes `value` into target[i] wherever mask[i] (mask broadcast to target's shape).
-void fill_masked(const Tensor& target, const Tensor& mask, const Scalar& value) {
+// The checks of a fill into a target of dtype `t`; the value's conversion when it is known
+// (a Scalar argument; a Tensor value's is a value check).
+void check_fill(DType t, const Tensor& mask, const Scalar* value) {
   CRUCIBLE_CHECK(mask.dtype() == DType::Bool,
                  "masked_fill_ only supports boolean masks, but got mask with dtype " +
                      meta_name(mask.dtype()));
-  const DType t = target.dtype();
   arith::require_modelled(t, "masked_fill");
-  arith::check_scalar_fits(value, t);
+  if (value) arith::check_scalar_fits(*value, t);
+}
+
+// Writes `value` into target[i] wherever mask[i] (mask broadcast to target's shape).
+void fill_masked(const Tensor& target, const Tensor& mask, const Scalar& value) {
+  const DType t = target.dtype();
+  check_fill(t, mask, &value);
   const Tensor ins[] = {target, mask};
   if (is_floating(t)) {
     const double v = arith::scalar_as_double(value, t);
@@ -95,15 +118,31 @@ void fill_masked(const Tensor& target, const Tensor& mask, const Scalar& value) 
   }
 }
 
-Scalar fill_value(const Value& v) {
+// The fill value when the arguments give it (a Scalar), else none; checks a Tensor value's rank.
+std::optional<Scalar> known_fill_value(const Value& v) {
   if (!v.is_tensor()) return v.to_scalar();
   const Tensor& t = v.tensor();
   CRUCIBLE_CHECK(t.dim() == 0,
                  "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
                      std::to_string(t.dim()) + " dimension(s).");
+  return std::nullopt;
+}
+
+Scalar fill_value(const Value& v) {
+  if (std::optional<Scalar> s = known_fill_value(v)) return *s;
+  const Tensor& t = v.tensor();
   if (t.dtype() == DType::Bool) return Scalar(t.get_int(0) != 0);
   if (is_floating(t.dtype())) return Scalar(t.get(0));
   return Scalar(t.get_int(0));
+}
+
+Values masked_fill_meta(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mask = args.at(1).tensor();
+  const std::optional<Scalar> value = known_fill_value(args.at(2));
+  const Shape shape = broadcast_shapes(self.shape(), mask.shape());
+  check_fill(self.dtype(), mask, value ? &*value : nullptr);
+  return {meta::fresh(shape, self.dtype())};
 }
 
 Values masked_fill_ref(const Values& args) {
@@ -116,10 +155,8 @@ Values masked_fill_ref(const Values& args) {
   return {Value(out)};
 }
 
-Values masked_fill_inplace_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mask = args.at(1).tensor();
-  const Scalar value = fill_value(args.at(2));
+// The in-place fill's checks on self: the mask broadcasts to it, and it is not expanded.
+void check_fill_self(const Tensor& self, const Tensor& mask) {
   const Shape shape = broadcast_shapes(self.shape(), mask.shape());
   CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                             " doesn't match the broadcast shape " +
@@ -127,6 +164,22 @@ Values masked_fill_inplace_ref(const Values& args) {
   for (int64_t d = 0; d < self.dim(); ++d)
     if (self.stride(d) == 0 && self.size(d) > 1)
       unsupported("masked_fill_ on an expanded self (ATen only warns) is not modelled");
+}
+
+Values masked_fill_inplace_meta(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mask = args.at(1).tensor();
+  const std::optional<Scalar> value = known_fill_value(args.at(2));
+  check_fill_self(self, mask);
+  check_fill(self.dtype(), mask, value ? &*value : nullptr);
+  return {args.at(0)};
+}
+
+Values masked_fill_inplace_ref(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  const Tensor& mask = args.at(1).tensor();
+  const Scalar value = fill_value(args.at(2));
+  check_fill_self(self, mask);
   // Filled in a copy first: the mask may alias self.
   Tensor tmp = self.clone();
   fill_masked(tmp, mask, value);
@@ -150,8 +203,8 @@ int64_t clamp_int(int64_t x, int64_t lo, int64_t hi, bool has_lo, bool has_hi) {
 
 constexpr const char* kNoBound = "torch.clamp: At least one of 'min' or 'max' must not be None";
 
-// clamp with Scalar bounds (clamp.default, clamp_min, clamp_max, clamp_).
-Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
+// The checks of clamp with Scalar bounds; returns the result dtype.
+DType clamp_scalar_dtype(const Tensor& self, const Value& lo, const Value& hi) {
   CRUCIBLE_CHECK(!lo.is_none() || !hi.is_none(), kNoBound);
   const DType rt = arith::promoted({Value(self), lo, hi});
   arith::require_modelled(rt, "clamp");
@@ -163,6 +216,13 @@ Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
   const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
   if (has_lo) arith::check_scalar_fits(lo.to_scalar(), rt);
   if (has_hi) arith::check_scalar_fits(hi.to_scalar(), rt);
+  return rt;
+}
+
+// clamp with Scalar bounds (clamp.default, clamp_min, clamp_max, clamp_).
+Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
+  const DType rt = clamp_scalar_dtype(self, lo, hi);
+  const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
   Tensor out = Tensor::empty(self.shape(), rt);
   const Tensor ins[] = {self};
   if (is_floating(rt)) {
@@ -185,7 +245,22 @@ Values clamp_ref(const Values& args) {
   return clamp_scalar(args.at(0).tensor(), arg_or_none(args, 1), arg_or_none(args, 2));
 }
 
-Values clamp_tensor_ref(const Values& args) {
+Values clamp_meta(const Values& args) {
+  const Tensor& self = args.at(0).tensor();
+  return {meta::fresh(self.shape(),
+                      clamp_scalar_dtype(self, arg_or_none(args, 1), arg_or_none(args, 2)))};
+}
+
+// The inputs of clamp with Tensor bounds: self, then the bounds given.
+std::vector<Tensor> clamp_tensor_inputs(const Values& args) {
+  std::vector<Tensor> ins = {args.at(0).tensor()};
+  for (size_t i : {size_t{1}, size_t{2}})
+    if (!arg_or_none(args, i).is_none()) ins.push_back(args[i].tensor());
+  return ins;
+}
+
+// The checks and output of clamp with Tensor bounds.
+OutSpec clamp_tensor_spec(const Values& args) {
   const Tensor& self = args.at(0).tensor();
   const Value lo = arg_or_none(args, 1), hi = arg_or_none(args, 2);
   const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
@@ -195,10 +270,15 @@ Values clamp_tensor_ref(const Values& args) {
   // With both bounds ATen runs clamp_cpu (no bool); with one it is maximum/minimum.
   CRUCIBLE_CHECK(!(has_lo && has_hi && rt == DType::Bool),
                  "\"clamp_cpu\" not implemented for 'Bool'");
-  std::vector<Tensor> ins = {self};
-  if (has_lo) ins.push_back(lo.tensor());
-  if (has_hi) ins.push_back(hi.tensor());
-  Tensor out = Tensor::empty(arith::broadcast_all(ins), rt);
+  return {arith::broadcast_all(clamp_tensor_inputs(args)), rt};
+}
+
+Values clamp_tensor_ref(const Values& args) {
+  const OutSpec spec = clamp_tensor_spec(args);
+  const DType rt = spec.dtype;
+  const bool has_lo = !arg_or_none(args, 1).is_none(), has_hi = !arg_or_none(args, 2).is_none();
+  const std::vector<Tensor> ins = clamp_tensor_inputs(args);
+  Tensor out = Tensor::empty(spec.shape, rt);
   const size_t hi_at = has_lo ? 2 : 1;
   if (is_floating(rt)) {
     arith::map_float(
@@ -425,10 +505,38 @@ std::vector<Sample> clamp_one_samples(const SampleContext& ctx, bool is_min) {
   return out;
 }
 
-OpDef sel_op(std::string_view schema, RefFn ref, SampleFn samples, double flops,
+// The meta of an op whose output is a fresh tensor of the given shape and dtype.
+MetaFn spec_meta(OutSpec (*spec_of)(const Values&)) {
+  return [spec_of](const Values& args) {
+    const OutSpec spec = spec_of(args);
+    return Values{meta::fresh(spec.shape, spec.dtype)};
+  };
+}
+
+// The meta of the in-place form (arith::inplace_of) of an op with meta `meta`.
+MetaFn inplace_meta(MetaFn meta) {
+  return [meta = std::move(meta)](const Values& args) {
+    const Tensor& self = args.at(0).tensor();
+    // inplace_of rejects an internally overlapping self first: check_inplace against self's
+    // own shape and dtype checks exactly that.
+    arith::check_inplace(self, self.shape(), self.dtype());
+    const Tensor result = meta(args).at(0).tensor();
+    arith::check_inplace(self, result.shape(), result.dtype());
+    return Values{args.at(0)};
+  };
+}
+
+// A Tensor fill value's conversion to self's dtype is checked on its value.
+OpDef with_value_checks(OpDef op) {
+  op.value_checks = true;
+  return op;
+}
+
+OpDef sel_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples, double flops,
              bool inplace = false) {
   OpDef op = OpDef::from_schema(schema, "selection");
   op.dtypes = all_numeric_dtypes();
+  op.meta = std::move(meta);
   op.ref = std::move(ref);
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(flops, inplace);
@@ -438,39 +546,49 @@ OpDef sel_op(std::string_view schema, RefFn ref, SampleFn samples, double flops,
 }  // namespace
 
 void register_where_ops(OpRegistry& r) {
-  r.add(sel_op("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", where_ref,
-               where_samples, 1));
+  r.add(sel_op("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+               spec_meta(where_spec), where_ref, where_samples, 1));
   r.add(sel_op(
-      "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", masked_fill_ref,
+      "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+      masked_fill_meta, masked_fill_ref,
       [](const SampleContext& c) { return masked_fill_samples(c, false, false); }, 1));
-  r.add(sel_op(
-      "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", masked_fill_ref,
-      [](const SampleContext& c) { return masked_fill_samples(c, true, false); }, 1));
+  r.add(with_value_checks(sel_op(
+      "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+      masked_fill_meta, masked_fill_ref,
+      [](const SampleContext& c) { return masked_fill_samples(c, true, false); }, 1)));
   r.add(sel_op(
       "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-      masked_fill_inplace_ref,
+      masked_fill_inplace_meta, masked_fill_inplace_ref,
       [](const SampleContext& c) { return masked_fill_samples(c, false, true); }, 1, true));
-  r.add(sel_op(
+  r.add(with_value_checks(sel_op(
       "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-      masked_fill_inplace_ref,
-      [](const SampleContext& c) { return masked_fill_samples(c, true, true); }, 1, true));
+      masked_fill_inplace_meta, masked_fill_inplace_ref,
+      [](const SampleContext& c) { return masked_fill_samples(c, true, true); }, 1, true)));
   r.add(sel_op(
-      "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_ref,
-      [](const SampleContext& c) { return clamp_samples(c, false); }, 2));
+      "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_meta,
+      clamp_ref, [](const SampleContext& c) { return clamp_samples(c, false); }, 2));
   r.add(sel_op("aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-               clamp_tensor_ref, clamp_tensor_samples, 2));
+               spec_meta(clamp_tensor_spec), clamp_tensor_ref, clamp_tensor_samples, 2));
   r.add(sel_op(
       "aten::clamp_min(Tensor self, Scalar min) -> Tensor",
+      [](const Values& a) {
+        return Values{meta::fresh(a.at(0).tensor().shape(),
+                                  clamp_scalar_dtype(a.at(0).tensor(), a.at(1), Value()))};
+      },
       [](const Values& a) { return clamp_scalar(a.at(0).tensor(), a.at(1), Value()); },
       [](const SampleContext& c) { return clamp_one_samples(c, true); }, 1));
   r.add(sel_op(
       "aten::clamp_max(Tensor self, Scalar max) -> Tensor",
+      [](const Values& a) {
+        return Values{meta::fresh(a.at(0).tensor().shape(),
+                                  clamp_scalar_dtype(a.at(0).tensor(), Value(), a.at(1)))};
+      },
       [](const Values& a) { return clamp_scalar(a.at(0).tensor(), Value(), a.at(1)); },
       [](const SampleContext& c) { return clamp_one_samples(c, false); }, 1));
   r.add(sel_op(
       "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-      arith::inplace_of(clamp_ref), [](const SampleContext& c) { return clamp_samples(c, true); },
-      2, true));
+      inplace_meta(clamp_meta), arith::inplace_of(clamp_ref),
+      [](const SampleContext& c) { return clamp_samples(c, true); }, 2, true));
 }
 
 }  // namespace crucible
