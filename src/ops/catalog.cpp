@@ -25,9 +25,10 @@ Values OpDef::run_meta(const Values& args) const {
   if (!meta) internal_error("catalog: op without a meta function: " + name);
   Values out = meta(args);
   if (out.size() != schema.returns.size())
-    internal_error(fmt::format("catalog: the meta function of {} returned {} value(s), the schema "
-                               "has {} return(s)",
-                               name, out.size(), schema.returns.size()));
+    internal_error(
+        fmt::format("catalog: the meta function of {} returned {} value(s), the schema "
+                    "has {} return(s)",
+                    name, out.size(), schema.returns.size()));
   return out;
 }
 

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/suites/suite.h"
 
 namespace crucible {

@@ -104,8 +104,8 @@ TEST(ComplexDType, ResultType) {
   EXPECT_EQ(result_type(c32, Scalar(2.5)), D::Complex32);
   EXPECT_EQ(result_type(Tensor::empty({2}, D::Complex64), Tensor::empty({2}, D::Float64)),
             D::Complex128);
-  EXPECT_FALSE(opsutil::can_cast(D::Complex64, D::Float64));
-  EXPECT_TRUE(opsutil::can_cast(D::Float64, D::Complex64));
+  EXPECT_FALSE(can_cast(D::Complex64, D::Float64));
+  EXPECT_TRUE(can_cast(D::Float64, D::Complex64));
   EXPECT_EQ(opsutil::to_float_dtype(D::Complex64), D::Complex64);
 }
 

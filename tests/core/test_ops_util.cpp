@@ -64,13 +64,13 @@ TEST(ResultType, Float8OnlyWithItself) {
 }
 
 TEST(CanCast, AtenRules) {
-  EXPECT_TRUE(opsutil::can_cast(DType::Int64, DType::Float16));
-  EXPECT_TRUE(opsutil::can_cast(DType::Float64, DType::Float16));
-  EXPECT_FALSE(opsutil::can_cast(DType::Float32, DType::Int64));
-  EXPECT_FALSE(opsutil::can_cast(DType::Int32, DType::Bool));
-  EXPECT_TRUE(opsutil::can_cast(DType::Bool, DType::Bool));
-  EXPECT_TRUE(opsutil::can_cast(DType::Bool, DType::UInt8));
-  EXPECT_TRUE(opsutil::can_cast(DType::Int64, DType::Int8));
+  EXPECT_TRUE(can_cast(DType::Int64, DType::Float16));
+  EXPECT_TRUE(can_cast(DType::Float64, DType::Float16));
+  EXPECT_FALSE(can_cast(DType::Float32, DType::Int64));
+  EXPECT_FALSE(can_cast(DType::Int32, DType::Bool));
+  EXPECT_TRUE(can_cast(DType::Bool, DType::Bool));
+  EXPECT_TRUE(can_cast(DType::Bool, DType::UInt8));
+  EXPECT_TRUE(can_cast(DType::Int64, DType::Int8));
   EXPECT_EQ(opsutil::to_float_dtype(DType::Int64), DType::Float32);
   EXPECT_EQ(opsutil::to_float_dtype(DType::Bool), DType::Float32);
   EXPECT_EQ(opsutil::to_float_dtype(DType::BFloat16), DType::BFloat16);

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "crucible/suites/suite.h"
 
@@ -153,7 +153,7 @@ std::string disagreement(const OpDef& op, const Case& c) {
     std::string why = value_mismatch(op, mm.values[i], meta_args, r.values[i], rargs);
     if (!why.empty()) return fmt::format("on meta tensor arguments, output {}: {}", i, why);
   }
-  Cost from_meta, from_ref = op.cost(inputs, r.values);
+  Cost from_meta, from_ref = op.cost(rargs, r.values);
   try {
     from_meta = op.cost(meta_args, mm.values);
   } catch (const Error& e) {

@@ -30,8 +30,8 @@
 #include "backends/plugin/output_plan.h"
 #include "backends/plugin/probe.h"
 #include "backends/plugin/shared_arena.h"
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/error.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {
