@@ -256,23 +256,63 @@ std::vector<SuiteCase> traces_suite(const SuiteOptions& o, const std::string& pa
   return out;
 }
 
+std::vector<SuiteDef>& registry() {
+  static std::vector<SuiteDef> defs = [] {
+    std::vector<SuiteDef> d;
+    d.push_back({.name = "smoke",
+                 .argument = "",
+                 .description = "a spread of every op's samples, 16 per op",
+                 .build = [](const SuiteOptions& o, const std::string&) {
+                   return catalog_suite(o, true);
+                 }});
+    d.push_back({.name = "opinfo",
+                 .argument = "",
+                 .description = "every sample of every op (with --perf, the performance cases)",
+                 .build = [](const SuiteOptions& o, const std::string&) {
+                   return catalog_suite(o, false);
+                 }});
+    d.push_back({.name = "traces",
+                 .argument = "<file or folder>",
+                 .description = "every call of operator trace files (e.g. traces:data/traces)",
+                 .build = [](const SuiteOptions& o, const std::string& path) {
+                   return traces_suite(o, path);
+                 }});
+    return d;
+  }();
+  return defs;
+}
+
+std::string known_suites() {
+  std::string s;
+  for (const SuiteDef& d : registry())
+    s += (s.empty() ? "" : ", ") + d.name + (d.argument.empty() ? "" : ":" + d.argument);
+  return s;
+}
+
 }  // namespace
 
+void register_suite(SuiteDef def) {
+  for (const SuiteDef& d : registry())
+    if (d.name == def.name) internal_error("suite registered twice: " + def.name);
+  registry().push_back(std::move(def));
+}
+
+const std::vector<SuiteDef>& registered_suites() { return registry(); }
+
 std::vector<SuiteCase> build_suite(const SuiteOptions& o) {
-  std::vector<SuiteCase> out;
-  if (o.suite == "smoke") {
-    out = catalog_suite(o, true);
-  } else if (o.suite == "opinfo") {
-    out = catalog_suite(o, false);
-  } else if (o.suite.starts_with("traces:")) {
-    out = traces_suite(o, o.suite.substr(7));
-  } else if (o.suite == "traces") {
+  const auto colon = o.suite.find(':');
+  const std::string name = o.suite.substr(0, colon);
+  const std::string argument = colon == std::string::npos ? "" : o.suite.substr(colon + 1);
+  const SuiteDef* def = nullptr;
+  for (const SuiteDef& d : registry())
+    if (d.name == name) def = &d;
+  if (!def) usage_error("unknown suite '" + o.suite + "'; known: " + known_suites());
+  if (!def->argument.empty() && argument.empty())
     usage_error(
-        "--suite traces needs a path: --suite traces:<file or folder>, e.g. "
-        "--suite traces:data/traces");
-  } else {
-    usage_error("unknown suite '" + o.suite + "'; known: smoke, opinfo, traces:<path>");
-  }
+        fmt::format("--suite {} needs an argument: --suite {}:{}", name, name, def->argument));
+  if (def->argument.empty() && colon != std::string::npos)
+    usage_error(fmt::format("--suite {} takes no argument (got '{}')", name, o.suite));
+  std::vector<SuiteCase> out = def->build(o, argument);
   if (out.empty()) usage_error("--suite " + o.suite + ": the filters select no case");
   return out;
 }

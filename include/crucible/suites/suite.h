@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,6 +36,18 @@ struct SuiteCase {
   const OpDef* op = nullptr;  // nullptr: the op is not in the catalog (reported unsupported)
   std::string skip_reason;    // non-empty: recorded as skipped, not run
 };
+
+// A suite in the registry: `--suite <name>`, or `--suite <name>:<argument>` where it takes one
+// (traces:<path>). build(options, argument) gives its cases in a stable order.
+struct SuiteDef {
+  std::string name;
+  std::string argument;  // what the argument is ("<file or folder>"); empty: none
+  std::string description;
+  std::function<std::vector<SuiteCase>(const SuiteOptions&, const std::string& argument)> build;
+};
+// Adds a suite (an Internal error when the name is taken); smoke, opinfo and traces are built in.
+void register_suite(SuiteDef def);
+const std::vector<SuiteDef>& registered_suites();
 
 // Builds the suite's cases in a stable order. Errors (unknown suite, unreadable trace file,
 // a filter that matches nothing) are Usage/Input errors.
