@@ -14,9 +14,6 @@
 
 namespace crucible::arith {
 
-// c10's ScalarType name as ATen prints it in "result type Float can't be cast ..." messages.
-std::string aten_type_name(DType t);
-
 // Bytes a tensor really occupies: dims of stride 0 (broadcast, expanded) are counted once.
 double real_bytes(const Tensor& t);
 

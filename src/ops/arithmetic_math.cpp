@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
@@ -62,7 +63,7 @@ int64_t powi(int64_t a, int64_t b) {
 Spec pow_spec(const Value& base, const Value& exp) {
   const DType rt = arith::promoted({base, exp});
   arith::require_modelled(rt, "pow");
-  CRUCIBLE_CHECK(rt != DType::Bool, "\"pow\" not implemented for 'Bool'");
+  if (rt == DType::Bool) not_implemented_for("pow", DType::Bool);
   const Tensor tb = arith::operand(base), te = arith::operand(exp);
   return {broadcast_shapes(tb.shape(), te.shape()), rt};
 }
@@ -210,7 +211,7 @@ Spec lerp_spec(const Values& args, bool tensor_weight) {
   arith::require_modelled(rt, "lerp");
   CRUCIBLE_CHECK(is_floating(rt), std::string("\"lerp_kernel_") +
                                       (tensor_weight ? "tensor" : "scalar") +
-                                      "\" not implemented for '" + arith::aten_type_name(rt) + "'");
+                                      "\" not implemented for '" + scalar_type_name(rt) + "'");
   return {arith::broadcast_all(ins), rt};
 }
 
@@ -240,7 +241,7 @@ Spec addcmul_spec(const Values& args) {
   const Tensor& t2 = args.at(2).tensor();
   const DType rt = arith::promoted({args[0], args[1], args[2]});
   arith::require_modelled(rt, "addcmul");
-  CRUCIBLE_CHECK(rt != DType::Bool, "\"addcmul_cpu_out\" not implemented for 'Bool'");
+  if (rt == DType::Bool) not_implemented_for("addcmul_cpu_out", DType::Bool);
   const Tensor ins[] = {self, t1, t2};
   const Shape shape = arith::broadcast_all(ins);
   if (!is_floating(rt)) arith::check_scalar_fits(value_of(args), rt);

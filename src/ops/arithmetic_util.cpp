@@ -5,13 +5,12 @@
 #include <cstring>
 #include <limits>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/util.h"
 
 namespace crucible::arith {
-
-std::string aten_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 double real_bytes(const Tensor& t) {
   int64_t n = 1;
@@ -215,14 +214,14 @@ void check_inplace(const Tensor& self, const Shape& result_shape, DType result_d
                                                    " doesn't match the broadcast shape " +
                                                    shape_str(result_shape));
   CRUCIBLE_CHECK(can_cast(result_dtype, self.dtype()),
-                 "result type " + aten_type_name(result_dtype) +
-                     " can't be cast to the desired output type " + aten_type_name(self.dtype()));
+                 "result type " + scalar_type_name(result_dtype) +
+                     " can't be cast to the desired output type " + scalar_type_name(self.dtype()));
 }
 
 void check_out(const Tensor& out, const Shape& result_shape, DType result_dtype) {
   CRUCIBLE_CHECK(can_cast(result_dtype, out.dtype()),
-                 "result type " + aten_type_name(result_dtype) +
-                     " can't be cast to the desired output type " + aten_type_name(out.dtype()));
+                 "result type " + scalar_type_name(result_dtype) +
+                     " can't be cast to the desired output type " + scalar_type_name(out.dtype()));
   if (out.shape() != result_shape)
     unsupported("out= of shape " + shape_str(out.shape()) + " for a result of shape " +
                 shape_str(result_shape) + ": ATen resizes out; the reference does not model it");

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -48,7 +49,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
 using nnops::code;
-using nnops::scalar_type_name;
 
 using OptT = std::optional<Tensor>;
 

@@ -16,6 +16,7 @@
 #include <limits>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
@@ -129,8 +130,7 @@ Spec bitwise_spec(const Values& args, Logic l) {
   const DType rt = arith::promoted({args.at(0), args.at(1)});
   arith::require_modelled(rt, "bitwise");
   CRUCIBLE_CHECK(!is_floating(rt), std::string("\"bitwise_") + logic_name(l) +
-                                       "_cpu\" not implemented for '" + arith::aten_type_name(rt) +
-                                       "'");
+                                       "_cpu\" not implemented for '" + scalar_type_name(rt) + "'");
   return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()), rt,
           rt};
 }

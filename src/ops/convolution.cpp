@@ -41,8 +41,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/dispatch.h"
+#include "crucible/core/error.h"
 #include "ops/convolution_internal.h"
 #include "ops/families.h"
 #include "ops/judges.h"
@@ -53,33 +54,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-
-std::string scalar_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      return "Double";
-    default:
-      return std::string(dtype_code(t));
-  }
-}
 
 std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
 
@@ -230,7 +204,7 @@ void check_forward_dtype(DType t, const Conv& c) {
                                           : (c.nsp == 3 ? "slow_conv3d_cpu" : "slow_conv2d_cpu");
   const bool ok = t != DType::Bool && (is_floating(t) || !c.transposed || t == DType::Int64) &&
                   t != DType::Float8E4M3FN && t != DType::Float8E5M2;
-  if (!ok) op_error("\"" + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+  if (!ok) not_implemented_for(kernel, t);
 }
 
 // The 3-d view of the problem: X (the big side), Y (the small side), W [C_Y, C_X / g, k...].

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
@@ -146,7 +147,7 @@ ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& ste
   const bool all_integral = integral_scalar(start) && integral_scalar(end) && integral_scalar(step);
   const DType dtype = dtype_value.is_none() ? (all_integral ? DType::Int64 : DType::Float32)
                                             : dtype_value.to_dtype();
-  CRUCIBLE_CHECK(dtype != DType::Bool, "\"arange_cpu\" not implemented for 'Bool'");
+  if (dtype == DType::Bool) not_implemented_for("arange_cpu", DType::Bool);
   int64_t n = 0;
   if (is_floating(dtype)) {
     const double s = as_double(start), e = as_double(end), st = as_double(step);

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -93,17 +94,15 @@ Shape cdist_shape(const Values& a) {
     op_error("X1 and X2 must have the same number of columns. X1: " + std::to_string(x1.size(-1)) +
              " X2: " + std::to_string(x2.size(-1)));
   if (!is_floating(x1.dtype()))
-    op_error("cdist only supports floating-point dtypes, X1 got: " +
-             stats::scalar_type_name(x1.dtype()));
+    op_error("cdist only supports floating-point dtypes, X1 got: " + scalar_type_name(x1.dtype()));
   if (!is_floating(x2.dtype()))
-    op_error("cdist only supports floating-point dtypes, X2 got: " +
-             stats::scalar_type_name(x2.dtype()));
+    op_error("cdist only supports floating-point dtypes, X2 got: " + scalar_type_name(x2.dtype()));
   if (!(p >= 0)) op_error("cdist only supports non-negative p values");
   if (mode && (*mode < 0 || *mode > 2))
     op_error("possible modes: 0, 1, 2, but was: " + std::to_string(*mode));
   if (x1.dtype() != x2.dtype())
-    op_error("expected scalar type " + stats::scalar_type_name(x1.dtype()) + " but found " +
-             stats::scalar_type_name(x2.dtype()));
+    op_error("expected scalar type " + scalar_type_name(x1.dtype()) + " but found " +
+             scalar_type_name(x2.dtype()));
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2);
   const Shape b1(x1.shape().begin(), x1.shape().end() - 2);
   const Shape b2(x2.shape().begin(), x2.shape().end() - 2);
@@ -111,7 +110,7 @@ Shape cdist_shape(const Values& a) {
   out_shape.push_back(r1);
   out_shape.push_back(r2);
   if (numel_of(out_shape) != 0 && !distance_dtype(x1.dtype()))
-    op_error("\"cdist\" not implemented for '" + stats::scalar_type_name(x1.dtype()) + "'");
+    not_implemented_for("cdist", x1.dtype());
   return out_shape;
 }
 
@@ -153,8 +152,7 @@ int64_t pdist_pairs(const Values& a) {
   if (!self.is_contiguous()) op_error("_pdist_forward requires contiguous input");
   if (!is_floating(self.dtype())) op_error("pdist only supports floating-point dtypes");
   const int64_t n = self.size(0);
-  if (n > 1 && !distance_dtype(self.dtype()))
-    op_error("\"pdist\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+  if (n > 1 && !distance_dtype(self.dtype())) not_implemented_for("pdist", self.dtype());
   return n > 1 ? n * (n - 1) / 2 : 0;
 }
 

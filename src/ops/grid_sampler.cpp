@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -169,8 +170,7 @@ std::vector<Tap> taps_at(double gx, double gy, int64_t h, int64_t w, int64_t int
 void check_inputs(const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding) {
   if (input.dtype() != grid.dtype()) {
     op_error("grid_sampler(): expected input and grid to have same dtype, but input has " +
-             nnops::scalar_type_name(input.dtype()) + " and grid has " +
-             nnops::scalar_type_name(grid.dtype()));
+             scalar_type_name(input.dtype()) + " and grid has " + scalar_type_name(grid.dtype()));
   }
   const std::string sizes = "input with sizes " + shape_str(input.shape()) +
                             " and grid with sizes " + shape_str(grid.shape());
@@ -209,8 +209,7 @@ void check_inputs(const Tensor& input, const Tensor& grid, int64_t interp, int64
   // real-model call in f16 comes from CUDA, so the reference computes it (in f64, rounded once).
   if (input.dtype() != DType::Float32 && input.dtype() != DType::Float64 &&
       input.dtype() != DType::Float16) {
-    op_error("\"grid_sampler_2d_cpu\" not implemented for '" +
-             nnops::scalar_type_name(input.dtype()) + "'");
+    not_implemented_for("grid_sampler_2d_cpu", input.dtype());
   }
 }
 
@@ -263,8 +262,8 @@ void check_backward(const Values& a) {
              ", got " + shape_str(go.shape()));
   }
   if (go.dtype() != input.dtype()) {
-    op_error("expected scalar type " + nnops::scalar_type_name(input.dtype()) + " but found " +
-             nnops::scalar_type_name(go.dtype()));
+    op_error("expected scalar type " + scalar_type_name(input.dtype()) + " but found " +
+             scalar_type_name(go.dtype()));
   }
 }
 

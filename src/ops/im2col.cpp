@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -32,25 +33,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-
-std::string scalar_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    default:
-      return std::string(dtype_code(t));
-  }
-}
 
 struct Pair {
   int64_t h = 0, w = 0;
@@ -104,7 +86,7 @@ int64_t n_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
 
 void check_dtype(DType t, const char* kernel) {
   if (!is_floating(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2)
-    op_error(std::string("\"") + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+    not_implemented_for(kernel, t);
 }
 
 // The checked geometry of an im2col call or of a fold (col2im, im2col_backward).

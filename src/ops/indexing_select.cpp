@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
@@ -37,8 +38,6 @@ constexpr DType i32 = DType::Int32;
 constexpr DType b8 = DType::Bool;
 
 std::string code(DType t) { return std::string(dtype_code(t)); }
-
-std::string type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 void check_vector_index(const Tensor& index, const std::string& op) {
   if (index.dim() > 1) op_error(op + "(): Index is supposed to be a vector");
@@ -97,8 +96,8 @@ int64_t check_index_add(const Values& a) {
   const Tensor& source = a.at(3).tensor();
   check_vector_index(index, "index_add_");
   if (source.dtype() != self.dtype())
-    op_error("index_add_(): self (" + type_name(self.dtype()) + ") and source (" +
-             type_name(source.dtype()) + ") must have the same scalar type");
+    op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +
+             scalar_type_name(source.dtype()) + ") must have the same scalar type");
   const int64_t src_dim_size = source.dim() == 0 ? 1 : source.size(dim < source.dim() ? dim : 0);
   if (index.numel() != src_dim_size)
     op_error("index_add_(): Number of indices (" + std::to_string(index.numel()) +
@@ -164,10 +163,10 @@ Shape masked_scatter_shape(const Values& a) {
   const Tensor& source = a.at(2).tensor();
   if (mask.dtype() != b8)
     op_error("masked_scatter_ only supports boolean masks, but got mask with dtype " +
-             type_name(mask.dtype()));
+             scalar_type_name(mask.dtype()));
   if (source.dtype() != self.dtype())
     op_error("masked_scatter_: expected self and source to have same dtypes but got " +
-             type_name(self.dtype()) + " and " + type_name(source.dtype()));
+             scalar_type_name(self.dtype()) + " and " + scalar_type_name(source.dtype()));
   return broadcast_shapes(self.shape(), mask.shape());
 }
 

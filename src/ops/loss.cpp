@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
@@ -46,8 +47,7 @@ MseSpec mse_spec(const Values& args) {
   const Tensor& b = args.at(1).tensor();
   const DType rt = arith::promoted({args[0], args[1]});
   arith::require_modelled(rt, "mse_loss");
-  CRUCIBLE_CHECK(is_floating(rt),
-                 "\"mse_cpu\" not implemented for '" + arith::aten_type_name(rt) + "'");
+  if (!is_floating(rt)) not_implemented_for("mse_cpu", rt);
   const int64_t reduction = reduction_of(args, 2);
   CRUCIBLE_CHECK(reduction >= 0 && reduction <= 2,
                  "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
@@ -79,10 +79,10 @@ Shape mse_backward_shape(const Values& args) {
   const Tensor& target = args.at(2).tensor();
   const DType t = self.dtype();
   for (const Tensor* x : {&target, &grad})
-    CRUCIBLE_CHECK(x->dtype() == t, "Found dtype " + arith::aten_type_name(x->dtype()) +
-                                        " but expected " + arith::aten_type_name(t));
+    CRUCIBLE_CHECK(x->dtype() == t, "Found dtype " + scalar_type_name(x->dtype()) +
+                                        " but expected " + scalar_type_name(t));
   arith::require_modelled(t, "mse_loss_backward");
-  CRUCIBLE_CHECK(t != DType::Bool, "\"mse_backward_cpu_out\" not implemented for 'Bool'");
+  if (t == DType::Bool) not_implemented_for("mse_backward_cpu_out", DType::Bool);
   const Tensor ins[] = {self, target, grad};
   return arith::broadcast_all(ins);
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/judges.h"
@@ -29,8 +30,6 @@ namespace crucible {
 namespace {
 
 using namespace matmul;  // NOLINT(google-build-using-namespace): the sample generators
-
-std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // caffe2::TypeMeta's names, which mm's dtype check prints ("float != double").
 std::string type_meta_name(DType t) {
@@ -76,7 +75,7 @@ bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2
 // The kernel's dtype dispatch (AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(Half, BFloat16)).
 void check_kernel_dtype(DType t, const char* kernel) {
   if (t == DType::Bool || is_fp8(t)) {
-    op_error(std::string("\"") + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+    not_implemented_for(kernel, t);
   }
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -83,13 +84,13 @@ LossShape check_inputs(const Tensor& self, const Tensor& target, const Tensor& w
     op_error("weight tensor should be defined either for all " + std::to_string(g.c) +
              " classes or no classes but got weight tensor of shape: " + shape_str(weight.shape()));
   if (target.dtype() != DType::Int64 && target.dtype() != DType::UInt8)
-    op_error("expected scalar type Long but found " + stats::scalar_type_name(target.dtype()));
+    op_error("expected scalar type Long but found " + scalar_type_name(target.dtype()));
   if (!supported(self.dtype()))
     op_error(std::string("\"") + (two_d ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame") +
-             "\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+             "\" not implemented for '" + scalar_type_name(self.dtype()) + "'");
   if (weight.defined() && weight.dtype() != self.dtype())
-    op_error("expected scalar type " + stats::scalar_type_name(self.dtype()) + " but found " +
-             stats::scalar_type_name(weight.dtype()));
+    op_error("expected scalar type " + scalar_type_name(self.dtype()) + " but found " +
+             scalar_type_name(weight.dtype()));
   return g;
 }
 

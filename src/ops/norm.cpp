@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -28,8 +29,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-
-std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 bool is_reduced(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
@@ -78,7 +77,7 @@ Values layer_norm_meta(const Values& args) {
   }
   const DType t = input.dtype();
   if (t != DType::Float16 && t != DType::BFloat16 && t != DType::Float32 && t != DType::Float64) {
-    op_error("\"LayerNormKernelImpl\" not implemented for '" + scalar_type_name(t) + "'");
+    not_implemented_for("LayerNormKernelImpl", t);
   }
   if (!mixed) {
     // The kernel reads weight and bias as the input's element type.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "crucible/cases/literal.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/value.h"
 
@@ -17,7 +18,6 @@ namespace crucible::nnops {
 using cases::Literal;
 
 // c10's ScalarType names ("Float", "Half", "Long"), as dispatch errors print them.
-inline std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 inline bool is_half_or_bf16(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
@@ -27,8 +27,7 @@ inline bool is_std_float(DType t) {
 
 // AT_DISPATCH_FLOATING_TYPES_AND2(Half, BFloat16, ...): raises for every other dtype.
 inline void check_floating_dispatch(DType t, const std::string& kernel) {
-  if (!is_std_float(t))
-    op_error("\"" + kernel + "\" not implemented for '" + scalar_type_name(t) + "'");
+  if (!is_std_float(t)) not_implemented_for(kernel, t);
 }
 
 inline std::string code(DType t) { return std::string(dtype_code(t)); }

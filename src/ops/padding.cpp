@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -121,7 +122,7 @@ Shape forward_shape(const PadSpec& p, const Values& a) {
   const DType t = x.dtype();
   if (t == DType::Bool || !(is_floating(t) || is_integral(t, false)) || t == DType::Float8E4M3FN ||
       t == DType::Float8E5M2) {
-    op_error("\"" + p.name() + "\" not implemented for '" + nnops::scalar_type_name(t) + "'");
+    not_implemented_for(p.name(), t);
   }
   return out_shape;
 }

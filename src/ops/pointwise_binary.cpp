@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/pointwise_binary_meta.h"
@@ -23,8 +24,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 using binmeta::Spec;
-
-std::string aten_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // Bytes a tensor really occupies: dims of stride 0 (broadcast, expanded) are counted once.
 double real_bytes(const Tensor& t) {
@@ -232,9 +231,9 @@ Spec add_inplace_spec(const Values& args) {
                                             " doesn't match the broadcast shape " +
                                             shape_str(shape));
   const DType rt = promoted(args[0], args[1]);
-  CRUCIBLE_CHECK(can_cast(rt, self.dtype()),
-                 "result type " + aten_type_name(rt) +
-                     " can't be cast to the desired output type " + aten_type_name(self.dtype()));
+  CRUCIBLE_CHECK(can_cast(rt, self.dtype()), "result type " + scalar_type_name(rt) +
+                                                 " can't be cast to the desired output type " +
+                                                 scalar_type_name(self.dtype()));
   alpha_check(rt, alpha_of(args, 2));
   return {shape, rt};
 }

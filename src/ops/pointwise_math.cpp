@@ -21,6 +21,7 @@
 #include <numbers>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -143,10 +144,8 @@ std::vector<DType> math_error_dtypes(const MathFn& fn) {
   return out;
 }
 
-std::string type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
-
 void not_implemented(std::string_view kernel, DType t) {
-  op_error("\"" + std::string(kernel) + "\" not implemented for '" + type_name(t) + "'");
+  op_error("\"" + std::string(kernel) + "\" not implemented for '" + scalar_type_name(t) + "'");
 }
 
 DType math_result_dtype(const MathFn& fn, DType in) {

@@ -45,9 +45,6 @@ DType math_result_dtype(const MathFn& fn, DType in);
 // Computes fn(x) into a new contiguous tensor of the result dtype (raising as ATen does).
 Tensor math_compute(const MathFn& fn, const Tensor& x);
 
-// ATen's ScalarType name ("Float", "Long", ...) as its error messages spell it.
-std::string type_name(DType t);
-
 // "\"<kernel>\" not implemented for '<Type>'" (ATen's dispatch error).
 [[noreturn]] void not_implemented(std::string_view kernel, DType t);
 

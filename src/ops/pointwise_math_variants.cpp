@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/pointwise_math_internal.h"
 #include "ops/util.h"
@@ -30,8 +31,8 @@ using mathops::MathKind;
 std::string code(DType t) { return std::string(dtype_code(t)); }
 
 [[noreturn]] void cannot_cast(DType from, DType to) {
-  op_error("result type " + mathops::type_name(from) +
-           " can't be cast to the desired output type " + mathops::type_name(to));
+  op_error("result type " + scalar_type_name(from) + " can't be cast to the desired output type " +
+           scalar_type_name(to));
 }
 
 // The checks of an in-place overload: the result dtype must be castable to self's, and self
@@ -89,8 +90,8 @@ void check_out(const MathFn& fn, const Tensor& self, const Tensor& out) {
   if (fn.kind == MathKind::Float) {
     if (!can_cast(rt, out.dtype())) cannot_cast(rt, out.dtype());
   } else if (out.dtype() != rt) {
-    op_error("Found dtype " + mathops::type_name(out.dtype()) + " but expected " +
-             mathops::type_name(rt));
+    op_error("Found dtype " + scalar_type_name(out.dtype()) + " but expected " +
+             scalar_type_name(rt));
   }
   if (out.shape() != self.shape())
     unsupported("out= of shape " + shape_str(out.shape()) + " for a result of shape " +

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -20,7 +21,6 @@ namespace {
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
 // ATen's ScalarType name, as its error messages spell it.
-std::string aten_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // Bytes a tensor really occupies: dims of stride 0 (expanded) are counted once.
 double real_bytes(const Tensor& t) {
@@ -103,8 +103,7 @@ std::string gelu_approximate(const Values& args) {
       args.size() > 1 && !args[1].is_none() ? args[1].str_value() : std::string("none");
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
-  CRUCIBLE_CHECK(is_floating(x.dtype()),
-                 "\"GeluKernelImpl\" not implemented for '" + aten_type_name(x.dtype()) + "'");
+  if (!is_floating(x.dtype())) not_implemented_for("GeluKernelImpl", x.dtype());
   return approximate;
 }
 

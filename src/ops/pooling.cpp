@@ -30,8 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/dispatch.h"
+#include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/pooling_internal.h"
@@ -40,37 +41,10 @@
 namespace crucible {
 namespace pooling {
 
-std::string dtype_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      return "Double";
-    default:
-      return std::string(dtype_code(t));
-  }
-}
-
 void check_dtype(const std::string& kernel, DType t, bool allow_long) {
   const bool ok = (is_floating(t) && t != DType::Float8E4M3FN && t != DType::Float8E5M2) ||
                   (allow_long && t == DType::Int64);
-  if (!ok) op_error("\"" + kernel + "\" not implemented for '" + dtype_name(t) + "'");
+  if (!ok) not_implemented_for(kernel, t);
 }
 
 void check_shape(const Tensor& t, const Shape& expect, const std::string& what) {

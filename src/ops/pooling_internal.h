@@ -48,8 +48,6 @@ void check_shape(const Tensor& t, const Shape& expect, const std::string& what);
 // Every element in logical order, as doubles.
 std::vector<double> load(const Tensor& t);
 
-std::string dtype_name(DType t);
-
 double bytes_of(const Value& v);
 
 // The pooled size of one dim (ATen's pooling_output_shape without its checks).

@@ -38,9 +38,10 @@
 
 #include <fmt/format.h>
 
+#include "crucible/compare/compare.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
-#include "crucible/compare/compare.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -216,7 +217,7 @@ DType randperm_dtype(const Values& a) {
   creation::check_layout(a, 2);
   creation::check_sizes({n});
   const DType t = creation::dtype_arg(a, 1, DType::Int64);
-  CRUCIBLE_CHECK(t != DType::Bool, "\"randperm\" not implemented for 'Bool'");
+  if (t == DType::Bool) not_implemented_for("randperm", DType::Bool);
   // ATen's check_supported_max_int_with_precision: scalar_tensor(n - 1) in the dtype, then
   // the precision of the floating dtypes.
   creation::check_convertible(Scalar(n > 0 ? n - 1 : n), t);

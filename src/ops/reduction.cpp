@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -30,7 +31,6 @@ namespace {
 using namespace samples;
 
 // ATen's ScalarType name, as its error messages spell it ("Float", "Long").
-std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // `v` rounded to dtype `t` (what storing it in a tensor of that dtype keeps).
 double round_to(double v, DType t) {
@@ -131,7 +131,7 @@ DType sum_dtype(const Tensor& self, const Value& dtype) {
 
 void check_reducible(DType t) {
   if (t == DType::Float8E4M3FN || t == DType::Float8E5M2) {
-    op_error("\"sum_cpu\" not implemented for '" + scalar_type_name(t) + "'");
+    not_implemented_for("sum_cpu", t);
   }
 }
 

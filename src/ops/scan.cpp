@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -34,7 +35,7 @@ void check_scan_dtypes(DType src, DType dt, bool product) {
   if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2 || src == DType::Float8E4M3FN ||
       src == DType::Float8E5M2)
     op_error(std::string("\"") + (product ? "cumprod" : "cumsum") +
-             "_out_cpu\" not implemented for '" + stats::scalar_type_name(dt) + "'");
+             "_out_cpu\" not implemented for '" + scalar_type_name(dt) + "'");
 }
 
 // Scans `src` along `dim` into `out` (same shape; `out` has the result dtype).

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -30,8 +31,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-
-std::string scalar_type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 bool softmax_dtype(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -55,12 +56,10 @@ Values backward_meta(const Values& a, bool log) {
   const std::string kernel =
       std::string(log ? "log_" : "") +
       (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl");
-  if (!supported(grad.dtype()))
-    op_error("\"" + kernel + "\" not implemented for '" + stats::scalar_type_name(grad.dtype()) +
-             "'");
+  if (!supported(grad.dtype())) not_implemented_for(kernel, grad.dtype());
   if (output.dtype() != grad.dtype())
-    op_error("expected scalar type " + stats::scalar_type_name(grad.dtype()) + " but found " +
-             stats::scalar_type_name(output.dtype()));
+    op_error("expected scalar type " + scalar_type_name(grad.dtype()) + " but found " +
+             scalar_type_name(output.dtype()));
   return out;
 }
 

@@ -24,8 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/dispatch.h"
+#include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
@@ -118,7 +119,7 @@ int64_t topk_dim(const Values& a) {
   if (k < 0 || k > size) op_error("selected index k out of range");
   if (self.dtype() == DType::Bool || self.dtype() == DType::Float8E4M3FN ||
       self.dtype() == DType::Float8E5M2)
-    op_error("\"topk_cpu\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+    not_implemented_for("topk_cpu", self.dtype());
   return dim;
 }
 

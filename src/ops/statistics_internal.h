@@ -11,8 +11,6 @@
 
 namespace crucible::stats {
 
-// ATen's ScalarType name, as its error messages spell it ("Float", "Long").
-std::string scalar_type_name(DType t);
 std::string code(DType t);  // "f32"
 
 // `v` rounded to dtype `t` (what storing it in a tensor of that dtype keeps).

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -54,10 +55,9 @@ DType mean_dtype(const Values& a) {
   const std::optional<DType> dtype = a.at(1).opt_dtype();
   const DType dt = dtype ? *dtype : self.dtype();
   if (!is_floating(dt) || is_fp8(dt)) {
-    op_error(std::string("mean(): could not infer output dtype. ") +
-             (dtype ? "Optional" : "Input") +
-             " dtype must be either a floating point or complex dtype. Got: " +
-             stats::scalar_type_name(dt));
+    op_error(
+        std::string("mean(): could not infer output dtype. ") + (dtype ? "Optional" : "Input") +
+        " dtype must be either a floating point or complex dtype. Got: " + scalar_type_name(dt));
   }
   return dt;
 }
@@ -107,8 +107,7 @@ Tensor prod_into(const Tensor& self, const stats::ReducePlan& p, DType out_dt) {
 }
 
 DType prod_dtype(const Tensor& self, const Value& dtype) {
-  if (is_fp8(self.dtype()))
-    op_error("\"prod_cpu\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+  if (is_fp8(self.dtype())) not_implemented_for("prod_cpu", self.dtype());
   if (auto d = dtype.opt_dtype()) return *d;
   return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype();
 }
@@ -201,8 +200,7 @@ Values var_family_meta(const Values& a, bool keepdim, bool with_mean) {
 
 // logsumexp's computation dtype: integral inputs are converted to f32 first.
 DType logsumexp_dtype(const Tensor& self) {
-  if (is_fp8(self.dtype()))
-    op_error("\"logsumexp\" not implemented for '" + stats::scalar_type_name(self.dtype()) + "'");
+  if (is_fp8(self.dtype())) not_implemented_for("logsumexp", self.dtype());
   return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Float32 : self.dtype();
 }
 

@@ -7,10 +7,6 @@
 
 namespace crucible::stats {
 
-std::string scalar_type_name(DType t) {
-  return std::string(dtype_scalar_type_name(t));
-}
-
 std::string code(DType t) { return std::string(dtype_code(t)); }
 
 double round_to(double v, DType t) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
@@ -73,7 +74,7 @@ OutSpec where_spec(const Values& args) {
   const Tensor& cond = args.at(0).tensor();
   CRUCIBLE_CHECK(cond.dtype() == DType::Bool || cond.dtype() == DType::UInt8,
                  "where expected condition to be a boolean tensor, but got a tensor with dtype " +
-                     arith::aten_type_name(cond.dtype()));
+                     scalar_type_name(cond.dtype()));
   const Tensor a = arith::operand(args.at(1)), b = arith::operand(args.at(2));
   const DType rt = arith::promoted({args[1], args[2]});
   arith::require_modelled(rt, "where");
@@ -268,8 +269,7 @@ OutSpec clamp_tensor_spec(const Values& args) {
   const DType rt = arith::promoted({Value(self), lo, hi});
   arith::require_modelled(rt, "clamp");
   // With both bounds ATen runs clamp_cpu (no bool); with one it is maximum/minimum.
-  CRUCIBLE_CHECK(!(has_lo && has_hi && rt == DType::Bool),
-                 "\"clamp_cpu\" not implemented for 'Bool'");
+  if (has_lo && has_hi && rt == DType::Bool) not_implemented_for("clamp_cpu", DType::Bool);
   return {arith::broadcast_all(clamp_tensor_inputs(args)), rt};
 }
 

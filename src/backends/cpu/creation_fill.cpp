@@ -14,6 +14,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "ops/creation_internal.h"
@@ -141,7 +142,7 @@ Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, con
   const bool all_integral = integral_scalar(start) && integral_scalar(end) && integral_scalar(step);
   const DType dtype =
       dt_v.is_none() ? (all_integral ? DType::Int64 : DType::Float32) : dt_v.to_dtype();
-  CRUCIBLE_CHECK(dtype != DType::Bool, "\"arange_cpu\" not implemented for 'Bool'");
+  if (dtype == DType::Bool) not_implemented_for("arange_cpu", DType::Bool);
   if (is_floating(dtype)) {
     const double s = as_double(start), e = as_double(end), st = as_double(step);
     const double size_d = std::ceil((e - s) / st);

@@ -16,12 +16,11 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
 namespace {
-
-std::string type_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 void check_vector_index(const Tensor& index, const std::string& op) {
   if (index.dim() > 1) op_error(op + "(): Index is supposed to be a vector");
@@ -406,8 +405,8 @@ Values index_add_kernel(const OpDef&, const Values& a) {
   const Value& alpha = a.at(4);
   check_vector_index(index, "index_add_");
   if (source.dtype() != self.dtype())
-    op_error("index_add_(): self (" + type_name(self.dtype()) + ") and source (" +
-             type_name(source.dtype()) + ") must have the same scalar type");
+    op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +
+             scalar_type_name(source.dtype()) + ") must have the same scalar type");
   const int64_t src_dim_size = source.dim() == 0 ? 1 : source.size(dim < source.dim() ? dim : 0);
   if (index.numel() != src_dim_size)
     op_error("index_add_(): Number of indices (" + std::to_string(index.numel()) +

@@ -17,6 +17,7 @@
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/reduction_kernels.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/norm_internal.h"
 
@@ -102,8 +103,8 @@ Values layer_norm_kernel(const OpDef&, const Values& a) {
 
 void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) {
   if (s.dtype() != pdt && !(nnops::is_half_or_bf16(x.dtype()) && s.dtype() == DType::Float32)) {
-    op_error(std::string(name) + ": expected scalar type " + nnops::scalar_type_name(pdt) +
-             " but found " + nnops::scalar_type_name(s.dtype()));
+    op_error(std::string(name) + ": expected scalar type " + scalar_type_name(pdt) + " but found " +
+             scalar_type_name(s.dtype()));
   }
 }
 

@@ -21,6 +21,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "ops/norm_internal.h"
@@ -115,9 +116,7 @@ Values forward(Kind kind, int dims, const Values& a) {
   const Tensor& x = a.at(0).tensor();
   const Plan p = plan_of(kind, dims, x.shape(), a.at(1).to_int_list());
   const DType t = x.dtype();
-  if (t == DType::Bool)
-    op_error("\"" + op_name(kind, dims, false) + "\" not implemented for '" +
-             nnops::scalar_type_name(t) + "'");
+  if (t == DType::Bool) not_implemented_for(op_name(kind, dims, false), t);
   Tensor out = Tensor::uninitialized(p.out, t);
   if (out.numel() == 0) return {Value(out)};
   const auto nd = static_cast<int64_t>(p.out.size());

@@ -5,6 +5,7 @@
 
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/util.h"
@@ -65,8 +66,8 @@ Values run_pointwise(const OpDef& op, const Values& args) {
   } else if (s.mode == PwMode::Out) {
     out = args.at(s.out_arg).tensor();
     if (op.name == "aten.neg.out" || op.name == "aten.abs.out")
-      CRUCIBLE_CHECK(out.dtype() == rt, "Found dtype " + arith::aten_type_name(out.dtype()) +
-                                            " but expected " + arith::aten_type_name(rt));
+      CRUCIBLE_CHECK(out.dtype() == rt, "Found dtype " + scalar_type_name(out.dtype()) +
+                                            " but expected " + scalar_type_name(rt));
     arith::check_out(out, shape, out_dtype);
   } else {
     out = Tensor::uninitialized_strided(shape, pw_output_strides(shape, ins), out_dtype);
@@ -125,13 +126,13 @@ void bool_condition(const Values& a) {
 }
 void lerp_dtypes(const Values& a) {
   const DType t = a.at(0).tensor().dtype();
-  CRUCIBLE_CHECK(a.at(1).tensor().dtype() == t, "expected dtype " + arith::aten_type_name(t) +
+  CRUCIBLE_CHECK(a.at(1).tensor().dtype() == t, "expected dtype " + scalar_type_name(t) +
                                                     " for `end` but got dtype " +
-                                                    arith::aten_type_name(a[1].tensor().dtype()));
+                                                    scalar_type_name(a[1].tensor().dtype()));
   if (a.at(2).is_tensor())
-    CRUCIBLE_CHECK(a[2].tensor().dtype() == t, "expected dtype " + arith::aten_type_name(t) +
+    CRUCIBLE_CHECK(a[2].tensor().dtype() == t, "expected dtype " + scalar_type_name(t) +
                                                    " for `weight` but got dtype " +
-                                                   arith::aten_type_name(a[2].tensor().dtype()));
+                                                   scalar_type_name(a[2].tensor().dtype()));
 }
 void addcdiv_check(const Values& a) {
   CRUCIBLE_CHECK(

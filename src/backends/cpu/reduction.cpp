@@ -20,6 +20,7 @@
 #include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/statistics_internal.h"
 
@@ -237,7 +238,7 @@ Values reduce_sum(const Values& a, bool mean, bool all_dims) {
     op_error(std::string("mean(): could not infer output dtype. ") +
              (has_dtype ? "Optional" : "Input") +
              " dtype must be either a floating point or complex dtype. Got: " +
-             stats::scalar_type_name(out_dtype));
+             scalar_type_name(out_dtype));
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, keepdim);
   Tensor out = Tensor::uninitialized(plan.out_shape, out_dtype);
   // dtype=: the input converted first (f32 summed as f16 values, floats truncated to ints).

@@ -18,6 +18,7 @@
 #include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/statistics_internal.h"
 
@@ -244,7 +245,7 @@ Values prod_impl(const Values& a, const std::vector<int64_t>& dims, bool keepdim
                  const Value& dtype) {
   const Tensor& x = a.at(0).tensor();
   if (x.dtype() == DType::Float8E4M3FN || x.dtype() == DType::Float8E5M2)
-    op_error("\"prod_cpu\" not implemented for '" + stats::scalar_type_name(x.dtype()) + "'");
+    not_implemented_for("prod_cpu", x.dtype());
   const std::optional<DType> given = dtype.opt_dtype();
   const DType out_dt = given ? *given : is_integral(x.dtype(), true) ? DType::Int64 : x.dtype();
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, keepdim);

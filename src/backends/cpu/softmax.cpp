@@ -13,6 +13,7 @@
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/softmax_kernels.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
@@ -32,8 +33,6 @@ bool stream_out(const Tensor& res, int64_t n) {
 }
 
 DType compute_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
-
-std::string scalar_name(DType t) { return std::string(dtype_scalar_type_name(t)); }
 
 // `t` itself when contiguous and of dtype `ct`, else a contiguous copy in `ct`.
 Tensor as_compute(const Tensor& t, DType ct) {
@@ -121,7 +120,7 @@ Values softmax_impl(const Values& a, bool log) {
     const bool last = x.dim() == 0 || dim == x.dim() - 1;
     op_error(std::string("\"") + (log ? "log_" : "") +
              (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl") +
-             "\" not implemented for '" + scalar_name(x.dtype()) + "'");
+             "\" not implemented for '" + scalar_type_name(x.dtype()) + "'");
   }
   const DType ct = compute_dtype(x.dtype());
   const Tensor xs = as_compute(x, ct);
@@ -159,11 +158,11 @@ Values backward_impl(const Values& a, bool log) {
     const bool last = g.dim() == 0 || dim == g.dim() - 1;
     op_error(std::string("\"") + (log ? "log_" : "") +
              (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl") +
-             "\" not implemented for '" + scalar_name(g.dtype()) + "'");
+             "\" not implemented for '" + scalar_type_name(g.dtype()) + "'");
   }
   if (y.dtype() != g.dtype())
-    op_error("expected scalar type " + scalar_name(g.dtype()) + " but found " +
-             scalar_name(y.dtype()));
+    op_error("expected scalar type " + scalar_type_name(g.dtype()) + " but found " +
+             scalar_type_name(y.dtype()));
   const DType ct = compute_dtype(g.dtype());
   const Tensor gs = as_compute(g, ct), ys = as_compute(y, ct);
   const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);
