@@ -6,9 +6,9 @@
 
 #include "cli/commands.h"
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 
 namespace crucible {
@@ -20,7 +20,10 @@ std::string describe(const Value& v) {
     if (!v.tensor().defined()) return "None";
     const Tensor& t = v.tensor();
     std::string s = fmt::format("T({}, {}", shape_str(t.shape()), dtype_code(t.dtype()));
-    if (!t.is_contiguous()) s += ", stride=" + shape_str(t.strides());
+    if (!t.is_contiguous()) {
+      std::string st = shape_str(t.strides());  // "[1, 7]", printed as the grammar's (1, 7)
+      s += ", stride=(" + st.substr(1, st.size() - 2) + ")";
+    }
     return s + ")";
   }
   if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList) {
