@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "crucible/backends/blas_core.h"
 #include "backends/cpu/cpu_backend.h"
+#include "crucible/backends/blas_core.h"
 #include "crucible/ops/op.h"
 
 namespace {

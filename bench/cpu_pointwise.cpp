@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "crucible/backends/blas_core.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/parallel.h"
+#include "crucible/backends/blas_core.h"
 #include "crucible/ops/op.h"
 
 using namespace crucible;

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "crucible/backends/blas_core.h"
 #include "cli/commands.h"
+#include "crucible/backends/blas_core.h"
 #include "crucible/build_info.h"
 #include "crucible/core/error.h"
 

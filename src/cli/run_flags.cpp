@@ -266,8 +266,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          f.max_numel = *v;
        });
   flag("--max-flops",
-       "traces: skip matmul/convolution cases estimated above this many FLOPs (0: no cap; "
-       "default 2e9)",
+       "traces: skip cases whose cost model gives more FLOPs than this (0: no cap; default "
+       "2e9)",
        "REAL", [&f](const std::string& s) {
          const auto v = decimal_real(s);
          if (!v || *v < 0)

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/error.h"
 #include "ops/random_checks.h"
 
 namespace crucible {

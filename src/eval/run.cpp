@@ -27,11 +27,11 @@
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/evaluate.h"
 #include "crucible/eval/workers.h"
-#include "sandbox/death_note.h"
 #include "crucible/report/atomic_file.h"
 #include "crucible/report/manifest.h"
 #include "crucible/report/summary.h"
 #include "eval/progress.h"
+#include "sandbox/death_note.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/error.h"
 #include "ops/judges.h"
 
 namespace crucible::judges {

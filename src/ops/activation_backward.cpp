@@ -31,8 +31,8 @@
 #include <span>
 #include <string>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/pointwise_math_internal.h"

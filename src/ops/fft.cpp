@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/fft_internal.h"
 #include "ops/meta_fn.h"

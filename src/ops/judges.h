@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "crucible/core/value.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/value.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::judges {

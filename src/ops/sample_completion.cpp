@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 
 namespace crucible {
 

@@ -22,7 +22,6 @@ DType result_type(const Tensor& a, const Scalar& b);
 // inputs give f32 (the default dtype), floating inputs keep their dtype.
 DType to_float_dtype(DType t);
 
-
 // Strided iteration over a common (broadcast) shape. For each output element, `fn` gets the
 // element offsets (in elements, relative to each tensor's storage start) of every operand.
 // `operands` may have shapes broadcastable to `shape`.

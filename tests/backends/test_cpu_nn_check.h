@@ -10,8 +10,8 @@
 #include <string>
 
 #include "backends/cpu/cpu_backend.h"
-#include "crucible/core/error.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu_test {

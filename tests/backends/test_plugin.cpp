@@ -10,9 +10,9 @@
 #include "backends/plugin/kernel_library.h"
 #include "crucible/backends/backend.h"
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/evaluate.h"
+#include "crucible/ops/materialize.h"
 
 namespace crucible {
 namespace {

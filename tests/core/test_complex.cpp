@@ -7,10 +7,10 @@
 #include <limits>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/cases/literal.h"
 #include "crucible/core/dtype.h"
 #include "crucible/core/tensor.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/util.h"
 

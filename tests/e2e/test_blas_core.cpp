@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "crucible/backends/blas_core.h"
 #include "backends/cpu/cpu_features.h"
+#include "crucible/backends/blas_core.h"
 #include "e2e/cli_helpers.h"
 
 namespace crucible::e2e {

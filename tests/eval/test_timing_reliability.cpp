@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "crucible/results/result.h"
 #include "crucible/report/summary.h"
+#include "crucible/results/result.h"
 
 namespace crucible {
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::arith_test {

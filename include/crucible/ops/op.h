@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "crucible/cases/literal.h"
-#include "crucible/core/value.h"
 #include "crucible/compare/compare.h"
+#include "crucible/core/value.h"
 #include "crucible/schema/schema.h"
 
 namespace crucible {

@@ -2,7 +2,6 @@
 #include "backends/plugin/output_plan.h"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 

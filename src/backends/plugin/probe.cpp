@@ -27,8 +27,8 @@
 
 #include "backends/plugin/kernel_library.h"
 #include "crucible/core/error.h"
-#include "sandbox/death_note.h"
 #include "crucible/ops/op.h"
+#include "sandbox/death_note.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {
