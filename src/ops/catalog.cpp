@@ -8,6 +8,7 @@
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 #include "ops/sample_completion.h"
+#include "ops/variant_samples.h"
 
 namespace crucible {
 
@@ -183,6 +184,8 @@ const OpRegistry& OpRegistry::catalog() {
     register_padding_ops(*r);
     register_fft_ops(*r);
     for (auto& [name, op] : r->ops_) complete_samples(*op);
+    // The in-place and out= overloads ATen has for these ops, derived from them.
+    register_derived_variants(*r);
     return r;
   }();
   return *registry;

@@ -7,6 +7,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/variants.h"
 
 namespace crucible {
 
@@ -30,11 +31,9 @@ class CpuBackend final : public Backend {
     return "crucible cpu (" + cpu::isa_level() + ", " + std::to_string(cpu::num_threads()) +
            " threads)";
   }
-  bool has_op(const OpDef& op) const override {
-    return cpu::kernel_table().find(op.name) != nullptr;
-  }
+  bool has_op(const OpDef& op) const override { return entry(op) != nullptr; }
   std::vector<DType> supported_dtypes(const OpDef& op) const override {
-    const cpu::KernelEntry* e = cpu::kernel_table().find(op.name);
+    const cpu::KernelEntry* e = entry(op);
     if (!e) return {};
     std::vector<DType> out;
     for (DType t : op.dtypes)
@@ -42,10 +41,15 @@ class CpuBackend final : public Backend {
     return out;
   }
   bool supports(const OpDef& op, const Values& args, std::string* why) const override {
-    const cpu::KernelEntry* e = cpu::kernel_table().find(op.name);
+    const cpu::KernelEntry* e = entry(op);
     if (!e) {
       if (why) *why = "backend 'cpu' does not implement " + op.name;
       return false;
+    }
+    // A derived in-place or out= overload runs its functional op's kernel.
+    if (const DerivedVariant* v = variant(op)) {
+      Values f = functional_arguments(*v, args);
+      return supports(*v->functional, f, why);
     }
     if (auto d = primary_dtype(args)) {
       if (std::find(e->dtypes.begin(), e->dtypes.end(), *d) == e->dtypes.end()) {
@@ -60,11 +64,28 @@ class CpuBackend final : public Backend {
   Values run(const OpDef& op, const Values& args) override {
     std::string why;
     if (!supports(op, args, &why)) unsupported(why);
+    if (const DerivedVariant* v = variant(op)) {
+      const Values results =
+          entry(*v->functional)->run(*v->functional, functional_arguments(*v, args));
+      return write_destinations(op, *v, args, results);
+    }
     return cpu::kernel_table().find(op.name)->run(op, args);
   }
   void set_num_threads(int n) override { cpu::set_num_threads(n); }
 
  private:
+  // A derived overload without a kernel of its own: its derivation.
+  static const DerivedVariant* variant(const OpDef& op) {
+    if (cpu::kernel_table().find(op.name)) return nullptr;
+    return derived_variant(op.name);
+  }
+  // The kernel that runs `op`: its own, or its functional op's for a derived overload.
+  static const cpu::KernelEntry* entry(const OpDef& op) {
+    if (const cpu::KernelEntry* e = cpu::kernel_table().find(op.name)) return e;
+    if (const DerivedVariant* v = derived_variant(op.name))
+      return cpu::kernel_table().find(v->functional->name);
+    return nullptr;
+  }
   static std::string dtype_list(const std::vector<DType>& ts) {
     std::string s;
     for (DType t : ts) s += (s.empty() ? "" : " ") + std::string(dtype_code(t));

@@ -1,0 +1,201 @@
+// The correctness samples of derived in-place and out= overloads (variant_samples.h).
+#include "ops/variant_samples.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "crucible/core/dispatch.h"
+#include "crucible/core/dtype.h"
+#include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
+#include "ops/samples.h"
+
+namespace crucible {
+
+namespace {
+
+using cases::Literal;
+using cases::LitKind;
+using samples::T;
+
+constexpr size_t kComputing = 6;  // computing samples taken from the functional op
+constexpr size_t kErrors = 2;     // error samples taken from the functional op
+
+bool is_error(const Sample& s) { return s.label.starts_with("error"); }
+
+std::optional<DType> first_tensor_dtype(const cases::CallSpec& call) {
+  for (const Literal& l : call.args)
+    if (l.kind == LitKind::Tensor) return l.tensor.dtype;
+  return std::nullopt;
+}
+
+// The functional op's results for a sample (meta tensors), or nothing when it does not compute.
+std::optional<Values> results_of(const OpDef& f, const cases::CallSpec& call) {
+  try {
+    return f.run_meta(materialize_meta(f, call));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// A destination literal like `t`: contiguous, or with its last two dims laid out transposed.
+Literal destination(const Tensor& t, bool transposed, DType dtype) {
+  if (!transposed || t.dim() < 2) return T(t.shape(), dtype);
+  Shape swapped = t.shape();
+  std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+  Shape strides = contiguous_strides(swapped);
+  std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+  return T(t.shape(), dtype, strides);
+}
+
+// The call of the out= overload: the functional call (a factory's TensorOptions keywords
+// dropped) with one destination per result.
+cases::CallSpec with_destinations(const OpDef& variant, const DerivedVariant& v,
+                                  cases::CallSpec call, const Values& results, bool transposed,
+                                  std::optional<DType> dtype = std::nullopt) {
+  if (v.rule == WriteRule::Factory)
+    std::erase_if(call.kwargs, [](const auto& kw) {
+      return kw.first == "dtype" || kw.first == "layout" || kw.first == "device" ||
+             kw.first == "pin_memory";
+    });
+  for (size_t k = 0; k < v.destinations.size() && k < results.size(); ++k) {
+    const std::string& name = variant.schema.arguments[v.destinations[k]].name;
+    const Value& r = results[k];
+    if (r.is_tensor()) {
+      call.kwargs.emplace_back(
+          name, destination(r.tensor(), transposed, dtype.value_or(r.tensor().dtype())));
+    } else {
+      std::vector<Literal> items;
+      for (const Tensor& t : r.tensors())
+        items.push_back(destination(t, transposed, dtype.value_or(t.dtype())));
+      call.kwargs.emplace_back(name, Literal::list(std::move(items)));
+    }
+  }
+  return call;
+}
+
+bool expanded(const cases::TensorLit& t) {
+  if (!t.strides) return false;
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if ((*t.strides)[d] == 0 && t.shape[d] > 1) return true;
+  return false;
+}
+
+// Why self cannot take the result in place (ATen raises), or nothing.
+std::optional<std::string> inplace_refusal(const DerivedVariant& v, const cases::TensorLit& self,
+                                           const Tensor& result) {
+  if (expanded(self)) return "self expanded (internal overlap)";
+  if (result.shape() != self.shape) return "self would broadcast to " + shape_str(result.shape());
+  if (v.rule == WriteRule::Cast && !can_cast(result.dtype(), self.dtype))
+    return "result " + scalar_type_name(result.dtype()) + " can't be cast to self " +
+           scalar_type_name(self.dtype);
+  return std::nullopt;
+}
+
+// A dtype the result can be cast to (Cast rule), other than its own.
+DType wider(DType t) {
+  if (t == DType::Bool) return DType::Int32;
+  if (is_integral(t, false)) return t == DType::Int64 ? DType::Float32 : DType::Int64;
+  if (is_complex(t)) return DType::Complex128;
+  return t == DType::Float64 ? DType::Complex128 : DType::Float64;
+}
+
+// A dtype the result cannot be cast to, if any.
+std::optional<DType> narrower(DType t) {
+  if (t == DType::Bool) return std::nullopt;
+  if (is_integral(t, false)) return DType::Bool;
+  return DType::Int64;
+}
+
+}  // namespace
+
+std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& v) {
+  const OpDef& f = *v.functional;
+  const std::vector<Sample> own = f.samples(SampleContext{});
+  // The computing samples to take: one per first-tensor dtype first, then in order.
+  std::vector<const Sample*> picked;
+  std::set<int> dtypes_seen;
+  for (int pass = 0; pass < 2 && picked.size() < kComputing; ++pass)
+    for (const Sample& s : own) {
+      if (picked.size() >= kComputing) break;
+      if (is_error(s) || std::find(picked.begin(), picked.end(), &s) != picked.end()) continue;
+      const int d = static_cast<int>(first_tensor_dtype(s.call).value_or(DType::Float32));
+      if (pass == 0 && !dtypes_seen.insert(d).second) continue;
+      picked.push_back(&s);
+    }
+
+  std::vector<Sample> out;
+  size_t inplace_errors = 0;
+  bool rule_cases = false;
+  for (const Sample* s : picked) {
+    const std::optional<Values> res = results_of(f, s->call);
+    if (!res || res->empty()) continue;
+    if (v.inplace) {
+      if (s->call.args.empty() || s->call.args[0].kind != LitKind::Tensor ||
+          !res->at(0).is_tensor())
+        continue;
+      const Tensor& r = res->at(0).tensor();
+      const auto why = inplace_refusal(v, s->call.args[0].tensor, r);
+      if (!why) {
+        if (r.dtype() != s->call.args[0].tensor.dtype && v.rule != WriteRule::Cast) continue;
+        Sample d = *s;
+        d.label = "in place, " + s->label;
+        out.push_back(std::move(d));
+      } else if (v.rule == WriteRule::Cast && inplace_errors < kErrors) {
+        Sample d = *s;
+        d.label = "error: " + *why + ", " + s->label;
+        out.push_back(std::move(d));
+        ++inplace_errors;
+      }
+      continue;
+    }
+    const bool transposed = out.size() % 3 == 2;
+    Sample d = *s;
+    d.call = with_destinations(variant, v, s->call, *res, transposed);
+    d.label = std::string(transposed ? "out transposed, " : "out, ") + s->label;
+    out.push_back(std::move(d));
+    // The Cast rule's own cases, once: an out of a wider dtype, and one the result cannot be
+    // cast to.
+    if (v.rule == WriteRule::Cast && !rule_cases && res->at(0).is_tensor()) {
+      rule_cases = true;
+      const DType rt = res->at(0).tensor().dtype();
+      Sample w = *s;
+      w.call = with_destinations(variant, v, s->call, *res, false, wider(rt));
+      w.label = "out " + std::string(dtype_code(wider(rt))) + " (cast), " + s->label;
+      out.push_back(std::move(w));
+      if (const auto n = narrower(rt)) {
+        Sample e = *s;
+        e.call = with_destinations(variant, v, s->call, *res, false, *n);
+        e.label = "error: result " + scalar_type_name(rt) + " can't be cast to out " +
+                  scalar_type_name(*n) + ", " + s->label;
+        out.push_back(std::move(e));
+      }
+    }
+  }
+  // The functional op's errors raise through the variant too (a factory's mostly concern the
+  // TensorOptions its out= overload does not have).
+  size_t errors = 0;
+  for (const Sample& s : own) {
+    if (v.rule == WriteRule::Factory) break;
+    if (errors >= kErrors) break;
+    if (!is_error(s) || s.cpu_only_error) continue;
+    Sample d = s;
+    if (!v.inplace) {
+      // A destination the error does not depend on: [0] of the first tensor's dtype.
+      const DType dt = first_tensor_dtype(s.call).value_or(DType::Float32);
+      for (size_t k = 0; k < v.destinations.size(); ++k) {
+        const Argument& a = variant.schema.arguments[v.destinations[k]];
+        d.call.kwargs.emplace_back(a.name,
+                                   a.type.is_list ? Literal::list({T({0}, dt)}) : T({0}, dt));
+      }
+    } else if (s.call.args.empty() || s.call.args[0].kind != LitKind::Tensor) {
+      continue;
+    }
+    out.push_back(std::move(d));
+    ++errors;
+  }
+  return out;
+}
+
+}  // namespace crucible
