@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "crucible/backends/backend.h"
+#include "crucible/ops/variants.h"
 
 namespace crucible {
 
@@ -36,6 +37,8 @@ int command_ops(const std::string& backend_spec, bool as_json) {
                           {"schema", op->schema.str()},
                           {"dtypes", dtype_list(op->dtypes)}};
       if (backend) e["backend_dtypes"] = dtype_list(bd);
+      if (const DerivedVariant* v = derived_variant(op->name))
+        e["derived_from"] = v->functional->name;
       j.push_back(e);
     } else {
       fmt::print("{:<36} {:<18} {:<40}{}\n", op->name, op->family, dtype_list(op->dtypes),
@@ -45,7 +48,12 @@ int command_ops(const std::string& backend_spec, bool as_json) {
   if (as_json) {
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("\n{} overloads in the catalog", cat.all().size());
+    size_t derived = 0;
+    for (const OpDef* op : cat.all()) derived += derived_variant(op->name) != nullptr;
+    fmt::print(
+        "\n{} overloads in the catalog ({} in-place and out= overloads derived from their "
+        "functional op)",
+        cat.all().size(), derived);
     if (backend) fmt::print("; {} supported by {}", supported, backend->name());
     fmt::print("\n");
   }

@@ -12,6 +12,7 @@
 #include "crucible/cases/case.h"
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
+#include "crucible/ops/variants.h"
 
 namespace crucible {
 
@@ -331,7 +332,16 @@ class Materializer {
  public:
   Materializer(const OpDef& op, const cases::CallSpec& call, uint64_t seed, bool meta)
       : op_(op), call_(call), seed_(seed), meta_(meta) {
-    std::string text = cases::print_call(call);
+    // A derived out= overload draws its inputs as its functional op's case does (the same call
+    // without the destinations): the two cases compute the same thing.
+    cases::CallSpec key = call;
+    if (const DerivedVariant* v = derived_variant(op.name); v && !v->inplace)
+      std::erase_if(key.kwargs, [&](const auto& kw) {
+        for (size_t d : v->destinations)
+          if (op.schema.arguments[d].name == kw.first) return true;
+        return false;
+      });
+    std::string text = cases::print_call(key);
     call_hash_ = hash64(text.data(), text.size());
   }
 

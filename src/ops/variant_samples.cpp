@@ -93,12 +93,13 @@ std::optional<std::string> inplace_refusal(const DerivedVariant& v, const cases:
   return std::nullopt;
 }
 
-// A dtype the result can be cast to (Cast rule), other than its own.
-DType wider(DType t) {
+// A dtype the result can be cast to (Cast rule), other than its own, and that holds it exactly
+// (so that the comparison's tolerance, the destination dtype's, stays right): integral and bool
+// results only.
+std::optional<DType> wider(DType t) {
   if (t == DType::Bool) return DType::Int32;
-  if (is_integral(t, false)) return t == DType::Int64 ? DType::Float32 : DType::Int64;
-  if (is_complex(t)) return DType::Complex128;
-  return t == DType::Float64 ? DType::Complex128 : DType::Float64;
+  if (is_integral(t, false)) return t == DType::Int64 ? DType::Float64 : DType::Int64;
+  return std::nullopt;
 }
 
 // A dtype the result cannot be cast to, if any.
@@ -155,16 +156,24 @@ std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& 
     d.call = with_destinations(variant, v, s->call, *res, transposed);
     d.label = std::string(transposed ? "out transposed, " : "out, ") + s->label;
     out.push_back(std::move(d));
-    // The Cast rule's own cases, once: an out of a wider dtype, and one the result cannot be
-    // cast to.
-    if (v.rule == WriteRule::Cast && !rule_cases && res->at(0).is_tensor()) {
+    // The rule's own cases, once: an out of a wider dtype (Cast: written converted; Same:
+    // refused), and one the result cannot be cast to (Cast).
+    const bool iterator = v.rule == WriteRule::Cast || v.rule == WriteRule::Same;
+    if (iterator && !rule_cases && res->at(0).is_tensor()) {
       rule_cases = true;
       const DType rt = res->at(0).tensor().dtype();
-      Sample w = *s;
-      w.call = with_destinations(variant, v, s->call, *res, false, wider(rt));
-      w.label = "out " + std::string(dtype_code(wider(rt))) + " (cast), " + s->label;
-      out.push_back(std::move(w));
-      if (const auto n = narrower(rt)) {
+      const DType wd = wider(rt).value_or(rt == DType::Float64 ? DType::Float32 : DType::Float64);
+      // Same: any other dtype is refused; Cast: an exact one is written converted.
+      if (v.rule == WriteRule::Same || wider(rt)) {
+        Sample w = *s;
+        w.call = with_destinations(variant, v, s->call, *res, false, wd);
+        w.label = v.rule == WriteRule::Cast
+                      ? "out " + std::string(dtype_code(wd)) + " (cast), " + s->label
+                      : "error: out " + std::string(dtype_code(wd)) + " for a " +
+                            std::string(dtype_code(rt)) + " result, " + s->label;
+        out.push_back(std::move(w));
+      }
+      if (const auto n = narrower(rt); n && v.rule == WriteRule::Cast) {
         Sample e = *s;
         e.call = with_destinations(variant, v, s->call, *res, false, *n);
         e.label = "error: result " + scalar_type_name(rt) + " can't be cast to out " +

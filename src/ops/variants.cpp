@@ -164,6 +164,9 @@ Values check_destinations(const OpDef& variant, const DerivedVariant& v, const V
       op_error("Bad in-place call: input tensor size " + shape_str(d.shape()) +
                " and output tensor size " + shape_str(r.shape()) + " should match");
     }
+    if (v.rule == WriteRule::Same && r.dtype() != d.dtype())
+      op_error("Found dtype " + scalar_type_name(d.dtype()) + " but expected " +
+               scalar_type_name(r.dtype()));
     if (v.rule == WriteRule::Cast && !can_cast(r.dtype(), d.dtype()))
       op_error("result type " + scalar_type_name(r.dtype()) +
                " can't be cast to the desired output type " + scalar_type_name(d.dtype()));

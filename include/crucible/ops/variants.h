@@ -24,6 +24,10 @@ enum class WriteRule : uint8_t {
   // TensorIterator ops (ATen tags them pointwise): the result's dtype must be castable to the
   // destination's (can_cast); in place, self must already have the broadcast shape.
   Cast,
+  // TensorIterator's unary_op (abs, neg, ceil, floor, trunc, round, sign, sgn, bitwise_not):
+  // every operand has one dtype, so an out= of another dtype raises "Found dtype Double but
+  // expected Float".
+  Same,
   // The others: the result is written as copy_ writes it (any dtype, converted); crucible's
   // samples give these destinations the result's dtype, where every ATen kernel kind agrees.
   Copy,

@@ -249,6 +249,20 @@ class AtenBackend final : public Backend {
       b.schema = &b.jit->schema();
     }
     const c10::FunctionSchema& schema = *b.schema;
+#if TORCH_VERSION_MAJOR < 2
+    // libtorch 1.x boxes an out= overload with several outputs so that the references it returns
+    // point at arguments it has already popped from the stack: the call reads freed memory and
+    // the worker dies (SIGSEGV) or its heap is corrupted.
+    int outs = 0;
+    for (const c10::Argument& a : schema.arguments())
+      if (a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite()) ++outs;
+    if (outs > 1) {
+      b.why_not = "libtorch " TORCH_VERSION " cannot run " + display +
+                  " boxed: with several out= arguments its boxed call returns references to "
+                  "arguments it has already popped (a use-after-free); crucible does not call it";
+      return b;
+    }
+#endif
     b.catalog_used.assign(op.schema.arguments.size(), false);
     for (const c10::Argument& a : schema.arguments()) {
       const int j = op.schema.find_argument(a.name());
