@@ -21,6 +21,9 @@ NOT_DERIVED = {
     "aten.squeeze_.default", "aten.squeeze_.dim", "aten.squeeze_.dims", "aten.unsqueeze_.default",
     # Data-dependent output shapes: ATen resizes the out tensor to the result.
     "aten.nonzero.out",
+    # ATen's schema does not mark running_mean/running_var as written although the kernel
+    # updates them in training (the functional op's schema does).
+    "aten.native_batch_norm.out",
     # A sparse result: crucible's tensors are strided.
     "aten._sparse_coo_tensor_with_dims_and_tensors.out",
 }

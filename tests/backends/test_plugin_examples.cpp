@@ -46,7 +46,7 @@ TEST(ExamplesPlugin, OpinfoPassesThroughTheCli) {
   const std::string dir = e2e::temp_dir("examples-plugin");
   const std::string lib = std::string(CRUCIBLE_TEST_PLUGIN_DIR) + "/libexamples.so";
   auto o = e2e::crucible("run --suite opinfo --backend plugin:" + lib +
-                         " --ops relu,add,_softmax,mm,relu_ --workers 2 --timeout 20 --out " + dir +
+                         " --ops relu.default,relu_.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default --workers 2 --timeout 20 --out " + dir +
                          "/run");
   EXPECT_EQ(o.status, 0) << o.out;
   auto ops = kOps;
@@ -71,7 +71,7 @@ TEST(ExamplesPlugin, BuildsAgainstAnInstalledCrucibleAndPasses) {
   const std::string lib = dir + "/build/libexample_plugin.so";
   ASSERT_TRUE(fs::exists(lib)) << o.out;
   o = e2e::crucible("run --suite opinfo --backend plugin:" + lib +
-                    " --ops relu,add,_softmax,mm --workers 2 --timeout 20 --out " + dir + "/run");
+                    " --ops relu.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default --workers 2 --timeout 20 --out " + dir + "/run");
   EXPECT_EQ(o.status, 0) << o.out;
   expect_all_passed(dir + "/run", kOps);
   // The manifest names the backend by its library.

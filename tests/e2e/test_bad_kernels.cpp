@@ -179,7 +179,7 @@ TEST(KernelFolders, ExampleKernelsPassThroughTheDirBackend) {
   setenv("CRUCIBLE_KERNEL_CACHE", kernel_cache().c_str(), 1);
   Output o = crucible("run --suite opinfo --backend dir:" +
                       shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/examples/kernels") +
-                      " --ops relu,add,_softmax,mm -q --out " + out);
+                      " --ops relu.default,relu_.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default -q --out " + out);
   unsetenv("CRUCIBLE_KERNEL_CACHE");
   ASSERT_EQ(o.status, 0) << o.out;
   Verdicts v(read_jsonl(out + "/results.jsonl"));
