@@ -1,0 +1,66 @@
+// The plan of a run: everything `crucible run` decides before any case runs. Making it resolves
+// the options, checks the backends and the sandbox, builds the cases, takes the run folder (its
+// lock, results.jsonl, what a resumed run already holds) and writes its manifest.json; all that
+// can be refused is refused there. The correctness and timing phases then work from the plan
+// (src/eval/run_phases.h), and run() writes the reports.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "crucible/eval/calibrate.h"
+#include "crucible/eval/run.h"
+#include "crucible/report/manifest.h"
+#include "crucible/results/result.h"
+#include "crucible/suites/suite.h"
+
+namespace crucible {
+
+class ResultsFile;
+class RunFolderLock;
+class ScratchRoot;
+struct SandboxOptions;
+
+struct RunPlan {
+  RunPlan();
+  ~RunPlan();
+  RunPlan(RunPlan&&) noexcept;
+  RunPlan& operator=(RunPlan&&) noexcept;
+
+  // The options with their defaults filled in: the backend, the baseline, the workers and
+  // threads, the suite's name ("case" for --op/--case), the run folder (`out`, also when
+  // resuming).
+  RunOptions options;
+  // The candidate, the reference and (with --perf) the baseline, as the manifest names them.
+  std::vector<BackendInfo> backends;
+
+  // Untrusted kernels (plugin:, dir:) run in sandboxed workers unless --no-sandbox; the sandbox
+  // was entered once in a probe process. Set only when sandboxed: the workers' scratch folders
+  // (removed with the plan) and the sandbox they enter.
+  bool sandboxed = false;
+  std::unique_ptr<ScratchRoot> scratch;
+  std::unique_ptr<SandboxOptions> sandbox;
+
+  // The suite's cases (or the single --op/--case), in order.
+  std::vector<SuiteCase> cases;
+
+  // The run folder, locked until the plan ends; results.jsonl, open for appending.
+  std::unique_ptr<RunFolderLock> lock;
+  std::string results_path;
+  std::unique_ptr<ResultsFile> results_file;
+
+  // What a resumed run already holds (its results.jsonl), and the ids of those cases and timings.
+  std::vector<CaseResult> previous_results;
+  std::vector<TimingRecord> previous_timings;
+  std::set<std::string> done_cases, done_timings;
+
+  // --perf: the machine's peaks, for "% of peak" (also in the manifest).
+  MachinePeaks peaks;
+};
+
+// Makes the plan of a run (see above). Usage and input errors are thrown, as run() throws them.
+RunPlan make_run_plan(const RunOptions& opts);
+
+}  // namespace crucible

@@ -1,0 +1,323 @@
+// The correctness and timing phases of a run, in isolated workers that create the run's backends
+// once each.
+#include "eval/run_phases.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <new>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "crucible/backends/backend.h"
+#include "crucible/cases/trace.h"
+#include "crucible/core/error.h"
+#include "crucible/core/tensor.h"
+#include "crucible/eval/evaluate.h"
+#include "crucible/eval/workers.h"
+#include "eval/progress.h"
+#include "eval/run_folder.h"
+#include "sandbox/death_note.h"
+#include "sandbox/sandbox.h"
+
+namespace crucible {
+
+using nlohmann::json;
+
+namespace {
+
+// A worker's report of case `id`: the JSON of a case result (or timing record) of that very
+// case; anything else is a MalformedReport (the case's verdict, src/eval/workers.h).
+json parse_report(const std::string& payload, const char* record, const std::string& id) {
+  json j = json::parse(payload, nullptr, false);
+  if (j.is_discarded()) throw MalformedReport("not JSON");
+  if (!j.is_object() || !j.contains("record") || j["record"] != record)
+    throw MalformedReport(fmt::format("not a {} record", record));
+  if (!j.contains("case_id") || j["case_id"] != id)
+    throw MalformedReport("a report of another case than " + id);
+  return j;
+}
+
+CaseResult case_report(const std::string& payload, const std::string& id) {
+  json j = parse_report(payload, "case", id);
+  try {
+    return case_result_from_json(j);
+  } catch (const Error& e) {
+    throw MalformedReport(e.what());
+  }
+}
+
+TimingRecord timing_report(const std::string& payload, const std::string& id) {
+  json j = parse_report(payload, "timing", id);
+  try {
+    return timing_record_from_json(j);
+  } catch (const Error& e) {
+    throw MalformedReport(e.what());
+  }
+}
+
+std::string bytes_text(size_t n) {
+  if (n >= (size_t{1} << 30) && n % (size_t{1} << 30) == 0) return fmt::format("{}G", n >> 30);
+  if (n >= (size_t{1} << 20) && n % (size_t{1} << 20) == 0) return fmt::format("{}M", n >> 20);
+  return fmt::format("{} bytes", n);
+}
+
+// Which memory limit an allocation met: crucible's own count of the worker's tensors against
+// --memory-limit, or the worker's address-space limit (--memory-limit plus head-room).
+std::string memory_limit_detail(const std::string& what, size_t limit) {
+  if (what.find("exceeds the memory limit") != std::string::npos)
+    return fmt::format(
+        "the worker's tensors (the inputs, their copies and the outputs together) would exceed "
+        "--memory-limit {}: {}",
+        bytes_text(limit), what);
+  if (limit == 0) return "the machine is out of memory: " + what;
+  return fmt::format(
+      "the worker's address-space limit ({} = --memory-limit {} + 512M for code, stacks and "
+      "the allocator) was reached: {}",
+      bytes_text(limit + (size_t{512} << 20)), bytes_text(limit), what);
+}
+
+// The machine's load now.
+LoadSample sample_load() {
+  LoadSample l;
+  std::ifstream la("/proc/loadavg");
+  if (!(la >> l.loadavg)) l.loadavg = -1;
+  std::ifstream st("/proc/stat");
+  std::string key;
+  while (st >> key) {
+    if (key == "procs_running") {
+      st >> l.running;
+      break;
+    }
+    st.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return l;
+}
+
+// A case result of `sc` without a verdict yet.
+CaseResult base_result(const SuiteCase& sc) {
+  CaseResult r;
+  r.case_id = sc.c.id();
+  r.op = sc.c.op;
+  r.call = cases::print_call(sc.c.call);
+  r.label = sc.c.label;
+  r.source = sc.c.source;
+  r.seed = sc.c.seed;
+  r.cnt = sc.c.cnt;
+  if (auto d = primary_dtype(sc.c.call)) r.dtype = std::string(dtype_code(*d));
+  return r;
+}
+
+// Appends a decided case (or timing) to results.jsonl and keeps it.
+void record(const RunPlan& plan, RunRecords& records, CaseResult r) {
+  plan.results_file->append(to_json(r));
+  records.results.push_back(std::move(r));
+}
+
+void record(const RunPlan& plan, RunRecords& records, TimingRecord t) {
+  plan.results_file->append(to_json(t));
+  records.timings.push_back(std::move(t));
+}
+
+// Backends a worker creates once, after it is forked (plugins never load in this process).
+struct WorkerBackends {
+  std::unique_ptr<Backend> reference, candidate, baseline;
+};
+
+// The options of a phase's workers: each creates the plan's backends in `wb` as it starts.
+WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers,
+                             double timeout_s) {
+  WorkerOptions wo;
+  wo.workers = workers;
+  wo.timeout_s = timeout_s;
+  wo.memory_limit = plan.options.memory_limit;
+  wo.on_worker_start = [&plan, wb] {
+    const RunOptions& o = plan.options;
+    set_allocation_limit(o.memory_limit);
+    wb->reference = BackendRegistry::instance().create(o.reference);
+    wb->candidate = BackendRegistry::instance().create(o.backend);
+    if (o.perf) wb->baseline = BackendRegistry::instance().create(o.baseline);
+    // Kernels from outside run in candidate processes of their own, sandboxed; this worker
+    // (which judges) never loads them.
+    CandidateIsolation iso;
+    if (plan.sandboxed) {
+      const SandboxOptions* sandbox = plan.sandbox.get();
+      iso.enter_sandbox = [sandbox] { return enter_sandbox(*sandbox); };
+    }
+    iso.call_started = sandbox_job_started;
+    iso.adopt_note_page = adopt_worker_death_note_page;
+    iso.set_note = [](const std::string& note) { set_worker_death_note(note.c_str()); };
+    for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
+      if (b) {
+        b->set_num_threads(o.threads);
+        b->isolate_candidates(iso);
+      }
+  };
+  return wo;
+}
+
+// Evaluates case `sc` in a worker. An error that escapes the evaluation (an input copy over the
+// memory limit, ...) is this case's verdict, never the worker's end.
+CaseResult evaluate_in_worker(const RunPlan& plan, const SuiteCase& sc, WorkerBackends& wb) {
+  const RunOptions& o = plan.options;
+  CaseResult r;
+  try {
+    r = evaluate_case(sc.c, *sc.op, *wb.reference, *wb.candidate);
+  } catch (const Error& e) {
+    r = base_result(sc);
+    r.status = e.kind() == ErrorKind::Memory        ? Status::MemoryLimit
+               : e.kind() == ErrorKind::Unsupported ? Status::Unsupported
+                                                    : Status::Crashed;
+    r.detail = e.kind() == ErrorKind::Memory ? memory_limit_detail(e.what(), o.memory_limit)
+               : r.status == Status::Crashed
+                   ? std::string("the evaluation stopped on an error: ") + e.what()
+                   : std::string(e.what());
+  } catch (const std::bad_alloc&) {
+    r = base_result(sc);
+    r.status = Status::MemoryLimit;
+    r.detail = memory_limit_detail("allocation failed (std::bad_alloc)", o.memory_limit);
+  } catch (const std::exception& e) {
+    r = base_result(sc);
+    r.status = Status::Crashed;
+    r.detail = std::string("the evaluation stopped on an error: ") + e.what();
+  }
+  if (r.status != Status::Passed) r.reproducer = sc.c.reproducer(o.backend);
+  return r;
+}
+
+}  // namespace
+
+void run_correctness(const RunPlan& plan, RunRecords& records) {
+  const RunOptions& o = plan.options;
+  const std::vector<SuiteCase>& cases = plan.cases;
+
+  // Cases decided without running anything.
+  std::set<std::string> done_cases = plan.done_cases;
+  std::vector<size_t> to_run;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const SuiteCase& sc = cases[i];
+    std::string id = sc.c.id();
+    if (done_cases.count(id)) continue;
+    done_cases.insert(id);  // a suite may hold the same case twice: run it once
+    if (!sc.skip_reason.empty()) {
+      CaseResult r = base_result(sc);
+      r.status = Status::Skipped;
+      r.detail = sc.skip_reason;
+      record(plan, records, std::move(r));
+    } else if (!sc.op) {
+      CaseResult r = base_result(sc);
+      r.status = Status::Unsupported;
+      r.detail = "the op is not in crucible's catalog";
+      record(plan, records, std::move(r));
+    } else {
+      to_run.push_back(i);
+    }
+  }
+
+  // The others in parallel isolated workers.
+  auto wb = std::make_unique<WorkerBackends>();  // filled in each worker after fork
+  const int workers =
+      std::min<int>(o.workers, static_cast<int>(std::max<size_t>(1, to_run.size())));
+  Progress progress("correctness", to_run.size(), o.progress);
+  WorkerPool pool(worker_options(plan, wb.get(), workers, o.timeout_s), [&](size_t i) {
+    sandbox_job_started();
+    CaseResult r = evaluate_in_worker(plan, cases[i], *wb);
+    return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+  });
+  pool.run(
+      to_run,
+      [&](size_t i, const std::string& payload) {
+        // Validated (a malformed report is the case's verdict) and written as crucible
+        // serialises it, never as the worker's bytes.
+        CaseResult r = case_report(payload, cases[i].c.id());
+        progress.add(r.status == Status::Passed);
+        record(plan, records, std::move(r));
+      },
+      [&](size_t i, const JobFailure& f) {
+        CaseResult r = base_result(cases[i]);
+        r.status = f.kind == JobFailure::Kind::TimedOut ? Status::TimedOut : Status::Crashed;
+        r.detail = f.detail;
+        if (plan.sandboxed && f.signal == SIGSYS && f.detail.find("sandbox:") == std::string::npos)
+          r.detail += ": " + sandbox_unexplained_sigsys();
+        r.reproducer = cases[i].c.reproducer(o.backend);
+        progress.add(false);
+        record(plan, records, std::move(r));
+      });
+  progress.finish();
+}
+
+TimingLoad run_timing(const RunPlan& plan, RunRecords& records) {
+  const RunOptions& o = plan.options;
+  const std::vector<SuiteCase>& cases = plan.cases;
+  TimingLoad load;
+  if (!o.perf) return load;
+  load.before = sample_load();
+
+  // The cases that passed (not by raising the expected error), once each.
+  std::map<std::string, const CaseResult*> by_id;
+  for (const CaseResult& r : records.results) by_id[r.case_id] = &r;
+  std::set<std::string> done_timings = plan.done_timings;
+  std::vector<size_t> to_time;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const SuiteCase& sc = cases[i];
+    if (!sc.c.perf || !sc.op) continue;
+    std::string id = sc.c.id();
+    auto it = by_id.find(id);
+    if (it == by_id.end() || it->second->status != Status::Passed || it->second->expected_error)
+      continue;
+    if (done_timings.count(id)) continue;
+    done_timings.insert(id);
+    to_time.push_back(i);
+  }
+
+  auto wb = std::make_unique<WorkerBackends>();  // filled in each worker after fork
+  TimingOptions topts;
+  topts.cold_cache = o.cold_cache;
+  Progress progress("timing", to_time.size(), o.progress);
+  WorkerPool pool(worker_options(plan, wb.get(), 1, o.timeout_s * 4), [&](size_t i) {
+    sandbox_job_started();
+    const SuiteCase& sc = cases[i];
+    TimingRecord t;
+    try {
+      t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
+    } catch (const std::exception& e) {
+      t = TimingRecord{};
+      t.case_id = sc.c.id();
+      t.op = sc.c.op;
+      t.call = cases::print_call(sc.c.call);
+      t.error = std::string("timing stopped on an error: ") + e.what();
+    }
+    return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);
+  });
+  pool.run(
+      to_time,
+      [&](size_t i, const std::string& payload) {
+        TimingRecord t = timing_report(payload, cases[i].c.id());
+        progress.add(t.error.empty());
+        record(plan, records, std::move(t));
+      },
+      [&](size_t i, const JobFailure& f) {
+        TimingRecord t;
+        t.case_id = cases[i].c.id();
+        t.op = cases[i].c.op;
+        t.call = cases::print_call(cases[i].c.call);
+        t.error = f.detail;
+        assess_timing(t);
+        progress.add(false);
+        record(plan, records, std::move(t));
+      });
+  progress.finish();
+  load.after = sample_load();
+  return load;
+}
+
+}  // namespace crucible

@@ -1,0 +1,193 @@
+// The plan of a run: options resolved, backends and sandbox checked, cases built, the run folder
+// taken and its manifest written, before any case runs.
+#include "crucible/eval/run_plan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "crucible/backends/backend.h"
+#include "crucible/cases/trace.h"
+#include "crucible/core/error.h"
+#include "crucible/report/atomic_file.h"
+#include "eval/run_folder.h"
+#include "sandbox/sandbox.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+RunPlan::RunPlan() = default;
+RunPlan::~RunPlan() = default;
+RunPlan::RunPlan(RunPlan&&) noexcept = default;
+RunPlan& RunPlan::operator=(RunPlan&&) noexcept = default;
+
+namespace {
+
+int cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
+
+// The defaults that depend on the machine or on other options.
+void fill_defaults(RunOptions& o) {
+  if (o.backend.empty()) o.backend = BackendRegistry::instance().default_backend();
+  if (o.baseline.empty()) o.baseline = o.reference;
+  if (o.workers <= 0) o.workers = cores();
+  if (o.threads <= 0) o.threads = cores();
+}
+
+// Validates backend names before any work (creating a built-in backend has no side effects) and
+// tells whether one of them runs untrusted kernels.
+bool check_backends(RunPlan& plan) {
+  const RunOptions& o = plan.options;
+  bool untrusted = false;
+  for (auto [role, spec] : {std::pair<std::string, std::string>{"candidate", o.backend},
+                            {"reference", o.reference},
+                            {"baseline", o.baseline}}) {
+    if (role == "baseline" && !o.perf) continue;
+    auto b = BackendRegistry::instance().create(spec);
+    plan.backends.push_back({role, b->name(), b->version(), b->device().str()});
+    untrusted = untrusted || b->untrusted() || spec.starts_with("plugin:");
+  }
+  return untrusted;
+}
+
+// Untrusted kernels run in sandboxed workers; check here that the sandbox can be entered.
+void set_up_sandbox(RunPlan& plan) {
+  plan.scratch = std::make_unique<ScratchRoot>();
+  plan.sandbox = std::make_unique<SandboxOptions>();
+  plan.sandbox->scratch_root = plan.scratch->path();
+  plan.sandbox->cpu_seconds_per_job = 4 * plan.options.timeout_s * cores() + 1;
+  std::string why = probe_sandbox(*plan.sandbox);
+  if (!why.empty())
+    usage_error("the sandbox for untrusted kernels cannot be set up on this machine: " + why +
+                "; --no-sandbox runs them without it (only for kernels you trust)");
+}
+
+// The cases: the single --op/--case (the suite is then "case"), or the suite's.
+std::vector<SuiteCase> plan_cases(RunOptions& o) {
+  std::vector<SuiteCase> cases;
+  if (!o.single_op.empty() || !o.single_case.empty()) {
+    SuiteCase sc;
+    sc.op = &OpRegistry::catalog().get(o.single_op);
+    sc.c.op = sc.op->name;
+    sc.c.call = cases::parse_call(o.single_case, "--case");
+    sc.c.seed = o.suite.seed;
+    sc.c.label = "single";
+    sc.c.source = "--case";
+    sc.c.perf = o.perf;
+    cases.push_back(std::move(sc));
+    o.suite.suite = "case";
+    return cases;
+  }
+  o.suite.perf = o.perf;
+  try {
+    return build_suite(o.suite);
+  } catch (const Error& e) {
+    // A trace file or folder without a single case is that, whatever the filters.
+    if (o.suite.suite.starts_with("traces:") &&
+        std::string(e.what()).find("no case matches") != std::string::npos) {
+      const std::string path = o.suite.suite.substr(7);
+      if (cases::read_traces(path).empty())
+        input_error("--suite " + o.suite.suite, "no cases in " + path);
+    }
+    throw;
+  }
+}
+
+// The run folder, locked for the whole run; on --resume, what its results.jsonl already holds.
+// A fresh run refuses a folder that holds results.
+void take_run_folder(RunPlan& plan) {
+  RunOptions& o = plan.options;
+  if (!o.resume.empty()) o.out = o.resume;
+  if (o.out.empty()) o.out = default_out_dir(o);
+  prepare_out_dir(o.out);
+  plan.lock = std::make_unique<RunFolderLock>(o.out);
+  plan.results_path = o.out + "/results.jsonl";
+  if (!o.resume.empty()) {
+    std::map<std::string, std::string> ops_of_case;
+    for (const SuiteCase& sc : plan.cases) ops_of_case.emplace(sc.c.id(), sc.c.op);
+    load_previous(plan.results_path, ops_of_case, plan.previous_results, plan.previous_timings);
+  } else if (std::error_code ec; fs::exists(plan.results_path, ec)) {
+    if (!fs::is_regular_file(plan.results_path, ec))
+      input_error(plan.results_path, "not a regular file; choose another --out");
+    if (fs::file_size(plan.results_path, ec) > 0)
+      usage_error("--out " + o.out + " already holds results.jsonl; use --resume " + o.out +
+                  " to continue that run, or choose another --out");
+  }
+}
+
+// The resolved options, as manifest.json records them.
+json options_json(const RunOptions& o) {
+  json dtypes = json::array();
+  for (DType d : o.suite.dtypes) dtypes.push_back(std::string(dtype_code(d)));
+  return {{"suite", o.suite.suite},
+          {"backend", o.backend},
+          {"reference", o.reference},
+          {"baseline", o.baseline},
+          {"perf", o.perf},
+          {"cold_cache", o.cold_cache},
+          {"ops", o.suite.ops},
+          {"dtypes", dtypes},
+          {"seed", o.suite.seed},
+          {"workers", o.workers},
+          {"threads", o.threads},
+          {"timeout_s", o.timeout_s},
+          {"memory_limit", o.memory_limit},
+          {"max_numel", o.suite.max_numel},
+          {"max_flops", o.suite.max_flops},
+          {"perf_dtype",
+           o.suite.perf_dtype ? json(std::string(dtype_code(*o.suite.perf_dtype))) : json(nullptr)},
+          {"calls_per_op", o.suite.calls_per_op},
+          {"p", o.p}};
+}
+
+// manifest.json: the command, the options, the backends, the sandbox and (--perf) the machine's
+// peaks. A resumed run keeps the first manifest and adds its start to "resumed".
+void write_manifest(RunPlan& plan) {
+  const RunOptions& o = plan.options;
+  json manifest = make_manifest(o.argv, o.suite.seed, options_json(o), plan.backends);
+  manifest["sandbox"] = plan.sandboxed ? sandbox_description() : "off";
+  if (o.perf) {
+    plan.peaks = machine_peaks(o.threads);
+    manifest["machine"]["peaks"] = peaks_json(plan.peaks);
+  }
+  std::string mpath = o.out + "/manifest.json";
+  if (!o.resume.empty() && fs::exists(mpath)) {
+    std::ifstream mf(mpath);
+    json old = json::parse(mf, nullptr, false);
+    if (!old.is_discarded()) {
+      if (!old.is_object()) input_error(mpath, "not a crucible manifest (not a JSON object)");
+      if (old.contains("resumed") && !old["resumed"].is_array())
+        input_error(mpath, "the field \"resumed\" is not a list");
+      old["resumed"].push_back(manifest["started_at"]);
+      manifest = old;
+    }
+  }
+  write_file_atomically(mpath, manifest.dump(2) + "\n");
+}
+
+}  // namespace
+
+RunPlan make_run_plan(const RunOptions& opts) {
+  RunPlan plan;
+  plan.options = opts;
+  fill_defaults(plan.options);
+  const bool untrusted = check_backends(plan);
+  plan.sandboxed = untrusted && plan.options.sandbox;
+  if (plan.sandboxed) set_up_sandbox(plan);
+  plan.cases = plan_cases(plan.options);
+  take_run_folder(plan);
+  write_manifest(plan);
+  for (const CaseResult& r : plan.previous_results) plan.done_cases.insert(r.case_id);
+  for (const TimingRecord& t : plan.previous_timings) plan.done_timings.insert(t.case_id);
+  plan.results_file = std::make_unique<ResultsFile>(plan.results_path);
+  return plan;
+}
+
+}  // namespace crucible
