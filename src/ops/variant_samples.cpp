@@ -109,9 +109,33 @@ std::optional<DType> narrower(DType t) {
   return DType::Int64;
 }
 
+// The functional op's performance samples made into the variant's.
+std::vector<Sample> performance_samples(const OpDef& variant, const DerivedVariant& v) {
+  const OpDef& f = *v.functional;
+  std::vector<Sample> out;
+  for (const Sample& s : f.samples(SampleContext{true})) {
+    const std::optional<Values> res = results_of(f, s.call);
+    if (!res || res->empty()) continue;
+    Sample d = s;
+    if (v.inplace) {
+      if (s.call.args.empty() || s.call.args[0].kind != LitKind::Tensor ||
+          !res->at(0).is_tensor() ||
+          inplace_refusal(v, s.call.args[0].tensor, res->at(0).tensor()) ||
+          res->at(0).tensor().dtype() != s.call.args[0].tensor.dtype)
+        continue;
+    } else {
+      d.call = with_destinations(variant, v, s.call, *res, false);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& v) {
+std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& v,
+                                    const SampleContext& ctx) {
+  if (ctx.performance) return performance_samples(variant, v);
   const OpDef& f = *v.functional;
   const std::vector<Sample> own = f.samples(SampleContext{});
   // The computing samples to take: one per first-tensor dtype first, then in order.

@@ -14,7 +14,10 @@ namespace crucible {
 // or unchanged when self can take the result (in place); the rule's own cases (Cast: an out of
 // a wider dtype, one the result cannot be cast to, a self that would broadcast or is expanded
 // or cannot hold the result's dtype); and up to two of the functional op's error cases.
-std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& v);
+// Performance samples: the functional op's, each with contiguous destinations of the result's
+// shape and dtype (out=) or as they are where self can take the result (in place).
+std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& v,
+                                    const SampleContext& ctx);
 
 // Registers every derived overload (variants.cpp); called once the functional ops are in.
 void register_derived_variants(OpRegistry& r);

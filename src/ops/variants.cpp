@@ -258,8 +258,7 @@ OpDef derive(const Entry& e, const OpDef& f, DerivedVariant& v) {
       return pv->functional->compare.seed_collision_log10(functional_arguments(*pv, in), ref);
     };
   op.samples = [pv, name](const SampleContext& ctx) {
-    if (ctx.performance) return std::vector<Sample>{};
-    return variant_samples(OpRegistry::catalog().get(name), *pv);
+    return variant_samples(OpRegistry::catalog().get(name), *pv, ctx);
   };
   return op;
 }
