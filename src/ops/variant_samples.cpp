@@ -215,12 +215,18 @@ std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& 
     if (!is_error(s) || s.cpu_only_error) continue;
     Sample d = s;
     if (!v.inplace) {
-      // A destination the error does not depend on: [0] of the first tensor's dtype.
-      const DType dt = first_tensor_dtype(s.call).value_or(DType::Float32);
-      for (size_t k = 0; k < v.destinations.size(); ++k) {
-        const Argument& a = variant.schema.arguments[v.destinations[k]];
-        d.call.kwargs.emplace_back(a.name,
-                                   a.type.is_list ? Literal::list({T({0}, dt)}) : T({0}, dt));
+      if (const std::optional<Values> res = results_of(f, s.call)) {
+        // An error that depends on the values (an index out of range): right destinations.
+        d.call = with_destinations(variant, v, s.call, *res, false);
+      } else {
+        // An error of the arguments: a destination it does not depend on, [0] of the first
+        // tensor's dtype.
+        const DType dt = first_tensor_dtype(s.call).value_or(DType::Float32);
+        for (size_t k = 0; k < v.destinations.size(); ++k) {
+          const Argument& a = variant.schema.arguments[v.destinations[k]];
+          d.call.kwargs.emplace_back(a.name,
+                                     a.type.is_list ? Literal::list({T({0}, dt)}) : T({0}, dt));
+        }
       }
     } else if (s.call.args.empty() || s.call.args[0].kind != LitKind::Tensor) {
       continue;

@@ -228,15 +228,24 @@ OpDef derive(const Entry& e, const OpDef& f, DerivedVariant& v) {
     const Values results = pv->functional->run_meta(functional_arguments(*pv, args));
     return check_destinations(self(), *pv, args, results);
   };
+  // As ATen's structured kernels: the arguments and destinations are checked (the meta function)
+  // before anything is computed, so a call the meta function refuses is refused the same way
+  // whatever the values; data-dependent results are checked once known.
+  auto checked = [pv, self](const Values& args, const Values& fargs) {
+    if (!pv->functional->data_dependent)
+      check_destinations(self(), *pv, args, pv->functional->run_meta(fargs));
+  };
   if (f.ref_seeded) {
-    op.ref_seeded = [pv, self](const Values& args, uint64_t seed) {
-      const Values results = pv->functional->ref_seeded(functional_arguments(*pv, args), seed);
-      return write_destinations(self(), *pv, args, results);
+    op.ref_seeded = [pv, self, checked](const Values& args, uint64_t seed) {
+      const Values fargs = functional_arguments(*pv, args);
+      checked(args, fargs);
+      return write_destinations(self(), *pv, args, pv->functional->ref_seeded(fargs, seed));
     };
   } else {
-    op.ref = [pv, self](const Values& args) {
-      const Values results = pv->functional->ref(functional_arguments(*pv, args));
-      return write_destinations(self(), *pv, args, results);
+    op.ref = [pv, self, checked](const Values& args) {
+      const Values fargs = functional_arguments(*pv, args);
+      checked(args, fargs);
+      return write_destinations(self(), *pv, args, pv->functional->ref(fargs));
     };
   }
   op.cost = [pv](const Values& args, const Values&) {
