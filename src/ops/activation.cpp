@@ -379,44 +379,46 @@ void register_gelu_(OpRegistry& r) {
 void register_activation_ops(OpRegistry& r) {
   const std::vector<DType> fl = floating_dtypes();
   const std::vector<DType> ints = integral_and_bool();
-  register_spec(r, {"aten::silu(Tensor self) -> Tensor",
-                    "aten::silu_(Tensor(a!) self) -> Tensor(a!)",
-                    floating_only("silu_cpu"),
-                    silu,
-                    5,
-                    fl,
-                    ints,
-                    {}});
-  register_spec(r, {"aten::hardswish(Tensor self) -> Tensor",
-                    "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)",
-                    floating_only("hardswish_cpu"),
-                    hardswish,
-                    5,
-                    fl,
-                    ints,
-                    {}});
-  register_spec(r, {"aten::hardsigmoid(Tensor self) -> Tensor",
-                    "aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)",
-                    floating_only("hardsigmoid_cpu"),
-                    hardsigmoid,
-                    4,
-                    fl,
-                    ints,
-                    {}});
+  register_spec(r, {.schema = "aten::silu(Tensor self) -> Tensor",
+                    .inplace_schema = "aten::silu_(Tensor(a!) self) -> Tensor(a!)",
+                    .check = floating_only("silu_cpu"),
+                    .fn = silu,
+                    .flops = 5,
+                    .dtypes = fl,
+                    .error_dtypes = ints,
+                    .variants = {}});
+  register_spec(r, {.schema = "aten::hardswish(Tensor self) -> Tensor",
+                    .inplace_schema = "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)",
+                    .check = floating_only("hardswish_cpu"),
+                    .fn = hardswish,
+                    .flops = 5,
+                    .dtypes = fl,
+                    .error_dtypes = ints,
+                    .variants = {}});
+  register_spec(r, {.schema = "aten::hardsigmoid(Tensor self) -> Tensor",
+                    .inplace_schema = "aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)",
+                    .check = floating_only("hardsigmoid_cpu"),
+                    .fn = hardsigmoid,
+                    .flops = 4,
+                    .dtypes = fl,
+                    .error_dtypes = ints,
+                    .variants = {}});
   const std::vector<Variant> hardtanh_variants = {
       {"min=-0.5, max=0.5", {F(-0.5), F(0.5)}, {}},
       {"min=0, max=6 as keywords", {}, {{"min_val", I(0)}, {"max_val", I(6)}}},
       {"min > max (gives max)", {F(2.0), F(1.0)}, {}},
       {"max only, keyword", {}, {{"max_val", F(0.25)}}},
   };
-  ActSpec ht{"aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-             "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
-             check_hardtanh,
-             hardtanh,
-             2,
-             without_bool(),
-             {DType::Bool},
-             hardtanh_variants};
+  ActSpec ht{
+      .schema = "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+      .inplace_schema =
+          "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+      .check = check_hardtanh,
+      .fn = hardtanh,
+      .flops = 2,
+      .dtypes = without_bool(),
+      .error_dtypes = {DType::Bool},
+      .variants = hardtanh_variants};
   // On u8 the default limits (-1, 1) are negative: ATen raises; the u8 cases get (0, 6).
   ht.sample_dtypes = without_bool();
   std::erase(ht.sample_dtypes, DType::UInt8);
@@ -436,61 +438,67 @@ void register_activation_ops(OpRegistry& r) {
     out.push_back(make("i16 min > max", {T({6, 7}, DType::Int16), I(3), I(-3)}));
   };
   register_spec(r, ht);
-  register_spec(r, {"aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-                    "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
-                    floating_only("leaky_relu_cpu"),
-                    leaky_relu,
-                    2,
-                    fl,
-                    ints,
-                    {{"negative_slope=0.2", {F(0.2)}, {}},
-                     {"negative_slope=-0.5", {F(-0.5)}, {}},
-                     {"negative_slope=0", {I(0)}, {}},
-                     {"negative_slope=3 keyword", {}, {{"negative_slope", I(3)}}}}});
+  register_spec(r,
+                {.schema = "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+                 .inplace_schema =
+                     "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                 .check = floating_only("leaky_relu_cpu"),
+                 .fn = leaky_relu,
+                 .flops = 2,
+                 .dtypes = fl,
+                 .error_dtypes = ints,
+                 .variants = {{"negative_slope=0.2", {F(0.2)}, {}},
+                              {"negative_slope=-0.5", {F(-0.5)}, {}},
+                              {"negative_slope=0", {I(0)}, {}},
+                              {"negative_slope=3 keyword", {}, {{"negative_slope", I(3)}}}}});
   register_spec(
-      r, {"aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
-          "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
-          "Tensor(a!)",
-          floating_only("elu_cpu"),
-          elu,
-          4,
-          fl,
-          ints,
-          {{"alpha=0.5", {F(0.5)}, {}},
-           {"alpha=1.5, scale=2, input_scale=0.5", {F(1.5), F(2.0), F(0.5)}, {}},
-           {"negative alpha", {F(-1.0)}, {}},
-           {"scale keyword", {}, {{"scale", F(1.0507009873554805)}}}}});
-  register_spec(r, {"aten::mish(Tensor self) -> Tensor",
-                    "aten::mish_(Tensor(a!) self) -> Tensor(a!)",
-                    floating_only("mish_cpu"),
-                    mish,
-                    6,
-                    fl,
-                    ints,
-                    {}});
-  register_spec(r, {"aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-                    "",
-                    floating_only("softplus_cpu"),
-                    softplus,
-                    5,
-                    fl,
-                    ints,
-                    {{"beta=2, threshold=1 (both branches)", {F(2.0), F(1.0)}, {}},
-                     {"beta=0.5", {F(0.5)}, {}},
-                     {"threshold=0 keyword", {}, {{"threshold", I(0)}}},
-                     {"beta=25", {I(25)}, {}}}});
-  ActSpec th{"aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
-             "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
-             check_threshold,
-             threshold,
-             1,
-             without_bool(),
-             {DType::Bool},
-             {{"threshold=0, value=0", {I(0), I(0)}, {}},
-              {"threshold=-0.5, value=7", {F(-0.5), F(7.0)}, {}},
-              {"keywords", {}, {{"threshold", F(0.25)}, {"value", F(-1.5)}}}},
-             false,
-             {F(0.5), F(2.0)}};
+      r,
+      {.schema =
+           "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+       .inplace_schema =
+           "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
+           "Tensor(a!)",
+       .check = floating_only("elu_cpu"),
+       .fn = elu,
+       .flops = 4,
+       .dtypes = fl,
+       .error_dtypes = ints,
+       .variants = {{"alpha=0.5", {F(0.5)}, {}},
+                    {"alpha=1.5, scale=2, input_scale=0.5", {F(1.5), F(2.0), F(0.5)}, {}},
+                    {"negative alpha", {F(-1.0)}, {}},
+                    {"scale keyword", {}, {{"scale", F(1.0507009873554805)}}}}});
+  register_spec(r, {.schema = "aten::mish(Tensor self) -> Tensor",
+                    .inplace_schema = "aten::mish_(Tensor(a!) self) -> Tensor(a!)",
+                    .check = floating_only("mish_cpu"),
+                    .fn = mish,
+                    .flops = 6,
+                    .dtypes = fl,
+                    .error_dtypes = ints,
+                    .variants = {}});
+  register_spec(
+      r, {.schema = "aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+          .check = floating_only("softplus_cpu"),
+          .fn = softplus,
+          .flops = 5,
+          .dtypes = fl,
+          .error_dtypes = ints,
+          .variants = {{"beta=2, threshold=1 (both branches)", {F(2.0), F(1.0)}, {}},
+                       {"beta=0.5", {F(0.5)}, {}},
+                       {"threshold=0 keyword", {}, {{"threshold", I(0)}}},
+                       {"beta=25", {I(25)}, {}}}});
+  ActSpec th{.schema = "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+             .inplace_schema =
+                 "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+             .check = check_threshold,
+             .fn = threshold,
+             .flops = 1,
+             .dtypes = without_bool(),
+             .error_dtypes = {DType::Bool},
+             .variants = {{"threshold=0, value=0", {I(0), I(0)}, {}},
+                          {"threshold=-0.5, value=7", {F(-0.5), F(7.0)}, {}},
+                          {"keywords", {}, {{"threshold", F(0.25)}, {"value", F(-1.5)}}}},
+             .inplace_overlap_raises = false,
+             .base_args = {F(0.5), F(2.0)}};
   th.extra = [](std::vector<Sample>& out) {
     out.push_back(make("i64, threshold=1.5 (truncated to 1), value=-2.5 (to -2)",
                        {T({6, 7}, DType::Int64), F(1.5), F(-2.5)}));
@@ -504,14 +512,13 @@ void register_activation_ops(OpRegistry& r) {
              {T({6, 7}, DType::Float16), F(0.1), F(std::numeric_limits<double>::infinity())}));
   };
   register_spec(r, th);
-  register_spec(r, {"aten::relu6(Tensor self) -> Tensor",
-                    "",
-                    check_relu6,
-                    relu6,
-                    2,
-                    without_bool(),
-                    {DType::Bool},
-                    {}});
+  register_spec(r, {.schema = "aten::relu6(Tensor self) -> Tensor",
+                    .check = check_relu6,
+                    .fn = relu6,
+                    .flops = 2,
+                    .dtypes = without_bool(),
+                    .error_dtypes = {DType::Bool},
+                    .variants = {}});
   register_gelu_(r);
 }
 

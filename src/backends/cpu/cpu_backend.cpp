@@ -43,7 +43,11 @@ class CpuBackend final : public Backend {
   bool supports(const OpDef& op, const Values& args, std::string* why) const override {
     const cpu::KernelEntry* e = entry(op);
     if (!e) {
-      if (why) *why = "backend 'cpu' does not implement " + op.name;
+      if (why) {
+        *why = "backend 'cpu' does not implement " + op.name;
+        if (const DerivedVariant* v = derived_variant(op.name))
+          *why += " (it runs " + v->functional->name + "'s kernel, which cpu does not have)";
+      }
       return false;
     }
     // A derived in-place or out= overload runs its functional op's kernel.
