@@ -24,6 +24,22 @@ constexpr size_t kErrors = 2;     // error samples taken from the functional op
 
 bool is_error(const Sample& s) { return s.label.starts_with("error"); }
 
+// The element count of the call's largest tensor (lists included).
+int64_t largest_tensor(const cases::CallSpec& call) {
+  int64_t m = 0;
+  auto count = [&m](const cases::TensorLit& t) {
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;
+    m = std::max(m, n);
+  };
+  for (const Literal& l : call.args) {
+    if (l.kind == LitKind::Tensor) count(l.tensor);
+    for (const Literal& item : l.items)
+      if (item.kind == LitKind::Tensor) count(item.tensor);
+  }
+  return m;
+}
+
 std::optional<DType> first_tensor_dtype(const cases::CallSpec& call) {
   for (const Literal& l : call.args)
     if (l.kind == LitKind::Tensor) return l.tensor.dtype;
@@ -150,6 +166,26 @@ std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& 
       picked.push_back(&s);
     }
 
+  // Then what the suites ask of every op (tests/ops/test_sample_regions.cpp): a large case and
+  // each value regime (fill) the functional op's samples draw in.
+  auto pick = [&picked](const Sample& s) {
+    if (std::find(picked.begin(), picked.end(), &s) == picked.end()) picked.push_back(&s);
+  };
+  // (Up to three large ones: in place, self may be unable to take the first one's result.)
+  int large = 0;
+  for (const Sample& s : own)
+    if (!is_error(s) && largest_tensor(s.call) >= 40000 && large++ < 3) pick(s);
+  std::set<std::string> fills;
+  for (const Sample* s : picked)
+    for (const Literal& l : s->call.args)
+      if (l.kind == LitKind::Tensor && l.tensor.fill) fills.insert(*l.tensor.fill);
+  for (const Sample& s : own) {
+    if (is_error(s)) continue;
+    for (const Literal& l : s.call.args)
+      if (l.kind == LitKind::Tensor && l.tensor.fill && fills.insert(*l.tensor.fill).second)
+        pick(s);
+  }
+
   std::vector<Sample> out;
   size_t inplace_errors = 0;
   bool rule_cases = false;
@@ -204,6 +240,28 @@ std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& 
                   scalar_type_name(*n) + ", " + s->label;
         out.push_back(std::move(e));
       }
+    }
+  }
+  // In place, self may take none of the functional op's large results (b8 & 6 is i64): a
+  // computing case whose only tensor is self, grown past 40000 elements.
+  const auto is_large = [](const Sample& d) {
+    return !is_error(d) && largest_tensor(d.call) >= 40000;
+  };
+  if (v.inplace && std::none_of(out.begin(), out.end(), is_large)) {
+    for (const Sample& d : std::vector<Sample>(out)) {
+      if (is_error(d) || d.call.args.empty() || d.call.args[0].tensor.shape.empty()) continue;
+      const auto tensors = std::count_if(
+          d.call.args.begin(), d.call.args.end(),
+          [](const Literal& l) { return l.kind == LitKind::Tensor || !l.items.empty(); });
+      if (tensors != 1 || d.call.args[0].tensor.strides) continue;
+      Sample g = d;
+      Shape& shape = g.call.args[0].tensor.shape;
+      const int64_t rest =
+          std::max<int64_t>(1, largest_tensor(g.call) / std::max<int64_t>(1, shape[0]));
+      shape[0] = 40000 / rest + 1;
+      g.label = "large, " + d.label;
+      out.push_back(std::move(g));
+      break;
     }
   }
   // The functional op's errors raise through the variant too (a factory's mostly concern the
