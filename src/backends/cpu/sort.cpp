@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernel_table.h"
@@ -64,13 +65,17 @@ inline uint64_t key_of<DType::Int64>(const void* p) {
   return b ^ (uint64_t{1} << 63);
 }
 
-// A floating key of `bits` with sign bit `sign`, exponent-all-ones-and-more threshold `inf`.
+// A floating key of `bits` with sign bit `sign` and infinity's magnitude `inf`: negative
+// values complemented, positive ones with the sign bit set, both zeros as +0, NaN the largest.
+// Branch-free: the signs of real data are random.
 template <typename U>
 inline uint64_t float_key(U bits, U sign, U inf) {
-  const U mag = bits & static_cast<U>(sign - 1);
-  if (mag > inf) return static_cast<U>(~U{0});  // NaN: the largest key
-  if (mag == 0) return sign;                    // -0 and +0
-  return (bits & sign) ? static_cast<U>(~bits) : static_cast<U>(bits | sign);
+  constexpr int kTop = 8 * sizeof(U) - 1;
+  const U mag = static_cast<U>(bits & static_cast<U>(sign - 1));
+  const U b = mag == 0 ? U{0} : bits;
+  const auto neg = static_cast<U>(U{0} - static_cast<U>(b >> kTop));  // all ones when negative
+  const auto key = static_cast<U>(b ^ static_cast<U>(neg | sign));
+  return mag > inf ? static_cast<U>(~U{0}) : key;
 }
 template <>
 inline uint64_t key_of<DType::Float16>(const void* p) {
@@ -195,6 +200,50 @@ struct Selection {
   bool sorted = true;
 };
 
+// A 64-bit key and its index, ordered by both (the words of 64-bit keys).
+struct KeyIndex {
+  uint64_t key;
+  int64_t idx;
+  bool operator<(const KeyIndex& o) const { return key != o.key ? key < o.key : idx < o.idx; }
+};
+
+// Puts the `keep` smallest of the row's words make(0..len) first in `w`, ascending when
+// `sorted` (all of them when keep == len). Few of many: a max-heap of the best so far, which
+// most words only compare with; more: nth_element; a whole row: an LSD radix sort of the key
+// bits (`radix_bits` > 0, packed words) or std::sort.
+template <typename W, typename Make>
+void order_row(std::vector<W>& w, std::vector<W>& tmp, int64_t len, int64_t keep, bool sorted,
+               int radix_bits, Make make) {
+  if (keep == 0) return;
+  if (keep * 16 <= len && keep <= 4096) {
+    for (int64_t j = 0; j < keep; ++j) w[j] = make(j);
+    const auto top = w.begin() + keep;
+    std::make_heap(w.begin(), top);
+    for (int64_t j = keep; j < len; ++j) {
+      const W x = make(j);
+      if (x < w[0]) {
+        std::pop_heap(w.begin(), top);
+        w[keep - 1] = x;
+        std::push_heap(w.begin(), top);
+      }
+    }
+    if (sorted) std::sort_heap(w.begin(), top);
+    return;
+  }
+  for (int64_t j = 0; j < len; ++j) w[j] = make(j);
+  if (keep < len) {
+    std::nth_element(w.begin(), w.begin() + (keep - 1), w.end());
+    if (sorted) std::sort(w.begin(), w.begin() + keep);
+  } else if constexpr (std::is_same_v<W, uint64_t>) {
+    if (radix_bits > 0 && len >= 1024)
+      radix_sort_packed(w, tmp, radix_bits);
+    else
+      std::sort(w.begin(), w.end());
+  } else {
+    std::sort(w.begin(), w.end());
+  }
+}
+
 template <DType kT>
 void sort_rows_typed(const Tensor& self, const Rows& g, const Selection& sel, const Tensor& values,
                      const Tensor& indices) {
@@ -203,11 +252,10 @@ void sort_rows_typed(const Tensor& self, const Rows& g, const Selection& sel, co
   const auto* src = static_cast<const char*>(self.data_ptr());
   auto* vout = static_cast<char*>(values.data_ptr());
   auto* iout = indices.data<int64_t>();
-  const int64_t len = g.len;
+  const int64_t len = g.len, step = g.stride * static_cast<int64_t>(item);
   const int64_t keep = sel.k < 0 ? len : sel.k;
   const uint64_t flip =
       sel.descending ? (kBits == 64 ? ~uint64_t{0} : (uint64_t{1} << kBits) - 1) : 0;
-  const bool partial = keep < len && keep * 4 < len * 3;
   auto emit = [&](int64_t r, int64_t j, int64_t idx) {
     const int64_t o = g.out_at(r, j);
     std::memcpy(vout + o * item, src + (g.base[r] + idx * g.stride) * item, item);
@@ -215,38 +263,19 @@ void sort_rows_typed(const Tensor& self, const Rows& g, const Selection& sel, co
   };
   const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(len, 1));
   parallel_for(0, g.count(), grain, [&](int64_t r0, int64_t r1) {
-    if constexpr (kBits <= 32) {
-      std::vector<uint64_t> w(static_cast<size_t>(len)), tmp;
-      for (int64_t r = r0; r < r1; ++r) {
-        const char* row = src + g.base[r] * item;
-        for (int64_t j = 0; j < len; ++j)
-          w[j] = ((key_of<kT>(row + j * g.stride * item) ^ flip) << 32) | static_cast<uint64_t>(j);
-        if (partial) {
-          if (keep > 0) std::nth_element(w.begin(), w.begin() + (keep - 1), w.end());
-          if (sel.sorted) std::sort(w.begin(), w.begin() + keep);
-        } else if (len >= 1024) {
-          radix_sort_packed(w, tmp, kBits);
-        } else {
-          std::sort(w.begin(), w.end());
-        }
+    using W = std::conditional_t<kBits <= 32, uint64_t, KeyIndex>;
+    std::vector<W> w(static_cast<size_t>(len)), tmp;
+    for (int64_t r = r0; r < r1; ++r) {
+      const char* row = src + g.base[r] * item;
+      if constexpr (kBits <= 32) {
+        order_row(w, tmp, len, keep, sel.sorted, kBits, [&](int64_t j) {
+          return ((key_of<kT>(row + j * step) ^ flip) << 32) | static_cast<uint64_t>(j);
+        });
         for (int64_t j = 0; j < keep; ++j) emit(r, j, static_cast<int64_t>(w[j] & 0xFFFFFFFFu));
-      }
-    } else {
-      struct KeyIndex {
-        uint64_t key;
-        int64_t idx;
-        bool operator<(const KeyIndex& o) const { return key != o.key ? key < o.key : idx < o.idx; }
-      };
-      std::vector<KeyIndex> w(static_cast<size_t>(len));
-      for (int64_t r = r0; r < r1; ++r) {
-        const char* row = src + g.base[r] * item;
-        for (int64_t j = 0; j < len; ++j) w[j] = {key_of<kT>(row + j * g.stride * item) ^ flip, j};
-        if (partial) {
-          if (keep > 0) std::nth_element(w.begin(), w.begin() + (keep - 1), w.end());
-          if (sel.sorted) std::sort(w.begin(), w.begin() + keep);
-        } else {
-          std::sort(w.begin(), w.end());
-        }
+      } else {
+        order_row(w, tmp, len, keep, sel.sorted, 0, [&](int64_t j) {
+          return KeyIndex{key_of<kT>(row + j * step) ^ flip, j};
+        });
         for (int64_t j = 0; j < keep; ++j) emit(r, j, w[j].idx);
       }
     }
