@@ -9,14 +9,19 @@
 //
 // Uniforms take the top bits of one 32-bit word (two words for f64): rand's values lie on the
 // dtype's grid k / 2^digits in [0, 1) (f32: 24 bits, f16: 11, bf16: 8, f64: 53). randn is
-// Box-Muller on pairs of uniforms (the radius from a uniform in (0, 1]), computed in double
-// and rounded once. Bernoulli draws compare a 32-bit uniform u = w / 2^32 with the
-// probability: u < p (p = 0 never, p = 1 always). randperm is a Fisher-Yates shuffle with
-// unbiased integer draws (Rng::integer) in a stream of its own per call.
+// Box-Muller on pairs of uniforms (the radius from a uniform in (0, 1]): in float for f32, f16
+// and bf16 (the branch-free log of vec_math.h and a polynomial sine and cosine of the turn,
+// errors far below what a distribution test can see), in double for f64. f16 and bf16 values
+// are drawn in f32 and rounded once by the pointwise engine. Bernoulli draws compare a word w
+// with the probability: w / 2^32 < p, i.e. w < ceil(p 2^32) (p = 0 never, p = 1 always).
+// randperm is a Fisher-Yates shuffle with unbiased integer draws (Lemire's multiply-shift with
+// rejection) from a stream of its own per call.
 #include "backends/cpu/random.h"
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <numbers>
@@ -26,11 +31,18 @@
 
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_engine.h"
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
 
+// The draw loops are written to vectorise (branch-free math on words of a chunk); -O3 for the
+// whole unit, so that vec_math.h's functions inline into them.
+#pragma GCC optimize("O3")
+
 namespace crucible::cpu {
 namespace {
+
+#include "backends/cpu/vec_math.h"  // NOLINT(bugprone-suspicious-include): vm:: in this unit
 
 // The backend's generator (one per process, as ATen's default CPU generator).
 struct Generator {
@@ -85,9 +97,29 @@ void for_blocks(const char* op, int64_t n, Emit emit) {
   });
 }
 
-// Uniforms: the top 24 bits of a word in [0, 1); 53 bits of two words in [0, 1).
-inline double u24(uint32_t w) { return static_cast<double>(w >> 8) * 0x1p-24; }
-inline double u32(uint32_t w) { return static_cast<double>(w) * 0x1p-32; }
+// Calls fn(i, words, count) for chunks [i, i + count) of n elements, `kWords` words per element
+// (words[k] is the chunk's word k), over the pool; reserves the blocks from the generator
+// first. The loops over a chunk's words vectorise, where a block at a time would not.
+template <int kWords, typename Fn>
+void for_words(const char* op, int64_t n, Fn fn) {
+  constexpr int64_t kChunk = 1024;  // elements; a chunk starts on a block
+  const int64_t blocks = (n * kWords + 3) / 4;
+  const Draws d(op, static_cast<uint64_t>(blocks));
+  parallel_for(0, (n + kChunk - 1) / kChunk, 16, [&](int64_t c0, int64_t c1) {
+    alignas(64) uint32_t w[kChunk * kWords + 4];
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t i = c * kChunk, count = std::min(kChunk, n - i);
+      const int64_t b0 = i * kWords / 4, nb = (count * kWords + 3) / 4;
+      for (int64_t b = 0; b < nb; ++b) {
+        const std::array<uint32_t, 4> r = d.block(static_cast<uint64_t>(b0 + b));
+        std::memcpy(w + 4 * b, r.data(), sizeof(r));
+      }
+      fn(i, w, count);
+    }
+  });
+}
+
+// A uniform in [0, 1) from 53 bits of two words.
 inline double u53(uint32_t a, uint32_t b) {
   return static_cast<double>(((static_cast<uint64_t>(a) << 32) | b) >> 11) * 0x1p-53;
 }
@@ -98,39 +130,106 @@ Tensor fresh_output(const Values& meta, size_t k = 0) {
   return Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
 }
 
-template <typename T>
-T to_t(double v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-    return static_cast<T>(v);
-  else
-    return T(v);
-}
-
 // ---- rand, randn -----------------------------------------------------------------------------
 
-// rand in a dtype whose grid has `digits` bits (one word per element).
-template <typename T, int kDigits>
-void rand_words(const Tensor& out) {
-  T* o = out.data<T>();
-  for_blocks<4>(
-      "cpu.rand", out.numel(), [&](int64_t i, const std::array<uint32_t, 4>& r, int64_t c) {
-        for (int64_t l = 0; l < c; ++l)
-          o[i + l] =
-              to_t<T>(static_cast<double>(r[l] >> (32 - kDigits)) * std::ldexp(1.0, -kDigits));
-      });
+// Box-Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1).
+inline void box_muller(double u1, double u2, double& z0, double& z1) {
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = 2.0 * std::numbers::pi * u2;
+  z0 = r * std::cos(theta);
+  z1 = r * std::sin(theta);
+}
+
+// sin and cos of 2 pi u for u in [0, 1) in float, branch-free (errors below 4e-7): a quarter
+// turn q = floor(4u), the rest as pi/4 + phi with |phi| <= pi/4 (Taylor to phi^7 and phi^8).
+inline void sincos_turn(float u, float& s, float& c) {
+  const float t = u * 4.0f;
+  const int32_t q = static_cast<int32_t>(t);
+  const float phi = (t - static_cast<float>(q) - 0.5f) * 1.57079632679489662f;
+  const float p2 = phi * phi;
+  const float sp = phi * (1.0f - p2 / 6.0f * (1.0f - p2 / 20.0f * (1.0f - p2 / 42.0f)));
+  const float cp =
+      1.0f - p2 / 2.0f * (1.0f - p2 / 12.0f * (1.0f - p2 / 30.0f * (1.0f - p2 / 56.0f)));
+  const float r2 = 0.70710678118654752f;
+  const float s0 = (sp + cp) * r2, c0 = (cp - sp) * r2;  // of pi/4 + phi
+  // A quarter turn maps (s, c) to (c, -s); two flip both signs.
+  const float s1 = (q & 1) ? c0 : s0, c1 = (q & 1) ? -s0 : c0;
+  const float sign = (q & 2) ? -1.0f : 1.0f;
+  s = sign * s1;
+  c = sign * c1;
+}
+
+// sqrt(x) for x in [0, 34] by three Newton steps from the exponent-halving guess (relative
+// error below 1e-7; x = 0 gives about 1e-20): arithmetic only, so the loop vectorises (libm's
+// sqrtf sets errno and keeps the loop scalar).
+inline float sqrt_newton(float x) {
+  float y = std::bit_cast<float>(0x1fbd1df5 + (std::bit_cast<int32_t>(x) >> 1));
+  y = 0.5f * (y + x / y);
+  y = 0.5f * (y + x / y);
+  return 0.5f * (y + x / y);
+}
+
+// Standard normals z[0, 2 pairs) from 2 pairs words: radius from w[p], angle from
+// w[pairs + p]; z[p] = r cos, z[pairs + p] = r sin.
+void normals_f32(const uint32_t* w, float* z, int64_t pairs) {
+  for (int64_t p = 0; p < pairs; ++p) {
+    const float u1 = static_cast<float>(static_cast<int32_t>(w[p] >> 8) + 1) * 0x1p-24f;
+    const float u2 = static_cast<float>(static_cast<int32_t>(w[pairs + p] >> 8)) * 0x1p-24f;
+    const float rad = sqrt_newton(-2.0f * vm::log(u1));
+    float sn, cs;
+    sincos_turn(u2, sn, cs);
+    z[p] = rad * cs;
+    z[pairs + p] = rad * sn;
+  }
+}
+
+// randn in f32: Box-Muller in float on 24-bit uniforms (the radius's uniform in (0, 1]).
+void randn_f32(float* o, int64_t n) {
+  for_words<1>("cpu.randn", n, [&](int64_t i, const uint32_t* w, int64_t count) {
+    alignas(64) float z[1024 + 2];
+    const int64_t pairs = (count + 1) / 2;
+    normals_f32(w, z, pairs);
+    std::memcpy(o + i, z, static_cast<size_t>(count) * sizeof(float));
+  });
+}
+
+// Draws f32 values with `fill` and rounds them once into `out` (f16, bf16) with the
+// pointwise engine's vectorised conversion.
+template <typename Fill>
+void through_f32(const Tensor& out, Fill fill) {
+  const Tensor tmp = Tensor::uninitialized(out.shape(), DType::Float32);
+  fill(tmp.data<float>(), tmp.numel());
+  const Tensor ins[] = {tmp};
+  pw_run(PwOp::Identity, ins, out, compute_for(DType::Float32), PwParams{});
+}
+
+// rand on the grid of a dtype with `kDigits` significand bits, as f32 values (exact in it).
+template <int kDigits>
+void grid_values(const uint32_t* w, float* o, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    o[k] =
+        static_cast<float>(static_cast<int32_t>(w[k] >> (32 - kDigits))) * (1.0f / (1 << kDigits));
+}
+
+template <int kDigits>
+void rand_grid(float* o, int64_t n) {
+  for_words<1>("cpu.rand", n, [&](int64_t i, const uint32_t* w, int64_t count) {
+    grid_values<kDigits>(w, o + i, count);
+  });
 }
 
 Values rand_kernel(const OpDef& op, const Values& a) {
   const Tensor out = fresh_output(op.run_meta(a));
+  if (out.numel() == 0) return {out};
   switch (out.dtype()) {
     case DType::Float32:
-      rand_words<float, 24>(out);
+      rand_grid<24>(out.data<float>(), out.numel());
       break;
     case DType::Float16:
-      rand_words<Half, 11>(out);
+      through_f32(out, rand_grid<11>);
       break;
     case DType::BFloat16:
-      rand_words<BFloat16, 8>(out);
+      through_f32(out, rand_grid<8>);
       break;
     case DType::Float64: {
       double* o = out.data<double>();
@@ -147,37 +246,16 @@ Values rand_kernel(const OpDef& op, const Values& a) {
   return {out};
 }
 
-// Box-Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1).
-inline void box_muller(double u1, double u2, double& z0, double& z1) {
-  const double r = std::sqrt(-2.0 * std::log(u1));
-  const double theta = 2.0 * std::numbers::pi * u2;
-  z0 = r * std::cos(theta);
-  z1 = r * std::sin(theta);
-}
-
-template <typename T>
-void randn_words(const Tensor& out) {
-  T* o = out.data<T>();
-  for_blocks<4>("cpu.randn", out.numel(),
-                [&](int64_t i, const std::array<uint32_t, 4>& r, int64_t c) {
-                  double z[4];
-                  box_muller(u24(r[0]) + 0x1p-24, u24(r[1]), z[0], z[1]);
-                  if (c > 2) box_muller(u24(r[2]) + 0x1p-24, u24(r[3]), z[2], z[3]);
-                  for (int64_t l = 0; l < c; ++l) o[i + l] = to_t<T>(z[l]);
-                });
-}
-
 Values randn_kernel(const OpDef& op, const Values& a) {
   const Tensor out = fresh_output(op.run_meta(a));
+  if (out.numel() == 0) return {out};
   switch (out.dtype()) {
     case DType::Float32:
-      randn_words<float>(out);
+      randn_f32(out.data<float>(), out.numel());
       break;
     case DType::Float16:
-      randn_words<Half>(out);
-      break;
     case DType::BFloat16:
-      randn_words<BFloat16>(out);
+      through_f32(out, randn_f32);
       break;
     case DType::Float64: {
       double* o = out.data<double>();
@@ -198,6 +276,26 @@ Values randn_kernel(const OpDef& op, const Values& a) {
 
 // ---- randperm --------------------------------------------------------------------------------
 
+__extension__ typedef unsigned __int128 U128;
+
+// Uniform in [0, range) (range >= 1): Lemire's multiply-shift, rejecting the few draws that
+// would bias it.
+inline uint64_t below(Rng& rng, uint64_t range) {
+  U128 m = static_cast<U128>(rng.next_u64()) * range;
+  auto low = static_cast<uint64_t>(m);
+  if (low < range) {
+    const uint64_t reject = (0 - range) % range;
+    while (low < reject) {
+      m = static_cast<U128>(rng.next_u64()) * range;
+      low = static_cast<uint64_t>(m);
+    }
+  }
+  return static_cast<uint64_t>(m >> 64);
+}
+
+// Fisher-Yates: for i = n - 1 down to 1, swap slot i with a uniform slot j in [0, i]. The j's
+// do not depend on the permutation, so they are drawn a batch ahead and their slots
+// prefetched (the swaps of a large permutation are cache misses).
 Values randperm_kernel(const OpDef& op, const Values& a) {
   const Tensor out = fresh_output(op.run_meta(a));
   const int64_t n = a.at(0).to_int();
@@ -205,8 +303,17 @@ Values randperm_kernel(const OpDef& op, const Values& a) {
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t{0});
   Rng rng(d.seed(), d.call_stream());
-  for (int64_t i = n - 1; i > 0; --i)
-    std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(rng.integer(0, i))]);
+  constexpr int64_t kAhead = 32;
+  int64_t js[kAhead];
+  for (int64_t i = n - 1; i > 0; i -= kAhead) {
+    const int64_t count = std::min(kAhead, i);
+    for (int64_t k = 0; k < count; ++k) {
+      js[k] = static_cast<int64_t>(below(rng, static_cast<uint64_t>(i - k + 1)));
+      __builtin_prefetch(perm.data() + js[k], 1);
+    }
+    for (int64_t k = 0; k < count; ++k)
+      std::swap(perm[static_cast<size_t>(i - k)], perm[static_cast<size_t>(js[k])]);
+  }
   if (out.dtype() == DType::Int64) {
     std::memcpy(out.data_ptr(), perm.data(), perm.size() * sizeof(int64_t));
   } else {
@@ -220,64 +327,106 @@ Values randperm_kernel(const OpDef& op, const Values& a) {
 
 // ---- bernoulli -------------------------------------------------------------------------------
 
-// Writes 0/1 draws into contiguous `out` (any dtype): element i is one when its uniform is
-// below p(i).
-template <typename P>
-void bernoulli_fill(const char* op, const Tensor& out, P p) {
-  const size_t item = out.itemsize();
-  unsigned char one[16] = {};
-  store_from_int(one, out.dtype(), 1);
-  auto* o = static_cast<unsigned char*>(out.data_ptr());
-  for_blocks<4>(op, out.numel(), [&](int64_t i, const std::array<uint32_t, 4>& r, int64_t c) {
-    for (int64_t l = 0; l < c; ++l) {
-      unsigned char* dst = o + static_cast<size_t>(i + l) * item;
-      if (u32(r[l]) < p(i + l))
-        std::memcpy(dst, one, item);
-      else
-        std::memset(dst, 0, item);
-    }
+// u = w / 2^32 < p  <=>  w < ceil(p * 2^32) (exact: p * 2^32 is a double times a power of 2).
+inline uint64_t threshold_of(double p) { return static_cast<uint64_t>(std::ceil(p * 0x1p32)); }
+
+// Writes 0/1 draws into n contiguous elements whose representation is U (the dtype's bits of
+// one: `one`): element i is one when its word is below thr(i).
+template <typename U, typename Thr>
+void bernoulli_chunk(const uint32_t* w, U* o, int64_t i, int64_t n, U one, Thr thr) {
+  for (int64_t k = 0; k < n; ++k) o[k] = w[k] < thr(i + k) ? one : U{0};
+}
+
+template <typename U, typename Thr>
+void bernoulli_bits(const char* op, U* o, int64_t n, U one, Thr thr) {
+  for_words<1>(op, n, [&](int64_t i, const uint32_t* w, int64_t count) {
+    bernoulli_chunk(w, o + i, i, count, one, thr);
   });
+}
+
+template <typename Thr>
+void bernoulli_fill(const char* op, const Tensor& out, Thr thr) {
+  unsigned char one[8] = {};
+  store_from_int(one, out.dtype(), 1);
+  auto run = [&](auto tag) {
+    using U = decltype(tag);
+    U bits;
+    std::memcpy(&bits, one, sizeof(U));
+    bernoulli_bits(op, static_cast<U*>(out.data_ptr()), out.numel(), bits, thr);
+  };
+  switch (out.itemsize()) {
+    case 1:
+      return run(uint8_t{});
+    case 2:
+      return run(uint16_t{});
+    case 4:
+      return run(uint32_t{});
+    case 8:
+      return run(uint64_t{});
+    default:
+      unsupported("the cpu backend's bernoulli does not write " +
+                  std::string(dtype_code(out.dtype())));
+  }
 }
 
 Values bernoulli_p_kernel(const OpDef& op, const Values& a) {
   const Tensor out = fresh_output(op.run_meta(a));
-  const double p = a.at(1).to_double();
-  bernoulli_fill("cpu.bernoulli.p", out, [p](int64_t) { return p; });
+  const uint64_t thr = threshold_of(a.at(1).to_double());
+  bernoulli_fill("cpu.bernoulli.p", out, [thr](int64_t) { return thr; });
   return {out};
 }
 
-Values bernoulli_kernel(const OpDef& op, const Values& a) {
-  const Tensor out = fresh_output(op.run_meta(a));
-  const Tensor probs = a.at(0).tensor().to(DType::Float64);
-  const double* p = probs.data<double>();
-  for (int64_t i = 0; i < probs.numel(); ++i)
+// A contiguous copy of floating `t` in f32 (f16, bf16, f32) or f64, by the pointwise engine.
+Tensor contiguous_wide(const Tensor& t) {
+  const DType wide = t.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  if (t.dtype() == wide && t.is_contiguous()) return t;
+  const Tensor out = Tensor::uninitialized(t.shape(), wide);
+  if (out.numel() == 0) return out;
+  const Tensor ins[] = {t};
+  pw_run(PwOp::Identity, ins, out, compute_for(t.dtype()), PwParams{});
+  return out;
+}
+
+template <typename P>
+void bernoulli_probs(const Tensor& out, const P* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
     if (!(p[i] >= 0 && p[i] <= 1))
       op_error(
           "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
           "message be improved?  If so, please report an enhancement request to PyTorch.)");
-  bernoulli_fill("cpu.bernoulli", out, [p](int64_t i) { return p[i]; });
+  bernoulli_fill("cpu.bernoulli", out,
+                 [p](int64_t i) { return threshold_of(static_cast<double>(p[i])); });
+}
+
+Values bernoulli_kernel(const OpDef& op, const Values& a) {
+  const Tensor out = fresh_output(op.run_meta(a));
+  const Tensor probs = contiguous_wide(a.at(0).tensor());
+  if (probs.dtype() == DType::Float64)
+    bernoulli_probs(out, probs.data<double>(), probs.numel());
+  else
+    bernoulli_probs(out, probs.data<float>(), probs.numel());
   return {out};
 }
 
 // ---- native_dropout --------------------------------------------------------------------------
 
-// Training mode on contiguous x: mask[i] = u < keep, out[i] = (x[i] * mask[i]) * scale.
-template <typename T, typename C>
-void dropout_typed(const Tensor& x, const Tensor& out, const Tensor& mask, double keep,
-                   double scale) {
-  const T* xi = x.data<T>();
-  T* o = out.data<T>();
-  auto* m = mask.data<uint8_t>();
-  const C s = static_cast<C>(scale);
-  for_blocks<4>("cpu.native_dropout", x.numel(),
-                [&](int64_t i, const std::array<uint32_t, 4>& r, int64_t c) {
-                  for (int64_t l = 0; l < c; ++l) {
-                    const bool kept = u32(r[l]) < keep;
-                    m[i + l] = kept ? 1 : 0;
-                    const C v = static_cast<C>(xi[i + l]) * static_cast<C>(kept ? 1 : 0);
-                    o[i + l] = to_t<T>(v * s);
-                  }
-                });
+// Training mode on n contiguous elements (o may be x): m[i] = (w < thr), o[i] = (x[i] * m[i])
+// * scale.
+template <typename T>
+void dropout_chunk(const uint32_t* w, const T* x, T* o, uint8_t* m, int64_t n, uint64_t thr,
+                   T scale) {
+  for (int64_t k = 0; k < n; ++k) {
+    const bool kept = w[k] < thr;
+    m[k] = kept ? 1 : 0;
+    o[k] = (x[k] * static_cast<T>(kept ? 1 : 0)) * scale;
+  }
+}
+
+template <typename T>
+void dropout_rows(const T* x, T* o, uint8_t* m, int64_t n, uint64_t thr, T scale) {
+  for_words<1>("cpu.native_dropout", n, [&](int64_t i, const uint32_t* w, int64_t count) {
+    dropout_chunk(w, x + i, o + i, m + i, count, thr, scale);
+  });
 }
 
 Values native_dropout_kernel(const OpDef& op, const Values& a) {
@@ -292,35 +441,26 @@ Values native_dropout_kernel(const OpDef& op, const Values& a) {
     mask.fill(1);
     return {out, mask};
   }
-  const double p = a.at(1).to_double();
-  const double keep = 1.0 - p;
+  const double keep = 1.0 - a.at(1).to_double();
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
-  // Contiguous operands; strided outputs (the input's layout) are written from them.
-  const Tensor x = input.contiguous();
-  const bool direct = out.is_contiguous() && mask.is_contiguous();
-  const Tensor o = direct ? out : Tensor::uninitialized(input.shape(), input.dtype());
-  const Tensor m = direct ? mask : Tensor::uninitialized(input.shape(), DType::Bool);
-  switch (input.dtype()) {
-    case DType::Float32:
-      dropout_typed<float, float>(x, o, m, keep, scale);
-      break;
-    case DType::Float64:
-      dropout_typed<double, double>(x, o, m, keep, scale);
-      break;
-    case DType::Float16:
-      dropout_typed<Half, float>(x, o, m, keep, scale);
-      break;
-    case DType::BFloat16:
-      dropout_typed<BFloat16, float>(x, o, m, keep, scale);
-      break;
-    default:
-      unsupported("the cpu backend's native_dropout does not train on " +
-                  std::string(dtype_code(input.dtype())));
-  }
+  const uint64_t thr = threshold_of(keep);
+  // Computed in f32 (f16, bf16, f32) or f64 over a contiguous copy, rounded once into `out`
+  // (any layout) by the pointwise engine; the mask is written directly when contiguous.
+  const Tensor m = mask.is_contiguous() ? mask : Tensor::uninitialized(input.shape(), DType::Bool);
+  const bool direct = out.is_contiguous() && input.is_contiguous() &&
+                      (input.dtype() == DType::Float32 || input.dtype() == DType::Float64);
+  const Tensor x = direct ? input : contiguous_wide(input);
+  const Tensor o = direct ? out : Tensor::uninitialized(input.shape(), x.dtype());
+  if (x.dtype() == DType::Float64)
+    dropout_rows(x.data<double>(), o.data<double>(), m.data<uint8_t>(), x.numel(), thr, scale);
+  else
+    dropout_rows(x.data<float>(), o.data<float>(), m.data<uint8_t>(), x.numel(), thr,
+                 static_cast<float>(scale));
   if (!direct) {
-    out.copy_from(o);
-    mask.copy_from(m);
+    const Tensor ins[] = {o};
+    pw_run(PwOp::Identity, ins, out, compute_for(o.dtype()), PwParams{});
   }
+  if (!mask.is_contiguous()) mask.copy_from(m);
   return {out, mask};
 }
 
