@@ -47,31 +47,50 @@ Lines lines_of(const Shape& shape, int64_t d) {
   return g;
 }
 
-// Calls fn(line, x, y, scratch) for every line of `g` over the pool, with per-thread buffers
-// of the plan's length (x, y) and scratch.
-template <typename R, typename Fn>
-void each_line(const Lines& g, const Fft1d<R>& plan, Fn fn) {
+// Transforms the `count` lines of a call kLanes<R> at a time (one line per vector lane, so
+// every butterfly runs on vectors): load(l, lane, x) fills lane `lane` of x (n complex values)
+// with line l, store(l, lane, y) writes lane `lane` of the transform back. Groups of lines
+// are spread over the pool.
+template <typename R, typename Load, typename Store>
+void each_line(int64_t count, const Fft1d<R>& plan, Load load, Store store) {
+  using V = Lanes<R>;
+  constexpr int64_t kL = kLanes<R>;
   const int64_t n = plan.size();
-  parallel_for(0, g.count(), std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)),
-               [&](int64_t l0, int64_t l1) {
-                 std::vector<Cx<R>> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)),
+  const int64_t groups = (count + kL - 1) / kL;
+  parallel_for(0, groups, std::max<int64_t>(1, 4096 / std::max<int64_t>(n * kL, 1)),
+               [&](int64_t g0, int64_t g1) {
+                 std::vector<Cx<V>> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)),
                      s(static_cast<size_t>(plan.scratch_size()));
-                 for (int64_t l = l0; l < l1; ++l) fn(l, x.data(), y.data(), s.data());
+                 for (int64_t g = g0; g < g1; ++g) {
+                   const int64_t l0 = g * kL, lanes = std::min(kL, count - l0);
+                   if (lanes < kL) std::fill(x.begin(), x.end(), Cx<V>{});
+                   for (int64_t lane = 0; lane < lanes; ++lane) load(l0 + lane, lane, x.data());
+                   plan.run(x.data(), y.data(), s.data());
+                   for (int64_t lane = 0; lane < lanes; ++lane) store(l0 + lane, lane, y.data());
+                 }
                });
 }
 
 // Transforms every line along dim d of the contiguous complex buffer `buf` in place.
 template <typename R>
 void transform_dim(Cx<R>* buf, const Shape& shape, int64_t d, int sign) {
+  using V = Lanes<R>;
   const Lines g = lines_of(shape, d);
   if (g.n <= 1 || g.count() == 0) return;  // a length-1 DFT is the identity
   const Fft1d<R> plan(g.n, sign);
-  each_line(g, plan, [&](int64_t l, Cx<R>* x, Cx<R>* y, Cx<R>* s) {
-    Cx<R>* line = buf + g.base(l, g.n);
-    for (int64_t j = 0; j < g.n; ++j) x[j] = line[j * g.inner];
-    plan.run(x, y, s);
-    for (int64_t j = 0; j < g.n; ++j) line[j * g.inner] = y[j];
-  });
+  each_line(
+      g.count(), plan,
+      [&](int64_t l, int64_t lane, Cx<V>* x) {
+        const Cx<R>* line = buf + g.base(l, g.n);
+        for (int64_t j = 0; j < g.n; ++j) {
+          x[j].re[lane] = line[j * g.inner].re;
+          x[j].im[lane] = line[j * g.inner].im;
+        }
+      },
+      [&](int64_t l, int64_t lane, const Cx<V>* y) {
+        Cx<R>* line = buf + g.base(l, g.n);
+        for (int64_t j = 0; j < g.n; ++j) line[j * g.inner] = {y[j].re[lane], y[j].im[lane]};
+      });
 }
 
 // Multiplies the n values of `buf` (real or complex components) by `scale`.
@@ -95,6 +114,15 @@ Tensor fresh(const Values& meta) {
   return Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
 }
 
+// Copies `src` into the contiguous `dst` of the same shape and dtype (a plain memcpy when `src`
+// is contiguous too).
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (src.is_contiguous())
+    std::memcpy(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(src.numel()) * src.itemsize());
+  else
+    dst.copy_from(src);
+}
+
 // ---- c2c -------------------------------------------------------------------------------------
 
 template <typename R>
@@ -114,7 +142,7 @@ Values c2c_kernel(const OpDef& op, const Values& a) {
   for (int64_t d : dims) n *= static_cast<double>(self.size(d));
   const double scale = norm_scale(a.at(2).to_int(), n);
   const int sign = a.at(3).to_bool() ? -1 : +1;
-  out.copy_from(self);
+  copy_into(out, self);
   if (out.dtype() == DType::Complex64)
     c2c_typed<float>(out, dims, sign, scale);
   else
@@ -134,13 +162,20 @@ void r2c_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
   const Lines g = lines_of(x.shape(), last);
   const int64_t out_len = out.size(last);
   const Fft1d<R> plan(g.n, -1);
-  each_line(g, plan, [&](int64_t l, Cx<R>* xs, Cx<R>* ys, Cx<R>* s) {
-    const R* line = in + g.base(l, g.n);
-    for (int64_t j = 0; j < g.n; ++j) xs[j] = {line[j * g.inner], R(0)};
-    plan.run(xs, ys, s);
-    Cx<R>* dst = o + g.base(l, out_len);
-    for (int64_t j = 0; j < out_len; ++j) dst[j * g.inner] = ys[j];
-  });
+  using V = Lanes<R>;
+  each_line(
+      g.count(), plan,
+      [&](int64_t l, int64_t lane, Cx<V>* xs) {
+        const R* line = in + g.base(l, g.n);
+        for (int64_t j = 0; j < g.n; ++j) {
+          xs[j].re[lane] = line[j * g.inner];
+          xs[j].im[lane] = R(0);
+        }
+      },
+      [&](int64_t l, int64_t lane, const Cx<V>* ys) {
+        Cx<R>* dst = o + g.base(l, out_len);
+        for (int64_t j = 0; j < out_len; ++j) dst[j * g.inner] = {ys[j].re[lane], ys[j].im[lane]};
+      });
   for (size_t i = 0; i + 1 < dims.size(); ++i) transform_dim(o, out.shape(), dims[i], -1);
   scale_all(reinterpret_cast<R*>(o), 2 * out.numel(), scale);
 }
@@ -181,25 +216,35 @@ void c2r_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
         return s;
       }(),
       self.dtype());
-  work.copy_from(self.slice(last, 0, half));
+  copy_into(work, self.slice(last, 0, half));
   auto* w = static_cast<Cx<R>*>(work.data_ptr());
   for (size_t i = 0; i + 1 < dims.size(); ++i) transform_dim(w, work.shape(), dims[i], +1);
   R* o = out.data<R>();
   const Lines g = lines_of(work.shape(), last);
   const Fft1d<R> plan(n, +1);
-  each_line(g, plan, [&](int64_t l, Cx<R>* xs, Cx<R>* ys, Cx<R>* s) {
-    const Cx<R>* line = w + g.base(l, half);
-    xs[0] = {line[0].re, R(0)};
-    for (int64_t k = 1; k < (n + 1) / 2; ++k) {
-      const Cx<R> z = line[k * g.inner];
-      xs[k] = z;
-      xs[n - k] = {z.re, -z.im};
-    }
-    if (n % 2 == 0 && n > 0) xs[n / 2] = {line[(n / 2) * g.inner].re, R(0)};
-    plan.run(xs, ys, s);
-    R* dst = o + g.base(l, n);
-    for (int64_t t = 0; t < n; ++t) dst[t * g.inner] = ys[t].re;
-  });
+  using V = Lanes<R>;
+  each_line(
+      g.count(), plan,
+      [&](int64_t l, int64_t lane, Cx<V>* xs) {
+        const Cx<R>* line = w + g.base(l, half);
+        xs[0].re[lane] = line[0].re;
+        xs[0].im[lane] = R(0);
+        for (int64_t k = 1; k < (n + 1) / 2; ++k) {
+          const Cx<R> z = line[k * g.inner];
+          xs[k].re[lane] = z.re;
+          xs[k].im[lane] = z.im;
+          xs[n - k].re[lane] = z.re;
+          xs[n - k].im[lane] = -z.im;
+        }
+        if (n % 2 == 0 && n > 0) {
+          xs[n / 2].re[lane] = line[(n / 2) * g.inner].re;
+          xs[n / 2].im[lane] = R(0);
+        }
+      },
+      [&](int64_t l, int64_t lane, const Cx<V>* ys) {
+        R* dst = o + g.base(l, n);
+        for (int64_t t = 0; t < n; ++t) dst[t * g.inner] = ys[t].re[lane];
+      });
   scale_all(o, out.numel(), scale);
 }
 

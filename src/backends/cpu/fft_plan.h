@@ -32,10 +32,27 @@ template <typename R>
 inline Cx<R> operator-(Cx<R> a, Cx<R> b) {
   return {a.re - b.re, a.im - b.im};
 }
-template <typename R>
-inline Cx<R> operator*(Cx<R> a, Cx<R> b) {
+// A product with a twiddle: V is R, or a vector of R (one lane per transformed line).
+template <typename V, typename R>
+inline Cx<V> mul(Cx<V> a, Cx<R> b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
+
+// Four f32 or two f64 lines transformed at once, lane by lane (GCC vector extensions).
+template <typename R>
+struct LanesOf;
+template <>
+struct LanesOf<float> {
+  typedef float type __attribute__((vector_size(16)));
+};
+template <>
+struct LanesOf<double> {
+  typedef double type __attribute__((vector_size(16)));
+};
+template <typename R>
+using Lanes = typename LanesOf<R>::type;
+template <typename R>
+constexpr int kLanes = static_cast<int>(16 / sizeof(R));
 
 template <typename R>
 class Fft1d {
@@ -70,8 +87,10 @@ class Fft1d {
   // Scratch elements run() needs.
   int64_t scratch_size() const { return bluestein_ ? 2 * m_ + sub_->scratch_size() : 0; }
 
-  // y = the transform of x (both of length n, distinct); scratch of scratch_size().
-  void run(const Cx<R>* x, Cx<R>* y, Cx<R>* scratch) const {
+  // y = the transform of x (both of length n, distinct); scratch of scratch_size(). V is R or
+  // Lanes<R>.
+  template <typename V>
+  void run(const Cx<V>* x, Cx<V>* y, Cx<V>* scratch) const {
     if (n_ == 0) return;
     if (n_ == 1) {
       y[0] = x[0];
@@ -89,7 +108,8 @@ class Fft1d {
   }
 
   // y (contiguous, length n) = DFT of x[0], x[xs], ...; W_n^j = tw_[j * ts].
-  void rec(const Cx<R>* x, int64_t xs, Cx<R>* y, int64_t n, size_t fi, int64_t ts) const {
+  template <typename V>
+  void rec(const Cx<V>* x, int64_t xs, Cx<V>* y, int64_t n, size_t fi, int64_t ts) const {
     const int64_t p = factors_[fi], m = n / p;
     if (m == 1) {
       for (int64_t r = 0; r < p; ++r) y[r] = x[r * xs];
@@ -100,21 +120,22 @@ class Fft1d {
   }
 
   // For each k < m: t_r = y[r m + k] W_n^{rk}; y[q m + k] = sum_r t_r W_p^{rq}.
-  void combine(Cx<R>* y, int64_t m, int64_t p, int64_t ts) const {
+  template <typename V>
+  void combine(Cx<V>* y, int64_t m, int64_t p, int64_t ts) const {
     const Cx<R>* w = tw_.data();
     if (p == 2) {
       for (int64_t k = 0; k < m; ++k) {
-        const Cx<R> a = y[k], b = y[m + k] * w[k * ts];
+        const Cx<V> a = y[k], b = mul(y[m + k], w[k * ts]);
         y[k] = a + b;
         y[m + k] = a - b;
       }
     } else if (p == 4) {
       const R s = static_cast<R>(sign_);
       for (int64_t k = 0; k < m; ++k) {
-        const Cx<R> t0 = y[k], t1 = y[m + k] * w[k * ts], t2 = y[2 * m + k] * w[2 * k * ts],
-                    t3 = y[3 * m + k] * w[3 * k * ts];
-        const Cx<R> a0 = t0 + t2, a1 = t0 - t2, b0 = t1 + t3, d = t1 - t3;
-        const Cx<R> b1 = {-s * d.im, s * d.re};  // (t1 - t3) * sign i
+        const Cx<V> t0 = y[k], t1 = mul(y[m + k], w[k * ts]), t2 = mul(y[2 * m + k], w[2 * k * ts]),
+                    t3 = mul(y[3 * m + k], w[3 * k * ts]);
+        const Cx<V> a0 = t0 + t2, a1 = t0 - t2, b0 = t1 + t3, d = t1 - t3;
+        const Cx<V> b1 = {-s * d.im, s * d.re};  // (t1 - t3) * sign i
         y[k] = a0 + b0;
         y[m + k] = a1 + b1;
         y[2 * m + k] = a0 - b0;
@@ -123,22 +144,22 @@ class Fft1d {
     } else if (p == 3) {
       const R h = static_cast<R>(sign_ * 0.86602540378443864676);  // sign sqrt(3) / 2
       for (int64_t k = 0; k < m; ++k) {
-        const Cx<R> t0 = y[k], t1 = y[m + k] * w[k * ts], t2 = y[2 * m + k] * w[2 * k * ts];
-        const Cx<R> s = t1 + t2, d = t1 - t2;
-        const Cx<R> m1 = {t0.re - R(0.5) * s.re, t0.im - R(0.5) * s.im};
-        const Cx<R> m2 = {-h * d.im, h * d.re};
+        const Cx<V> t0 = y[k], t1 = mul(y[m + k], w[k * ts]), t2 = mul(y[2 * m + k], w[2 * k * ts]);
+        const Cx<V> s = t1 + t2, d = t1 - t2;
+        const Cx<V> m1 = {t0.re - R(0.5) * s.re, t0.im - R(0.5) * s.im};
+        const Cx<V> m2 = {-h * d.im, h * d.re};
         y[k] = t0 + s;
         y[m + k] = m1 + m2;
         y[2 * m + k] = m1 - m2;
       }
     } else {
-      std::vector<Cx<R>> t(static_cast<size_t>(p));
+      std::vector<Cx<V>> t(static_cast<size_t>(p));
       const int64_t wp = m * ts;  // W_p^j = tw_[j * wp]
       for (int64_t k = 0; k < m; ++k) {
-        for (int64_t r = 0; r < p; ++r) t[r] = r == 0 ? y[k] : y[r * m + k] * w[r * k * ts];
+        for (int64_t r = 0; r < p; ++r) t[r] = r == 0 ? y[k] : mul(y[r * m + k], w[r * k * ts]);
         for (int64_t q = 0; q < p; ++q) {
-          Cx<R> acc = t[0];
-          for (int64_t r = 1; r < p; ++r) acc = acc + t[r] * w[((r * q) % p) * wp];
+          Cx<V> acc = t[0];
+          for (int64_t r = 1; r < p; ++r) acc = acc + mul(t[r], w[((r * q) % p) * wp]);
           y[q * m + k] = acc;
         }
       }
@@ -166,21 +187,22 @@ class Fft1d {
       if (l > 0) b[static_cast<size_t>(m_ - l)] = c;
     }
     filter_.resize(static_cast<size_t>(m_));
-    sub_->run(b.data(), filter_.data(), nullptr);
+    sub_->run(b.data(), filter_.data(), static_cast<Cx<R>*>(nullptr));
     const R inv = static_cast<R>(1.0 / static_cast<double>(m_));
     for (Cx<R>& f : filter_) f = {f.re * inv, f.im * inv};
   }
 
-  void run_bluestein(const Cx<R>* x, Cx<R>* y, Cx<R>* scratch) const {
-    Cx<R>* a = scratch;
-    Cx<R>* big = scratch + m_;
-    Cx<R>* sub_scratch = scratch + 2 * m_;
-    for (int64_t k = 0; k < n_; ++k) a[k] = x[k] * chirp_[k];
-    for (int64_t k = n_; k < m_; ++k) a[k] = {0, 0};
+  template <typename V>
+  void run_bluestein(const Cx<V>* x, Cx<V>* y, Cx<V>* scratch) const {
+    Cx<V>* a = scratch;
+    Cx<V>* big = scratch + m_;
+    Cx<V>* sub_scratch = scratch + 2 * m_;
+    for (int64_t k = 0; k < n_; ++k) a[k] = mul(x[k], chirp_[k]);
+    for (int64_t k = n_; k < m_; ++k) a[k] = Cx<V>{};
     sub_->run(a, big, sub_scratch);
-    for (int64_t k = 0; k < m_; ++k) big[k] = big[k] * filter_[k];
+    for (int64_t k = 0; k < m_; ++k) big[k] = mul(big[k], filter_[k]);
     sub_inv_->run(big, a, sub_scratch);
-    for (int64_t k = 0; k < n_; ++k) y[k] = a[k] * chirp_[k];
+    for (int64_t k = 0; k < n_; ++k) y[k] = mul(a[k], chirp_[k]);
   }
 
   int64_t n_;
