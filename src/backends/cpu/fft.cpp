@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,17 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     dst.copy_from(src);
 }
 
+// W_n^k = exp(sign 2 pi i k / n) for k in [0, n/2], computed in double.
+template <typename R>
+std::vector<Cx<R>> half_turn_twiddles(int64_t n, int sign) {
+  std::vector<Cx<R>> w(static_cast<size_t>(n / 2 + 1));
+  for (int64_t k = 0; k <= n / 2; ++k) {
+    const double a = 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+    w[static_cast<size_t>(k)] = {static_cast<R>(std::cos(a)), static_cast<R>(sign * std::sin(a))};
+  }
+  return w;
+}
+
 // ---- c2c -------------------------------------------------------------------------------------
 
 template <typename R>
@@ -161,21 +173,52 @@ void r2c_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
   const int64_t last = dims.back();
   const Lines g = lines_of(x.shape(), last);
   const int64_t out_len = out.size(last);
-  const Fft1d<R> plan(g.n, -1);
   using V = Lanes<R>;
-  each_line(
-      g.count(), plan,
-      [&](int64_t l, int64_t lane, Cx<V>* xs) {
-        const R* line = in + g.base(l, g.n);
-        for (int64_t j = 0; j < g.n; ++j) {
-          xs[j].re[lane] = line[j * g.inner];
-          xs[j].im[lane] = R(0);
-        }
-      },
-      [&](int64_t l, int64_t lane, const Cx<V>* ys) {
-        Cx<R>* dst = o + g.base(l, out_len);
-        for (int64_t j = 0; j < out_len; ++j) dst[j * g.inner] = {ys[j].re[lane], ys[j].im[lane]};
-      });
+  if (g.n % 2 == 0) {
+    // Even n = 2m: the even and odd samples as one complex signal z of length m, Z = DFT(z);
+    // A = DFT(evens) = (Z[k] + conj Z[m-k]) / 2, B = DFT(odds) = (Z[k] - conj Z[m-k]) / 2i,
+    // X[k] = A[k] + W_n^k B[k] (indices mod m), X[n-k] = conj X[k].
+    const int64_t m = g.n / 2;
+    const Fft1d<R> plan(m, -1);
+    const std::vector<Cx<R>> wn = half_turn_twiddles<R>(g.n, -1);
+    each_line(
+        g.count(), plan,
+        [&](int64_t l, int64_t lane, Cx<V>* zs) {
+          const R* line = in + g.base(l, g.n);
+          for (int64_t j = 0; j < m; ++j) {
+            zs[j].re[lane] = line[2 * j * g.inner];
+            zs[j].im[lane] = line[(2 * j + 1) * g.inner];
+          }
+        },
+        [&](int64_t l, int64_t lane, const Cx<V>* zs) {
+          Cx<R>* dst = o + g.base(l, out_len);
+          for (int64_t k = 0; k < out_len; ++k) {
+            const int64_t kk = k <= m ? k : g.n - k;
+            const int64_t a = kk == m ? 0 : kk, b = kk == 0 ? 0 : m - kk;  // kk, -kk mod m
+            const Cx<R> z = {zs[a].re[lane], zs[a].im[lane]};
+            const Cx<R> zc = {zs[b].re[lane], -zs[b].im[lane]};
+            const Cx<R> e = {R(0.5) * (z.re + zc.re), R(0.5) * (z.im + zc.im)};
+            const Cx<R> d = {R(0.5) * (z.im - zc.im), R(-0.5) * (z.re - zc.re)};  // (z - zc) / 2i
+            const Cx<R> xk = e + mul(d, wn[static_cast<size_t>(kk)]);
+            dst[k * g.inner] = k <= m ? xk : Cx<R>{xk.re, -xk.im};
+          }
+        });
+  } else {
+    const Fft1d<R> plan(g.n, -1);
+    each_line(
+        g.count(), plan,
+        [&](int64_t l, int64_t lane, Cx<V>* xs) {
+          const R* line = in + g.base(l, g.n);
+          for (int64_t j = 0; j < g.n; ++j) {
+            xs[j].re[lane] = line[j * g.inner];
+            xs[j].im[lane] = R(0);
+          }
+        },
+        [&](int64_t l, int64_t lane, const Cx<V>* ys) {
+          Cx<R>* dst = o + g.base(l, out_len);
+          for (int64_t j = 0; j < out_len; ++j) dst[j * g.inner] = {ys[j].re[lane], ys[j].im[lane]};
+        });
+  }
   for (size_t i = 0; i + 1 < dims.size(); ++i) transform_dim(o, out.shape(), dims[i], -1);
   scale_all(reinterpret_cast<R*>(o), 2 * out.numel(), scale);
 }
@@ -221,30 +264,58 @@ void c2r_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
   for (size_t i = 0; i + 1 < dims.size(); ++i) transform_dim(w, work.shape(), dims[i], +1);
   R* o = out.data<R>();
   const Lines g = lines_of(work.shape(), last);
-  const Fft1d<R> plan(n, +1);
   using V = Lanes<R>;
-  each_line(
-      g.count(), plan,
-      [&](int64_t l, int64_t lane, Cx<V>* xs) {
-        const Cx<R>* line = w + g.base(l, half);
-        xs[0].re[lane] = line[0].re;
-        xs[0].im[lane] = R(0);
-        for (int64_t k = 1; k < (n + 1) / 2; ++k) {
-          const Cx<R> z = line[k * g.inner];
-          xs[k].re[lane] = z.re;
-          xs[k].im[lane] = z.im;
-          xs[n - k].re[lane] = z.re;
-          xs[n - k].im[lane] = -z.im;
-        }
-        if (n % 2 == 0 && n > 0) {
-          xs[n / 2].re[lane] = line[(n / 2) * g.inner].re;
-          xs[n / 2].im[lane] = R(0);
-        }
-      },
-      [&](int64_t l, int64_t lane, const Cx<V>* ys) {
-        R* dst = o + g.base(l, n);
-        for (int64_t t = 0; t < n; ++t) dst[t * g.inner] = ys[t].re[lane];
-      });
+  if (n % 2 == 0) {
+    // Even n = 2m: with X[0] and X[m] real, P = X[k] + conj X[m-k] = 2 DFT(evens)[k] and
+    // Q = (X[k] - conj X[m-k]) W_n^-k = 2 DFT(odds)[k]; the backward transform of P + iQ
+    // (length m) holds n x[2j] + i n x[2j+1].
+    const int64_t m = n / 2;
+    const Fft1d<R> plan(m, +1);
+    const std::vector<Cx<R>> wn = half_turn_twiddles<R>(n, +1);
+    each_line(
+        g.count(), plan,
+        [&](int64_t l, int64_t lane, Cx<V>* zs) {
+          const Cx<R>* line = w + g.base(l, half);
+          auto entry = [&](int64_t k) {
+            const Cx<R> z = line[k * g.inner];
+            return k == 0 || k == m ? Cx<R>{z.re, R(0)} : z;
+          };
+          for (int64_t k = 0; k < m; ++k) {
+            const Cx<R> xk = entry(k), xc = entry(m - k);
+            const Cx<R> p = {xk.re + xc.re, xk.im - xc.im};
+            const Cx<R> q = mul(Cx<R>{xk.re - xc.re, xk.im + xc.im}, wn[static_cast<size_t>(k)]);
+            zs[k].re[lane] = p.re - q.im;
+            zs[k].im[lane] = p.im + q.re;
+          }
+        },
+        [&](int64_t l, int64_t lane, const Cx<V>* zs) {
+          R* dst = o + g.base(l, n);
+          for (int64_t j = 0; j < m; ++j) {
+            dst[2 * j * g.inner] = zs[j].re[lane];
+            dst[(2 * j + 1) * g.inner] = zs[j].im[lane];
+          }
+        });
+  } else {
+    const Fft1d<R> plan(n, +1);
+    each_line(
+        g.count(), plan,
+        [&](int64_t l, int64_t lane, Cx<V>* xs) {
+          const Cx<R>* line = w + g.base(l, half);
+          xs[0].re[lane] = line[0].re;
+          xs[0].im[lane] = R(0);
+          for (int64_t k = 1; k < (n + 1) / 2; ++k) {
+            const Cx<R> z = line[k * g.inner];
+            xs[k].re[lane] = z.re;
+            xs[k].im[lane] = z.im;
+            xs[n - k].re[lane] = z.re;
+            xs[n - k].im[lane] = -z.im;
+          }
+        },
+        [&](int64_t l, int64_t lane, const Cx<V>* ys) {
+          R* dst = o + g.base(l, n);
+          for (int64_t t = 0; t < n; ++t) dst[t * g.inner] = ys[t].re[lane];
+        });
+  }
   scale_all(o, out.numel(), scale);
 }
 
