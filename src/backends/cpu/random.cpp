@@ -10,7 +10,7 @@
 // Uniforms take the top bits of one 32-bit word (two words for f64): rand's values lie on the
 // dtype's grid k / 2^digits in [0, 1) (f32: 24 bits, f16: 11, bf16: 8, f64: 53). randn is
 // Box-Muller on pairs of uniforms (the radius from a uniform in (0, 1]): in float for f32, f16
-// and bf16 (the branch-free log of vec_math.h and a polynomial sine and cosine of the turn,
+// and bf16 (a branch-free log and polynomial sine and cosine of the turn that vectorise,
 // errors far below what a distribution test can see), in double for f64. f16 and bf16 values
 // are drawn in f32 and rounded once by the pointwise engine. Bernoulli draws compare a word w
 // with the probability: w / 2^32 < p, i.e. w < ceil(p 2^32) (p = 0 never, p = 1 always).
@@ -35,14 +35,11 @@
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
 
-// The draw loops are written to vectorise (branch-free math on words of a chunk); -O3 for the
-// whole unit, so that vec_math.h's functions inline into them.
+// The draw loops are written to vectorise (branch-free math on the words of a chunk).
 #pragma GCC optimize("O3")
 
 namespace crucible::cpu {
 namespace {
-
-#include "backends/cpu/vec_math.h"  // NOLINT(bugprone-suspicious-include): vm:: in this unit
 
 // The backend's generator (one per process, as ATen's default CPU generator).
 struct Generator {
@@ -140,6 +137,32 @@ inline void box_muller(double u1, double u2, double& z0, double& z1) {
   z1 = r * std::sin(theta);
 }
 
+// a where c, else b, by bit masks (a select the loops vectorise with SSE2).
+inline float select(bool c, float a, float b) {
+  const int32_t m = -static_cast<int32_t>(c);
+  return std::bit_cast<float>((std::bit_cast<int32_t>(a) & m) | (std::bit_cast<int32_t>(b) & ~m));
+}
+
+// log(x) for x in [2^-24, 1] (no zero, subnormal, inf or NaN): x = m 2^e with m in
+// [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(f / (2 + f)) with f = m - 1 (a few ulp).
+inline float log_unit(float x) {
+  const int32_t bits = std::bit_cast<int32_t>(x);
+  const float m0 = std::bit_cast<float>((bits & 0x007fffff) | 0x3f800000);  // [1, 2)
+  const bool big = m0 > 1.41421356f;
+  const float m = select(big, m0 * 0.5f, m0);
+  const float e = static_cast<float>(((bits >> 23) & 0xff) - 127) + select(big, 1.0f, 0.0f);
+  const float f = m - 1.0f;
+  const float s = f / (2.0f + f);
+  const float z = s * s;
+  float p = 2.0f / 13.0f;
+  p = p * z + 2.0f / 11.0f;
+  p = p * z + 2.0f / 9.0f;
+  p = p * z + 2.0f / 7.0f;
+  p = p * z + 2.0f / 5.0f;
+  p = p * z + 2.0f / 3.0f;
+  return e * 0.693147180559945f + (2.0f * s + s * z * p);
+}
+
 // sin and cos of 2 pi u for u in [0, 1) in float, branch-free (errors below 4e-7): a quarter
 // turn q = floor(4u), the rest as pi/4 + phi with |phi| <= pi/4 (Taylor to phi^7 and phi^8).
 inline void sincos_turn(float u, float& s, float& c) {
@@ -153,8 +176,9 @@ inline void sincos_turn(float u, float& s, float& c) {
   const float r2 = 0.70710678118654752f;
   const float s0 = (sp + cp) * r2, c0 = (cp - sp) * r2;  // of pi/4 + phi
   // A quarter turn maps (s, c) to (c, -s); two flip both signs.
-  const float s1 = (q & 1) ? c0 : s0, c1 = (q & 1) ? -s0 : c0;
-  const float sign = (q & 2) ? -1.0f : 1.0f;
+  const bool odd = (q & 1) != 0;
+  const float s1 = select(odd, c0, s0), c1 = select(odd, -s0, c0);
+  const float sign = select((q & 2) != 0, -1.0f, 1.0f);
   s = sign * s1;
   c = sign * c1;
 }
@@ -175,7 +199,7 @@ void normals_f32(const uint32_t* w, float* z, int64_t pairs) {
   for (int64_t p = 0; p < pairs; ++p) {
     const float u1 = static_cast<float>(static_cast<int32_t>(w[p] >> 8) + 1) * 0x1p-24f;
     const float u2 = static_cast<float>(static_cast<int32_t>(w[pairs + p] >> 8)) * 0x1p-24f;
-    const float rad = sqrt_newton(-2.0f * vm::log(u1));
+    const float rad = sqrt_newton(-2.0f * log_unit(u1));
     float sn, cs;
     sincos_turn(u2, sn, cs);
     z[p] = rad * cs;
