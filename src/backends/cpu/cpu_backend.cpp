@@ -6,6 +6,7 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/random.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/variants.h"
 
@@ -76,6 +77,10 @@ class CpuBackend final : public Backend {
     return cpu::kernel_table().find(op.name)->run(op, args);
   }
   void set_num_threads(int n) override { cpu::set_num_threads(n); }
+  void manual_seed(uint64_t seed) override {
+    Backend::manual_seed(seed);
+    cpu::seed_generator(seed);
+  }
 
  private:
   // A derived overload without a kernel of its own: its derivation.

@@ -24,6 +24,9 @@ const KernelTable& kernel_table() {
     register_matmul_kernels(*t);
     register_nn_kernels(*t);
     register_shape_kernels(*t);
+    register_sort_kernels(*t);
+    register_random_kernels(*t);
+    register_fft_kernels(*t);
     return t;
   }();
   return *table;

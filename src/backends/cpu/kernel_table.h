@@ -42,6 +42,9 @@ void register_reduction_kernels(KernelTable& t);  // sum/mean/amax/..., softmax 
 void register_matmul_kernels(KernelTable& t);     // mm, addmm, bmm, baddbmm
 void register_nn_kernels(KernelTable& t);         // conv, pooling, norms, embedding, index ops
 void register_shape_kernels(KernelTable& t);      // views, joins, splits, new_*, pads (shape.cpp)
+void register_sort_kernels(KernelTable& t);       // sort, topk, nonzero, item (sort.cpp)
+void register_random_kernels(KernelTable& t);     // rand, randn, randperm, bernoulli, dropout
+void register_fft_kernels(KernelTable& t);        // _fft_r2c/c2c/c2r, complex views (fft.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();
