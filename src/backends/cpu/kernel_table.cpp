@@ -24,6 +24,10 @@ const KernelTable& kernel_table() {
     register_matmul_kernels(*t);
     register_nn_kernels(*t);
     register_shape_kernels(*t);
+    register_scatter_kernels(*t);
+    register_distance_kernels(*t);
+    register_grid_sampler_kernels(*t);
+    register_logsumexp_kernels(*t);
     return t;
   }();
   return *table;

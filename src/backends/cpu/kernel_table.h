@@ -42,6 +42,10 @@ void register_reduction_kernels(KernelTable& t);  // sum/mean/amax/..., softmax 
 void register_matmul_kernels(KernelTable& t);     // mm, addmm, bmm, baddbmm
 void register_nn_kernels(KernelTable& t);         // conv, pooling, norms, embedding, index ops
 void register_shape_kernels(KernelTable& t);      // views, joins, splits, new_*, pads (shape.cpp)
+void register_scatter_kernels(KernelTable& t);    // scatter, scatter_reduce, masked_scatter
+void register_distance_kernels(KernelTable& t);   // _cdist_forward, _pdist_forward
+void register_grid_sampler_kernels(KernelTable& t);  // grid_sampler_2d and its backward
+void register_logsumexp_kernels(KernelTable& t);     // logsumexp (reduction_logsumexp.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();
