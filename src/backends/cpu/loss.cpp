@@ -22,6 +22,7 @@
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "ops/nll_loss_internal.h"
@@ -217,6 +218,7 @@ Tensor laid_out(const Tensor& out, const Tensor& m) {
 }
 
 constexpr int64_t kBlock = int64_t{1} << 15;
+constexpr int64_t kSub = 1024;  // elements converted at a time (in L1)
 
 // q[i] = (a[i] - b[i])^2 over [i0, i1).
 template <typename T>
@@ -277,6 +279,52 @@ void squares_parallel(const T* a, const T* b, T* q, int64_t n) {
   parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { squares(a, b, q, i0, i1); });
 }
 
+// f16/bf16 to and from f32 over contiguous runs (the elementwise kernels' vector converters,
+// rounding to nearest even; overflow gives inf).
+struct Convert16 {
+  void (*to_f32)(const uint16_t* in, float* out, int64_t n);
+  void (*from_f32)(const float* in, uint16_t* out, int64_t n);
+};
+
+Convert16 convert16(DType t) {
+  const PwConvert& c = pw_kernels().convert;
+  if (t == DType::Float16) return {c.f16_to_f32, c.f32_to_f16};
+  return {c.bf16_to_f32, c.f32_to_bf16};
+}
+
+// x[0..n) rounded to the 16-bit dtype, in place.
+void round16(const Convert16& c, float* x, int64_t n) {
+  uint16_t tmp[kSub];
+  c.from_f32(x, tmp, n);
+  c.to_f32(tmp, x, n);
+}
+
+// mse_loss of 16-bit a, b (contiguous, n elements): the squares rounded to the dtype, written
+// to `out` (none) or summed in f64 (returned), in sub-blocks that stay in L1.
+double mse_half(DType t, const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n) {
+  const Convert16 c = convert16(t);
+  auto block = [&](int64_t i0, int64_t i1) {
+    float fa[kSub], fb[kSub], fq[kSub];
+    double sum = 0;
+    for (int64_t i = i0; i < i1; i += kSub) {
+      const int64_t w = std::min(kSub, i1 - i);
+      c.to_f32(a + i, fa, w);
+      c.to_f32(b + i, fb, w);
+      squares(fa, fb, fq, 0, w);
+      if (out) {
+        c.from_f32(fq, out + i, w);
+      } else {
+        round16(c, fq, w);
+        sum += sum_values(fq, 0, w);
+      }
+    }
+    return sum;
+  };
+  if (!out) return blocked_sum(n, block);
+  parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { block(i0, i1); });
+  return 0;
+}
+
 Values mse_kernel(const OpDef& op, const Values& a) {
   const Values meta = op.run_meta(a);
   const Tensor& m = meta.at(0).tensor();
@@ -286,30 +334,34 @@ Values mse_kernel(const OpDef& op, const Values& a) {
   const Tensor& target = a.at(1).tensor();
   const Shape shape = broadcast_shapes(self.shape(), target.shape());
   const int64_t n = numel_of(shape);
-  const DType ct = rt == DType::Float64 ? DType::Float64 : DType::Float32;
-  const Tensor x = dense_as(self, shape, ct), y = dense_as(target, shape, ct);
+  // Both are converted to the result dtype first, as ATen does.
+  const Tensor x = dense_as(self, shape, rt), y = dense_as(target, shape, rt);
+  if (rt == DType::Float16 || rt == DType::BFloat16) {
+    const auto* xp = static_cast<const uint16_t*>(x.data_ptr());
+    const auto* yp = static_cast<const uint16_t*>(y.data_ptr());
+    if (reduction == 0) {
+      Tensor q = Tensor::uninitialized(shape, rt);
+      mse_half(rt, xp, yp, static_cast<uint16_t*>(q.data_ptr()), n);
+      return {laid_out(q, m)};
+    }
+    const double sum = mse_half(rt, xp, yp, nullptr, n);
+    return {Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt)};
+  }
   if (reduction == 0) {
-    Tensor q = Tensor::uninitialized(shape, ct);
-    if (ct == DType::Float64)
+    Tensor q = Tensor::uninitialized(shape, rt);
+    if (rt == DType::Float64)
       squares_parallel(x.data<double>(), y.data<double>(), q.data<double>(), n);
     else
       squares_parallel(x.data<float>(), y.data<float>(), q.data<float>(), n);
-    return {laid_out(q.dtype() == rt ? q : fresh_copy(q, rt), m)};
+    return {laid_out(q, m)};
   }
   double sum = 0;
-  if (ct == DType::Float64) {
+  if (rt == DType::Float64) {
     const double *xp = x.data<double>(), *yp = y.data<double>();
     sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_squares(xp, yp, i0, i1); });
-  } else if (rt == DType::Float32) {
+  } else {
     const float *xp = x.data<float>(), *yp = y.data<float>();
     sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_squares(xp, yp, i0, i1); });
-  } else {
-    // f16/bf16: the squares are rounded to the dtype (an overflow is inf) before the sum.
-    Tensor q = Tensor::uninitialized(shape, ct);
-    squares_parallel(x.data<float>(), y.data<float>(), q.data<float>(), n);
-    const Tensor qr = contiguous_as(fresh_copy(q, rt), DType::Float32);
-    const float* qp = qr.data<float>();
-    sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_values(qp, i0, i1); });
   }
   const double result = reduction == 1 ? sum / static_cast<double>(n) : sum;
   return {Tensor::scalar(result, rt)};
@@ -328,12 +380,23 @@ __attribute__((optimize("O3"))) void mse_grad(const T* __restrict s, const T* __
   }
 }
 
-// The same for f16/bf16 (H): f32 arithmetic, each step rounded to H.
-template <typename H>
-void mse_grad_half(const float* s, const float* t, const float* g, float* o, float nt, int64_t i0,
-                   int64_t i1) {
-  auto r = [](float v) { return static_cast<float>(H(v)); };
-  for (int64_t i = i0; i < i1; ++i) o[i] = r(r(nt * r(s[i] - t[i])) * g[i]);
+// The same for 16-bit s, t, g (contiguous): f32 arithmetic, each step rounded to the dtype,
+// in sub-blocks that stay in L1.
+void mse_grad_half(const Convert16& c, const uint16_t* s, const uint16_t* t, const uint16_t* g,
+                   uint16_t* o, float nt, int64_t i0, int64_t i1) {
+  float fs[kSub], ft[kSub], fg[kSub];
+  for (int64_t i = i0; i < i1; i += kSub) {
+    const int64_t w = std::min(kSub, i1 - i);
+    c.to_f32(s + i, fs, w);
+    c.to_f32(t + i, ft, w);
+    c.to_f32(g + i, fg, w);
+    for (int64_t j = 0; j < w; ++j) fs[j] -= ft[j];
+    round16(c, fs, w);
+    for (int64_t j = 0; j < w; ++j) fs[j] *= nt;
+    round16(c, fs, w);
+    for (int64_t j = 0; j < w; ++j) fs[j] *= fg[j];
+    c.from_f32(fs, o + i, w);
+  }
 }
 
 // Integers: wrapping arithmetic in 64 bits, truncated to the dtype's width on conversion.
@@ -356,16 +419,15 @@ Values mse_backward_kernel(const OpDef& op, const Values& a) {
   const double norm = reduction == 1 ? 2.0 / static_cast<double>(self.numel()) : 2.0;
   const Shape& shape = m.shape();
   const int64_t n = m.numel();
-  const DType ct = dt == DType::Float64 ? DType::Float64
-                   : is_floating(dt)    ? DType::Float32
-                                        : DType::Int64;
+  const bool half = dt == DType::Float16 || dt == DType::BFloat16;
+  const DType ct = is_floating(dt) ? dt : DType::Int64;  // f16/bf16 stay 16-bit in memory
   const Tensor s = dense_as(self, shape, ct), t = dense_as(target, shape, ct),
                g = dense_as(grad, shape, ct);
   Tensor o = Tensor::uninitialized(shape, ct);
   auto run = [&](auto body) {
     parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { body(i0, i1); });
   };
-  if (ct == DType::Float64) {
+  if (dt == DType::Float64) {
     run([&](int64_t i0, int64_t i1) {
       mse_grad(s.data<double>(), t.data<double>(), g.data<double>(), o.data<double>(), norm, i0,
                i1);
@@ -375,18 +437,15 @@ Values mse_backward_kernel(const OpDef& op, const Values& a) {
       mse_grad(s.data<float>(), t.data<float>(), g.data<float>(), o.data<float>(),
                static_cast<float>(norm), i0, i1);
     });
-  } else if (dt == DType::Float16) {
-    const auto nt = static_cast<float>(Half(norm));
-    run([&](int64_t i0, int64_t i1) {
-      mse_grad_half<Half>(s.data<float>(), t.data<float>(), g.data<float>(), o.data<float>(), nt,
-                          i0, i1);
-    });
-  } else if (dt == DType::BFloat16) {
-    const auto nt = static_cast<float>(BFloat16(norm));
-    run([&](int64_t i0, int64_t i1) {
-      mse_grad_half<BFloat16>(s.data<float>(), t.data<float>(), g.data<float>(), o.data<float>(),
-                              nt, i0, i1);
-    });
+  } else if (half) {
+    const auto nt = static_cast<float>(dt == DType::Float16 ? static_cast<float>(Half(norm))
+                                                            : static_cast<float>(BFloat16(norm)));
+    const Convert16 c = convert16(dt);
+    const auto* sp = static_cast<const uint16_t*>(s.data_ptr());
+    const auto* tp = static_cast<const uint16_t*>(t.data_ptr());
+    const auto* gp = static_cast<const uint16_t*>(g.data_ptr());
+    auto* dst = static_cast<uint16_t*>(o.data_ptr());
+    run([&](int64_t i0, int64_t i1) { mse_grad_half(c, sp, tp, gp, dst, nt, i0, i1); });
   } else {
     const int64_t nt = std::isfinite(norm) ? static_cast<int64_t>(norm) : 0;
     run([&](int64_t i0, int64_t i1) {

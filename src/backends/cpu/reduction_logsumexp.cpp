@@ -1,8 +1,9 @@
 // The `cpu` backend's logsumexp: log(sum(exp(x - m))) + m over the reduced dims, with m the
 // maximum (NaN if any element is NaN; an infinite maximum is replaced by 0, so a row of -inf
 // gives -inf and a row holding +inf gives +inf). Bool and integer inputs are converted to f32
-// first. f32, f16 and bf16 compute exp in f32 with the vectorised exp of the elementwise
-// kernels (blocks of differences x - m in L1) and sum in f64; f64 computes in f64. Each
+// first. The maxima and the f64 sums come from the reduction kernels' vector loops; f32, f16
+// and bf16 compute exp in f32 with the vectorised exp of the elementwise kernels (blocks of
+// differences x - m in L1); f64 computes exp in f64. Each
 // result is rounded once. Rows (the reduced extent innermost) or column blocks (the reduced
 // extent outside contiguous columns) are spread over the pool.
 #include <algorithm>
@@ -11,9 +12,11 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/index_util.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_kernels.h"
+#include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
 
@@ -23,13 +26,6 @@ namespace {
 constexpr int64_t kCols = 256;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// The running maximum of the reduction: NaN sticks.
-template <typename T>
-inline T max_nan(T m, T v) {
-  if (std::isnan(m)) return m;
-  return (std::isnan(v) || v > m) ? v : m;
-}
 
 // The shift of a row: its maximum, 0 when infinite (NaN stays NaN).
 inline double shift_of(double m) { return std::isinf(m) ? 0.0 : m; }
@@ -41,31 +37,47 @@ inline void exp_f32(const float* in, float* out, int64_t n) {
   loop(ins, out, n, PwParams{});
 }
 
-// The result of every row of [outer, red] (inner == 1), in out[outer].
+// d[j] = x[j] - s (one s, or s[j] per column).
+__attribute__((optimize("O3"))) void minus(const float* __restrict x, float s, float* __restrict d,
+                                           int64_t n) {
+  for (int64_t j = 0; j < n; ++j) d[j] = x[j] - s;
+}
+__attribute__((optimize("O3"))) void minus_cols(const float* __restrict x,
+                                                const float* __restrict s, float* __restrict d,
+                                                int64_t n) {
+  for (int64_t j = 0; j < n; ++j) d[j] = x[j] - s[j];
+}
+// acc[j] += e[j] in f64.
+__attribute__((optimize("O3"))) void add_cols(const float* __restrict e, double* __restrict acc,
+                                              int64_t n) {
+  for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<double>(e[j]);
+}
+
+// The result of every row of [outer, red] (inner == 1), in out[outer]: the maximum and the
+// sums from the reduction kernels' row loops (f64 lanes), exp over blocks in L1.
 template <typename T>
 void rows(const T* x, int64_t outer, int64_t red, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
   parallel_for(0, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(red, 1)),
                [&](int64_t r0, int64_t r1) {
                  float buf[kCols];
                  for (int64_t r = r0; r < r1; ++r) {
                    const T* row = x + r * red;
-                   T m = -std::numeric_limits<T>::infinity();
-                   for (int64_t k = 0; k < red; ++k) m = max_nan(m, row[k]);
+                   const double m = static_cast<double>(k.row_extreme(row, red, true));
                    if (std::isnan(m)) {
                      out[r] = kNaN;
                      continue;
                    }
-                   const double s = shift_of(static_cast<double>(m));
+                   const double s = shift_of(m);
                    double sum = 0;
                    if constexpr (std::is_same_v<T, double>) {
-                     for (int64_t k = 0; k < red; ++k) sum += std::exp(row[k] - s);
+                     for (int64_t q = 0; q < red; ++q) sum += std::exp(row[q] - s);
                    } else {
-                     const auto sf = static_cast<float>(s);
-                     for (int64_t k0 = 0; k0 < red; k0 += kCols) {
-                       const int64_t w = std::min(kCols, red - k0);
-                       for (int64_t k = 0; k < w; ++k) buf[k] = row[k0 + k] - sf;
+                     for (int64_t q0 = 0; q0 < red; q0 += kCols) {
+                       const int64_t w = std::min(kCols, red - q0);
+                       minus(row + q0, static_cast<float>(s), buf, w);
                        exp_f32(buf, buf, w);
-                       for (int64_t k = 0; k < w; ++k) sum += static_cast<double>(buf[k]);
+                       sum += k.sum(buf, w);
                      }
                    }
                    out[r] = std::log(sum) + s;
@@ -77,21 +89,21 @@ void rows(const T* x, int64_t outer, int64_t red, double* out) {
 // blocks of kCols columns, each with its own maxima and f64 sums.
 template <typename T>
 void columns(const T* x, int64_t outer, int64_t red, int64_t inner, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
   const int64_t blocks = (inner + kCols - 1) / kCols;
   parallel_for(0, outer * blocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(red * kCols, 1)),
                [&](int64_t b0, int64_t b1) {
                  T mx[kCols];
+                 float shf[kCols], buf[kCols];
                  double sh[kCols], sum[kCols];
-                 float buf[kCols];
                  for (int64_t b = b0; b < b1; ++b) {
                    const int64_t o = b / blocks, j0 = (b % blocks) * kCols;
                    const int64_t w = std::min(kCols, inner - j0);
                    const T* base = x + o * red * inner + j0;
-                   for (int64_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<T>::infinity();
-                   for (int64_t r = 0; r < red; ++r)
-                     for (int64_t j = 0; j < w; ++j) mx[j] = max_nan(mx[j], base[r * inner + j]);
+                   k.col_pick(base, red, inner, w, true, mx, nullptr);
                    for (int64_t j = 0; j < w; ++j) {
                      sh[j] = shift_of(static_cast<double>(mx[j]));
+                     shf[j] = static_cast<float>(sh[j]);
                      sum[j] = 0;
                    }
                    for (int64_t r = 0; r < red; ++r) {
@@ -99,9 +111,9 @@ void columns(const T* x, int64_t outer, int64_t red, int64_t inner, double* out)
                      if constexpr (std::is_same_v<T, double>) {
                        for (int64_t j = 0; j < w; ++j) sum[j] += std::exp(row[j] - sh[j]);
                      } else {
-                       for (int64_t j = 0; j < w; ++j) buf[j] = row[j] - static_cast<float>(sh[j]);
+                       minus_cols(row, shf, buf, w);
                        exp_f32(buf, buf, w);
-                       for (int64_t j = 0; j < w; ++j) sum[j] += static_cast<double>(buf[j]);
+                       add_cols(buf, sum, w);
                      }
                    }
                    double* dst = out + o * inner + j0;
@@ -124,7 +136,10 @@ Values logsumexp_kernel(const OpDef& op, const Values& a) {
   std::vector<double> res(static_cast<size_t>(n), -kInf);  // an empty reduction gives -inf
   if (x.numel() > 0) {
     const DType ct = dt == DType::Float64 ? DType::Float64 : DType::Float32;
-    const RowsView v = reduce_rows(x, reduced, ct);
+    // A contiguous input of another dtype is converted in its own layout first (a block of
+    // reduced dims then stays in place instead of being permuted while converted).
+    const Tensor xin = x.is_contiguous() && x.dtype() != ct ? contiguous_as(x, ct) : x;
+    const RowsView v = reduce_rows(xin, reduced, ct);
     if (ct == DType::Float64) {
       if (v.inner == 1)
         rows(v.src.data<double>(), v.outer, v.red, res.data());
