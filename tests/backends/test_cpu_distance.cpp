@@ -78,6 +78,15 @@ TEST(CpuDistance, SpecialValues) {
     expect_matches_ref("aten._pdist_forward.default", {c, p});
   }
   expect_matches_ref("aten._cdist_forward.default", {c, c, 2.0, int64_t{1}});
+  // f32 coordinates of 1e30: their squares overflow f32, so the call is computed in f64 (the
+  // reference's result, 5e30, is finite in f32).
+  const Tensor big1 = reals({0, 0}, {1, 2});
+  const Tensor big2 = reals({3e30, -4e30}, {1, 2});
+  out = expect_matches_ref("aten._cdist_forward.default", {big1, big2, 2.0, int64_t{2}});
+  EXPECT_NEAR(out[0].tensor().get(0), 5e30, 1e25);
+  out =
+      expect_matches_ref("aten._pdist_forward.default", {reals({0, 0, 3e30, -4e30}, {2, 2}), 2.0});
+  EXPECT_NEAR(out[0].tensor().get(0), 5e30, 1e25);
 }
 
 TEST(CpuDistance, PdistPairsInRowMajorOrder) {

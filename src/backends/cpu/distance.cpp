@@ -1,9 +1,10 @@
 // The `cpu` backend's distances: _cdist_forward and _pdist_forward (f32 and f64, as ATen's CPU
-// kernels). The rows are copied once to contiguous f64 (batch dims broadcast), and every
-// distance is folded in f64 and rounded once, as the reference computes it: p = 0 counts the
-// differing coordinates, p = 1 sums |d|, p = 2 takes the root of the sum of squares, p = inf
-// the largest |d| (NaN differences ignored), other p (sum |d|^p)^(1/p). For p = 2 on the calls
-// where ATen goes through a matrix product (compute_mode 1, or the default with P or R above
+// kernels). The rows are copied once to contiguous rows (batch dims broadcast) and every
+// distance is folded in eight partial sums: in f32 for f32 inputs without extreme values and
+// p in {0, 1, 2, inf} (as ATen's kernel computes them), otherwise in f64 as the reference does: p =
+// 0 counts the differing coordinates, p = 1 sums |d|, p = 2 takes the root of the sum of squares, p
+// = inf the largest |d| (NaN differences ignored), other p (sum |d|^p)^(1/p). For p = 2 on the
+// calls where ATen goes through a matrix product (compute_mode 1, or the default with P or R above
 // 25), the result is sqrt(max(|x1|^2 + |x2|^2 - 2 x1.x2, 1e-30)) with the products from an f64
 // GEMM. The argument checks are the catalog's meta functions.
 #include <algorithm>
@@ -16,13 +17,12 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/kernel_table.h"
+#include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 enum class Norm { Zero, One, Two, Inf, General };
 
@@ -34,53 +34,65 @@ Norm norm_of(double p) {
   return Norm::General;
 }
 
-// The distance of rows a and b (m coordinates). Four partial sums keep the loop short of
-// its add latency; NaN and inf propagate as in the sequential fold.
-template <Norm N>
-__attribute__((optimize("O3"))) double distance(const double* __restrict a,
-                                                const double* __restrict b, int64_t m, double p) {
+// The distance of rows a and b (m coordinates) in T's arithmetic. Eight partial sums keep the
+// loop short of its add latency (and let it run in vector lanes); NaN and inf propagate as in
+// the sequential fold.
+template <Norm N, typename T>
+__attribute__((optimize("O3"))) T distance(const T* __restrict a, const T* __restrict b, int64_t m,
+                                           double p) {
   if constexpr (N == Norm::Inf) {
-    double acc = 0;
+    T acc = 0;
     for (int64_t k = 0; k < m; ++k) {
-      const double d = std::fabs(a[k] - b[k]);
+      const T d = std::fabs(a[k] - b[k]);
       if (d > acc) acc = d;  // NaN ignored, as std::max(acc, d)
     }
     return acc;
   } else {
-    double acc[4] = {0, 0, 0, 0};
+    T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t k = 0;
-    auto term = [&](int64_t i) {
-      const double d = std::fabs(a[i] - b[i]);
-      if constexpr (N == Norm::Zero) return std::isnan(d) ? kNaN : (d != 0 ? 1.0 : 0.0);
+    auto term = [&](int64_t i) -> T {
+      const T d = std::fabs(a[i] - b[i]);
+      if constexpr (N == Norm::Zero) return std::isnan(d) ? d : (d != 0 ? T(1) : T(0));
       if constexpr (N == Norm::One) return d;
       if constexpr (N == Norm::Two) return d * d;
-      return std::pow(d, p);
+      return static_cast<T>(std::pow(static_cast<double>(d), p));
     };
-    for (; k + 4 <= m; k += 4)
-      for (int j = 0; j < 4; ++j) acc[j] += term(k + j);
+    for (; k + 8 <= m; k += 8)
+      for (int j = 0; j < 8; ++j) acc[j] += term(k + j);
     for (; k < m; ++k) acc[0] += term(k);
-    const double s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    const T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     if constexpr (N == Norm::Two) return std::sqrt(s);
-    if constexpr (N == Norm::General) return std::pow(s, 1.0 / p);
+    if constexpr (N == Norm::General) return static_cast<T>(std::pow(s, 1.0 / p));
     return s;
   }
 }
 
-using DistFn = double (*)(const double*, const double*, int64_t, double);
+template <typename T>
+using DistFn = T (*)(const T*, const T*, int64_t, double);
 
-DistFn distance_fn(double p) {
+template <typename T>
+DistFn<T> distance_fn(double p) {
   switch (norm_of(p)) {
     case Norm::Zero:
-      return distance<Norm::Zero>;
+      return distance<Norm::Zero, T>;
     case Norm::One:
-      return distance<Norm::One>;
+      return distance<Norm::One, T>;
     case Norm::Two:
-      return distance<Norm::Two>;
+      return distance<Norm::Two, T>;
     case Norm::Inf:
-      return distance<Norm::Inf>;
+      return distance<Norm::Inf, T>;
     default:
-      return distance<Norm::General>;
+      return distance<Norm::General, T>;
   }
+}
+
+// Whether a call computes in f32: f32 inputs without extreme values (|x| <= 2^50, so no
+// square or sum of M <= 4096 of them overflows), p in {0, 1, 2, inf} (a general power could
+// overflow), and M short enough that f32 sums in eight lanes stay well inside the comparison
+// tolerance. Every other call computes in f64, as the reference does.
+bool use_f32(const Tensor& x1, const Tensor* x2, double p, int64_t m) {
+  if (x1.dtype() != DType::Float32 || m > 4096 || norm_of(p) == Norm::General) return false;
+  return !extreme(x1) && !(x2 && extreme(*x2));
 }
 
 // o[i * r2 + j] = |a_i|^2 + |b_j|^2 - 2 a_i.b_j under a root, for one batch.
@@ -103,6 +115,31 @@ void euclidean_mm(const double* a, const double* b, double* o, int64_t r1, int64
   }
 }
 
+// The direct distances of every (b, i) row of e1 [nb, r1, m] against e2's rows [nb, r2, m].
+template <typename T>
+void cdist_direct(const T* a1, const T* a2, T* o, int64_t nb, int64_t r1, int64_t r2, int64_t m,
+                  double p) {
+  const DistFn<T> f = distance_fn<T>(p);
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r2 * m));
+  parallel_for(0, nb * r1, grain, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t b = q / r1;
+      const T* row = a1 + q * m;
+      const T* other = a2 + b * r2 * m;
+      for (int64_t j = 0; j < r2; ++j) o[q * r2 + j] = f(row, other + j * m, m, p);
+    }
+  });
+}
+
+// `t` (contiguous) in the dtype and layout of the meta output `m`.
+Tensor laid_out(const Tensor& t, const Tensor& m) {
+  Tensor r = t.dtype() == m.dtype() ? t : fresh_copy(t, m.dtype());
+  if (r.strides() == m.strides()) return r;
+  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
+  laid.copy_from(r);
+  return laid;
+}
+
 Values cdist_kernel(const OpDef& op, const Values& a) {
   const Values meta = op.run_meta(a);
   const Tensor& mt = meta.at(0).tensor();
@@ -112,40 +149,41 @@ Values cdist_kernel(const OpDef& op, const Values& a) {
   const std::optional<int64_t> mode = a.at(3).opt_int();
   const Shape& shape = mt.shape();
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
-  Tensor out = Tensor::uninitialized(shape, DType::Float64);
   const int64_t nb = r1 * r2 == 0 ? 0 : mt.numel() / (r1 * r2);
-  double* o = out.data<double>();
-  if (mt.numel() > 0 && m == 0) std::fill(o, o + mt.numel(), 0.0);
-  if (mt.numel() > 0 && m > 0) {
-    Shape full1(shape.begin(), shape.end() - 2), full2 = full1;
-    full1.insert(full1.end(), {r1, m});
-    full2.insert(full2.end(), {r2, m});
-    const Tensor e1 = contiguous_as(x1.expand(full1), DType::Float64);
-    const Tensor e2 = contiguous_as(x2.expand(full2), DType::Float64);
+  if (mt.numel() == 0 || m == 0) return {laid_out(Tensor::zeros(shape, mt.dtype()), mt)};
+  Shape full1(shape.begin(), shape.end() - 2), full2 = full1;
+  full1.insert(full1.end(), {r1, m});
+  full2.insert(full2.end(), {r2, m});
+  const bool mm =
+      p == 2 && (mode.value_or(0) == 1 || (mode.value_or(0) == 0 && (r1 > 25 || r2 > 25)));
+  const DType work = !mm && use_f32(x1, &x2, p, m) ? DType::Float32 : DType::Float64;
+  const Tensor e1 = contiguous_as(x1.expand(full1), work);
+  const Tensor e2 = contiguous_as(x2.expand(full2), work);
+  Tensor out = Tensor::uninitialized(shape, work);
+  if (work == DType::Float32) {
+    cdist_direct(e1.data<float>(), e2.data<float>(), out.data<float>(), nb, r1, r2, m, p);
+  } else if (!mm) {
+    cdist_direct(e1.data<double>(), e2.data<double>(), out.data<double>(), nb, r1, r2, m, p);
+  } else {
     const double *a1 = e1.data<double>(), *a2 = e2.data<double>();
-    const bool mm =
-        p == 2 && (mode.value_or(0) == 1 || (mode.value_or(0) == 0 && (r1 > 25 || r2 > 25)));
-    if (mm) {
-      for (int64_t b = 0; b < nb; ++b)
-        euclidean_mm(a1 + b * r1 * m, a2 + b * r2 * m, o + b * r1 * r2, r1, r2, m);
-    } else {
-      const DistFn f = distance_fn(p);
-      const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r2 * m));
-      parallel_for(0, nb * r1, grain, [&](int64_t q0, int64_t q1) {
-        for (int64_t q = q0; q < q1; ++q) {
-          const int64_t b = q / r1;
-          const double* row = a1 + q * m;
-          const double* other = a2 + b * r2 * m;
-          for (int64_t j = 0; j < r2; ++j) o[q * r2 + j] = f(row, other + j * m, m, p);
-        }
-      });
-    }
+    double* o = out.data<double>();
+    for (int64_t b = 0; b < nb; ++b)
+      euclidean_mm(a1 + b * r1 * m, a2 + b * r2 * m, o + b * r1 * r2, r1, r2, m);
   }
-  Tensor res = fresh_copy(out, mt.dtype());
-  if (res.strides() == mt.strides()) return {res};
-  Tensor laid = Tensor::empty_strided(shape, mt.strides(), mt.dtype());
-  laid.copy_from(res);
-  return {laid};
+  return {laid_out(out, mt)};
+}
+
+// The distances of the pairs i < j of x's rows, in row-major order: row i's pairs start at
+// i * n - i * (i + 1) / 2.
+template <typename T>
+void pdist_pairs(const T* x, T* o, int64_t n, int64_t m, double p) {
+  const DistFn<T> f = distance_fn<T>(p);
+  parallel_for(0, n - 1, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      T* oi = o + i * n - i * (i + 1) / 2;
+      for (int64_t j = i + 1; j < n; ++j) oi[j - i - 1] = f(x + i * m, x + j * m, m, p);
+    }
+  });
 }
 
 Values pdist_kernel(const OpDef& op, const Values& a) {
@@ -154,22 +192,15 @@ Values pdist_kernel(const OpDef& op, const Values& a) {
   const Tensor& self = a.at(0).tensor();
   const double p = a.at(1).to_double();
   const int64_t pairs = mt.numel(), n = self.size(0), m = self.size(1);
-  Tensor out = Tensor::uninitialized({pairs}, DType::Float64);
-  double* o = out.data<double>();
-  if (pairs > 0 && m == 0) std::fill(o, o + pairs, 0.0);
-  if (pairs > 0 && m > 0) {
-    const Tensor x = contiguous_as(self, DType::Float64);
-    const double* xp = x.data<double>();
-    const DistFn f = distance_fn(p);
-    // Row i's pairs (i, j > i) start at i * n - i * (i + 1) / 2.
-    parallel_for(0, n - 1, 1, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        double* oi = o + i * n - i * (i + 1) / 2;
-        for (int64_t j = i + 1; j < n; ++j) oi[j - i - 1] = f(xp + i * m, xp + j * m, m, p);
-      }
-    });
-  }
-  return {fresh_copy(out, mt.dtype())};
+  if (pairs == 0 || m == 0) return {laid_out(Tensor::zeros({pairs}, mt.dtype()), mt)};
+  const DType work = use_f32(self, nullptr, p, m) ? DType::Float32 : DType::Float64;
+  const Tensor x = contiguous_as(self, work);
+  Tensor out = Tensor::uninitialized({pairs}, work);
+  if (work == DType::Float32)
+    pdist_pairs(x.data<float>(), out.data<float>(), n, m, p);
+  else
+    pdist_pairs(x.data<double>(), out.data<double>(), n, m, p);
+  return {laid_out(out, mt)};
 }
 
 }  // namespace

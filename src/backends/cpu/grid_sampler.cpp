@@ -5,7 +5,8 @@
 //
 // Each grid point's taps (at most 16 input positions and weights, plus the weights'
 // derivatives for the backward) are computed once in f64 and applied to every channel. The
-// inputs are read as contiguous f64 copies; each output element is rounded once. The forward
+// forward reads the input as f32 (f32, f16) or f64 and sums each output in f64; the backward
+// works on f64 copies. Each output element is rounded once. The forward
 // spreads output rows over the pool, the backward whole batch entries (a batch entry's
 // points scatter into its own part of grad_input only). The argument checks are the
 // catalog's meta functions.
@@ -149,6 +150,36 @@ Tensor laid_out(const Tensor& t, const Tensor& m) {
   return laid;
 }
 
+// The forward over rows (b, y) of the output: the taps of a row's points first, then each
+// channel's row, reading one input plane (T: f32 or f64) and writing contiguous outputs.
+template <typename T>
+void forward_rows(const T* ip, const double* gp, T* op_, const Geometry& geo, int64_t n, int64_t c,
+                  int64_t ho, int64_t wo) {
+  const int64_t plane = geo.h * geo.w, oplane = ho * wo;
+  parallel_for(0, n * ho, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, wo * c)),
+               [&](int64_t r0, int64_t r1) {
+                 std::vector<Taps> taps(static_cast<size_t>(wo));
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const int64_t b = r / ho, y = r % ho;
+                   for (int64_t x = 0; x < wo; ++x) {
+                     const double* g = gp + (r * wo + x) * 2;
+                     taps_at(g[0], g[1], geo, taps[static_cast<size_t>(x)]);
+                   }
+                   for (int64_t ch = 0; ch < c; ++ch) {
+                     const T* src = ip + (b * c + ch) * plane;
+                     T* dst = op_ + (b * c + ch) * oplane + y * wo;
+                     for (int64_t x = 0; x < wo; ++x) {
+                       const Taps& t = taps[static_cast<size_t>(x)];
+                       double acc = 0;
+                       for (int k = 0; k < t.n; ++k)
+                         acc += t.w[k] * static_cast<double>(src[t.at[k]]);
+                       dst[x] = static_cast<T>(acc);
+                     }
+                   }
+                 }
+               });
+}
+
 Values forward_kernel(const OpDef& op, const Values& a) {
   const Values meta = op.run_meta(a);
   const Tensor& mt = meta.at(0).tensor();
@@ -157,30 +188,17 @@ Values forward_kernel(const OpDef& op, const Values& a) {
   const Geometry geo{input.size(2), input.size(3), a.at(2).to_int(), a.at(3).to_int(),
                      a.at(4).to_bool()};
   const int64_t n = input.size(0), c = input.size(1), ho = grid.size(1), wo = grid.size(2);
-  Tensor out = Tensor::uninitialized(mt.shape(), DType::Float64);
+  // f32 and f16 (exact in f32) are read as f32, f64 as f64; every output is one f64 sum,
+  // rounded once.
+  const DType work = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor out = Tensor::uninitialized(mt.shape(), work);
   if (out.numel() == 0) return {laid_out(out, mt)};
-  const Tensor in = contiguous_as(input, DType::Float64);
+  const Tensor in = contiguous_as(input, work);
   const Tensor gr = contiguous_as(grid, DType::Float64);
-  const double *ip = in.data<double>(), *gp = gr.data<double>();
-  double* op_ = out.data<double>();
-  const int64_t plane = geo.h * geo.w, oplane = ho * wo;
-  parallel_for(0, n * ho, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, wo * c)),
-               [&](int64_t r0, int64_t r1) {
-                 Taps t;
-                 for (int64_t r = r0; r < r1; ++r) {
-                   const int64_t b = r / ho, y = r % ho;
-                   for (int64_t x = 0; x < wo; ++x) {
-                     const double* g = gp + (r * wo + x) * 2;
-                     taps_at(g[0], g[1], geo, t);
-                     for (int64_t ch = 0; ch < c; ++ch) {
-                       const double* src = ip + (b * c + ch) * plane;
-                       double acc = 0;
-                       for (int k = 0; k < t.n; ++k) acc += t.w[k] * src[t.at[k]];
-                       op_[(b * c + ch) * oplane + y * wo + x] = acc;
-                     }
-                   }
-                 }
-               });
+  if (work == DType::Float64)
+    forward_rows(in.data<double>(), gr.data<double>(), out.data<double>(), geo, n, c, ho, wo);
+  else
+    forward_rows(in.data<float>(), gr.data<double>(), out.data<float>(), geo, n, c, ho, wo);
   return {laid_out(out, mt)};
 }
 

@@ -4,9 +4,11 @@
 // the index values, in the reference's order and with its message.
 //
 // A plain scatter (no reduction) copies self once and then writes each target element by
-// width. A reduction works on a copy of self in its accumulation dtype (f64 for floating
-// dtypes, as the reference accumulates; i64 for integral and bool, wrapping as ATen's
-// integer arithmetic does) and is converted back once at the end; contributions are applied
+// width. A reduction works on a copy of self in its accumulation dtype (f64 for f32 and f64,
+// as the reference accumulates; f32 for f16 and bf16, which holds their values, sums and short
+// products exactly or far below their precision, where ATen accumulates in the 16-bit dtype;
+// i64 for integral and bool, wrapping as ATen's integer arithmetic does) and is converted
+// back once at the end; contributions are applied
 // in the index's row-major order, one thread (targets along `dim` may collide).
 #include <algorithm>
 #include <cmath>
@@ -180,14 +182,17 @@ void scatter_reduce_t(const Tensor& acc, const Tensor& src, const Walk& w, const
       if (x % d != 0 && x < 0) --q;
       o[i] = q;
     } else {
-      o[i] = o[i] / static_cast<double>(d);
+      o[i] = static_cast<W>(static_cast<double>(o[i]) / static_cast<double>(d));
     }
   }
 }
 
 Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                        bool src_is_value, Reduce r, bool include_self) {
-  const DType work = is_floating(self.dtype()) ? DType::Float64 : DType::Int64;
+  const DType t = self.dtype();
+  const DType work = t == DType::Float16 || t == DType::BFloat16 ? DType::Float32
+                     : is_floating(t)                            ? DType::Float64
+                                                                 : DType::Int64;
   Tensor acc = fresh_copy(self, work);
   if (index.numel() > 0) {
     const Tensor s = contiguous_as(src, work);
@@ -196,6 +201,8 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
     const int64_t bound = size_or_1(self, dim);
     if (work == DType::Float64)
       scatter_reduce_t<double>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
+    else if (work == DType::Float32)
+      scatter_reduce_t<float>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
     else
       scatter_reduce_t<int64_t>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
   }
