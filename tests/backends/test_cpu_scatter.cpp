@@ -131,6 +131,24 @@ TEST(CpuScatter, ReduceTwoEveryModeWithAndWithoutSelf) {
                             filled({2, 5}, t, 3), std::string(r), inc});
 }
 
+TEST(CpuScatter, ReductionsKeepTheReferencePrecision) {
+  // 1e10 + 1 - 1e10 is 1 in f64 (the reference), 0 in f32 arithmetic.
+  Values out = expect_matches_ref("aten.scatter_reduce.two",
+                                  {reals({1e10}, {1}), int64_t{0}, ints({0, 0}, {2}),
+                                   reals({1, -1e10}, {2}), std::string("sum"), true});
+  EXPECT_EQ(out[0].tensor().get(0), 1.0);
+  // f16: 60000 + 0.001 - 60000 keeps the f16 value of 0.001 (lost in f32 arithmetic too).
+  out = expect_matches_ref("aten.scatter.reduce",
+                           {reals({60000}, {1}, DType::Float16), int64_t{0}, ints({0, 0}, {2}),
+                            reals({0.001, -60000}, {2}, DType::Float16), std::string("add")});
+  EXPECT_NEAR(out[0].tensor().get(0), 0.001, 1e-6);
+  // 1e-30 * 1e-30 underflows f32 to 0; times 1e30 the f64 product is 1e-30.
+  out = expect_matches_ref("aten.scatter.reduce",
+                           {reals({1e-30}, {1}), int64_t{0}, ints({0, 0}, {2}),
+                            reals({1e-30, 1e30}, {2}), std::string("multiply")});
+  EXPECT_NEAR(out[0].tensor().get(0), 1e-30, 1e-35);
+}
+
 TEST(CpuScatter, MaskedScatterTakesSourceInOrder) {
   const Tensor self = reals({1, 2, 3, 4, 5, 6}, {2, 3});
   // A [3] mask broadcast over both rows: true at 0 and 2.

@@ -4,12 +4,12 @@
 // the index values, in the reference's order and with its message.
 //
 // A plain scatter (no reduction) copies self once and then writes each target element by
-// width. A reduction works on a copy of self in its accumulation dtype (f64 for f32 and f64,
-// as the reference accumulates; f32 for f16 and bf16, which holds their values, sums and short
-// products exactly or far below their precision, where ATen accumulates in the 16-bit dtype;
-// i64 for integral and bool, wrapping as ATen's integer arithmetic does) and is converted
-// back once at the end; contributions are applied
-// in the index's row-major order, one thread (targets along `dim` may collide).
+// width. A reduction works on a copy of self in its accumulation dtype and is converted back
+// once at the end: f64 for floating sums, means and products (the reference's precision;
+// f16/bf16 reach it through f32), f32 for floating amax/amin (exact: f32 holds every f16,
+// bf16 and f32 value), wrapping i64 for integral and bool as ATen's integer arithmetic.
+// Contributions are applied in the index's row-major order, on one thread (targets along
+// `dim` may collide).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -182,20 +182,30 @@ void scatter_reduce_t(const Tensor& acc, const Tensor& src, const Walk& w, const
       if (x % d != 0 && x < 0) --q;
       o[i] = q;
     } else {
-      o[i] = static_cast<W>(static_cast<double>(o[i]) / static_cast<double>(d));
+      o[i] = o[i] / static_cast<double>(d);
     }
   }
+}
+
+// `t` as a contiguous tensor of `work`; f16/bf16 reach f64 through f32 (exact, and two
+// vectorised conversions).
+Tensor as_work(const Tensor& t, DType work) {
+  const bool half = t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16;
+  if (half && work == DType::Float64) return fresh_copy(contiguous_as(t, DType::Float32), work);
+  return contiguous_as(t, work);
 }
 
 Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                        bool src_is_value, Reduce r, bool include_self) {
   const DType t = self.dtype();
-  const DType work = t == DType::Float16 || t == DType::BFloat16 ? DType::Float32
-                     : is_floating(t)                            ? DType::Float64
-                                                                 : DType::Int64;
-  Tensor acc = fresh_copy(self, work);
+  // amax/amin of floating values are exact in f32 (which holds f16 and bf16 values).
+  const bool exact32 = (r == Reduce::Amax || r == Reduce::Amin) &&
+                       (t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32);
+  const DType work = exact32 ? DType::Float32 : is_floating(t) ? DType::Float64 : DType::Int64;
+  Tensor acc =
+      self.is_contiguous() && self.dtype() == work ? fresh_copy(self, work) : as_work(self, work);
   if (index.numel() > 0) {
-    const Tensor s = contiguous_as(src, work);
+    const Tensor s = as_work(src, work);
     const IndexValues idx(index);
     const Walk w = make_walk(index, dim, acc, src_is_value ? Tensor() : s);
     const int64_t bound = size_or_1(self, dim);
@@ -206,7 +216,9 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
     else
       scatter_reduce_t<int64_t>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
   }
-  return fresh_copy(acc, self.dtype());
+  if (t == DType::Float16 || t == DType::BFloat16)
+    return fresh_copy(contiguous_as(acc, DType::Float32), t);
+  return fresh_copy(acc, t);
 }
 
 // The result's layout is the meta function's (self's shape, contiguous), which fresh_copy
