@@ -97,6 +97,10 @@ TEST(CpuDistance, PdistPairsInRowMajorOrder) {
   EXPECT_EQ(out[0].tensor().get(1), 3.0);
   EXPECT_EQ(out[0].tensor().get(2), 2.0);
   for (double p : {0.0, 1.0, 2.0, 0.5, kInf}) {
+    // Rows longer than two vectors of every ISA, with a partial tail (the f32 vector loops).
+    expect_matches_ref("aten._pdist_forward.default", {filled({9, 37}, f32), p});
+    expect_matches_ref("aten._cdist_forward.default",
+                       {filled({3, 70}, f32), filled({4, 70}, f32, 2), p, int64_t{2}});
     expect_matches_ref("aten._pdist_forward.default", {filled({41, 5}, f32), p});
     expect_matches_ref("aten._pdist_forward.default", {filled({9, 3}, f64), p});
   }

@@ -1,7 +1,8 @@
 // The `cpu` backend's distances: _cdist_forward and _pdist_forward (f32 and f64, as ATen's CPU
 // kernels). The rows are copied once to contiguous rows (batch dims broadcast) and every
-// distance is folded in eight partial sums: in f32 for f32 inputs without extreme values and
-// p in {0, 1, 2, inf} (as ATen's kernel computes them), otherwise in f64 as the reference does: p =
+// distance is folded in partial sums: in f32 vector lanes (distance_kernels.h) for f32 inputs
+// without extreme values and p in {0, 1, 2, inf} (as ATen's kernel computes them), otherwise
+// in f64 as the reference does: p =
 // 0 counts the differing coordinates, p = 1 sums |d|, p = 2 takes the root of the sum of squares, p
 // = inf the largest |d| (NaN differences ignored), other p (sum |d|^p)^(1/p). For p = 2 on the
 // calls where ATen goes through a matrix product (compute_mode 1, or the default with P or R above
@@ -14,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "backends/cpu/distance_kernels.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/kernel_table.h"
@@ -34,9 +36,8 @@ Norm norm_of(double p) {
   return Norm::General;
 }
 
-// The distance of rows a and b (m coordinates) in T's arithmetic. Eight partial sums keep the
-// loop short of its add latency (and let it run in vector lanes); NaN and inf propagate as in
-// the sequential fold.
+// The distance of rows a and b (m coordinates) in f64. Eight partial sums keep the loop short
+// of its add latency; NaN and inf propagate as in the sequential fold.
 template <Norm N, typename T>
 __attribute__((optimize("O3"))) T distance(const T* __restrict a, const T* __restrict b, int64_t m,
                                            double p) {
@@ -115,18 +116,36 @@ void euclidean_mm(const double* a, const double* b, double* o, int64_t r1, int64
   }
 }
 
+// The row distance for T: the vector loops of distance_kernels.h for f32 (p in {0, 1, 2, inf}
+// only), the f64 fold otherwise.
+struct RowDist32 {
+  RowDistance f;
+  float operator()(const float* a, const float* b, int64_t m) const { return f(a, b, m); }
+};
+struct RowDist64 {
+  DistFn<double> f;
+  double p;
+  double operator()(const double* a, const double* b, int64_t m) const { return f(a, b, m, p); }
+};
+RowDist32 row_dist(float, double p) {
+  const Norm n = norm_of(p);
+  const int i = n == Norm::Zero ? 0 : n == Norm::One ? 1 : n == Norm::Two ? 2 : 3;
+  return {distance_kernels().f32[i]};
+}
+RowDist64 row_dist(double, double p) { return {distance_fn<double>(p), p}; }
+
 // The direct distances of every (b, i) row of e1 [nb, r1, m] against e2's rows [nb, r2, m].
 template <typename T>
 void cdist_direct(const T* a1, const T* a2, T* o, int64_t nb, int64_t r1, int64_t r2, int64_t m,
                   double p) {
-  const DistFn<T> f = distance_fn<T>(p);
+  const auto f = row_dist(T{}, p);
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r2 * m));
   parallel_for(0, nb * r1, grain, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t b = q / r1;
       const T* row = a1 + q * m;
       const T* other = a2 + b * r2 * m;
-      for (int64_t j = 0; j < r2; ++j) o[q * r2 + j] = f(row, other + j * m, m, p);
+      for (int64_t j = 0; j < r2; ++j) o[q * r2 + j] = f(row, other + j * m, m);
     }
   });
 }
@@ -177,11 +196,11 @@ Values cdist_kernel(const OpDef& op, const Values& a) {
 // i * n - i * (i + 1) / 2.
 template <typename T>
 void pdist_pairs(const T* x, T* o, int64_t n, int64_t m, double p) {
-  const DistFn<T> f = distance_fn<T>(p);
+  const auto f = row_dist(T{}, p);
   parallel_for(0, n - 1, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       T* oi = o + i * n - i * (i + 1) / 2;
-      for (int64_t j = i + 1; j < n; ++j) oi[j - i - 1] = f(x + i * m, x + j * m, m, p);
+      for (int64_t j = i + 1; j < n; ++j) oi[j - i - 1] = f(x + i * m, x + j * m, m);
     }
   });
 }
