@@ -5,11 +5,10 @@
 //
 // A plain scatter (no reduction) copies self once and then writes each target element by
 // width. A reduction works on a copy of self in its accumulation dtype and is converted back
-// once at the end: f64 for floating sums, means and products (the reference's precision;
-// f16/bf16 reach it through f32), f32 for floating amax/amin (exact: f32 holds every f16,
-// bf16 and f32 value), wrapping i64 for integral and bool as ATen's integer arithmetic.
-// Contributions are applied in the index's row-major order, on one thread (targets along
-// `dim` may collide).
+// once at the end: f64 for floating sums, means and products (the reference's precision),
+// f32 for floating amax/amin (exact: f32 holds every f16, bf16 and f32 value), wrapping i64
+// for integral and bool as ATen's integer arithmetic. Contributions are applied in the
+// index's row-major order, on one thread (targets along `dim` may collide).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -187,14 +186,6 @@ void scatter_reduce_t(const Tensor& acc, const Tensor& src, const Walk& w, const
   }
 }
 
-// `t` as a contiguous tensor of `work`; f16/bf16 reach f64 through f32 (exact, and two
-// vectorised conversions).
-Tensor as_work(const Tensor& t, DType work) {
-  const bool half = t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16;
-  if (half && work == DType::Float64) return fresh_copy(contiguous_as(t, DType::Float32), work);
-  return contiguous_as(t, work);
-}
-
 Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                        bool src_is_value, Reduce r, bool include_self) {
   const DType t = self.dtype();
@@ -202,10 +193,9 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
   const bool exact32 = (r == Reduce::Amax || r == Reduce::Amin) &&
                        (t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32);
   const DType work = exact32 ? DType::Float32 : is_floating(t) ? DType::Float64 : DType::Int64;
-  Tensor acc =
-      self.is_contiguous() && self.dtype() == work ? fresh_copy(self, work) : as_work(self, work);
+  Tensor acc = fresh_copy(self, work);
   if (index.numel() > 0) {
-    const Tensor s = as_work(src, work);
+    const Tensor s = contiguous_as(src, work);
     const IndexValues idx(index);
     const Walk w = make_walk(index, dim, acc, src_is_value ? Tensor() : s);
     const int64_t bound = size_or_1(self, dim);
@@ -216,9 +206,7 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
     else
       scatter_reduce_t<int64_t>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
   }
-  if (t == DType::Float16 || t == DType::BFloat16)
-    return fresh_copy(contiguous_as(acc, DType::Float32), t);
-  return fresh_copy(acc, t);
+  return fresh_copy(acc, t);  // each value rounded once
 }
 
 // The result's layout is the meta function's (self's shape, contiguous), which fresh_copy
