@@ -142,6 +142,14 @@ TEST(CpuScatter, ReductionsKeepTheReferencePrecision) {
                            {reals({60000}, {1}, DType::Float16), int64_t{0}, ints({0, 0}, {2}),
                             reals({0.001, -60000}, {2}, DType::Float16), std::string("add")});
   EXPECT_NEAR(out[0].tensor().get(0), 0.001, 1e-6);
+  // 1 + 2^-11 + 2^-24 rounds once to the f16 above the tie, 1 + 2^-10 (through an f32
+  // rounded to nearest it would round twice, down to 1).
+  out =
+      expect_matches_ref("aten.scatter.reduce",
+                         {reals({1}, {1}, DType::Float16), int64_t{0}, ints({0, 0}, {2}),
+                          reals({std::ldexp(1.0, -11), std::ldexp(1.0, -24)}, {2}, DType::Float16),
+                          std::string("add")});
+  EXPECT_EQ(out[0].tensor().get(0), 1 + std::ldexp(1.0, -10));
   // 1e-30 * 1e-30 underflows f32 to 0; times 1e30 the f64 product is 1e-30.
   out = expect_matches_ref("aten.scatter.reduce",
                            {reals({1e-30}, {1}), int64_t{0}, ints({0, 0}, {2}),

@@ -19,6 +19,8 @@
 
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/kernel_table.h"
+#include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_kernels.h"
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
@@ -186,6 +188,39 @@ void scatter_reduce_t(const Tensor& acc, const Tensor& src, const Walk& w, const
   }
 }
 
+// v rounded to f32 toward zero, with the lowest bit set when inexact ("round to odd"): the
+// f32 -> f16/bf16 conversion of the result then rounds as a direct conversion of v would.
+inline float round_to_odd(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(f) || static_cast<double>(f) == v) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  uint32_t b = 0;
+  std::memcpy(&b, &f, 4);
+  b |= 1;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// A contiguous f64 tensor as f16/bf16 `t`, each value rounded once, through the elementwise
+// kernels' vector converters in blocks that stay in L1.
+Tensor narrow16(const Tensor& acc, DType t) {
+  Tensor out = Tensor::uninitialized(acc.shape(), t);
+  const PwConvert& c = pw_kernels().convert;
+  const auto conv = t == DType::Float16 ? c.f32_to_f16 : c.f32_to_bf16;
+  const double* in = acc.data<double>();
+  auto* o = static_cast<uint16_t*>(out.data_ptr());
+  parallel_for(0, acc.numel(), int64_t{1} << 15, [&](int64_t i0, int64_t i1) {
+    constexpr int64_t kSub = 1024;
+    float buf[kSub];
+    for (int64_t i = i0; i < i1; i += kSub) {
+      const int64_t w = std::min(kSub, i1 - i);
+      for (int64_t j = 0; j < w; ++j) buf[j] = round_to_odd(in[i + j]);
+      conv(buf, o + i, w);
+    }
+  });
+  return out;
+}
+
 Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                        bool src_is_value, Reduce r, bool include_self) {
   const DType t = self.dtype();
@@ -206,7 +241,10 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
     else
       scatter_reduce_t<int64_t>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
   }
-  return fresh_copy(acc, t);  // each value rounded once
+  // Each value rounded once.
+  if (work == DType::Float64 && (t == DType::Float16 || t == DType::BFloat16))
+    return narrow16(acc, t);
+  return fresh_copy(acc, t);
 }
 
 // The result's layout is the meta function's (self's shape, contiguous), which fresh_copy
