@@ -221,6 +221,14 @@ Tensor narrow16(const Tensor& acc, DType t) {
   return out;
 }
 
+// `t` as a contiguous tensor of `work` (never `t` itself when `fresh`); f16/bf16 reach f64
+// through f32 (both conversions exact and vectorised).
+Tensor as_work(const Tensor& t, DType work, bool fresh) {
+  const bool half = t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16;
+  if (half && work == DType::Float64) return fresh_copy(contiguous_as(t, DType::Float32), work);
+  return fresh ? fresh_copy(t, work) : contiguous_as(t, work);
+}
+
 Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                        bool src_is_value, Reduce r, bool include_self) {
   const DType t = self.dtype();
@@ -228,9 +236,9 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
   const bool exact32 = (r == Reduce::Amax || r == Reduce::Amin) &&
                        (t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32);
   const DType work = exact32 ? DType::Float32 : is_floating(t) ? DType::Float64 : DType::Int64;
-  Tensor acc = fresh_copy(self, work);
+  Tensor acc = as_work(self, work, true);
   if (index.numel() > 0) {
-    const Tensor s = contiguous_as(src, work);
+    const Tensor s = as_work(src, work, false);
     const IndexValues idx(index);
     const Walk w = make_walk(index, dim, acc, src_is_value ? Tensor() : s);
     const int64_t bound = size_or_1(self, dim);
