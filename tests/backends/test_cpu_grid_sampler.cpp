@@ -5,6 +5,8 @@
 // output_mask of the backward, and f16.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "test_cpu_nn_check.h"
@@ -59,6 +61,27 @@ TEST(CpuGridSampler, EveryModeForwardAndBackward) {
     for (int64_t pad : {0, 1, 2})
       for (bool align : {false, true}) {
         expect_matches_ref("aten.grid_sampler_2d.default", {input, grid, interp, pad, align});
+        expect_matches_ref("aten.grid_sampler_2d_backward.default",
+                           {go, input, grid, interp, pad, align, std::vector<bool>{true, true}});
+      }
+}
+
+TEST(CpuGridSampler, FarAndNonFiniteGridPoints) {
+  // Points far outside the image, infinite and NaN: zeros padding reads nothing there, border
+  // and reflection clip (a NaN coordinate stays NaN and reads nothing).
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor grid =
+      reals({1e30, 0, -1e30, 0.5, 0, 3e19, inf, -inf, NAN, 0, 0.25, -0.75}, {1, 2, 3, 2});
+  const Tensor input = filled({1, 2, 4, 5}, f32);
+  const Tensor go = filled({1, 2, 2, 3}, f32, 3);
+  for (int64_t interp : {0, 1, 2})
+    for (int64_t pad : {0, 1, 2})
+      for (bool align : {false, true}) {
+        const Values out =
+            expect_matches_ref("aten.grid_sampler_2d.default", {input, grid, interp, pad, align});
+        if (pad == 0) {
+          EXPECT_EQ(out[0].tensor().get(0), 0.0) << interp;  // (1e30, 0)
+        }
         expect_matches_ref("aten.grid_sampler_2d_backward.default",
                            {go, input, grid, interp, pad, align, std::vector<bool>{true, true}});
       }

@@ -55,8 +55,8 @@ Coord reflect(Coord c, double twice_low, double twice_high) {
     in = -in;
   }
   const double extra = std::fmod(in, span);
-  const auto flips = static_cast<int64_t>(std::floor(in / span));
-  if (flips % 2 == 0) return {extra + lo, g};
+  const double flips = std::floor(in / span);  // parity only (it may exceed int64's range)
+  if (!std::isfinite(flips) || std::fmod(flips, 2.0) == 0) return {extra + lo, g};
   return {span - extra + lo, -g};
 }
 
@@ -68,6 +68,12 @@ Coord pad(Coord c, int64_t size, int64_t padding, bool align) {
     return clip(c, size);
   }
   return c;
+}
+
+// A source position as an index; NaN and values beyond int64's range give -1, which the bounds
+// check drops.
+inline int64_t to_index(double v) {
+  return v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : -1;
 }
 
 // The cubic convolution weights (A = -0.75) and their derivatives.
@@ -114,8 +120,8 @@ void taps_at(double gx, double gy, const Geometry& g, Taps& t) {
     int64_t xs[4], ys[4];
     for (int i = 0; i < 4; ++i) {
       // Each tap's coordinate goes through the padding mode.
-      xs[i] = static_cast<int64_t>(pad({fx - 1 + i, 1}, g.w, g.padding, g.align).v);
-      ys[i] = static_cast<int64_t>(pad({fy - 1 + i, 1}, g.h, g.padding, g.align).v);
+      xs[i] = to_index(pad({fx - 1 + i, 1}, g.w, g.padding, g.align).v);
+      ys[i] = to_index(pad({fy - 1 + i, 1}, g.h, g.padding, g.align).v);
     }
     for (int j = 0; j < 4; ++j)
       for (int i = 0; i < 4; ++i) add(ys[j], xs[i], wx[i] * wy[j], dwx[i] * wy[j], wx[i] * dwy[j]);
@@ -127,18 +133,17 @@ void taps_at(double gx, double gy, const Geometry& g, Taps& t) {
   t.my = cy.grad;
   if (g.interp == kNearest) {
     const double rx = std::nearbyint(cx.v), ry = std::nearbyint(cy.v);
-    if (std::isfinite(rx) && std::isfinite(ry))
-      add(static_cast<int64_t>(ry), static_cast<int64_t>(rx), 1.0, 0.0, 0.0);
+    if (std::isfinite(rx) && std::isfinite(ry)) add(to_index(ry), to_index(rx), 1.0, 0.0, 0.0);
     return;
   }
   const double x0 = std::floor(cx.v), y0 = std::floor(cy.v);
   if (!std::isfinite(x0) || !std::isfinite(y0)) return;
   const double x1 = x0 + 1, y1 = y0 + 1, ix = cx.v, iy = cy.v;
-  const auto xi0 = static_cast<int64_t>(x0), yi0 = static_cast<int64_t>(y0);
+  const int64_t xi0 = to_index(x0), yi0 = to_index(y0), xi1 = to_index(x1), yi1 = to_index(y1);
   add(yi0, xi0, (x1 - ix) * (y1 - iy), -(y1 - iy), -(x1 - ix));
-  add(yi0, xi0 + 1, (ix - x0) * (y1 - iy), (y1 - iy), -(ix - x0));
-  add(yi0 + 1, xi0, (x1 - ix) * (iy - y0), -(iy - y0), (x1 - ix));
-  add(yi0 + 1, xi0 + 1, (ix - x0) * (iy - y0), (iy - y0), (ix - x0));
+  add(yi0, xi1, (ix - x0) * (y1 - iy), (y1 - iy), -(ix - x0));
+  add(yi1, xi0, (x1 - ix) * (iy - y0), -(iy - y0), (x1 - ix));
+  add(yi1, xi1, (ix - x0) * (iy - y0), (iy - y0), (ix - x0));
 }
 
 // `t` (contiguous) in the layout of the meta output `m`.
