@@ -27,6 +27,10 @@ const KernelTable& kernel_table() {
     register_sort_kernels(*t);
     register_random_kernels(*t);
     register_fft_kernels(*t);
+    register_scatter_kernels(*t);
+    register_distance_kernels(*t);
+    register_grid_sampler_kernels(*t);
+    register_logsumexp_kernels(*t);
     return t;
   }();
   return *table;

@@ -45,6 +45,10 @@ void register_shape_kernels(KernelTable& t);      // views, joins, splits, new_*
 void register_sort_kernels(KernelTable& t);       // sort, topk, nonzero, item (sort.cpp)
 void register_random_kernels(KernelTable& t);     // rand, randn, randperm, bernoulli, dropout
 void register_fft_kernels(KernelTable& t);        // _fft_r2c/c2c/c2r, complex views (fft.cpp)
+void register_scatter_kernels(KernelTable& t);    // scatter, scatter_reduce, masked_scatter
+void register_distance_kernels(KernelTable& t);   // _cdist_forward, _pdist_forward
+void register_grid_sampler_kernels(KernelTable& t);  // grid_sampler_2d and its backward
+void register_logsumexp_kernels(KernelTable& t);     // logsumexp (reduction_logsumexp.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();

@@ -1,18 +1,30 @@
-// The `cpu` backend's negative log-likelihood loss: nll_loss_forward / nll_loss_backward and the
-// 2-d (spatial) forms. The forward reads one element of self per target, so it is computed in
+// The `cpu` backend's losses: mse_loss and mse_loss_backward, and the negative log-likelihood
+// loss: nll_loss_forward / nll_loss_backward and the 2-d (spatial) forms.
+//
+// mse_loss squares the differences in the result dtype (f32 arithmetic for f32, f16 and bf16,
+// each square rounded to the dtype as ATen materialises it) and sums them in f64 lanes over
+// fixed blocks, so the result does not depend on the thread count. mse_loss_backward computes
+// norm * (self - target) * grad step by step in self's dtype, as ATen's kernel does (integers
+// wrap; f16/bf16 round after each step).
+//
+// nll_loss: The forward reads one element of self per target, so it is computed in
 // f64 straight from the strided inputs (exactly the reference's arithmetic, rounded once). The
 // backward's cost is its output: a zero tensor of self's shape, written by the pool, with one
 // element per target set afterwards. The argument checks are the catalog's
 // (ops/nll_loss_internal.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/index_util.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/core/half.h"
 #include "ops/nll_loss_internal.h"
 
 namespace crucible::cpu {
@@ -190,6 +202,260 @@ Values backward_kernel(const Values& a, bool two_d) {
   return {out};
 }
 
+// ---- mse_loss --------------------------------------------------------------------------------
+
+// `t` broadcast to `shape` as a contiguous tensor of `dt` (t itself when it already is one).
+Tensor dense_as(const Tensor& t, const Shape& shape, DType dt) {
+  return contiguous_as(t.shape() == shape ? t : t.expand(shape), dt);
+}
+
+// `out` (contiguous) in the layout of the meta output `m`.
+Tensor laid_out(const Tensor& out, const Tensor& m) {
+  if (out.strides() == m.strides()) return out;
+  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
+  laid.copy_from(out);
+  return laid;
+}
+
+constexpr int64_t kBlock = int64_t{1} << 15;
+constexpr int64_t kSub = 1024;  // elements converted at a time (in L1)
+
+// q[i] = (a[i] - b[i])^2 over [i0, i1).
+template <typename T>
+__attribute__((optimize("O3"))) void squares(const T* __restrict a, const T* __restrict b,
+                                             T* __restrict q, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const T d = a[i] - b[i];
+    q[i] = d * d;
+  }
+}
+
+// The sum of (a[i] - b[i])^2 over [i0, i1) in eight f64 lanes.
+template <typename T>
+__attribute__((optimize("O3"))) double sum_squares(const T* __restrict a, const T* __restrict b,
+                                                   int64_t i0, int64_t i1) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = i0;
+  for (; i + 8 <= i1; i += 8) {
+    for (int j = 0; j < 8; ++j) {
+      const T d = a[i + j] - b[i + j];
+      acc[j] += static_cast<double>(d * d);
+    }
+  }
+  for (; i < i1; ++i) {
+    const T d = a[i] - b[i];
+    acc[0] += static_cast<double>(d * d);
+  }
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The sum of x[i] over [i0, i1) in eight f64 lanes.
+__attribute__((optimize("O3"))) double sum_values(const float* __restrict x, int64_t i0,
+                                                  int64_t i1) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = i0;
+  for (; i + 8 <= i1; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += static_cast<double>(x[i + j]);
+  for (; i < i1; ++i) acc[0] += static_cast<double>(x[i]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// Sums f(i0, i1) over fixed blocks of [0, n), spread over the pool, added in block order.
+template <typename F>
+double blocked_sum(int64_t n, F f) {
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<double> part(static_cast<size_t>(blocks), 0.0);
+  parallel_for(0, blocks, 4, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      part[static_cast<size_t>(b)] = f(b * kBlock, std::min(n, (b + 1) * kBlock));
+  });
+  double sum = 0;
+  for (double v : part) sum += v;
+  return sum;
+}
+
+template <typename T>
+void squares_parallel(const T* a, const T* b, T* q, int64_t n) {
+  parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { squares(a, b, q, i0, i1); });
+}
+
+// f16/bf16 to and from f32 over contiguous runs (the elementwise kernels' vector converters,
+// rounding to nearest even; overflow gives inf).
+struct Convert16 {
+  void (*to_f32)(const uint16_t* in, float* out, int64_t n);
+  void (*from_f32)(const float* in, uint16_t* out, int64_t n);
+};
+
+Convert16 convert16(DType t) {
+  const PwConvert& c = pw_kernels().convert;
+  if (t == DType::Float16) return {c.f16_to_f32, c.f32_to_f16};
+  return {c.bf16_to_f32, c.f32_to_bf16};
+}
+
+// x[0..n) rounded to the 16-bit dtype, in place.
+void round16(const Convert16& c, float* x, int64_t n) {
+  uint16_t tmp[kSub];
+  c.from_f32(x, tmp, n);
+  c.to_f32(tmp, x, n);
+}
+
+// mse_loss of 16-bit a, b (contiguous, n elements): the squares rounded to the dtype, written
+// to `out` (none) or summed in f64 (returned), in sub-blocks that stay in L1.
+double mse_half(DType t, const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n) {
+  const Convert16 c = convert16(t);
+  auto block = [&](int64_t i0, int64_t i1) {
+    float fa[kSub], fb[kSub], fq[kSub];
+    double sum = 0;
+    for (int64_t i = i0; i < i1; i += kSub) {
+      const int64_t w = std::min(kSub, i1 - i);
+      c.to_f32(a + i, fa, w);
+      c.to_f32(b + i, fb, w);
+      squares(fa, fb, fq, 0, w);
+      if (out) {
+        c.from_f32(fq, out + i, w);
+      } else {
+        round16(c, fq, w);
+        sum += sum_values(fq, 0, w);
+      }
+    }
+    return sum;
+  };
+  if (!out) return blocked_sum(n, block);
+  parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { block(i0, i1); });
+  return 0;
+}
+
+Values mse_kernel(const OpDef& op, const Values& a) {
+  const Values meta = op.run_meta(a);
+  const Tensor& m = meta.at(0).tensor();
+  const DType rt = m.dtype();
+  const int64_t reduction = a.size() > 2 && !a[2].is_none() ? a[2].to_int() : 1;
+  const Tensor& self = a.at(0).tensor();
+  const Tensor& target = a.at(1).tensor();
+  const Shape shape = broadcast_shapes(self.shape(), target.shape());
+  const int64_t n = numel_of(shape);
+  // Both are converted to the result dtype first, as ATen does.
+  const Tensor x = dense_as(self, shape, rt), y = dense_as(target, shape, rt);
+  if (rt == DType::Float16 || rt == DType::BFloat16) {
+    const auto* xp = static_cast<const uint16_t*>(x.data_ptr());
+    const auto* yp = static_cast<const uint16_t*>(y.data_ptr());
+    if (reduction == 0) {
+      Tensor q = Tensor::uninitialized(shape, rt);
+      mse_half(rt, xp, yp, static_cast<uint16_t*>(q.data_ptr()), n);
+      return {laid_out(q, m)};
+    }
+    const double sum = mse_half(rt, xp, yp, nullptr, n);
+    return {Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt)};
+  }
+  if (reduction == 0) {
+    Tensor q = Tensor::uninitialized(shape, rt);
+    if (rt == DType::Float64)
+      squares_parallel(x.data<double>(), y.data<double>(), q.data<double>(), n);
+    else
+      squares_parallel(x.data<float>(), y.data<float>(), q.data<float>(), n);
+    return {laid_out(q, m)};
+  }
+  double sum = 0;
+  if (rt == DType::Float64) {
+    const double *xp = x.data<double>(), *yp = y.data<double>();
+    sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_squares(xp, yp, i0, i1); });
+  } else {
+    const float *xp = x.data<float>(), *yp = y.data<float>();
+    sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_squares(xp, yp, i0, i1); });
+  }
+  const double result = reduction == 1 ? sum / static_cast<double>(n) : sum;
+  return {Tensor::scalar(result, rt)};
+}
+
+// ---- mse_loss_backward -------------------------------------------------------------------------
+
+// out = round(round(nt * round(s - t)) * g) in T's arithmetic.
+template <typename T>
+__attribute__((optimize("O3"))) void mse_grad(const T* __restrict s, const T* __restrict t,
+                                              const T* __restrict g, T* __restrict o, T nt,
+                                              int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const T d = s[i] - t[i];
+    o[i] = (nt * d) * g[i];
+  }
+}
+
+// The same for 16-bit s, t, g (contiguous): f32 arithmetic, each step rounded to the dtype,
+// in sub-blocks that stay in L1.
+void mse_grad_half(const Convert16& c, const uint16_t* s, const uint16_t* t, const uint16_t* g,
+                   uint16_t* o, float nt, int64_t i0, int64_t i1) {
+  float fs[kSub], ft[kSub], fg[kSub];
+  for (int64_t i = i0; i < i1; i += kSub) {
+    const int64_t w = std::min(kSub, i1 - i);
+    c.to_f32(s + i, fs, w);
+    c.to_f32(t + i, ft, w);
+    c.to_f32(g + i, fg, w);
+    for (int64_t j = 0; j < w; ++j) fs[j] -= ft[j];
+    round16(c, fs, w);
+    for (int64_t j = 0; j < w; ++j) fs[j] *= nt;
+    round16(c, fs, w);
+    for (int64_t j = 0; j < w; ++j) fs[j] *= fg[j];
+    c.from_f32(fs, o + i, w);
+  }
+}
+
+// Integers: wrapping arithmetic in 64 bits, truncated to the dtype's width on conversion.
+void mse_grad_int(const int64_t* s, const int64_t* t, const int64_t* g, int64_t* o, int64_t nt,
+                  int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const uint64_t d = static_cast<uint64_t>(s[i]) - static_cast<uint64_t>(t[i]);
+    o[i] = static_cast<int64_t>(static_cast<uint64_t>(nt) * d * static_cast<uint64_t>(g[i]));
+  }
+}
+
+Values mse_backward_kernel(const OpDef& op, const Values& a) {
+  const Values meta = op.run_meta(a);
+  const Tensor& m = meta.at(0).tensor();
+  const DType dt = m.dtype();
+  const Tensor& grad = a.at(0).tensor();
+  const Tensor& self = a.at(1).tensor();
+  const Tensor& target = a.at(2).tensor();
+  const int64_t reduction = a.size() > 3 && !a[3].is_none() ? a[3].to_int() : 1;
+  const double norm = reduction == 1 ? 2.0 / static_cast<double>(self.numel()) : 2.0;
+  const Shape& shape = m.shape();
+  const int64_t n = m.numel();
+  const bool half = dt == DType::Float16 || dt == DType::BFloat16;
+  const DType ct = is_floating(dt) ? dt : DType::Int64;  // f16/bf16 stay 16-bit in memory
+  const Tensor s = dense_as(self, shape, ct), t = dense_as(target, shape, ct),
+               g = dense_as(grad, shape, ct);
+  Tensor o = Tensor::uninitialized(shape, ct);
+  auto run = [&](auto body) {
+    parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { body(i0, i1); });
+  };
+  if (dt == DType::Float64) {
+    run([&](int64_t i0, int64_t i1) {
+      mse_grad(s.data<double>(), t.data<double>(), g.data<double>(), o.data<double>(), norm, i0,
+               i1);
+    });
+  } else if (dt == DType::Float32) {
+    run([&](int64_t i0, int64_t i1) {
+      mse_grad(s.data<float>(), t.data<float>(), g.data<float>(), o.data<float>(),
+               static_cast<float>(norm), i0, i1);
+    });
+  } else if (half) {
+    const auto nt = static_cast<float>(dt == DType::Float16 ? static_cast<float>(Half(norm))
+                                                            : static_cast<float>(BFloat16(norm)));
+    const Convert16 c = convert16(dt);
+    const auto* sp = static_cast<const uint16_t*>(s.data_ptr());
+    const auto* tp = static_cast<const uint16_t*>(t.data_ptr());
+    const auto* gp = static_cast<const uint16_t*>(g.data_ptr());
+    auto* dst = static_cast<uint16_t*>(o.data_ptr());
+    run([&](int64_t i0, int64_t i1) { mse_grad_half(c, sp, tp, gp, dst, nt, i0, i1); });
+  } else {
+    const int64_t nt = std::isfinite(norm) ? static_cast<int64_t>(norm) : 0;
+    run([&](int64_t i0, int64_t i1) {
+      mse_grad_int(s.data<int64_t>(), t.data<int64_t>(), g.data<int64_t>(), o.data<int64_t>(), nt,
+                   i0, i1);
+    });
+  }
+  return {laid_out(o.dtype() == dt ? o : fresh_copy(o, dt), m)};
+}
+
 std::vector<DType> every_dtype() {
   return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
           DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
@@ -198,6 +464,8 @@ std::vector<DType> every_dtype() {
 }  // namespace
 
 void register_loss_kernels(KernelTable& t) {
+  t.add("aten.mse_loss.default", {mse_kernel, nullptr, every_dtype()});
+  t.add("aten.mse_loss_backward.default", {mse_backward_kernel, nullptr, every_dtype()});
   // Every dtype is taken so that the integral-self calls raise as ATen does; the catalog lists
   // the floating ones.
   t.add("aten.nll_loss_forward.default",

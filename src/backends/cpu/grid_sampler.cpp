@@ -1,0 +1,271 @@
+// The `cpu` backend's grid sampling: grid_sampler_2d and grid_sampler_2d_backward, every
+// interpolation (bilinear, nearest, bicubic) and padding mode (zeros, border, reflection),
+// with and without align_corners; f32, f64 and f16 (computed as CUDA does: ATen's CPU has no
+// f16 kernel).
+//
+// Each grid point's taps (at most 16 input positions and weights, plus the weights'
+// derivatives for the backward) are computed once in f64 and applied to every channel. The
+// forward reads the input as f32 (f32, f16) or f64 and sums each output in f64; the backward
+// works on f64 copies. Each output element is rounded once. The forward
+// spreads output rows over the pool, the backward whole batch entries (a batch entry's
+// points scatter into its own part of grad_input only). The argument checks are the
+// catalog's meta functions.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/index_util.h"
+#include "backends/cpu/kernel_table.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+namespace {
+
+enum : int64_t { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+enum : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
+
+// A source coordinate and its derivative with respect to the grid coordinate.
+struct Coord {
+  double v, grad;
+};
+
+Coord unnormalize(double c, int64_t size, bool align) {
+  const auto s = static_cast<double>(size);
+  if (align) return {(c + 1) / 2 * (s - 1), (s - 1) / 2};
+  return {((c + 1) * s - 1) / 2, s / 2};
+}
+
+Coord clip(Coord c, int64_t size) {
+  const auto hi = static_cast<double>(size - 1);
+  if (c.v <= 0) return {0.0, 0.0};
+  if (c.v >= hi) return {hi, 0.0};
+  return c;
+}
+
+// Reflection about twice_low / 2 and twice_high / 2; the derivative flips with each reflection.
+Coord reflect(Coord c, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return {0.0, 0.0};
+  double g = c.grad;
+  const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+  double in = c.v - lo;
+  if (in < 0) {
+    g = -g;
+    in = -in;
+  }
+  const double extra = std::fmod(in, span);
+  const double flips = std::floor(in / span);  // parity only (it may exceed int64's range)
+  if (!std::isfinite(flips) || std::fmod(flips, 2.0) == 0) return {extra + lo, g};
+  return {span - extra + lo, -g};
+}
+
+Coord pad(Coord c, int64_t size, int64_t padding, bool align) {
+  if (padding == kBorder) return clip(c, size);
+  if (padding == kReflection) {
+    const auto s = static_cast<double>(size);
+    c = align ? reflect(c, 0, 2 * (s - 1)) : reflect(c, -1, 2 * s - 1);
+    return clip(c, size);
+  }
+  return c;
+}
+
+// A source position as an index; NaN and values beyond int64's range give -1, which the bounds
+// check drops.
+inline int64_t to_index(double v) {
+  return v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : -1;
+}
+
+// The cubic convolution weights (A = -0.75) and their derivatives.
+constexpr double kA = -0.75;
+double cc1(double x) { return ((kA + 2) * x - (kA + 3)) * x * x + 1; }
+double cc2(double x) { return ((kA * x - 5 * kA) * x + 8 * kA) * x - 4 * kA; }
+double dcc1(double x) { return 3 * (kA + 2) * x * x - 2 * (kA + 3) * x; }
+double dcc2(double x) { return 3 * kA * x * x - 10 * kA * x + 8 * kA; }
+
+// The in-bounds taps of one grid point: offsets y * w + x, weights and weight derivatives
+// with respect to the source x and y; mx, my: d source / d grid.
+struct Taps {
+  int n = 0;
+  int64_t at[16];
+  double w[16], dwx[16], dwy[16];
+  double mx = 0, my = 0;
+};
+
+struct Geometry {
+  int64_t h, w, interp, padding;
+  bool align;
+};
+
+void taps_at(double gx, double gy, const Geometry& g, Taps& t) {
+  t.n = 0;
+  auto add = [&](int64_t yi, int64_t xi, double wt, double dx, double dy) {
+    if (yi < 0 || yi >= g.h || xi < 0 || xi >= g.w) return;
+    t.at[t.n] = yi * g.w + xi;
+    t.w[t.n] = wt;
+    t.dwx[t.n] = dx;
+    t.dwy[t.n] = dy;
+    ++t.n;
+  };
+  if (g.interp == kBicubic) {
+    const Coord cx = unnormalize(gx, g.w, g.align), cy = unnormalize(gy, g.h, g.align);
+    t.mx = cx.grad;
+    t.my = cy.grad;
+    const double fx = std::floor(cx.v), fy = std::floor(cy.v);
+    const double tx = cx.v - fx, ty = cy.v - fy;
+    const double wx[4] = {cc2(tx + 1), cc1(tx), cc1(1 - tx), cc2(2 - tx)};
+    const double dwx[4] = {dcc2(tx + 1), dcc1(tx), -dcc1(1 - tx), -dcc2(2 - tx)};
+    const double wy[4] = {cc2(ty + 1), cc1(ty), cc1(1 - ty), cc2(2 - ty)};
+    const double dwy[4] = {dcc2(ty + 1), dcc1(ty), -dcc1(1 - ty), -dcc2(2 - ty)};
+    int64_t xs[4], ys[4];
+    for (int i = 0; i < 4; ++i) {
+      // Each tap's coordinate goes through the padding mode.
+      xs[i] = to_index(pad({fx - 1 + i, 1}, g.w, g.padding, g.align).v);
+      ys[i] = to_index(pad({fy - 1 + i, 1}, g.h, g.padding, g.align).v);
+    }
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) add(ys[j], xs[i], wx[i] * wy[j], dwx[i] * wy[j], wx[i] * dwy[j]);
+    return;
+  }
+  const Coord cx = pad(unnormalize(gx, g.w, g.align), g.w, g.padding, g.align);
+  const Coord cy = pad(unnormalize(gy, g.h, g.align), g.h, g.padding, g.align);
+  t.mx = cx.grad;
+  t.my = cy.grad;
+  if (g.interp == kNearest) {
+    const double rx = std::nearbyint(cx.v), ry = std::nearbyint(cy.v);
+    if (std::isfinite(rx) && std::isfinite(ry)) add(to_index(ry), to_index(rx), 1.0, 0.0, 0.0);
+    return;
+  }
+  const double x0 = std::floor(cx.v), y0 = std::floor(cy.v);
+  if (!std::isfinite(x0) || !std::isfinite(y0)) return;
+  const double x1 = x0 + 1, y1 = y0 + 1, ix = cx.v, iy = cy.v;
+  const int64_t xi0 = to_index(x0), yi0 = to_index(y0), xi1 = to_index(x1), yi1 = to_index(y1);
+  add(yi0, xi0, (x1 - ix) * (y1 - iy), -(y1 - iy), -(x1 - ix));
+  add(yi0, xi1, (ix - x0) * (y1 - iy), (y1 - iy), -(ix - x0));
+  add(yi1, xi0, (x1 - ix) * (iy - y0), -(iy - y0), (x1 - ix));
+  add(yi1, xi1, (ix - x0) * (iy - y0), (iy - y0), (ix - x0));
+}
+
+// `t` (contiguous) in the layout of the meta output `m`.
+Tensor laid_out(const Tensor& t, const Tensor& m) {
+  Tensor r = t.dtype() == m.dtype() ? t : fresh_copy(t, m.dtype());
+  if (r.strides() == m.strides()) return r;
+  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
+  laid.copy_from(r);
+  return laid;
+}
+
+// The forward over rows (b, y) of the output: the taps of a row's points first, then each
+// channel's row, reading one input plane (T: f32 or f64) and writing contiguous outputs.
+template <typename T>
+void forward_rows(const T* ip, const double* gp, T* op_, const Geometry& geo, int64_t n, int64_t c,
+                  int64_t ho, int64_t wo) {
+  const int64_t plane = geo.h * geo.w, oplane = ho * wo;
+  parallel_for(0, n * ho, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, wo * c)),
+               [&](int64_t r0, int64_t r1) {
+                 std::vector<Taps> taps(static_cast<size_t>(wo));
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const int64_t b = r / ho, y = r % ho;
+                   for (int64_t x = 0; x < wo; ++x) {
+                     const double* g = gp + (r * wo + x) * 2;
+                     taps_at(g[0], g[1], geo, taps[static_cast<size_t>(x)]);
+                   }
+                   for (int64_t ch = 0; ch < c; ++ch) {
+                     const T* src = ip + (b * c + ch) * plane;
+                     T* dst = op_ + (b * c + ch) * oplane + y * wo;
+                     for (int64_t x = 0; x < wo; ++x) {
+                       const Taps& t = taps[static_cast<size_t>(x)];
+                       double acc = 0;
+                       for (int k = 0; k < t.n; ++k)
+                         acc += t.w[k] * static_cast<double>(src[t.at[k]]);
+                       dst[x] = static_cast<T>(acc);
+                     }
+                   }
+                 }
+               });
+}
+
+Values forward_kernel(const OpDef& op, const Values& a) {
+  const Values meta = op.run_meta(a);
+  const Tensor& mt = meta.at(0).tensor();
+  const Tensor& input = a.at(0).tensor();
+  const Tensor& grid = a.at(1).tensor();
+  const Geometry geo{input.size(2), input.size(3), a.at(2).to_int(), a.at(3).to_int(),
+                     a.at(4).to_bool()};
+  const int64_t n = input.size(0), c = input.size(1), ho = grid.size(1), wo = grid.size(2);
+  // f32 and f16 (exact in f32) are read as f32, f64 as f64; every output is one f64 sum,
+  // rounded once.
+  const DType work = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor out = Tensor::uninitialized(mt.shape(), work);
+  if (out.numel() == 0) return {laid_out(out, mt)};
+  const Tensor in = contiguous_as(input, work);
+  const Tensor gr = contiguous_as(grid, DType::Float64);
+  if (work == DType::Float64)
+    forward_rows(in.data<double>(), gr.data<double>(), out.data<double>(), geo, n, c, ho, wo);
+  else
+    forward_rows(in.data<float>(), gr.data<double>(), out.data<float>(), geo, n, c, ho, wo);
+  return {laid_out(out, mt)};
+}
+
+Values backward_kernel(const OpDef& op, const Values& a) {
+  const Values meta = op.run_meta(a);
+  const Tensor& go = a.at(0).tensor();
+  const Tensor& input = a.at(1).tensor();
+  const Tensor& grid = a.at(2).tensor();
+  const Geometry geo{input.size(2), input.size(3), a.at(3).to_int(), a.at(4).to_int(),
+                     a.at(5).to_bool()};
+  const bool want_input = a.at(6).bool_list().at(0);
+  const int64_t n = input.size(0), c = input.size(1), ho = grid.size(1), wo = grid.size(2);
+  const int64_t plane = geo.h * geo.w, oplane = ho * wo;
+  Tensor gin = Tensor::zeros(input.shape(), DType::Float64);
+  Tensor ggrid = Tensor::zeros(grid.shape(), DType::Float64);
+  if (grid.numel() > 0 && input.numel() > 0) {
+    const Tensor in = contiguous_as(input, DType::Float64);
+    const Tensor gr = contiguous_as(grid, DType::Float64);
+    const Tensor gd = contiguous_as(go, DType::Float64);
+    const double *ip = in.data<double>(), *gp = gr.data<double>(), *gop = gd.data<double>();
+    double *gi = gin.data<double>(), *gg = ggrid.data<double>();
+    const bool nearest = geo.interp == kNearest;
+    parallel_for(0, n, 1, [&](int64_t b0, int64_t b1) {
+      Taps t;
+      for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t p = 0; p < oplane; ++p) {
+          const int64_t g = (b * oplane + p) * 2;
+          taps_at(gp[g], gp[g + 1], geo, t);
+          double sx = 0, sy = 0;
+          for (int64_t ch = 0; ch < c; ++ch) {
+            const double gv = gop[(b * c + ch) * oplane + p];
+            const double* src = ip + (b * c + ch) * plane;
+            double* dst = gi + (b * c + ch) * plane;
+            for (int k = 0; k < t.n; ++k) {
+              dst[t.at[k]] += t.w[k] * gv;
+              const double v = src[t.at[k]];
+              sx += t.dwx[k] * v * gv;
+              sy += t.dwy[k] * v * gv;
+            }
+          }
+          if (!nearest) {
+            gg[g] = sx * t.mx;
+            gg[g + 1] = sy * t.my;
+          }
+        }
+      }
+    });
+  }
+  Values out(2);
+  if (want_input) out[0] = laid_out(gin, meta.at(0).tensor());
+  out[1] = laid_out(ggrid, meta.at(1).tensor());
+  return out;
+}
+
+}  // namespace
+
+void register_grid_sampler_kernels(KernelTable& t) {
+  // Every floating dtype, so that bf16 raises as the reference does (the meta function's check).
+  const std::vector<DType> dtypes = {DType::Float16, DType::BFloat16, DType::Float32,
+                                     DType::Float64};
+  t.add("aten.grid_sampler_2d.default", {forward_kernel, nullptr, dtypes});
+  t.add("aten.grid_sampler_2d_backward.default", {backward_kernel, nullptr, dtypes});
+}
+
+}  // namespace crucible::cpu
