@@ -1,6 +1,9 @@
 // The elementwise loops, instantiated once per ISA translation unit. Included by
 // pointwise_avx512.cpp, pointwise_avx2.cpp and pointwise_portable.cpp inside a namespace of
-// their own, after <bit>, <cmath>, <cstdint>, <cstring> and pointwise_kernels.h.
+// their own, after <bit>, <cmath>, <cstdint>, <cstring> and pointwise_kernels.h, with the
+// unit's vector type for glibc's vector math: MvF, kMvW (its floats), mv_load, mv_store, and
+// CRUCIBLE_MV1(f) / CRUCIBLE_MV2(f) naming the unary / binary vector variant of libm's f
+// (declared by pointwise_mvec.h).
 // Each functor is built from the op's parameters (hoisted out of the loop) and maps compute-type
 // values; the loops are plain indexed loops the compiler vectorizes for the unit's ISA.
 #include "backends/cpu/vec_math.h"
@@ -47,6 +50,13 @@ inline T floor_div(T a, T b) {
   T fl = std::floor(div);
   if (div - fl > T(0.5)) fl += T(1);
   return fl;
+}
+template <typename T>
+inline T remainder_floating(T a, T b) {
+  // ATen's: fmod, moved to the divisor's sign.
+  T mod = std::fmod(a, b);
+  if (mod != T(0) && (b < T(0)) != (mod < T(0))) mod += b;
+  return mod;
 }
 template <typename T>
 inline T lerp(T a, T b, T w) {
@@ -149,6 +159,25 @@ CRUCIBLE_UNARY(FCube, T(double(a) * double(a) * double(a)))
 CRUCIBLE_UNARY(FPowHalf, sel(a == -INFINITY, T(INFINITY), std::sqrt(a)))
 CRUCIBLE_UNARY(FPowMinusHalf, sel(a == -INFINITY, T(0), T(1) / std::sqrt(a)))
 CRUCIBLE_UNARY(FFill, s0)
+CRUCIBLE_UNARY(FSin, std::sin(a))
+CRUCIBLE_UNARY(FCos, std::cos(a))
+CRUCIBLE_UNARY(FTan, std::tan(a))
+CRUCIBLE_UNARY(FAsin, std::asin(a))
+CRUCIBLE_UNARY(FAcos, std::acos(a))
+CRUCIBLE_UNARY(FAtan, std::atan(a))
+CRUCIBLE_UNARY(FSinh, std::sinh(a))
+CRUCIBLE_UNARY(FCosh, std::cosh(a))
+CRUCIBLE_UNARY(FAsinh, std::asinh(a))
+CRUCIBLE_UNARY(FAcosh, std::acosh(a))
+CRUCIBLE_UNARY(FAtanh, std::atanh(a))
+CRUCIBLE_UNARY(FExpm1, std::expm1(a))
+CRUCIBLE_UNARY(FLog2, std::log2(a))
+CRUCIBLE_UNARY(FLog10, std::log10(a))
+CRUCIBLE_UNARY(FLog1p, std::log1p(a))
+CRUCIBLE_UNARY(FSign, T(a > T(0)) - T(a < T(0)))
+CRUCIBLE_UNARY(FLogicalNot, sel(a == T(0), T(1), T(0)))
+CRUCIBLE_UNARY(FRoundDecimals,
+               sel(s1 != T(0), std::nearbyint(a / s0) * s0, std::nearbyint(a* s0) / s0))
 
 // ---- binary ----
 CRUCIBLE_BINARY(FAdd, a + s0 * b)
@@ -166,6 +195,11 @@ CRUCIBLE_BINARY(FGt, sel(a > b, T(1), T(0)))
 CRUCIBLE_BINARY(FGe, sel(a >= b, T(1), T(0)))
 CRUCIBLE_BINARY(FLogicalAnd, sel(a != T(0) && b != T(0), T(1), T(0)))
 CRUCIBLE_BINARY(FLogicalOr, sel(a != T(0) || b != T(0), T(1), T(0)))
+CRUCIBLE_BINARY(FLogicalXor, sel((a != T(0)) != (b != T(0)), T(1), T(0)))
+CRUCIBLE_BINARY(FAtan2, std::atan2(a, b))
+CRUCIBLE_BINARY(FPow, std::pow(a, b))
+CRUCIBLE_BINARY(FFmod, std::fmod(a, b))
+CRUCIBLE_BINARY(FRemainder, remainder_floating(a, b))
 CRUCIBLE_BINARY(FThresholdBackward, sel(b <= s0, T(0), a))
 CRUCIBLE_BINARY(FSigmoidBackward, a*(T(1) - b) * b)
 CRUCIBLE_BINARY(FTanhBackward, a*(T(1) - b * b))
@@ -191,55 +225,7 @@ CRUCIBLE_TERNARY(FAddcmul, a + s0 * b * c)
 CRUCIBLE_TERNARY(FAddcdiv, a + s0 * (b / c))
 CRUCIBLE_TERNARY(FClamp, sel(is_nan(a), a, nan_min(nan_max(a, b), c)))
 
-// ---- integer functors (exact, two's complement) ----
-#define CRUCIBLE_IUNARY(NAME, EXPR)                                       \
-  struct NAME {                                                           \
-    int64_t i0, i1;                                                       \
-    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}          \
-    int64_t operator()([[maybe_unused]] int64_t a) const { return EXPR; } \
-  };
-#define CRUCIBLE_IBINARY(NAME, EXPR)                                \
-  struct NAME {                                                     \
-    int64_t i0, i1;                                                 \
-    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}    \
-    int64_t operator()(int64_t a, int64_t b) const { return EXPR; } \
-  };
-#define CRUCIBLE_ITERNARY(NAME, EXPR)                                          \
-  struct NAME {                                                                \
-    int64_t i0, i1;                                                            \
-    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}               \
-    int64_t operator()(int64_t a, int64_t b, int64_t c) const { return EXPR; } \
-  };
-inline int64_t wadd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-inline int64_t wmul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-CRUCIBLE_IUNARY(IIdentity, a)
-CRUCIBLE_IUNARY(INeg, wmul(a, -1))
-CRUCIBLE_IUNARY(IAbs, a < 0 ? wmul(a, -1) : a)
-CRUCIBLE_IUNARY(IRelu, a > 0 ? a : 0)
-CRUCIBLE_IUNARY(IFill, i0)
-CRUCIBLE_IUNARY(IZero, int64_t{0})
-CRUCIBLE_IUNARY(IThreshold, a <= i0 ? i1 : a)
-CRUCIBLE_IBINARY(IAdd, wadd(a, wmul(i0, b)))
-CRUCIBLE_IBINARY(IMul, wmul(a, b))
-CRUCIBLE_IBINARY(IMaximum, a > b ? a : b)
-CRUCIBLE_IBINARY(IMinimum, a < b ? a : b)
-CRUCIBLE_IBINARY(IEq, a == b)
-CRUCIBLE_IBINARY(INe, a != b)
-CRUCIBLE_IBINARY(ILt, a < b)
-CRUCIBLE_IBINARY(ILe, a <= b)
-CRUCIBLE_IBINARY(IGt, a > b)
-CRUCIBLE_IBINARY(IGe, a >= b)
-CRUCIBLE_IBINARY(IBitAnd, a& b)
-CRUCIBLE_IBINARY(IBitOr, a | b)
-CRUCIBLE_IBINARY(IBitXor, a ^ b)
-CRUCIBLE_IBINARY(ILogicalAnd, a != 0 && b != 0)
-CRUCIBLE_IBINARY(ILogicalOr, a != 0 || b != 0)
-CRUCIBLE_IBINARY(IThresholdBackward, b <= i0 ? 0 : a)
-CRUCIBLE_ITERNARY(IWhere, a != 0 ? b : c)
+#include "backends/cpu/pointwise_loops_int.h"
 
 // ---- loops ----
 template <typename T, typename F>
@@ -283,9 +269,38 @@ template <typename T, template <typename> class F>
 PwLoop<T> floop(int arity) {
   return pick_loop<T, F<T>>(arity);
 }
-template <typename F>
-PwLoop<int64_t> iloop(int arity) {
-  return pick_loop<int64_t, F>(arity);
+template <typename T, template <typename> class F>
+PwLoop<T> iloop(int arity) {
+  return pick_loop<T, F<T>>(arity);
+}
+
+// Loops over glibc's vector math (libmvec, through libm): whole vectors of the unit's width,
+// the tail padded with zeros, so that every element gets the same function.
+template <MvF (*F)(MvF)>
+void mv_loop1(const float* const* in, float* out, int64_t n, const PwParams&) {
+  const float* a = in[0];
+  int64_t i = 0;
+  for (; i + kMvW <= n; i += kMvW) mv_store(out + i, F(mv_load(a + i)));
+  if (i < n) {
+    float ta[kMvW] = {}, to[kMvW];
+    std::memcpy(ta, a + i, static_cast<size_t>(n - i) * sizeof(float));
+    mv_store(to, F(mv_load(ta)));
+    std::memcpy(out + i, to, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+template <MvF (*F)(MvF, MvF)>
+void mv_loop2(const float* const* in, float* out, int64_t n, const PwParams&) {
+  const float* a = in[0];
+  const float* b = in[1];
+  int64_t i = 0;
+  for (; i + kMvW <= n; i += kMvW) mv_store(out + i, F(mv_load(a + i), mv_load(b + i)));
+  if (i < n) {
+    float ta[kMvW] = {}, tb[kMvW] = {}, to[kMvW];
+    std::memcpy(ta, a + i, static_cast<size_t>(n - i) * sizeof(float));
+    std::memcpy(tb, b + i, static_cast<size_t>(n - i) * sizeof(float));
+    mv_store(to, F(mv_load(ta), mv_load(tb)));
+    std::memcpy(out + i, to, static_cast<size_t>(n - i) * sizeof(float));
+  }
 }
 
 // ---- conversions ----
@@ -306,7 +321,10 @@ PwKernels make_kernels() {
 #define CRUCIBLE_F(OP, F)                                                  \
   k.f32[static_cast<int>(PwOp::OP)] = floop<float, F>(pw_arity(PwOp::OP)); \
   k.f64[static_cast<int>(PwOp::OP)] = floop<double, F>(pw_arity(PwOp::OP));
-#define CRUCIBLE_I(OP, F) k.i64[static_cast<int>(PwOp::OP)] = iloop<F>(pw_arity(PwOp::OP));
+#define CRUCIBLE_I(OP, F)                                                    \
+  k.i64[static_cast<int>(PwOp::OP)] = iloop<int64_t, F>(pw_arity(PwOp::OP)); \
+  k.u8[static_cast<int>(PwOp::OP)] = iloop<uint8_t, F>(pw_arity(PwOp::OP));  \
+  k.i8[static_cast<int>(PwOp::OP)] = iloop<int8_t, F>(pw_arity(PwOp::OP));
   CRUCIBLE_F(Identity, FIdentity)
   CRUCIBLE_F(Neg, FNeg)
   CRUCIBLE_F(Abs, FAbs)
@@ -342,6 +360,24 @@ PwKernels make_kernels() {
   CRUCIBLE_F(PowHalf, FPowHalf)
   CRUCIBLE_F(PowMinusHalf, FPowMinusHalf)
   CRUCIBLE_F(Fill, FFill)
+  CRUCIBLE_F(Sin, FSin)
+  CRUCIBLE_F(Cos, FCos)
+  CRUCIBLE_F(Tan, FTan)
+  CRUCIBLE_F(Asin, FAsin)
+  CRUCIBLE_F(Acos, FAcos)
+  CRUCIBLE_F(Atan, FAtan)
+  CRUCIBLE_F(Sinh, FSinh)
+  CRUCIBLE_F(Cosh, FCosh)
+  CRUCIBLE_F(Asinh, FAsinh)
+  CRUCIBLE_F(Acosh, FAcosh)
+  CRUCIBLE_F(Atanh, FAtanh)
+  CRUCIBLE_F(Expm1, FExpm1)
+  CRUCIBLE_F(Log2, FLog2)
+  CRUCIBLE_F(Log10, FLog10)
+  CRUCIBLE_F(Log1p, FLog1p)
+  CRUCIBLE_F(Sign, FSign)
+  CRUCIBLE_F(LogicalNot, FLogicalNot)
+  CRUCIBLE_F(RoundDecimals, FRoundDecimals)
   CRUCIBLE_F(Add, FAdd)
   CRUCIBLE_F(Mul, FMul)
   CRUCIBLE_F(Div, FDiv)
@@ -357,6 +393,11 @@ PwKernels make_kernels() {
   CRUCIBLE_F(Ge, FGe)
   CRUCIBLE_F(LogicalAnd, FLogicalAnd)
   CRUCIBLE_F(LogicalOr, FLogicalOr)
+  CRUCIBLE_F(LogicalXor, FLogicalXor)
+  CRUCIBLE_F(Atan2, FAtan2)
+  CRUCIBLE_F(Pow, FPow)
+  CRUCIBLE_F(Fmod, FFmod)
+  CRUCIBLE_F(Remainder, FRemainder)
   CRUCIBLE_F(ThresholdBackward, FThresholdBackward)
   CRUCIBLE_F(SigmoidBackward, FSigmoidBackward)
   CRUCIBLE_F(TanhBackward, FTanhBackward)
@@ -381,8 +422,24 @@ PwKernels make_kernels() {
   CRUCIBLE_I(Relu, IRelu)
   CRUCIBLE_I(Fill, IFill)
   CRUCIBLE_I(Threshold, IThreshold)
+  CRUCIBLE_I(Hardtanh, IHardtanh)
+  CRUCIBLE_I(Floor, IIdentity)
+  CRUCIBLE_I(Ceil, IIdentity)
+  CRUCIBLE_I(Trunc, IIdentity)
+  CRUCIBLE_I(Round, IIdentity)
+  CRUCIBLE_I(Square, ISquare)
+  CRUCIBLE_I(Cube, ICube)
+  CRUCIBLE_I(PowScalar, IPowScalar)
+  CRUCIBLE_I(Sign, ISign)
+  CRUCIBLE_I(LogicalNot, ILogicalNot)
+  CRUCIBLE_I(BitNot, IBitNot)
   CRUCIBLE_I(Add, IAdd)
   CRUCIBLE_I(Mul, IMul)
+  CRUCIBLE_I(DivTrunc, IDivTrunc)
+  CRUCIBLE_I(DivFloor, IDivFloor)
+  CRUCIBLE_I(Fmod, IFmod)
+  CRUCIBLE_I(Remainder, IRemainder)
+  CRUCIBLE_I(Pow, IPow)
   CRUCIBLE_I(Maximum, IMaximum)
   CRUCIBLE_I(Minimum, IMinimum)
   CRUCIBLE_I(Eq, IEq)
@@ -396,10 +453,31 @@ PwKernels make_kernels() {
   CRUCIBLE_I(BitXor, IBitXor)
   CRUCIBLE_I(LogicalAnd, ILogicalAnd)
   CRUCIBLE_I(LogicalOr, ILogicalOr)
+  CRUCIBLE_I(LogicalXor, ILogicalXor)
   CRUCIBLE_I(ThresholdBackward, IThresholdBackward)
   CRUCIBLE_I(Where, IWhere)
+  CRUCIBLE_I(Addcmul, IAddcmul)
+  CRUCIBLE_I(Clamp, IClamp)
   CRUCIBLE_I(IsNan, IZero)
   CRUCIBLE_I(IsInf, IZero)
+  // f32 transcendental functions: glibc's vector math at the unit's width.
+  k.f32[static_cast<int>(PwOp::Sin)] = &mv_loop1<CRUCIBLE_MV1(sinf)>;
+  k.f32[static_cast<int>(PwOp::Cos)] = &mv_loop1<CRUCIBLE_MV1(cosf)>;
+  k.f32[static_cast<int>(PwOp::Tan)] = &mv_loop1<CRUCIBLE_MV1(tanf)>;
+  k.f32[static_cast<int>(PwOp::Asin)] = &mv_loop1<CRUCIBLE_MV1(asinf)>;
+  k.f32[static_cast<int>(PwOp::Acos)] = &mv_loop1<CRUCIBLE_MV1(acosf)>;
+  k.f32[static_cast<int>(PwOp::Atan)] = &mv_loop1<CRUCIBLE_MV1(atanf)>;
+  k.f32[static_cast<int>(PwOp::Sinh)] = &mv_loop1<CRUCIBLE_MV1(sinhf)>;
+  k.f32[static_cast<int>(PwOp::Cosh)] = &mv_loop1<CRUCIBLE_MV1(coshf)>;
+  k.f32[static_cast<int>(PwOp::Asinh)] = &mv_loop1<CRUCIBLE_MV1(asinhf)>;
+  k.f32[static_cast<int>(PwOp::Acosh)] = &mv_loop1<CRUCIBLE_MV1(acoshf)>;
+  k.f32[static_cast<int>(PwOp::Atanh)] = &mv_loop1<CRUCIBLE_MV1(atanhf)>;
+  k.f32[static_cast<int>(PwOp::Expm1)] = &mv_loop1<CRUCIBLE_MV1(expm1f)>;
+  k.f32[static_cast<int>(PwOp::Log2)] = &mv_loop1<CRUCIBLE_MV1(log2f)>;
+  k.f32[static_cast<int>(PwOp::Log10)] = &mv_loop1<CRUCIBLE_MV1(log10f)>;
+  k.f32[static_cast<int>(PwOp::Log1p)] = &mv_loop1<CRUCIBLE_MV1(log1pf)>;
+  k.f32[static_cast<int>(PwOp::Atan2)] = &mv_loop2<CRUCIBLE_MV2(atan2f)>;
+  k.f32[static_cast<int>(PwOp::Pow)] = &mv_loop2<CRUCIBLE_MV2(powf)>;
 #undef CRUCIBLE_F
 #undef CRUCIBLE_I
   k.convert.bf16_to_f32 = &bf16_to_f32;
