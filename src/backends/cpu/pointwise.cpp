@@ -360,7 +360,11 @@ void register_pointwise_kernels(KernelTable& t) {
     for (const char* ov : {".Tensor", ".Scalar"}) {
       PwSpec s = spec(op, {0, 1}, R::Bool, all);
       s.cast_scalars = true;
-      add_pointwise(t, std::string("aten.") + n + ov, std::move(s));
+      add_pointwise(t, std::string("aten.") + n + ov, s);
+      // In place: 0 or 1 written in self's dtype.
+      s.mode = M::Inplace;
+      s.use_meta = true;
+      add_pointwise(t, std::string("aten.") + n + "_" + ov, std::move(s));
     }
   add_pointwise(t, "aten.logical_and.default", spec(PwOp::LogicalAnd, {0, 1}, R::Bool, all));
   add_pointwise(t, "aten.logical_or.default", spec(PwOp::LogicalOr, {0, 1}, R::Bool, all));

@@ -1,8 +1,8 @@
 // The elementwise loops, instantiated once per ISA translation unit. Included by
 // pointwise_avx512.cpp, pointwise_avx2.cpp and pointwise_portable.cpp inside a namespace of
-// their own, after <bit>, <cmath>, <cstdint>, <cstring> and pointwise_kernels.h, with the
-// unit's vector type for glibc's vector math: MvF, kMvW (its floats), mv_load, mv_store, and
-// CRUCIBLE_MV1(f) / CRUCIBLE_MV2(f) naming the unary / binary vector variant of libm's f
+// their own, after <bit>, <cmath>, <cstdint>, <cstring>, <type_traits> and pointwise_kernels.h,
+// with the unit's vector type for glibc's vector math: MvF, kMvW (its floats), mv_load, mv_store,
+// and CRUCIBLE_MV1(f) / CRUCIBLE_MV2(f) naming the unary / binary vector variant of libm's f
 // (declared by pointwise_mvec.h).
 // Each functor is built from the op's parameters (hoisted out of the loop) and maps compute-type
 // values; the loops are plain indexed loops the compiler vectorizes for the unit's ISA.
@@ -171,9 +171,9 @@ CRUCIBLE_UNARY(FAsinh, std::asinh(a))
 CRUCIBLE_UNARY(FAcosh, std::acosh(a))
 CRUCIBLE_UNARY(FAtanh, std::atanh(a))
 CRUCIBLE_UNARY(FExpm1, std::expm1(a))
-CRUCIBLE_UNARY(FLog2, std::log2(a))
-CRUCIBLE_UNARY(FLog10, std::log10(a))
-CRUCIBLE_UNARY(FLog1p, std::log1p(a))
+CRUCIBLE_UNARY(FLog2, vm::log2(a))
+CRUCIBLE_UNARY(FLog10, vm::log10(a))
+CRUCIBLE_UNARY(FLog1p, vm::log1p(a))
 CRUCIBLE_UNARY(FSign, T(a > T(0)) - T(a < T(0)))
 CRUCIBLE_UNARY(FLogicalNot, sel(a == T(0), T(1), T(0)))
 CRUCIBLE_UNARY(FRoundDecimals,
@@ -300,6 +300,122 @@ void mv_loop2(const float* const* in, float* out, int64_t n, const PwParams&) {
     std::memcpy(tb, b + i, static_cast<size_t>(n - i) * sizeof(float));
     mv_store(to, F(mv_load(ta), mv_load(tb)));
     std::memcpy(out + i, to, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+// glibc's vector functions take a slow scalar path for every lane outside their domain (a NaN
+// result); these loops hand them an inside value there and write the NaN (or +-inf) themselves.
+struct DomUnit {  // asin, acos: |x| <= 1
+  static bool ok(float x) { return x >= -1.0f && x <= 1.0f; }
+  static float bad(float) { return __builtin_nanf(""); }
+};
+struct DomAcosh {  // x >= 1
+  static bool ok(float x) { return x >= 1.0f; }
+  static float bad(float) { return __builtin_nanf(""); }
+};
+struct DomAtanh {  // |x| < 1; atanh(+-1) = +-inf
+  static bool ok(float x) { return x > -1.0f && x < 1.0f; }
+  static float bad(float x) {
+    return x == 1.0f ? __builtin_inff() : (x == -1.0f ? -__builtin_inff() : __builtin_nanf(""));
+  }
+};
+constexpr int64_t kMvChunk = 256;
+template <MvF (*F)(MvF), typename D>
+void mv_loop1d(const float* const* in, float* out, int64_t n, const PwParams& p) {
+  for (int64_t c = 0; c < n; c += kMvChunk) {
+    const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
+    const float* a = in[0] + c;
+    // The results of the outside lanes, computed before out (which may be in[0]) is written.
+    float t[kMvChunk], fix[kMvChunk];
+    bool any = false;
+    for (int64_t i = 0; i < m; ++i) {
+      const bool ok = D::ok(a[i]);
+      t[i] = ok ? a[i] : 0.5f;
+      fix[i] = ok ? 0.0f : D::bad(a[i]);
+      any |= !ok;
+    }
+    const float* tp = t;
+    if (!any) {
+      mv_loop1<F>(&tp, out + c, m, p);
+      continue;
+    }
+    bool outside[kMvChunk];
+    for (int64_t i = 0; i < m; ++i) outside[i] = !D::ok(a[i]);
+    mv_loop1<F>(&tp, out + c, m, p);
+    for (int64_t i = 0; i < m; ++i) out[c + i] = outside[i] ? fix[i] : out[c + i];
+  }
+}
+
+// pow(a, b) in f32: glibc's vector powf on |a| for the ordinary lanes (a finite and nonzero, b
+// finite), the sign of a negative base from b (an odd integer keeps it, a non-integer gives NaN),
+// libm's powf for the other lanes (zeros, infinities, NaN: C's special cases).
+void mv_pow(const float* const* in, float* out, int64_t n, const PwParams& p) {
+  for (int64_t c = 0; c < n; c += kMvChunk) {
+    const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
+    const float* a = in[0] + c;
+    const float* b = in[1] + c;
+    float ta[kMvChunk], tb[kMvChunk], sign[kMvChunk];
+    bool special[kMvChunk];
+    bool any = false;
+    for (int64_t i = 0; i < m; ++i) {
+      const float x = a[i], y = b[i];
+      const float ax = x < 0.0f ? -x : x, ay = y < 0.0f ? -y : y;
+      const bool ordinary = ax > 0.0f && ax < __builtin_inff() && ay < __builtin_inff();
+      const bool integer = std::trunc(y) == y;
+      // Integers beyond 2^24 are even.
+      const bool odd = integer && ay < 16777216.0f && (static_cast<int32_t>(ay) & 1) != 0;
+      ta[i] = ordinary ? ax : 1.0f;
+      tb[i] = ordinary ? y : 1.0f;
+      sign[i] = x >= 0.0f ? 1.0f : (!integer ? __builtin_nanf("") : (odd ? -1.0f : 1.0f));
+      special[i] = !ordinary;
+      any |= !ordinary;
+    }
+    // The special lanes' results, before out (which may be in[0]) is written.
+    if (any)
+      for (int64_t i = 0; i < m; ++i)
+        if (special[i]) sign[i] = std::pow(a[i], b[i]);
+    const float* tp[2] = {ta, tb};
+    mv_loop2<CRUCIBLE_MV2(powf)>(tp, out + c, m, p);
+    for (int64_t i = 0; i < m; ++i) out[c + i] = special[i] ? sign[i] : out[c + i] * sign[i];
+  }
+}
+
+// fmod (kRemainder: then moved to the divisor's sign, in f32 as ATen does) of f32 values. In
+// f64 the truncated quotient q (|q| < 2^24) times b is exact, and so is a - q b (it fits in 53
+// bits); a quotient that rounded up to an integer leaves the wrong sign, corrected by one b.
+// Other lanes (huge quotients, zero or infinite divisors, infinities, NaN) take libm's fmodf.
+template <bool kRemainder>
+void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
+  for (int64_t c = 0; c < n; c += kMvChunk) {
+    const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
+    const float* a = in[0] + c;
+    const float* b = in[1] + c;
+    float r[kMvChunk], slow[kMvChunk];
+    bool any = false;
+    for (int64_t i = 0; i < m; ++i) {
+      const double x = a[i], y = b[i];
+      const double qd = x / y;
+      const bool fast = (qd < 0 ? -qd : qd) < 16777216.0 && (y < 0 ? -y : y) < __builtin_inf();
+      const double q = std::trunc(fast ? qd : 0.0);
+      double v = x - q * y;
+      const double ay = y < 0 ? -y : y;
+      v = (v != 0 && (v < 0) != (x < 0)) ? v + (x < 0 ? -ay : ay) : v;
+      v = v == 0 ? (x < 0 || (x == 0 && std::signbit(x)) ? -0.0 : 0.0) : v;
+      r[i] = static_cast<float>(v);
+      slow[i] = fast ? 0.0f : 1.0f;
+      any |= !fast;
+    }
+    if (any)
+      for (int64_t i = 0; i < m; ++i)
+        if (slow[i] != 0.0f) r[i] = std::fmod(a[i], b[i]);
+    if constexpr (kRemainder) {
+      for (int64_t i = 0; i < m; ++i) {
+        const float v = r[i];
+        out[c + i] = (v != 0.0f && (b[i] < 0.0f) != (v < 0.0f)) ? v + b[i] : v;
+      }
+    } else {
+      for (int64_t i = 0; i < m; ++i) out[c + i] = r[i];
+    }
   }
 }
 
@@ -464,20 +580,19 @@ PwKernels make_kernels() {
   k.f32[static_cast<int>(PwOp::Sin)] = &mv_loop1<CRUCIBLE_MV1(sinf)>;
   k.f32[static_cast<int>(PwOp::Cos)] = &mv_loop1<CRUCIBLE_MV1(cosf)>;
   k.f32[static_cast<int>(PwOp::Tan)] = &mv_loop1<CRUCIBLE_MV1(tanf)>;
-  k.f32[static_cast<int>(PwOp::Asin)] = &mv_loop1<CRUCIBLE_MV1(asinf)>;
-  k.f32[static_cast<int>(PwOp::Acos)] = &mv_loop1<CRUCIBLE_MV1(acosf)>;
+  k.f32[static_cast<int>(PwOp::Asin)] = &mv_loop1d<CRUCIBLE_MV1(asinf), DomUnit>;
+  k.f32[static_cast<int>(PwOp::Acos)] = &mv_loop1d<CRUCIBLE_MV1(acosf), DomUnit>;
   k.f32[static_cast<int>(PwOp::Atan)] = &mv_loop1<CRUCIBLE_MV1(atanf)>;
   k.f32[static_cast<int>(PwOp::Sinh)] = &mv_loop1<CRUCIBLE_MV1(sinhf)>;
   k.f32[static_cast<int>(PwOp::Cosh)] = &mv_loop1<CRUCIBLE_MV1(coshf)>;
   k.f32[static_cast<int>(PwOp::Asinh)] = &mv_loop1<CRUCIBLE_MV1(asinhf)>;
-  k.f32[static_cast<int>(PwOp::Acosh)] = &mv_loop1<CRUCIBLE_MV1(acoshf)>;
-  k.f32[static_cast<int>(PwOp::Atanh)] = &mv_loop1<CRUCIBLE_MV1(atanhf)>;
+  k.f32[static_cast<int>(PwOp::Acosh)] = &mv_loop1d<CRUCIBLE_MV1(acoshf), DomAcosh>;
+  k.f32[static_cast<int>(PwOp::Atanh)] = &mv_loop1d<CRUCIBLE_MV1(atanhf), DomAtanh>;
   k.f32[static_cast<int>(PwOp::Expm1)] = &mv_loop1<CRUCIBLE_MV1(expm1f)>;
-  k.f32[static_cast<int>(PwOp::Log2)] = &mv_loop1<CRUCIBLE_MV1(log2f)>;
-  k.f32[static_cast<int>(PwOp::Log10)] = &mv_loop1<CRUCIBLE_MV1(log10f)>;
-  k.f32[static_cast<int>(PwOp::Log1p)] = &mv_loop1<CRUCIBLE_MV1(log1pf)>;
   k.f32[static_cast<int>(PwOp::Atan2)] = &mv_loop2<CRUCIBLE_MV2(atan2f)>;
-  k.f32[static_cast<int>(PwOp::Pow)] = &mv_loop2<CRUCIBLE_MV2(powf)>;
+  k.f32[static_cast<int>(PwOp::Pow)] = &mv_pow;
+  k.f32[static_cast<int>(PwOp::Fmod)] = &fmod_loop<false>;
+  k.f32[static_cast<int>(PwOp::Remainder)] = &fmod_loop<true>;
 #undef CRUCIBLE_F
 #undef CRUCIBLE_I
   k.convert.bf16_to_f32 = &bf16_to_f32;

@@ -3,9 +3,8 @@
 // for the one-byte dtypes (bool and u8, i8). Arithmetic is two's complement and wraps: the low
 // bits of a wrapped sum or product do not depend on the width it was computed in, so each
 // width gives the bits ATen's kernels give in the dtype itself. Parameters (i0, i1) arrive as
-// int64 already wrapped to the result dtype and are narrowed to T.
-#include <type_traits>
-
+// int64 already wrapped to the result dtype and are narrowed to T. The includer provides
+// <type_traits>.
 template <typename T>
 inline T wadd(T a, T b) {
   using U = std::make_unsigned_t<T>;

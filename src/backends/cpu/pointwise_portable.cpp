@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/pointwise_kernels.h"

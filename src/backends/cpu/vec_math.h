@@ -48,8 +48,10 @@ inline float exp(float x) {
   return nan ? x : res;
 }
 
-inline float log(float x) {
-  // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(f / (2 + f)), f = m - 1.
+// x = m * 2^e with m in [sqrt(1/2), sqrt(2)): e (as a float) and log(m), for x > 0 (subnormals
+// included); other inputs give garbage that log_special replaces.
+inline void log_parts(float x, float& ef, float& lm) {
+  // log(m) = 2 atanh(f / (2 + f)), f = m - 1.
   const bool sub = x < 1.17549435e-38f;
   const float xs = sub ? x * 8388608.0f : x;  // subnormals: scale by 2^23
   int32_t bits = f_to_bits(xs);
@@ -58,7 +60,7 @@ inline float log(float x) {
   const bool big = m > 1.41421356f;
   m = big ? m * 0.5f : m;
   e = big ? e + 1 : e;
-  const float ef = static_cast<float>(e) - (sub ? 23.0f : 0.0f);
+  ef = static_cast<float>(e) - (sub ? 23.0f : 0.0f);
   const float f = m - 1.0f;
   const float s = f / (2.0f + f);
   const float z = s * s;
@@ -69,13 +71,38 @@ inline float log(float x) {
   p = CRUCIBLE_FMAF(p, z, 2.0f / 5.0f);
   p = CRUCIBLE_FMAF(p, z, 2.0f / 3.0f);
   // log(m) = 2s + s*z*p = f - f*s + s*z*p  (f - f*s = 2s exactly in real arithmetic)
-  const float lm = CRUCIBLE_FMAF(s * z, p, 2.0f * s);
-  float res =
-      CRUCIBLE_FMAF(ef, 0.693145751953125f, CRUCIBLE_FMAF(ef, 1.428606765330187045e-06f, lm));
+  lm = CRUCIBLE_FMAF(s * z, p, 2.0f * s);
+}
+
+// A logarithm's result for zero, negative, infinite and NaN x (res: the value for x > 0).
+inline float log_special(float x, float res) {
   res = x == 0.0f ? -__builtin_inff() : res;
   res = x < 0.0f ? __builtin_nanf("") : res;
   res = x == __builtin_inff() ? x : res;
   return x != x ? x : res;
+}
+
+inline float log(float x) {
+  float ef, lm;
+  log_parts(x, ef, lm);
+  return log_special(
+      x, CRUCIBLE_FMAF(ef, 0.693145751953125f, CRUCIBLE_FMAF(ef, 1.428606765330187045e-06f, lm)));
+}
+
+// log2(x) = e + log(m) / ln 2: the integer part exact.
+inline float log2(float x) {
+  float ef, lm;
+  log_parts(x, ef, lm);
+  return log_special(x, CRUCIBLE_FMAF(lm, 1.44269504088896341f, ef));
+}
+
+// log10(x) = e log10(2) + log(m) log10(e), log10(2) split in two parts.
+inline float log10(float x) {
+  float ef, lm;
+  log_parts(x, ef, lm);
+  return log_special(
+      x, CRUCIBLE_FMAF(ef, 0.301025390625f,
+                       CRUCIBLE_FMAF(ef, 4.605039066518657e-06f, lm * 0.434294481903251828f)));
 }
 
 inline float log1p(float x) {
@@ -155,6 +182,8 @@ inline float erf(float x) {
 inline double exp(double x) { return std::exp(x); }
 inline double log(double x) { return std::log(x); }
 inline double log1p(double x) { return std::log1p(x); }
+inline double log2(double x) { return std::log2(x); }
+inline double log10(double x) { return std::log10(x); }
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double erf(double x) { return std::erf(x); }
