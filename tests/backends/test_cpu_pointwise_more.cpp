@@ -5,6 +5,7 @@
 // the reference.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -127,6 +128,47 @@ TEST(CpuPointwiseMore, Atan2AndPowMeetF32Tolerance) {
       const double r = static_cast<float>(std::pow(double{a[i]}, double{b[i]}));
       expect_within_f32_tolerance(y[i], r,
                                   "pow " + std::to_string(a[i]) + "," + std::to_string(b[i]));
+    }
+  }
+}
+
+// f32 fmod through an f64 quotient is exact: it matches libm's fmodf bit for bit (signed zeros
+// included), on quotients near integers, huge quotients, zero and infinite divisors; remainder
+// moves it to the divisor's sign in f32.
+TEST(CpuPointwiseMore, FmodAndRemainderMatchLibmExactly) {
+  std::vector<float> a, b;
+  const float xs[] = {0.0f,     -0.0f,     1.0f,  -1.0f,       5.5f,        -5.5f,
+                      0.3f,     1e-30f,    3e38f, -3e38f,      16777217.0f, 7.0f,
+                      INFINITY, -INFINITY, NAN,   0.7f * 3.0f, 1e7f,        2.9999998f};
+  const float ys[] = {0.0f, -0.0f,    0.1f,      -0.1f, 0.7f, 3.0f, -3.0f, 1e-30f, 1e-38f,
+                      2.0f, INFINITY, -INFINITY, NAN,   0.3f, 1.5f, -1.5f, 1e-5f};
+  for (float x : xs)
+    for (float y : ys) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  for (int i = 0; i < 3000; ++i) {
+    a.push_back(static_cast<float>((i * 7919) % 2001 - 1000) * 0.37f);
+    b.push_back(static_cast<float>((i * 104729) % 199 - 99) * 0.13f);
+  }
+  for (const PwKernels* k : kernel_sets()) {
+    std::vector<float> f(a.size()), r(a.size());
+    const float* in[2] = {a.data(), b.data()};
+    const auto n = static_cast<int64_t>(a.size());
+    k->f32[static_cast<int>(PwOp::Fmod)](in, f.data(), n, PwParams{});
+    k->f32[static_cast<int>(PwOp::Remainder)](in, r.data(), n, PwParams{});
+    for (size_t i = 0; i < a.size(); ++i) {
+      const float want = std::fmod(a[i], b[i]);
+      float want_r = want;
+      if (want_r != 0.0f && (b[i] < 0.0f) != (want_r < 0.0f)) want_r += b[i];
+      const std::string what = std::to_string(a[i]) + " % " + std::to_string(b[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(f[i])) << what;
+        EXPECT_TRUE(std::isnan(r[i])) << what;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(f[i]), std::bit_cast<uint32_t>(want)) << what;
+        EXPECT_EQ(std::bit_cast<uint32_t>(r[i]), std::bit_cast<uint32_t>(want_r)) << what;
+      }
     }
   }
 }
