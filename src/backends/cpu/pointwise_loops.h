@@ -162,8 +162,8 @@ CRUCIBLE_UNARY(FFill, s0)
 CRUCIBLE_UNARY(FSin, std::sin(a))
 CRUCIBLE_UNARY(FCos, std::cos(a))
 CRUCIBLE_UNARY(FTan, std::tan(a))
-CRUCIBLE_UNARY(FAsin, std::asin(a))
-CRUCIBLE_UNARY(FAcos, std::acos(a))
+CRUCIBLE_UNARY(FAsin, vm::asin(a))
+CRUCIBLE_UNARY(FAcos, vm::acos(a))
 CRUCIBLE_UNARY(FAtan, std::atan(a))
 CRUCIBLE_UNARY(FSinh, std::sinh(a))
 CRUCIBLE_UNARY(FCosh, std::cosh(a))
@@ -305,10 +305,6 @@ void mv_loop2(const float* const* in, float* out, int64_t n, const PwParams&) {
 
 // glibc's vector functions take a slow scalar path for every lane outside their domain (a NaN
 // result); these loops hand them an inside value there and write the NaN (or +-inf) themselves.
-struct DomUnit {  // asin, acos: |x| <= 1
-  static bool ok(float x) { return x >= -1.0f && x <= 1.0f; }
-  static float bad(float) { return __builtin_nanf(""); }
-};
 struct DomAcosh {  // x >= 1
   static bool ok(float x) { return x >= 1.0f; }
   static float bad(float) { return __builtin_nanf(""); }
@@ -391,20 +387,21 @@ void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
     const float* a = in[0] + c;
     const float* b = in[1] + c;
     float r[kMvChunk], slow[kMvChunk];
-    bool any = false;
     for (int64_t i = 0; i < m; ++i) {
       const double x = a[i], y = b[i];
       const double qd = x / y;
-      const bool fast = (qd < 0 ? -qd : qd) < 16777216.0 && (y < 0 ? -y : y) < __builtin_inf();
-      const double q = std::trunc(fast ? qd : 0.0);
+      const double ay = std::fabs(y);
+      const double fast = (std::fabs(qd) < 16777216.0) & (ay < __builtin_inf()) ? 1.0 : 0.0;
+      const double q = std::trunc(fast != 0.0 ? qd : 0.0);
       double v = x - q * y;
-      const double ay = y < 0 ? -y : y;
-      v = (v != 0 && (v < 0) != (x < 0)) ? v + (x < 0 ? -ay : ay) : v;
-      v = v == 0 ? (x < 0 || (x == 0 && std::signbit(x)) ? -0.0 : 0.0) : v;
+      const double wrong = (v != 0.0) & ((v < 0.0) != (x < 0.0)) ? 1.0 : 0.0;
+      v = wrong != 0.0 ? v + std::copysign(ay, x) : v;
+      v = v == 0.0 ? std::copysign(0.0, x) : v;
       r[i] = static_cast<float>(v);
-      slow[i] = fast ? 0.0f : 1.0f;
-      any |= !fast;
+      slow[i] = fast != 0.0 ? 0.0f : 1.0f;
     }
+    float any = 0.0f;
+    for (int64_t i = 0; i < m; ++i) any += slow[i];
     if (any)
       for (int64_t i = 0; i < m; ++i)
         if (slow[i] != 0.0f) r[i] = std::fmod(a[i], b[i]);
@@ -580,8 +577,6 @@ PwKernels make_kernels() {
   k.f32[static_cast<int>(PwOp::Sin)] = &mv_loop1<CRUCIBLE_MV1(sinf)>;
   k.f32[static_cast<int>(PwOp::Cos)] = &mv_loop1<CRUCIBLE_MV1(cosf)>;
   k.f32[static_cast<int>(PwOp::Tan)] = &mv_loop1<CRUCIBLE_MV1(tanf)>;
-  k.f32[static_cast<int>(PwOp::Asin)] = &mv_loop1d<CRUCIBLE_MV1(asinf), DomUnit>;
-  k.f32[static_cast<int>(PwOp::Acos)] = &mv_loop1d<CRUCIBLE_MV1(acosf), DomUnit>;
   k.f32[static_cast<int>(PwOp::Atan)] = &mv_loop1<CRUCIBLE_MV1(atanf)>;
   k.f32[static_cast<int>(PwOp::Sinh)] = &mv_loop1<CRUCIBLE_MV1(sinhf)>;
   k.f32[static_cast<int>(PwOp::Cosh)] = &mv_loop1<CRUCIBLE_MV1(coshf)>;

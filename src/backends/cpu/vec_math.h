@@ -113,6 +113,55 @@ inline float log1p(float x) {
   return (u == __builtin_inff() || u == 0.0f || u < 0.0f) ? log(u) : res;
 }
 
+// sqrt(z) for z in [0, 1] without libm (a vectorizable loop cannot call sqrtf, which may set
+// errno): the bit-trick reciprocal square root refined by three Newton steps (about 1 ulp).
+inline float sqrt_unit(float z) {
+  float y = bits_to_f(0x5f3759df - (f_to_bits(z) >> 1));
+  const float h = 0.5f * z;
+  y = y * (1.5f - h * y * y);
+  y = y * (1.5f - h * y * y);
+  y = y * (1.5f - h * y * y);
+  const float s = z * y;
+  // One more Newton step on s itself: s + (z - s^2) / (2 s).
+  const float r = CRUCIBLE_FMAF(CRUCIBLE_FMAF(-s, s, z), 0.5f * y, s);
+  return z > 0.0f ? r : 0.0f;
+}
+
+// asin on [0, 0.5] (s) with z = s * s: Cephes' asinf polynomial (about 1 ulp).
+inline float asin_core(float s, float z) {
+  float p = 4.2163199048e-2f;
+  p = CRUCIBLE_FMAF(p, z, 2.4181311049e-2f);
+  p = CRUCIBLE_FMAF(p, z, 4.5470025998e-2f);
+  p = CRUCIBLE_FMAF(p, z, 7.4953002686e-2f);
+  p = CRUCIBLE_FMAF(p, z, 1.6666752422e-1f);
+  return CRUCIBLE_FMAF(p * z, s, s);
+}
+
+// asin: |x| > 0.5 through asin(x) = pi/2 - 2 asin(sqrt((1 - |x|) / 2)); NaN outside [-1, 1].
+inline float asin(float x) {
+  const float ax = x < 0 ? -x : x;
+  const bool big = ax > 0.5f;
+  const float z = big ? 0.5f * (1.0f - ax) : ax * ax;
+  const float s = big ? sqrt_unit(z) : ax;
+  const float a = asin_core(s, z);
+  float r = big ? 1.57079632679489662f - 2.0f * a : a;
+  r = x < 0 ? -r : r;
+  return ax > 1.0f ? __builtin_nanf("") : (x != x ? x : r);
+}
+
+// acos: 2 asin(sqrt((1 - x) / 2)) above 0.5, pi - that of -x below -0.5, else pi/2 - asin(x).
+inline float acos(float x) {
+  const float ax = x < 0 ? -x : x;
+  const bool big = ax > 0.5f;
+  const float z = big ? 0.5f * (1.0f - ax) : ax * ax;
+  const float s = big ? sqrt_unit(z) : ax;
+  const float a = asin_core(s, z);
+  const float mid = 1.57079632679489662f - (x < 0 ? -a : a);
+  const float hi = 2.0f * a;
+  const float r = !big ? mid : (x > 0 ? hi : 3.14159265358979324f - hi);
+  return ax > 1.0f ? __builtin_nanf("") : (x != x ? x : r);
+}
+
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
 inline float tanh(float x) {
@@ -183,6 +232,8 @@ inline double exp(double x) { return std::exp(x); }
 inline double log(double x) { return std::log(x); }
 inline double log1p(double x) { return std::log1p(x); }
 inline double log2(double x) { return std::log2(x); }
+inline double asin(double x) { return std::asin(x); }
+inline double acos(double x) { return std::acos(x); }
 inline double log10(double x) { return std::log10(x); }
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double tanh(double x) { return std::tanh(x); }
