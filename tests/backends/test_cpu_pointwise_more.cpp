@@ -134,8 +134,8 @@ TEST(CpuPointwiseMore, Atan2AndPowMeetF32Tolerance) {
 
 // f32 fmod through an f64 quotient is exact: it matches libm's fmodf bit for bit (signed zeros
 // included), on quotients near integers, huge quotients, zero and infinite divisors; remainder
-// moves it to the divisor's sign in f32.
-TEST(CpuPointwiseMore, FmodAndRemainderMatchLibmExactly) {
+// moves it to the divisor's sign and floor division follows ATen's formula, in f32.
+TEST(CpuPointwiseMore, FmodRemainderAndFloorDivisionMatchLibmExactly) {
   std::vector<float> a, b;
   const float xs[] = {0.0f,     -0.0f,     1.0f,  -1.0f,       5.5f,        -5.5f,
                       0.3f,     1e-30f,    3e38f, -3e38f,      16777217.0f, 7.0f,
@@ -157,11 +157,31 @@ TEST(CpuPointwiseMore, FmodAndRemainderMatchLibmExactly) {
     const auto n = static_cast<int64_t>(a.size());
     k->f32[static_cast<int>(PwOp::Fmod)](in, f.data(), n, PwParams{});
     k->f32[static_cast<int>(PwOp::Remainder)](in, r.data(), n, PwParams{});
+    std::vector<float> q(a.size());
+    k->f32[static_cast<int>(PwOp::DivFloor)](in, q.data(), n, PwParams{});
     for (size_t i = 0; i < a.size(); ++i) {
       const float want = std::fmod(a[i], b[i]);
       float want_r = want;
       if (want_r != 0.0f && (b[i] < 0.0f) != (want_r < 0.0f)) want_r += b[i];
       const std::string what = std::to_string(a[i]) + " % " + std::to_string(b[i]);
+      // ATen's div_floor_floating in f32, from libm's fmodf.
+      float want_q;
+      if (b[i] == 0.0f) {
+        want_q = a[i] / b[i];
+      } else {
+        float div = (a[i] - want) / b[i];
+        if (want != 0.0f && (b[i] < 0.0f) != (want < 0.0f)) div -= 1.0f;
+        if (div != 0.0f) {
+          want_q = std::floor(div);
+          if (div - want_q > 0.5f) want_q += 1.0f;
+        } else {
+          want_q = std::copysign(0.0f, a[i] / b[i]);
+        }
+      }
+      if (std::isnan(want_q))
+        EXPECT_TRUE(std::isnan(q[i])) << what;
+      else
+        EXPECT_EQ(std::bit_cast<uint32_t>(q[i]), std::bit_cast<uint32_t>(want_q)) << what;
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(f[i])) << what;
         EXPECT_TRUE(std::isnan(r[i])) << what;

@@ -376,11 +376,13 @@ void mv_pow(const float* const* in, float* out, int64_t n, const PwParams& p) {
   }
 }
 
-// fmod (kRemainder: then moved to the divisor's sign, in f32 as ATen does) of f32 values. In
+// fmod of f32 values, then (kMode) remainder: moved to the divisor's sign, or floor division:
+// ATen's div_floor_floating from that fmod, both in f32 as ATen computes them. In
 // f64 the truncated quotient q (|q| < 2^24) times b is exact, and so is a - q b (it fits in 53
 // bits); a quotient that rounded up to an integer leaves the wrong sign, corrected by one b.
 // Other lanes (huge quotients, zero or infinite divisors, infinities, NaN) take libm's fmodf.
-template <bool kRemainder>
+enum FmodMode { kFmod, kRemainder, kDivFloor };
+template <FmodMode kMode>
 void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
   for (int64_t c = 0; c < n; c += kMvChunk) {
     const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
@@ -405,10 +407,21 @@ void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
     if (any)
       for (int64_t i = 0; i < m; ++i)
         if (slow[i] != 0.0f) r[i] = std::fmod(a[i], b[i]);
-    if constexpr (kRemainder) {
+    if constexpr (kMode == kRemainder) {
       for (int64_t i = 0; i < m; ++i) {
         const float v = r[i];
         out[c + i] = (v != 0.0f && (b[i] < 0.0f) != (v < 0.0f)) ? v + b[i] : v;
+      }
+    } else if constexpr (kMode == kDivFloor) {
+      for (int64_t i = 0; i < m; ++i) {
+        const float x = a[i], y = b[i], mod = r[i];
+        float div = (x - mod) / y;
+        div = (mod != 0.0f) & ((y < 0.0f) != (mod < 0.0f)) ? div - 1.0f : div;
+        float fl = std::floor(div);
+        fl = div - fl > 0.5f ? fl + 1.0f : fl;
+        const float q = x / y;
+        const float res = div != 0.0f ? fl : std::copysign(0.0f, q);
+        out[c + i] = y == 0.0f ? q : res;
       }
     } else {
       for (int64_t i = 0; i < m; ++i) out[c + i] = r[i];
@@ -586,8 +599,9 @@ PwKernels make_kernels() {
   k.f32[static_cast<int>(PwOp::Expm1)] = &mv_loop1<CRUCIBLE_MV1(expm1f)>;
   k.f32[static_cast<int>(PwOp::Atan2)] = &mv_loop2<CRUCIBLE_MV2(atan2f)>;
   k.f32[static_cast<int>(PwOp::Pow)] = &mv_pow;
-  k.f32[static_cast<int>(PwOp::Fmod)] = &fmod_loop<false>;
-  k.f32[static_cast<int>(PwOp::Remainder)] = &fmod_loop<true>;
+  k.f32[static_cast<int>(PwOp::Fmod)] = &fmod_loop<kFmod>;
+  k.f32[static_cast<int>(PwOp::Remainder)] = &fmod_loop<kRemainder>;
+  k.f32[static_cast<int>(PwOp::DivFloor)] = &fmod_loop<kDivFloor>;
 #undef CRUCIBLE_F
 #undef CRUCIBLE_I
   k.convert.bf16_to_f32 = &bf16_to_f32;
