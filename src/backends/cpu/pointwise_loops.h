@@ -392,13 +392,16 @@ void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
     for (int64_t i = 0; i < m; ++i) {
       const double x = a[i], y = b[i];
       const double qd = x / y;
-      const double ay = std::fabs(y);
-      const double fast = (std::fabs(qd) < 16777216.0) & (ay < __builtin_inf()) ? 1.0 : 0.0;
-      const double q = std::trunc(fast != 0.0 ? qd : 0.0);
-      double v = x - q * y;
-      const double wrong = (v != 0.0) & ((v < 0.0) != (x < 0.0)) ? 1.0 : 0.0;
-      v = wrong != 0.0 ? v + std::copysign(ay, x) : v;
-      v = v == 0.0 ? std::copysign(0.0, x) : v;
+      const double ay = std::fabs(y), aq = std::fabs(qd);
+      const double fast = (aq < 16777216.0) & (ay < __builtin_inf()) ? 1.0 : 0.0;
+      // trunc(qd) without a conversion or libm call (which keep GCC from vectorizing): the
+      // nearest integer of |qd| through 2^52, stepped down to its floor, signed back.
+      double t = (aq + 4503599627370496.0) - 4503599627370496.0;
+      t = t > aq ? t - 1.0 : t;
+      double v = x - std::copysign(t, qd) * y;
+      const double sx = std::copysign(1.0, x);
+      v = v * sx < 0.0 ? v + sx * ay : v;  // the quotient rounded up: one b back
+      v = v == 0.0 ? 0.0 * sx : v;         // a zero has the dividend's sign
       r[i] = static_cast<float>(v);
       slow[i] = fast != 0.0 ? 0.0f : 1.0f;
     }
