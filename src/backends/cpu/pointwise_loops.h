@@ -410,17 +410,26 @@ void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
     if (any)
       for (int64_t i = 0; i < m; ++i)
         if (slow[i] != 0.0f) r[i] = std::fmod(a[i], b[i]);
+    // (Sign tests multiply by +-1 and floor goes through 2^23: a libm call or a short-circuit
+    // condition would keep these loops scalar.)
     if constexpr (kMode == kRemainder) {
       for (int64_t i = 0; i < m; ++i) {
         const float v = r[i];
-        out[c + i] = (v != 0.0f && (b[i] < 0.0f) != (v < 0.0f)) ? v + b[i] : v;
+        out[c + i] = v * std::copysign(1.0f, b[i]) < 0.0f ? v + b[i] : v;
       }
     } else if constexpr (kMode == kDivFloor) {
       for (int64_t i = 0; i < m; ++i) {
         const float x = a[i], y = b[i], mod = r[i];
         float div = (x - mod) / y;
-        div = (mod != 0.0f) & ((y < 0.0f) != (mod < 0.0f)) ? div - 1.0f : div;
-        float fl = std::floor(div);
+        div = mod * std::copysign(1.0f, y) < 0.0f ? div - 1.0f : div;
+        // floor(div): the nearest integer of |div| through 2^23 stepped down to its floor
+        // (from 2^23 on, floats are integers), negated as -ceil for a negative div.
+        const float ad = std::fabs(div);
+        float t = (ad + 8388608.0f) - 8388608.0f;
+        t = t > ad ? t - 1.0f : t;
+        t = ad < 8388608.0f ? t : ad;
+        const float up = t < ad ? t + 1.0f : t;
+        float fl = div < 0.0f ? -up : t;
         fl = div - fl > 0.5f ? fl + 1.0f : fl;
         const float q = x / y;
         const float res = div != 0.0f ? fl : std::copysign(0.0f, q);
