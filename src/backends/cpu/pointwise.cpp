@@ -190,9 +190,9 @@ void clamp_bounds(const Values& a, DType rt, PwParams& p, PwOp&) {
   } else {
     const int bits = 8 * static_cast<int>(itemsize(rt));
     const bool sign = rt != DType::UInt8 && rt != DType::Bool;
-    const int64_t lo_min = sign ? -(int64_t{1} << (bits - 2)) * 2 : 0;
     const int64_t hi_max =
         sign ? static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1) : (int64_t{1} << bits) - 1;
+    const int64_t lo_min = sign ? -hi_max - 1 : 0;
     p.i[0] = has_lo ? arith::scalar_as_int(a[1].to_scalar(), rt) : lo_min;
     p.i[1] = has_hi ? arith::scalar_as_int(a[2].to_scalar(), rt) : hi_max;
   }
