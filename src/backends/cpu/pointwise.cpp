@@ -19,37 +19,73 @@ std::map<std::string, PwSpec>& specs() {
   return m;
 }
 
+// Whether any element of t is zero (every bit of it), for integer division and modulo.
+bool any_zero(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  const auto* p = static_cast<const unsigned char*>(c.data_ptr());
+  const auto n = static_cast<size_t>(c.numel()), is = c.itemsize();
+  auto scan = [&]<typename U>(U) {
+    const U* q = reinterpret_cast<const U*>(p);
+    bool zero = false;
+    for (size_t i = 0; i < n; ++i) zero |= q[i] == U(0);
+    return zero;
+  };
+  switch (is) {
+    case 1:
+      return scan(uint8_t{});
+    case 2:
+      return scan(uint16_t{});
+    case 4:
+      return scan(uint32_t{});
+    default:
+      return scan(uint64_t{});
+  }
+}
+
 Values run_pointwise(const OpDef& op, const Values& args) {
-  const PwSpec& s = specs().at(op.name);
+  return pw_execute(op, args, specs().at(op.name));
+}
+
+}  // namespace
+
+Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
+  // The catalog's meta function raises ATen's argument errors and gives the result dtype.
+  Values meta;
+  if (s.use_meta) meta = op.run_meta(args);
   if (s.check) s.check(args);
   std::vector<Tensor> ins;
   for (int i : s.operands) ins.push_back(arith::operand(args.at(i)));
   DType rt;
   if (s.result == PwResult::Self) {
     rt = ins.at(0).dtype();
+  } else if (s.use_meta && s.mode == PwMode::Functional && s.result != PwResult::Bool) {
+    rt = meta.at(0).tensor().dtype();
   } else {
     std::vector<Value> pv;
-    for (int i : s.promote.empty() ? s.operands : s.promote) pv.push_back(args.at(i));
+    for (int i : s.promote.empty() ? s.operands : s.promote)
+      if (!args.at(i).is_none()) pv.push_back(args.at(i));
     rt = opsutil::result_type(pv);
     if (s.result == PwResult::Float) rt = opsutil::to_float_dtype(rt);
   }
   arith::require_modelled(rt, op.name);
   const Compute compute = compute_for(rt);
-  if (compute == Compute::I64) {
-    // Operands are cast to the common dtype first (ATen's TensorIterator): a wider 0-d operand
-    // wraps (u8 compared with 256 compares with 0).
-    for (Tensor& in : ins)
-      if (in.dtype() != rt && in.numel() == 1 && dtype_category(in.dtype()) != DTypeCategory::Bool)
-        in = in.to(rt);
-  }
+  // Operands are cast to the common dtype first (ATen's TensorIterator): a wider 0-d operand
+  // wraps (u8 compared with 256 compares with 0); `cast_scalars`: floating ones too (a base of
+  // 0.1 raised to an f16 tensor is f16(0.1)).
+  const bool integral = is_integral_compute(compute);
+  for (Tensor& in : ins)
+    if (in.dtype() != rt && in.numel() == 1 &&
+        ((integral && dtype_category(in.dtype()) != DTypeCategory::Bool) ||
+         (s.cast_scalars && in.dim() == 0)))
+      in = in.to(rt);
+  if (integral && s.divisor >= 0)
+    CRUCIBLE_CHECK(!any_zero(ins.at(static_cast<size_t>(s.divisor))), "ZeroDivisionError");
   Shape shape = ins.empty() ? args.at(0).tensor().shape() : ins[0].shape();
   for (size_t i = 1; i < ins.size(); ++i) shape = broadcast_shapes(shape, ins[i].shape());
   PwParams p;
   PwOp pw = s.op;
   if (s.params) s.params(args, rt, p, pw);
-  const PwKernels& k = pw_kernels();
-  const int pi = static_cast<int>(pw);
-  if ((compute == Compute::I64 && !k.i64[pi]) || (compute != Compute::I64 && !k.f32[pi]))
+  if (!pw_has_loop(pw, compute))
     op_error("\"" + op_base_name(op.name) + "_cpu\" not implemented for '" +
              std::string(dtype_scalar_type_name(rt)) + "'");
   const DType out_dtype = s.result == PwResult::Bool ? DType::Bool : rt;
@@ -75,6 +111,8 @@ Values run_pointwise(const OpDef& op, const Values& args) {
   pw_run(pw, ins, out, compute, p);
   return {Value(out)};
 }
+
+namespace {
 
 // Parameter helpers.
 void alpha_param(const Values& a, DType rt, PwParams& p, int i, bool negate) {
@@ -143,6 +181,23 @@ void addcdiv_check(const Values& a) {
 
 }  // namespace
 
+void clamp_bounds(const Values& a, DType rt, PwParams& p, PwOp&) {
+  const bool has_lo = a.size() > 1 && !a[1].is_none(), has_hi = a.size() > 2 && !a[2].is_none();
+  if (is_floating(rt)) {
+    // Bounds are converted to the result dtype first.
+    p.s[0] = has_lo ? arith::scalar_as_double(a[1].to_scalar(), rt) : -INFINITY;
+    p.s[1] = has_hi ? arith::scalar_as_double(a[2].to_scalar(), rt) : INFINITY;
+  } else {
+    const int bits = 8 * static_cast<int>(itemsize(rt));
+    const bool sign = rt != DType::UInt8 && rt != DType::Bool;
+    const int64_t hi_max =
+        sign ? static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1) : (int64_t{1} << bits) - 1;
+    const int64_t lo_min = sign ? -hi_max - 1 : 0;
+    p.i[0] = has_lo ? arith::scalar_as_int(a[1].to_scalar(), rt) : lo_min;
+    p.i[1] = has_hi ? arith::scalar_as_int(a[2].to_scalar(), rt) : hi_max;
+  }
+}
+
 std::vector<DType> pw_float_dtypes() {
   return {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 }
@@ -184,7 +239,8 @@ void register_pointwise_kernels(KernelTable& t) {
     return s;
   };
 
-  // Unary math on floating tensors: name, in-place variant, loop.
+  // Float math (integral and bool inputs give f32) and rounding (integers: unchanged, bool
+  // raises): name, loop.
   const std::pair<const char*, PwOp> fmath[] = {{"exp", PwOp::Exp},
                                                 {"log", PwOp::Log},
                                                 {"sqrt", PwOp::Sqrt},
@@ -197,16 +253,22 @@ void register_pointwise_kernels(KernelTable& t) {
                                                 {"trunc", PwOp::Trunc},
                                                 {"round", PwOp::Round},
                                                 {"erf", PwOp::Erf}};
+  auto rounding = [](PwOp op) {
+    return op == PwOp::Floor || op == PwOp::Ceil || op == PwOp::Trunc || op == PwOp::Round;
+  };
   for (auto [n, op] : fmath) {
     const std::string base = std::string("aten.") + n;
-    add_pointwise(t, base + ".default", spec(op, {0}, R::Self, F));
-    if (std::string(n) != "erf")
-      add_pointwise(t, base + "_.default", spec(op, {0}, R::Self, F, M::Inplace));
-  }
-  for (auto [n, op] : fmath) {
-    const std::string name = std::string("aten.") + n + ".out";
-    if (OpRegistry::catalog().find(name))
-      add_pointwise(t, name, spec(op, {0}, R::Self, F, M::Out, nullptr, 1));
+    const R r = rounding(op) ? R::Self : R::Float;
+    for (const std::string& name : {base + ".default", base + "_.default", base + ".out"}) {
+      if (!OpRegistry::catalog().find(name) || (name == base + "_.default" && base == "aten.erf"))
+        continue;
+      const M m = name == base + ".default" ? M::Functional
+                  : name == base + ".out"   ? M::Out
+                                            : M::Inplace;
+      PwSpec s = spec(op, {0}, r, all, m, nullptr, m == M::Out ? 1 : -1);
+      s.use_meta = true;
+      add_pointwise(t, name, std::move(s));
+    }
   }
   add_pointwise(t, "aten.neg.default", spec(PwOp::Neg, {0}, R::Self, ints_floats));
   add_pointwise(t, "aten.neg_.default", spec(PwOp::Neg, {0}, R::Self, ints_floats, M::Inplace));
@@ -216,19 +278,25 @@ void register_pointwise_kernels(KernelTable& t) {
   add_pointwise(t, "aten.abs.out", spec(PwOp::Abs, {0}, R::Self, ints_floats, M::Out, nullptr, 1));
   add_pointwise(t, "aten.isnan.default", spec(PwOp::IsNan, {0}, R::Bool, all));
   add_pointwise(t, "aten.isinf.default", spec(PwOp::IsInf, {0}, R::Bool, all));
-  add_pointwise(t, "aten.pow.Tensor_Scalar",
-                spec(PwOp::PowScalar, {0}, R::Self, F, M::Functional,
-                     [](const Values& a, DType, PwParams& p, PwOp& op) {
-                       const double e = a.at(1).to_double();
-                       p.s[0] = e;
-                       op = e == 2      ? PwOp::Square
-                            : e == 3    ? PwOp::Cube
-                            : e == 1    ? PwOp::Identity
-                            : e == 0.5  ? PwOp::PowHalf
-                            : e == -0.5 ? PwOp::PowMinusHalf
-                            : e == -1   ? PwOp::Reciprocal
-                                        : PwOp::PowScalar;
-                     }));
+  {
+    PwSpec s = spec(PwOp::PowScalar, {0}, R::Promote, all, M::Functional,
+                    [](const Values& a, DType rt, PwParams& p, PwOp& op) {
+                      const Scalar es = a.at(1).to_scalar();
+                      const double e = es.to_double();
+                      p.s[0] = e;
+                      p.i[0] = is_floating(rt) ? 0 : es.to_int();
+                      op = e == 2      ? PwOp::Square
+                           : e == 3    ? PwOp::Cube
+                           : e == 1    ? PwOp::Identity
+                           : e == 0.5  ? PwOp::PowHalf
+                           : e == -0.5 ? PwOp::PowMinusHalf
+                           : e == -1   ? PwOp::Reciprocal
+                                       : PwOp::PowScalar;
+                    });
+    s.promote = {0, 1};
+    s.use_meta = true;
+    add_pointwise(t, "aten.pow.Tensor_Scalar", std::move(s));
+  }
 
   // add / sub / rsub / mul / div.
   auto add_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
@@ -237,35 +305,33 @@ void register_pointwise_kernels(KernelTable& t) {
   auto sub_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
     alpha_param(a, rt, p, 2, true);
   };
-  const auto no_bool = ints_floats;
   add_pointwise(t, "aten.add.Tensor",
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, add_fn));
   add_pointwise(t, "aten.add.Scalar",
-                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Functional, add_fn));
+                spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, add_fn));
   add_pointwise(t, "aten.add_.Tensor",
-                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Inplace, add_fn));
-  add_pointwise(t, "aten.add.out", spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Out, add_fn, 3));
+                spec(PwOp::Add, {0, 1}, R::Promote, all, M::Inplace, add_fn));
+  add_pointwise(t, "aten.add.out", spec(PwOp::Add, {0, 1}, R::Promote, all, M::Out, add_fn, 3));
   add_pointwise(t, "aten.sub.Tensor",
-                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Functional, sub_fn));
+                spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, sub_fn));
   add_pointwise(t, "aten.sub.Scalar",
-                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Functional, sub_fn));
+                spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, sub_fn));
   add_pointwise(t, "aten.sub_.Tensor",
-                spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Inplace, sub_fn));
-  add_pointwise(t, "aten.sub.out", spec(PwOp::Add, {0, 1}, R::Promote, no_bool, M::Out, sub_fn, 3));
+                spec(PwOp::Add, {0, 1}, R::Promote, all, M::Inplace, sub_fn));
+  add_pointwise(t, "aten.sub.out", spec(PwOp::Add, {0, 1}, R::Promote, all, M::Out, sub_fn, 3));
   add_pointwise(t, "aten.rsub.Tensor",
-                spec(PwOp::Add, {1, 0}, R::Promote, no_bool, M::Functional, sub_fn));
+                spec(PwOp::Add, {1, 0}, R::Promote, all, M::Functional, sub_fn));
   add_pointwise(t, "aten.rsub.Scalar",
-                spec(PwOp::Add, {1, 0}, R::Promote, no_bool, M::Functional, sub_fn));
-  add_pointwise(t, "aten.mul.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool));
-  add_pointwise(t, "aten.mul.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool));
-  add_pointwise(t, "aten.mul_.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool, M::Inplace));
-  add_pointwise(t, "aten.mul_.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, no_bool, M::Inplace));
-  add_pointwise(t, "aten.mul.out",
-                spec(PwOp::Mul, {0, 1}, R::Promote, no_bool, M::Out, nullptr, 2));
-  add_pointwise(t, "aten.div.Tensor", spec(PwOp::Div, {0, 1}, R::Float, F));
-  add_pointwise(t, "aten.div.Scalar", spec(PwOp::Div, {0, 1}, R::Float, F));
-  add_pointwise(t, "aten.div_.Tensor", spec(PwOp::Div, {0, 1}, R::Float, F, M::Inplace));
-  add_pointwise(t, "aten.div.out", spec(PwOp::Div, {0, 1}, R::Float, F, M::Out, nullptr, 2));
+                spec(PwOp::Add, {1, 0}, R::Promote, all, M::Functional, sub_fn));
+  add_pointwise(t, "aten.mul.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, all));
+  add_pointwise(t, "aten.mul.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, all));
+  add_pointwise(t, "aten.mul_.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Inplace));
+  add_pointwise(t, "aten.mul_.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Inplace));
+  add_pointwise(t, "aten.mul.out", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Out, nullptr, 2));
+  add_pointwise(t, "aten.div.Tensor", spec(PwOp::Div, {0, 1}, R::Float, all));
+  add_pointwise(t, "aten.div.Scalar", spec(PwOp::Div, {0, 1}, R::Float, all));
+  add_pointwise(t, "aten.div_.Tensor", spec(PwOp::Div, {0, 1}, R::Float, all, M::Inplace));
+  add_pointwise(t, "aten.div.out", spec(PwOp::Div, {0, 1}, R::Float, all, M::Out, nullptr, 2));
   auto mode_fn = [](const Values& a, DType, PwParams&, PwOp& op) {
     if (a.at(2).is_none()) return;
     const std::string& m = a[2].str_value();
@@ -278,18 +344,28 @@ void register_pointwise_kernels(KernelTable& t) {
                "'");
   };
   for (const char* n : {"aten.div.Tensor_mode", "aten.div.Scalar_mode"}) {
-    PwSpec s = spec(PwOp::Div, {0, 1}, R::Promote, F, M::Functional, mode_fn);
+    PwSpec s = spec(PwOp::Div, {0, 1}, R::Promote, all, M::Functional, mode_fn);
+    s.use_meta = true;
+    s.divisor = 1;
     add_pointwise(t, n, std::move(s));
   }
-  add_pointwise(t, "aten.maximum.default", spec(PwOp::Maximum, {0, 1}, R::Promote, ints_floats));
-  add_pointwise(t, "aten.minimum.default", spec(PwOp::Minimum, {0, 1}, R::Promote, ints_floats));
+  add_pointwise(t, "aten.maximum.default", spec(PwOp::Maximum, {0, 1}, R::Promote, all));
+  add_pointwise(t, "aten.minimum.default", spec(PwOp::Minimum, {0, 1}, R::Promote, all));
 
   // Comparisons and logical/bitwise ops.
   const std::pair<const char*, PwOp> cmp[] = {{"eq", PwOp::Eq}, {"ne", PwOp::Ne}, {"lt", PwOp::Lt},
                                               {"le", PwOp::Le}, {"gt", PwOp::Gt}, {"ge", PwOp::Ge}};
+  // Both operands are cast to the promoted dtype first: an f16 tensor compares with f16(0.1).
   for (auto [n, op] : cmp)
-    for (const char* ov : {".Tensor", ".Scalar"})
-      add_pointwise(t, std::string("aten.") + n + ov, spec(op, {0, 1}, R::Bool, all));
+    for (const char* ov : {".Tensor", ".Scalar"}) {
+      PwSpec s = spec(op, {0, 1}, R::Bool, all);
+      s.cast_scalars = true;
+      add_pointwise(t, std::string("aten.") + n + ov, s);
+      // In place: 0 or 1 written in self's dtype.
+      s.mode = M::Inplace;
+      s.use_meta = true;
+      add_pointwise(t, std::string("aten.") + n + "_" + ov, std::move(s));
+    }
   add_pointwise(t, "aten.logical_and.default", spec(PwOp::LogicalAnd, {0, 1}, R::Bool, all));
   add_pointwise(t, "aten.logical_or.default", spec(PwOp::LogicalOr, {0, 1}, R::Bool, all));
   std::vector<DType> bits{DType::Bool};
@@ -314,21 +390,27 @@ void register_pointwise_kernels(KernelTable& t) {
     s.promote = {0};
     add_pointwise(t, n, std::move(s));
   }
-  auto clamp_fn = [](const Values& a, DType, PwParams& p, PwOp&) {
-    p.s[0] = a.at(1).is_none() ? -INFINITY : a[1].to_double();
-    p.s[1] = a.at(2).is_none() ? INFINITY : a[2].to_double();
-    CRUCIBLE_CHECK(!a[1].is_none() || !a[2].is_none(),
-                   "torch.clamp: At least one of 'min' or 'max' must not be None");
+  for (const char* n : {"aten.clamp.default", "aten.clamp_.default"}) {
+    const bool inplace = std::string(n) == "aten.clamp_.default";
+    PwSpec s = spec(PwOp::Hardtanh, {0}, R::Promote, all, inplace ? M::Inplace : M::Functional,
+                    &clamp_bounds);
+    s.promote = {0, 1, 2};
+    s.use_meta = true;
+    add_pointwise(t, n, std::move(s));
+  }
+  auto value_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
+    const Scalar v = a.at(3).is_none() ? Scalar(int64_t{1}) : a[3].to_scalar();
+    p.s[0] = v.to_double();
+    // Integral results take the value truncated toward zero.
+    if (!is_floating(rt))
+      p.i[0] =
+          arith::wrap_to(v.is_floating() ? static_cast<int64_t>(v.to_double()) : v.to_int(), rt);
   };
-  add_pointwise(t, "aten.clamp.default",
-                spec(PwOp::Hardtanh, {0}, R::Self, F, M::Functional, clamp_fn));
-  add_pointwise(t, "aten.clamp_.default",
-                spec(PwOp::Hardtanh, {0}, R::Self, F, M::Inplace, clamp_fn));
-  auto value_fn = [](const Values& a, DType, PwParams& p, PwOp&) {
-    p.s[0] = a.at(3).is_none() ? 1.0 : a[3].to_double();
-  };
-  add_pointwise(t, "aten.addcmul.default",
-                spec(PwOp::Addcmul, {0, 1, 2}, R::Promote, F, M::Functional, value_fn));
+  {
+    PwSpec s = spec(PwOp::Addcmul, {0, 1, 2}, R::Promote, all, M::Functional, value_fn);
+    s.use_meta = true;
+    add_pointwise(t, "aten.addcmul.default", std::move(s));
+  }
   add_pointwise(t, "aten.addcdiv.default",
                 spec(PwOp::Addcdiv, {0, 1, 2}, R::Promote, F, M::Functional, value_fn));
   add_pointwise(t, "aten.lerp.Scalar", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
@@ -346,6 +428,7 @@ void register_pointwise_kernels(KernelTable& t) {
   specs()["aten.addcdiv.default"].check = &addcdiv_check;
 
   register_pointwise_activation_kernels(t);
+  register_pointwise_math_kernels(t);
   register_copy_kernels(t);
 }
 

@@ -3,6 +3,7 @@
 
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
+#include "ops/arithmetic_internal.h"
 
 namespace crucible::cpu {
 
@@ -10,6 +11,12 @@ namespace {
 
 double num(const Values& a, size_t i, double dflt) {
   return a.size() > i && !a[i].is_none() ? a[i].to_double() : dflt;
+}
+
+// A Scalar parameter for an integral result: truncated toward zero, wrapped to its dtype.
+int64_t int_param(const Values& a, size_t i, int64_t dflt, DType rt) {
+  if (is_floating(rt)) return 0;
+  return arith::wrap_to(a.size() > i && !a[i].is_none() ? a[i].to_scalar().to_int() : dflt, rt);
 }
 
 void gelu_mode(const Values& a, size_t i, PwOp& op, PwOp tanh_op) {
@@ -36,7 +43,11 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     // threshold_'s TensorIterator does not check self for internal overlap; the others do.
     s.overlap_check = name != "aten.threshold_.default";
     s.params = fn;
-    s.dtypes = F;
+    // The clamping activations also take integral tensors (bool raises in the meta function).
+    const bool any_dtype = name.starts_with("aten.relu") || name.starts_with("aten.hardtanh") ||
+                           name.starts_with("aten.threshold");
+    s.dtypes = any_dtype ? pw_all_dtypes() : F;
+    s.use_meta = any_dtype;
     add_pointwise(t, name, std::move(s));
   };
   // Forward: the op and its in-place form on self.
@@ -51,14 +62,18 @@ void register_pointwise_activation_kernels(KernelTable& t) {
   fwd("hardswish", PwOp::Hardswish, nullptr);
   fwd("gelu", PwOp::Gelu,
       [](const Values& a, DType, PwParams&, PwOp& op) { gelu_mode(a, 1, op, PwOp::GeluTanh); });
-  fwd("hardtanh", PwOp::Hardtanh, [](const Values& a, DType, PwParams& p, PwOp&) {
+  fwd("hardtanh", PwOp::Hardtanh, [](const Values& a, DType rt, PwParams& p, PwOp&) {
     p.s[0] = num(a, 1, -1.0);
     p.s[1] = num(a, 2, 1.0);
+    p.i[0] = int_param(a, 1, -1, rt);
+    p.i[1] = int_param(a, 2, 1, rt);
   });
   add("aten.relu6.default", PwOp::Hardtanh, {0}, PwMode::Functional,
       [](const Values&, DType, PwParams& p, PwOp&) {
         p.s[0] = 0;
         p.s[1] = 6;
+        p.i[0] = 0;
+        p.i[1] = 6;
       });
   fwd("leaky_relu", PwOp::LeakyRelu,
       [](const Values& a, DType, PwParams& p, PwOp&) { p.s[0] = num(a, 1, 0.01); });
@@ -72,9 +87,11 @@ void register_pointwise_activation_kernels(KernelTable& t) {
         p.s[0] = num(a, 1, 1.0);
         p.s[1] = num(a, 2, 20.0);
       });
-  fwd("threshold", PwOp::Threshold, [](const Values& a, DType, PwParams& p, PwOp&) {
+  fwd("threshold", PwOp::Threshold, [](const Values& a, DType rt, PwParams& p, PwOp&) {
     p.s[0] = a.at(1).to_double();
     p.s[1] = a.at(2).to_double();
+    p.i[0] = int_param(a, 1, 0, rt);
+    p.i[1] = int_param(a, 2, 0, rt);
   });
 
   // Backward: (grad_output, self or result, ...).
@@ -82,7 +99,10 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     add(std::string("aten.") + base + ".default", op, {0, 1}, PwMode::Functional, fn);
   };
   bwd("threshold_backward", PwOp::ThresholdBackward,
-      [](const Values& a, DType, PwParams& p, PwOp&) { p.s[0] = a.at(2).to_double(); });
+      [](const Values& a, DType rt, PwParams& p, PwOp&) {
+        p.s[0] = a.at(2).to_double();
+        p.i[0] = int_param(a, 2, 0, rt);
+      });
   bwd("sigmoid_backward", PwOp::SigmoidBackward, nullptr);
   bwd("tanh_backward", PwOp::TanhBackward, nullptr);
   bwd("silu_backward", PwOp::SiluBackward, nullptr);

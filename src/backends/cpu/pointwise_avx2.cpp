@@ -5,8 +5,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/pointwise_kernels.h"
+
+#define CRUCIBLE_MVEC_T __m256
+#define CRUCIBLE_MV1(f) _ZGVdN8v_##f
+#define CRUCIBLE_MV2(f) _ZGVdN8vv_##f
+#include "backends/cpu/pointwise_mvec.h"
 
 namespace crucible::cpu {
 namespace isa_avx2 {
@@ -25,6 +31,10 @@ void f32_to_f16(const float* in, uint16_t* out, int64_t n) {
                      _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
   for (; i < n; ++i) out[i] = _cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
 }
+using MvF = __m256;
+constexpr int64_t kMvW = 8;
+inline MvF mv_load(const float* p) { return _mm256_loadu_ps(p); }
+inline void mv_store(float* p, MvF v) { _mm256_storeu_ps(p, v); }
 #include "backends/cpu/pointwise_loops.h"
 }  // namespace
 }  // namespace isa_avx2

@@ -7,8 +7,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/pointwise_kernels.h"
+
+#define CRUCIBLE_MVEC_T __m512
+#define CRUCIBLE_MV1(f) _ZGVeN16v_##f
+#define CRUCIBLE_MV2(f) _ZGVeN16vv_##f
+#include "backends/cpu/pointwise_mvec.h"
 
 namespace crucible::cpu {
 namespace isa_avx512 {
@@ -29,6 +35,10 @@ void f32_to_f16(const float* in, uint16_t* out, int64_t n) {
         _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
   for (; i < n; ++i) out[i] = _cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
 }
+using MvF = __m512;
+constexpr int64_t kMvW = 16;
+inline MvF mv_load(const float* p) { return _mm512_loadu_ps(p); }
+inline void mv_store(float* p, MvF v) { _mm512_storeu_ps(p, v); }
 #include "backends/cpu/pointwise_loops.h"
 }  // namespace
 }  // namespace isa_avx512

@@ -14,6 +14,8 @@ namespace crucible::cpu {
 Compute compute_for(DType t) {
   if (t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16) return Compute::F32;
   if (t == DType::Float64) return Compute::F64;
+  if (t == DType::Bool || t == DType::UInt8) return Compute::U8;
+  if (t == DType::Int8) return Compute::I8;
   if (is_integral(t, true)) return Compute::I64;
   unsupported(std::string("the cpu backend does not compute in ") + std::string(dtype_code(t)));
 }
@@ -118,7 +120,7 @@ void store_row(const C* in, char* p, int64_t stride, DType dt, int64_t n, const 
     default:
       break;
   }
-  if constexpr (std::is_same_v<C, int64_t>) {
+  if constexpr (std::is_integral_v<C>) {
     switch (dt) {
       case DType::UInt8:
         return store_as<uint8_t>(in, p, stride, n, [](C v) { return static_cast<uint8_t>(v); });
@@ -129,7 +131,7 @@ void store_row(const C* in, char* p, int64_t stride, DType dt, int64_t n, const 
       case DType::Int32:
         return store_as<int32_t>(in, p, stride, n, [](C v) { return static_cast<int32_t>(v); });
       case DType::Int64:
-        return store_as<int64_t>(in, p, stride, n, [](C v) { return v; });
+        return store_as<int64_t>(in, p, stride, n, [](C v) { return static_cast<int64_t>(v); });
       default:
         break;
     }
@@ -151,11 +153,16 @@ struct Operand {
   std::vector<int64_t> strides;  // per coalesced dim, in elements
 };
 
+// Operands of these dtypes are read (and, `out`: written) in place. A bool input is 0 or 1 in
+// u8; a bool output goes through the conversion (a u8 loop may compute 2 for true + true).
 template <typename C>
 struct Native {
-  static bool is(DType t) {
+  static bool is(DType t, bool out = false) {
     if constexpr (std::is_same_v<C, float>) return t == DType::Float32;
     if constexpr (std::is_same_v<C, double>) return t == DType::Float64;
+    if constexpr (std::is_same_v<C, uint8_t>)
+      return t == DType::UInt8 || (!out && t == DType::Bool);
+    if constexpr (std::is_same_v<C, int8_t>) return t == DType::Int8;
     return t == DType::Int64;
   }
 };
@@ -222,7 +229,7 @@ void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
         const Operand& o = ops[0];
         const int64_t so = o.strides[nd - 1];
         char* po = row[0] + j * so * o.isize;
-        if (so == 1 && Native<C>::is(o.dtype)) {
+        if (so == 1 && Native<C>::is(o.dtype, true)) {
           loop(in, reinterpret_cast<C*>(po), n, params);
         } else {
           loop(in, buf[0], n, params);
@@ -364,10 +371,35 @@ void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute 
       run_typed<double>(kt.f64[i], params, kt.convert, ops, sizes, numel);
       break;
     case Compute::I64:
-      if (!kt.i64[i]) internal_error("cpu pointwise: no integer loop for this op");
-      run_typed<int64_t>(kt.i64[i], params, kt.convert, ops, sizes, numel);
+    case Compute::U8:
+    case Compute::I8:
+      if (!pw_has_loop(op, compute)) internal_error("cpu pointwise: no integer loop for this op");
+      if (compute == Compute::U8)
+        run_typed<uint8_t>(kt.u8[i], params, kt.convert, ops, sizes, numel);
+      else if (compute == Compute::I8)
+        run_typed<int8_t>(kt.i8[i], params, kt.convert, ops, sizes, numel);
+      else
+        run_typed<int64_t>(kt.i64[i], params, kt.convert, ops, sizes, numel);
       break;
   }
+}
+
+bool pw_has_loop(PwOp op, Compute compute) {
+  const PwKernels& kt = pw_kernels();
+  const int i = static_cast<int>(op);
+  switch (compute) {
+    case Compute::F32:
+      return kt.f32[i] != nullptr;
+    case Compute::F64:
+      return kt.f64[i] != nullptr;
+    case Compute::I64:
+      return kt.i64[i] != nullptr;
+    case Compute::U8:
+      return kt.u8[i] != nullptr;
+    case Compute::I8:
+      return kt.i8[i] != nullptr;
+  }
+  return false;
 }
 
 }  // namespace crucible::cpu

@@ -1,6 +1,7 @@
 // The elementwise engine: runs a PwOp over out's shape with inputs broadcast to it, any strides,
 // any (real) dtypes. Dims are coalesced, the innermost run is processed in blocks of the
-// compute type (f32 for f32/f16/bf16, f64, or int64 for integral and bool); contiguous inputs
+// compute type (f32 for f32/f16/bf16, f64, u8 for bool and u8, i8 for i8, int64 for the other
+// integral dtypes); contiguous inputs
 // of the compute type are read in place, others are converted block by block in L1 (no
 // full-size temporaries). Blocks are spread over the thread pool.
 #pragma once
@@ -12,9 +13,16 @@
 
 namespace crucible::cpu {
 
-enum class Compute : uint8_t { F32, F64, I64 };
-// The compute type for a computation dtype (f16/bf16/f32 -> F32, f64 -> F64, others -> I64).
+enum class Compute : uint8_t { F32, F64, I64, U8, I8 };
+// The compute type for a computation dtype (f16/bf16/f32 -> F32, f64 -> F64, bool and u8 -> U8,
+// i8 -> I8, other integral dtypes -> I64).
 Compute compute_for(DType t);
+// Whether the compute type is integral (U8, I8, I64).
+inline bool is_integral_compute(Compute c) {
+  return c == Compute::I64 || c == Compute::U8 || c == Compute::I8;
+}
+// Whether `op` has a loop for the compute type.
+bool pw_has_loop(PwOp op, Compute compute);
 
 // The strides of a fresh output of `shape` for these inputs, as ATen's TensorIterator lays it
 // out: dense, its dims ordered in memory as the inputs' are (a transposed or channels-last

@@ -44,12 +44,31 @@ enum class PwOp : uint8_t {
   Cube,          // a * a * a (in f64 for f32: rounded once, as pow(a, 3))
   PowHalf,       // pow(a, 0.5): sqrt, but pow(-inf, 0.5) = +inf
   PowMinusHalf,  // pow(a, -0.5): 1 / sqrt, but pow(-inf, -0.5) = +0
-  Fill,          // s0 (no input)
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Expm1,
+  Log2,
+  Log10,
+  Log1p,
+  Sign,           // (0 < a) - (a < 0): NaN gives 0
+  LogicalNot,     // a == 0
+  BitNot,         // ~a (integers)
+  RoundDecimals,  // s1 == 0: nearbyint(a * s0) / s0, else nearbyint(a / s0) * s0
+  Fill,           // s0 (no input)
   // binary: out = f(a, b)
   Add,  // a + s0 * b
   Mul,
   Div,
-  DivTrunc,
+  DivTrunc,  // integers: the caller rules out a zero divisor
   DivFloor,
   Maximum,
   Minimum,
@@ -64,6 +83,11 @@ enum class PwOp : uint8_t {
   BitXor,
   LogicalAnd,
   LogicalOr,
+  LogicalXor,
+  Atan2,
+  Pow,
+  Fmod,                 // sign of the dividend (integers: the caller rules out a zero divisor)
+  Remainder,            // sign of the divisor
   ThresholdBackward,    // (g, x): x <= s0 ? 0 : g
   SigmoidBackward,      // (g, y)
   TanhBackward,         // (g, y)
@@ -108,7 +132,12 @@ struct PwConvert {
 struct PwKernels {
   PwLoop<float> f32[static_cast<int>(PwOp::kCount)];
   PwLoop<double> f64[static_cast<int>(PwOp::kCount)];
-  PwLoop<int64_t> i64[static_cast<int>(PwOp::kCount)];  // nullptr: not defined for integers
+  // Integral and bool results, computed in their own width where it is one byte (bool and u8
+  // in u8, i8 in i8; wrap-around arithmetic gives the same bits as int64's) and in int64
+  // otherwise. nullptr: not defined for integers.
+  PwLoop<int64_t> i64[static_cast<int>(PwOp::kCount)];
+  PwLoop<uint8_t> u8[static_cast<int>(PwOp::kCount)];
+  PwLoop<int8_t> i8[static_cast<int>(PwOp::kCount)];
   PwConvert convert;
 };
 

@@ -1,6 +1,9 @@
 // The elementwise loops, instantiated once per ISA translation unit. Included by
 // pointwise_avx512.cpp, pointwise_avx2.cpp and pointwise_portable.cpp inside a namespace of
-// their own, after <bit>, <cmath>, <cstdint>, <cstring> and pointwise_kernels.h.
+// their own, after <bit>, <cmath>, <cstdint>, <cstring>, <type_traits> and pointwise_kernels.h,
+// with the unit's vector type for glibc's vector math: MvF, kMvW (its floats), mv_load, mv_store,
+// and CRUCIBLE_MV1(f) / CRUCIBLE_MV2(f) naming the unary / binary vector variant of libm's f
+// (declared by pointwise_mvec.h).
 // Each functor is built from the op's parameters (hoisted out of the loop) and maps compute-type
 // values; the loops are plain indexed loops the compiler vectorizes for the unit's ISA.
 #include "backends/cpu/vec_math.h"
@@ -47,6 +50,13 @@ inline T floor_div(T a, T b) {
   T fl = std::floor(div);
   if (div - fl > T(0.5)) fl += T(1);
   return fl;
+}
+template <typename T>
+inline T remainder_floating(T a, T b) {
+  // ATen's: fmod, moved to the divisor's sign.
+  T mod = std::fmod(a, b);
+  if (mod != T(0) && (b < T(0)) != (mod < T(0))) mod += b;
+  return mod;
 }
 template <typename T>
 inline T lerp(T a, T b, T w) {
@@ -149,6 +159,25 @@ CRUCIBLE_UNARY(FCube, T(double(a) * double(a) * double(a)))
 CRUCIBLE_UNARY(FPowHalf, sel(a == -INFINITY, T(INFINITY), std::sqrt(a)))
 CRUCIBLE_UNARY(FPowMinusHalf, sel(a == -INFINITY, T(0), T(1) / std::sqrt(a)))
 CRUCIBLE_UNARY(FFill, s0)
+CRUCIBLE_UNARY(FSin, std::sin(a))
+CRUCIBLE_UNARY(FCos, std::cos(a))
+CRUCIBLE_UNARY(FTan, std::tan(a))
+CRUCIBLE_UNARY(FAsin, vm::asin(a))
+CRUCIBLE_UNARY(FAcos, vm::acos(a))
+CRUCIBLE_UNARY(FAtan, std::atan(a))
+CRUCIBLE_UNARY(FSinh, std::sinh(a))
+CRUCIBLE_UNARY(FCosh, std::cosh(a))
+CRUCIBLE_UNARY(FAsinh, std::asinh(a))
+CRUCIBLE_UNARY(FAcosh, std::acosh(a))
+CRUCIBLE_UNARY(FAtanh, std::atanh(a))
+CRUCIBLE_UNARY(FExpm1, std::expm1(a))
+CRUCIBLE_UNARY(FLog2, vm::log2(a))
+CRUCIBLE_UNARY(FLog10, vm::log10(a))
+CRUCIBLE_UNARY(FLog1p, vm::log1p(a))
+CRUCIBLE_UNARY(FSign, T(a > T(0)) - T(a < T(0)))
+CRUCIBLE_UNARY(FLogicalNot, sel(a == T(0), T(1), T(0)))
+CRUCIBLE_UNARY(FRoundDecimals,
+               sel(s1 != T(0), std::nearbyint(a / s0) * s0, std::nearbyint(a* s0) / s0))
 
 // ---- binary ----
 CRUCIBLE_BINARY(FAdd, a + s0 * b)
@@ -166,6 +195,11 @@ CRUCIBLE_BINARY(FGt, sel(a > b, T(1), T(0)))
 CRUCIBLE_BINARY(FGe, sel(a >= b, T(1), T(0)))
 CRUCIBLE_BINARY(FLogicalAnd, sel(a != T(0) && b != T(0), T(1), T(0)))
 CRUCIBLE_BINARY(FLogicalOr, sel(a != T(0) || b != T(0), T(1), T(0)))
+CRUCIBLE_BINARY(FLogicalXor, sel((a != T(0)) != (b != T(0)), T(1), T(0)))
+CRUCIBLE_BINARY(FAtan2, std::atan2(a, b))
+CRUCIBLE_BINARY(FPow, std::pow(a, b))
+CRUCIBLE_BINARY(FFmod, std::fmod(a, b))
+CRUCIBLE_BINARY(FRemainder, remainder_floating(a, b))
 CRUCIBLE_BINARY(FThresholdBackward, sel(b <= s0, T(0), a))
 CRUCIBLE_BINARY(FSigmoidBackward, a*(T(1) - b) * b)
 CRUCIBLE_BINARY(FTanhBackward, a*(T(1) - b * b))
@@ -191,55 +225,7 @@ CRUCIBLE_TERNARY(FAddcmul, a + s0 * b * c)
 CRUCIBLE_TERNARY(FAddcdiv, a + s0 * (b / c))
 CRUCIBLE_TERNARY(FClamp, sel(is_nan(a), a, nan_min(nan_max(a, b), c)))
 
-// ---- integer functors (exact, two's complement) ----
-#define CRUCIBLE_IUNARY(NAME, EXPR)                                       \
-  struct NAME {                                                           \
-    int64_t i0, i1;                                                       \
-    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}          \
-    int64_t operator()([[maybe_unused]] int64_t a) const { return EXPR; } \
-  };
-#define CRUCIBLE_IBINARY(NAME, EXPR)                                \
-  struct NAME {                                                     \
-    int64_t i0, i1;                                                 \
-    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}    \
-    int64_t operator()(int64_t a, int64_t b) const { return EXPR; } \
-  };
-#define CRUCIBLE_ITERNARY(NAME, EXPR)                                          \
-  struct NAME {                                                                \
-    int64_t i0, i1;                                                            \
-    explicit NAME(const PwParams& p) : i0(p.i[0]), i1(p.i[1]) {}               \
-    int64_t operator()(int64_t a, int64_t b, int64_t c) const { return EXPR; } \
-  };
-inline int64_t wadd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-inline int64_t wmul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-CRUCIBLE_IUNARY(IIdentity, a)
-CRUCIBLE_IUNARY(INeg, wmul(a, -1))
-CRUCIBLE_IUNARY(IAbs, a < 0 ? wmul(a, -1) : a)
-CRUCIBLE_IUNARY(IRelu, a > 0 ? a : 0)
-CRUCIBLE_IUNARY(IFill, i0)
-CRUCIBLE_IUNARY(IZero, int64_t{0})
-CRUCIBLE_IUNARY(IThreshold, a <= i0 ? i1 : a)
-CRUCIBLE_IBINARY(IAdd, wadd(a, wmul(i0, b)))
-CRUCIBLE_IBINARY(IMul, wmul(a, b))
-CRUCIBLE_IBINARY(IMaximum, a > b ? a : b)
-CRUCIBLE_IBINARY(IMinimum, a < b ? a : b)
-CRUCIBLE_IBINARY(IEq, a == b)
-CRUCIBLE_IBINARY(INe, a != b)
-CRUCIBLE_IBINARY(ILt, a < b)
-CRUCIBLE_IBINARY(ILe, a <= b)
-CRUCIBLE_IBINARY(IGt, a > b)
-CRUCIBLE_IBINARY(IGe, a >= b)
-CRUCIBLE_IBINARY(IBitAnd, a& b)
-CRUCIBLE_IBINARY(IBitOr, a | b)
-CRUCIBLE_IBINARY(IBitXor, a ^ b)
-CRUCIBLE_IBINARY(ILogicalAnd, a != 0 && b != 0)
-CRUCIBLE_IBINARY(ILogicalOr, a != 0 || b != 0)
-CRUCIBLE_IBINARY(IThresholdBackward, b <= i0 ? 0 : a)
-CRUCIBLE_ITERNARY(IWhere, a != 0 ? b : c)
+#include "backends/cpu/pointwise_loops_int.h"
 
 // ---- loops ----
 template <typename T, typename F>
@@ -283,9 +269,176 @@ template <typename T, template <typename> class F>
 PwLoop<T> floop(int arity) {
   return pick_loop<T, F<T>>(arity);
 }
-template <typename F>
-PwLoop<int64_t> iloop(int arity) {
-  return pick_loop<int64_t, F>(arity);
+template <typename T, template <typename> class F>
+PwLoop<T> iloop(int arity) {
+  return pick_loop<T, F<T>>(arity);
+}
+
+// Loops over glibc's vector math (libmvec, through libm): whole vectors of the unit's width,
+// the tail padded with zeros, so that every element gets the same function.
+template <MvF (*F)(MvF)>
+void mv_loop1(const float* const* in, float* out, int64_t n, const PwParams&) {
+  const float* a = in[0];
+  int64_t i = 0;
+  for (; i + kMvW <= n; i += kMvW) mv_store(out + i, F(mv_load(a + i)));
+  if (i < n) {
+    float ta[kMvW] = {}, to[kMvW];
+    std::memcpy(ta, a + i, static_cast<size_t>(n - i) * sizeof(float));
+    mv_store(to, F(mv_load(ta)));
+    std::memcpy(out + i, to, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+template <MvF (*F)(MvF, MvF)>
+void mv_loop2(const float* const* in, float* out, int64_t n, const PwParams&) {
+  const float* a = in[0];
+  const float* b = in[1];
+  int64_t i = 0;
+  for (; i + kMvW <= n; i += kMvW) mv_store(out + i, F(mv_load(a + i), mv_load(b + i)));
+  if (i < n) {
+    float ta[kMvW] = {}, tb[kMvW] = {}, to[kMvW];
+    std::memcpy(ta, a + i, static_cast<size_t>(n - i) * sizeof(float));
+    std::memcpy(tb, b + i, static_cast<size_t>(n - i) * sizeof(float));
+    mv_store(to, F(mv_load(ta), mv_load(tb)));
+    std::memcpy(out + i, to, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+// glibc's vector functions take a slow scalar path for every lane outside their domain (a NaN
+// result); these loops hand them an inside value there and write the NaN (or +-inf) themselves.
+struct DomAcosh {  // x >= 1
+  static bool ok(float x) { return x >= 1.0f; }
+  static float bad(float) { return __builtin_nanf(""); }
+};
+struct DomAtanh {  // |x| < 1; atanh(+-1) = +-inf
+  static bool ok(float x) { return x > -1.0f && x < 1.0f; }
+  static float bad(float x) {
+    return x == 1.0f ? __builtin_inff() : (x == -1.0f ? -__builtin_inff() : __builtin_nanf(""));
+  }
+};
+constexpr int64_t kMvChunk = 256;
+template <MvF (*F)(MvF), typename D>
+void mv_loop1d(const float* const* in, float* out, int64_t n, const PwParams& p) {
+  for (int64_t c = 0; c < n; c += kMvChunk) {
+    const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
+    const float* a = in[0] + c;
+    // The results of the outside lanes, computed before out (which may be in[0]) is written.
+    float t[kMvChunk], fix[kMvChunk];
+    bool any = false;
+    for (int64_t i = 0; i < m; ++i) {
+      const bool ok = D::ok(a[i]);
+      t[i] = ok ? a[i] : 0.5f;
+      fix[i] = ok ? 0.0f : D::bad(a[i]);
+      any |= !ok;
+    }
+    const float* tp = t;
+    if (!any) {
+      mv_loop1<F>(&tp, out + c, m, p);
+      continue;
+    }
+    bool outside[kMvChunk];
+    for (int64_t i = 0; i < m; ++i) outside[i] = !D::ok(a[i]);
+    mv_loop1<F>(&tp, out + c, m, p);
+    for (int64_t i = 0; i < m; ++i) out[c + i] = outside[i] ? fix[i] : out[c + i];
+  }
+}
+
+// pow(a, b) in f32: glibc's vector powf on |a| for the ordinary lanes (a finite and nonzero, b
+// finite), the sign of a negative base from b (an odd integer keeps it, a non-integer gives NaN),
+// libm's powf for the other lanes (zeros, infinities, NaN: C's special cases).
+void mv_pow(const float* const* in, float* out, int64_t n, const PwParams& p) {
+  for (int64_t c = 0; c < n; c += kMvChunk) {
+    const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
+    const float* a = in[0] + c;
+    const float* b = in[1] + c;
+    float ta[kMvChunk], tb[kMvChunk], sign[kMvChunk];
+    bool special[kMvChunk];
+    bool any = false;
+    for (int64_t i = 0; i < m; ++i) {
+      const float x = a[i], y = b[i];
+      const float ax = x < 0.0f ? -x : x, ay = y < 0.0f ? -y : y;
+      const bool ordinary = ax > 0.0f && ax < __builtin_inff() && ay < __builtin_inff();
+      const bool integer = std::trunc(y) == y;
+      // Integers beyond 2^24 are even.
+      const bool odd = integer && ay < 16777216.0f && (static_cast<int32_t>(ay) & 1) != 0;
+      ta[i] = ordinary ? ax : 1.0f;
+      tb[i] = ordinary ? y : 1.0f;
+      sign[i] = x >= 0.0f ? 1.0f : (!integer ? __builtin_nanf("") : (odd ? -1.0f : 1.0f));
+      special[i] = !ordinary;
+      any |= !ordinary;
+    }
+    // The special lanes' results, before out (which may be in[0]) is written.
+    if (any)
+      for (int64_t i = 0; i < m; ++i)
+        if (special[i]) sign[i] = std::pow(a[i], b[i]);
+    const float* tp[2] = {ta, tb};
+    mv_loop2<CRUCIBLE_MV2(powf)>(tp, out + c, m, p);
+    for (int64_t i = 0; i < m; ++i) out[c + i] = special[i] ? sign[i] : out[c + i] * sign[i];
+  }
+}
+
+// fmod of f32 values, then (kMode) remainder: moved to the divisor's sign, or floor division:
+// ATen's div_floor_floating from that fmod, both in f32 as ATen computes them. In
+// f64 the truncated quotient q (|q| < 2^24) times b is exact, and so is a - q b (it fits in 53
+// bits); a quotient that rounded up to an integer leaves the wrong sign, corrected by one b.
+// Other lanes (huge quotients, zero or infinite divisors, infinities, NaN) take libm's fmodf.
+enum FmodMode { kFmod, kRemainder, kDivFloor };
+template <FmodMode kMode>
+void fmod_loop(const float* const* in, float* out, int64_t n, const PwParams&) {
+  for (int64_t c = 0; c < n; c += kMvChunk) {
+    const int64_t m = n - c < kMvChunk ? n - c : kMvChunk;
+    const float* a = in[0] + c;
+    const float* b = in[1] + c;
+    float r[kMvChunk], slow[kMvChunk];
+    for (int64_t i = 0; i < m; ++i) {
+      const double x = a[i], y = b[i];
+      const double qd = x / y;
+      const double ay = std::fabs(y), aq = std::fabs(qd);
+      const double fast = (aq < 16777216.0) & (ay < __builtin_inf()) ? 1.0 : 0.0;
+      // trunc(qd) without a conversion or libm call (which keep GCC from vectorizing): the
+      // nearest integer of |qd| through 2^52, stepped down to its floor, signed back.
+      double t = (aq + 4503599627370496.0) - 4503599627370496.0;
+      t = t > aq ? t - 1.0 : t;
+      double v = x - std::copysign(t, qd) * y;
+      const double sx = std::copysign(1.0, x);
+      v = v * sx < 0.0 ? v + sx * ay : v;  // the quotient rounded up: one b back
+      v = v == 0.0 ? 0.0 * sx : v;         // a zero has the dividend's sign
+      r[i] = static_cast<float>(v);
+      slow[i] = fast != 0.0 ? 0.0f : 1.0f;
+    }
+    float any = 0.0f;
+    for (int64_t i = 0; i < m; ++i) any += slow[i];
+    if (any)
+      for (int64_t i = 0; i < m; ++i)
+        if (slow[i] != 0.0f) r[i] = std::fmod(a[i], b[i]);
+    // (Sign tests multiply by +-1 and floor goes through 2^23: a libm call or a short-circuit
+    // condition would keep these loops scalar.)
+    if constexpr (kMode == kRemainder) {
+      for (int64_t i = 0; i < m; ++i) {
+        const float v = r[i];
+        out[c + i] = v * std::copysign(1.0f, b[i]) < 0.0f ? v + b[i] : v;
+      }
+    } else if constexpr (kMode == kDivFloor) {
+      for (int64_t i = 0; i < m; ++i) {
+        const float x = a[i], y = b[i], mod = r[i];
+        float div = (x - mod) / y;
+        div = mod * std::copysign(1.0f, y) < 0.0f ? div - 1.0f : div;
+        // floor(div): the nearest integer of |div| through 2^23 stepped down to its floor
+        // (from 2^23 on, floats are integers), negated as -ceil for a negative div.
+        const float ad = std::fabs(div);
+        float t = (ad + 8388608.0f) - 8388608.0f;
+        t = t > ad ? t - 1.0f : t;
+        t = ad < 8388608.0f ? t : ad;
+        const float up = t < ad ? t + 1.0f : t;
+        float fl = div < 0.0f ? -up : t;
+        fl = div - fl > 0.5f ? fl + 1.0f : fl;
+        const float q = x / y;
+        const float res = div != 0.0f ? fl : std::copysign(0.0f, q);
+        out[c + i] = y == 0.0f ? q : res;
+      }
+    } else {
+      for (int64_t i = 0; i < m; ++i) out[c + i] = r[i];
+    }
+  }
 }
 
 // ---- conversions ----
@@ -306,7 +459,10 @@ PwKernels make_kernels() {
 #define CRUCIBLE_F(OP, F)                                                  \
   k.f32[static_cast<int>(PwOp::OP)] = floop<float, F>(pw_arity(PwOp::OP)); \
   k.f64[static_cast<int>(PwOp::OP)] = floop<double, F>(pw_arity(PwOp::OP));
-#define CRUCIBLE_I(OP, F) k.i64[static_cast<int>(PwOp::OP)] = iloop<F>(pw_arity(PwOp::OP));
+#define CRUCIBLE_I(OP, F)                                                    \
+  k.i64[static_cast<int>(PwOp::OP)] = iloop<int64_t, F>(pw_arity(PwOp::OP)); \
+  k.u8[static_cast<int>(PwOp::OP)] = iloop<uint8_t, F>(pw_arity(PwOp::OP));  \
+  k.i8[static_cast<int>(PwOp::OP)] = iloop<int8_t, F>(pw_arity(PwOp::OP));
   CRUCIBLE_F(Identity, FIdentity)
   CRUCIBLE_F(Neg, FNeg)
   CRUCIBLE_F(Abs, FAbs)
@@ -342,6 +498,24 @@ PwKernels make_kernels() {
   CRUCIBLE_F(PowHalf, FPowHalf)
   CRUCIBLE_F(PowMinusHalf, FPowMinusHalf)
   CRUCIBLE_F(Fill, FFill)
+  CRUCIBLE_F(Sin, FSin)
+  CRUCIBLE_F(Cos, FCos)
+  CRUCIBLE_F(Tan, FTan)
+  CRUCIBLE_F(Asin, FAsin)
+  CRUCIBLE_F(Acos, FAcos)
+  CRUCIBLE_F(Atan, FAtan)
+  CRUCIBLE_F(Sinh, FSinh)
+  CRUCIBLE_F(Cosh, FCosh)
+  CRUCIBLE_F(Asinh, FAsinh)
+  CRUCIBLE_F(Acosh, FAcosh)
+  CRUCIBLE_F(Atanh, FAtanh)
+  CRUCIBLE_F(Expm1, FExpm1)
+  CRUCIBLE_F(Log2, FLog2)
+  CRUCIBLE_F(Log10, FLog10)
+  CRUCIBLE_F(Log1p, FLog1p)
+  CRUCIBLE_F(Sign, FSign)
+  CRUCIBLE_F(LogicalNot, FLogicalNot)
+  CRUCIBLE_F(RoundDecimals, FRoundDecimals)
   CRUCIBLE_F(Add, FAdd)
   CRUCIBLE_F(Mul, FMul)
   CRUCIBLE_F(Div, FDiv)
@@ -357,6 +531,11 @@ PwKernels make_kernels() {
   CRUCIBLE_F(Ge, FGe)
   CRUCIBLE_F(LogicalAnd, FLogicalAnd)
   CRUCIBLE_F(LogicalOr, FLogicalOr)
+  CRUCIBLE_F(LogicalXor, FLogicalXor)
+  CRUCIBLE_F(Atan2, FAtan2)
+  CRUCIBLE_F(Pow, FPow)
+  CRUCIBLE_F(Fmod, FFmod)
+  CRUCIBLE_F(Remainder, FRemainder)
   CRUCIBLE_F(ThresholdBackward, FThresholdBackward)
   CRUCIBLE_F(SigmoidBackward, FSigmoidBackward)
   CRUCIBLE_F(TanhBackward, FTanhBackward)
@@ -381,8 +560,24 @@ PwKernels make_kernels() {
   CRUCIBLE_I(Relu, IRelu)
   CRUCIBLE_I(Fill, IFill)
   CRUCIBLE_I(Threshold, IThreshold)
+  CRUCIBLE_I(Hardtanh, IHardtanh)
+  CRUCIBLE_I(Floor, IIdentity)
+  CRUCIBLE_I(Ceil, IIdentity)
+  CRUCIBLE_I(Trunc, IIdentity)
+  CRUCIBLE_I(Round, IIdentity)
+  CRUCIBLE_I(Square, ISquare)
+  CRUCIBLE_I(Cube, ICube)
+  CRUCIBLE_I(PowScalar, IPowScalar)
+  CRUCIBLE_I(Sign, ISign)
+  CRUCIBLE_I(LogicalNot, ILogicalNot)
+  CRUCIBLE_I(BitNot, IBitNot)
   CRUCIBLE_I(Add, IAdd)
   CRUCIBLE_I(Mul, IMul)
+  CRUCIBLE_I(DivTrunc, IDivTrunc)
+  CRUCIBLE_I(DivFloor, IDivFloor)
+  CRUCIBLE_I(Fmod, IFmod)
+  CRUCIBLE_I(Remainder, IRemainder)
+  CRUCIBLE_I(Pow, IPow)
   CRUCIBLE_I(Maximum, IMaximum)
   CRUCIBLE_I(Minimum, IMinimum)
   CRUCIBLE_I(Eq, IEq)
@@ -396,10 +591,29 @@ PwKernels make_kernels() {
   CRUCIBLE_I(BitXor, IBitXor)
   CRUCIBLE_I(LogicalAnd, ILogicalAnd)
   CRUCIBLE_I(LogicalOr, ILogicalOr)
+  CRUCIBLE_I(LogicalXor, ILogicalXor)
   CRUCIBLE_I(ThresholdBackward, IThresholdBackward)
   CRUCIBLE_I(Where, IWhere)
+  CRUCIBLE_I(Addcmul, IAddcmul)
+  CRUCIBLE_I(Clamp, IClamp)
   CRUCIBLE_I(IsNan, IZero)
   CRUCIBLE_I(IsInf, IZero)
+  // f32 transcendental functions: glibc's vector math at the unit's width.
+  k.f32[static_cast<int>(PwOp::Sin)] = &mv_loop1<CRUCIBLE_MV1(sinf)>;
+  k.f32[static_cast<int>(PwOp::Cos)] = &mv_loop1<CRUCIBLE_MV1(cosf)>;
+  k.f32[static_cast<int>(PwOp::Tan)] = &mv_loop1<CRUCIBLE_MV1(tanf)>;
+  k.f32[static_cast<int>(PwOp::Atan)] = &mv_loop1<CRUCIBLE_MV1(atanf)>;
+  k.f32[static_cast<int>(PwOp::Sinh)] = &mv_loop1<CRUCIBLE_MV1(sinhf)>;
+  k.f32[static_cast<int>(PwOp::Cosh)] = &mv_loop1<CRUCIBLE_MV1(coshf)>;
+  k.f32[static_cast<int>(PwOp::Asinh)] = &mv_loop1<CRUCIBLE_MV1(asinhf)>;
+  k.f32[static_cast<int>(PwOp::Acosh)] = &mv_loop1d<CRUCIBLE_MV1(acoshf), DomAcosh>;
+  k.f32[static_cast<int>(PwOp::Atanh)] = &mv_loop1d<CRUCIBLE_MV1(atanhf), DomAtanh>;
+  k.f32[static_cast<int>(PwOp::Expm1)] = &mv_loop1<CRUCIBLE_MV1(expm1f)>;
+  k.f32[static_cast<int>(PwOp::Atan2)] = &mv_loop2<CRUCIBLE_MV2(atan2f)>;
+  k.f32[static_cast<int>(PwOp::Pow)] = &mv_pow;
+  k.f32[static_cast<int>(PwOp::Fmod)] = &fmod_loop<kFmod>;
+  k.f32[static_cast<int>(PwOp::Remainder)] = &fmod_loop<kRemainder>;
+  k.f32[static_cast<int>(PwOp::DivFloor)] = &fmod_loop<kDivFloor>;
 #undef CRUCIBLE_F
 #undef CRUCIBLE_I
   k.convert.bf16_to_f32 = &bf16_to_f32;

@@ -34,7 +34,19 @@ struct PwSpec {
   // ATen's argument checks beyond promotion (boolean masks, ...); raise op_error.
   void (*check)(const Values& args) = nullptr;
   bool overlap_check = true;  // in-place: self must not have overlapping elements
+  // Runs the catalog's meta function first (ATen's argument errors); a functional op with a
+  // promoted or float result takes its dtype from it.
+  bool use_meta = false;
+  bool cast_scalars = false;  // 0-d operands are cast to the result dtype, floating ones too
+  int divisor = -1;           // operand (loop order) that must hold no zero when integral
 };
+
+// clamp's Scalar bounds (args 1 and 2, either None) in the result dtype: the missing one is
+// -inf/+inf, or the dtype's limit for integral results.
+void clamp_bounds(const Values& args, DType result, PwParams& p, PwOp& op);
+
+// Runs `op` through the elementwise engine as `spec` describes.
+Values pw_execute(const OpDef& op, const Values& args, const PwSpec& spec);
 
 // Adds `name` to the table with the shared elementwise kernel.
 void add_pointwise(KernelTable& t, const std::string& name, PwSpec spec);
@@ -45,6 +57,7 @@ std::vector<DType> pw_int_dtypes();    // u8 i8 i16 i32 i64
 std::vector<DType> pw_all_dtypes();    // b8 + ints + floats
 
 void register_pointwise_activation_kernels(KernelTable& t);  // pointwise_activation.cpp
+void register_pointwise_math_kernels(KernelTable& t);        // pointwise_math.cpp
 void register_copy_kernels(KernelTable& t);                  // copy.cpp
 
 }  // namespace crucible::cpu

@@ -48,8 +48,10 @@ inline float exp(float x) {
   return nan ? x : res;
 }
 
-inline float log(float x) {
-  // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(f / (2 + f)), f = m - 1.
+// x = m * 2^e with m in [sqrt(1/2), sqrt(2)): e (as a float) and log(m), for x > 0 (subnormals
+// included); other inputs give garbage that log_special replaces.
+inline void log_parts(float x, float& ef, float& lm) {
+  // log(m) = 2 atanh(f / (2 + f)), f = m - 1.
   const bool sub = x < 1.17549435e-38f;
   const float xs = sub ? x * 8388608.0f : x;  // subnormals: scale by 2^23
   int32_t bits = f_to_bits(xs);
@@ -58,7 +60,7 @@ inline float log(float x) {
   const bool big = m > 1.41421356f;
   m = big ? m * 0.5f : m;
   e = big ? e + 1 : e;
-  const float ef = static_cast<float>(e) - (sub ? 23.0f : 0.0f);
+  ef = static_cast<float>(e) - (sub ? 23.0f : 0.0f);
   const float f = m - 1.0f;
   const float s = f / (2.0f + f);
   const float z = s * s;
@@ -69,13 +71,38 @@ inline float log(float x) {
   p = CRUCIBLE_FMAF(p, z, 2.0f / 5.0f);
   p = CRUCIBLE_FMAF(p, z, 2.0f / 3.0f);
   // log(m) = 2s + s*z*p = f - f*s + s*z*p  (f - f*s = 2s exactly in real arithmetic)
-  const float lm = CRUCIBLE_FMAF(s * z, p, 2.0f * s);
-  float res =
-      CRUCIBLE_FMAF(ef, 0.693145751953125f, CRUCIBLE_FMAF(ef, 1.428606765330187045e-06f, lm));
+  lm = CRUCIBLE_FMAF(s * z, p, 2.0f * s);
+}
+
+// A logarithm's result for zero, negative, infinite and NaN x (res: the value for x > 0).
+inline float log_special(float x, float res) {
   res = x == 0.0f ? -__builtin_inff() : res;
   res = x < 0.0f ? __builtin_nanf("") : res;
   res = x == __builtin_inff() ? x : res;
   return x != x ? x : res;
+}
+
+inline float log(float x) {
+  float ef, lm;
+  log_parts(x, ef, lm);
+  return log_special(
+      x, CRUCIBLE_FMAF(ef, 0.693145751953125f, CRUCIBLE_FMAF(ef, 1.428606765330187045e-06f, lm)));
+}
+
+// log2(x) = e + log(m) / ln 2: the integer part exact.
+inline float log2(float x) {
+  float ef, lm;
+  log_parts(x, ef, lm);
+  return log_special(x, CRUCIBLE_FMAF(lm, 1.44269504088896341f, ef));
+}
+
+// log10(x) = e log10(2) + log(m) log10(e), log10(2) split in two parts.
+inline float log10(float x) {
+  float ef, lm;
+  log_parts(x, ef, lm);
+  return log_special(
+      x, CRUCIBLE_FMAF(ef, 0.301025390625f,
+                       CRUCIBLE_FMAF(ef, 4.605039066518657e-06f, lm * 0.434294481903251828f)));
 }
 
 inline float log1p(float x) {
@@ -84,6 +111,55 @@ inline float log1p(float x) {
   const float corr = (x - (u - 1.0f)) / u;
   const float res = log(u) + corr;
   return (u == __builtin_inff() || u == 0.0f || u < 0.0f) ? log(u) : res;
+}
+
+// sqrt(z) for z in [0, 1] without libm (a vectorizable loop cannot call sqrtf, which may set
+// errno): the bit-trick reciprocal square root refined by three Newton steps (about 1 ulp).
+inline float sqrt_unit(float z) {
+  float y = bits_to_f(0x5f3759df - (f_to_bits(z) >> 1));
+  const float h = 0.5f * z;
+  y = y * (1.5f - h * y * y);
+  y = y * (1.5f - h * y * y);
+  y = y * (1.5f - h * y * y);
+  const float s = z * y;
+  // One more Newton step on s itself: s + (z - s^2) / (2 s).
+  const float r = CRUCIBLE_FMAF(CRUCIBLE_FMAF(-s, s, z), 0.5f * y, s);
+  return z > 0.0f ? r : 0.0f;
+}
+
+// asin on [0, 0.5] (s) with z = s * s: Cephes' asinf polynomial (about 1 ulp).
+inline float asin_core(float s, float z) {
+  float p = 4.2163199048e-2f;
+  p = CRUCIBLE_FMAF(p, z, 2.4181311049e-2f);
+  p = CRUCIBLE_FMAF(p, z, 4.5470025998e-2f);
+  p = CRUCIBLE_FMAF(p, z, 7.4953002686e-2f);
+  p = CRUCIBLE_FMAF(p, z, 1.6666752422e-1f);
+  return CRUCIBLE_FMAF(p * z, s, s);
+}
+
+// asin: |x| > 0.5 through asin(x) = pi/2 - 2 asin(sqrt((1 - |x|) / 2)); NaN outside [-1, 1].
+inline float asin(float x) {
+  const float ax = x < 0 ? -x : x;
+  const bool big = ax > 0.5f;
+  const float z = big ? 0.5f * (1.0f - ax) : ax * ax;
+  const float s = big ? sqrt_unit(z) : ax;
+  const float a = asin_core(s, z);
+  float r = big ? 1.57079632679489662f - 2.0f * a : a;
+  r = x < 0 ? -r : r;
+  return ax > 1.0f ? __builtin_nanf("") : (x != x ? x : r);
+}
+
+// acos: 2 asin(sqrt((1 - x) / 2)) above 0.5, pi - that of -x below -0.5, else pi/2 - asin(x).
+inline float acos(float x) {
+  const float ax = x < 0 ? -x : x;
+  const bool big = ax > 0.5f;
+  const float z = big ? 0.5f * (1.0f - ax) : ax * ax;
+  const float s = big ? sqrt_unit(z) : ax;
+  const float a = asin_core(s, z);
+  const float mid = 1.57079632679489662f - (x < 0 ? -a : a);
+  const float hi = 2.0f * a;
+  const float r = !big ? mid : (x > 0 ? hi : 3.14159265358979324f - hi);
+  return ax > 1.0f ? __builtin_nanf("") : (x != x ? x : r);
 }
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
@@ -155,6 +231,10 @@ inline float erf(float x) {
 inline double exp(double x) { return std::exp(x); }
 inline double log(double x) { return std::log(x); }
 inline double log1p(double x) { return std::log1p(x); }
+inline double log2(double x) { return std::log2(x); }
+inline double asin(double x) { return std::asin(x); }
+inline double acos(double x) { return std::acos(x); }
+inline double log10(double x) { return std::log10(x); }
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double erf(double x) { return std::erf(x); }
