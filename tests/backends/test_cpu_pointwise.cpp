@@ -8,6 +8,8 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/pointwise_kernels.h"
+#include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu {
@@ -104,8 +106,38 @@ TEST(CpuPointwise, UnsupportedOpIsReportedNotForwarded) {
   const OpDef& op =
       OpRegistry::catalog().get("aten._sparse_coo_tensor_with_dims_and_tensors.default");
   std::string why;
-  EXPECT_FALSE(cpu->supports(op, {Value(Tensor::zeros({3}, DType::Float32))}, &why));
-  EXPECT_NE(why.find("does not implement"), std::string::npos);
+  const std::vector<Sample> samples = op.samples(SampleContext{});
+  int computing = 0, refused = 0;
+  for (const Sample& s : samples) {
+    const Values args = materialize(op, s.call, 1);
+    if (!s.label.starts_with("error")) {
+      // A call that computes: reported unsupported, never forwarded to the reference.
+      ++computing;
+      EXPECT_FALSE(cpu->supports(op, args, &why)) << s.label;
+      EXPECT_NE(why.find("does not implement"), std::string::npos) << why;
+      EXPECT_THROW(cpu->run(op, args), Error);
+      continue;
+    }
+    // A call the op's meta function refuses: cpu raises ATen's error as the reference does.
+    std::string want;
+    try {
+      op.run_meta(args);
+      continue;  // refused only by the values: not a meta refusal
+    } catch (const Error& e) {
+      want = e.what();
+    }
+    ++refused;
+    EXPECT_TRUE(cpu->supports(op, args, &why)) << s.label;
+    try {
+      cpu->run(op, args);
+      ADD_FAILURE() << s.label << ": cpu computed a call the meta function refuses";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::OpError) << e.what();
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+  }
+  EXPECT_GT(computing, 0);
+  EXPECT_GT(refused, 0);
 }
 
 // pow(x, 3) takes the cube loop (in f64 for f32, rounded once): exact where the reference is,

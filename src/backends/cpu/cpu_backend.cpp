@@ -41,34 +41,24 @@ class CpuBackend final : public Backend {
       if (std::find(e->dtypes.begin(), e->dtypes.end(), t) != e->dtypes.end()) out.push_back(t);
     return out;
   }
+  // A call the op's meta function refuses is refused by cpu too, with ATen's error, whether or
+  // not a kernel has its dtypes: run() raises it.
   bool supports(const OpDef& op, const Values& args, std::string* why) const override {
-    const cpu::KernelEntry* e = entry(op);
-    if (!e) {
-      if (why) {
-        *why = "backend 'cpu' does not implement " + op.name;
-        if (const DerivedVariant* v = derived_variant(op.name))
-          *why += " (it runs " + v->functional->name + "'s kernel, which cpu does not have)";
-      }
-      return false;
+    if (kernel_supports(op, args, why)) return true;
+    if (args.empty()) return false;  // (asked before the inputs exist)
+    try {
+      op.run_meta(args);
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::OpError;
     }
-    // A derived in-place or out= overload runs its functional op's kernel.
-    if (const DerivedVariant* v = variant(op)) {
-      Values f = functional_arguments(*v, args);
-      return supports(*v->functional, f, why);
-    }
-    if (auto d = primary_dtype(args)) {
-      if (std::find(e->dtypes.begin(), e->dtypes.end(), *d) == e->dtypes.end()) {
-        if (why)
-          *why = "backend 'cpu' implements " + op.name + " for " + dtype_list(e->dtypes) +
-                 ", not " + std::string(dtype_code(*d));
-        return false;
-      }
-    }
-    return e->supports ? e->supports(op, args, why) : true;
+    return false;
   }
   Values run(const OpDef& op, const Values& args) override {
     std::string why;
-    if (!supports(op, args, &why)) unsupported(why);
+    if (!kernel_supports(op, args, &why)) {
+      op.run_meta(args);
+      unsupported(why);
+    }
     if (const DerivedVariant* v = variant(op)) {
       const Values results =
           entry(*v->functional)->run(*v->functional, functional_arguments(*v, args));
@@ -83,6 +73,32 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Whether a kernel of cpu's computes this call (its dtypes, layouts, argument values).
+  bool kernel_supports(const OpDef& op, const Values& args, std::string* why) const {
+    const cpu::KernelEntry* e = entry(op);
+    if (!e) {
+      if (why) {
+        *why = "backend 'cpu' does not implement " + op.name;
+        if (const DerivedVariant* v = derived_variant(op.name))
+          *why += " (it runs " + v->functional->name + "'s kernel, which cpu does not have)";
+      }
+      return false;
+    }
+    // A derived in-place or out= overload runs its functional op's kernel.
+    if (const DerivedVariant* v = variant(op)) {
+      Values f = functional_arguments(*v, args);
+      return kernel_supports(*v->functional, f, why);
+    }
+    if (auto d = primary_dtype(args)) {
+      if (std::find(e->dtypes.begin(), e->dtypes.end(), *d) == e->dtypes.end()) {
+        if (why)
+          *why = "backend 'cpu' implements " + op.name + " for " + dtype_list(e->dtypes) +
+                 ", not " + std::string(dtype_code(*d));
+        return false;
+      }
+    }
+    return e->supports ? e->supports(op, args, why) : true;
+  }
   // A derived overload without a kernel of its own: its derivation.
   static const DerivedVariant* variant(const OpDef& op) {
     if (cpu::kernel_table().find(op.name)) return nullptr;
