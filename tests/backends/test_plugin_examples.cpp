@@ -45,9 +45,11 @@ const std::vector<std::string> kOps = {"aten.relu.default",     "aten.add.Tensor
 TEST(ExamplesPlugin, OpinfoPassesThroughTheCli) {
   const std::string dir = e2e::temp_dir("examples-plugin");
   const std::string lib = std::string(CRUCIBLE_TEST_PLUGIN_DIR) + "/libexamples.so";
-  auto o = e2e::crucible("run --suite opinfo --backend plugin:" + lib +
-                         " --ops relu.default,relu_.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default --workers 2 --timeout 20 --out " + dir +
-                         "/run");
+  auto o = e2e::crucible(
+      "run --suite opinfo --backend plugin:" + lib +
+      " --ops relu.default,relu_.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default "
+      "--workers 2 --timeout 20 --out " +
+      dir + "/run");
   EXPECT_EQ(o.status, 0) << o.out;
   auto ops = kOps;
   ops.push_back("aten.relu_.default");
@@ -71,7 +73,9 @@ TEST(ExamplesPlugin, BuildsAgainstAnInstalledCrucibleAndPasses) {
   const std::string lib = dir + "/build/libexample_plugin.so";
   ASSERT_TRUE(fs::exists(lib)) << o.out;
   o = e2e::crucible("run --suite opinfo --backend plugin:" + lib +
-                    " --ops relu.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default --workers 2 --timeout 20 --out " + dir + "/run");
+                    " --ops relu.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default "
+                    "--workers 2 --timeout 20 --out " +
+                    dir + "/run");
   EXPECT_EQ(o.status, 0) << o.out;
   expect_all_passed(dir + "/run", kOps);
   // The manifest names the backend by its library.

@@ -177,9 +177,12 @@ TEST(BadKernels, BackendBenchSpellingsAndNoSandbox) {
 TEST(KernelFolders, ExampleKernelsPassThroughTheDirBackend) {
   std::string out = temp_dir("examples-dir");
   setenv("CRUCIBLE_KERNEL_CACHE", kernel_cache().c_str(), 1);
-  Output o = crucible("run --suite opinfo --backend dir:" +
-                      shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/examples/kernels") +
-                      " --ops relu.default,relu_.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default -q --out " + out);
+  Output o = crucible(
+      "run --suite opinfo --backend dir:" +
+      shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/examples/kernels") +
+      " --ops relu.default,relu_.default,add.Tensor,add.Scalar,add.out,_softmax.default,mm.default "
+      "-q --out " +
+      out);
   unsetenv("CRUCIBLE_KERNEL_CACHE");
   ASSERT_EQ(o.status, 0) << o.out;
   Verdicts v(read_jsonl(out + "/results.jsonl"));

@@ -127,10 +127,6 @@ Values index_select_kernel(const OpDef&, const Values& a) {
   return {out};
 }
 
-int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
-int64_t stride_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.stride(d); }
-int64_t ndim_or_1(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
-
 void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index, const char* op,
                          const Tensor* src) {
   if (index.dtype() != DType::Int64)
@@ -155,46 +151,6 @@ void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index, c
   }
 }
 
-// Scatter/gather geometry: index positions p (index's shape, 0-d as [1]) visited row by row
-// along the last dim; `a` and `b` are two tensors addressed at p with p[dim] replaced by the
-// index value (a) or kept (b): offset_a = sum_{d != dim} p[d] * as[d] + idx * as[dim].
-struct Walk {
-  int64_t nd = 1, last = 1, rows = 1, dim = 0;
-  Shape shape;                      // index shape (at least 1-d)
-  Shape as, bs;                     // strides of a and b (elements)
-  int64_t row_a(int64_t r) const {  // offset of row r in a, without the dim term
-    int64_t off = 0;
-    for (int64_t d = nd - 2; d >= 0; --d) {
-      const int64_t p = r % shape[d];
-      r /= shape[d];
-      if (d != dim) off += p * as[d];
-    }
-    return off;
-  }
-  int64_t row_b(int64_t r) const {
-    int64_t off = 0;
-    for (int64_t d = nd - 2; d >= 0; --d) {
-      off += (r % shape[d]) * bs[d];
-      r /= shape[d];
-    }
-    return off;
-  }
-};
-
-Walk make_walk(const Tensor& index, int64_t dim, const Tensor& a, const Tensor& b) {
-  Walk w;
-  w.nd = ndim_or_1(index);
-  w.dim = dim;
-  for (int64_t d = 0; d < w.nd; ++d) {
-    w.shape.push_back(size_or_1(index, d));
-    w.as.push_back(stride_or_1(a, d));
-    w.bs.push_back(stride_or_1(b, d));
-  }
-  w.last = w.shape.back();
-  w.rows = w.last == 0 ? 0 : index.numel() / w.last;
-  return w;
-}
-
 // One row of a gather: dst[k] = src[ra + k * sl + idx[k] * sd] (sl = 0 when the row runs
 // along `dim`), each index checked as it is used (the output is discarded on an error).
 template <typename T>
@@ -209,11 +165,11 @@ void gather_row(T* dst, const T* src, const int64_t* iv, int64_t m, int64_t ra, 
 }
 
 template <typename T>
-void gather_t(const Tensor& self, const Tensor& out, const Walk& w, const int64_t* idx,
+void gather_t(const Tensor& self, const Tensor& out, const IndexWalk& w, const int64_t* idx,
               int64_t bound) {
   const T* src = static_cast<const T*>(self.data_ptr());
   T* dst = static_cast<T*>(out.data_ptr());
-  const int64_t sl = w.dim == w.nd - 1 ? 0 : w.as[w.nd - 1], sd = w.as[w.dim];
+  const int64_t sl = w.step_a(), sd = w.as[w.dim];
   // Chunks of elements (parts of a row, or several rows) spread over the pool.
   parallel_for(0, w.rows * w.last, int64_t{1} << 17, [&](int64_t e0, int64_t e1) {
     for (int64_t e = e0; e < e1;) {
@@ -233,7 +189,7 @@ Values gather_kernel(const OpDef&, const Values& a) {
   Tensor out = Tensor::uninitialized(index.shape(), self.dtype());
   if (out.numel() == 0) return {out};
   const IndexValues idx(index);
-  const Walk w = make_walk(index, dim, self, out);
+  const IndexWalk w = make_index_walk(index, dim, self, out);
   const int64_t bound = size_or_1(self, dim);
   switch (self.itemsize()) {
     case 1:
@@ -273,11 +229,11 @@ inline W acc_mul(W x, W v) {
 // Returns whether an f32 value added was extreme (see nn_util.h): the call is then computed
 // again in f64.
 template <typename W>
-bool scatter_add_t(const Tensor& out, const Tensor& src, const Walk& w, const int64_t* idx,
+bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, const int64_t* idx,
                    int64_t bound) {
   W* o = out.data<W>();
   const W* s = src.data<W>();
-  const int64_t ol = w.dim == w.nd - 1 ? 0 : w.as[w.nd - 1], od = w.as[w.dim];
+  const int64_t ol = w.step_a(), od = w.as[w.dim];
   const int64_t sl = w.bs[w.nd - 1];
   bool extreme = false;
   for (int64_t r = 0; r < w.rows; ++r) {
@@ -317,14 +273,14 @@ Values scatter_add_kernel(const OpDef&, const Values& a) {
     work = DType::Float64;
   if (index.numel() > 0 && work == DType::Float32) {
     const Tensor s = contiguous_as(src, work);
-    if (scatter_add_t<float>(out, s, make_walk(index, dim, out, s), idx.data(), bound))
+    if (scatter_add_t<float>(out, s, make_index_walk(index, dim, out, s), idx.data(), bound))
       work = DType::Float64;
   }
   if (work != DType::Float32) {
     if (out.dtype() != work) out = fresh_copy(self, work);
     if (index.numel() > 0) {
       const Tensor s = contiguous_as(src, work);
-      const Walk w = make_walk(index, dim, out, s);
+      const IndexWalk w = make_index_walk(index, dim, out, s);
       if (work == DType::Float64)
         scatter_add_t<double>(out, s, w, idx.data(), bound);
       else

@@ -239,4 +239,18 @@ std::vector<int64_t> dims_offsets(const std::vector<int64_t>& dims, const Shape&
   return off;
 }
 
+IndexWalk make_index_walk(const Tensor& index, int64_t dim, const Tensor& a, const Tensor& b) {
+  IndexWalk w;
+  w.nd = ndim_or_1(index);
+  w.dim = dim;
+  for (int64_t d = 0; d < w.nd; ++d) {
+    w.shape.push_back(size_or_1(index, d));
+    w.as.push_back(stride_or_1(a, d));
+    w.bs.push_back(b.defined() ? stride_or_1(b, d) : 0);
+  }
+  w.last = w.shape.back();
+  w.rows = w.last == 0 ? 0 : index.numel() / w.last;
+  return w;
+}
+
 }  // namespace crucible::cpu

@@ -73,6 +73,43 @@ std::vector<int64_t> index_offsets(const IndexPlan& plan, const Shape& self_shap
 std::vector<int64_t> dims_offsets(const std::vector<int64_t>& dims, const Shape& shape,
                                   const Shape& strides);
 
+// Sizes and strides of a tensor read as at least 1-d (a 0-d tensor as [1]).
+inline int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+inline int64_t stride_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.stride(d); }
+inline int64_t ndim_or_1(const Tensor& t) { return t.dim() < 1 ? 1 : t.dim(); }
+
+// The positions p of an index tensor of gather/scatter (its shape, a 0-d index as [1]), row by
+// row along the last dim. `a` is addressed at p with p[dim] replaced by the index value, `b` at p
+// itself: offset_a = sum_{d != dim} p[d] * as[d] + idx * as[dim], in elements from each view's
+// start.
+struct IndexWalk {
+  int64_t nd = 1, last = 1, rows = 0, dim = 0;
+  Shape shape;                      // the index's shape (at least 1-d)
+  Shape as, bs;                     // strides of a and b (elements; b's are 0 when it is absent)
+  int64_t row_a(int64_t r) const {  // offset of row r in a, without the dim term
+    int64_t off = 0;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      const int64_t p = r % shape[d];
+      r /= shape[d];
+      if (d != dim) off += p * as[d];
+    }
+    return off;
+  }
+  int64_t row_b(int64_t r) const {
+    int64_t off = 0;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      off += (r % shape[d]) * bs[d];
+      r /= shape[d];
+    }
+    return off;
+  }
+  // a's step along a row (0 when the row runs along `dim`, where the index value moves).
+  int64_t step_a() const { return dim == nd - 1 ? 0 : as[nd - 1]; }
+};
+
+// The walk of `index` over `a` and `b` (`b` undefined: a value, no strides).
+IndexWalk make_index_walk(const Tensor& index, int64_t dim, const Tensor& a, const Tensor& b);
+
 // "index 5 is out of bounds for dimension 0 with size 3"
 [[noreturn]] void index_out_of_bounds(int64_t v, int64_t dim, int64_t size);
 

@@ -38,53 +38,10 @@ Reduce parse_reduce(const std::string& s) {
   internal_error("cpu scatter: unknown reduce " + s);
 }
 
-int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
-int64_t stride_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.stride(d); }
-
-// The positions p of the index (its shape, a 0-d index as [1]), row by row along the last
-// dim. `a` is addressed at p with p[dim] replaced by the index value, `b` (src) at p itself:
-// offsets in elements, from each view's start.
-struct Walk {
-  int64_t nd = 1, last = 1, rows = 0, dim = 0;
-  Shape shape, as, bs;
-  int64_t row_a(int64_t r) const {
-    int64_t off = 0;
-    for (int64_t d = nd - 2; d >= 0; --d) {
-      const int64_t p = r % shape[d];
-      r /= shape[d];
-      if (d != dim) off += p * as[d];
-    }
-    return off;
-  }
-  int64_t row_b(int64_t r) const {
-    int64_t off = 0;
-    for (int64_t d = nd - 2; d >= 0; --d) {
-      off += (r % shape[d]) * bs[d];
-      r /= shape[d];
-    }
-    return off;
-  }
-  int64_t step_a() const { return dim == nd - 1 ? 0 : as[nd - 1]; }
-};
-
-Walk make_walk(const Tensor& index, int64_t dim, const Tensor& a, const Tensor& b) {
-  Walk w;
-  w.nd = std::max<int64_t>(index.dim(), 1);
-  w.dim = dim;
-  for (int64_t d = 0; d < w.nd; ++d) {
-    w.shape.push_back(size_or_1(index, d));
-    w.as.push_back(stride_or_1(a, d));
-    w.bs.push_back(b.defined() ? stride_or_1(b, d) : 0);
-  }
-  w.last = w.shape.back();
-  w.rows = w.last == 0 ? 0 : index.numel() / w.last;
-  return w;
-}
-
 // Calls fn(offset in a, offset in b) for every index element in row-major order, checking
 // each index value as it is used (the output is discarded on an error).
 template <typename Fn>
-void walk_targets(const Walk& w, const int64_t* idx, int64_t bound, Fn fn) {
+void walk_targets(const IndexWalk& w, const int64_t* idx, int64_t bound, Fn fn) {
   const int64_t sa = w.step_a(), sd = w.as[w.dim], sb = w.bs[w.nd - 1];
   for (int64_t r = 0; r < w.rows; ++r) {
     const int64_t ra = w.row_a(r), rb = w.row_b(r);
@@ -114,7 +71,7 @@ Tensor scatter_plain(const Tensor& self, int64_t dim, const Tensor& index, const
   Tensor out = fresh_copy(self, self.dtype());
   if (index.numel() == 0) return out;
   const IndexValues idx(index);
-  const Walk w = make_walk(index, dim, out, src_is_value ? Tensor() : src);
+  const IndexWalk w = make_index_walk(index, dim, out, src_is_value ? Tensor() : src);
   const size_t isz = out.itemsize();
   char* o = static_cast<char*>(out.data_ptr());
   const char* s = static_cast<const char*>(src.data_ptr());
@@ -156,7 +113,7 @@ inline W combine(Reduce r, W x, W v) {
 // The reduction into `acc` (a contiguous copy of self in W). Counts contributions per element
 // when the mean or include_self=False needs them.
 template <typename W>
-void scatter_reduce_t(const Tensor& acc, const Tensor& src, const Walk& w, const int64_t* idx,
+void scatter_reduce_t(const Tensor& acc, const Tensor& src, const IndexWalk& w, const int64_t* idx,
                       int64_t bound, Reduce r, bool include_self, bool src_is_value) {
   W* o = acc.data<W>();
   const W* s = src.data<W>();
@@ -240,7 +197,7 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
   if (index.numel() > 0) {
     const Tensor s = as_work(src, work, false);
     const IndexValues idx(index);
-    const Walk w = make_walk(index, dim, acc, src_is_value ? Tensor() : s);
+    const IndexWalk w = make_index_walk(index, dim, acc, src_is_value ? Tensor() : s);
     const int64_t bound = size_or_1(self, dim);
     if (work == DType::Float64)
       scatter_reduce_t<double>(acc, s, w, idx.data(), bound, r, include_self, src_is_value);
