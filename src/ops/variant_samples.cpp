@@ -71,10 +71,7 @@ cases::CallSpec with_destinations(const OpDef& variant, const DerivedVariant& v,
                                   cases::CallSpec call, const Values& results, bool transposed,
                                   std::optional<DType> dtype = std::nullopt) {
   if (v.rule == WriteRule::Factory)
-    std::erase_if(call.kwargs, [](const auto& kw) {
-      return kw.first == "dtype" || kw.first == "layout" || kw.first == "device" ||
-             kw.first == "pin_memory";
-    });
+    std::erase_if(call.kwargs, [](const auto& kw) { return is_tensor_option(kw.first); });
   for (size_t k = 0; k < v.destinations.size() && k < results.size(); ++k) {
     const std::string& name = variant.schema.arguments[v.destinations[k]].name;
     const Value& r = results[k];

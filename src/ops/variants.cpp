@@ -32,13 +32,6 @@ std::map<std::string, DerivedVariant, std::less<>>& table() {
   return t;
 }
 
-constexpr const char* kOptions[] = {"dtype", "layout", "device", "pin_memory"};
-
-bool is_option(const std::string& name) {
-  return std::find_if(std::begin(kOptions), std::end(kOptions),
-                      [&](const char* o) { return name == o; }) != std::end(kOptions);
-}
-
 // An argument without its alias annotation, to compare a variant's argument with the
 // functional op's.
 Argument plain(Argument a) {
@@ -66,6 +59,10 @@ bool internally_overlapping(const Tensor& t) {
 }
 
 }  // namespace
+
+bool is_tensor_option(std::string_view name) {
+  return name == "dtype" || name == "layout" || name == "device" || name == "pin_memory";
+}
 
 const DerivedVariant* derived_variant(std::string_view op_name) {
   auto it = table().find(op_name);
@@ -106,7 +103,7 @@ std::optional<FunctionalMatch> functional_counterpart(const Schema& variant,
     std::vector<Argument> all, without_options;
     for (const Argument& a : f->schema.arguments) {
       all.push_back(plain(a));
-      if (!(a.kwarg_only && is_option(a.name))) without_options.push_back(plain(a));
+      if (!(a.kwarg_only && is_tensor_option(a.name))) without_options.push_back(plain(a));
     }
     // The keyword-only marker is part of an argument here: a variant that adds out= after
     // positional-only arguments makes them no less positional.
@@ -208,7 +205,7 @@ OpDef derive(const Entry& e, const OpDef& f, DerivedVariant& v) {
   v.rule = e.rule;
   for (const Argument& a : f.schema.arguments) {
     const int j = op.schema.find_argument(a.name);
-    if (j < 0 && !(e.rule == WriteRule::Factory && is_option(a.name)))
+    if (j < 0 && !(e.rule == WriteRule::Factory && is_tensor_option(a.name)))
       internal_error("catalog: " + op.name + " lacks argument '" + a.name + "' of " + f.name);
     v.functional_arg.push_back(j);
   }

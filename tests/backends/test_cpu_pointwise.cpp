@@ -8,20 +8,13 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/pointwise_kernels.h"
+#include "backends/pointwise_kernel_sets.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu {
 namespace {
-
-std::vector<const PwKernels*> kernel_sets() {
-  std::vector<const PwKernels*> v{&pw_kernels_portable()};
-  const CpuFeatures& f = cpu_features();
-  if (f.avx2 && f.fma && f.f16c) v.push_back(&pw_kernels_avx2());
-  if (f.avx512f && f.avx512bw && f.avx512vl) v.push_back(&pw_kernels_avx512());
-  return v;
-}
 
 void expect_close(PwOp op, double (*ref)(double), float lo, float hi) {
   std::vector<float> x;

@@ -73,6 +73,10 @@ struct FunctionalMatch {
 std::optional<FunctionalMatch> functional_counterpart(const Schema& variant,
                                                       const OpRegistry& registry);
 
+// A factory's TensorOptions argument (dtype, layout, device, pin_memory), which its out=
+// overload does not have.
+bool is_tensor_option(std::string_view name);
+
 // ATen overloads that are not derived although their functional op is in the catalog, with why.
 const std::vector<std::pair<std::string, std::string>>& variants_not_derived();
 
