@@ -33,6 +33,13 @@ Literal cpu_lse(int64_t b, int64_t h, int64_t l, DType t) { return T({b, h, l}, 
 
 DType acc(DType t) { return t == DType::Float64 ? t : f32; }
 
+// special_note: the backwards' special values go into grad_out and out. In query, key or
+// logsumexp they make scores whose exp overflows f32 (the kernels' accumulation type, ATen's
+// as well) where the f64 reference's does not, so inf * 0 and inf - inf give NaN there and a
+// finite or infinite value in f64; NaN and inf in grad_out and out propagate the same way in
+// both. They are f16 values, whose products and sums stay finite in f32 (f32's and bf16's
+// largest values overflow the f32 sums D = rowsum(grad_out * out), in ATen's kernel too).
+
 using KW = std::vector<std::pair<std::string, Literal>>;
 
 }  // namespace
@@ -117,8 +124,13 @@ std::vector<Sample> flash_cpu_backward_samples(const SampleContext& ctx) {
     const Literal kv = sliced ? qkv_slice(b, h, s, e, t) : T({b, h, s, e}, t);
     Literal g = blhe(b, h, l, e, t), o = blhe(b, h, l, e, t), lse = cpu_lse(b, h, l, acc(t));
     std::vector<Literal> args{g, q, kv, kv, o, lse};
-    if (!fill.empty())
+    if (fill == "special") {  // grad_out and out only (see special_note)
+      args[0].tensor.fill = fill;
+      args[4].tensor.fill = fill;
+    } else if (!fill.empty()) {  // logsumexp positive: P = exp(s - lse) stays finite in f32
       for (Literal& x : args) x.tensor.fill = fill;
+      args[5].tensor.fill = "positive";
+    }
     args.push_back(F(dropout));
     args.push_back(B(causal));
     out.push_back(make(label, std::move(args), std::move(kw)));
@@ -139,8 +151,10 @@ std::vector<Sample> flash_cpu_backward_samples(const SampleContext& ctx) {
   call("attn_mask 2-d f32", 1, 2, 4, 6, 4, f32, false, {{"attn_mask", T({4, 6}, f32)}});
   call("attn_mask 4-d and causal", 2, 2, 4, 4, 4, f32, true,
        {{"attn_mask", T({2, 1, 4, 4}, f32)}, {"scale", F(0.4)}});
-  call("values: integers (scale 0.05)", 1, 2, 4, 4, 4, f32, true, {{"scale", F(0.05)}}, false, 0.0,
-       "integers");
+  call("values: integers (scale 0.001)", 1, 2, 4, 4, 4, f32, true, {{"scale", F(0.001)}}, false,
+       0.0, "integers");
+  call("special values in grad_out and out f16", 2, 2, 5, 5, 8, DType::Float16, true, {}, false,
+       0.0, "special");
   call("empty query sequence", 1, 2, 0, 3, 4, f32, false);
   call("error: dropout_p 0.2", 1, 2, 3, 3, 4, f32, false, {}, false, 0.2);
   out.push_back(
@@ -218,13 +232,18 @@ std::vector<Sample> cudnn_backward_samples(const SampleContext& ctx) {
     const Literal kv = sliced ? qkv_slice(b, hk, s, e, t) : blhe(b, hk, s, e, t);
     std::vector<Literal> args{blhe(b, hq, l, e, t), q, kv, kv, blhe(b, hq, l, e, t),
                               T({b, hq, l, 1}, f32)};
-    if (!fill.empty())
+    if (fill == "special") {  // grad_out and out only (see special_note)
+      args[0].tensor.fill = fill;
+      args[4].tensor.fill = fill;
+    } else if (!fill.empty()) {  // logsumexp positive: P = exp(s - lse) stays finite in f32
       for (Literal& x : args) x.tensor.fill = fill;
+      args[5].tensor.fill = "positive";
+    }
     for (const Literal& x :
          {T({}, DType::Int64), T({}, DType::Int64), None(), None(), None(), I(l), I(s), F(0.0)})
       args.push_back(x);
     args.push_back(B(causal));
-    out.push_back(make(label, std::move(args), {{"scale", F(fill.empty() ? 0.125 : 0.05)}}));
+    out.push_back(make(label, std::move(args), {{"scale", F(fill == "integers" ? 0.001 : 0.125)}}));
   };
   if (ctx.performance) {
     call("GPT-2 [1, 12, 1024, 64] causal f16", 1, 12, 12, 1024, 1024, 64, h, true, true);
@@ -238,7 +257,8 @@ std::vector<Sample> cudnn_backward_samples(const SampleContext& ctx) {
   }
   call("L 3 < S 7, causal", 1, 2, 2, 3, 7, 4, h, true);
   call("f32 [1, 2, 5, 8]", 1, 2, 2, 5, 5, 8, f32, false);
-  call("values: integers (scale 0.05)", 1, 2, 2, 4, 4, 4, h, true, false, "integers");
+  call("values: integers (scale 0.001)", 1, 2, 2, 4, 4, 4, h, true, false, "integers");
+  call("special values in grad_out and out", 2, 2, 2, 5, 5, 8, h, true, false, "special");
   return out;
 }
 
