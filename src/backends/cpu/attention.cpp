@@ -12,6 +12,7 @@
 // there are fewer pairs than threads. Checks and output layouts come from the catalog's meta
 // functions (ops/attention.cpp).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -27,7 +28,12 @@
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
+namespace attention_math {
+#include "backends/cpu/vec_math.h"
+}  // namespace attention_math
 namespace {
+
+using attention_math::vm::exp;  // vectorisable f32 exp (f64: libm)
 
 constexpr int64_t kBlock = 64;  // query rows per block
 
@@ -125,16 +131,21 @@ Inputs<T> inputs_of(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 // The scores of query rows [i0, i0 + rows) of (b, h) into sc [rows, S]: scale * Q K^T, plus the
-// mask, -inf above the causal diagonal.
+// mask, -inf above the causal diagonal. Only the first `cols` keys are computed (the forward
+// passes fewer under is_causal: the later ones are masked for every row of the block).
 template <typename T>
-void block_scores(const Inputs<T>& in, int64_t b, int64_t h, int64_t i0, int64_t rows, T* sc) {
-  const Dims& d = in.d;
+void block_scores(const Inputs<T>& in, int64_t b, int64_t h, int64_t i0, int64_t rows, T* sc,
+                  int64_t cols = -1) {
+  Dims d = in.d;
+  const int64_t ld = d.s;
+  if (cols >= 0) d.s = cols;
   const int64_t kh = h / d.group();
   gemm<T>(rows, d.s, d.e, in.scale, MatView<T>{in.q.at(b, h, i0), in.q.s[2], in.q.s[3]},
-          MatView<T>{in.k.at(b, kh, 0), in.k.s[3], in.k.s[2]}, T(0), sc, d.s);
-  if (d.e == 0) std::fill(sc, sc + rows * d.s, T(0));
+          MatView<T>{in.k.at(b, kh, 0), in.k.s[3], in.k.s[2]}, T(0), sc, ld);
+  if (d.e == 0)
+    for (int64_t r = 0; r < rows; ++r) std::fill(sc + r * ld, sc + r * ld + d.s, T(0));
   for (int64_t r = 0; r < rows; ++r) {
-    T* row = sc + r * d.s;
+    T* row = sc + r * ld;
     if (in.mask.p) {
       const T* m = in.mask.at(b, h, i0 + r);
       for (int64_t j = 0; j < d.s; ++j) row[j] += m[j * in.mask.s[3]];
@@ -155,35 +166,36 @@ void forward(const Inputs<T>& in, T* out, T* lse) {
     std::vector<T> sc(static_cast<size_t>(kBlock * std::max<int64_t>(d.s, 1)));
     for (int64_t i0 = 0; i0 < d.l; i0 += kBlock) {
       const int64_t rows = std::min(kBlock, d.l - i0);
-      block_scores(in, b, h, i0, rows, sc.data());
+      const int64_t cols = in.causal ? std::min(d.s, i0 + rows) : d.s;
+      block_scores(in, b, h, i0, rows, sc.data(), cols);
       for (int64_t r = 0; r < rows; ++r) {
         T* row = sc.data() + r * d.s;
         T m = -std::numeric_limits<T>::infinity();
         bool nan = false;
-        for (int64_t j = 0; j < d.s; ++j) {
+        for (int64_t j = 0; j < cols; ++j) {
           m = row[j] > m ? row[j] : m;
           nan = nan || std::isnan(row[j]);
         }
         if (nan) m = std::numeric_limits<T>::quiet_NaN();  // NaN scores make the row NaN
         T* lrow = lse + task * d.l + i0 + r;
         if (m == -std::numeric_limits<T>::infinity()) {  // every key masked
-          std::fill(row, row + d.s, T(0));
+          std::fill(row, row + cols, T(0));
           *lrow = m;
           continue;
         }
         T sum = 0;
-        for (int64_t j = 0; j < d.s; ++j) {
-          row[j] = std::exp(row[j] - m);
+        for (int64_t j = 0; j < cols; ++j) {
+          row[j] = exp(row[j] - m);
           sum += row[j];
         }
         *lrow = m + std::log(sum);
         const T inv = T(1) / sum;
-        for (int64_t j = 0; j < d.s; ++j) row[j] *= inv;
+        for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
       }
       T* o = out + (task * d.l + i0) * d.ev;
-      gemm<T>(rows, d.ev, d.s, T(1), MatView<T>{sc.data(), d.s, 1},
+      gemm<T>(rows, d.ev, cols, T(1), MatView<T>{sc.data(), d.s, 1},
               MatView<T>{in.v.at(b, kh, 0), in.v.s[2], in.v.s[3]}, T(0), o, d.ev);
-      if (d.s == 0) std::fill(o, o + rows * d.ev, T(0));
+      if (cols == 0) std::fill(o, o + rows * d.ev, T(0));
     }
   });
 }
@@ -208,7 +220,7 @@ void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const V
         for (int64_t r = 0; r < rows; ++r) {
           const T l = *lse.at(b, h, i0 + r);
           T* row = p.data() + r * d.s;
-          for (int64_t j = 0; j < d.s; ++j) row[j] = std::exp(row[j] - l);
+          for (int64_t j = 0; j < d.s; ++j) row[j] = exp(row[j] - l);
         }
         const MatView<T> gv{g.at(b, h, i0), g.s[2], g.s[3]};
         // dV += P^T dO
