@@ -183,6 +183,10 @@ const OpRegistry& OpRegistry::catalog() {
     register_grid_sampler_ops(*r);
     register_padding_ops(*r);
     register_fft_ops(*r);
+    register_bn_functional_ops(*r);
+    register_creation_permuted_ops(*r);
+    register_detach_ops(*r);
+    register_attention_ops(*r);
     for (auto& [name, op] : r->ops_) complete_samples(*op);
     // The in-place and out= overloads ATen has for these ops, derived from them.
     register_derived_variants(*r);

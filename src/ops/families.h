@@ -44,5 +44,9 @@ void register_upsample_ops(OpRegistry& r);             // upsample.cpp
 void register_grid_sampler_ops(OpRegistry& r);         // grid_sampler.cpp
 void register_padding_ops(OpRegistry& r);              // padding.cpp
 void register_fft_ops(OpRegistry& r);                  // fft.cpp
+void register_bn_functional_ops(OpRegistry& r);        // batch_norm_functional.cpp
+void register_creation_permuted_ops(OpRegistry& r);    // creation_permuted.cpp
+void register_detach_ops(OpRegistry& r);               // detach.cpp
+void register_attention_ops(OpRegistry& r);            // attention.cpp
 
 }  // namespace crucible

@@ -31,6 +31,8 @@ const KernelTable& kernel_table() {
     register_distance_kernels(*t);
     register_grid_sampler_kernels(*t);
     register_logsumexp_kernels(*t);
+    register_attention_kernels(*t);
+    register_export_kernels(*t);
     return t;
   }();
   return *table;

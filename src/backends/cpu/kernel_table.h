@@ -49,6 +49,8 @@ void register_scatter_kernels(KernelTable& t);    // scatter, scatter_reduce, ma
 void register_distance_kernels(KernelTable& t);   // _cdist_forward, _pdist_forward
 void register_grid_sampler_kernels(KernelTable& t);  // grid_sampler_2d and its backward
 void register_logsumexp_kernels(KernelTable& t);     // logsumexp (reduction_logsumexp.cpp)
+void register_attention_kernels(KernelTable& t);     // sdpa forward/backward (attention.cpp)
+void register_export_kernels(KernelTable& t);        // detach, empty_permuted (export_ops.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();

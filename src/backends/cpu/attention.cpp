@@ -1,0 +1,369 @@
+// The `cpu` backend's scaled-dot-product attention: _scaled_dot_product_flash_attention_for_cpu
+// and _scaled_dot_product_cudnn_attention, forward and backward.
+//
+// Blocked attention on the cpu backend's gemm: per (batch, head), 64 query rows at a time, the
+// scores S = scale * Q K^T (+ mask, causal -inf) are one gemm, the row softmax (max, exp, sum,
+// logsumexp) a pass over the block, the output P V a second gemm. The backward recomputes
+// P = exp(S - logsumexp) from the saved logsumexp and runs four more gemms per block (dV += P^T
+// dO, dP = dO V^T, dQ = scale dS K, dK += scale dS^T Q with dS = P * (dP - rowsum(dO * O))).
+// f16 and bf16 are computed in f32 (rounded once into the output), f64 in f64. Work is split
+// over (batch, head) pairs -- over key/value heads in the backward, whose dK/dV sum over the
+// query heads of a group -- with one BLAS thread each, or handed to a multi-threaded gemm when
+// there are fewer pairs than threads. Checks and output layouts come from the catalog's meta
+// functions (ops/attention.cpp).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernel_table.h"
+#include "backends/cpu/parallel.h"
+#include "crucible/core/error.h"
+
+namespace crucible::cpu {
+namespace attention_math {
+#include "backends/cpu/vec_math.h"
+}  // namespace attention_math
+namespace {
+
+using attention_math::vm::exp;  // vectorisable f32 exp (f64: libm)
+
+constexpr int64_t kBlock = 64;  // query rows per block
+
+// A 4-d (or 3-d logsumexp) tensor in the compute type: element (b, h, i, e) at
+// p + b * s[0] + h * s[1] + i * s[2] + e * s[3].
+template <typename T>
+struct View4 {
+  const T* p = nullptr;
+  int64_t s[4] = {0, 0, 0, 0};
+  const T* at(int64_t b, int64_t h, int64_t i) const { return p + b * s[0] + h * s[1] + i * s[2]; }
+};
+
+// `t` converted to the compute dtype when it has another one (the copy is kept in `keep`).
+template <typename T>
+View4<T> view_of(const Tensor& t, DType work, Tensor& keep) {
+  keep = t.dtype() == work ? t : t.to(work);
+  View4<T> v;
+  v.p = keep.data<T>();
+  for (int64_t d = 0; d < keep.dim() && d < 4; ++d) v.s[d] = keep.stride(d);
+  return v;
+}
+
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, T* c,
+          int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    gemm_f32(m, n, k, alpha, a, b, beta, c, ldc);
+  } else {
+    gemm_f64(m, n, k, alpha, a, b, beta, c, ldc);
+  }
+}
+
+struct Dims {
+  int64_t b = 0, hq = 0, hk = 0, l = 0, s = 0, e = 0, ev = 0;
+  int64_t group() const { return hq / hk; }
+};
+
+Dims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
+  return {q.size(0), q.size(1), k.size(1), q.size(2), k.size(2), q.size(3), v.size(3)};
+}
+
+double scale_of(const Value& scale, int64_t e) {
+  const std::optional<double> s = scale.opt_double();
+  return s ? *s : 1.0 / std::sqrt(static_cast<double>(e));
+}
+
+// Runs fn(task) for every task in [0, n): in parallel with one BLAS thread each when there are
+// enough tasks, else in order with a multi-threaded gemm.
+void for_tasks(int64_t n, const std::function<void(int64_t)>& fn) {
+  const int threads = num_threads();
+  if (n >= threads && threads > 1) {
+    const int prev = set_gemm_threads(1);
+    try {
+      parallel_for(0, n, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) fn(t);
+      });
+    } catch (...) {
+      set_gemm_threads(prev);
+      throw;
+    }
+    set_gemm_threads(prev);
+  } else {
+    set_gemm_threads(threads);
+    for (int64_t t = 0; t < n; ++t) fn(t);
+  }
+}
+
+// The inputs of one call in the compute type.
+template <typename T>
+struct Inputs {
+  Dims d;
+  T scale = 1;
+  bool causal = false;
+  View4<T> q, k, v, mask;  // mask.p null when absent (mask expanded to [B, Hq, L, S])
+  Tensor keep[4];
+};
+
+template <typename T>
+Inputs<T> inputs_of(const Tensor& q, const Tensor& k, const Tensor& v,
+                    const std::optional<Tensor>& mask, bool causal, double scale, DType work) {
+  Inputs<T> in;
+  in.d = dims_of(q, k, v);
+  in.scale = static_cast<T>(scale);
+  in.causal = causal;
+  in.q = view_of<T>(q, work, in.keep[0]);
+  in.k = view_of<T>(k, work, in.keep[1]);
+  in.v = view_of<T>(v, work, in.keep[2]);
+  if (mask) {
+    const Tensor m =
+        (mask->dtype() == work ? *mask : mask->to(work)).expand({in.d.b, in.d.hq, in.d.l, in.d.s});
+    in.mask = view_of<T>(m, work, in.keep[3]);
+  }
+  return in;
+}
+
+// The scores of query rows [i0, i0 + rows) of (b, h) into sc [rows, S]: scale * Q K^T, plus the
+// mask, -inf above the causal diagonal. Only the first `cols` keys are computed (the forward
+// passes fewer under is_causal: the later ones are masked for every row of the block).
+template <typename T>
+void block_scores(const Inputs<T>& in, int64_t b, int64_t h, int64_t i0, int64_t rows, T* sc,
+                  int64_t cols = -1) {
+  Dims d = in.d;
+  const int64_t ld = d.s;
+  if (cols >= 0) d.s = cols;
+  const int64_t kh = h / d.group();
+  gemm<T>(rows, d.s, d.e, in.scale, MatView<T>{in.q.at(b, h, i0), in.q.s[2], in.q.s[3]},
+          MatView<T>{in.k.at(b, kh, 0), in.k.s[3], in.k.s[2]}, T(0), sc, ld);
+  if (d.e == 0)
+    for (int64_t r = 0; r < rows; ++r) std::fill(sc + r * ld, sc + r * ld + d.s, T(0));
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = sc + r * ld;
+    if (in.mask.p) {
+      const T* m = in.mask.at(b, h, i0 + r);
+      for (int64_t j = 0; j < d.s; ++j) row[j] += m[j * in.mask.s[3]];
+    }
+    if (in.causal) {
+      for (int64_t j = std::max<int64_t>(i0 + r + 1, 0); j < d.s; ++j)
+        row[j] = -std::numeric_limits<T>::infinity();
+    }
+  }
+}
+
+// Forward into contiguous work buffers out [B, Hq, L, Ev] and lse [B, Hq, L].
+template <typename T>
+void forward(const Inputs<T>& in, T* out, T* lse) {
+  const Dims& d = in.d;
+  for_tasks(d.b * d.hq, [&](int64_t task) {
+    const int64_t b = task / d.hq, h = task % d.hq, kh = h / d.group();
+    std::vector<T> sc(static_cast<size_t>(kBlock * std::max<int64_t>(d.s, 1)));
+    for (int64_t i0 = 0; i0 < d.l; i0 += kBlock) {
+      const int64_t rows = std::min(kBlock, d.l - i0);
+      const int64_t cols = in.causal ? std::min(d.s, i0 + rows) : d.s;
+      block_scores(in, b, h, i0, rows, sc.data(), cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* row = sc.data() + r * d.s;
+        T m = -std::numeric_limits<T>::infinity();
+        bool nan = false;
+        for (int64_t j = 0; j < cols; ++j) {
+          m = row[j] > m ? row[j] : m;
+          nan = nan || std::isnan(row[j]);
+        }
+        if (nan) m = std::numeric_limits<T>::quiet_NaN();  // NaN scores make the row NaN
+        T* lrow = lse + task * d.l + i0 + r;
+        if (m == -std::numeric_limits<T>::infinity()) {  // every key masked
+          std::fill(row, row + cols, T(0));
+          *lrow = m;
+          continue;
+        }
+        T sum = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+          row[j] = exp(row[j] - m);
+          sum += row[j];
+        }
+        *lrow = m + std::log(sum);
+        const T inv = T(1) / sum;
+        for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
+      }
+      T* o = out + (task * d.l + i0) * d.ev;
+      gemm<T>(rows, d.ev, cols, T(1), MatView<T>{sc.data(), d.s, 1},
+              MatView<T>{in.v.at(b, kh, 0), in.v.s[2], in.v.s[3]}, T(0), o, d.ev);
+      if (cols == 0) std::fill(o, o + rows * d.ev, T(0));
+    }
+  });
+}
+
+// Backward into contiguous work buffers dq [B, Hq, L, E], dk [B, Hk, S, E], dv [B, Hk, S, Ev].
+template <typename T>
+void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const View4<T>& lse, T* dq,
+              T* dk, T* dv) {
+  const Dims& d = in.d;
+  for_tasks(d.b * d.hk, [&](int64_t task) {
+    const int64_t b = task / d.hk, kh = task % d.hk;
+    const size_t block = static_cast<size_t>(kBlock * std::max<int64_t>(d.s, 1));
+    std::vector<T> p(block), dp(block);
+    T* dk_acc = dk + task * d.s * d.e;
+    T* dv_acc = dv + task * d.s * d.ev;
+    std::fill(dk_acc, dk_acc + d.s * d.e, T(0));
+    std::fill(dv_acc, dv_acc + d.s * d.ev, T(0));
+    for (int64_t h = kh * d.group(); h < (kh + 1) * d.group(); ++h) {
+      for (int64_t i0 = 0; i0 < d.l; i0 += kBlock) {
+        const int64_t rows = std::min(kBlock, d.l - i0);
+        block_scores(in, b, h, i0, rows, p.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          const T l = *lse.at(b, h, i0 + r);
+          T* row = p.data() + r * d.s;
+          for (int64_t j = 0; j < d.s; ++j) row[j] = exp(row[j] - l);
+        }
+        const MatView<T> gv{g.at(b, h, i0), g.s[2], g.s[3]};
+        // dV += P^T dO
+        gemm<T>(d.s, d.ev, rows, T(1), MatView<T>{p.data(), 1, d.s}, gv, T(1), dv_acc, d.ev);
+        // dP = dO V^T
+        gemm<T>(rows, d.s, d.ev, T(1), gv, MatView<T>{in.v.at(b, kh, 0), in.v.s[3], in.v.s[2]},
+                T(0), dp.data(), d.s);
+        if (d.ev == 0) std::fill(dp.begin(), dp.end(), T(0));
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* gr = g.at(b, h, i0 + r);
+          const T* orow = o.at(b, h, i0 + r);
+          T dd = 0;
+          for (int64_t e = 0; e < d.ev; ++e) dd += gr[e * g.s[3]] * orow[e * o.s[3]];
+          T* dsr = dp.data() + r * d.s;
+          const T* pr = p.data() + r * d.s;
+          for (int64_t j = 0; j < d.s; ++j) dsr[j] = pr[j] * (dsr[j] - dd);
+        }
+        // dQ = scale dS K; dK += scale dS^T Q
+        T* dq_rows = dq + ((b * d.hq + h) * d.l + i0) * d.e;
+        gemm<T>(rows, d.e, d.s, in.scale, MatView<T>{dp.data(), d.s, 1},
+                MatView<T>{in.k.at(b, kh, 0), in.k.s[2], in.k.s[3]}, T(0), dq_rows, d.e);
+        if (d.s == 0) std::fill(dq_rows, dq_rows + rows * d.e, T(0));
+        gemm<T>(d.s, d.e, rows, in.scale, MatView<T>{dp.data(), 1, d.s},
+                MatView<T>{in.q.at(b, h, i0), in.q.s[2], in.q.s[3]}, T(1), dk_acc, d.e);
+      }
+    }
+  });
+}
+
+DType work_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
+
+// The meta output `spec` holding the contiguous work buffer `work` (converted, laid out).
+Tensor laid_out(const Value& spec, const Tensor& work) {
+  const Tensor& m = spec.tensor();
+  Tensor t = Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
+  t.copy_from(work);
+  return t;
+}
+
+// Forward outputs (out, lse) as the meta outputs spec_out / spec_lse describe them.
+template <typename T>
+std::pair<Tensor, Tensor> run_forward(const Inputs<T>& in, const Value& spec_out,
+                                      const Value& spec_lse, DType work) {
+  const Dims& d = in.d;
+  Tensor out = Tensor::uninitialized({d.b, d.hq, d.l, d.ev}, work);
+  Tensor lse = Tensor::uninitialized({d.b, d.hq, d.l}, work);
+  forward(in, out.data<T>(), lse.data<T>());
+  Tensor lse_out;
+  if (spec_lse.is_tensor()) {
+    lse_out = laid_out(spec_lse, lse.view(spec_lse.tensor().shape()));
+  }
+  return {laid_out(spec_out, out), lse_out};
+}
+
+template <typename T>
+Values run_backward(const Inputs<T>& in, const Tensor& grad_out, const Tensor& out,
+                    const Tensor& lse, const Values& spec, DType work) {
+  const Dims& d = in.d;
+  Tensor keep[3];
+  const View4<T> g = view_of<T>(grad_out, work, keep[0]);
+  const View4<T> o = view_of<T>(out, work, keep[1]);
+  const View4<T> l = view_of<T>(lse, work, keep[2]);
+  Tensor dq = Tensor::uninitialized({d.b, d.hq, d.l, d.e}, work);
+  Tensor dk = Tensor::uninitialized({d.b, d.hk, d.s, d.e}, work);
+  Tensor dv = Tensor::uninitialized({d.b, d.hk, d.s, d.ev}, work);
+  backward(in, g, o, l, dq.data<T>(), dk.data<T>(), dv.data<T>());
+  return {laid_out(spec[0], dq), laid_out(spec[1], dk), laid_out(spec[2], dv)};
+}
+
+// Dispatches on the compute type of `t`.
+template <typename Fn>
+Values on_work(DType t, Fn&& fn) {
+  if (work_dtype(t) == DType::Float64) return fn.template operator()<double>(DType::Float64);
+  return fn.template operator()<float>(DType::Float32);
+}
+
+// _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, *, attn_mask,
+// scale) -> (out, logsumexp)
+Values flash_cpu_kernel(const OpDef& op, const Values& a) {
+  const Values spec = op.run_meta(a);
+  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(5).opt_tensor(), a.at(4).to_bool(),
+                                      scale_of(a.at(6), q.size(3)), work);
+    auto [out, lse] = run_forward(in, spec[0], spec[1], work);
+    return Values{out, lse};
+  });
+}
+
+// (grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask, scale)
+Values flash_cpu_backward_kernel(const OpDef& op, const Values& a) {
+  const Values spec = op.run_meta(a);
+  const Tensor &q = a.at(1).tensor(), &k = a.at(2).tensor(), &v = a.at(3).tensor();
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(8).opt_tensor(), a.at(7).to_bool(),
+                                      scale_of(a.at(9), q.size(3)), work);
+    return run_backward(in, a.at(0).tensor(), a.at(4).tensor(), a.at(5).tensor(), spec, work);
+  });
+}
+
+// _scaled_dot_product_cudnn_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
+// is_causal, return_debug_mask, *, scale) -> (out, lse, cum_seq_q, cum_seq_k, max_q, max_k,
+// philox_seed, philox_offset, debug_attn_mask)
+Values cudnn_kernel(const OpDef& op, const Values& a) {
+  Values spec = op.run_meta(a);
+  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(3).opt_tensor(), a.at(6).to_bool(),
+                                      scale_of(a.at(8), q.size(3)), work);
+    auto [out, lse] = run_forward(in, spec[0], spec[1], work);
+    Values r = spec;
+    r[0] = out;
+    if (r[1].is_tensor()) r[1] = lse;
+    r[6] = Tensor::zeros({}, DType::Int64);
+    r[7] = Tensor::zeros({}, DType::Int64);
+    return r;
+  });
+}
+
+// (grad_out, q, k, v, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q,
+// cum_seq_k, max_q, max_k, dropout_p, is_causal, *, scale)
+Values cudnn_backward_kernel(const OpDef& op, const Values& a) {
+  const Values spec = op.run_meta(a);
+  const Tensor &q = a.at(1).tensor(), &k = a.at(2).tensor(), &v = a.at(3).tensor();
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(8).opt_tensor(), a.at(14).to_bool(),
+                                      scale_of(a.at(15), q.size(3)), work);
+    return run_backward(in, a.at(0).tensor(), a.at(4).tensor(), a.at(5).tensor(), spec, work);
+  });
+}
+
+}  // namespace
+
+void register_attention_kernels(KernelTable& t) {
+  const std::vector<DType> floats = {DType::Float16, DType::BFloat16, DType::Float32,
+                                     DType::Float64};
+  t.add("aten._scaled_dot_product_flash_attention_for_cpu.default",
+        {flash_cpu_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
+        {flash_cpu_backward_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_cudnn_attention.default", {cudnn_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_cudnn_attention_backward.default",
+        {cudnn_backward_kernel, nullptr, floats});
+}
+
+}  // namespace crucible::cpu
