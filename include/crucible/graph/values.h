@@ -1,0 +1,26 @@
+// The values a graph starts from: each declaration materialised from its initialiser and the
+// seed, deterministically and per name (the value's name hashed with the seed: adding a
+// parameter does not change the others), or parameters and buffers loaded by name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "crucible/core/tensor.h"
+#include "crucible/graph/graph.h"
+
+namespace crucible::graph {
+
+using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+// The declaration's value (host memory, the declared shape, strides and dtype).
+Tensor materialize_declaration(const Declaration& d, uint64_t seed);
+
+// Every declaration's value by name. With `weights`, each param and buffer is the tensor of
+// that name there (converted to the declared strides); one that `weights` lacks, or whose dtype
+// or shape differs from the declaration, is an Input error naming `weights_file` and the tensor.
+TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMap* weights = nullptr,
+                                   const std::string& weights_file = "");
+
+}  // namespace crucible::graph

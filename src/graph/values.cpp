@@ -1,0 +1,104 @@
+// Materialising a graph's declarations from their initialisers, or from loaded weights.
+#include "crucible/graph/values.h"
+
+#include <cmath>
+
+#include "crucible/core/error.h"
+#include "crucible/core/rng.h"
+
+namespace crucible::graph {
+
+namespace {
+
+using Kind = Initializer::Kind;
+
+void set_value(const Tensor& t, int64_t k, const cases::Literal& v) {
+  switch (v.kind) {
+    case cases::LitKind::Int:
+      t.set_int(k, v.i);
+      return;
+    case cases::LitKind::Bool:
+      t.set_int(k, v.b ? 1 : 0);
+      return;
+    default:
+      t.set(k, v.f);
+  }
+}
+
+}  // namespace
+
+Tensor materialize_declaration(const Declaration& d, uint64_t seed) {
+  const TensorSpec& s = d.spec;
+  Tensor t = Tensor::empty_strided(s.shape, s.strides, s.dtype);
+  const Initializer& init = d.init;
+  const int64_t n = t.numel();
+  Rng rng(seed, hash_str(d.name.c_str()));
+  for (int64_t k = 0; k < n; ++k) {
+    switch (init.kind) {
+      case Kind::Normal:
+        t.set(k, init.number(0) + init.number(1) * rng.normal());
+        break;
+      case Kind::Grad:
+        t.set(k, rng.normal());
+        break;
+      case Kind::Uniform:
+        t.set(k, init.number(0) + (init.number(1) - init.number(0)) * rng.uniform());
+        break;
+      case Kind::Zeros:
+        t.set_int(k, 0);
+        break;
+      case Kind::Ones:
+        t.set_int(k, 1);
+        break;
+      case Kind::Full:
+        set_value(t, k, init.args[0]);
+        break;
+      case Kind::Arange:
+        t.set_int(k, k);
+        break;
+      case Kind::Index:
+        t.set_int(k, rng.integer(init.args[0].i, init.args[1].i - 1));
+        break;
+      case Kind::Bool:
+        t.set_int(k, rng.integer(0, 1));
+        break;
+      case Kind::Data:
+        set_value(t, k, init.args[static_cast<size_t>(k)]);
+        break;
+    }
+  }
+  return t;
+}
+
+TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMap* weights,
+                                   const std::string& weights_file) {
+  TensorMap out;
+  for (const Declaration& d : g.decls) {
+    const bool loaded = weights && (d.kind == DeclKind::Param || d.kind == DeclKind::Buffer);
+    if (!loaded) {
+      out.emplace(d.name, materialize_declaration(d, seed));
+      continue;
+    }
+    const auto it = weights->find(d.name);
+    const std::string where = weights_file + ": tensor '" + d.name + "'";
+    if (it == weights->end()) {
+      input_error(where, "missing: the graph declares " + std::string(decl_kind_name(d.kind)) +
+                             " %" + d.name + " : " + d.spec.str());
+    }
+    const Tensor& w = it->second;
+    if (w.dtype() != d.spec.dtype || w.shape() != d.spec.shape) {
+      input_error(where, "is " + std::string(dtype_code(w.dtype())) + " " + shape_str(w.shape()) +
+                             "; the graph declares " + d.spec.str());
+    }
+    if (w.strides() == d.spec.strides) {
+      out.emplace(d.name, w);
+    } else {
+      Tensor t = Tensor::empty_strided(d.spec.shape, d.spec.strides, d.spec.dtype);
+      t.copy_from(w);
+      out.emplace(d.name, t);
+    }
+  }
+  return out;
+}
+
+}  // namespace crucible::graph
