@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cases/literal_parser.h"
+#include "crucible/cases/references.h"
 
 namespace crucible::cases {
 
@@ -100,8 +101,8 @@ CallSpec Parser::argument_list(size_t* end) {
     while (k < s_.size() && is_ident_char(s_[k])) ++k;
     size_t eq = k;
     while (eq < s_.size() && (s_[eq] == ' ' || s_[eq] == '\t')) ++eq;
-    const bool keyword = k > pos_ && is_ident_start(s_[pos_]) && eq < s_.size() &&
-                         s_[eq] == '=' && (eq + 1 >= s_.size() || s_[eq + 1] != '=');
+    const bool keyword = k > pos_ && is_ident_start(s_[pos_]) && eq < s_.size() && s_[eq] == '=' &&
+                         (eq + 1 >= s_.size() || s_[eq + 1] != '=');
     if (keyword) {
       const size_t name_at = pos_;
       std::string name(s_.substr(pos_, k - pos_));

@@ -42,9 +42,10 @@ int graph_check(const GraphFlags& f) {
   fmt::print("  declarations: {} input(s), {} param(s) ({} elements), {} buffer(s), {} const(s)\n",
              counts[graph::DeclKind::Input], counts[graph::DeclKind::Param], param_elements,
              counts[graph::DeclKind::Buffer], counts[graph::DeclKind::Const]);
-  fmt::print("  nodes: {}, {} distinct op(s), all in the catalog, every node checked by its op's "
-             "meta function\n",
-             g.nodes.size(), uses.size());
+  fmt::print(
+      "  nodes: {}, {} distinct op(s), all in the catalog, every node checked by its op's "
+      "meta function\n",
+      g.nodes.size(), uses.size());
   for (const auto& [op, n] : uses) fmt::print("    {:<48} x{}\n", op, n);
   fmt::print("  returns: {}\n", g.outputs.size());
   for (const graph::GraphOutput& o : g.outputs)

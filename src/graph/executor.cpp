@@ -82,9 +82,9 @@ std::vector<std::string> missing_ops(const Graph& g, const Backend& backend, boo
     std::string why;
     bool ok = true;
     try {
-      const Values args =
-          detail::bind_node(op, golden ? golden_call(op, n.call) : n.call,
-                            [&](std::string_view name) -> const Tensor& { return metas.find(name)->second; });
+      const Values args = detail::bind_node(
+          op, golden ? golden_call(op, n.call) : n.call,
+          [&](std::string_view name) -> const Tensor& { return metas.find(name)->second; });
       ok = backend.supports(op, args, &why);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
@@ -111,20 +111,22 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
   // The node after which each value is no longer needed (graph outputs: never dropped).
   std::map<std::string, size_t, std::less<>> last_use;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    detail::for_each_reference(g.nodes[i].call, [&](const std::string& name) { last_use[name] = i; });
+    detail::for_each_reference(g.nodes[i].call,
+                               [&](const std::string& name) { last_use[name] = i; });
   std::set<std::string, std::less<>> returned;
   for (const GraphOutput& o : g.outputs) returned.insert(o.value);
 
   std::map<std::string, Tensor, std::less<>> live;
-  for (auto& [name, t] : materialize_declarations(g, options.seed, options.weights,
-                                                  options.weights_file)) {
+  for (auto& [name, t] :
+       materialize_declarations(g, options.seed, options.weights, options.weights_file)) {
     Tensor v = options.golden && promotable(t.dtype()) ? t.to(DType::Float64) : t;
     if (options.keep_values) result.values.emplace(name, layout_copy(v));
     live.emplace(name, backend.to_device(v));
   }
   const auto lookup = [&](std::string_view name) -> const Tensor& {
     const auto it = live.find(name);
-    if (it == live.end()) internal_error("graph executor: value %" + std::string(name) + " is gone");
+    if (it == live.end())
+      internal_error("graph executor: value %" + std::string(name) + " is gone");
     return it->second;
   };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -132,7 +134,8 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
     const OpDef& op = OpRegistry::catalog().get(n.op);
     std::vector<Tensor> outs;
     try {
-      const Values args = detail::bind_node(op, options.golden ? golden_call(op, n.call) : n.call, lookup);
+      const Values args =
+          detail::bind_node(op, options.golden ? golden_call(op, n.call) : n.call, lookup);
       std::string why;
       if (!backend.supports(op, args, &why)) unsupported(why);
       outs = detail::flatten_returns(backend.run(op, args), n.op);
@@ -141,9 +144,9 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
       throw Error(e.kind(), node_place(g, i) + ": " + e.what());
     }
     if (outs.size() != n.outputs.size()) {
-      throw Error(ErrorKind::OpError, node_place(g, i) + ": the backend returned " +
-                                          std::to_string(outs.size()) + " tensor(s), the node names " +
-                                          std::to_string(n.outputs.size()));
+      throw Error(ErrorKind::OpError,
+                  node_place(g, i) + ": the backend returned " + std::to_string(outs.size()) +
+                      " tensor(s), the node names " + std::to_string(n.outputs.size()));
     }
     for (size_t k = 0; k < outs.size(); ++k) {
       if (n.outputs[k] == "_") continue;

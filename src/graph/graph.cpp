@@ -102,7 +102,8 @@ std::string Initializer::str() const {
 
 const ValueDef& Graph::value(std::string_view name) const {
   const auto it = values.find(name);
-  if (it == values.end()) internal_error("graph " + this->name + ": no value %" + std::string(name));
+  if (it == values.end())
+    internal_error("graph " + this->name + ": no value %" + std::string(name));
   return it->second;
 }
 

@@ -64,7 +64,8 @@ cases::CallSpec call_with_specs(const cases::CallSpec& call,
                                 const std::function<TensorSpec(std::string_view name)>& spec_of) {
   cases::CallSpec out;
   for (const Literal& a : call.args) out.args.push_back(with_specs(a, spec_of));
-  for (const auto& [name, lit] : call.kwargs) out.kwargs.emplace_back(name, with_specs(lit, spec_of));
+  for (const auto& [name, lit] : call.kwargs)
+    out.kwargs.emplace_back(name, with_specs(lit, spec_of));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "crucible/cases/literal.h"
+#include "crucible/cases/references.h"
 #include "crucible/core/value.h"
 #include "crucible/graph/graph.h"
 #include "crucible/ops/op.h"

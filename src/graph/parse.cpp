@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "crucible/cases/references.h"
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
@@ -47,8 +48,7 @@ std::string_view strip_comment(std::string_view line) {
       break;
     }
   }
-  while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t' || line[end - 1] == '\r'))
-    --end;
+  while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t' || line[end - 1] == '\r')) --end;
   return line.substr(0, end);
 }
 
@@ -112,8 +112,10 @@ class GraphParser {
       } else if (kw == "name" || kw == "kind" || kw == "source") {
         parse_property(kw, at);
       } else {
-        fail(at, "expected a declaration (input, param, buffer, const), a node (%x = aten.op(...)), "
-                 "output, loss, grad, name, kind or source, got " + got(at));
+        fail(at,
+             "expected a declaration (input, param, buffer, const), a node (%x = aten.op(...)), "
+             "output, loss, grad, name, kind or source, got " +
+                 got(at));
       }
     }
     if (!header) input_error(file_, "empty graph: expected the header 'crucible-graph 1'");
@@ -128,7 +130,7 @@ class GraphParser {
   std::string file_;
   std::vector<Statement> statements_;
   Graph g_;
-  std::map<std::string, Tensor, std::less<>> meta_;  // every value defined so far, as meta
+  std::map<std::string, Tensor, std::less<>> meta_;    // every value defined so far, as meta
   std::map<std::string, int, std::less<>> first_def_;  // where each name is defined (prescan)
   int line_no_ = 0;
   std::string_view line_;
@@ -201,7 +203,8 @@ class GraphParser {
     ++pos_;
     const size_t at = pos_;
     while (!at_end() && is_name_char(peek())) ++pos_;
-    if (pos_ == at) fail(pos_, "expected a value name ([A-Za-z0-9_.]+) after '%', got " + got(pos_));
+    if (pos_ == at)
+      fail(pos_, "expected a value name ([A-Za-z0-9_.]+) after '%', got " + got(pos_));
     return std::string(line_.substr(at, pos_ - at));
   }
   // The column of the first `%name` token in the line at or after `from`.
@@ -260,8 +263,8 @@ class GraphParser {
 
   void define(const std::string& name, size_t at, const Tensor& meta, ValueDef def) {
     if (const auto it = g_.values.find(name); it != g_.values.end()) {
-      fail(at, "%" + name + " is already defined at " + file_ + ":" +
-                   std::to_string(it->second.line));
+      fail(at,
+           "%" + name + " is already defined at " + file_ + ":" + std::to_string(it->second.line));
     }
     def.line = line_no_;
     def.spec = TensorSpec::of(meta);
@@ -367,13 +370,13 @@ class GraphParser {
         break;
     }
     const std::string dt(dtype_code(t));
-    const bool fits = init.kind == Kind::Normal || init.kind == Kind::Uniform ||
-                              init.kind == Kind::Grad
-                          ? floating
-                      : init.kind == Kind::Index  ? !floating && !boolean
-                      : init.kind == Kind::Bool   ? boolean
-                      : init.kind == Kind::Arange ? !boolean
-                                                  : true;
+    const bool fits =
+        init.kind == Kind::Normal || init.kind == Kind::Uniform || init.kind == Kind::Grad
+            ? floating
+        : init.kind == Kind::Index  ? !floating && !boolean
+        : init.kind == Kind::Bool   ? boolean
+        : init.kind == Kind::Arange ? !boolean
+                                    : true;
     if (!fits) fail(at, name + " cannot initialise a tensor of dtype " + dt);
     if (init.kind == Kind::Grad && d.kind != DeclKind::Input)
       fail(at, "grad marks an input (the upstream gradient), not a " +
@@ -393,22 +396,24 @@ class GraphParser {
     } else {
       init.args.push_back(std::move(args));
     }
-    const size_t want = arity < 0 ? static_cast<size_t>(numel_of(d.spec.shape))
-                                  : static_cast<size_t>(arity);
+    const size_t want =
+        arity < 0 ? static_cast<size_t>(numel_of(d.spec.shape)) : static_cast<size_t>(arity);
     if (init.args.size() != want) {
-      fail(args_at, name + "(...) takes " + std::to_string(want) +
-                        (arity < 0 ? " values (the elements of " + d.spec.str() + ")"
-                                   : " argument(s)") +
-                        ", got " + std::to_string(init.args.size()));
+      fail(args_at,
+           name + "(...) takes " + std::to_string(want) +
+               (arity < 0 ? " values (the elements of " + d.spec.str() + ")" : " argument(s)") +
+               ", got " + std::to_string(init.args.size()));
     }
     for (const Literal& a : init.args) {
-      const bool ok = floating  ? is_number(a)
-                      : boolean ? a.kind == LitKind::Bool ||
-                                      (a.kind == LitKind::Int && (a.i == 0 || a.i == 1))
-                                : a.kind == LitKind::Int;
+      const bool ok =
+          floating  ? is_number(a)
+          : boolean ? a.kind == LitKind::Bool || (a.kind == LitKind::Int && (a.i == 0 || a.i == 1))
+                    : a.kind == LitKind::Int;
       if (!ok) {
         fail(args_at, name + "(...) takes " +
-                          (floating ? "numbers" : boolean ? "True/False" : "integers") +
+                          (floating  ? "numbers"
+                           : boolean ? "True/False"
+                                     : "integers") +
                           " for a tensor of dtype " + dt + ", got " + cases::print_literal(a));
       }
     }
@@ -442,19 +447,21 @@ class GraphParser {
     std::string written;
     while (!at_end() && is_name_char(peek())) ++pos_;
     written = std::string(line_.substr(op_at, pos_ - op_at));
-    if (written.empty()) fail(op_at, "expected an op overload (aten.X.Y) after '=', got " + got(op_at));
+    if (written.empty())
+      fail(op_at, "expected an op overload (aten.X.Y) after '=', got " + got(op_at));
     if (std::count(written.begin(), written.end(), '.') == 1) written += ".default";
     n.op = cases::normalise_op_name(written);
     const OpDef* op = OpRegistry::catalog().find(n.op);
-    if (!op) fail(op_at, "unknown op '" + n.op + "': not in crucible's catalog (crucible ops lists it)");
+    if (!op)
+      fail(op_at, "unknown op '" + n.op + "': not in crucible's catalog (crucible ops lists it)");
     skip_ws();
     if (peek() != '(') fail(pos_, "expected '(' after " + n.op + ", got " + got(pos_));
     const size_t args_at = pos_;
     size_t end = 0;
     n.call = cases::parse_argument_list(line_.substr(pos_), origin(), &end);
     pos_ += end;
-    const std::string node_text = "%" + n.outputs[0] + (n.outputs.size() > 1 ? ", ..." : "") +
-                                  " = " + n.op;
+    const std::string node_text =
+        "%" + n.outputs[0] + (n.outputs.size() > 1 ? ", ..." : "") + " = " + n.op;
     for (const Literal& a : n.call.args) {
       if (has_tensor_literal(a)) {
         const size_t t = line_.find("T(", args_at);
@@ -469,9 +476,8 @@ class GraphParser {
              "a node's tensor arguments are value references (%name), not T(...)");
       }
     }
-    detail::for_each_reference(n.call, [&](const std::string& name) {
-      resolve(name, column_of_ref(name, args_at));
-    });
+    detail::for_each_reference(
+        n.call, [&](const std::string& name) { resolve(name, column_of_ref(name, args_at)); });
     std::optional<Literal> annotation;
     size_t annotation_at = 0;
     skip_ws();
@@ -487,16 +493,16 @@ class GraphParser {
     std::vector<Tensor> outs;
     try {
       const Values args = detail::bind_node(
-          *op, n.call, [&](std::string_view name) -> const Tensor& { return meta_.find(name)->second; });
+          *op, n.call,
+          [&](std::string_view name) -> const Tensor& { return meta_.find(name)->second; });
       outs = detail::flatten_returns(op->run_meta(args), n.op);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
       fail(op_at, node_text + ": the op's meta function refuses the call: " + e.what());
     }
     if (outs.size() != n.outputs.size()) {
-      fail(name_cols[0], n.op + " returns " + std::to_string(outs.size()) +
-                             " tensor(s) here; " + std::to_string(n.outputs.size()) +
-                             " output name(s) given");
+      fail(name_cols[0], n.op + " returns " + std::to_string(outs.size()) + " tensor(s) here; " +
+                             std::to_string(n.outputs.size()) + " output name(s) given");
     }
     for (const Tensor& t : outs) n.out_specs.push_back(TensorSpec::of(t));
     if (annotation) check_annotation(*annotation, annotation_at, n);

@@ -20,11 +20,11 @@ struct DTypeName {
   DType dtype;
   const char* name;
 };
-constexpr DTypeName kDTypes[] = {
-    {DType::Float64, "F64"}, {DType::Float32, "F32"}, {DType::Float16, "F16"},
-    {DType::BFloat16, "BF16"}, {DType::Int64, "I64"}, {DType::Int32, "I32"},
-    {DType::Int16, "I16"},  {DType::Int8, "I8"},     {DType::UInt8, "U8"},
-    {DType::Bool, "BOOL"}};
+constexpr DTypeName kDTypes[] = {{DType::Float64, "F64"}, {DType::Float32, "F32"},
+                                 {DType::Float16, "F16"}, {DType::BFloat16, "BF16"},
+                                 {DType::Int64, "I64"},   {DType::Int32, "I32"},
+                                 {DType::Int16, "I16"},   {DType::Int8, "I8"},
+                                 {DType::UInt8, "U8"},    {DType::Bool, "BOOL"}};
 
 // A header larger than this is refused rather than allocated (the format's own limit is 100 MB).
 constexpr uint64_t kMaxHeader = uint64_t{100} << 20;
@@ -48,20 +48,22 @@ Safetensors read_safetensors(const std::string& path) {
   const auto file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
   if (file_size < 8) {
-    fail(path, "", "truncated: " + std::to_string(file_size) +
-                       " bytes, less than the 8-byte header length");
+    fail(path, "",
+         "truncated: " + std::to_string(file_size) + " bytes, less than the 8-byte header length");
   }
   unsigned char len_bytes[8];
   in.read(reinterpret_cast<char*>(len_bytes), 8);
   uint64_t header_len = 0;
   for (int k = 7; k >= 0; --k) header_len = (header_len << 8) | len_bytes[k];
   if (header_len > kMaxHeader) {
-    fail(path, "", "the header length " + std::to_string(header_len) + " exceeds " +
-                       std::to_string(kMaxHeader) + " bytes");
+    fail(path, "",
+         "the header length " + std::to_string(header_len) + " exceeds " +
+             std::to_string(kMaxHeader) + " bytes");
   }
   if (header_len > file_size - 8) {
-    fail(path, "", "truncated: the header needs " + std::to_string(header_len) +
-                       " bytes, the file holds " + std::to_string(file_size - 8) + " after its length");
+    fail(path, "",
+         "truncated: the header needs " + std::to_string(header_len) + " bytes, the file holds " +
+             std::to_string(file_size - 8) + " after its length");
   }
   std::string header(header_len, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_len));
@@ -100,7 +102,8 @@ Safetensors read_safetensors(const std::string& path) {
     for (const DTypeName& d : kDTypes)
       if (dname == d.name) found = &d;
     if (!found) {
-      fail(path, name, "dtype '" + dname + "' is not one of F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL");
+      fail(path, name,
+           "dtype '" + dname + "' is not one of F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL");
     }
     const auto sh = entry.find("shape");
     if (sh == entry.end() || !sh->is_array()) fail(path, name, "no shape array");
@@ -121,15 +124,16 @@ Safetensors read_safetensors(const std::string& path) {
     }
     const uint64_t begin = (*off)[0].get<uint64_t>(), end = (*off)[1].get<uint64_t>();
     if (begin > end || end > data_size) {
-      fail(path, name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                           "] out of range: the data holds " + std::to_string(data_size) +
-                           " bytes");
+      fail(path, name,
+           "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+               "] out of range: the data holds " + std::to_string(data_size) + " bytes");
     }
     const uint64_t nbytes = numel * itemsize(found->dtype);
     if (end - begin != nbytes) {
-      fail(path, name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                           "] hold " + std::to_string(end - begin) + " bytes; " + dname + " " +
-                           shape_str(shape) + " needs " + std::to_string(nbytes));
+      fail(path, name,
+           "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
+               std::to_string(end - begin) + " bytes; " + dname + " " + shape_str(shape) +
+               " needs " + std::to_string(nbytes));
     }
     ranges.push_back({begin, end, name});
     Tensor t = Tensor::empty(shape, found->dtype);
@@ -143,8 +147,8 @@ Safetensors read_safetensors(const std::string& path) {
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
   for (size_t k = 1; k < ranges.size(); ++k) {
     if (ranges[k].begin < ranges[k - 1].end) {
-      fail(path, ranges[k].name, "its data_offsets overlap those of tensor '" +
-                                     ranges[k - 1].name + "'");
+      fail(path, ranges[k].name,
+           "its data_offsets overlap those of tensor '" + ranges[k - 1].name + "'");
     }
   }
   return out;
@@ -166,7 +170,8 @@ void write_safetensors(const std::string& path,
     if (header.contains(name)) usage_error("safetensors: tensor '" + name + "' given twice");
     const Tensor c = t.contiguous();
     const uint64_t nbytes = static_cast<uint64_t>(c.numel()) * c.itemsize();
-    header[name] = {{"dtype", *dname}, {"shape", c.shape()}, {"data_offsets", {offset, offset + nbytes}}};
+    header[name] = {
+        {"dtype", *dname}, {"shape", c.shape()}, {"data_offsets", {offset, offset + nbytes}}};
     offset += nbytes;
     data.push_back(c);
   }

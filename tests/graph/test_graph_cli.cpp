@@ -81,7 +81,8 @@ TEST(GraphCli, RunWithWeights) {
   const graph::Graph g = graph::read_graph(example("mlp.graph"));
   const graph::TensorMap v = graph::materialize_declarations(g, 3);
   std::vector<std::pair<std::string, Tensor>> ts;
-  for (const char* p : {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}) ts.emplace_back(p, v.at(p));
+  for (const char* p : {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"})
+    ts.emplace_back(p, v.at(p));
   graph::write_safetensors(dir + "/w.safetensors", ts);
   // The seed-3 parameters loaded from the file under seed 3 give the seed-3 run.
   const Output with = crucible("graph run " + example("mlp.graph") + " --backend ref --seed 3 " +
@@ -91,8 +92,8 @@ TEST(GraphCli, RunWithWeights) {
   EXPECT_EQ(with.out.substr(with.out.find("\n")), plain.out.substr(plain.out.find("\n")));
   ts.pop_back();
   graph::write_safetensors(dir + "/w.safetensors", ts);
-  const Output missing = crucible("graph run " + example("mlp.graph") + " --weights " + dir +
-                                  "/w.safetensors");
+  const Output missing =
+      crucible("graph run " + example("mlp.graph") + " --weights " + dir + "/w.safetensors");
   EXPECT_EQ(missing.status, 2) << missing.out;
   EXPECT_NE(missing.out.find("w.safetensors: tensor 'fc2.bias': missing"), std::string::npos)
       << missing.out;

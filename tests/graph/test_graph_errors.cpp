@@ -105,8 +105,9 @@ TEST(GraphErrors, WrongNumberOfOutputNames) {
 }
 
 TEST(GraphErrors, MetaRefusalNamesTheNode) {
-  const std::string e = parse_error(with_header("input %x : T([2, 3], f32)\n"
-                                                "%y = aten.mm(%x, %x)\n"));
+  const std::string e =
+      parse_error(with_header("input %x : T([2, 3], f32)\n"
+                              "%y = aten.mm(%x, %x)\n"));
   EXPECT_EQ(e.rfind("g.graph:5:6: %y = aten.mm.default: the op's meta function refuses the call: "
                     "mat1 and mat2",
                     0),
@@ -129,10 +130,11 @@ TEST(GraphErrors, AnnotationDisagreeingWithMeta) {
                                     "%y = aten.t(%x) -> T([3, 2], f32)\n")),
             "g.graph:5:20: the annotation -> T([3, 2], f32) disagrees with aten.t.default's "
             "meta function: -> T([3, 2], f32, stride=(1, 3))");
-  EXPECT_EQ(parse_error(with_header("input %x : T([2, 3], f32)\n"
-                                    "%a, %i = aten.max.dim(%x, 1) -> (T([2], f32), T([2], i32))\n")),
-            "g.graph:5:33: the annotation -> (T([2], f32), T([2], i32)) disagrees with "
-            "aten.max.dim's meta function: -> (T([2], f32), T([2], i64))");
+  EXPECT_EQ(
+      parse_error(with_header("input %x : T([2, 3], f32)\n"
+                              "%a, %i = aten.max.dim(%x, 1) -> (T([2], f32), T([2], i32))\n")),
+      "g.graph:5:33: the annotation -> (T([2], f32), T([2], i32)) disagrees with "
+      "aten.max.dim's meta function: -> (T([2], f32), T([2], i64))");
 }
 
 TEST(GraphErrors, NodeSyntax) {

@@ -143,12 +143,14 @@ TEST(GraphExecutor, MissingOpsAreListedBeforeAnythingRuns) {
   const std::vector<std::string> missing = missing_ops(g, *faulty);
   ASSERT_EQ(missing.size(), 3u);
   const std::string file = example("mlp.graph");
-  EXPECT_EQ(missing[0], "aten.t.default: faulty does not implement it (first needed at " + file +
-                            ":14)");
-  EXPECT_EQ(missing[1], "aten.addmm.default: faulty does not implement it (first needed at " +
-                            file + ":15)");
-  EXPECT_EQ(missing[2], "aten._log_softmax.default: faulty does not implement it (first needed "
-                        "at " + file + ":19)");
+  EXPECT_EQ(missing[0],
+            "aten.t.default: faulty does not implement it (first needed at " + file + ":14)");
+  EXPECT_EQ(missing[1],
+            "aten.addmm.default: faulty does not implement it (first needed at " + file + ":15)");
+  EXPECT_EQ(missing[2],
+            "aten._log_softmax.default: faulty does not implement it (first needed "
+            "at " +
+                file + ":19)");
   try {
     execute(g, *faulty, {});
     FAIL() << "ran a graph on a backend lacking its ops";
@@ -183,11 +185,10 @@ TEST(GraphExecutor, AnErrorWhileRunningNamesTheNode) {
 }
 
 TEST(GraphValues, DeterministicAndPerName) {
-  const std::string body =
-      "input %x : T([64], f32)\nparam %w : T([8, 8], f32) normal(0, 0.02)\n";
+  const std::string body = "input %x : T([64], f32)\nparam %w : T([8, 8], f32) normal(0, 0.02)\n";
   const Graph a = parse_graph(with_header(body + "output %x\n"), "a");
-  const Graph b = parse_graph(
-      with_header("param %extra : T([5], f32)\n" + body + "output %x\n"), "b");
+  const Graph b =
+      parse_graph(with_header("param %extra : T([5], f32)\n" + body + "output %x\n"), "b");
   const TensorMap va = materialize_declarations(a, 9), vb = materialize_declarations(b, 9);
   const TensorMap again = materialize_declarations(a, 9), other = materialize_declarations(a, 10);
   for (const char* name : {"x", "w"}) {
@@ -204,20 +205,19 @@ TEST(GraphValues, DeterministicAndPerName) {
 }
 
 TEST(GraphValues, EveryInitialiser) {
-  const Graph g = parse_graph(
-      with_header("input %n : T([20000], f32) normal(2, 0.5)\n"
-                  "input %u : T([20000], f64) uniform(-3, -1)\n"
-                  "input %i : T([20000], i32) index(-5, 95)\n"
-                  "input %m : T([1000], b8)\n"
-                  "param %z : T([3], f16) zeros\n"
-                  "param %o : T([3], i64) ones\n"
-                  "param %f : T([3], bf16) full(-2.5)\n"
-                  "buffer %r : T([2, 3], i64) arange\n"
-                  "buffer %s : T([3, 2], f32, stride=(1, 3)) arange\n"
-                  "const %d : T([2, 2], f32) data(1.5, -0.25, 3, inf)\n"
-                  "input %g : T([20000], f32) grad\n"
-                  "output %n\n"),
-      "g");
+  const Graph g = parse_graph(with_header("input %n : T([20000], f32) normal(2, 0.5)\n"
+                                          "input %u : T([20000], f64) uniform(-3, -1)\n"
+                                          "input %i : T([20000], i32) index(-5, 95)\n"
+                                          "input %m : T([1000], b8)\n"
+                                          "param %z : T([3], f16) zeros\n"
+                                          "param %o : T([3], i64) ones\n"
+                                          "param %f : T([3], bf16) full(-2.5)\n"
+                                          "buffer %r : T([2, 3], i64) arange\n"
+                                          "buffer %s : T([3, 2], f32, stride=(1, 3)) arange\n"
+                                          "const %d : T([2, 2], f32) data(1.5, -0.25, 3, inf)\n"
+                                          "input %g : T([20000], f32) grad\n"
+                                          "output %n\n"),
+                              "g");
   const TensorMap v = materialize_declarations(g, 1);
   auto moments = [](const Tensor& t) {
     double s = 0, s2 = 0;

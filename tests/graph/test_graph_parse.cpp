@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "crucible/cases/references.h"
 #include "crucible/cases/trace.h"
 #include "crucible/graph/parse.h"
 #include "crucible/graph/print.h"
@@ -42,9 +43,9 @@ TEST(GraphParse, MlpExampleHasEveryValueSpec) {
   EXPECT_EQ(g.value("fc2.bias").decl, 4);
   ASSERT_EQ(g.outputs.size(), 1u);
   EXPECT_EQ(g.outputs[0].value, "out");
-  EXPECT_EQ(g.ops_used(), (std::vector<std::string>{"aten._log_softmax.default",
-                                                    "aten.addmm.default", "aten.relu.default",
-                                                    "aten.t.default"}));
+  EXPECT_EQ(g.ops_used(),
+            (std::vector<std::string>{"aten._log_softmax.default", "aten.addmm.default",
+                                      "aten.relu.default", "aten.t.default"}));
 }
 
 TEST(GraphParse, ConvBnExampleNamesEveryReturn) {

@@ -2,11 +2,11 @@
 // corruption is one line naming the file and the tensor.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -113,9 +113,9 @@ TEST(Safetensors, WritesTheFormatAndReadsItBack) {
 }
 
 TEST(Safetensors, WriterRefusesWhatTheFormatCannotHold) {
-  EXPECT_THROW(write_safetensors(temp_file("c.safetensors"),
-                                 {{"z", Tensor::empty({2}, DType::Complex64)}}),
-               Error);
+  EXPECT_THROW(
+      write_safetensors(temp_file("c.safetensors"), {{"z", Tensor::empty({2}, DType::Complex64)}}),
+      Error);
 }
 
 TEST(Safetensors, EveryCorruptionNamesTheFileAndTensor) {
@@ -128,9 +128,9 @@ TEST(Safetensors, EveryCorruptionNamesTheFileAndTensor) {
   EXPECT_EQ(read_error(tiny), tiny + ": truncated: 3 bytes, less than the 8-byte header length");
 
   std::string p = raw_file("longheader", ok, data, 100);
-  EXPECT_EQ(read_error(p), p + ": truncated: the header needs " +
-                               std::to_string(ok.size() + 100) + " bytes, the file holds " +
-                               std::to_string(ok.size() + 8) + " after its length");
+  EXPECT_EQ(read_error(p), p + ": truncated: the header needs " + std::to_string(ok.size() + 100) +
+                               " bytes, the file holds " + std::to_string(ok.size() + 8) +
+                               " after its length");
 
   p = raw_file("json", R"({"w":{"dtype":"F32",)", data);
   EXPECT_EQ(read_error(p).rfind(p + ": the header is not valid JSON: ", 0), 0u) << read_error(p);
@@ -149,8 +149,7 @@ TEST(Safetensors, EveryCorruptionNamesTheFileAndTensor) {
             p + ": tensor 'w': data_offsets [0, 8] out of range: the data holds 5 bytes");
 
   p = raw_file("size", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data);
-  EXPECT_EQ(read_error(p),
-            p + ": tensor 'w': data_offsets [0, 8] hold 8 bytes; F32 [3] needs 12");
+  EXPECT_EQ(read_error(p), p + ": tensor 'w': data_offsets [0, 8] hold 8 bytes; F32 [3] needs 12");
 
   p = raw_file("overlap",
                R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
@@ -210,13 +209,15 @@ TEST(Safetensors, LoadsParamsAndBuffersByNameAndChecksThem) {
   };
   auto without = ts;
   std::erase_if(without, [](const auto& p) { return p.first == "bn.running_var"; });
-  EXPECT_EQ(load_error(without), path + ": tensor 'bn.running_var': missing: the graph declares "
-                                        "buffer %bn.running_var : T([4], f32)");
+  EXPECT_EQ(load_error(without), path +
+                                     ": tensor 'bn.running_var': missing: the graph declares "
+                                     "buffer %bn.running_var : T([4], f32)");
   auto mistyped = ts;
   for (auto& [name, t] : mistyped)
     if (name == "conv.weight") t = t.to(DType::Float16);
-  EXPECT_EQ(load_error(mistyped), path + ": tensor 'conv.weight': is f16 [4, 3, 3, 3]; the graph "
-                                         "declares T([4, 3, 3, 3], f32)");
+  EXPECT_EQ(load_error(mistyped), path +
+                                      ": tensor 'conv.weight': is f16 [4, 3, 3, 3]; the graph "
+                                      "declares T([4, 3, 3, 3], f32)");
   auto reshaped = ts;
   for (auto& [name, t] : reshaped)
     if (name == "bn.bias") t = Tensor::zeros({2, 2}, DType::Float32);

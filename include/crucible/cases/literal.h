@@ -113,18 +113,6 @@ CallSpec parse_call(std::string_view text, const std::string& where = "<case>");
 CallSpec parse_call(std::string_view text, const SourceOrigin& origin);
 Literal parse_literal(std::string_view text, const std::string& where = "<literal>");
 
-// Graph files (crucible/graph) write node arguments in this grammar too, with value references
-// `%name` (name: [A-Za-z0-9_.]+) where a tensor goes. A reference is a Symbol literal whose text
-// is "%name"; only the two functions below read one (parse_call and parse_literal refuse '%').
-bool is_value_ref(const Literal& lit);
-// Parses the value at the start of `text` (references allowed when `refs`); *end is set to the
-// byte after it. Errors as parse_call's.
-Literal parse_literal_prefix(std::string_view text, const SourceOrigin& origin, bool refs,
-                             size_t* end);
-// Parses the argument list "(v, ..., name=v, ...)" at the start of `text`: positional values,
-// then keyword arguments, references allowed; *end is set to the byte after ')'.
-CallSpec parse_argument_list(std::string_view text, const SourceOrigin& origin, size_t* end);
-
 // True for the complex dtype spellings: c32 c64 c128, torch.complex32/64/128 and
 // torch.chalf/cfloat/cdouble (all of them parse to DTypes).
 bool is_complex_dtype_name(std::string_view s);

@@ -92,9 +92,9 @@ struct ValueDef {
 };
 
 struct Graph {
-  std::string file;    // where it was read from ("<graph>" for text)
-  std::string name;    // `name`
-  std::string kind;    // `kind`: "forward" or "training"
+  std::string file;                   // where it was read from ("<graph>" for text)
+  std::string name;                   // `name`
+  std::string kind;                   // `kind`: "forward" or "training"
   std::optional<std::string> source;  // `source "..."`
   std::vector<Declaration> decls;
   std::vector<Node> nodes;

@@ -19,7 +19,7 @@ namespace crucible::graph {
 
 struct Safetensors {
   std::map<std::string, Tensor, std::less<>> tensors;  // host, contiguous
-  std::map<std::string, std::string> metadata;          // "__metadata__"
+  std::map<std::string, std::string> metadata;         // "__metadata__"
 };
 
 // The safetensors dtype name of `t` ("F32"), or nullopt for a dtype the format lacks here.

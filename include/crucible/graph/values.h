@@ -20,7 +20,8 @@ Tensor materialize_declaration(const Declaration& d, uint64_t seed);
 // Every declaration's value by name. With `weights`, each param and buffer is the tensor of
 // that name there (converted to the declared strides); one that `weights` lacks, or whose dtype
 // or shape differs from the declaration, is an Input error naming `weights_file` and the tensor.
-TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMap* weights = nullptr,
+TensorMap materialize_declarations(const Graph& g, uint64_t seed,
+                                   const TensorMap* weights = nullptr,
                                    const std::string& weights_file = "");
 
 }  // namespace crucible::graph
