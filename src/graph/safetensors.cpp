@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -42,17 +43,18 @@ std::optional<std::string> safetensors_dtype_name(DType t) {
   return std::nullopt;
 }
 
-Safetensors read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail(path, "", "cannot read the safetensors file");
-  const auto file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+namespace {
+
+// Reads `n` bytes at `offset` into `dst`; false when they are not there.
+using ReadAt = std::function<bool(uint64_t offset, uint64_t n, char* dst)>;
+
+Safetensors parse(const std::string& path, uint64_t file_size, const ReadAt& read_at) {
   if (file_size < 8) {
     fail(path, "",
          "truncated: " + std::to_string(file_size) + " bytes, less than the 8-byte header length");
   }
   unsigned char len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
+  read_at(0, 8, reinterpret_cast<char*>(len_bytes));
   uint64_t header_len = 0;
   for (int k = 7; k >= 0; --k) header_len = (header_len << 8) | len_bytes[k];
   if (header_len > kMaxHeader) {
@@ -66,7 +68,7 @@ Safetensors read_safetensors(const std::string& path) {
              std::to_string(file_size - 8) + " after its length");
   }
   std::string header(header_len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  read_at(8, header_len, header.data());
   json j;
   try {
     j = json::parse(header);
@@ -137,10 +139,8 @@ Safetensors read_safetensors(const std::string& path) {
     }
     ranges.push_back({begin, end, name});
     Tensor t = Tensor::empty(shape, found->dtype);
-    in.seekg(static_cast<std::streamoff>(data_start + begin));
-    in.read(static_cast<char*>(t.numel() ? t.data_ptr() : nullptr),
-            static_cast<std::streamsize>(nbytes));
-    if (!in) fail(path, name, "could not read its " + std::to_string(nbytes) + " bytes");
+    if (nbytes && !read_at(data_start + begin, nbytes, static_cast<char*>(t.data_ptr())))
+      fail(path, name, "could not read its " + std::to_string(nbytes) + " bytes");
     out.tensors.emplace(name, std::move(t));
   }
   std::sort(ranges.begin(), ranges.end(),
@@ -154,9 +154,29 @@ Safetensors read_safetensors(const std::string& path) {
   return out;
 }
 
-void write_safetensors(const std::string& path,
-                       const std::vector<std::pair<std::string, Tensor>>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+}  // namespace
+
+Safetensors read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path, "", "cannot read the safetensors file");
+  const auto file_size = static_cast<uint64_t>(in.tellg());
+  return parse(path, file_size, [&](uint64_t offset, uint64_t n, char* dst) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(dst, static_cast<std::streamsize>(n));
+    return static_cast<bool>(in);
+  });
+}
+
+Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {
+  return parse(name, bytes.size(), [&](uint64_t offset, uint64_t n, char* dst) {
+    if (offset > bytes.size() || n > bytes.size() - offset) return false;
+    std::memcpy(dst, bytes.data() + offset, n);
+    return true;
+  });
+}
+
+std::string safetensors_bytes(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                              const std::map<std::string, std::string>& metadata) {
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::vector<Tensor> data;
@@ -178,19 +198,27 @@ void write_safetensors(const std::string& path,
   std::string text = header.dump();
   // The data starts 8-byte aligned, as the reference implementation pads the header with spaces.
   while ((8 + text.size()) % 8 != 0) text += ' ';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) usage_error("safetensors: cannot write " + path);
-  unsigned char len_bytes[8];
-  uint64_t len = text.size();
-  for (int k = 0; k < 8; ++k) len_bytes[k] = static_cast<unsigned char>(len >> (8 * k));
-  out.write(reinterpret_cast<const char*>(len_bytes), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::string out;
+  out.reserve(8 + text.size() + offset);
+  const uint64_t len = text.size();
+  for (int k = 0; k < 8; ++k) out += static_cast<char>(len >> (8 * k));
+  out += text;
   for (const Tensor& c : data) {
     if (c.numel()) {
-      out.write(static_cast<const char*>(c.data_ptr()),
-                static_cast<std::streamsize>(static_cast<uint64_t>(c.numel()) * c.itemsize()));
+      out.append(static_cast<const char*>(c.data_ptr()),
+                 static_cast<uint64_t>(c.numel()) * c.itemsize());
     }
   }
+  return out;
+}
+
+void write_safetensors(const std::string& path,
+                       const std::vector<std::pair<std::string, Tensor>>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string bytes = safetensors_bytes(tensors, metadata);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) usage_error("safetensors: cannot write " + path);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) usage_error("safetensors: writing " + path + " failed");
 }
 

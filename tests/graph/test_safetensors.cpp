@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +110,26 @@ TEST(Safetensors, WritesTheFormatAndReadsItBack) {
     EXPECT_EQ(r.shape(), t.shape()) << name;
     EXPECT_TRUE(r.is_contiguous());
     for (int64_t k = 0; k < t.numel(); ++k) EXPECT_EQ(r.get(k), t.get(k)) << name << " " << k;
+  }
+}
+
+TEST(Safetensors, BytesInMemoryAreTheFileFormat) {
+  const Tensor t = filled({2, 5}, DType::Float32, 0.7);
+  const std::string bytes = safetensors_bytes({{"t", t}}, {{"k", "v"}});
+  const std::string path = temp_file("bytes.safetensors");
+  write_safetensors(path, {{"t", t}}, {{"k", "v"}});
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(file, bytes);
+  const Safetensors back = parse_safetensors(bytes, "payload");
+  EXPECT_EQ(back.metadata.at("k"), "v");
+  for (int64_t k = 0; k < t.numel(); ++k) EXPECT_EQ(back.tensors.at("t").get(k), t.get(k));
+  try {
+    parse_safetensors(bytes.substr(0, bytes.size() - 1), "payload");
+    FAIL() << "a cut payload was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "payload: tensor 't': data_offsets [0, 40] out of range: the data holds 39 bytes");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,11 +27,16 @@ struct Safetensors {
 std::optional<std::string> safetensors_dtype_name(DType t);
 
 Safetensors read_safetensors(const std::string& path);
+// The same from bytes in memory; `name` names them in errors.
+Safetensors parse_safetensors(std::string_view bytes, const std::string& name);
 
 // Writes the tensors (any strides; stored contiguous, in the given order) and the metadata.
 // A dtype the format lacks is a Usage error naming the tensor.
 void write_safetensors(const std::string& path,
                        const std::vector<std::pair<std::string, Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
+// The bytes write_safetensors writes.
+std::string safetensors_bytes(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace crucible::graph
