@@ -75,6 +75,9 @@ struct GraphFlags {
   std::string weights;
   uint64_t seed = 0;
   bool golden = false;
+  double timeout_s = 600;
+  size_t memory_limit = size_t{4} << 30;
+  bool no_sandbox = false;
 };
 CLI::App* add_graph_command(CLI::App& app, GraphFlags& f);
 int command_graph(const CLI::App& graph, const GraphFlags& f);

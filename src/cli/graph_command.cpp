@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "crucible/core/error.h"
+#include "crucible/eval/graph_run.h"
 #include "crucible/graph/executor.h"
 #include "crucible/graph/parse.h"
 #include "crucible/graph/safetensors.h"
@@ -75,9 +76,21 @@ int graph_run(const GraphFlags& f) {
     o.weights = &weights.tensors;
     o.weights_file = f.weights;
   }
-  const graph::ExecResult r = graph::execute(g, backend, o);
+  if (f.golden && backend != "ref")
+    usage_error("--golden runs the graph on ref in f64; it takes no other --backend");
+  GraphRunOptions ro;
+  ro.backend = backend;
+  ro.exec = o;
+  ro.timeout_s = f.timeout_s;
+  ro.memory_limit = f.memory_limit;
+  ro.sandbox = !f.no_sandbox;
+  const GraphRunResult r = run_graph_isolated(g, ro);
   fmt::print("graph {} on {}{} (seed {}{})\n", g.name, backend, f.golden ? " in f64" : "", f.seed,
              f.weights.empty() ? "" : ", weights " + f.weights);
+  if (r.status != GraphRunResult::Status::Ok) {
+    fmt::print("  {}: {}\n", graph_run_status_name(r.status), r.detail);
+    return 1;
+  }
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Tensor& t = r.outputs[i];
     if (!t.defined()) {
@@ -127,6 +140,24 @@ CLI::App* add_graph_command(CLI::App& app, GraphFlags& f) {
          "seed of the materialised inputs and parameters (0 .. 2^64-1)")
       ->type_name("UINT");
   run->add_flag("--golden", f.golden, "run on ref with every floating tensor in f64");
+  run->add_option_function<std::string>(
+         "--timeout",
+         [&f](const std::string& s) {
+           double v = 0;
+           const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+           if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || !(v > 0) || v > 1e6)
+             usage_error("--timeout '" + s + "': expected seconds, positive, at most 1e6");
+           f.timeout_s = v;
+         },
+         "seconds the whole run may take (default 600); the run is killed past it")
+      ->type_name("SECONDS");
+  run->add_option_function<std::string>(
+         "--memory-limit",
+         [&f](const std::string& s) { f.memory_limit = parse_bytes(s, "--memory-limit"); },
+         "memory of the worker that runs the graph, e.g. 4G, 512M (default 4G; 0 for none)")
+      ->type_name("BYTES");
+  run->add_flag("--no-sandbox", f.no_sandbox,
+                "run kernels from outside (plugin:, dir:) without the sandbox (kernels you trust)");
   return graph;
 }
 

@@ -76,6 +76,19 @@ TEST(GraphCli, RunPrintsShapesAndChecksums) {
       << golden.out;
 }
 
+TEST(GraphCli, ACrashingBackendIsTheRunsVerdict) {
+  const std::string dir = temp_dir("graph-crash");
+  const std::string file = dir + "/neg.graph";
+  std::ofstream(file) << "crucible-graph 1\nname neg\nkind forward\ninput %x : T([8], f32)\n"
+                         "%y = aten.neg(%x)\noutput %y\n";
+  const Output o = crucible("graph run " + file + " --backend faulty --timeout 5");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("  crashed: "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("SIGSEGV"), std::string::npos) << o.out;
+  EXPECT_EQ(crucible("graph run " + file + " --timeout 0").status, 2);
+  EXPECT_EQ(crucible("graph run " + file + " --memory-limit lots").status, 2);
+}
+
 TEST(GraphCli, RunWithWeights) {
   const std::string dir = temp_dir("graph-weights");
   const graph::Graph g = graph::read_graph(example("mlp.graph"));
