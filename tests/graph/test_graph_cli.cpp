@@ -4,7 +4,9 @@
 #include <fstream>
 #include <string>
 
+#include "crucible/cases/literal.h"
 #include "crucible/graph/parse.h"
+#include "crucible/graph/print.h"
 #include "crucible/graph/safetensors.h"
 #include "crucible/graph/values.h"
 #include "e2e/cli_helpers.h"
@@ -74,6 +76,19 @@ TEST(GraphCli, RunPrintsShapesAndChecksums) {
   EXPECT_NE(golden.out.find("on ref in f64"), std::string::npos) << golden.out;
   EXPECT_NE(golden.out.find("grad %gw (fc.weight) T([3, 8], f64)"), std::string::npos)
       << golden.out;
+}
+
+TEST(GraphCli, ANodeRunsAsACase) {
+  const graph::Graph g = graph::read_graph(example("mlp.graph"));
+  const std::string dir = temp_dir("graph-case");
+  const std::string call = cases::print_call(graph::node_call_spec(g, 4));
+  const Output o = crucible("run --backend cpu --op aten.addmm.default --case " +
+                            shell_quote(call) + " --workers 1 --quiet --out " + dir + "/run");
+  EXPECT_EQ(o.status, 0) << o.out;
+  const auto results = read_jsonl(dir + "/run/results.jsonl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["status"], "passed");
+  EXPECT_EQ(results[0]["call"], call);
 }
 
 TEST(GraphCli, ACrashingBackendIsTheRunsVerdict) {
