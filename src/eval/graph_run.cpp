@@ -1,5 +1,5 @@
-// A graph run in a worker process: the outputs come back as a safetensors payload, checked
-// before they are believed.
+// A graph run in a worker process: the outputs come back as a safetensors file, the verdict as
+// a small safetensors payload; both are checked before they are believed.
 #include "crucible/eval/graph_run.h"
 
 #include <algorithm>
@@ -63,6 +63,9 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
     }
   }
 
+  // The outputs go through a file (a training graph's gradients outgrow a worker's frames).
+  const ScratchRoot outputs_dir;
+  const std::string outputs_path = outputs_dir.path() + "/outputs.safetensors";
   std::unique_ptr<Backend> backend;  // the worker's, created after the fork
   WorkerOptions wo;
   wo.workers = 1;
@@ -93,7 +96,8 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
       for (size_t i = 0; i < r.outputs.size(); ++i) {
         if (r.outputs[i].defined()) ts.emplace_back(std::to_string(i), r.outputs[i]);
       }
-      return graph::safetensors_bytes(ts, {{"status", "ok"}});
+      graph::write_safetensors(outputs_path, ts);
+      return graph::safetensors_bytes({}, {{"status", "ok"}});
     } catch (const Error& e) {
       return error_payload(e.kind() == ErrorKind::Memory ? GraphRunResult::Status::MemoryLimit
                                                          : GraphRunResult::Status::Error,
@@ -125,6 +129,11 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
                                                            : GraphRunResult::Status::Error;
           result.detail = detail == st.metadata.end() ? status->second : detail->second;
           return;
+        }
+        try {
+          st = graph::read_safetensors(outputs_path);
+        } catch (const Error& e) {
+          throw MalformedReport(std::string("its outputs: ") + e.what());
         }
         std::vector<Tensor> outs(g.outputs.size());
         for (auto& [name, t] : st.tensors) {
