@@ -70,18 +70,12 @@ Tensor materialize_declaration(const Declaration& d, uint64_t seed) {
   return t;
 }
 
-TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMap* weights,
-                                   const std::string& weights_file) {
-  TensorMap out;
+void check_weights(const Graph& g, const TensorMap& weights, const std::string& weights_file) {
   for (const Declaration& d : g.decls) {
-    const bool loaded = weights && (d.kind == DeclKind::Param || d.kind == DeclKind::Buffer);
-    if (!loaded) {
-      out.emplace(d.name, materialize_declaration(d, seed));
-      continue;
-    }
-    const auto it = weights->find(d.name);
+    if (d.kind != DeclKind::Param && d.kind != DeclKind::Buffer) continue;
+    const auto it = weights.find(d.name);
     const std::string where = weights_file + ": tensor '" + d.name + "'";
-    if (it == weights->end()) {
+    if (it == weights.end()) {
       input_error(where, "missing: the graph declares " + std::string(decl_kind_name(d.kind)) +
                              " %" + d.name + " : " + d.spec.str());
     }
@@ -90,6 +84,20 @@ TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMa
       input_error(where, "is " + std::string(dtype_code(w.dtype())) + " " + shape_str(w.shape()) +
                              "; the graph declares " + d.spec.str());
     }
+  }
+}
+
+TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMap* weights,
+                                   const std::string& weights_file) {
+  if (weights) check_weights(g, *weights, weights_file);
+  TensorMap out;
+  for (const Declaration& d : g.decls) {
+    const bool loaded = weights && (d.kind == DeclKind::Param || d.kind == DeclKind::Buffer);
+    if (!loaded) {
+      out.emplace(d.name, materialize_declaration(d, seed));
+      continue;
+    }
+    const Tensor& w = weights->find(d.name)->second;
     if (w.strides() == d.spec.strides) {
       out.emplace(d.name, w);
     } else {

@@ -88,7 +88,7 @@ TEST(GraphCli, ANodeRunsAsACase) {
   const auto results = read_jsonl(dir + "/run/results.jsonl");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0]["status"], "passed");
-  EXPECT_EQ(results[0]["call"], call);
+  EXPECT_EQ(results[0]["case"], call);
 }
 
 TEST(GraphCli, ACrashingBackendIsTheRunsVerdict) {

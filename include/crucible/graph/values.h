@@ -17,6 +17,10 @@ using TensorMap = std::map<std::string, Tensor, std::less<>>;
 // The declaration's value (host memory, the declared shape, strides and dtype).
 Tensor materialize_declaration(const Declaration& d, uint64_t seed);
 
+// Checks that `weights` holds every param and buffer of `g` with the declared dtype and shape;
+// an Input error naming `weights_file` and the tensor otherwise.
+void check_weights(const Graph& g, const TensorMap& weights, const std::string& weights_file);
+
 // Every declaration's value by name. With `weights`, each param and buffer is the tensor of
 // that name there (converted to the declared strides); one that `weights` lacks, or whose dtype
 // or shape differs from the declaration, is an Input error naming `weights_file` and the tensor.
