@@ -91,6 +91,24 @@ TEST(GraphCli, ANodeRunsAsACase) {
   EXPECT_EQ(results[0]["case"], call);
 }
 
+TEST(GraphCli, RunsOnAKernelFolder) {
+  // Kernels from outside, compiled and run in sandboxed candidate processes, give ref's values.
+  const std::string dir = temp_dir("graph-dir");
+  const std::string file = dir + "/mm_relu.graph";
+  std::ofstream(file) << "crucible-graph 1\nname mm-relu\nkind forward\n"
+                         "input %x : T([4, 8], f32)\nparam %w : T([8, 3], f32)\n"
+                         "%y = aten.mm(%x, %w)\n%r = aten.relu(%y)\noutput %r\n";
+  const std::string kernels = std::string(CRUCIBLE_SOURCE_DIR) + "/examples/kernels";
+  const Output d = crucible("graph run " + file + " --backend dir:" + kernels);
+  ASSERT_EQ(d.status, 0) << d.out;
+  const Output ref = crucible("graph run " + file + " --backend ref");
+  const auto checksum = [](const std::string& out) {
+    const size_t at = out.find("  output %r");
+    return at == std::string::npos ? out : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(checksum(d.out), checksum(ref.out));
+}
+
 TEST(GraphCli, ACrashingBackendIsTheRunsVerdict) {
   const std::string dir = temp_dir("graph-crash");
   const std::string file = dir + "/neg.graph";
