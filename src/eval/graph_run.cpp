@@ -50,6 +50,7 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
                 std::to_string(missing.size()) + " op(s) of graph " + g.name + ": " + s);
   }
   if (o.exec.weights) graph::check_weights(g, *o.exec.weights, o.exec.weights_file);
+  if (o.exec.inputs) graph::check_inputs(g, *o.exec.inputs, o.exec.inputs_file);
   std::unique_ptr<ScratchRoot> scratch;
   std::unique_ptr<SandboxOptions> sandbox;
   if (probe->untrusted() && o.sandbox) {

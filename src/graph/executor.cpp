@@ -122,7 +122,8 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
   backend.manual_seed(options.seed);  // random ops (dropout) draw from the run's seed
   std::map<std::string, Tensor, std::less<>> live;
   for (auto& [name, t] :
-       materialize_declarations(g, options.seed, options.weights, options.weights_file)) {
+       materialize_declarations(g, options.seed, options.weights, options.weights_file,
+                                options.inputs, options.inputs_file)) {
     Tensor v = options.golden && promotable(t.dtype()) ? t.to(DType::Float64) : t;
     if (options.keep_values) result.values.emplace(name, layout_copy(v));
     live.emplace(name, backend.to_device(v));

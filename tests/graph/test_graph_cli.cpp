@@ -109,6 +109,19 @@ TEST(GraphCli, RunsOnAKernelFolder) {
   EXPECT_EQ(checksum(d.out), checksum(ref.out));
 }
 
+TEST(GraphCli, RunWithWeightsAndRecordedInputs) {
+  const std::string f = std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/graphs/gpt2-tiny-fwd";
+  const Output o = crucible("graph run " + f + ".graph --backend cpu --weights " + f +
+                            ".safetensors --inputs " + f + ".io.safetensors");
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("output %view_39 T([2, 8, 96], f32) sum="), std::string::npos) << o.out;
+  const Output bad = crucible("graph run " + f + ".graph --weights " + f + ".io.safetensors");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find(".io.safetensors: tensor 'transformer.wte.weight': missing"),
+            std::string::npos)
+      << bad.out;
+}
+
 TEST(GraphCli, ACrashingBackendIsTheRunsVerdict) {
   const std::string dir = temp_dir("graph-crash");
   const std::string file = dir + "/neg.graph";

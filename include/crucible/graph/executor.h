@@ -21,6 +21,8 @@ struct ExecOptions {
   bool keep_values = false;  // also return every named value (a host copy taken as it is made)
   const TensorMap* weights = nullptr;  // params and buffers by name (safetensors.h)
   std::string weights_file;            // names `weights` in errors
+  const TensorMap* inputs = nullptr;   // inputs by name (recorded ones); the others drawn
+  std::string inputs_file;             // names `inputs` in errors
 };
 
 struct ExecResult {
