@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cases/literal_parser.h"
+#include "crucible/cases/references.h"
 
 namespace crucible::cases {
 
@@ -75,6 +76,69 @@ Literal Parser::whole_literal() {
   Literal v = value(0);
   expect_end("end of input after the value");
   return v;
+}
+
+Literal Parser::prefix_value(size_t* end) {
+  skip_ws();
+  Literal v = value(0);
+  *end = pos_;
+  return v;
+}
+
+CallSpec Parser::argument_list(size_t* end) {
+  CallSpec out;
+  skip_ws();
+  const size_t open_at = pos_;
+  expect('(', "'(' to start the arguments");
+  while (true) {
+    skip_ws();
+    if (peek() == ')' && !at_end()) {
+      ++pos_;
+      break;
+    }
+    // A keyword argument is `name=value`; a word not followed by '=' is a positional value.
+    size_t k = pos_;
+    while (k < s_.size() && is_ident_char(s_[k])) ++k;
+    size_t eq = k;
+    while (eq < s_.size() && (s_[eq] == ' ' || s_[eq] == '\t')) ++eq;
+    const bool keyword = k > pos_ && is_ident_start(s_[pos_]) && eq < s_.size() && s_[eq] == '=' &&
+                         (eq + 1 >= s_.size() || s_[eq + 1] != '=');
+    if (keyword) {
+      const size_t name_at = pos_;
+      std::string name(s_.substr(pos_, k - pos_));
+      for (const auto& [seen, unused] : out.kwargs) {
+        if (seen == name) fail_msg(name_at, "duplicate keyword argument '" + name + "'");
+      }
+      pos_ = eq + 1;
+      out.kwargs.emplace_back(std::move(name), value(1));
+    } else {
+      if (!out.kwargs.empty()) {
+        fail_msg(pos_, "expected a keyword argument (name=value) after the keyword argument '" +
+                           out.kwargs.back().first + "', got a positional one");
+      }
+      out.args.push_back(value(1));
+    }
+    skip_ws();
+    if (peek() == ',' && !at_end()) {
+      ++pos_;
+      continue;
+    }
+    if (peek() == ')' && !at_end()) {
+      ++pos_;
+      break;
+    }
+    fail(pos_, "',' or ')' in the arguments opened at " + line_col(open_at));
+  }
+  *end = pos_;
+  return out;
+}
+
+Literal Parser::reference() {
+  const size_t at = pos_++;  // '%'
+  const size_t name_at = pos_;
+  while (!at_end() && (is_ident_char(peek()) || peek() == '.')) ++pos_;
+  if (pos_ == name_at) fail(pos_, "a value name ([A-Za-z0-9_.]+) after '%'");
+  return Literal::symbol(std::string(s_.substr(at, pos_ - at)));
 }
 
 void Parser::skip_ws() {
@@ -220,6 +284,7 @@ Literal Parser::value(int depth) {
     return Literal::tuple(std::move(v));
   }
   if (c == '{') return dict(depth);
+  if (c == '%' && refs_) return reference();
   if (c == '\'' || c == '"') return string_lit();
   if (c == '-' || is_digit(c) || c == '.') return number();
   if (is_ident_start(c)) return word();
@@ -476,6 +541,19 @@ CallSpec parse_call(std::string_view text, const SourceOrigin& origin) {
 
 CallSpec parse_call(std::string_view text, const std::string& where) {
   return parse_call(text, SourceOrigin{where, 1, 1});
+}
+
+bool is_value_ref(const Literal& lit) {
+  return lit.kind == LitKind::Symbol && lit.text.starts_with('%');
+}
+
+Literal parse_literal_prefix(std::string_view text, const SourceOrigin& origin, bool refs,
+                             size_t* end) {
+  return detail::Parser(text, origin, refs).prefix_value(end);
+}
+
+CallSpec parse_argument_list(std::string_view text, const SourceOrigin& origin, size_t* end) {
+  return detail::Parser(text, origin, true).argument_list(end);
 }
 
 Literal parse_literal(std::string_view text, const std::string& where) {

@@ -33,15 +33,24 @@ std::optional<DType> dtype_from_code(std::string_view s);
 // A recursive-descent parser over one text; `origin` says where the text begins.
 class Parser {
  public:
-  Parser(std::string_view text, const SourceOrigin& origin) : s_(text), origin_(origin) {}
+  // refs: value references `%name` are values too (graph files; never traces).
+  Parser(std::string_view text, const SourceOrigin& origin, bool refs = false)
+      : s_(text), origin_(origin), refs_(refs) {}
 
   CallSpec call();
 
   Literal whole_literal();
 
+  // The value at the start of the text; *end = the byte after it.
+  Literal prefix_value(size_t* end);
+
+  // "(v, ..., name=v, ...)" at the start of the text; *end = the byte after ')'.
+  CallSpec argument_list(size_t* end);
+
  private:
   std::string_view s_;
   const SourceOrigin& origin_;
+  bool refs_ = false;
   size_t pos_ = 0;
 
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
@@ -89,6 +98,9 @@ class Parser {
   std::string_view dotted_name();
 
   Literal word();
+
+  // `%name` (refs_ only): a Symbol literal whose text is "%name".
+  Literal reference();
 
   // T([shape], dtype[, stride][, device][, stride=...][, device=...][, fill=...]); `w` is 'T'.
   TensorLit tensor(size_t w);

@@ -68,6 +68,20 @@ int command_ops(const std::string& backend, bool json);
 // meta: each call of a catalog op also goes through the op's meta function (outputs printed,
 // invalid calls listed with file:line, exit status 1 when there are any).
 int command_parse(const std::string& path, bool quiet, bool meta);
+// `crucible graph check|run` (src/cli/graph_command.cpp).
+struct GraphFlags {
+  std::string file;
+  std::string backend;
+  std::string weights;
+  std::string inputs;
+  uint64_t seed = 0;
+  bool golden = false;
+  double timeout_s = 600;
+  size_t memory_limit = size_t{4} << 30;
+  bool no_sandbox = false;
+};
+CLI::App* add_graph_command(CLI::App& app, GraphFlags& f);
+int command_graph(const CLI::App& graph, const GraphFlags& f);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
 

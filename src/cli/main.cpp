@@ -53,6 +53,9 @@ int run_cli(int argc, char** argv) {
   calibrate->add_flag("--cached", cal_cached, "print the cached peaks if present, else measure");
   calibrate->add_flag("--json", cal_json, "print JSON");
 
+  GraphFlags graph_flags;
+  CLI::App* graph = add_graph_command(app, graph_flags);
+
   // A flag value that cannot mean anything is refused while parsing, as a crucible::Error
   // naming the flag (src/cli/run_flags.cpp); CLI11's own errors (an unknown flag, a missing
   // value) are usage errors too: one line on stderr, exit status 2.
@@ -64,6 +67,7 @@ int run_cli(int argc, char** argv) {
                       : ops->parsed()       ? "ops "
                       : parse->parsed()     ? "parse "
                       : calibrate->parsed() ? "calibrate "
+                      : graph->parsed()     ? "graph "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
                sub ? sub : "", sub ? "flags" : "commands");
@@ -77,6 +81,7 @@ int run_cli(int argc, char** argv) {
   if (ops->parsed()) return command_ops(ops_backend, ops_json);
   if (parse->parsed()) return command_parse(parse_path, parse_quiet, parse_meta);
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);
+  if (graph->parsed()) return command_graph(*graph, graph_flags);
   return 2;
 }
 

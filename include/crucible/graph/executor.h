@@ -1,0 +1,47 @@
+// Running a graph on a backend, node by node, through the same call path cases use (the
+// backend's `supports`, then `run` on bound arguments). The golden mode runs it on `ref` with
+// every floating tensor promoted to f64: the arbiter a whole model is judged against.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crucible/backends/backend.h"
+#include "crucible/graph/graph.h"
+#include "crucible/graph/values.h"
+
+namespace crucible::graph {
+
+struct ExecOptions {
+  uint64_t seed = 0;  // materialises the declarations (values.h)
+  // f64 mode: floating inputs, parameters and buffers are materialised in their dtype, then
+  // promoted to f64; floating dtype arguments (`dtype=f16`) become f64 and half_to_float False.
+  bool golden = false;
+  bool keep_values = false;  // also return every named value (a host copy taken as it is made)
+  const TensorMap* weights = nullptr;  // params and buffers by name (safetensors.h)
+  std::string weights_file;            // names `weights` in errors
+  const TensorMap* inputs = nullptr;   // inputs by name (recorded ones); the others drawn
+  std::string inputs_file;             // names `inputs` in errors
+};
+
+struct ExecResult {
+  std::vector<Tensor> outputs;  // host tensors, in the order of Graph::outputs
+  TensorMap values;             // keep_values: every named value, declarations included
+};
+
+// Every op the backend lacks for this graph, one line each ("aten.X.Y: why", the first node
+// that needs it named with its line); empty when it can run every node. Decided from the specs,
+// before anything runs: `has_op`, then `supports` on meta tensors of each node's call (for a
+// backend from outside, whose `supports` runs its own code, `has_op` only).
+std::vector<std::string> missing_ops(const Graph& g, const Backend& backend, bool golden = false);
+
+// Runs the graph (the backend seeded with options.seed first). An op the backend lacks is an
+// Unsupported error listing every missing op, raised before anything runs; an error while running
+// names the node (file:line and its statement).
+ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options = {});
+// The same on a backend created by name through the backend registry ("ref", "cpu", "dir:...").
+// With options.golden the backend must be "ref".
+ExecResult execute(const Graph& g, const std::string& backend, const ExecOptions& options = {});
+
+}  // namespace crucible::graph
