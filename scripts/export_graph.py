@@ -136,6 +136,11 @@ def input_role(t: torch.Tensor) -> str:
     return f"index({lo}, {hi + 1})"
 
 
+def graph_name(name: str) -> str:
+    """A graph's name: letters, digits, '_', '.' and '-'."""
+    return "".join(c if (c.isalnum() or c in "_.-") else "_" for c in name) or "model"
+
+
 def safe_name(name: str) -> str:
     out = "".join(c if (c.isalnum() or c in "_.") else "_" for c in name)
     return out or "_"
@@ -247,7 +252,7 @@ def emit_nodes(w: Writer, graph, skip_targets=()):
 
 
 def header(w: Writer, name: str, kind: str, source: str):
-    w.lines += [f"crucible-graph {FORMAT_VERSION}", f"name {safe_name(name)}", f"kind {kind}"]
+    w.lines += [f"crucible-graph {FORMAT_VERSION}", f"name {graph_name(name)}", f"kind {kind}"]
     if source:
         w.lines.append("source " + json.dumps(source))
     w.lines.append("")
