@@ -77,6 +77,7 @@ struct GraphFlags {
   std::string file;
   std::string backend;
   std::string weights;
+  std::string inputs;
   uint64_t seed = 0;
   bool golden = false;
   double timeout_s = 600;

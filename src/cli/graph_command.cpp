@@ -70,11 +70,16 @@ int graph_run(const GraphFlags& f) {
   graph::ExecOptions o;
   o.seed = f.seed;
   o.golden = f.golden;
-  graph::Safetensors weights;
+  graph::Safetensors weights, inputs;
   if (!f.weights.empty()) {
     weights = graph::read_safetensors(f.weights);
     o.weights = &weights.tensors;
     o.weights_file = f.weights;
+  }
+  if (!f.inputs.empty()) {
+    inputs = graph::read_safetensors(f.inputs);
+    o.inputs = &inputs.tensors;
+    o.inputs_file = f.inputs;
   }
   if (f.golden && backend != "ref")
     usage_error("--golden runs the graph on ref in f64; it takes no other --backend");
@@ -85,8 +90,9 @@ int graph_run(const GraphFlags& f) {
   ro.memory_limit = f.memory_limit;
   ro.sandbox = !f.no_sandbox;
   const GraphRunResult r = run_graph_isolated(g, ro);
-  fmt::print("graph {} on {}{} (seed {}{})\n", g.name, backend, f.golden ? " in f64" : "", f.seed,
-             f.weights.empty() ? "" : ", weights " + f.weights);
+  fmt::print("graph {} on {}{} (seed {}{}{})\n", g.name, backend, f.golden ? " in f64" : "", f.seed,
+             f.weights.empty() ? "" : ", weights " + f.weights,
+             f.inputs.empty() ? "" : ", inputs " + f.inputs);
   if (r.status != GraphRunResult::Status::Ok) {
     fmt::print("  {}: {}\n", graph_run_status_name(r.status), r.detail);
     return 1;
@@ -128,6 +134,8 @@ CLI::App* add_graph_command(CLI::App& app, GraphFlags& f) {
   run->add_option("file", f.file, "the graph file (*.graph)")->required();
   run->add_option("--backend", f.backend, "the backend (default: the build's default backend)");
   run->add_option("--weights", f.weights, "parameters and buffers from this safetensors file");
+  run->add_option("--inputs", f.inputs,
+                  "inputs from this safetensors file, by name (the others are drawn)");
   run->add_option_function<std::string>(
          "--seed",
          [&f](const std::string& s) {

@@ -1,5 +1,5 @@
-// A graph run in a worker process: the outputs come back as a safetensors payload, checked
-// before they are believed.
+// A graph run in a worker process: the outputs come back as a safetensors file, the verdict as
+// a small safetensors payload; both are checked before they are believed.
 #include "crucible/eval/graph_run.h"
 
 #include <algorithm>
@@ -49,6 +49,8 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
     unsupported(g.file + ": backend " + probe->name() + " cannot run " +
                 std::to_string(missing.size()) + " op(s) of graph " + g.name + ": " + s);
   }
+  if (o.exec.weights) graph::check_weights(g, *o.exec.weights, o.exec.weights_file);
+  if (o.exec.inputs) graph::check_inputs(g, *o.exec.inputs, o.exec.inputs_file);
   std::unique_ptr<ScratchRoot> scratch;
   std::unique_ptr<SandboxOptions> sandbox;
   if (probe->untrusted() && o.sandbox) {
@@ -63,6 +65,9 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
     }
   }
 
+  // The outputs go through a file (a training graph's gradients outgrow a worker's frames).
+  const ScratchRoot outputs_dir;
+  const std::string outputs_path = outputs_dir.path() + "/outputs.safetensors";
   std::unique_ptr<Backend> backend;  // the worker's, created after the fork
   WorkerOptions wo;
   wo.workers = 1;
@@ -93,7 +98,8 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
       for (size_t i = 0; i < r.outputs.size(); ++i) {
         if (r.outputs[i].defined()) ts.emplace_back(std::to_string(i), r.outputs[i]);
       }
-      return graph::safetensors_bytes(ts, {{"status", "ok"}});
+      graph::write_safetensors(outputs_path, ts);
+      return graph::safetensors_bytes({}, {{"status", "ok"}});
     } catch (const Error& e) {
       return error_payload(e.kind() == ErrorKind::Memory ? GraphRunResult::Status::MemoryLimit
                                                          : GraphRunResult::Status::Error,
@@ -125,6 +131,11 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
                                                            : GraphRunResult::Status::Error;
           result.detail = detail == st.metadata.end() ? status->second : detail->second;
           return;
+        }
+        try {
+          st = graph::read_safetensors(outputs_path);
+        } catch (const Error& e) {
+          throw MalformedReport(std::string("its outputs: ") + e.what());
         }
         std::vector<Tensor> outs(g.outputs.size());
         for (auto& [name, t] : st.tensors) {

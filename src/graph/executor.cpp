@@ -72,6 +72,9 @@ std::vector<std::string> missing_ops(const Graph& g, const Backend& backend, boo
                     line + ")");
       continue;
     }
+    // A backend from outside answers `supports` with its own code, in a candidate process: it
+    // is asked for each call as the graph runs, not here.
+    if (backend.untrusted()) continue;
     // The call as the node makes it, on meta tensors of the values' specs.
     std::map<std::string, Tensor, std::less<>> metas;
     detail::for_each_reference(n.call, [&](const std::string& name) {
@@ -116,9 +119,11 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
   std::set<std::string, std::less<>> returned;
   for (const GraphOutput& o : g.outputs) returned.insert(o.value);
 
+  backend.manual_seed(options.seed);  // random ops (dropout) draw from the run's seed
   std::map<std::string, Tensor, std::less<>> live;
   for (auto& [name, t] :
-       materialize_declarations(g, options.seed, options.weights, options.weights_file)) {
+       materialize_declarations(g, options.seed, options.weights, options.weights_file,
+                                options.inputs, options.inputs_file)) {
     Tensor v = options.golden && promotable(t.dtype()) ? t.to(DType::Float64) : t;
     if (options.keep_values) result.values.emplace(name, layout_copy(v));
     live.emplace(name, backend.to_device(v));

@@ -533,7 +533,10 @@ class GraphParser {
       if (l.kind == LitKind::None) {
         agree = !n.out_specs[k].defined;
       } else if (l.kind == LitKind::Tensor) {
-        agree = n.out_specs[k].defined && TensorSpec::from_literal(l.tensor) == n.out_specs[k];
+        // Without stride=, an annotation states the shape and dtype only.
+        const TensorSpec& m = n.out_specs[k];
+        agree = m.defined && l.tensor.shape == m.shape && l.tensor.dtype == m.dtype &&
+                (!l.tensor.strides || *l.tensor.strides == m.strides);
       } else {
         fail(at, "expected T([shape], dtype), None or a tuple of them after '->'");
       }

@@ -70,32 +70,62 @@ Tensor materialize_declaration(const Declaration& d, uint64_t seed) {
   return t;
 }
 
+namespace {
+
+void check_tensor(const Declaration& d, const Tensor& t, const std::string& file) {
+  if (t.dtype() != d.spec.dtype || t.shape() != d.spec.shape) {
+    input_error(file + ": tensor '" + d.name + "'", "is " + std::string(dtype_code(t.dtype())) +
+                                                        " " + shape_str(t.shape()) +
+                                                        "; the graph declares " + d.spec.str());
+  }
+}
+
+// `t` with the declaration's strides.
+Tensor with_layout(const Declaration& d, const Tensor& t) {
+  if (t.strides() == d.spec.strides) return t;
+  Tensor out = Tensor::empty_strided(d.spec.shape, d.spec.strides, d.spec.dtype);
+  out.copy_from(t);
+  return out;
+}
+
+}  // namespace
+
+void check_weights(const Graph& g, const TensorMap& weights, const std::string& weights_file) {
+  for (const Declaration& d : g.decls) {
+    if (d.kind != DeclKind::Param && d.kind != DeclKind::Buffer) continue;
+    const auto it = weights.find(d.name);
+    if (it == weights.end()) {
+      input_error(weights_file + ": tensor '" + d.name + "'",
+                  "missing: the graph declares " + std::string(decl_kind_name(d.kind)) + " %" +
+                      d.name + " : " + d.spec.str());
+    }
+    check_tensor(d, it->second, weights_file);
+  }
+}
+
+void check_inputs(const Graph& g, const TensorMap& inputs, const std::string& inputs_file) {
+  for (const Declaration& d : g.decls) {
+    if (d.kind != DeclKind::Input) continue;
+    const auto it = inputs.find(d.name);
+    if (it != inputs.end()) check_tensor(d, it->second, inputs_file);
+  }
+}
+
 TensorMap materialize_declarations(const Graph& g, uint64_t seed, const TensorMap* weights,
-                                   const std::string& weights_file) {
+                                   const std::string& weights_file, const TensorMap* inputs,
+                                   const std::string& inputs_file) {
+  if (weights) check_weights(g, *weights, weights_file);
+  if (inputs) check_inputs(g, *inputs, inputs_file);
   TensorMap out;
   for (const Declaration& d : g.decls) {
-    const bool loaded = weights && (d.kind == DeclKind::Param || d.kind == DeclKind::Buffer);
-    if (!loaded) {
-      out.emplace(d.name, materialize_declaration(d, seed));
-      continue;
-    }
-    const auto it = weights->find(d.name);
-    const std::string where = weights_file + ": tensor '" + d.name + "'";
-    if (it == weights->end()) {
-      input_error(where, "missing: the graph declares " + std::string(decl_kind_name(d.kind)) +
-                             " %" + d.name + " : " + d.spec.str());
-    }
-    const Tensor& w = it->second;
-    if (w.dtype() != d.spec.dtype || w.shape() != d.spec.shape) {
-      input_error(where, "is " + std::string(dtype_code(w.dtype())) + " " + shape_str(w.shape()) +
-                             "; the graph declares " + d.spec.str());
-    }
-    if (w.strides() == d.spec.strides) {
-      out.emplace(d.name, w);
+    const TensorMap* given = d.kind == DeclKind::Param || d.kind == DeclKind::Buffer ? weights
+                             : d.kind == DeclKind::Input                             ? inputs
+                                                                                     : nullptr;
+    const auto it = given ? given->find(d.name) : TensorMap::const_iterator{};
+    if (given && it != given->end()) {
+      out.emplace(d.name, with_layout(d, it->second));
     } else {
-      Tensor t = Tensor::empty_strided(d.spec.shape, d.spec.strides, d.spec.dtype);
-      t.copy_from(w);
-      out.emplace(d.name, t);
+      out.emplace(d.name, materialize_declaration(d, seed));
     }
   }
   return out;

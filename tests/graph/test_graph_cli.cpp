@@ -4,7 +4,9 @@
 #include <fstream>
 #include <string>
 
+#include "crucible/cases/literal.h"
 #include "crucible/graph/parse.h"
+#include "crucible/graph/print.h"
 #include "crucible/graph/safetensors.h"
 #include "crucible/graph/values.h"
 #include "e2e/cli_helpers.h"
@@ -74,6 +76,50 @@ TEST(GraphCli, RunPrintsShapesAndChecksums) {
   EXPECT_NE(golden.out.find("on ref in f64"), std::string::npos) << golden.out;
   EXPECT_NE(golden.out.find("grad %gw (fc.weight) T([3, 8], f64)"), std::string::npos)
       << golden.out;
+}
+
+TEST(GraphCli, ANodeRunsAsACase) {
+  const graph::Graph g = graph::read_graph(example("mlp.graph"));
+  const std::string dir = temp_dir("graph-case");
+  const std::string call = cases::print_call(graph::node_call_spec(g, 4));
+  const Output o = crucible("run --backend cpu --op aten.addmm.default --case " +
+                            shell_quote(call) + " --workers 1 --quiet --out " + dir + "/run");
+  EXPECT_EQ(o.status, 0) << o.out;
+  const auto results = read_jsonl(dir + "/run/results.jsonl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["status"], "passed");
+  EXPECT_EQ(results[0]["case"], call);
+}
+
+TEST(GraphCli, RunsOnAKernelFolder) {
+  // Kernels from outside, compiled and run in sandboxed candidate processes, give ref's values.
+  const std::string dir = temp_dir("graph-dir");
+  const std::string file = dir + "/mm_relu.graph";
+  std::ofstream(file) << "crucible-graph 1\nname mm-relu\nkind forward\n"
+                         "input %x : T([4, 8], f32)\nparam %w : T([8, 3], f32)\n"
+                         "%y = aten.mm(%x, %w)\n%r = aten.relu(%y)\noutput %r\n";
+  const std::string kernels = std::string(CRUCIBLE_SOURCE_DIR) + "/examples/kernels";
+  const Output d = crucible("graph run " + file + " --backend dir:" + kernels);
+  ASSERT_EQ(d.status, 0) << d.out;
+  const Output ref = crucible("graph run " + file + " --backend ref");
+  const auto checksum = [](const std::string& out) {
+    const size_t at = out.find("  output %r");
+    return at == std::string::npos ? out : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(checksum(d.out), checksum(ref.out));
+}
+
+TEST(GraphCli, RunWithWeightsAndRecordedInputs) {
+  const std::string f = std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/graphs/gpt2-tiny-fwd";
+  const Output o = crucible("graph run " + f + ".graph --backend cpu --weights " + f +
+                            ".safetensors --inputs " + f + ".io.safetensors");
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("output %view_39 T([2, 8, 96], f32) sum="), std::string::npos) << o.out;
+  const Output bad = crucible("graph run " + f + ".graph --weights " + f + ".io.safetensors");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find(".io.safetensors: tensor 'transformer.wte.weight': missing"),
+            std::string::npos)
+      << bad.out;
 }
 
 TEST(GraphCli, ACrashingBackendIsTheRunsVerdict) {

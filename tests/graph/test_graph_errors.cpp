@@ -126,9 +126,17 @@ TEST(GraphErrors, AnnotationDisagreeingWithMeta) {
                                     "%y = aten.relu(%x) -> T([2, 4], f32)\n")),
             "g.graph:5:23: the annotation -> T([2, 4], f32) disagrees with aten.relu.default's "
             "meta function: -> T([2, 3], f32)");
+  // Strides are checked where the annotation writes them.
   EXPECT_EQ(parse_error(with_header("input %x : T([2, 3], f32)\n"
-                                    "%y = aten.t(%x) -> T([3, 2], f32)\n")),
-            "g.graph:5:20: the annotation -> T([3, 2], f32) disagrees with aten.t.default's "
+                                    "%y = aten.t(%x) -> T([3, 2], f32, stride=(2, 1))\n")),
+            "g.graph:5:20: the annotation -> T([3, 2], f32, stride=(2, 1)) disagrees with "
+            "aten.t.default's meta function: -> T([3, 2], f32, stride=(1, 3))");
+  EXPECT_EQ(parse_error(with_header("input %x : T([2, 3], f32)\n"
+                                    "%y = aten.t(%x) -> T([3, 2], f32)\noutput %y\n")),
+            "");
+  EXPECT_EQ(parse_error(with_header("input %x : T([2, 3], f32)\n"
+                                    "%y = aten.t(%x) -> T([3, 2], f16)\n")),
+            "g.graph:5:20: the annotation -> T([3, 2], f16) disagrees with aten.t.default's "
             "meta function: -> T([3, 2], f32, stride=(1, 3))");
   EXPECT_EQ(
       parse_error(with_header("input %x : T([2, 3], f32)\n"

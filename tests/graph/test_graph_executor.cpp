@@ -29,7 +29,7 @@ double agreement(const Tensor& a, const Tensor& b, double atol, double rtol) {
 }
 
 TEST(GraphExecutor, RefAndCpuAgreeOnTheExamples) {
-  for (const char* name : {"mlp.graph", "conv_bn.graph", "mlp_train.graph"}) {
+  for (const char* name : {"mlp.graph", "conv_bn.graph", "mlp_train.graph", "attention.graph"}) {
     const Graph g = read_graph(example(name));
     const ExecResult ref = execute(g, "ref", {.seed = 5});
     const ExecResult cpu = execute(g, "cpu", {.seed = 5});
@@ -90,6 +90,27 @@ TEST(GraphExecutor, MlpMatchesAHandComputationAndTheGoldenRunIsF64) {
   const ExecResult other = execute(g, "ref", {.seed = 12});
   EXPECT_GT(agreement(other.outputs[0], f32.outputs[0], 1e-5, 1e-5), 1.0);
   EXPECT_THROW(execute(g, "cpu", {.golden = true}), Error);
+}
+
+TEST(GraphExecutor, AttentionIsCausal) {
+  const Graph g = read_graph(example("attention.graph"));
+  const ExecResult r = execute(g, "cpu", {.seed = 8});
+  const Tensor& p = r.outputs.at(1);  // [1, 2, 4, 4] attention probabilities
+  ASSERT_EQ(p.shape(), (Shape{1, 2, 4, 4}));
+  for (int64_t row = 0; row < 8; ++row) {
+    const int64_t query = row % 4;
+    double sum = 0;
+    for (int64_t key = 0; key < 4; ++key) {
+      const double w = p.get(row * 4 + key);
+      sum += w;
+      if (key > query) {
+        EXPECT_EQ(w, 0.0) << row << " " << key;  // a later position is never attended to
+      } else {
+        EXPECT_GT(w, 0.0) << row << " " << key;
+      }
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
 }
 
 TEST(GraphExecutor, KeepsEveryIntermediateValue) {

@@ -74,7 +74,7 @@ TEST(GraphParse, TrainingExampleReturnsLossAndGradients) {
 }
 
 TEST(GraphPrint, RoundTripsTheExamples) {
-  for (const char* name : {"mlp.graph", "conv_bn.graph", "mlp_train.graph"}) {
+  for (const char* name : {"mlp.graph", "conv_bn.graph", "mlp_train.graph", "attention.graph"}) {
     const Graph g = read_graph(example(name));
     const std::string text = print_graph(g);
     const Graph again = parse_graph(text, "printed");

@@ -29,7 +29,8 @@ struct GraphRunResult {
 const char* graph_run_status_name(GraphRunResult::Status s);  // "ok", "crashed", ...
 
 // Runs `g` in a forked worker. Refused before forking (as Errors): an unknown backend, a backend
-// that cannot run every op of the graph, a sandbox this machine cannot enter.
+// that cannot run every op of the graph, weights that do not match the graph, a sandbox this
+// machine cannot enter.
 GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& options);
 
 }  // namespace crucible

@@ -21,6 +21,8 @@ struct ExecOptions {
   bool keep_values = false;  // also return every named value (a host copy taken as it is made)
   const TensorMap* weights = nullptr;  // params and buffers by name (safetensors.h)
   std::string weights_file;            // names `weights` in errors
+  const TensorMap* inputs = nullptr;   // inputs by name (recorded ones); the others drawn
+  std::string inputs_file;             // names `inputs` in errors
 };
 
 struct ExecResult {
@@ -30,11 +32,13 @@ struct ExecResult {
 
 // Every op the backend lacks for this graph, one line each ("aten.X.Y: why", the first node
 // that needs it named with its line); empty when it can run every node. Decided from the specs,
-// before anything runs.
+// before anything runs: `has_op`, then `supports` on meta tensors of each node's call (for a
+// backend from outside, whose `supports` runs its own code, `has_op` only).
 std::vector<std::string> missing_ops(const Graph& g, const Backend& backend, bool golden = false);
 
-// Runs the graph. An op the backend lacks is an Unsupported error listing every missing op, raised
-// before anything runs; an error while running names the node (file:line and its statement).
+// Runs the graph (the backend seeded with options.seed first). An op the backend lacks is an
+// Unsupported error listing every missing op, raised before anything runs; an error while running
+// names the node (file:line and its statement).
 ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options = {});
 // The same on a backend created by name through the backend registry ("ref", "cpu", "dir:...").
 // With options.golden the backend must be "ref".
