@@ -111,7 +111,16 @@ std::string markdown(const std::string& backend, const std::vector<OpByOpModel>&
   return md;
 }
 
-XlsxCell num_cell(double v) { return std::isfinite(v) ? XlsxCell(v) : XlsxCell{}; }
+// Cells are built in place (GCC 12 warns falsely about copies of the variant).
+void add_text(std::vector<XlsxCell>& row, const std::string& s) {
+  row.emplace_back(std::in_place_index<1>, s);
+}
+void add_number(std::vector<XlsxCell>& row, double v) {
+  if (std::isfinite(v))
+    row.emplace_back(std::in_place_index<2>, v);
+  else
+    row.emplace_back();
+}
 
 }  // namespace
 
@@ -128,26 +137,37 @@ void write_opbyop_reports(const std::string& dir, const std::string& backend,
   summary.header.insert(summary.header.end(),
                         {"chained", "first divergence line", "first divergence"});
   for (const OpByOpModel& m : models) {
-    std::vector<XlsxCell> row{m.model, m.kind, m.file, static_cast<double>(m.rows.size())};
+    auto& row = summary.rows.emplace_back();
+    add_text(row, m.model);
+    add_text(row, m.kind);
+    add_text(row, m.file);
+    add_number(row, static_cast<double>(m.rows.size()));
     auto c = counts(m);
-    for (const std::string& s : opbyop_statuses()) row.push_back(static_cast<double>(c[s]));
-    row.push_back(m.chained_status);
-    row.push_back(m.first_divergence_line > 0
-                      ? XlsxCell(static_cast<double>(m.first_divergence_line))
-                      : XlsxCell{});
-    row.push_back(m.first_divergence);
-    summary.rows.push_back(std::move(row));
+    for (const std::string& s : opbyop_statuses()) add_number(row, static_cast<double>(c[s]));
+    add_text(row, m.chained_status);
+    add_number(row, m.first_divergence_line > 0 ? m.first_divergence_line : std::nan(""));
+    add_text(row, m.first_divergence);
   }
   sheets.push_back(std::move(summary));
   for (const OpByOpModel& m : models) {
-    XlsxSheet s{.name = m.model,
-                .header = {"op", "occurrences", "lines", "status", "pcc", "max abs err",
-                           "max rel err", "speed-up", "detail", "call", "reproducer"}};
-    for (const OpByOpRow& r : m.rows)
-      s.rows.push_back({r.op, static_cast<double>(r.occurrences), r.lines, r.status,
-                        num_cell(r.pcc), num_cell(r.max_abs_err), num_cell(r.max_rel_err),
-                        num_cell(r.speedup), r.detail, r.call, r.reproducer});
-    sheets.push_back(std::move(s));
+    XlsxSheet& s = sheets.emplace_back();
+    s.name = m.model;
+    s.header = {"op",          "occurrences", "lines",  "status", "pcc",       "max abs err",
+                "max rel err", "speed-up",    "detail", "call",   "reproducer"};
+    for (const OpByOpRow& r : m.rows) {
+      auto& row = s.rows.emplace_back();
+      add_text(row, r.op);
+      add_number(row, static_cast<double>(r.occurrences));
+      add_text(row, r.lines);
+      add_text(row, r.status);
+      add_number(row, r.pcc);
+      add_number(row, r.max_abs_err);
+      add_number(row, r.max_rel_err);
+      add_number(row, r.speedup);
+      add_text(row, r.detail);
+      add_text(row, r.call);
+      add_text(row, r.reproducer);
+    }
   }
   write_xlsx(std::filesystem::path(dir) / "opbyop.xlsx", sheets);
 }
