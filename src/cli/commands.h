@@ -33,6 +33,9 @@ struct RunFlags {
   std::set<DType> dtypes;           // --dtypes (empty: not given)
   std::optional<DType> perf_dtype;  // --perf-dtype f32: timed cases' floating tensors as this
   int calls_per_op = 0;             // --calls-per-op N: traces, at most N distinct calls per op
+  std::vector<std::string> model_filter;  // --model-filter: model suite, name terms
+  double model_k = 3.0;                   // --model-k: the f64 arbiter's multiplier
+  std::string fallback;                   // --fallback: model suite, runs the ops --backend lacks
   uint64_t seed = 0;
   int workers = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
   int threads = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
@@ -42,6 +45,7 @@ struct RunFlags {
   std::string resume;
   std::string op;
   std::string case_text;
+  std::string inputs;  // --inputs: the single case's tensors from a safetensors file
   double p = 1.0;
   int64_t max_numel = kDefaultTraceMaxNumel;  // 0: no cap
   double max_flops = kDefaultTraceMaxFlops;   // 0: no cap
@@ -82,6 +86,23 @@ struct GraphFlags {
 };
 CLI::App* add_graph_command(CLI::App& app, GraphFlags& f);
 int command_graph(const CLI::App& graph, const GraphFlags& f);
+// `crucible opbyop` (src/cli/opbyop_command.cpp).
+struct OpByOpFlags {
+  std::vector<std::string> graphs;
+  std::string backend;
+  std::string out;
+  uint64_t seed = 0;
+  double timeout_s = 60;
+  int workers = 0;
+  bool perf = false;
+  std::string baseline;
+  bool no_chained = false;
+  std::string fallback;  // the chained run: a backend for the ops --backend lacks
+  bool no_sandbox = false;
+  bool quiet = false;
+};
+CLI::App* add_opbyop_command(CLI::App& app, OpByOpFlags& f);
+int command_opbyop(const OpByOpFlags& f, const std::vector<std::string>& argv);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
 

@@ -55,6 +55,8 @@ int run_cli(int argc, char** argv) {
 
   GraphFlags graph_flags;
   CLI::App* graph = add_graph_command(app, graph_flags);
+  OpByOpFlags opbyop_flags;
+  CLI::App* opbyop = add_opbyop_command(app, opbyop_flags);
 
   // A flag value that cannot mean anything is refused while parsing, as a crucible::Error
   // naming the flag (src/cli/run_flags.cpp); CLI11's own errors (an unknown flag, a missing
@@ -68,6 +70,7 @@ int run_cli(int argc, char** argv) {
                       : parse->parsed()     ? "parse "
                       : calibrate->parsed() ? "calibrate "
                       : graph->parsed()     ? "graph "
+                      : opbyop->parsed()    ? "opbyop "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
                sub ? sub : "", sub ? "flags" : "commands");
@@ -82,6 +85,7 @@ int run_cli(int argc, char** argv) {
   if (parse->parsed()) return command_parse(parse_path, parse_quiet, parse_meta);
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);
   if (graph->parsed()) return command_graph(*graph, graph_flags);
+  if (opbyop->parsed()) return command_opbyop(opbyop_flags, args);
   return 2;
 }
 

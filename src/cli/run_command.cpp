@@ -121,11 +121,19 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   } else {
     if (given("--op") || given("--case"))
       refuse_flags_ignored_by_case(f, given("--op"), given("--case"));
+    if (given("--inputs") && !given("--op"))
+      usage_error("--inputs gives the tensors of one case: use it with --op and --case");
     for (const char* flag : {"--baseline", "--warm-cache", "--p", "--perf-dtype"})
       if (given(flag) && !f.perf)
         usage_error(std::string(flag) +
                     " only matters with --perf (it sets how the cases are timed); add --perf or "
                     "drop it");
+    const bool model_suite = f.suite == "model" || f.suite.starts_with("model:");
+    for (const char* flag : {"--model-filter", "--model-k", "--fallback"})
+      if (given(flag) && !model_suite)
+        usage_error(std::string(flag) +
+                    " applies to --suite model[:<path>] (whole model graphs); drop it or run the "
+                    "model suite");
     if (f.calls_per_op > 0 && !f.suite.starts_with("traces:"))
       usage_error(
           "--calls-per-op applies to --suite traces:<path> (the opinfo suite's --perf "
@@ -139,6 +147,9 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.suite.dtypes = f.dtypes;
   o.suite.perf_dtype = f.perf_dtype;
   o.suite.calls_per_op = f.calls_per_op;
+  o.suite.model_filter = f.model_filter;
+  o.suite.model_k = f.model_k;
+  o.suite.fallback = f.fallback;
   o.suite.seed = f.seed;
   o.suite.max_numel = f.max_numel;
   o.suite.max_flops = f.max_flops;
@@ -171,6 +182,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.p = f.p;
   o.single_op = f.op;
   o.single_case = f.case_text;
+  o.single_inputs = f.inputs;
   o.progress = !f.quiet;
   return run(o);
 }

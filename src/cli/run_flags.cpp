@@ -298,6 +298,34 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                               std::numeric_limits<int>::max()));
          f.calls_per_op = static_cast<int>(*v);
        });
+  flag("--inputs",
+       "with --op/--case: the case's tensors from a safetensors file (a reproducer of the "
+       "op-by-op flow)",
+       "FILE", [&f](const std::string& s) {
+         if (s.empty()) refuse("--inputs", s, "expected a safetensors file");
+         f.inputs = s;
+       });
+  flag("--model-filter",
+       "model suite: comma-separated terms; a model runs when its name holds one (gpt2,resnet)",
+       "LIST", [&f](const std::string& s) {
+         f.model_filter = csv_terms("--model-filter", s, "gpt2,resnet50");
+       });
+  flag("--model-k",
+       "model suite: an output passes when its error against the f64 run is at most K times "
+       "the baseline's (default 3)",
+       "K", [&f](const std::string& s) {
+         const auto v = decimal_real(s);
+         if (!v || *v < 1 || *v > 1e6)
+           refuse("--model-k", s, "expected a number from 1 to 1e6, e.g. --model-k 3");
+         f.model_k = *v;
+       });
+  flag("--fallback",
+       "model suite: a backend that runs the ops --backend lacks (the verdict lists them); "
+       "without it such a model is unsupported",
+       "BACKEND", [&f](const std::string& s) {
+         if (s.empty()) refuse("--fallback", s, "expected a backend name, e.g. --fallback ref");
+         f.fallback = s;
+       });
   on_off("-q,--quiet", f.quiet, "no progress and no summary table");
   on_off("--no-sandbox", f.no_sandbox,
          "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");

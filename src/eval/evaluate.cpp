@@ -288,9 +288,8 @@ class Judge {
   int causes_ = 0;
 };
 
-}  // namespace
-
-CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Backend& candidate) {
+CaseResult evaluate(const Case& c, const OpDef& op, const Values* given, Backend& reference,
+                    Backend& candidate) {
   auto t0 = std::chrono::steady_clock::now();
   CaseResult r;
   r.case_id = c.id();
@@ -318,7 +317,7 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
 
   Values inputs;
   try {
-    inputs = materialize(op, c.call, c.seed);
+    inputs = given ? deep_copy(*given) : materialize(op, c.call, c.seed);
   } catch (const Error& e) {
     r.status = e.kind() == ErrorKind::Memory        ? Status::MemoryLimit
                : e.kind() == ErrorKind::Unsupported ? Status::Unsupported
@@ -423,6 +422,17 @@ CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Bac
   judge.check_aliasing(cand.outputs);
   if (r.status == Status::Passed) r.detail = "";
   return finish();
+}
+
+}  // namespace
+
+CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Backend& candidate) {
+  return evaluate(c, op, nullptr, reference, candidate);
+}
+
+CaseResult evaluate_case_with_inputs(const Case& c, const OpDef& op, const Values& inputs,
+                                     Backend& reference, Backend& candidate) {
+  return evaluate(c, op, &inputs, reference, candidate);
 }
 
 }  // namespace crucible

@@ -117,6 +117,11 @@ CaseResult base_result(const SuiteCase& sc) {
   return r;
 }
 
+// The command that re-runs `sc` on the candidate.
+std::string reproducer_of(const SuiteCase& sc, const std::string& backend) {
+  return sc.reproducer ? sc.reproducer(backend) : sc.c.reproducer(backend);
+}
+
 // Appends a decided case (or timing) to results.jsonl and keeps it.
 void record(const RunPlan& plan, RunRecords& records, CaseResult r) {
   plan.results_file->append(to_json(r));
@@ -171,7 +176,12 @@ CaseResult evaluate_in_worker(const RunPlan& plan, const SuiteCase& sc, WorkerBa
   const RunOptions& o = plan.options;
   CaseResult r;
   try {
-    r = evaluate_case(sc.c, *sc.op, *wb.reference, *wb.candidate);
+    if (sc.evaluate)
+      r = sc.evaluate(*wb.reference, *wb.candidate);
+    else if (sc.inputs)
+      r = evaluate_case_with_inputs(sc.c, *sc.op, *sc.inputs, *wb.reference, *wb.candidate);
+    else
+      r = evaluate_case(sc.c, *sc.op, *wb.reference, *wb.candidate);
   } catch (const Error& e) {
     r = base_result(sc);
     r.status = e.kind() == ErrorKind::Memory        ? Status::MemoryLimit
@@ -190,7 +200,7 @@ CaseResult evaluate_in_worker(const RunPlan& plan, const SuiteCase& sc, WorkerBa
     r.status = Status::Crashed;
     r.detail = std::string("the evaluation stopped on an error: ") + e.what();
   }
-  if (r.status != Status::Passed) r.reproducer = sc.c.reproducer(o.backend);
+  if (r.status != Status::Passed) r.reproducer = reproducer_of(sc, o.backend);
   return r;
 }
 
@@ -213,7 +223,7 @@ void run_correctness(const RunPlan& plan, RunRecords& records) {
       r.status = Status::Skipped;
       r.detail = sc.skip_reason;
       record(plan, records, std::move(r));
-    } else if (!sc.op) {
+    } else if (!sc.op && !sc.evaluate) {
       CaseResult r = base_result(sc);
       r.status = Status::Unsupported;
       r.detail = "the op is not in crucible's catalog";
@@ -248,7 +258,7 @@ void run_correctness(const RunPlan& plan, RunRecords& records) {
         r.detail = f.detail;
         if (plan.sandboxed && f.signal == SIGSYS && f.detail.find("sandbox:") == std::string::npos)
           r.detail += ": " + sandbox_unexplained_sigsys();
-        r.reproducer = cases[i].c.reproducer(o.backend);
+        r.reproducer = reproducer_of(cases[i], o.backend);
         progress.add(false);
         record(plan, records, std::move(r));
       });

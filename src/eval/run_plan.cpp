@@ -15,6 +15,7 @@
 #include "crucible/backends/backend.h"
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
+#include "crucible/eval/saved_inputs.h"
 #include "crucible/report/atomic_file.h"
 #include "eval/run_folder.h"
 #include "sandbox/sandbox.h"
@@ -48,8 +49,10 @@ bool check_backends(RunPlan& plan) {
   bool untrusted = false;
   for (auto [role, spec] : {std::pair<std::string, std::string>{"candidate", o.backend},
                             {"reference", o.reference},
-                            {"baseline", o.baseline}}) {
+                            {"baseline", o.baseline},
+                            {"fallback", o.suite.fallback}}) {
     if (role == "baseline" && !o.perf) continue;
+    if (role == "fallback" && spec.empty()) continue;
     auto b = BackendRegistry::instance().create(spec);
     plan.backends.push_back({role, b->name(), b->version(), b->device().str()});
     untrusted = untrusted || b->untrusted() || spec.starts_with("plugin:");
@@ -81,6 +84,17 @@ std::vector<SuiteCase> plan_cases(RunOptions& o) {
     sc.c.label = "single";
     sc.c.source = "--case";
     sc.c.perf = o.perf;
+    if (!o.single_inputs.empty()) {
+      sc.inputs = std::make_shared<const Values>(
+          inputs_from_file(*sc.op, sc.c.call, sc.c.seed, o.single_inputs));
+      sc.c.label = "saved inputs";
+      sc.c.source = o.single_inputs;
+      const Case c = sc.c;
+      const std::string file = o.single_inputs;
+      sc.reproducer = [c, file](const std::string& backend) {
+        return c.reproducer(backend) + " --inputs " + file;
+      };
+    }
     cases.push_back(std::move(sc));
     o.suite.suite = "case";
     return cases;

@@ -100,17 +100,23 @@ json to_json(const CaseResult& r) {
             {"seconds", r.seconds}};
   json checks = json::array();
   for (const TensorCheck& c : r.checks) {
-    checks.push_back({{"what", c.what},
-                      {"passed", c.passed},
-                      {"reason", c.reason},
-                      {"numel", c.numel},
-                      {"mismatches", c.mismatches},
-                      {"max_abs_err", c.max_abs_err},
-                      {"max_rel_err", c.max_rel_err},
-                      {"max_ulp_err", c.max_ulp_err},
-                      {"pcc", c.pcc},
-                      {"atol", c.atol},
-                      {"rtol", c.rtol}});
+    json jc = {{"what", c.what},
+               {"passed", c.passed},
+               {"reason", c.reason},
+               {"numel", c.numel},
+               {"mismatches", c.mismatches},
+               {"max_abs_err", c.max_abs_err},
+               {"max_rel_err", c.max_rel_err},
+               {"max_ulp_err", c.max_ulp_err},
+               {"pcc", c.pcc},
+               {"atol", c.atol},
+               {"rtol", c.rtol}};
+    if (c.rmse >= 0) {  // a whole-model output judged by the f64 arbiter
+      jc["rmse"] = c.rmse;
+      jc["baseline_rmse"] = c.baseline_rmse;
+      jc["allowed_rmse"] = c.allowed_rmse;
+    }
+    checks.push_back(std::move(jc));
   }
   j["checks"] = std::move(checks);
   if (!r.reproducer.empty()) j["reproducer"] = r.reproducer;
@@ -155,6 +161,9 @@ CaseResult case_result_from_json(const json& j) {
       t.pcc = num(c, "pcc", 1.0);
       t.atol = num(c, "atol", 0.0);
       t.rtol = num(c, "rtol", 0.0);
+      t.rmse = num(c, "rmse", -1.0);
+      t.baseline_rmse = num(c, "baseline_rmse", -1.0);
+      t.allowed_rmse = num(c, "allowed_rmse", -1.0);
       r.checks.push_back(std::move(t));
     }
   }

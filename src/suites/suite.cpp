@@ -8,6 +8,8 @@
 
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
+#include "crucible/suites/opbyop.h"
+#include "suites/model_suite.h"
 #include "suites/trace_shapes.h"
 
 namespace crucible {
@@ -277,6 +279,21 @@ std::vector<SuiteDef>& registry() {
                  .build = [](const SuiteOptions& o, const std::string& path) {
                    return traces_suite(o, path);
                  }});
+    d.push_back({.name = "opbyop",
+                 .argument = "<graph file>",
+                 .description = "every unique node of a model graph, alone, on its real inputs "
+                                "(crucible opbyop adds the chained run and the reports)",
+                 .build = [](const SuiteOptions& o, const std::string& path) {
+                   return opbyop_suite(o, path);
+                 }});
+    d.push_back({.name = "model",
+                 .argument = "<file or folder>",
+                 .argument_optional = true,
+                 .description = "whole model graphs, judged by the f64 arbiter (model: the "
+                                "shipped tiny models; model:<path> your .graph files)",
+                 .build = [](const SuiteOptions& o, const std::string& path) {
+                   return model_suite(o, path);
+                 }});
     return d;
   }();
   return defs;
@@ -285,7 +302,10 @@ std::vector<SuiteDef>& registry() {
 std::string known_suites() {
   std::string s;
   for (const SuiteDef& d : registry())
-    s += (s.empty() ? "" : ", ") + d.name + (d.argument.empty() ? "" : ":" + d.argument);
+    s += (s.empty() ? "" : ", ") + d.name +
+         (d.argument.empty()
+              ? ""
+              : (d.argument_optional ? "[:" : ":") + d.argument + (d.argument_optional ? "]" : ""));
   return s;
 }
 
@@ -307,7 +327,7 @@ std::vector<SuiteCase> build_suite(const SuiteOptions& o) {
   for (const SuiteDef& d : registry())
     if (d.name == name) def = &d;
   if (!def) usage_error("unknown suite '" + o.suite + "'; known: " + known_suites());
-  if (!def->argument.empty() && argument.empty())
+  if (!def->argument.empty() && argument.empty() && !def->argument_optional)
     usage_error(
         fmt::format("--suite {} needs an argument: --suite {}:{}", name, name, def->argument));
   if (def->argument.empty() && colon != std::string::npos)

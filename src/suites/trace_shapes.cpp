@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "crucible/cases/case.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/materialize.h"
@@ -59,18 +61,19 @@ CallSize call_size(const OpDef* op, const cases::CallSpec& call) {
   return size;
 }
 
-std::string shipped_traces_dir() {
-  if (const char* env = std::getenv("CRUCIBLE_TRACES"); env && *env) {
+std::string shipped_data_dir(const std::string& name, const char* env_name) {
+  if (const char* env = std::getenv(env_name); env && *env) {
     if (!fs::is_directory(env))
-      input_error(std::string("CRUCIBLE_TRACES=") + env,
-                  "not a folder; point it at the traces (e.g. data/traces) or unset it");
+      input_error(
+          std::string(env_name) + "=" + env,
+          fmt::format("not a folder; point it at the {} (e.g. data/{}) or unset it", name, name));
     return env;
   }
   std::vector<fs::path> candidates;
   if (std::string dir = program_dir(); !dir.empty())
-    candidates.push_back(fs::path(dir) / ".." / "data" / "traces");
+    candidates.push_back(fs::path(dir) / ".." / "data" / name);
 #ifdef CRUCIBLE_SOURCE_DIR
-  candidates.push_back(fs::path(CRUCIBLE_SOURCE_DIR) / "data" / "traces");
+  candidates.push_back(fs::path(CRUCIBLE_SOURCE_DIR) / "data" / name);
 #endif
   for (const fs::path& p : candidates) {
     std::error_code ec;
@@ -82,6 +85,8 @@ std::string shipped_traces_dir() {
   }
   return "";
 }
+
+std::string shipped_traces_dir() { return shipped_data_dir("traces", "CRUCIBLE_TRACES"); }
 
 std::map<std::string, std::vector<cases::TraceEntry>> distinct_trace_calls(const std::string& dir) {
   std::map<std::string, std::vector<cases::TraceEntry>> by_op;

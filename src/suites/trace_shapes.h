@@ -15,6 +15,9 @@ namespace crucible {
 // to the program's folder (build/../data/traces), else the source tree's data/traces; "" when
 // none exists.
 std::string shipped_traces_dir();
+// The same for any shipped data folder: $<env> when set, else data/<name> next to the program's
+// folder, else the source tree's (shipped_data_dir("models", "CRUCIBLE_MODELS")).
+std::string shipped_data_dir(const std::string& name, const char* env);
 
 // Every call of the traces under `dir`, grouped by normalised op name, distinct calls only
 // (the same call text in several models is kept once, at its first occurrence).

@@ -21,6 +21,9 @@ struct TensorCheck {
   double max_ulp_err = 0;
   double pcc = 1;  // cosine similarity of the two tensors (1 = identical direction)
   double atol = 0, rtol = 0;
+  // Whole-model outputs (the f64 arbiter, arbiter.h): the candidate's and the baseline's RMSE
+  // against the f64 run and the RMSE allowed; < 0 for per-op checks.
+  double rmse = -1, baseline_rmse = -1, allowed_rmse = -1;
 };
 
 struct Tolerance {

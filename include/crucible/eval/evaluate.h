@@ -10,6 +10,10 @@ namespace crucible {
 
 // Runs inside a worker process. Never throws for anything a kernel does: the verdict says it.
 CaseResult evaluate_case(const Case& c, const OpDef& op, Backend& reference, Backend& candidate);
+// The same on given inputs (bound arguments of the case's call: the op-by-op flow's real
+// intermediate tensors, a reproducer's saved tensors) instead of inputs materialised from it.
+CaseResult evaluate_case_with_inputs(const Case& c, const OpDef& op, const Values& inputs,
+                                     Backend& reference, Backend& candidate);
 
 struct TimingOptions {
   int warmup = 2;

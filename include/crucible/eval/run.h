@@ -36,6 +36,8 @@ struct RunOptions {
   // A single case (--op/--case): both or neither.
   std::string single_op;
   std::string single_case;
+  // With the single case: its tensors read from this safetensors file (saved_inputs.h).
+  std::string single_inputs;
 };
 
 // Runs and returns the process exit status: 0 every case passed, 1 some case did not.

@@ -1,9 +1,10 @@
 // Suites produce cases: `smoke` (a few cases of every op), `opinfo` (every catalog sample),
-// `traces:<file or folder>` (real-model calls).
+// `traces:<file or folder>` (real-model calls), `model[:<file or folder>]` (whole model graphs).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "crucible/cases/case.h"
 #include "crucible/ops/op.h"
+#include "crucible/results/result.h"
 
 namespace crucible {
 
@@ -29,19 +31,36 @@ struct SuiteOptions {
   // traces: at most this many distinct calls per op (0 = every call), chosen evenly over the
   // op's sizes within the caps (largest first); for a performance run of the real-model shapes.
   int calls_per_op = 0;
+  // model: which graphs run (--model-filter: comma-separated name terms, empty = all), the
+  // arbiter's multiplier (--model-k) and the backend that runs the ops the candidate lacks
+  // (--fallback; empty: none, such a model is unsupported).
+  std::vector<std::string> model_filter;
+  double model_k = 3.0;
+  std::string fallback;
 };
+
+class Backend;
 
 struct SuiteCase {
   Case c;
   const OpDef* op = nullptr;  // nullptr: the op is not in the catalog (reported unsupported)
   std::string skip_reason;    // non-empty: recorded as skipped, not run
+  // A case the suite judges itself (a whole model graph): run in a worker in place of
+  // evaluate_case, with the worker's reference and candidate backends. `op` stays null.
+  std::function<CaseResult(Backend& reference, Backend& candidate)> evaluate;
+  // Given inputs (the call's bound arguments: the op-by-op flow's real intermediate tensors, a
+  // reproducer's saved tensors), judged instead of inputs materialised from `c`.
+  std::shared_ptr<const Values> inputs;
+  // The command that re-runs this case on `backend`, where Case::reproducer does not apply.
+  std::function<std::string(const std::string& backend)> reproducer;
 };
 
 // A suite in the registry: `--suite <name>`, or `--suite <name>:<argument>` where it takes one
 // (traces:<path>). build(options, argument) gives its cases in a stable order.
 struct SuiteDef {
   std::string name;
-  std::string argument;  // what the argument is ("<file or folder>"); empty: none
+  std::string argument;            // what the argument is ("<file or folder>"); empty: none
+  bool argument_optional = false;  // `--suite <name>` alone is valid too (model)
   std::string description;
   std::function<std::vector<SuiteCase>(const SuiteOptions&, const std::string& argument)> build;
 };

@@ -1,0 +1,112 @@
+// The model suite (see model_suite.h).
+#include "suites/model_suite.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "crucible/core/error.h"
+#include "crucible/graph/parse.h"
+#include "suites/model_judge.h"
+#include "suites/trace_shapes.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The graph files a suite argument names, sorted: a file, or every *.graph under a folder
+// (`shipped_tiny`: only the tiny configurations).
+std::vector<std::string> graph_files(const std::string& path, bool shipped_tiny) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return {path};
+  if (!fs::is_directory(path, ec))
+    input_error(path, "no such graph file or folder (--suite model:<file or folder>)");
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
+    if (!e.is_regular_file() || e.path().extension() != ".graph") continue;
+    if (shipped_tiny && e.path().filename().string().find("-tiny-") == std::string::npos) continue;
+    out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) input_error(path, "holds no .graph file");
+  return out;
+}
+
+bool selected(const graph::Graph& g, const std::vector<std::string>& filter) {
+  if (filter.empty()) return true;
+  return std::any_of(filter.begin(), filter.end(),
+                     [&](const std::string& t) { return g.name.find(t) != std::string::npos; });
+}
+
+}  // namespace
+
+std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& path) {
+  if (!o.ops.empty())
+    usage_error("--ops does not apply to --suite model: choose models with --model-filter");
+  if (!o.dtypes.empty()) usage_error("--dtypes does not apply to --suite model");
+  if (o.perf)
+    usage_error(
+        "--perf does not apply to --suite model (bench/ times whole models on cpu "
+        "against aten)");
+  std::string where = path;
+  if (where.empty()) {
+    where = shipped_data_dir("models", "CRUCIBLE_MODELS");
+    if (where.empty())
+      usage_error(
+          "--suite model: the shipped models (data/models) are not found next to the "
+          "program; give a graph file or folder: --suite model:<file or folder>");
+  }
+  std::vector<std::shared_ptr<const graph::Graph>> graphs;
+  std::map<std::string, std::string> names;  // graph name -> file
+  std::vector<std::string> all_names;
+  for (const std::string& file : graph_files(where, path.empty())) {
+    auto g = std::make_shared<const graph::Graph>(graph::read_graph(file));
+    all_names.push_back(g->name);
+    if (auto [it, fresh] = names.emplace(g->name, file); !fresh)
+      input_error(file, fmt::format("graph name '{}' is also the name of {}; each model of a "
+                                    "suite needs its own name",
+                                    g->name, it->second));
+    if (selected(*g, o.model_filter)) graphs.push_back(std::move(g));
+  }
+  if (graphs.empty())
+    usage_error(fmt::format("--model-filter {} matches no model; the models are: {}",
+                            fmt::join(o.model_filter, ","), fmt::join(all_names, ", ")));
+
+  std::vector<SuiteCase> out;
+  for (const auto& g : graphs) {
+    SuiteCase sc;
+    sc.c.op = "model:" + g->name;
+    sc.c.seed = o.seed;
+    sc.c.label = g->kind;
+    sc.c.source = g->file;
+    const ModelJudgeOptions judge{.seed = o.seed, .k = o.model_k, .fallback = o.fallback};
+    const Case c = sc.c;
+    sc.evaluate = [g, judge, c](Backend&, Backend& candidate) {
+      CaseResult r;
+      r.case_id = c.id();
+      r.op = c.op;
+      r.label = c.label;
+      r.source = c.source;
+      r.seed = c.seed;
+      judge_model(*g, candidate, judge, r);
+      return r;
+    };
+    const std::string file = g->file;
+    sc.reproducer = [file, judge](const std::string& backend) {
+      std::string cmd = fmt::format("crucible run --suite model:{} --backend {} --seed {}", file,
+                                    backend, judge.seed);
+      if (judge.k != 3.0) cmd += fmt::format(" --model-k {}", judge.k);
+      if (!judge.fallback.empty()) cmd += " --fallback " + judge.fallback;
+      return cmd;
+    };
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+}  // namespace crucible
