@@ -18,9 +18,9 @@ namespace fs = std::filesystem;
 // From the floor up. `kernel` is the headers at the root of include/crucible (the C ABI
 // kernel.h, kernel.hpp and the numeric rules they share with core, numeric.h), which stand
 // alone; `api` is the typed call API over the backends.
-constexpr std::array<std::string_view, 14> kFloors = {
-    "kernel",  "core",     "schema", "compare", "results", "cases", "ops",
-    "sandbox", "backends", "api",    "suites",  "report",  "eval",  "cli",
+constexpr std::array<std::string_view, 15> kFloors = {
+    "kernel",   "core", "schema", "compare", "results", "cases", "ops", "sandbox",
+    "backends", "api",  "suites", "report",  "llm",     "eval",  "cli",
 };
 
 std::optional<size_t> floor_of(std::string_view module) {
