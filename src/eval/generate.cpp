@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -130,6 +131,35 @@ bool compile_attempt(const std::string& source, llm::Language lang, std::string&
   return out.ok;
 }
 
+// What the kernel ABI's guards caught in `results` (a cheat's signature), as short phrases.
+std::vector<std::string> guard_findings(const std::vector<CaseResult>& results) {
+  static const std::pair<const char*, const char*> kGuards[] = {
+      {"returned the result of an earlier call", "replays earlier answers"},
+      {"gave a different result when called again", "answers differ on a repeated call"},
+      {"aliases input", "returns its input"},
+      {"points at input", "returns its input"},
+      {"which the op must not mutate", "writes into an input"},
+      {"wrote past the end", "writes out of bounds"},
+      {"wrote before the start", "writes out of bounds"},
+      {"changed the process state", "changes the process state"},
+      {"changed after the kernel returned", "writes after returning"},
+  };
+  std::vector<std::string> out;
+  for (const CaseResult& r : results)
+    for (const auto& [needle, phrase] : kGuards)
+      if (r.detail.find(needle) != std::string::npos &&
+          std::find(out.begin(), out.end(), phrase) == out.end())
+        out.push_back(phrase);
+  return out;
+}
+
+std::string with_findings(std::string reason, const std::vector<std::string>& findings) {
+  if (findings.empty()) return reason;
+  reason += "; the guards caught: ";
+  for (size_t i = 0; i < findings.size(); ++i) reason += (i ? ", " : "") + findings[i];
+  return reason;
+}
+
 OpRecord generate_op(Shared& sh, const OpDef& op) {
   const GenerateOptions& o = sh.o;
   const auto start = std::chrono::steady_clock::now();
@@ -149,6 +179,7 @@ OpRecord generate_op(Shared& sh, const OpDef& op) {
 
   std::vector<llm::PriorAttempt> history;
   int best = 0, best_passed = -1, best_total = 0;
+  std::vector<CaseResult> best_results;
   bool done = false;
   for (int n = 1; n <= o.max_attempts && !done; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -208,6 +239,7 @@ OpRecord generate_op(Shared& sh, const OpDef& op) {
               best = n;
               best_passed = passed;
               best_total = total;
+              best_results = ev.results;
             }
             done = passed == total && total > 0;
           }
@@ -276,6 +308,11 @@ OpRecord generate_op(Shared& sh, const OpDef& op) {
       rec.verdict = "incorrect";
       rec.reason = fmt::format("the best attempt ({}) passed {} of {} feedback cases", best,
                                best_passed, best_total);
+    }
+    if (rec.verdict != "correct") {
+      std::vector<CaseResult> all = best_results;
+      all.insert(all.end(), sc.results.begin(), sc.results.end());
+      rec.reason = with_findings(rec.reason, guard_findings(all));
     }
   }
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -377,7 +414,8 @@ int generate(const GenerateOptions& opts) {
       } else {
         try {
           records[i] = generate_op(sh, op);
-        } catch (const Error& e) {
+        } catch (const std::exception& e) {
+          // One op's failure (a full disk, an unwritable folder) is that op's; the others go on.
           records[i].op = op.name;
           records[i].folder = folder_of(op.name);
           records[i].verdict = "no_kernel";
