@@ -159,7 +159,14 @@ OpCases generation_cases(const OpDef& op, const std::string& suite, int scoring_
       }
     }
   }
-  out.scoring = spread(std::move(scoring), limit > traces.size() ? limit - traces.size() : 0);
+  // Must-raise calls get up to a quarter of the places; computing calls the rest.
+  std::vector<GenCase> raising, computing;
+  for (GenCase& g : scoring) (g.error.empty() ? computing : raising).push_back(std::move(g));
+  const size_t room = limit > traces.size() ? limit - traces.size() : 0;
+  const size_t n_raising = std::min(raising.size(), std::max<size_t>(room / 4, 1));
+  out.scoring = spread(std::move(raising), std::min(n_raising, room));
+  for (GenCase& g : spread(std::move(computing), room - out.scoring.size()))
+    out.scoring.push_back(std::move(g));
   for (GenCase& t : traces) out.scoring.push_back(std::move(t));
   if (out.scoring.empty()) {
     // Nothing could change shape: the same calls with another seed (new values only).

@@ -88,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, step["garbage"], "text/plain")
             return
         answer = step["text"] if kind == "text" else (
-            "Here is the kernel.\n\n```cpp\n" + step["code"] + "\n```\n")
+            "Here is the kernel.\n\n```cpp\n" + step["code"].rstrip("\n") + "\n```\n")
         tin, tout = len(prompt) // 4, len(answer) // 4
         if anthropic:
             body = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,

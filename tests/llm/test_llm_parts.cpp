@@ -41,8 +41,9 @@ TEST(GenerationCases, TheScoringCasesAreHeldOutFromTheFeedbackCases) {
       const auto raising = [](const std::vector<crucible::GenCase>& v) {
         return std::count_if(v.begin(), v.end(), [](const auto& g) { return !g.error.empty(); });
       };
-      if (raising(c.feedback) > 0 && std::string(suite) == "opinfo")
+      if (raising(c.feedback) > 0 && std::string(suite) == "opinfo") {
         EXPECT_GT(raising(c.scoring), 0) << name;
+      }
     }
   }
   EXPECT_NE(crucible::scoring_seed(0), 0u);
