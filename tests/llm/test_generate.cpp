@@ -308,6 +308,38 @@ TEST(GenerateE2E, TheCommandProviderGetsThePromptOnStdinAndAnswersOnStdout) {
   EXPECT_NE(why.find("exited with status 3: overloaded"), std::string::npos) << why;
 }
 
+TEST(GenerateE2E, RunWithTheLlmBackendGeneratesThenEvaluatesTheFolder) {
+  const std::string dir = crucible::e2e::temp_dir("gen-run-llm");
+  ScriptedServer server(
+      dir,
+      {{"ops",
+        {{"aten.relu.default", {code_step("relu_no_compile.cc"), code_step("relu_right.cc")}}}}});
+  ASSERT_TRUE(server.started());
+  const std::string args = "run --backend llm --provider openai --base-url " + server.url() +
+                           "/v1 --run-id viarun --ops relu.default --workers 2 --quiet --out ";
+  const std::string cd = "cd " + shell_quote(dir) + " &&";
+  Output o = crucible_env(cd, args + "runs/first");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_TRUE(fs::exists(dir + "/generated_kernels/viarun/relu.default/relu.default.cpp"));
+  EXPECT_EQ(read_json(dir + "/runs/first/manifest.json")["options"]["backend"],
+            "dir:generated_kernels/viarun");
+  const json summary = read_json(dir + "/runs/first/summary.json");
+  EXPECT_EQ(summary["cases_passed"], 16);
+  EXPECT_EQ(summary["cases_total"], 16);
+  EXPECT_EQ(server.requests_for("aten.relu.default"), 2);
+  // Again: the generation is complete in its journal; no call is made.
+  o = crucible_env(cd, args + "runs/second");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(server.requests_for("aten.relu.default"), 2);
+  // The generation's flags go with --backend llm only, which needs a --run-id.
+  o = crucible_env(cd, "run --backend cpu --provider openai --ops relu.default");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.out.find("--provider goes with --backend llm"), std::string::npos) << o.out;
+  o = crucible_env(cd, "run --backend llm --ops relu.default");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.out.find("--backend llm needs --run-id"), std::string::npos) << o.out;
+}
+
 TEST(GenerateCli, RefusesWhatItCannotDoWithTheReason) {
   Output o = crucible_env("", "generate --language triton --ops relu");
   EXPECT_EQ(o.status, 2);
