@@ -55,13 +55,14 @@ class ScriptedServer {
 
   bool started() const { return !port_.empty(); }
   std::string url() const { return "http://127.0.0.1:" + port_; }
-  // The requests received so far (api, op, index, kind).
+  // The log so far: each request as it arrived (api, op, index, kind, t) and again as its
+  // answer was sent (kind "done").
   std::vector<nlohmann::json> requests() const {
     return std::filesystem::exists(log_) ? e2e::read_jsonl(log_) : std::vector<nlohmann::json>{};
   }
   int requests_for(const std::string& op) const {
     int n = 0;
-    for (const auto& r : requests()) n += r.value("op", "") == op;
+    for (const auto& r : requests()) n += r.value("op", "") == op && r.value("kind", "") != "done";
     return n;
   }
 

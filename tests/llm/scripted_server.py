@@ -10,7 +10,8 @@ The script is a JSON object: {"require_key": "<key>" (optional), "ops": {"aten.r
   {"status": 429, "message": "..."}  an error response of that HTTP status
   {"garbage": "<body>"}         a 200 response whose body is not the API's JSON
 and may add "delay": <seconds> (the response waits that long). Past the last step, the last step
-repeats. Every request is appended to the log (JSON lines: api, op, index, kind).
+repeats. Every request is appended to the log (JSON lines: api, op, index, kind, t) when it
+arrives, and again with kind "done" when its answer has been sent.
 Usage: scripted_server.py SCRIPT PORT_FILE LOG_FILE
 """
 import json
@@ -77,7 +78,13 @@ class Handler(BaseHTTPRequestHandler):
         step = steps[min(index, len(steps) - 1)]
         kind = next(k for k in ("code", "text", "status", "garbage") if k in step)
         log({"api": api, "op": op, "index": index, "kind": kind, "model": model,
-             "prompt_chars": len(prompt)})
+             "prompt_chars": len(prompt), "t": time.time()})
+        try:
+            self.answer(step, kind, anthropic, prompt, model)
+        finally:
+            log({"api": api, "op": op, "index": index, "kind": "done", "t": time.time()})
+
+    def answer(self, step, kind, anthropic, prompt, model):
         if step.get("delay"):
             time.sleep(step["delay"])
         if kind == "status":

@@ -340,6 +340,36 @@ TEST(GenerateE2E, RunWithTheLlmBackendGeneratesThenEvaluatesTheFolder) {
   EXPECT_NE(o.out.find("--backend llm needs --run-id"), std::string::npos) << o.out;
 }
 
+// The most requests the server was answering at once during a generation of `ops` slow answers.
+int most_in_flight(const std::string& dir, const std::string& run_id, int concurrency) {
+  const std::vector<std::string> ops = {"aten.relu.default", "aten.neg.default",
+                                        "aten.abs.default"};
+  json script = {{"ops", json::object()}};
+  for (const std::string& op : ops)
+    script["ops"][op] = json::array({{{"delay", 1}, {"text", "thinking..."}}});
+  ScriptedServer server(dir, script);
+  EXPECT_TRUE(server.started());
+  const Output o = generate("", dir, run_id,
+                            "--provider openai --base-url " + server.url() +
+                                "/v1 --ops relu.default,neg.default,abs.default --jobs 3 "
+                                "--max-attempts 1 --concurrency " +
+                                std::to_string(concurrency));
+  EXPECT_EQ(o.status, 1) << o.out;
+  std::vector<std::pair<double, int>> events;  // (time, +1 arrival / -1 answered)
+  for (const json& r : server.requests())
+    events.emplace_back(r["t"].get<double>(), r["kind"] == "done" ? -1 : 1);
+  std::sort(events.begin(), events.end());
+  EXPECT_EQ(events.size(), 6u);
+  int now = 0, most = 0;
+  for (const auto& [t, d] : events) most = std::max(most, now += d);
+  return most;
+}
+
+TEST(GenerateE2E, TheConcurrencyLimitBoundsTheCallsInFlight) {
+  EXPECT_EQ(most_in_flight(crucible::e2e::temp_dir("gen-conc1"), "one", 1), 1);
+  EXPECT_EQ(most_in_flight(crucible::e2e::temp_dir("gen-conc3"), "three", 3), 3);
+}
+
 TEST(GenerateCli, RefusesWhatItCannotDoWithTheReason) {
   Output o = crucible_env("", "generate --language triton --ops relu");
   EXPECT_EQ(o.status, 2);
