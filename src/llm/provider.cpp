@@ -78,15 +78,16 @@ class HttpProvider : public Provider {
                                    : cfg.base_url;
       key_ = cfg.api_key.empty() ? env_or("ANTHROPIC_API_KEY", "") : cfg.api_key;
       model_ = cfg.model.empty() ? "claude-sonnet-4-5" : cfg.model;
+      while (base_.ends_with("/")) base_.pop_back();
       url_ = base_ + (base_.ends_with("/v1") ? "/messages" : "/v1/messages");
     } else {
       base_ = cfg.base_url.empty() ? env_or("OPENAI_BASE_URL", "https://api.openai.com/v1")
                                    : cfg.base_url;
       key_ = cfg.api_key.empty() ? env_or("OPENAI_API_KEY", "") : cfg.api_key;
       model_ = cfg.model.empty() ? "gpt-4o" : cfg.model;
+      while (base_.ends_with("/")) base_.pop_back();
       url_ = base_ + "/chat/completions";
     }
-    while (base_.ends_with("/")) base_.pop_back();
   }
 
   std::string name() const override { return kind_; }
