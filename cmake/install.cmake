@@ -19,6 +19,9 @@ install(EXPORT crucibleKernelAbiTargets NAMESPACE crucible::
   DESTINATION ${CRUCIBLE_CMAKE_INSTALL_DIR} COMPONENT devel)
 
 install(TARGETS crucible RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+# The prompt templates of `crucible generate` (found at <bindir>/../share/crucible/prompts).
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/data/prompts
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/crucible COMPONENT runtime)
 install(FILES $<TARGET_FILE:crucible_lib> DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library)
 
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/crucibleConfig.cmake.in

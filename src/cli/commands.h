@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/eval/generate.h"
 #include "crucible/eval/run.h"
 
 namespace crucible {
@@ -19,6 +20,30 @@ namespace crucible {
 constexpr int64_t kDefaultTraceMaxNumel = int64_t{1} << 24;
 constexpr double kDefaultTraceMaxFlops = 2e9;
 
+// The values of `crucible generate`'s flags as given; generate_options checks them.
+struct GenerateFlags {
+  std::string suite = "smoke";
+  std::vector<std::string> ops;
+  std::string max_attempts = "5";
+  std::string run_id;
+  std::string out_root = "generated_kernels";
+  std::string provider = "anthropic";
+  std::string model, base_url;
+  std::string language = "cpp";
+  std::string jobs = "1";
+  bool resume = false;
+  std::string seed = "0";
+  std::string scoring_cases = "32";
+  std::string timeout = "60";
+  std::string call_timeout = "300";
+  std::string max_tries = "4";
+  std::string backoff = "1";
+  std::string concurrency = "4";
+  std::string max_tokens = "8192";
+  std::string prices, prompts, workers;
+  bool no_sandbox = false;
+  bool quiet = false;
+};
 // The values of `crucible run`'s flags, each validated as it is parsed (add_run_flags): a value
 // that cannot mean anything is a Usage error naming the flag. command_run checks the flags
 // against each other.
@@ -54,6 +79,9 @@ struct RunFlags {
   std::string ops_directory;       // BackendBench's --backend directory --ops-directory <folder>
   std::string kernels_dir;         // BackendBench's --backend pregenerated --kernels-dir <folder>
   std::vector<std::string> given;  // the long names of the flags given on the command line
+  // --backend llm: `crucible generate`'s flags of the same names (the kernels are generated into
+  // generated_kernels/<run-id>/, then evaluated as a kernel folder).
+  GenerateFlags llm;
 };
 
 // The flags of `app` given on its command line (their long names), for RunFlags::given.
@@ -66,6 +94,11 @@ void add_run_flags(CLI::App& app, RunFlags& f);
 // Parses "4G", "512M", "65536" into bytes; a Usage error names the flag otherwise.
 // Refuses values that cannot mean anything: not finite, or above 2^50 bytes (1 PiB).
 size_t parse_bytes(const std::string& text, const std::string& flag);
+
+void add_generate_flags(CLI::App& app, GenerateFlags& f);
+// The options of the flags; a value that cannot mean anything is a Usage error naming its flag.
+GenerateOptions generate_options(const GenerateFlags& f, const std::vector<std::string>& argv);
+int command_generate(const GenerateFlags& f, const std::vector<std::string>& argv);
 
 int command_run(RunFlags flags, const std::vector<std::string>& argv);
 int command_ops(const std::string& backend, bool json);

@@ -45,6 +45,11 @@ int run_cli(int argc, char** argv) {
                   "also check every call of a catalog op with the meta layer (output shapes and "
                   "dtypes, ATen's argument checks) without computing anything");
 
+  GenerateFlags gf;
+  CLI::App* generate = app.add_subcommand(
+      "generate", "generate kernels with a model, evaluate them, score them on held-out cases");
+  add_generate_flags(*generate, gf);
+
   int cal_threads = 0;
   bool cal_cached = false, cal_json = false;
   CLI::App* calibrate = app.add_subcommand(
@@ -71,6 +76,7 @@ int run_cli(int argc, char** argv) {
                       : calibrate->parsed() ? "calibrate "
                       : graph->parsed()     ? "graph "
                       : opbyop->parsed()    ? "opbyop "
+                      : generate->parsed()  ? "generate "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
                sub ? sub : "", sub ? "flags" : "commands");
@@ -83,6 +89,7 @@ int run_cli(int argc, char** argv) {
   }
   if (ops->parsed()) return command_ops(ops_backend, ops_json);
   if (parse->parsed()) return command_parse(parse_path, parse_quiet, parse_meta);
+  if (generate->parsed()) return command_generate(gf, args);
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);
   if (graph->parsed()) return command_graph(*graph, graph_flags);
   if (opbyop->parsed()) return command_opbyop(opbyop_flags, args);

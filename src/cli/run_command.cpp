@@ -100,6 +100,25 @@ void refuse_flags_ignored_by_case(const RunFlags& f, bool given_op, bool given_c
           flag, what));
 }
 
+// --backend llm: generates the kernels of the run's ops (the suite's cases are the feedback
+// cases; a resumed run resumes its generation) and returns their kernel folder.
+std::string generate_for_run(const RunFlags& f, const std::vector<std::string>& argv) {
+  GenerateFlags g = f.llm;
+  g.suite = f.suite == "opinfo" ? "opinfo" : "smoke";
+  g.ops = f.ops;
+  g.seed = std::to_string(f.seed);
+  g.timeout = fmt::format("{}", f.timeout);
+  if (f.workers > 0) g.workers = std::to_string(f.workers);
+  g.no_sandbox = f.no_sandbox;
+  g.quiet = f.quiet;
+  if (g.run_id.empty())
+    usage_error("--backend llm needs --run-id <name>: the kernels go to generated_kernels/<name>/");
+  GenerateOptions go = generate_options(g, argv);
+  go.resume = std::filesystem::exists(generation_folder(go) + "/generation.jsonl");
+  generate(go);
+  return generation_folder(go);
+}
+
 }  // namespace
 
 int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
@@ -167,6 +186,14 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
       usage_error(
           fmt::format("{} goes with --backend {} (or write --backend dir:{})", flag, name, folder));
     }
+  }
+  if (f.backend == "llm") {
+    o.backend = "dir:" + generate_for_run(f, argv);
+  } else {
+    for (const char* flag :
+         {"--provider", "--model", "--base-url", "--max-attempts", "--language", "--run-id"})
+      if (given(flag))
+        usage_error(fmt::format("{} goes with --backend llm (it configures the generation)", flag));
   }
   o.sandbox = !f.no_sandbox;
   o.reference = f.reference;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -331,6 +332,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
   text("--ops-directory", f.ops_directory, "the kernel folder",
        "with --backend directory: the kernel folder (the same as --backend dir:<folder>)");
+  // --backend llm: the generation's flags (crucible generate --help says more).
+  for (auto [name, into, help] :
+       {std::tuple<const char*, std::string*, const char*>{
+            "--provider", &f.llm.provider,
+            "with --backend llm: anthropic | openai | command:<program>"},
+        {"--model", &f.llm.model, "with --backend llm: the model"},
+        {"--base-url", &f.llm.base_url, "with --backend llm: the server's URL"},
+        {"--max-attempts", &f.llm.max_attempts, "with --backend llm: attempts per op (default 5)"},
+        {"--language", &f.llm.language, "with --backend llm: cpp | cuda"},
+        {"--run-id", &f.llm.run_id, "with --backend llm: generated_kernels/<run-id>/"}})
+    text(name, *into, "a value", help);
   text("--kernels-dir", f.kernels_dir, "the kernel folder",
        "with --backend pregenerated: the kernel folder (the same as --backend dir:<folder>)");
 }
