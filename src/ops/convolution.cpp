@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -207,15 +208,7 @@ void check_forward_dtype(DType t, const Conv& c) {
   if (!ok) not_implemented_for(kernel, t);
 }
 
-// The 3-d view of the problem: X (the big side), Y (the small side), W [C_Y, C_X / g, k...].
-struct Geo {
-  int64_t n = 0, g = 1, cx = 0, cy = 0;
-  int64_t xs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, ks[3] = {1, 1, 1};
-  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
-  int64_t x_numel() const { return n * cx * xs[0] * xs[1] * xs[2]; }
-  int64_t y_numel() const { return n * cy * ys[0] * ys[1] * ys[2]; }
-  int64_t w_numel() const { return cy * (cx / g) * ks[0] * ks[1] * ks[2]; }
-};
+using conv::Geo;
 
 Geo make_geo(const Conv& c) {
   Geo q;
@@ -237,20 +230,18 @@ Geo make_geo(const Conv& c) {
   return q;
 }
 
-enum class Mode { Gather, Scatter, Weight };
+enum class Mode { Gather, Scatter };
 
-// Y[n, cy, y] ~ X[n, cx, y*s - p + k*d] * W[cy, cx_local, k] over every valid (n, cy, cx, k, y):
-// Gather adds into Y, Scatter into X, Weight into W. The innermost loop runs over the last
-// spatial dim of Y, restricted to the positions whose X position is in range.
-// (Optimised like -O3 so that the inner loops vectorise: the reference must stay fast enough for
-// real-model shapes; the arithmetic is unchanged -- no reassociation, no fast-math.)
+// The integer convolutions (exact modulo 2^64; the floating ones are f64 matrix products, see
+// convolution_gemm.cpp): Y[n, cy, y] ~ X[n, cx, y*s - p + k*d] * W[cy, cx_local, k] over every
+// valid (n, cy, cx, k, y); Gather adds into Y, Scatter into X. The innermost loop runs over the
+// last spatial dim of Y, restricted to the positions whose X position is in range.
 template <Mode M, typename T>
-__attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
+void conv_core(const Geo& q, T* x, T* y, T* w) {
   const int64_t cxg = q.cx / q.g, cyg = q.cy / q.g;
   const int64_t xsp = q.xs[0] * q.xs[1] * q.xs[2], ysp = q.ys[0] * q.ys[1] * q.ys[2];
   const int64_t kvol = q.ks[0] * q.ks[1] * q.ks[2];
   const int64_t s2 = q.st[2];
-  std::vector<T> row(static_cast<size_t>(q.ys[2]), T(0));  // Weight: per-position partial sums
   for (int64_t n = 0; n < q.n; ++n) {
     for (int64_t g = 0; g < q.g; ++g) {
       for (int64_t cyl = 0; cyl < cyg; ++cyl) {
@@ -268,8 +259,7 @@ __attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
                 const int64_t top = q.xs[2] - 1 - off;
                 const int64_t hi = top < 0 ? 0 : std::min(q.ys[2], top / s2 + 1);
                 if (lo >= hi) continue;
-                [[maybe_unused]] const T wv = *wp;
-                [[maybe_unused]] T acc = 0;
+                const T wv = *wp;
                 for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
                   const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
                   if (xd < 0 || xd >= q.xs[0]) continue;
@@ -284,29 +274,14 @@ __attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
                       } else {
                         for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
                       }
-                    } else if constexpr (M == Mode::Scatter) {
+                    } else {
                       if (s2 == 1) {
                         for (int64_t o = lo; o < hi; ++o) xr[o] += wv * yr[o];
                       } else {
                         for (int64_t o = lo; o < hi; ++o) xr[o * s2] += wv * yr[o];
                       }
-                    } else {
-                      // Elementwise products summed per position first (vectorises), then
-                      // across positions below; all in T.
-                      if (s2 == 1) {
-                        for (int64_t o = lo; o < hi; ++o) row[o] += yr[o] * xr[o];
-                      } else {
-                        for (int64_t o = lo; o < hi; ++o) row[o] += yr[o] * xr[o * s2];
-                      }
                     }
                   }
-                }
-                if constexpr (M == Mode::Weight) {
-                  for (int64_t o = lo; o < hi; ++o) {
-                    acc += row[o];
-                    row[o] = 0;
-                  }
-                  *wp += acc;
                 }
               }
             }
@@ -317,27 +292,23 @@ __attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
   }
 }
 
+// Every element of `t` in logical order: as double (floating), or exactly as uint64 (integers).
 template <typename T>
 std::vector<T> load(const Tensor& t) {
+  constexpr bool kFloating = std::is_same_v<T, double>;
+  const Tensor c = t.to(kFloating ? DType::Float64 : DType::Int64);
   std::vector<T> v(static_cast<size_t>(t.numel()));
-  if constexpr (std::is_same_v<T, double>) {
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
-  } else {
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<T>(t.get_int(i));
-  }
+  if (!v.empty()) std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(T));
   return v;
 }
 
+// `v` as a tensor of `dt`, rounded once (floating) or wrapped to the width (integers).
 template <typename T>
 Tensor store(const std::vector<T>& v, const Shape& shape, DType dt) {
-  Tensor out = Tensor::empty(shape, dt);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    if constexpr (std::is_same_v<T, double>)
-      out.set(i, v[i]);
-    else
-      out.set_int(i, static_cast<int64_t>(v[i]));
-  }
-  return out;
+  constexpr bool kFloating = std::is_same_v<T, double>;
+  const Tensor c = Tensor::uninitialized(shape, kFloating ? DType::Float64 : DType::Int64);
+  if (!v.empty()) std::memcpy(c.data_ptr(), v.data(), v.size() * sizeof(T));
+  return c.to(dt);
 }
 
 // bias[c] added to every element of channel c of an [N, C, spatial] buffer.
@@ -357,10 +328,16 @@ Tensor conv_forward(const Conv& c, const Tensor& input, const Tensor& weight,
   const Geo q = make_geo(c);
   std::vector<T> in = load<T>(input), w = load<T>(weight);
   std::vector<T> out(static_cast<size_t>(numel_of(c.output_shape)), T(0));
-  if (!c.transposed)
+  if constexpr (std::is_same_v<T, double>) {
+    if (!c.transposed)
+      conv::gather_f64(q, in.data(), out.data(), w.data());
+    else
+      conv::scatter_f64(q, out.data(), in.data(), w.data());
+  } else if (!c.transposed) {
     conv_core<Mode::Gather>(q, in.data(), out.data(), w.data());
-  else
+  } else {
     conv_core<Mode::Scatter>(q, out.data(), in.data(), w.data());
+  }
   if (bias) add_bias(out, *bias, c.output_shape[0], c.output_shape[1]);
   return store(out, c.output_shape, input.dtype());
 }
@@ -445,18 +422,18 @@ Values convolution_backward_ref(const Values& args) {
     std::vector<double> w = load<double>(weight);
     std::vector<double> gi(static_cast<size_t>(input.numel()), 0.0);
     if (!c.transposed)
-      conv_core<Mode::Scatter>(q, gi.data(), go.data(), w.data());
+      conv::scatter_f64(q, gi.data(), go.data(), w.data());
     else
-      conv_core<Mode::Gather>(q, go.data(), gi.data(), w.data());
+      conv::gather_f64(q, go.data(), gi.data(), w.data());
     out[0] = store(gi, input.shape(), dt);
   }
   if (mask[1]) {
     std::vector<double> in = load<double>(input);
     std::vector<double> gw(static_cast<size_t>(weight.numel()), 0.0);
     if (!c.transposed)
-      conv_core<Mode::Weight>(q, in.data(), go.data(), gw.data());
+      conv::weight_f64(q, in.data(), go.data(), gw.data());
     else
-      conv_core<Mode::Weight>(q, go.data(), in.data(), gw.data());
+      conv::weight_f64(q, go.data(), in.data(), gw.data());
     out[1] = store(gw, weight.shape(), dt);
   }
   if (mask[2]) {

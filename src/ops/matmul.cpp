@@ -25,6 +25,7 @@
 #include "ops/judges.h"
 #include "ops/matmul_internal.h"
 #include "ops/meta_fn.h"
+#include "ops/ref_gemm.h"
 
 namespace crucible {
 namespace {
@@ -89,12 +90,7 @@ struct Product {
   int64_t ibeta = 0, ialpha = 1;
 };
 
-// Every element of `t` in logical (row-major) order, as doubles or as exact integers.
-std::vector<double> load_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
-  return v;
-}
+// Every element of `t` in logical (row-major) order, as exact integers.
 std::vector<int64_t> load_ints(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_int(i);
@@ -127,25 +123,31 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
     }
     return out;
   }
-  const std::vector<double> a = load_doubles(p.a), w = load_doubles(p.w);
-  std::vector<double> row(static_cast<size_t>(n));
+  // Floating: the product in f64 through dgemm, then alpha and beta * self applied per element
+  // exactly as written (alpha * (a @ w) + beta * self, self unread when beta == 0), rounded once.
+  const Tensor a = refgemm::to_f64(p.a), w = refgemm::to_f64(p.w);
+  Tensor prod = Tensor::zeros(out_shape, DType::Float64);
+  const double* ad = a.data<double>();
+  const double* wd = w.data<double>();
+  double* pd = prod.data<double>();
+  for (int64_t b = 0; b < batches; ++b) {
+    refgemm::gemm(false, false, m, n, k, ad + b * m * k, std::max<int64_t>(k, 1), wd + b * k * n,
+                  std::max<int64_t>(n, 1), 0.0, pd + b * m * n, std::max<int64_t>(n, 1));
+  }
+  const bool with_self = p.self && p.beta != 0;
+  const Tensor self64 = with_self ? refgemm::to_f64(*p.self) : Tensor();
+  const double* sd = with_self ? self64.data<double>() : nullptr;
+  int64_t idx = 0;
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t i = 0; i < m; ++i) {
-      // row[j] = sum_q a[b, i, q] * w[b, q, j], accumulated over q in order.
-      std::fill(row.begin(), row.end(), 0.0);
-      for (int64_t q = 0; q < k; ++q) {
-        const double aiq = a[(b * m + i) * k + q];
-        const double* wq = w.data() + (b * k + q) * n;
-        for (int64_t j = 0; j < n; ++j) row[j] += aiq * wq[j];
-      }
-      for (int64_t j = 0; j < n; ++j) {
-        double v = p.alpha * row[j];
-        if (p.self && p.beta != 0) v += p.beta * p.self->get(p.self_index(b, i, j));
-        out.set((b * m + i) * n + j, v);
+      for (int64_t j = 0; j < n; ++j, ++idx) {
+        double v = p.alpha * pd[idx];
+        if (with_self) v += p.beta * sd[p.self_index(b, i, j)];
+        pd[idx] = v;
       }
     }
   }
-  return out;
+  return prod.to(dt);
 }
 
 // mm's checks; returns the output shape.
