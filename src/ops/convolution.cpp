@@ -49,6 +49,7 @@
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
+#include "ops/ref_gemm.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -322,24 +323,54 @@ void add_bias(std::vector<T>& buf, const Tensor& bias, int64_t n, int64_t channe
       for (int64_t s = 0; s < sp; ++s) buf[(i * channels + c) * sp + s] += b[c];
 }
 
-template <typename T>
-Tensor conv_forward(const Conv& c, const Tensor& input, const Tensor& weight,
-                    const std::optional<Tensor>& bias) {
+// The integer convolutions, exact in uint64 and wrapped to the width when stored.
+Tensor conv_forward_int(const Conv& c, const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias) {
   const Geo q = make_geo(c);
-  std::vector<T> in = load<T>(input), w = load<T>(weight);
-  std::vector<T> out(static_cast<size_t>(numel_of(c.output_shape)), T(0));
-  if constexpr (std::is_same_v<T, double>) {
-    if (!c.transposed)
-      conv::gather_f64(q, in.data(), out.data(), w.data());
-    else
-      conv::scatter_f64(q, out.data(), in.data(), w.data());
-  } else if (!c.transposed) {
+  std::vector<uint64_t> in = load<uint64_t>(input), w = load<uint64_t>(weight);
+  std::vector<uint64_t> out(static_cast<size_t>(numel_of(c.output_shape)), 0);
+  if (!c.transposed)
     conv_core<Mode::Gather>(q, in.data(), out.data(), w.data());
-  } else {
+  else
     conv_core<Mode::Scatter>(q, out.data(), in.data(), w.data());
-  }
   if (bias) add_bias(out, *bias, c.output_shape[0], c.output_shape[1]);
   return store(out, c.output_shape, input.dtype());
+}
+
+// One batch element of `t` as a contiguous f64 tensor.
+Tensor item_f64(const Tensor& t, int64_t n) { return refgemm::to_f64(t.select(0, n)); }
+
+// The elements per channel of one batch element of `shape` ([N, C, spatial...]).
+int64_t plane_size(const Shape& shape) {
+  return shape[1] == 0 ? 0 : numel_of(Shape(shape.begin() + 2, shape.end()));
+}
+
+// The floating convolutions in f64, one batch element at a time (the f64 copies stay one
+// element's size), each output element rounded once to the dtype.
+Tensor conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias) {
+  Geo q = make_geo(c);
+  q.n = 1;
+  const std::vector<double> w = load<double>(weight);
+  const std::vector<double> b = bias ? load<double>(*bias) : std::vector<double>();
+  const Tensor out = Tensor::uninitialized(c.output_shape, input.dtype());
+  const Shape item(c.output_shape.begin() + 1, c.output_shape.end());
+  const int64_t ch = c.output_shape[1], sp = plane_size(c.output_shape);
+  for (int64_t n = 0; n < c.output_shape[0]; ++n) {
+    const Tensor x = item_f64(input, n);
+    const Tensor y = Tensor::uninitialized(item, DType::Float64);
+    double* yd = y.data<double>();
+    if (!c.transposed)
+      conv::gather_f64(q, x.data<double>(), yd, w.data());
+    else
+      conv::scatter_f64(q, yd, x.data<double>(), w.data());
+    if (bias) {
+      for (int64_t k = 0; k < ch; ++k)
+        for (int64_t s = 0; s < sp; ++s) yd[k * sp + s] += b[k];
+    }
+    out.select(0, n).copy_from(y);
+  }
+  return out;
 }
 
 // convolution's checks; returns the geometry with the output shape.
@@ -364,8 +395,8 @@ Values convolution_ref(const Values& args) {
   const Tensor& weight = args.at(1).tensor();
   const std::optional<Tensor> bias = args.at(2).opt_tensor();
   const Conv c = convolution_checked(args);
-  if (is_floating(input.dtype())) return {conv_forward<double>(c, input, weight, bias)};
-  return {conv_forward<uint64_t>(c, input, weight, bias)};
+  if (is_floating(input.dtype())) return {conv_forward_f64(c, input, weight, bias)};
+  return {conv_forward_int(c, input, weight, bias)};
 }
 
 // convolution_backward's checks; returns the geometry.
@@ -415,36 +446,41 @@ Values convolution_backward_ref(const Values& args) {
   const Conv c = convolution_backward_checked(args);
   const std::vector<bool> mask = args.at(10).bool_list();
   const DType dt = input.dtype();
-  const Geo q = make_geo(c);
-  std::vector<double> go = load<double>(grad_out);
-  Values out{Value(), Value(), Value()};
-  if (mask[0]) {
-    std::vector<double> w = load<double>(weight);
-    std::vector<double> gi(static_cast<size_t>(input.numel()), 0.0);
-    if (!c.transposed)
-      conv::scatter_f64(q, gi.data(), go.data(), w.data());
-    else
-      conv::gather_f64(q, go.data(), gi.data(), w.data());
-    out[0] = store(gi, input.shape(), dt);
-  }
-  if (mask[1]) {
-    std::vector<double> in = load<double>(input);
-    std::vector<double> gw(static_cast<size_t>(weight.numel()), 0.0);
-    if (!c.transposed)
-      conv::weight_f64(q, in.data(), go.data(), gw.data());
-    else
-      conv::weight_f64(q, go.data(), in.data(), gw.data());
-    out[1] = store(gw, weight.shape(), dt);
-  }
-  if (mask[2]) {
-    const int64_t n = grad_out.size(0), ch = grad_out.size(1);
-    const int64_t sp = n * ch == 0 ? 0 : grad_out.numel() / (n * ch);
-    std::vector<double> gb(static_cast<size_t>(ch), 0.0);
-    for (int64_t i = 0; i < n; ++i)
+  Geo q = make_geo(c);
+  q.n = 1;  // one batch element at a time, grad_weight and grad_bias summed over them in order
+  const std::vector<double> w = mask[0] ? load<double>(weight) : std::vector<double>();
+  const Tensor gi = mask[0] ? Tensor::uninitialized(input.shape(), dt) : Tensor();
+  const Shape in_item(input.shape().begin() + 1, input.shape().end());
+  std::vector<double> gw(static_cast<size_t>(mask[1] ? weight.numel() : 0), 0.0);
+  const int64_t ch = grad_out.size(1), sp = plane_size(grad_out.shape());
+  std::vector<double> gb(static_cast<size_t>(ch), 0.0);
+  for (int64_t n = 0; n < input.size(0); ++n) {
+    const Tensor go = item_f64(grad_out, n);
+    const double* god = go.data<double>();
+    if (mask[0]) {
+      const Tensor g = Tensor::uninitialized(in_item, DType::Float64);
+      if (!c.transposed)
+        conv::scatter_f64(q, g.data<double>(), god, w.data());
+      else
+        conv::gather_f64(q, god, g.data<double>(), w.data());
+      gi.select(0, n).copy_from(g);
+    }
+    if (mask[1]) {
+      const Tensor in = item_f64(input, n);
+      if (!c.transposed)
+        conv::weight_f64(q, in.data<double>(), god, gw.data());
+      else
+        conv::weight_f64(q, god, in.data<double>(), gw.data());
+    }
+    if (mask[2]) {
       for (int64_t k = 0; k < ch; ++k)
-        for (int64_t s = 0; s < sp; ++s) gb[k] += go[(i * ch + k) * sp + s];
-    out[2] = store(gb, {ch}, dt);
+        for (int64_t s = 0; s < sp; ++s) gb[k] += god[k * sp + s];
+    }
   }
+  Values out{Value(), Value(), Value()};
+  if (mask[0]) out[0] = gi;
+  if (mask[1]) out[1] = store(gw, weight.shape(), dt);
+  if (mask[2]) out[2] = store(gb, {ch}, dt);
   return out;
 }
 

@@ -127,7 +127,6 @@ void scatter_f64(const Geo& q, double* x, const double* y, const double* w) {
 
 void weight_f64(const Geo& q, const double* x, const double* y, double* w) {
   const Dims d = dims_of(q);
-  std::fill(w, w + q.w_numel(), 0.0);
   std::vector<double> col(static_cast<size_t>(d.rows * d.ysp));
   for (int64_t n = 0; n < q.n; ++n) {
     for (int64_t g = 0; g < q.g; ++g) {

@@ -23,11 +23,11 @@ struct Geo {
 
 // The floating directions in f64 (convolution_gemm.cpp): per batch element and group, X is
 // unfolded into columns [cx / g * kernel volume, Y positions] (im2col) and multiplied with dgemm;
-// the scatter folds the columns back (col2im). Each overwrites its output (of n * cy, n * cx or
-// w_numel elements, contiguous [N, C, spatial] / weight layout).
+// the scatter folds the columns back (col2im). Buffers are contiguous [N, C, spatial] and weight
+// layout; gather and scatter overwrite their output, weight adds into w (summed over n in order).
 void gather_f64(const Geo& q, const double* x, double* y, const double* w);   // Y = conv(X, W)
 void scatter_f64(const Geo& q, double* x, const double* y, const double* w);  // X = conv^T(Y, W)
-void weight_f64(const Geo& q, const double* x, const double* y, double* w);   // W = sum Y (x) X
+void weight_f64(const Geo& q, const double* x, const double* y, double* w);   // W += sum Y (x) X
 
 std::vector<Sample> convolution_samples(const SampleContext& ctx);
 std::vector<Sample> convolution_backward_samples(const SampleContext& ctx);
