@@ -31,8 +31,9 @@
 // size-1 dims). Both directions are written over one index space: the "big" side X (positions
 // x = y*s - p + k*d) and the "small" side Y, with the weight [C_Y, C_X / groups, k...]. A
 // convolution gathers into Y (X = input); a transposed convolution scatters into X (Y = input);
-// weight gradients accumulate Y * X. Values are summed in double (exactly in uint64 for
-// integers) and rounded once.
+// weight gradients accumulate Y * X. Floating values are summed in double as matrix products
+// (im2col + dgemm per batch element and group, convolution_gemm.cpp) and rounded once; integers
+// are summed exactly in uint64 by plain loops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
