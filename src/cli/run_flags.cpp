@@ -257,7 +257,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        })
       ->default_str("1");
   flag("--max-numel",
-       "traces: skip cases with more tensor elements than this (0: no cap; default 2^24)", "INT",
+       "traces: skip cases with more tensor elements than this (0: no cap; default 2^30)", "INT",
        [&f](const std::string& s) {
          const auto v = decimal_integer(s);
          if (!v || *v < 0)
@@ -268,7 +268,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        });
   flag("--max-flops",
        "traces: skip cases whose cost model gives more FLOPs than this (0: no cap; default "
-       "2e9)",
+       "1e12)",
        "REAL", [&f](const std::string& s) {
          const auto v = decimal_real(s);
          if (!v || *v < 0)

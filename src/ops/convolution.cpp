@@ -31,11 +31,13 @@
 // size-1 dims). Both directions are written over one index space: the "big" side X (positions
 // x = y*s - p + k*d) and the "small" side Y, with the weight [C_Y, C_X / groups, k...]. A
 // convolution gathers into Y (X = input); a transposed convolution scatters into X (Y = input);
-// weight gradients accumulate Y * X. Values are summed in double (exactly in uint64 for
-// integers) and rounded once.
+// weight gradients accumulate Y * X. Floating values are summed in double as matrix products
+// (im2col + dgemm per batch element and group, convolution_gemm.cpp) and rounded once; integers
+// are summed exactly in uint64 by plain loops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -48,6 +50,7 @@
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
+#include "ops/ref_gemm.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -207,15 +210,7 @@ void check_forward_dtype(DType t, const Conv& c) {
   if (!ok) not_implemented_for(kernel, t);
 }
 
-// The 3-d view of the problem: X (the big side), Y (the small side), W [C_Y, C_X / g, k...].
-struct Geo {
-  int64_t n = 0, g = 1, cx = 0, cy = 0;
-  int64_t xs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, ks[3] = {1, 1, 1};
-  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
-  int64_t x_numel() const { return n * cx * xs[0] * xs[1] * xs[2]; }
-  int64_t y_numel() const { return n * cy * ys[0] * ys[1] * ys[2]; }
-  int64_t w_numel() const { return cy * (cx / g) * ks[0] * ks[1] * ks[2]; }
-};
+using conv::Geo;
 
 Geo make_geo(const Conv& c) {
   Geo q;
@@ -237,20 +232,18 @@ Geo make_geo(const Conv& c) {
   return q;
 }
 
-enum class Mode { Gather, Scatter, Weight };
+enum class Mode { Gather, Scatter };
 
-// Y[n, cy, y] ~ X[n, cx, y*s - p + k*d] * W[cy, cx_local, k] over every valid (n, cy, cx, k, y):
-// Gather adds into Y, Scatter into X, Weight into W. The innermost loop runs over the last
-// spatial dim of Y, restricted to the positions whose X position is in range.
-// (Optimised like -O3 so that the inner loops vectorise: the reference must stay fast enough for
-// real-model shapes; the arithmetic is unchanged -- no reassociation, no fast-math.)
+// The integer convolutions (exact modulo 2^64; the floating ones are f64 matrix products, see
+// convolution_gemm.cpp): Y[n, cy, y] ~ X[n, cx, y*s - p + k*d] * W[cy, cx_local, k] over every
+// valid (n, cy, cx, k, y); Gather adds into Y, Scatter into X. The innermost loop runs over the
+// last spatial dim of Y, restricted to the positions whose X position is in range.
 template <Mode M, typename T>
-__attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
+void conv_core(const Geo& q, T* x, T* y, T* w) {
   const int64_t cxg = q.cx / q.g, cyg = q.cy / q.g;
   const int64_t xsp = q.xs[0] * q.xs[1] * q.xs[2], ysp = q.ys[0] * q.ys[1] * q.ys[2];
   const int64_t kvol = q.ks[0] * q.ks[1] * q.ks[2];
   const int64_t s2 = q.st[2];
-  std::vector<T> row(static_cast<size_t>(q.ys[2]), T(0));  // Weight: per-position partial sums
   for (int64_t n = 0; n < q.n; ++n) {
     for (int64_t g = 0; g < q.g; ++g) {
       for (int64_t cyl = 0; cyl < cyg; ++cyl) {
@@ -268,8 +261,7 @@ __attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
                 const int64_t top = q.xs[2] - 1 - off;
                 const int64_t hi = top < 0 ? 0 : std::min(q.ys[2], top / s2 + 1);
                 if (lo >= hi) continue;
-                [[maybe_unused]] const T wv = *wp;
-                [[maybe_unused]] T acc = 0;
+                const T wv = *wp;
                 for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
                   const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
                   if (xd < 0 || xd >= q.xs[0]) continue;
@@ -284,29 +276,14 @@ __attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
                       } else {
                         for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
                       }
-                    } else if constexpr (M == Mode::Scatter) {
+                    } else {
                       if (s2 == 1) {
                         for (int64_t o = lo; o < hi; ++o) xr[o] += wv * yr[o];
                       } else {
                         for (int64_t o = lo; o < hi; ++o) xr[o * s2] += wv * yr[o];
                       }
-                    } else {
-                      // Elementwise products summed per position first (vectorises), then
-                      // across positions below; all in T.
-                      if (s2 == 1) {
-                        for (int64_t o = lo; o < hi; ++o) row[o] += yr[o] * xr[o];
-                      } else {
-                        for (int64_t o = lo; o < hi; ++o) row[o] += yr[o] * xr[o * s2];
-                      }
                     }
                   }
-                }
-                if constexpr (M == Mode::Weight) {
-                  for (int64_t o = lo; o < hi; ++o) {
-                    acc += row[o];
-                    row[o] = 0;
-                  }
-                  *wp += acc;
                 }
               }
             }
@@ -317,27 +294,23 @@ __attribute__((optimize("O3"))) void conv_core(const Geo& q, T* x, T* y, T* w) {
   }
 }
 
+// Every element of `t` in logical order: as double (floating), or exactly as uint64 (integers).
 template <typename T>
 std::vector<T> load(const Tensor& t) {
+  constexpr bool kFloating = std::is_same_v<T, double>;
+  const Tensor c = t.to(kFloating ? DType::Float64 : DType::Int64);
   std::vector<T> v(static_cast<size_t>(t.numel()));
-  if constexpr (std::is_same_v<T, double>) {
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
-  } else {
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<T>(t.get_int(i));
-  }
+  if (!v.empty()) std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(T));
   return v;
 }
 
+// `v` as a tensor of `dt`, rounded once (floating) or wrapped to the width (integers).
 template <typename T>
 Tensor store(const std::vector<T>& v, const Shape& shape, DType dt) {
-  Tensor out = Tensor::empty(shape, dt);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    if constexpr (std::is_same_v<T, double>)
-      out.set(i, v[i]);
-    else
-      out.set_int(i, static_cast<int64_t>(v[i]));
-  }
-  return out;
+  constexpr bool kFloating = std::is_same_v<T, double>;
+  const Tensor c = Tensor::uninitialized(shape, kFloating ? DType::Float64 : DType::Int64);
+  if (!v.empty()) std::memcpy(c.data_ptr(), v.data(), v.size() * sizeof(T));
+  return c.to(dt);
 }
 
 // bias[c] added to every element of channel c of an [N, C, spatial] buffer.
@@ -351,18 +324,54 @@ void add_bias(std::vector<T>& buf, const Tensor& bias, int64_t n, int64_t channe
       for (int64_t s = 0; s < sp; ++s) buf[(i * channels + c) * sp + s] += b[c];
 }
 
-template <typename T>
-Tensor conv_forward(const Conv& c, const Tensor& input, const Tensor& weight,
-                    const std::optional<Tensor>& bias) {
+// The integer convolutions, exact in uint64 and wrapped to the width when stored.
+Tensor conv_forward_int(const Conv& c, const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias) {
   const Geo q = make_geo(c);
-  std::vector<T> in = load<T>(input), w = load<T>(weight);
-  std::vector<T> out(static_cast<size_t>(numel_of(c.output_shape)), T(0));
+  std::vector<uint64_t> in = load<uint64_t>(input), w = load<uint64_t>(weight);
+  std::vector<uint64_t> out(static_cast<size_t>(numel_of(c.output_shape)), 0);
   if (!c.transposed)
     conv_core<Mode::Gather>(q, in.data(), out.data(), w.data());
   else
     conv_core<Mode::Scatter>(q, out.data(), in.data(), w.data());
   if (bias) add_bias(out, *bias, c.output_shape[0], c.output_shape[1]);
   return store(out, c.output_shape, input.dtype());
+}
+
+// One batch element of `t` as a contiguous f64 tensor.
+Tensor item_f64(const Tensor& t, int64_t n) { return refgemm::to_f64(t.select(0, n)); }
+
+// The elements per channel of one batch element of `shape` ([N, C, spatial...]).
+int64_t plane_size(const Shape& shape) {
+  return shape[1] == 0 ? 0 : numel_of(Shape(shape.begin() + 2, shape.end()));
+}
+
+// The floating convolutions in f64, one batch element at a time (the f64 copies stay one
+// element's size), each output element rounded once to the dtype.
+Tensor conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias) {
+  Geo q = make_geo(c);
+  q.n = 1;
+  const std::vector<double> w = load<double>(weight);
+  const std::vector<double> b = bias ? load<double>(*bias) : std::vector<double>();
+  const Tensor out = Tensor::uninitialized(c.output_shape, input.dtype());
+  const Shape item(c.output_shape.begin() + 1, c.output_shape.end());
+  const int64_t ch = c.output_shape[1], sp = plane_size(c.output_shape);
+  for (int64_t n = 0; n < c.output_shape[0]; ++n) {
+    const Tensor x = item_f64(input, n);
+    const Tensor y = Tensor::uninitialized(item, DType::Float64);
+    double* yd = y.data<double>();
+    if (!c.transposed)
+      conv::gather_f64(q, x.data<double>(), yd, w.data());
+    else
+      conv::scatter_f64(q, yd, x.data<double>(), w.data());
+    if (bias) {
+      for (int64_t k = 0; k < ch; ++k)
+        for (int64_t s = 0; s < sp; ++s) yd[k * sp + s] += b[k];
+    }
+    out.select(0, n).copy_from(y);
+  }
+  return out;
 }
 
 // convolution's checks; returns the geometry with the output shape.
@@ -387,8 +396,8 @@ Values convolution_ref(const Values& args) {
   const Tensor& weight = args.at(1).tensor();
   const std::optional<Tensor> bias = args.at(2).opt_tensor();
   const Conv c = convolution_checked(args);
-  if (is_floating(input.dtype())) return {conv_forward<double>(c, input, weight, bias)};
-  return {conv_forward<uint64_t>(c, input, weight, bias)};
+  if (is_floating(input.dtype())) return {conv_forward_f64(c, input, weight, bias)};
+  return {conv_forward_int(c, input, weight, bias)};
 }
 
 // convolution_backward's checks; returns the geometry.
@@ -438,36 +447,41 @@ Values convolution_backward_ref(const Values& args) {
   const Conv c = convolution_backward_checked(args);
   const std::vector<bool> mask = args.at(10).bool_list();
   const DType dt = input.dtype();
-  const Geo q = make_geo(c);
-  std::vector<double> go = load<double>(grad_out);
-  Values out{Value(), Value(), Value()};
-  if (mask[0]) {
-    std::vector<double> w = load<double>(weight);
-    std::vector<double> gi(static_cast<size_t>(input.numel()), 0.0);
-    if (!c.transposed)
-      conv_core<Mode::Scatter>(q, gi.data(), go.data(), w.data());
-    else
-      conv_core<Mode::Gather>(q, go.data(), gi.data(), w.data());
-    out[0] = store(gi, input.shape(), dt);
-  }
-  if (mask[1]) {
-    std::vector<double> in = load<double>(input);
-    std::vector<double> gw(static_cast<size_t>(weight.numel()), 0.0);
-    if (!c.transposed)
-      conv_core<Mode::Weight>(q, in.data(), go.data(), gw.data());
-    else
-      conv_core<Mode::Weight>(q, go.data(), in.data(), gw.data());
-    out[1] = store(gw, weight.shape(), dt);
-  }
-  if (mask[2]) {
-    const int64_t n = grad_out.size(0), ch = grad_out.size(1);
-    const int64_t sp = n * ch == 0 ? 0 : grad_out.numel() / (n * ch);
-    std::vector<double> gb(static_cast<size_t>(ch), 0.0);
-    for (int64_t i = 0; i < n; ++i)
+  Geo q = make_geo(c);
+  q.n = 1;  // one batch element at a time, grad_weight and grad_bias summed over them in order
+  const std::vector<double> w = mask[0] ? load<double>(weight) : std::vector<double>();
+  const Tensor gi = mask[0] ? Tensor::uninitialized(input.shape(), dt) : Tensor();
+  const Shape in_item(input.shape().begin() + 1, input.shape().end());
+  std::vector<double> gw(static_cast<size_t>(mask[1] ? weight.numel() : 0), 0.0);
+  const int64_t ch = grad_out.size(1), sp = plane_size(grad_out.shape());
+  std::vector<double> gb(static_cast<size_t>(ch), 0.0);
+  for (int64_t n = 0; n < input.size(0); ++n) {
+    const Tensor go = item_f64(grad_out, n);
+    const double* god = go.data<double>();
+    if (mask[0]) {
+      const Tensor g = Tensor::uninitialized(in_item, DType::Float64);
+      if (!c.transposed)
+        conv::scatter_f64(q, g.data<double>(), god, w.data());
+      else
+        conv::gather_f64(q, god, g.data<double>(), w.data());
+      gi.select(0, n).copy_from(g);
+    }
+    if (mask[1]) {
+      const Tensor in = item_f64(input, n);
+      if (!c.transposed)
+        conv::weight_f64(q, in.data<double>(), god, gw.data());
+      else
+        conv::weight_f64(q, god, in.data<double>(), gw.data());
+    }
+    if (mask[2]) {
       for (int64_t k = 0; k < ch; ++k)
-        for (int64_t s = 0; s < sp; ++s) gb[k] += go[(i * ch + k) * sp + s];
-    out[2] = store(gb, {ch}, dt);
+        for (int64_t s = 0; s < sp; ++s) gb[k] += god[k * sp + s];
+    }
   }
+  Values out{Value(), Value(), Value()};
+  if (mask[0]) out[0] = gi;
+  if (mask[1]) out[1] = store(gw, weight.shape(), dt);
+  if (mask[2]) out[2] = store(gb, {ch}, dt);
   return out;
 }
 

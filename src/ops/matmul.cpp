@@ -25,6 +25,7 @@
 #include "ops/judges.h"
 #include "ops/matmul_internal.h"
 #include "ops/meta_fn.h"
+#include "ops/ref_gemm.h"
 
 namespace crucible {
 namespace {
@@ -89,24 +90,22 @@ struct Product {
   int64_t ibeta = 0, ialpha = 1;
 };
 
-// Every element of `t` in logical (row-major) order, as doubles or as exact integers.
-std::vector<double> load_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
-  return v;
-}
+// Every element of `t` in logical (row-major) order, as exact integers.
 std::vector<int64_t> load_ints(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_int(i);
   return v;
 }
 
+// f64 elements of the product computed at a time (a block of whole rows).
+constexpr int64_t kRowBlockElements = int64_t{1} << 22;
+
 // The [B, M, N] product, in double (floating) or exactly modulo 2^64 (integers, wrapped to the
 // output width when stored).
 Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
   const int64_t batches = p.a.size(0), m = p.a.size(1), k = p.a.size(2), n = p.w.size(2);
-  Tensor out = Tensor::zeros(out_shape, dt);
   if (is_integral(dt, /*include_bool=*/true)) {
+    Tensor out = Tensor::zeros(out_shape, dt);
     const std::vector<int64_t> a = load_ints(p.a), w = load_ints(p.w);
     for (int64_t b = 0; b < batches; ++b) {
       for (int64_t i = 0; i < m; ++i) {
@@ -127,22 +126,32 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
     }
     return out;
   }
-  const std::vector<double> a = load_doubles(p.a), w = load_doubles(p.w);
-  std::vector<double> row(static_cast<size_t>(n));
+  // Floating: the product in f64 through dgemm, then alpha and beta * self applied per element
+  // exactly as written (alpha * (a @ w) + beta * self, self unread when beta == 0), rounded once.
+  // Blocks of rows keep the f64 result small next to the output.
+  const Tensor a = refgemm::to_f64(p.a), w = refgemm::to_f64(p.w);
+  const bool with_self = p.self && p.beta != 0;
+  const Tensor self64 = with_self ? refgemm::to_f64(*p.self) : Tensor();
+  const double* sd = with_self ? self64.data<double>() : nullptr;
+  const Tensor out = Tensor::uninitialized(out_shape, dt);
+  const Tensor out3 = out.view({batches, m, n});
+  const int64_t block = std::max<int64_t>(1, kRowBlockElements / std::max<int64_t>(n, 1));
   for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t i = 0; i < m; ++i) {
-      // row[j] = sum_q a[b, i, q] * w[b, q, j], accumulated over q in order.
-      std::fill(row.begin(), row.end(), 0.0);
-      for (int64_t q = 0; q < k; ++q) {
-        const double aiq = a[(b * m + i) * k + q];
-        const double* wq = w.data() + (b * k + q) * n;
-        for (int64_t j = 0; j < n; ++j) row[j] += aiq * wq[j];
+    for (int64_t i0 = 0; i0 < m; i0 += block) {
+      const int64_t rows = std::min(block, m - i0);
+      const Tensor prod = Tensor::uninitialized({rows, n}, DType::Float64);
+      double* pd = prod.data<double>();
+      refgemm::gemm(false, false, rows, n, k, a.data<double>() + (b * m + i0) * k,
+                    std::max<int64_t>(k, 1), w.data<double>() + b * k * n, std::max<int64_t>(n, 1),
+                    0.0, pd, std::max<int64_t>(n, 1));
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double v = p.alpha * pd[i * n + j];
+          if (with_self) v += p.beta * sd[p.self_index(b, i0 + i, j)];
+          pd[i * n + j] = v;
+        }
       }
-      for (int64_t j = 0; j < n; ++j) {
-        double v = p.alpha * row[j];
-        if (p.self && p.beta != 0) v += p.beta * p.self->get(p.self_index(b, i, j));
-        out.set((b * m + i) * n + j, v);
-      }
+      out3.select(0, b).slice(0, i0, i0 + rows).copy_from(prod);
     }
   }
   return out;

@@ -1,11 +1,13 @@
 // --max-numel caps the elements a trace call makes, outputs included where the arguments give
 // their size: a 256k-row embedding gradient from a [2, 128, 1024] grad is skipped, not run.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "cli/commands.h"
 #include "crucible/suites/suite.h"
 
 namespace crucible {
@@ -35,6 +37,25 @@ TEST(TraceCaps, OutputsSizedByTheArgumentsCountAgainstMaxNumel) {
   EXPECT_EQ(call_size(cases[0].op, cases[0].c.call).elements, 2 * 128 * 1024 + 256 + 256008 * 1024);
   EXPECT_EQ(call_size(cases[3].op, cases[3].c.call).elements, 4 + 64 * 64);
   std::filesystem::remove_all(dir);
+}
+
+// `crucible run`'s default caps are a safety net above every shipped call: the shipped traces
+// run whole (the reference is fast enough for the largest of them).
+TEST(TraceCaps, DefaultCapsSkipNoShippedCall) {
+  SuiteOptions o;
+  o.suite = "traces:" + std::string(CRUCIBLE_SOURCE_DIR) + "/data/traces";
+  o.max_numel = kDefaultTraceMaxNumel;
+  o.max_flops = kDefaultTraceMaxFlops;
+  const std::vector<SuiteCase> cases = build_suite(o);
+  EXPECT_GT(cases.size(), 1000u);
+  for (const SuiteCase& sc : cases)
+    EXPECT_EQ(sc.skip_reason, "") << sc.c.op << " at " << sc.c.source;
+  // The same calls under caps of a thousandth are skipped in part (the caps still apply).
+  o.max_numel = kDefaultTraceMaxNumel / 1000;
+  o.max_flops = kDefaultTraceMaxFlops / 1000;
+  const std::vector<SuiteCase> capped = build_suite(o);
+  EXPECT_TRUE(std::any_of(capped.begin(), capped.end(),
+                          [](const SuiteCase& sc) { return !sc.skip_reason.empty(); }));
 }
 
 // --calls-per-op keeps an op whose calls are all over the caps: its smallest call is recorded
