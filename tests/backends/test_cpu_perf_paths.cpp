@@ -3,12 +3,15 @@
 // engine's smaller thread grain for transcendental ops (the chunk boundaries of a split call).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/pointwise_kernels.h"
+#include "backends/pointwise_kernel_sets.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu {
@@ -152,6 +155,48 @@ TEST(CpuPerfPaths, TranscendentalOpsSplitAtTheirGrain) {
     for (int threads : {2, 3})
       expect_same_bits(one, run_cpu(c.op, c.args, threads).at(0).tensor(),
                        std::string(c.op) + ", " + std::to_string(threads) + " threads");
+  }
+}
+
+// gelu's derivative from one exp (Abramowitz-Stegun's erfc sharing the density's exp(-x^2/2))
+// and hardsigmoid as clamp((x + 3) / 6, 0, 1), on every ISA level this machine has: the f32
+// tolerance against libm in f64 over a fine grid, at lengths that leave vector tails, and
+// hardsigmoid bit for bit equal to min(max(x + 3, 0), 6) / 6 in f32 (ATen's formula).
+TEST(CpuPerfPaths, GeluBackwardAndHardsigmoidOnEveryIsa) {
+  std::vector<float> x;
+  for (int i = 0; i <= 40001; ++i) x.push_back(-14.0f + 26.0f * static_cast<float>(i) / 40001.0f);
+  for (float v : {0.0f, -0.0f, -3.0f, 3.0f, 1e-30f, -1e-30f, 1e30f, -1e30f}) x.push_back(v);
+  const int64_t n = static_cast<int64_t>(x.size());  // 40010: not a multiple of 16
+  std::vector<float> g(x.size());
+  for (size_t i = 0; i < g.size(); ++i) g[i] = 0.25f + static_cast<float>(i % 11) * 0.5f;
+  for (const PwKernels* k : kernel_sets()) {
+    std::vector<float> y(x.size()), h(x.size());
+    const float* in2[2] = {g.data(), x.data()};
+    k->f32[static_cast<int>(PwOp::GeluBackward)](in2, y.data(), n, PwParams{});
+    const float* in1[1] = {x.data()};
+    k->f32[static_cast<int>(PwOp::Hardsigmoid)](in1, h.data(), n, PwParams{});
+    int64_t bad = 0, bad_h = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double r = g[i] * (0.5 * std::erfc(-v / std::sqrt(2.0)) +
+                               v * std::exp(-0.5 * v * v) / std::sqrt(2.0 * M_PI));
+      if (!(std::abs(y[i] - r) <= 1e-5 + 1.3e-6 * std::abs(r))) ++bad;
+      const float t = std::min(std::max(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
+      if (std::memcmp(&t, &h[i], 4) != 0) ++bad_h;
+    }
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(bad_h, 0);
+    // NaN propagates through both; +-inf inputs of hardsigmoid give 1 and 0.
+    const float sp[3] = {NAN, INFINITY, -INFINITY}, one[3] = {1, 1, 1};
+    float out[3], hs[3];
+    const float* s2[2] = {one, sp};
+    k->f32[static_cast<int>(PwOp::GeluBackward)](s2, out, 1, PwParams{});
+    EXPECT_TRUE(std::isnan(out[0]));
+    const float* s1[1] = {sp};
+    k->f32[static_cast<int>(PwOp::Hardsigmoid)](s1, hs, 3, PwParams{});
+    EXPECT_TRUE(std::isnan(hs[0]));
+    EXPECT_EQ(hs[1], 1.0f);
+    EXPECT_EQ(hs[2], 0.0f);
   }
 }
 
