@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/pointwise_kernels.h"
 #include "backends/pointwise_kernel_sets.h"
+#include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu {
@@ -102,7 +103,7 @@ TEST(CpuPerfPaths, SliceBackwardIntoNarrowRows) {
 }
 
 // gelu, elu and their backward on sizes that split over threads at the transcendental grain
-// (32K elements): every chunk boundary gives the one-thread bits, and the values meet the f32
+// (16K elements): every chunk boundary gives the one-thread bits, and the values meet the f32
 // tolerance against libm in f64.
 TEST(CpuPerfPaths, TranscendentalOpsSplitAtTheirGrain) {
   const int64_t n = 3 * 32768 + 5;
@@ -155,6 +156,39 @@ TEST(CpuPerfPaths, TranscendentalOpsSplitAtTheirGrain) {
     for (int threads : {2, 3})
       expect_same_bits(one, run_cpu(c.op, c.args, threads).at(0).tensor(),
                        std::string(c.op) + ", " + std::to_string(threads) + " threads");
+  }
+}
+
+// The 1-d scatter_add loop (a unit-stride dim, a dense source without extreme values): the
+// traces' shape, sums by hand in f64, and an index out of range raises the reference's message.
+TEST(CpuPerfPaths, ScatterAddOneDimensional) {
+  const int64_t n = 54862, m = 965;
+  Tensor self = Tensor::empty({m}, DType::Float32);
+  Tensor src = Tensor::empty({n}, DType::Float32);
+  Tensor idx = Tensor::empty({n}, DType::Int64);
+  std::vector<double> want(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) {
+    self.set(j, static_cast<double>(j % 13) - 6);
+    want[static_cast<size_t>(j)] = self.get(j);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = (i * 7919 + 17) % m;
+    idx.set_int(i, v);
+    src.set(i, static_cast<double>(i % 29) * 0.125 - 1.5);
+    want[static_cast<size_t>(v)] += src.get(i);
+  }
+  const Tensor out =
+      run_cpu("aten.scatter_add.default", {self, Value(int64_t{0}), idx, src}, 1).at(0).tensor();
+  for (int64_t j = 0; j < m; ++j) ASSERT_NEAR(out.get(j), want[static_cast<size_t>(j)], 1e-3) << j;
+  idx.set_int(n - 3, m);
+  try {
+    run_cpu("aten.scatter_add.default", {self, Value(int64_t{0}), idx, src}, 1);
+    ADD_FAILURE() << "an index out of range was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("index 965 is out of bounds for dimension 0 with size 965"),
+        std::string::npos)
+        << e.what();
   }
 }
 

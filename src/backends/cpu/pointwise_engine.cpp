@@ -405,12 +405,14 @@ void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute 
   }
   for (size_t k = 0; k < ops.size(); ++k) ops[k].strides = std::move(cst[k]);
 
-  // Cheap ops on fewer than 128K elements run on the calling thread: below that, waking a
+  // Cheap ops on fewer than 64K elements run on the calling thread: below that, waking a
   // sleeping worker (tens of microseconds in a VM) costs more than the second core gives back
-  // (measured on the traces' small activations: sigmoid_backward on 47K elements took 37 us on
-  // one thread and 90 us on two; the previous 32K grain). An op whose element costs a
-  // transcendental function takes 4x as long per element, and a second thread from 32K on.
-  const int64_t grain = costly(op) ? 32768 : 131072;
+  // (sigmoid_backward on 47K elements took 37 us on one thread and 90 us on two with a 32K
+  // grain). Between back-to-back calls the workers still spin, and from 64K on a second thread
+  // pays (hardsigmoid on 123K elements: 32 us on one thread, 20 us on two, warm). An op whose
+  // element costs a transcendental function takes about 4x as long per element, and a second
+  // thread from 16K on.
+  const int64_t grain = costly(op) ? 16384 : 65536;
   const PwKernels& kt = pw_kernels();
   const int i = static_cast<int>(op);
   switch (compute) {
