@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -189,6 +190,43 @@ TEST(CpuPerfPaths, ScatterAddOneDimensional) {
         std::string(e.what()).find("index 965 is out of bounds for dimension 0 with size 965"),
         std::string::npos)
         << e.what();
+  }
+}
+
+// Bool results of comparisons go through each ISA level's converters: v != 0 (NaN true) at
+// lengths with vector tails; the traces' broadcast lt of [n] and [n, 1] int64 by hand.
+TEST(CpuPerfPaths, ComparisonsIntoBool) {
+  std::vector<float> f;
+  std::vector<int64_t> q;
+  for (int i = 0; i < 1037; ++i) {
+    f.push_back(i % 3 == 0 ? 0.0f : (i % 3 == 1 ? -0.0f : static_cast<float>(i) * 0.5f));
+    q.push_back(i % 5 == 0 ? 0 : (i % 5 == 1 ? INT64_MIN : static_cast<int64_t>(i) << 40));
+  }
+  f[7] = NAN;
+  for (const PwKernels* k : kernel_sets()) {
+    std::vector<uint8_t> bf(f.size(), 7), bq(q.size(), 7);
+    k->convert.f32_to_bool(f.data(), bf.data(), static_cast<int64_t>(f.size()));
+    k->convert.i64_to_bool(q.data(), bq.data(), static_cast<int64_t>(q.size()));
+    for (size_t i = 0; i < f.size(); ++i) {
+      ASSERT_EQ(bf[i], (f[i] != 0.0f || std::isnan(f[i])) ? 1 : 0) << i;
+      ASSERT_EQ(bq[i], q[i] != 0 ? 1 : 0) << i;
+    }
+  }
+  const int64_t n = 1024;
+  Tensor a = Tensor::empty({n}, DType::Int64);
+  Tensor b = Tensor::empty({n, 1}, DType::Int64);
+  for (int64_t i = 0; i < n; ++i) {
+    a.set_int(i, i);
+    b.set_int(i, i);
+  }
+  for (int threads : {1, 2}) {
+    const Tensor lt = run_cpu("aten.lt.Tensor", {a, b}, threads).at(0).tensor();
+    ASSERT_EQ(lt.dtype(), DType::Bool);
+    ASSERT_EQ(lt.shape(), (Shape{n, n}));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) bad += lt.get_int(i * n + j) != (j < i ? 1 : 0);
+    EXPECT_EQ(bad, 0) << threads;
   }
 }
 

@@ -115,6 +115,13 @@ void store_row(const C* in, char* p, int64_t stride, DType dt, int64_t n, const 
         return;
       }
     case DType::Bool:
+      // Contiguous runs through the unit's vector converters (this file is built for the
+      // x86-64 baseline, where a 64-bit compare and narrowing stay scalar).
+      if constexpr (std::is_same_v<C, float>) {
+        if (stride == 1) return cv.f32_to_bool(in, reinterpret_cast<uint8_t*>(p), n);
+      } else if constexpr (std::is_same_v<C, int64_t>) {
+        if (stride == 1) return cv.i64_to_bool(in, reinterpret_cast<uint8_t*>(p), n);
+      }
       return store_as<uint8_t>(in, p, stride, n,
                                [](C v) { return static_cast<uint8_t>(v != C(0) ? 1 : 0); });
     default:

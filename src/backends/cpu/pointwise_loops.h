@@ -463,6 +463,13 @@ inline void f32_to_bf16(const float* __restrict in, uint16_t* __restrict out, in
   }
 }
 
+inline void f32_to_bool(const float* __restrict in, uint8_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] != 0.0f ? 1 : 0;
+}
+inline void i64_to_bool(const int64_t* __restrict in, uint8_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] != 0 ? 1 : 0;
+}
+
 PwKernels make_kernels() {
   PwKernels k{};
 #define CRUCIBLE_F(OP, F)                                                  \
@@ -629,5 +636,7 @@ PwKernels make_kernels() {
   k.convert.f32_to_bf16 = &f32_to_bf16;
   k.convert.f16_to_f32 = &f16_to_f32;
   k.convert.f32_to_f16 = &f32_to_f16;
+  k.convert.f32_to_bool = &f32_to_bool;
+  k.convert.i64_to_bool = &i64_to_bool;
   return k;
 }
