@@ -231,17 +231,26 @@ bool scatter_add_rows(W* o, const W* s, const IndexWalk& w, const int64_t* idx, 
   const int64_t ol = w.step_a(), od = w.as[w.dim];
   const int64_t sl = w.bs[w.nd - 1];
   bool extreme = false;
-  if (!kCheck && ol == 0 && od == 1 && sl == 1) {
-    // Rows along a unit-stride dim of out, a dense source (a 1-d scatter_add): no strides.
+  if (ol == 0 && od == 1 && sl == 1) {
+    // Rows along a unit-stride dim of out, a dense source (a 1-d scatter_add): no strides. An
+    // f32 source is tested for extreme values a block at a time (vectorised), just before the
+    // block is added: one read of the source from memory.
+    constexpr int64_t kScan = 2048;
     for (int64_t r = 0; r < w.rows; ++r) {
       W* __restrict orow = o + w.row_a(r);
       const W* __restrict srow = s + w.row_b(r);
       const int64_t* iv = idx + r * w.last;
-      for (int64_t k = 0; k < w.last; ++k) {
-        const int64_t v = iv[k];
-        if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(bound)) [[unlikely]]
-          index_out_of_bounds(v, w.dim, bound);
-        orow[v] = acc_add(orow[v], srow[k]);
+      for (int64_t k0 = 0; k0 < w.last; k0 += kScan) {
+        const int64_t k1 = std::min(w.last, k0 + kScan);
+        if constexpr (kCheck) {
+          if (any_extreme_f32(srow + k0, k1 - k0)) return true;
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          const int64_t v = iv[k];
+          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(bound)) [[unlikely]]
+            index_out_of_bounds(v, w.dim, bound);
+          orow[v] = acc_add(orow[v], srow[k]);
+        }
       }
     }
     return false;
@@ -268,16 +277,13 @@ bool scatter_add_rows(W* o, const W* s, const IndexWalk& w, const int64_t* idx, 
 }
 
 // Returns whether an f32 value added was extreme (see nn_util.h): the call is then computed
-// again in f64. A contiguous f32 source is scanned for one first (vectorised), so that the
-// usual call runs the loop without the per-element test.
+// again in f64.
 template <typename W>
 bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, const int64_t* idx,
                    int64_t bound) {
   W* o = out.data<W>();
   const W* s = src.data<W>();
   if constexpr (std::is_same_v<W, float>) {
-    if (src.is_contiguous() && !any_extreme_f32(s, src.numel()))
-      return scatter_add_rows<W, false>(o, s, w, idx, bound);
     return scatter_add_rows<W, true>(o, s, w, idx, bound);
   } else {
     return scatter_add_rows<W, false>(o, s, w, idx, bound);
