@@ -225,17 +225,36 @@ inline W acc_mul(W x, W v) {
 
 // Rows with different positions outside `dim` never meet, but rows along dim may: one
 // thread, in the index's order. Each index is checked as it is used (the output is a fresh
-// copy, discarded on an error).
-// Returns whether an f32 value added was extreme (see nn_util.h): the call is then computed
-// again in f64.
-template <typename W>
-bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, const int64_t* idx,
-                   int64_t bound) {
-  W* o = out.data<W>();
-  const W* s = src.data<W>();
+// copy, discarded on an error). kCheck: test each f32 value added for an extreme one.
+template <typename W, bool kCheck>
+bool scatter_add_rows(W* o, const W* s, const IndexWalk& w, const int64_t* idx, int64_t bound) {
   const int64_t ol = w.step_a(), od = w.as[w.dim];
   const int64_t sl = w.bs[w.nd - 1];
   bool extreme = false;
+  if (ol == 0 && od == 1 && sl == 1) {
+    // Rows along a unit-stride dim of out, a dense source (a 1-d scatter_add): no strides. An
+    // f32 source is tested for extreme values a block at a time (vectorised), just before the
+    // block is added: one read of the source from memory.
+    constexpr int64_t kScan = 2048;
+    for (int64_t r = 0; r < w.rows; ++r) {
+      W* __restrict orow = o + w.row_a(r);
+      const W* __restrict srow = s + w.row_b(r);
+      const int64_t* iv = idx + r * w.last;
+      for (int64_t k0 = 0; k0 < w.last; k0 += kScan) {
+        const int64_t k1 = std::min(w.last, k0 + kScan);
+        if constexpr (kCheck) {
+          if (any_extreme_f32(srow + k0, k1 - k0)) return true;
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          const int64_t v = iv[k];
+          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(bound)) [[unlikely]]
+            index_out_of_bounds(v, w.dim, bound);
+          orow[v] = acc_add(orow[v], srow[k]);
+        }
+      }
+    }
+    return false;
+  }
   for (int64_t r = 0; r < w.rows; ++r) {
     W* orow = o + w.row_a(r);
     const W* srow = s + w.row_b(r);
@@ -246,7 +265,7 @@ bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, con
         index_out_of_bounds(v, w.dim, bound);
       W& x = orow[k * ol + v * od];
       const W y = srow[k * sl];
-      if constexpr (std::is_same_v<W, float>) {
+      if constexpr (kCheck) {
         uint32_t u;
         std::memcpy(&u, &y, 4);
         extreme |= (u & 0x7fffffffu) > 0x58800000u;
@@ -255,6 +274,20 @@ bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, con
     }
   }
   return extreme;
+}
+
+// Returns whether an f32 value added was extreme (see nn_util.h): the call is then computed
+// again in f64.
+template <typename W>
+bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, const int64_t* idx,
+                   int64_t bound) {
+  W* o = out.data<W>();
+  const W* s = src.data<W>();
+  if constexpr (std::is_same_v<W, float>) {
+    return scatter_add_rows<W, true>(o, s, w, idx, bound);
+  } else {
+    return scatter_add_rows<W, false>(o, s, w, idx, bound);
+  }
 }
 
 Values scatter_add_kernel(const OpDef&, const Values& a) {

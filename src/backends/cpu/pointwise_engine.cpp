@@ -115,6 +115,13 @@ void store_row(const C* in, char* p, int64_t stride, DType dt, int64_t n, const 
         return;
       }
     case DType::Bool:
+      // Contiguous runs through the unit's vector converters (this file is built for the
+      // x86-64 baseline, where a 64-bit compare and narrowing stay scalar).
+      if constexpr (std::is_same_v<C, float>) {
+        if (stride == 1) return cv.f32_to_bool(in, reinterpret_cast<uint8_t*>(p), n);
+      } else if constexpr (std::is_same_v<C, int64_t>) {
+        if (stride == 1) return cv.i64_to_bool(in, reinterpret_cast<uint8_t*>(p), n);
+      }
       return store_as<uint8_t>(in, p, stride, n,
                                [](C v) { return static_cast<uint8_t>(v != C(0) ? 1 : 0); });
     default:
@@ -167,17 +174,61 @@ struct Native {
   }
 };
 
+// Whether an f32 element of `op` costs a transcendental function or a division chain (tens
+// of instructions) rather than a few: such ops are worth a second thread on fewer elements.
+bool costly(PwOp op) {
+  switch (op) {
+    case PwOp::Exp:
+    case PwOp::Log:
+    case PwOp::Sigmoid:
+    case PwOp::Tanh:
+    case PwOp::Erf:
+    case PwOp::Gelu:
+    case PwOp::GeluTanh:
+    case PwOp::Silu:
+    case PwOp::Mish:
+    case PwOp::Elu:
+    case PwOp::Softplus:
+    case PwOp::PowScalar:
+    case PwOp::Sin:
+    case PwOp::Cos:
+    case PwOp::Tan:
+    case PwOp::Asin:
+    case PwOp::Acos:
+    case PwOp::Atan:
+    case PwOp::Sinh:
+    case PwOp::Cosh:
+    case PwOp::Asinh:
+    case PwOp::Acosh:
+    case PwOp::Atanh:
+    case PwOp::Expm1:
+    case PwOp::Log2:
+    case PwOp::Log10:
+    case PwOp::Log1p:
+    case PwOp::Atan2:
+    case PwOp::Pow:
+    case PwOp::Fmod:
+    case PwOp::Remainder:
+    case PwOp::DivFloor:
+    case PwOp::GeluBackward:
+    case PwOp::GeluTanhBackward:
+    case PwOp::SiluBackward:
+    case PwOp::MishBackward:
+    case PwOp::EluBackward:
+    case PwOp::SoftplusBackward:
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <typename C>
 void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
-               std::vector<Operand>& ops, const std::vector<int64_t>& sizes, int64_t numel) {
+               std::vector<Operand>& ops, const std::vector<int64_t>& sizes, int64_t numel,
+               int64_t grain) {
   const int nops = static_cast<int>(ops.size());
   const int nd = static_cast<int>(sizes.size());
   const int64_t inner = sizes.back();
-  // Ops on fewer than 128K elements run on the calling thread: below that, waking a sleeping
-  // worker (tens of microseconds in a VM) costs more than the second core gives back (measured
-  // on the traces' small activations: sigmoid_backward on 47K elements took 37 us on one
-  // thread and 90 us on two; the previous 32K grain).
-  const int64_t grain = 131072;
   parallel_for(0, numel, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) C buf[kMaxOperands][kBlock];
     // Stride-0 inputs: the element whose value the block holds, and for how many elements.
@@ -361,25 +412,33 @@ void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute 
   }
   for (size_t k = 0; k < ops.size(); ++k) ops[k].strides = std::move(cst[k]);
 
+  // Cheap ops on fewer than 64K elements run on the calling thread: below that, waking a
+  // sleeping worker (tens of microseconds in a VM) costs more than the second core gives back
+  // (sigmoid_backward on 47K elements took 37 us on one thread and 90 us on two with a 32K
+  // grain). Between back-to-back calls the workers still spin, and from 64K on a second thread
+  // pays (hardsigmoid on 123K elements: 32 us on one thread, 20 us on two, warm). An op whose
+  // element costs a transcendental function takes about 4x as long per element, and a second
+  // thread from 16K on.
+  const int64_t grain = costly(op) ? 16384 : 65536;
   const PwKernels& kt = pw_kernels();
   const int i = static_cast<int>(op);
   switch (compute) {
     case Compute::F32:
-      run_typed<float>(kt.f32[i], params, kt.convert, ops, sizes, numel);
+      run_typed<float>(kt.f32[i], params, kt.convert, ops, sizes, numel, grain);
       break;
     case Compute::F64:
-      run_typed<double>(kt.f64[i], params, kt.convert, ops, sizes, numel);
+      run_typed<double>(kt.f64[i], params, kt.convert, ops, sizes, numel, grain);
       break;
     case Compute::I64:
     case Compute::U8:
     case Compute::I8:
       if (!pw_has_loop(op, compute)) internal_error("cpu pointwise: no integer loop for this op");
       if (compute == Compute::U8)
-        run_typed<uint8_t>(kt.u8[i], params, kt.convert, ops, sizes, numel);
+        run_typed<uint8_t>(kt.u8[i], params, kt.convert, ops, sizes, numel, grain);
       else if (compute == Compute::I8)
-        run_typed<int8_t>(kt.i8[i], params, kt.convert, ops, sizes, numel);
+        run_typed<int8_t>(kt.i8[i], params, kt.convert, ops, sizes, numel, grain);
       else
-        run_typed<int64_t>(kt.i64[i], params, kt.convert, ops, sizes, numel);
+        run_typed<int64_t>(kt.i64[i], params, kt.convert, ops, sizes, numel, grain);
       break;
   }
 }

@@ -127,6 +127,9 @@ struct PwConvert {
   void (*f32_to_f16)(const float* in, uint16_t* out, int64_t n);
   void (*bf16_to_f32)(const uint16_t* in, float* out, int64_t n);
   void (*f32_to_bf16)(const float* in, uint16_t* out, int64_t n);
+  // Bool outputs (comparisons): v != 0 as 0 or 1 (NaN is true).
+  void (*f32_to_bool)(const float* in, uint8_t* out, int64_t n);
+  void (*i64_to_bool)(const int64_t* in, uint8_t* out, int64_t n);
 };
 
 struct PwKernels {

@@ -98,6 +98,16 @@ inline T relu6_like(T v) {
   return T(6) < t ? T(6) : t;
 }
 
+// min(max(v, 0), 6) / 6 as clamp(v / 6, 0, 1): the same value for every v (division by 6 is
+// monotonic, 0 / 6 and 6 / 6 are exact, NaN propagates), with one unconditional division (the
+// clamp-first form let GCC emit two masked divisions per vector).
+template <typename T>
+inline T hardsigmoid(T v) {
+  const T q = v / T(6);
+  const T t = q < T(0) ? T(0) : q;
+  return T(1) < t ? T(1) : t;
+}
+
 // ---- unary ----
 #define CRUCIBLE_UNARY(NAME, EXPR)                                      \
   template <typename T>                                                 \
@@ -140,7 +150,7 @@ CRUCIBLE_UNARY(FGelu, gelu_erf(a))
 CRUCIBLE_UNARY(FGeluTanh, gelu_tanh(a))
 CRUCIBLE_UNARY(FSilu, a* vm::sigmoid(a))
 CRUCIBLE_UNARY(FMish, a* vm::tanh(softplus(a, T(1), T(20))))
-CRUCIBLE_UNARY(FHardsigmoid, relu6_like(a + T(3)) / T(6))
+CRUCIBLE_UNARY(FHardsigmoid, hardsigmoid(a + T(3)))
 CRUCIBLE_UNARY(FHardswish, a* relu6_like(a + T(3)) / T(6))
 CRUCIBLE_UNARY(FFloor, std::floor(a))
 CRUCIBLE_UNARY(FCeil, std::ceil(a))
@@ -203,8 +213,7 @@ CRUCIBLE_BINARY(FRemainder, remainder_floating(a, b))
 CRUCIBLE_BINARY(FThresholdBackward, sel(b <= s0, T(0), a))
 CRUCIBLE_BINARY(FSigmoidBackward, a*(T(1) - b) * b)
 CRUCIBLE_BINARY(FTanhBackward, a*(T(1) - b * b))
-CRUCIBLE_BINARY(FGeluBackward,
-                a*(vm::normal_cdf(b) + b * T(0.3989422804014327) * vm::exp(T(-0.5) * b * b)))
+CRUCIBLE_BINARY(FGeluBackward, a* vm::gelu_derivative(b))
 CRUCIBLE_BINARY(FGeluTanhBackward, gelu_tanh_backward(a, b))
 CRUCIBLE_BINARY(FSiluBackward, silu_backward(a, b))
 CRUCIBLE_BINARY(FMishBackward, mish_backward(a, b))
@@ -454,6 +463,13 @@ inline void f32_to_bf16(const float* __restrict in, uint16_t* __restrict out, in
   }
 }
 
+inline void f32_to_bool(const float* __restrict in, uint8_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] != 0.0f ? 1 : 0;
+}
+inline void i64_to_bool(const int64_t* __restrict in, uint8_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] != 0 ? 1 : 0;
+}
+
 PwKernels make_kernels() {
   PwKernels k{};
 #define CRUCIBLE_F(OP, F)                                                  \
@@ -620,5 +636,7 @@ PwKernels make_kernels() {
   k.convert.f32_to_bf16 = &f32_to_bf16;
   k.convert.f16_to_f32 = &f16_to_f32;
   k.convert.f32_to_f16 = &f32_to_f16;
+  k.convert.f32_to_bool = &f32_to_bool;
+  k.convert.i64_to_bool = &i64_to_bool;
   return k;
 }

@@ -205,6 +205,23 @@ inline float normal_cdf(float x) {
   return x < 0 ? h : 1.0f - h;
 }
 
+// Phi(x) + x phi(x), gelu's derivative: the normal CDF from Abramowitz and Stegun's erfc
+// 7.1.26 (t P(t) exp(-z^2), absolute error below 1.5e-7 in erfc, as ATen's vectorized erf), whose
+// exp(-z^2) = exp(-x^2 / 2) is the density's: one exp for both terms instead of two.
+inline float gelu_derivative(float x) {
+  const float e = exp(-0.5f * x * x);
+  const float z = (x < 0 ? -x : x) * 0.70710678118654752f;
+  const float t = 1.0f / CRUCIBLE_FMAF(0.3275911f, z, 1.0f);
+  float p = 1.061405429f;
+  p = CRUCIBLE_FMAF(p, t, -1.453152027f);
+  p = CRUCIBLE_FMAF(p, t, 1.421413741f);
+  p = CRUCIBLE_FMAF(p, t, -0.284496736f);
+  p = CRUCIBLE_FMAF(p, t, 0.254829592f);
+  const float h = 0.5f * t * p * e;  // erfc(z) / 2
+  const float cdf = x < 0 ? h : 1.0f - h;
+  return CRUCIBLE_FMAF(x * 0.3989422804014327f, e, cdf);
+}
+
 inline float erf(float x) {
   // |x| < 1: the Taylor series; else 1 - erfc(|x|) with Numerical Recipes' erfcc fit.
   const float ax = x < 0 ? -x : x;
@@ -239,5 +256,8 @@ inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double erf(double x) { return std::erf(x); }
 inline double normal_cdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
+inline double gelu_derivative(double x) {
+  return normal_cdf(x) + x * 0.3989422804014327 * std::exp(-0.5 * x * x);
+}
 
 }  // namespace vm
