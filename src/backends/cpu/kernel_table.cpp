@@ -16,6 +16,9 @@ const KernelEntry* KernelTable::find(const std::string& op_name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+// The sparse COO constructor's family (sparse_coo.cpp).
+void register_sparse_kernels(KernelTable& t);
+
 const KernelTable& kernel_table() {
   static const KernelTable* table = [] {
     auto* t = new KernelTable();
@@ -31,6 +34,7 @@ const KernelTable& kernel_table() {
     register_distance_kernels(*t);
     register_grid_sampler_kernels(*t);
     register_logsumexp_kernels(*t);
+    register_sparse_kernels(*t);
     return t;
   }();
   return *table;
