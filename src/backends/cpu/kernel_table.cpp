@@ -16,9 +16,6 @@ const KernelEntry* KernelTable::find(const std::string& op_name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-// The sparse COO constructor's family (sparse_coo.cpp).
-void register_sparse_kernels(KernelTable& t);
-
 const KernelTable& kernel_table() {
   static const KernelTable* table = [] {
     auto* t = new KernelTable();

@@ -49,6 +49,7 @@ void register_scatter_kernels(KernelTable& t);    // scatter, scatter_reduce, ma
 void register_distance_kernels(KernelTable& t);   // _cdist_forward, _pdist_forward
 void register_grid_sampler_kernels(KernelTable& t);  // grid_sampler_2d and its backward
 void register_logsumexp_kernels(KernelTable& t);     // logsumexp (reduction_logsumexp.cpp)
+void register_sparse_kernels(KernelTable& t);        // the sparse COO constructor (sparse_coo.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();
