@@ -10,7 +10,6 @@
 #include "backends/cpu/pointwise_kernels.h"
 #include "backends/pointwise_kernel_sets.h"
 #include "crucible/core/error.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu {
@@ -93,44 +92,40 @@ TEST(CpuPointwise, BroadcastStridedAddMatchesReference) {
                       static_cast<float>(at.get(i * 37 + j) + 2.0 * b.get(j)));
 }
 
-TEST(CpuPointwise, UnsupportedOpIsReportedNotForwarded) {
+TEST(CpuPointwise, UnsupportedCallIsReportedNotForwarded) {
   auto cpu = make_cpu_backend();
-  // A sparse constructor: the cpu backend builds strided tensors only.
-  const OpDef& op =
-      OpRegistry::catalog().get("aten._sparse_coo_tensor_with_dims_and_tensors.default");
+  // fill_ of a complex tensor: cpu fills real dtypes only.
+  const OpDef& op = OpRegistry::catalog().get("aten.fill_.Tensor");
+  Tensor self = Tensor::empty({3, 4}, DType::Complex64);
   std::string why;
-  const std::vector<Sample> samples = op.samples(SampleContext{});
-  int computing = 0, refused = 0;
-  for (const Sample& s : samples) {
-    const Values args = materialize(op, s.call, 1);
-    if (!s.label.starts_with("error")) {
-      // A call that computes: reported unsupported, never forwarded to the reference.
-      ++computing;
-      EXPECT_FALSE(cpu->supports(op, args, &why)) << s.label;
-      EXPECT_NE(why.find("does not implement"), std::string::npos) << why;
-      EXPECT_THROW(cpu->run(op, args), Error);
-      continue;
-    }
-    // A call the op's meta function refuses: cpu raises ATen's error as the reference does.
-    std::string want;
-    try {
-      op.run_meta(args);
-      continue;  // refused only by the values: not a meta refusal
-    } catch (const Error& e) {
-      want = e.what();
-    }
-    ++refused;
-    EXPECT_TRUE(cpu->supports(op, args, &why)) << s.label;
-    try {
-      cpu->run(op, args);
-      ADD_FAILURE() << s.label << ": cpu computed a call the meta function refuses";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::OpError) << e.what();
-      EXPECT_EQ(std::string(e.what()), want);
-    }
+  // A call that computes: reported unsupported, never forwarded to the reference.
+  const Values computes{Value(self), Value(Tensor::scalar(1.5, DType::Float32))};
+  EXPECT_FALSE(cpu->supports(op, computes, &why));
+  EXPECT_NE(why.find("backend 'cpu'"), std::string::npos) << why;
+  try {
+    cpu->run(op, computes);
+    ADD_FAILURE() << "cpu computed a call it does not support";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
   }
-  EXPECT_GT(computing, 0);
-  EXPECT_GT(refused, 0);
+  for (int64_t i = 0; i < self.numel(); ++i) EXPECT_EQ(self.get(i), 0.0) << "written";
+  // A call the op's meta function refuses: cpu raises ATen's error as the reference does.
+  const Values refused{Value(self), Value(Tensor::empty({2}, DType::Float32))};
+  std::string want;
+  try {
+    op.run_meta(refused);
+    FAIL() << "a 1-d value tensor must be refused by fill_'s meta function";
+  } catch (const Error& e) {
+    want = e.what();
+  }
+  EXPECT_TRUE(cpu->supports(op, refused, &why));
+  try {
+    cpu->run(op, refused);
+    ADD_FAILURE() << "cpu computed a call the meta function refuses";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OpError) << e.what();
+    EXPECT_EQ(std::string(e.what()), want);
+  }
 }
 
 // pow(x, 3) takes the cube loop (in f64 for f32, rounded once): exact where the reference is,

@@ -1,5 +1,7 @@
 // The cpu backend's copies and dtype conversions (clone, copy_, _to_copy, lift_fresh_copy) and
-// fill_, through the elementwise engine (identity / fill loops, converting per block).
+// fill_, through the elementwise engine (identity / fill loops, converting per block); copies
+// from or to a complex dtype through copy_complex.
+#include "backends/cpu/copy_complex.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
@@ -10,6 +12,7 @@ namespace crucible::cpu {
 namespace {
 
 void copy_into(const Tensor& src, const Tensor& dst) {
+  if (is_complex(src.dtype()) || is_complex(dst.dtype())) return copy_complex(src, dst);
   const Tensor ins[] = {src};
   pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
 }
@@ -77,34 +80,44 @@ Values fill_(const OpDef&, const Values& a) {
   return {Value(self)};
 }
 
+bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; }
+
+// Copies and conversions of every dtype but fp8 (complex ones through copy_complex).
 bool copy_supports(const OpDef&, const Values& a, std::string* why) {
   for (const Value& v : a)
-    if (v.is_tensor() &&
-        (is_complex(v.tensor().dtype()) || v.tensor().dtype() == DType::Float8E4M3FN ||
-         v.tensor().dtype() == DType::Float8E5M2)) {
-      if (why) *why = "backend 'cpu' copies real dtypes other than fp8 only";
+    if (v.is_tensor() && is_fp8(v.tensor().dtype())) {
+      if (why) *why = "backend 'cpu' copies dtypes other than fp8 only";
       return false;
     }
-  if (a.size() > 1 && a[1].kind() == ValueKind::DType) {
-    const DType t = a[1].to_dtype();
-    if (is_complex(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2) {
-      if (why) *why = "backend 'cpu' does not convert to " + std::string(dtype_code(t));
-      return false;
-    }
+  if (a.size() > 1 && a[1].kind() == ValueKind::DType && is_fp8(a[1].to_dtype())) {
+    if (why) *why = "backend 'cpu' does not convert to " + std::string(dtype_code(a[1].to_dtype()));
+    return false;
   }
   return true;
+}
+
+// fill_: real dtypes other than fp8.
+bool fill_supports(const OpDef& op, const Values& a, std::string* why) {
+  for (const Value& v : a)
+    if (v.is_tensor() && is_complex(v.tensor().dtype())) {
+      if (why) *why = "backend 'cpu' fills real dtypes only";
+      return false;
+    }
+  return copy_supports(op, a, why);
 }
 
 }  // namespace
 
 void register_copy_kernels(KernelTable& t) {
   const auto all = pw_all_dtypes();
-  t.add("aten.clone.default", {&clone, &copy_supports, all});
-  t.add("aten.lift_fresh_copy.default", {&clone, &copy_supports, all});
-  t.add("aten._to_copy.default", {&to_copy, &copy_supports, all});
-  t.add("aten.copy_.default", {&copy_, &copy_supports, all});
-  t.add("aten.fill_.Scalar", {&fill_, &copy_supports, all});
-  t.add("aten.fill_.Tensor", {&fill_, &copy_supports, all});
+  auto with_complex = all;
+  with_complex.insert(with_complex.end(), {DType::Complex32, DType::Complex64, DType::Complex128});
+  t.add("aten.clone.default", {&clone, &copy_supports, with_complex});
+  t.add("aten.lift_fresh_copy.default", {&clone, &copy_supports, with_complex});
+  t.add("aten._to_copy.default", {&to_copy, &copy_supports, with_complex});
+  t.add("aten.copy_.default", {&copy_, &copy_supports, with_complex});
+  t.add("aten.fill_.Scalar", {&fill_, &fill_supports, all});
+  t.add("aten.fill_.Tensor", {&fill_, &fill_supports, all});
 }
 
 }  // namespace crucible::cpu

@@ -33,6 +33,7 @@ const KernelTable& kernel_table() {
     register_logsumexp_kernels(*t);
     register_attention_kernels(*t);
     register_export_kernels(*t);
+    register_sparse_kernels(*t);
     return t;
   }();
   return *table;

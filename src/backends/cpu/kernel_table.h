@@ -51,6 +51,7 @@ void register_grid_sampler_kernels(KernelTable& t);  // grid_sampler_2d and its 
 void register_logsumexp_kernels(KernelTable& t);     // logsumexp (reduction_logsumexp.cpp)
 void register_attention_kernels(KernelTable& t);     // sdpa forward/backward (attention.cpp)
 void register_export_kernels(KernelTable& t);        // detach, empty_permuted (export_ops.cpp)
+void register_sparse_kernels(KernelTable& t);        // the sparse COO constructor (sparse_coo.cpp)
 
 // All families, in one table built on first use.
 const KernelTable& kernel_table();

@@ -106,7 +106,7 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
   const int64_t nb = a.size(0), m = a.size(1), k = a.size(2), n = w.size(2);
   const Shape out_shape{nb, m, n};
   const bool use_self = self.defined() && beta_s.to_double() != 0.0;
-  if (is_integral(dt, false)) {
+  if (is_integral(dt, /*include_bool=*/true)) {  // bool: an empty product only (see below)
     Tensor out = Tensor::zeros(out_shape, dt);
     const int64_t ib = use_self ? int_scalar(beta_s) : 0, ia = int_scalar(alpha_s);
     std::vector<uint64_t> av(static_cast<size_t>(a.numel())), wv(static_cast<size_t>(w.numel()));
@@ -261,19 +261,35 @@ Values baddbmm_kernel(const OpDef&, const Values& args) {
   return {product(b1, b2, s, args.at(3).to_scalar(), args.at(4).to_scalar(), b1.dtype())};
 }
 
-// Every float and integer dtype but bool (bool raises in ATen's kernel dispatch).
+// Every float and integer dtype, and bool: ATen's kernel dispatch raises for bool, but an
+// empty result or an empty inner dimension never reaches it (the result is zeros, or beta *
+// self as integers for addmm/baddbmm), so cpu computes bool calls of those shapes only.
 std::vector<DType> matmul_kernel_dtypes() {
-  return {DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
-          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+}
+
+// A bool call whose product is not empty reaches ATen's dispatch: the meta function raises.
+bool matmul_supports(const OpDef& op, const Values& args, std::string* why) {
+  const bool batched = op.name == "aten.bmm.default" || op.name == "aten.baddbmm.default";
+  const size_t first = op.name == "aten.mm.default" || op.name == "aten.bmm.default" ? 0 : 1;
+  const Tensor& a = args.at(first).tensor();
+  const Tensor& b = args.at(first + 1).tensor();
+  if (a.dtype() != DType::Bool && b.dtype() != DType::Bool) return true;
+  const int64_t want = batched ? 3 : 2;
+  if (a.dim() == want && b.dim() == want && (a.numel() == 0 || b.numel() == 0 || a.size(-1) == 0))
+    return true;
+  if (why) *why = "backend 'cpu' multiplies bool matrices only where the product is empty";
+  return false;
 }
 
 }  // namespace
 
 void register_matmul_kernels(KernelTable& t) {
-  t.add("aten.mm.default", {mm_kernel, nullptr, matmul_kernel_dtypes()});
-  t.add("aten.addmm.default", {addmm_kernel, nullptr, matmul_kernel_dtypes()});
-  t.add("aten.bmm.default", {bmm_kernel, nullptr, matmul_kernel_dtypes()});
-  t.add("aten.baddbmm.default", {baddbmm_kernel, nullptr, matmul_kernel_dtypes()});
+  t.add("aten.mm.default", {mm_kernel, matmul_supports, matmul_kernel_dtypes()});
+  t.add("aten.addmm.default", {addmm_kernel, matmul_supports, matmul_kernel_dtypes()});
+  t.add("aten.bmm.default", {bmm_kernel, matmul_supports, matmul_kernel_dtypes()});
+  t.add("aten.baddbmm.default", {baddbmm_kernel, matmul_supports, matmul_kernel_dtypes()});
 }
 
 }  // namespace crucible::cpu

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "backends/cpu/pointwise_complex.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/dispatch.h"
@@ -67,6 +68,7 @@ Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
     rt = opsutil::result_type(pv);
     if (s.result == PwResult::Float) rt = opsutil::to_float_dtype(rt);
   }
+  if (is_complex(rt)) return pw_execute_complex(op, args, s, rt);
   arith::require_modelled(rt, op.name);
   const Compute compute = compute_for(rt);
   // Operands are cast to the common dtype first (ATen's TensorIterator): a wider 0-d operand
@@ -215,6 +217,7 @@ void add_pointwise(KernelTable& t, const std::string& name, PwSpec spec) {
   KernelEntry e;
   e.run = &run_pointwise;
   e.dtypes = spec.dtypes;
+  if (pw_has_complex(name)) e.dtypes.insert(e.dtypes.end(), {DType::Complex64, DType::Complex128});
   specs()[name] = std::move(spec);
   t.add(name, std::move(e));
 }
@@ -272,10 +275,15 @@ void register_pointwise_kernels(KernelTable& t) {
   }
   add_pointwise(t, "aten.neg.default", spec(PwOp::Neg, {0}, R::Self, ints_floats));
   add_pointwise(t, "aten.neg_.default", spec(PwOp::Neg, {0}, R::Self, ints_floats, M::Inplace));
-  add_pointwise(t, "aten.neg.out", spec(PwOp::Neg, {0}, R::Self, ints_floats, M::Out, nullptr, 1));
   add_pointwise(t, "aten.abs.default", spec(PwOp::Abs, {0}, R::Self, ints_floats));
   add_pointwise(t, "aten.abs_.default", spec(PwOp::Abs, {0}, R::Self, ints_floats, M::Inplace));
-  add_pointwise(t, "aten.abs.out", spec(PwOp::Abs, {0}, R::Self, ints_floats, M::Out, nullptr, 1));
+  // out=: the meta function raises ATen's errors (out's dtype, an out with internal overlap).
+  for (auto [n, op] :
+       {std::pair{"aten.neg.out", PwOp::Neg}, std::pair{"aten.abs.out", PwOp::Abs}}) {
+    PwSpec s = spec(op, {0}, R::Self, ints_floats, M::Out, nullptr, 1);
+    s.use_meta = true;
+    add_pointwise(t, n, std::move(s));
+  }
   add_pointwise(t, "aten.isnan.default", spec(PwOp::IsNan, {0}, R::Bool, all));
   add_pointwise(t, "aten.isinf.default", spec(PwOp::IsInf, {0}, R::Bool, all));
   {
@@ -411,8 +419,12 @@ void register_pointwise_kernels(KernelTable& t) {
     s.use_meta = true;
     add_pointwise(t, "aten.addcmul.default", std::move(s));
   }
-  add_pointwise(t, "aten.addcdiv.default",
-                spec(PwOp::Addcdiv, {0, 1, 2}, R::Promote, F, M::Functional, value_fn));
+  {
+    // Integral and bool operands promote with a floating one (all integral raises).
+    PwSpec s = spec(PwOp::Addcdiv, {0, 1, 2}, R::Promote, all, M::Functional, value_fn);
+    s.use_meta = true;
+    add_pointwise(t, "aten.addcdiv.default", std::move(s));
+  }
   add_pointwise(t, "aten.lerp.Scalar", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
   add_pointwise(t, "aten.lerp.Tensor", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
 

@@ -46,8 +46,11 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     // The clamping activations also take integral tensors (bool raises in the meta function).
     const bool any_dtype = name.starts_with("aten.relu") || name.starts_with("aten.hardtanh") ||
                            name.starts_with("aten.threshold");
-    s.dtypes = any_dtype ? pw_all_dtypes() : F;
-    s.use_meta = any_dtype;
+    // The backward ops take any grad dtype promoting with self's to a floating one (the meta
+    // function raises for the others).
+    const bool backward = name.ends_with("_backward.default");
+    s.dtypes = any_dtype || backward ? pw_all_dtypes() : F;
+    s.use_meta = any_dtype || backward;
     add_pointwise(t, name, std::move(s));
   };
   // Forward: the op and its in-place form on self.
