@@ -96,39 +96,63 @@ std::vector<at::Tensor> tensors(const std::tuple<at::Tensor, at::Tensor, at::Ten
   return {std::get<0>(t), std::get<1>(t), std::get<2>(t)};
 }
 
+bool reduced_float(const at::Tensor& t) {
+  return t.defined() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
+}
+
+// native_batch_norm as PyTorch 2.x's CPU kernel computes it: f16 and bf16 tensors in f32 (2.x's
+// accumulation type; 1.13 has no f16 kernel and keeps bf16 intermediates in bf16), rounded once
+// into the outputs; running stats updated in place when training. An empty input in evaluation
+// mode gives empty outputs (1.13 divides by zero; the meta function raises for training).
+std::vector<at::Tensor> batch_norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                                   const at::Tensor& mean, const at::Tensor& var, bool training,
+                                   double momentum, double eps) {
+  if (x.numel() == 0) {
+    const at::Tensor none = at::empty({0}, x.options());
+    return {at::empty_like(x), none, none};
+  }
+  auto up = [](const at::Tensor& t) { return reduced_float(t) ? t.to(at::kFloat) : t; };
+  const at::Tensor mean_up = up(mean), var_up = up(var);
+  const auto r =
+      at::native_batch_norm(up(x), up(w), up(b), mean_up, var_up, training, momentum, eps);
+  if (training && reduced_float(mean)) mean.copy_(mean_up);
+  if (training && reduced_float(var)) var.copy_(var_up);
+  return tensors(r);
+}
+
 // _native_batch_norm_legit(input, weight, bias, running_mean!, running_var!, training, momentum,
 // eps): native_batch_norm, which updates the running stats in place when training.
 Values bn_legit(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
-  const auto r = at::native_batch_norm(
-      tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
-      tensor_arg(op, args, "bias", ctx), tensor_arg(op, args, "running_mean", ctx),
-      tensor_arg(op, args, "running_var", ctx), arg(op, args, "training").to_bool(),
-      arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
-  return as_meta_says(op, meta, tensors(r), ctx);
+  const auto r =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), tensor_arg(op, args, "running_mean", ctx),
+                 tensor_arg(op, args, "running_var", ctx), arg(op, args, "training").to_bool(),
+                 arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
+  return as_meta_says(op, meta, r, ctx);
 }
 
 // _native_batch_norm_legit.no_stats: native_batch_norm without running stats.
 Values bn_legit_no_stats(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
-  const auto r = at::native_batch_norm(
-      tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
-      tensor_arg(op, args, "bias", ctx), at::Tensor(), at::Tensor(),
-      arg(op, args, "training").to_bool(), arg(op, args, "momentum").to_double(),
-      arg(op, args, "eps").to_double());
-  return as_meta_says(op, meta, tensors(r), ctx);
+  const auto r =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), at::Tensor(), at::Tensor(),
+                 arg(op, args, "training").to_bool(), arg(op, args, "momentum").to_double(),
+                 arg(op, args, "eps").to_double());
+  return as_meta_says(op, meta, r, ctx);
 }
 
 // _native_batch_norm_legit_no_training: native_batch_norm with training=false (PyTorch 2.x calls
 // _native_batch_norm_legit with train=false; save_mean and save_rstd are empty).
 Values bn_legit_no_training(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
-  const auto r = at::native_batch_norm(
-      tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
-      tensor_arg(op, args, "bias", ctx), tensor_arg(op, args, "running_mean", ctx),
-      tensor_arg(op, args, "running_var", ctx), false, arg(op, args, "momentum").to_double(),
-      arg(op, args, "eps").to_double());
-  return as_meta_says(op, meta, tensors(r), ctx);
+  const auto r =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), tensor_arg(op, args, "running_mean", ctx),
+                 tensor_arg(op, args, "running_var", ctx), false,
+                 arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
+  return as_meta_says(op, meta, r, ctx);
 }
 
 // _native_batch_norm_legit_functional: native_batch_norm on clones of the running stats, the
@@ -137,11 +161,10 @@ Values bn_legit_functional(const OpDef& op, const Values& args, CallContext& ctx
   const Values meta = op.run_meta(args);
   const at::Tensor mean = tensor_arg(op, args, "running_mean", ctx).clone();
   const at::Tensor var = tensor_arg(op, args, "running_var", ctx).clone();
-  const auto r = at::native_batch_norm(
-      tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
-      tensor_arg(op, args, "bias", ctx), mean, var, arg(op, args, "training").to_bool(),
-      arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
-  std::vector<at::Tensor> out = tensors(r);
+  std::vector<at::Tensor> out =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), mean, var, arg(op, args, "training").to_bool(),
+                 arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
   out.push_back(mean);
   out.push_back(var);
   return as_meta_says(op, meta, out, ctx);
