@@ -1,6 +1,7 @@
 // The `aten` backend: every catalog op runs through the c10 dispatcher by its schema name, as a
 // boxed call on a stack of IValues converted from crucible's bound arguments. A new catalog op
-// needs no adapter code; the backend supports exactly what this libtorch has.
+// needs no adapter code; the backend supports exactly what this libtorch has, plus the ops of
+// the compatibility table (aten_compat.cpp) that newer PyTorch exports and this libtorch lacks.
 #include "backends/aten/aten_backend.h"
 
 #include <ATen/Context.h>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <new>
 
+#include "backends/aten/aten_compat.h"
 #include "backends/aten/aten_convert.h"
 #include "backends/aten/aten_device.h"
 #include "crucible/core/error.h"
@@ -33,6 +35,8 @@ struct OpBinding {
   std::shared_ptr<torch::jit::Operator> jit;
   const c10::FunctionSchema* schema = nullptr;
   std::string why_not;  // non-empty when libtorch cannot run the op
+  // The composition that runs the op where this libtorch lacks it (no handle, schema or jit).
+  const Composition* composition = nullptr;
   std::vector<int> from_catalog;
   std::vector<bool> catalog_used;
 };
@@ -142,6 +146,11 @@ class AtenBackend final : public Backend {
     try {
       c10::InferenceMode inference;
       CallContext ctx(c10_device(device_));
+      if (b.composition) {
+        Values out = b.composition->run(op, args, ctx);
+        ctx.finish();
+        return out;
+      }
       const c10::FunctionSchema& schema = *b.schema;
       torch::jit::Stack stack;
       stack.reserve(schema.arguments().size());
@@ -223,7 +232,19 @@ class AtenBackend final : public Backend {
     return bindings_.emplace(op.name, bind(op)).first->second;
   }
 
+  // The dispatcher's operator, or where this libtorch cannot run the op, its composition.
   OpBinding bind(const OpDef& op) const {
+    OpBinding b = bind_dispatcher(op);
+    if (b.why_not.empty()) return b;
+    if (const Composition* c = find_composition(op.name)) {
+      OpBinding composed;
+      composed.composition = c;
+      return composed;
+    }
+    return b;
+  }
+
+  OpBinding bind_dispatcher(const OpDef& op) const {
     OpBinding b;
     const std::string qualified =
         (op.schema.ns.empty() ? "aten" : op.schema.ns) + "::" + op.schema.name;

@@ -1,0 +1,345 @@
+// The aten backend's compatibility table: ops PyTorch 2.x exports that libtorch 1.13 lacks,
+// computed by compositions of libtorch 1.13 ops that do what PyTorch 2.x's kernels do
+// (docs/aten-backend.md, "Ops libtorch 1.13 lacks, composed").
+//
+// Every composition first runs the catalog's meta function: it raises ATen 2.x's errors for
+// invalid calls (libtorch 1.13 has no checks of its own for these ops) and describes each fresh
+// output (shape, strides, dtype), into which the composition's result is copied, so outputs come
+// in the layouts PyTorch 2.x's kernels return (the attention ops' [B, L, H, E] outputs, for
+// instance). A composition never changes a result's shape: a computed shape that differs from
+// the meta function's is an internal error.
+#include "backends/aten/aten_compat.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/WrapDimMinimal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string_view>
+
+#include "crucible/core/error.h"
+
+namespace crucible::aten {
+namespace {
+
+// The bound value of argument `name` (its schema default when the call leaves it out).
+const Value& arg(const OpDef& op, const Values& args, std::string_view name) {
+  const int j = op.schema.find_argument(name);
+  if (j < 0) internal_error(op.name + " has no argument '" + std::string(name) + "'");
+  if (static_cast<size_t>(j) < args.size()) return args[static_cast<size_t>(j)];
+  const auto& d = op.schema.arguments[static_cast<size_t>(j)].default_value;
+  if (d) return *d;
+  static const Value none;
+  return none;
+}
+
+// A tensor argument as an at::Tensor over the same memory (undefined for None).
+at::Tensor tensor_arg(const OpDef& op, const Values& args, std::string_view name,
+                      CallContext& ctx) {
+  const Value& v = arg(op, args, name);
+  if (v.is_none() || !v.tensor().defined()) return at::Tensor();
+  return ctx.to_aten(v.tensor());
+}
+
+// Each computed result copied into a fresh tensor laid out as the meta function's output (its
+// shape, strides and dtype); outputs the meta function gives as numbers or None are taken from it.
+Values as_meta_says(const OpDef& op, const Values& meta, const std::vector<at::Tensor>& computed,
+                    CallContext& ctx) {
+  if (meta.size() != computed.size())
+    internal_error(op.name + ": the composition computes " + std::to_string(computed.size()) +
+                   " outputs, the meta function describes " + std::to_string(meta.size()));
+  Values out;
+  out.reserve(meta.size());
+  for (size_t i = 0; i < meta.size(); ++i) {
+    const Value& m = meta[i];
+    if (!m.is_tensor() || !m.tensor().defined()) {
+      out.push_back(m);
+      continue;
+    }
+    const Tensor& spec = m.tensor();
+    const at::Tensor& c = computed[i];
+    if (!c.defined() || c.sizes() != at::IntArrayRef(spec.shape()))
+      internal_error(op.name + ": the composition's output " + std::to_string(i) +
+                     " does not have the meta function's shape");
+    const auto dtype = to_scalar_type(spec.dtype());
+    if (!dtype)
+      unsupported("libtorch " TORCH_VERSION " has no dtype " +
+                  std::string(dtype_code(spec.dtype())));
+    at::Tensor r = at::empty_strided(spec.shape(), spec.strides(), c.options().dtype(*dtype));
+    r.copy_(c);
+    out.push_back(Value(ctx.from_aten(r)));
+  }
+  return out;
+}
+
+// squeeze.dims: each listed dim (wrapped; a 0-d tensor takes dims 0 and -1) removed where its
+// size is 1, in descending order; the result is a view of self even when nothing is removed.
+Values squeeze_dims(const OpDef& op, const Values& args, CallContext& ctx) {
+  op.run_meta(args);
+  const at::Tensor self = tensor_arg(op, args, "self", ctx);
+  const int64_t nd = self.dim();
+  std::vector<int64_t> dims;
+  for (int64_t d : arg(op, args, "dim").to_int_list())
+    dims.push_back(c10::maybe_wrap_dim(d, std::max<int64_t>(nd, 1)));
+  std::sort(dims.begin(), dims.end(), std::greater<>());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  at::Tensor r = at::alias(self);
+  if (nd > 0)
+    for (int64_t d : dims)
+      if (r.size(d) == 1) r = r.squeeze(d);
+  return {Value(ctx.from_aten(r))};
+}
+
+std::vector<at::Tensor> tensors(const std::tuple<at::Tensor, at::Tensor, at::Tensor>& t) {
+  return {std::get<0>(t), std::get<1>(t), std::get<2>(t)};
+}
+
+bool reduced_float(const at::Tensor& t) {
+  return t.defined() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
+}
+
+// native_batch_norm as PyTorch 2.x's CPU kernel computes it: f16 and bf16 tensors in f32 (2.x's
+// accumulation type; 1.13 has no f16 kernel and keeps bf16 intermediates in bf16), rounded once
+// into the outputs; running stats updated in place when training. An empty input in evaluation
+// mode gives empty outputs (1.13 divides by zero; the meta function raises for training).
+std::vector<at::Tensor> batch_norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                                   const at::Tensor& mean, const at::Tensor& var, bool training,
+                                   double momentum, double eps) {
+  if (x.numel() == 0) {
+    const at::Tensor none = at::empty({0}, x.options());
+    return {at::empty_like(x), none, none};
+  }
+  auto up = [](const at::Tensor& t) { return reduced_float(t) ? t.to(at::kFloat) : t; };
+  const at::Tensor mean_up = up(mean), var_up = up(var);
+  const auto r =
+      at::native_batch_norm(up(x), up(w), up(b), mean_up, var_up, training, momentum, eps);
+  if (training && reduced_float(mean)) mean.copy_(mean_up);
+  if (training && reduced_float(var)) var.copy_(var_up);
+  return tensors(r);
+}
+
+// _native_batch_norm_legit(input, weight, bias, running_mean!, running_var!, training, momentum,
+// eps): native_batch_norm, which updates the running stats in place when training.
+Values bn_legit(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const auto r =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), tensor_arg(op, args, "running_mean", ctx),
+                 tensor_arg(op, args, "running_var", ctx), arg(op, args, "training").to_bool(),
+                 arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
+  return as_meta_says(op, meta, r, ctx);
+}
+
+// _native_batch_norm_legit.no_stats: native_batch_norm without running stats.
+Values bn_legit_no_stats(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const auto r =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), at::Tensor(), at::Tensor(),
+                 arg(op, args, "training").to_bool(), arg(op, args, "momentum").to_double(),
+                 arg(op, args, "eps").to_double());
+  return as_meta_says(op, meta, r, ctx);
+}
+
+// _native_batch_norm_legit_no_training: native_batch_norm with training=false (PyTorch 2.x calls
+// _native_batch_norm_legit with train=false; save_mean and save_rstd are empty).
+Values bn_legit_no_training(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const auto r =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), tensor_arg(op, args, "running_mean", ctx),
+                 tensor_arg(op, args, "running_var", ctx), false,
+                 arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
+  return as_meta_says(op, meta, r, ctx);
+}
+
+// _native_batch_norm_legit_functional: native_batch_norm on clones of the running stats, the
+// updated clones returned (the arguments are not written).
+Values bn_legit_functional(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor mean = tensor_arg(op, args, "running_mean", ctx).clone();
+  const at::Tensor var = tensor_arg(op, args, "running_var", ctx).clone();
+  std::vector<at::Tensor> out =
+      batch_norm(tensor_arg(op, args, "input", ctx), tensor_arg(op, args, "weight", ctx),
+                 tensor_arg(op, args, "bias", ctx), mean, var, arg(op, args, "training").to_bool(),
+                 arg(op, args, "momentum").to_double(), arg(op, args, "eps").to_double());
+  out.push_back(mean);
+  out.push_back(var);
+  return as_meta_says(op, meta, out, ctx);
+}
+
+// empty_permuted(size, physical_layout): an empty tensor of the permuted sizes (dims in
+// physical_layout's order), permuted back to the logical order.
+Values empty_permuted(const OpDef& op, const Values& args, CallContext& ctx) {
+  op.run_meta(args);
+  const std::vector<int64_t> size = arg(op, args, "size").to_int_list();
+  const std::vector<int64_t> perm = arg(op, args, "physical_layout").to_int_list();
+  std::vector<int64_t> physical(size.size());
+  std::vector<int64_t> inverse(size.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    physical[i] = size[static_cast<size_t>(perm[i])];
+    inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  }
+  const auto dtype = arg(op, args, "dtype").opt_dtype();
+  const auto scalar = to_scalar_type(dtype.value_or(DType::Float32));
+  if (!scalar)
+    unsupported("libtorch " TORCH_VERSION " has no dtype " + std::string(dtype_code(*dtype)));
+  const at::Tensor t = at::empty(physical, at::TensorOptions().dtype(*scalar).device(ctx.device()));
+  return {Value(ctx.from_aten(t.permute(inverse)))};
+}
+
+// ---- scaled-dot-product attention (src/ops/attention.cpp states the semantics) ----
+
+// f16, bf16 and f32 inputs accumulate in f32 (as ATen's kernels do), f64 in f64.
+at::ScalarType accumulate_type(const at::Tensor& t) {
+  return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+// Key or value heads repeated for the query heads that read them (grouped-query attention:
+// query head h reads head h / (Hq / Hk)).
+at::Tensor query_heads(const at::Tensor& kv, int64_t hq, at::ScalarType acc) {
+  const int64_t group = hq / kv.size(1);
+  at::Tensor t = kv.to(acc);
+  return group == 1 ? t : t.repeat_interleave(group, 1);
+}
+
+double attention_scale(const OpDef& op, const Values& args, const at::Tensor& q) {
+  const auto s = arg(op, args, "scale").opt_double();
+  return s ? *s : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+}
+
+// Scores q k^T * scale + mask, the causal mask (top-left aligned) on top, in `acc`.
+at::Tensor attention_scores(const at::Tensor& q, const at::Tensor& k, const at::Tensor& mask,
+                            bool causal, double scale, at::ScalarType acc) {
+  at::Tensor s = at::matmul(q.to(acc), query_heads(k, q.size(1), acc).transpose(-2, -1)).mul(scale);
+  if (mask.defined()) s = s.add(mask.to(acc));
+  if (causal) {
+    const at::Tensor above =
+        at::ones({s.size(-2), s.size(-1)}, s.options().dtype(at::kBool)).triu(1);
+    s = s.masked_fill(above, -std::numeric_limits<double>::infinity());
+  }
+  return s;
+}
+
+// exp(s - lse) per row; a row whose scores are all -inf (lse -inf) gives 0.
+at::Tensor attention_probs(const at::Tensor& s, const at::Tensor& lse) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const at::Tensor safe = at::where(lse.eq(-inf), at::zeros_like(lse), lse);
+  return at::exp(s.sub(safe.unsqueeze(-1)));
+}
+
+void refuse_dropout(const OpDef& op, const Values& args) {
+  if (arg(op, args, "dropout_p").to_double() != 0.0)
+    unsupported(op.name +
+                " with dropout_p > 0 draws its dropout mask from the device's RNG (philox "
+                "state); a composition cannot reproduce it, so only dropout_p = 0 is run");
+}
+
+struct Forward {
+  at::Tensor out;  // query's heads, accumulate dtype
+  at::Tensor lse;  // [B, H, L], accumulate dtype
+};
+
+Forward attention_forward(const OpDef& op, const Values& args, CallContext& ctx,
+                          std::string_view mask_name) {
+  const at::Tensor q = tensor_arg(op, args, "query", ctx);
+  const at::Tensor k = tensor_arg(op, args, "key", ctx);
+  const at::Tensor v = tensor_arg(op, args, "value", ctx);
+  const at::ScalarType acc = accumulate_type(q);
+  const at::Tensor s =
+      attention_scores(q, k, tensor_arg(op, args, mask_name, ctx),
+                       arg(op, args, "is_causal").to_bool(), attention_scale(op, args, q), acc);
+  Forward f;
+  f.lse = at::logsumexp(s, -1);
+  f.out = at::matmul(attention_probs(s, f.lse), query_heads(v, q.size(1), acc));
+  return f;
+}
+
+std::vector<at::Tensor> attention_backward(const OpDef& op, const Values& args, CallContext& ctx,
+                                           std::string_view mask_name) {
+  const at::Tensor q = tensor_arg(op, args, "query", ctx);
+  const at::Tensor k = tensor_arg(op, args, "key", ctx);
+  const at::Tensor v = tensor_arg(op, args, "value", ctx);
+  const at::ScalarType acc = accumulate_type(q);
+  const double scale = attention_scale(op, args, q);
+  const int64_t hq = q.size(1);
+  const at::Tensor s = attention_scores(q, k, tensor_arg(op, args, mask_name, ctx),
+                                        arg(op, args, "is_causal").to_bool(), scale, acc);
+  at::Tensor lse = tensor_arg(op, args, "logsumexp", ctx).to(acc);
+  if (lse.dim() == 4) lse = lse.squeeze(-1);  // cuDNN's [B, H, L, 1]
+  const at::Tensor p = attention_probs(s, lse);
+  const at::Tensor go = tensor_arg(op, args, "grad_out", ctx).to(acc);
+  const at::Tensor o = tensor_arg(op, args, "out", ctx).to(acc);
+  const at::Tensor d = go.mul(o).sum(-1, true);
+  const at::Tensor ds = p.mul(at::matmul(go, query_heads(v, hq, acc).transpose(-2, -1)).sub(d));
+  const at::Tensor dq = at::matmul(ds, query_heads(k, hq, acc)).mul(scale);
+  at::Tensor dk = at::matmul(ds.transpose(-2, -1), q.to(acc)).mul(scale);
+  at::Tensor dv = at::matmul(p.transpose(-2, -1), go);
+  const int64_t hk = k.size(1);
+  if (hq != hk) {
+    const int64_t g = hq / hk;
+    dk = dk.view({dk.size(0), hk, g, dk.size(2), dk.size(3)}).sum(2);
+    dv = dv.view({dv.size(0), hk, g, dv.size(2), dv.size(3)}).sum(2);
+  }
+  return {dq, dk, dv};
+}
+
+Values flash_cpu(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  const Forward f = attention_forward(op, args, ctx, "attn_mask");
+  return as_meta_says(op, meta, {f.out, f.lse}, ctx);
+}
+
+Values flash_cpu_backward(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  return as_meta_says(op, meta, attention_backward(op, args, ctx, "attn_mask"), ctx);
+}
+
+// cuDNN's forward: out, logsumexp [B, H, L, 1], no cum_seq / debug mask, max_q / max_k and the
+// RNG state (0-d i64 zeros at dropout_p = 0) as the meta function gives them.
+Values cudnn(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  const Forward f = attention_forward(op, args, ctx, "attn_bias");
+  const at::Tensor zero = at::zeros({}, f.out.options().dtype(at::kLong));
+  return as_meta_says(op, meta,
+                      {f.out, f.lse.unsqueeze(-1), at::Tensor(), at::Tensor(), at::Tensor(),
+                       at::Tensor(), zero, zero, at::Tensor()},
+                      ctx);
+}
+
+Values cudnn_backward(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  return as_meta_says(op, meta, attention_backward(op, args, ctx, "attn_bias"), ctx);
+}
+
+const std::map<std::string, Composition, std::less<>>& table() {
+  static const std::map<std::string, Composition, std::less<>> t = {
+      {"aten.squeeze.dims", {squeeze_dims}},
+      {"aten._native_batch_norm_legit.default", {bn_legit}},
+      {"aten._native_batch_norm_legit.no_stats", {bn_legit_no_stats}},
+      {"aten._native_batch_norm_legit_no_training.default", {bn_legit_no_training}},
+      {"aten._native_batch_norm_legit_functional.default", {bn_legit_functional}},
+      {"aten.empty_permuted.default", {empty_permuted}},
+      {"aten._scaled_dot_product_flash_attention_for_cpu.default", {flash_cpu}},
+      {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", {flash_cpu_backward}},
+      {"aten._scaled_dot_product_cudnn_attention.default", {cudnn}},
+      {"aten._scaled_dot_product_cudnn_attention_backward.default", {cudnn_backward}},
+  };
+  return t;
+}
+
+}  // namespace
+
+const Composition* find_composition(const std::string& op_name) {
+  const auto& t = table();
+  auto it = t.find(op_name);
+  return it == t.end() ? nullptr : &it->second;
+}
+
+}  // namespace crucible::aten
