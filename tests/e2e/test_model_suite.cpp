@@ -41,8 +41,7 @@ TEST(ModelSuite, ExampleGraphPassesOnCpuWithItsChecks) {
 TEST(ModelSuite, ShippedTinyModelsPassOnCpuForwardAndTraining) {
   const std::string dir = temp_dir("model-shipped");
   Output o = crucible(
-      "run --suite model --model-filter gpt2-tiny,resnet50-tiny --backend cpu --quiet --out " +
-      dir);
+      "run --suite model --model-filter gpt2-tiny,vit-tiny --backend cpu --quiet --out " + dir);
   EXPECT_EQ(o.status, 0) << o.out;
   auto cases = cases_of(dir);
   ASSERT_EQ(cases.size(), 4u) << o.out;  // forward and training of each
