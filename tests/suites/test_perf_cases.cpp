@@ -85,7 +85,7 @@ TEST(PerfCases, TighterCapsLeaveOutTheLargerCalls) {
 }
 
 TEST(PerfCases, TheDtypeFilterPicksAmongTheRealCallsOfThatDtype) {
-  // add.Tensor occurs in the traces in f16 and i64 (and never in f32).
+  // add.Tensor occurs in the traces in f16, f32, i32 and i64 (and never in bf16).
   SuiteOptions o = perf_options("aten.add.Tensor");
   o.dtypes = {DType::Int64};
   std::vector<SuiteCase> perf = perf_only(build_suite(o));
@@ -95,12 +95,12 @@ TEST(PerfCases, TheDtypeFilterPicksAmongTheRealCallsOfThatDtype) {
     EXPECT_EQ(primary_dtype(sc.c.call), DType::Int64) << cases::print_call(sc.c.call);
   }
   // No real call in the selected dtype: the synthetic sizes stand in.
-  o.dtypes = {DType::Float32};
+  o.dtypes = {DType::BFloat16};
   perf = perf_only(build_suite(o));
   ASSERT_FALSE(perf.empty());
   for (const SuiteCase& sc : perf) {
     EXPECT_EQ(sc.c.source, "opinfo-perf");
-    EXPECT_EQ(primary_dtype(sc.c.call), DType::Float32) << cases::print_call(sc.c.call);
+    EXPECT_EQ(primary_dtype(sc.c.call), DType::BFloat16) << cases::print_call(sc.c.call);
   }
 }
 
