@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "bench_util.h"
+
 #include "crucible/backends/backend.h"
 #include "crucible/backends/blas_core.h"
 #include "crucible/cases/literal.h"
@@ -22,20 +24,11 @@
 #include "crucible/suites/suite.h"
 
 using namespace crucible;
+using crucible::bench::geomean;
+using crucible::bench::median;
+using crucible::bench::split;
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= s.size()) {
-    size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
 
 // The best per-call time of `turns` turns of `reps` calls.
 double best_turn(Backend& b, const OpDef& op, const Values& args, int reps) {

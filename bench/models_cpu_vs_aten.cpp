@@ -21,12 +21,17 @@
 
 #include <fmt/format.h>
 
+#include "bench_util.h"
+
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
 #include "crucible/graph/executor.h"
 #include "crucible/graph/parse.h"
 
 using namespace crucible;
+using crucible::bench::geomean;
+using crucible::bench::median;
+using crucible::bench::split;
 namespace fs = std::filesystem;
 
 namespace {
@@ -64,23 +69,6 @@ class TimedBackend final : public Backend {
  private:
   std::unique_ptr<Backend> b_;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= s.size()) {
-    size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
 
 std::vector<std::string> graph_files(const std::string& where, bool tiny_only) {
   if (fs::is_regular_file(where)) return {where};

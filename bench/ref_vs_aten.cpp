@@ -17,12 +17,17 @@
 
 #include <fmt/format.h>
 
+#include "bench_util.h"
+
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/evaluate.h"
 #include "crucible/suites/suite.h"
 
 using namespace crucible;
+using crucible::bench::geomean;
+using crucible::bench::median;
+using crucible::bench::split;
 
 namespace {
 
@@ -30,31 +35,6 @@ struct Row {
   std::vector<double> ref_s, aten_s, ratio;
   int errors = 0;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-double geomean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return std::exp(s / static_cast<double>(v.size()));
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= s.size()) {
-    size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
 
 }  // namespace
 

@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 // kernel.h, kernel.hpp and the numeric rules they share with core, numeric.h), which stand
 // alone; `api` is the typed call API over the backends; `graph` the model graphs run on them.
 constexpr std::array<std::string_view, 16> kFloors = {
-    "kernel",   "core", "schema", "compare", "results", "cases",  "ops", "sandbox",
-    "backends", "api",  "graph",  "suites",  "report",  "llm",    "eval", "cli",
+    "kernel",   "core", "schema", "compare", "results", "cases", "ops",  "sandbox",
+    "backends", "api",  "graph",  "suites",  "report",  "llm",   "eval", "cli",
 };
 
 std::optional<size_t> floor_of(std::string_view module) {

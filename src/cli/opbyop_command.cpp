@@ -21,6 +21,7 @@
 #include "crucible/core/error.h"
 #include "crucible/eval/run.h"
 #include "crucible/eval/saved_inputs.h"
+#include "crucible/graph/node_inputs.h"
 #include "crucible/graph/safetensors.h"
 #include "crucible/report/opbyop_report.h"
 #include "crucible/results/result.h"
@@ -34,48 +35,33 @@ namespace {
 
 std::vector<std::string> graph_files(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) {
-      out.push_back(p);
-    } else if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      for (const auto& e : fs::recursive_directory_iterator(p, ec))
-        if (e.is_regular_file() && e.path().extension() == ".graph")
-          found.push_back(e.path().string());
-      if (found.empty()) input_error(p, "holds no .graph file");
-      std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
-    } else {
-      input_error(p, "no such graph file or folder");
-    }
-  }
+  for (const std::string& p : paths)
+    for (std::string& f : graph::graph_files(p)) out.push_back(std::move(f));
   return out;
 }
 
-std::map<std::string, CaseResult> results_by_id(const std::string& dir) {
-  std::map<std::string, CaseResult> out;
+// A run folder's records: case results and, when timed, speed-ups, by case id (one pass).
+struct RunRecordsById {
+  std::map<std::string, CaseResult> results;
+  std::map<std::string, double> speedups;
+};
+
+RunRecordsById records_of(const std::string& dir) {
+  RunRecordsById out;
   std::ifstream in(dir + "/results.jsonl");
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || j.value("record", "") != "case") continue;
-    CaseResult r = case_result_from_json(j);
-    out[r.case_id] = std::move(r);
-  }
-  return out;
-}
-
-std::map<std::string, double> speedups_by_id(const std::string& dir) {
-  std::map<std::string, double> out;
-  std::ifstream in(dir + "/results.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || j.value("record", "") != "timing") continue;
-    TimingRecord t = timing_record_from_json(j);
-    if (t.error.empty()) out[t.case_id] = t.speedup;
+    if (j.is_discarded()) continue;
+    const std::string record = j.value("record", "");
+    if (record == "case") {
+      CaseResult r = case_result_from_json(j);
+      out.results[r.case_id] = std::move(r);
+    } else if (record == "timing") {
+      TimingRecord t = timing_record_from_json(j);
+      if (t.error.empty()) out.speedups[t.case_id] = t.speedup;
+    }
   }
   return out;
 }
@@ -183,8 +169,9 @@ int command_opbyop(const OpByOpFlags& f, const std::vector<std::string>& argv) {
     o.progress = !f.quiet;
     o.argv = argv;
     run(o);
-    const auto results = results_by_id(o.out);
-    const auto speedups = speedups_by_id(o.out);
+    const RunRecordsById records = records_of(o.out);
+    const auto& results = records.results;
+    const auto& speedups = records.speedups;
     const std::vector<SuiteCase> cases = build_suite(o.suite);  // the same nodes, in order
     fs::create_directories(dir + "/reproducers");
     for (size_t i = 0; i < cases.size() && i < plan->nodes.size(); ++i) {
@@ -230,7 +217,7 @@ int command_opbyop(const OpByOpFlags& f, const std::vector<std::string>& argv) {
       chained.perf = false;
       chained.out = dir + "/chained";
       run(chained);
-      for (const auto& [id, r] : results_by_id(chained.out)) {
+      for (const auto& [id, r] : records_of(chained.out).results) {
         m.chained_status = status_name(r.status);
         m.chained_detail = r.detail;
         read_divergence(r.detail, file, m);

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "crucible/backends/fallback.h"
-#include "crucible/cases/references.h"
 #include "crucible/compare/arbiter.h"
 #include "crucible/core/error.h"
 #include "crucible/graph/executor.h"
+#include "crucible/graph/node_inputs.h"
 #include "crucible/graph/print.h"
 
 namespace crucible {
@@ -44,19 +44,6 @@ TensorCheck as_check(const ArbiterCheck& a, const Tensor& golden) {
   c.baseline_rmse = a.baseline_rmse;
   c.allowed_rmse = a.allowed_rmse;
   return c;
-}
-
-void collect_refs(const cases::Literal& l, std::set<std::string>& out) {
-  if (cases::is_value_ref(l)) out.insert(l.text.substr(1));  // "%name"
-  for (const cases::Literal& item : l.items) collect_refs(item, out);
-}
-
-// The values a node reads.
-std::set<std::string> node_references(const graph::Node& n) {
-  std::set<std::string> out;
-  for (const cases::Literal& a : n.call.args) collect_refs(a, out);
-  for (const auto& kv : n.call.kwargs) collect_refs(kv.second, out);
-  return out;
 }
 
 // Floating values are judged against golden; integer and bool values (indices, masks) against
@@ -92,7 +79,7 @@ std::string first_divergence(const graph::Graph& g, const graph::ExecResult& gol
       size_t downstream = 0;
       for (size_t j = i + 1; j < g.nodes.size(); ++j) {
         bool uses = false;
-        for (const std::string& ref : node_references(g.nodes[j]))
+        for (const std::string& ref : graph::node_references(g, j))
           uses = uses || tainted.count(ref) > 0;
         if (!uses) continue;
         ++downstream;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
+#include "crucible/graph/node_inputs.h"
 #include "crucible/graph/parse.h"
 #include "suites/model_judge.h"
 #include "suites/trace_shapes.h"
@@ -21,24 +22,6 @@ namespace crucible {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The graph files a suite argument names, sorted: a file, or every *.graph under a folder
-// (`shipped_tiny`: only the tiny configurations).
-std::vector<std::string> graph_files(const std::string& path, bool shipped_tiny) {
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return {path};
-  if (!fs::is_directory(path, ec))
-    input_error(path, "no such graph file or folder (--suite model:<file or folder>)");
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
-    if (!e.is_regular_file() || e.path().extension() != ".graph") continue;
-    if (shipped_tiny && e.path().filename().string().find("-tiny-") == std::string::npos) continue;
-    out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  if (out.empty()) input_error(path, "holds no .graph file");
-  return out;
-}
 
 // The graph's name as its `name` statement gives it, read without parsing the file (a filter
 // then parses only the graphs it selects); the file's stem when the statement is not found.
@@ -85,7 +68,10 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
   std::vector<std::shared_ptr<const graph::Graph>> graphs;
   std::map<std::string, std::string> names;  // graph name -> file
   std::vector<std::string> all_names;
-  for (const std::string& file : graph_files(where, path.empty())) {
+  for (const std::string& file : graph::graph_files(where)) {
+    // `model` alone runs the shipped models' tiny configurations.
+    if (path.empty() && fs::path(file).filename().string().find("-tiny-") == std::string::npos)
+      continue;
     const std::string name = graph_name_of(file);
     all_names.push_back(name);
     if (!selected(name, o.model_filter)) continue;
