@@ -167,6 +167,11 @@ class AtenBackend final : public Backend {
           unsupported("libtorch " TORCH_VERSION "'s " + schema.name() + " has no argument '" +
                       op.schema.arguments[j].name + "', which this case sets");
       }
+      // A kernel returning several Tensor& (the out= overloads with several outputs) is boxed so
+      // that the returned references point into the stack slots it drops before it pushes its
+      // results: these must not hold the last reference to their tensors, or the results are
+      // read from freed tensors. PyTorch's own callers keep their arguments alive the same way.
+      const std::vector<c10::IValue> keep_alive(stack.begin(), stack.end());
       if (b.handle) {
         b.handle->callBoxed(&stack);
       } else {
@@ -270,20 +275,6 @@ class AtenBackend final : public Backend {
       b.schema = &b.jit->schema();
     }
     const c10::FunctionSchema& schema = *b.schema;
-#if TORCH_VERSION_MAJOR < 2
-    // libtorch 1.x boxes an out= overload with several outputs so that the references it returns
-    // point at arguments it has already popped from the stack: the call reads freed memory and
-    // the worker dies (SIGSEGV) or its heap is corrupted.
-    int outs = 0;
-    for (const c10::Argument& a : schema.arguments())
-      if (a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite()) ++outs;
-    if (outs > 1) {
-      b.why_not = "libtorch " TORCH_VERSION " cannot run " + display +
-                  " boxed: with several out= arguments its boxed call returns references to "
-                  "arguments it has already popped (a use-after-free); crucible does not call it";
-      return b;
-    }
-#endif
     b.catalog_used.assign(op.schema.arguments.size(), false);
     for (const c10::Argument& a : schema.arguments()) {
       const int j = op.schema.find_argument(a.name());
