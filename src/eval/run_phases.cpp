@@ -72,7 +72,7 @@ std::string bytes_text(size_t n) {
 }
 
 // Which memory limit an allocation met: crucible's own count of the worker's tensors against
-// --memory-limit, or the worker's address-space limit (--memory-limit plus head-room).
+// --memory-limit, or the worker's data limit (RLIMIT_DATA: --memory-limit plus head-room).
 std::string memory_limit_detail(const std::string& what, size_t limit) {
   if (what.find("exceeds the memory limit") != std::string::npos)
     return fmt::format(
@@ -81,9 +81,9 @@ std::string memory_limit_detail(const std::string& what, size_t limit) {
         bytes_text(limit), what);
   if (limit == 0) return "the machine is out of memory: " + what;
   return fmt::format(
-      "the worker's address-space limit ({} = --memory-limit {} + 512M for code, stacks and "
-      "the allocator) was reached: {}",
-      bytes_text(limit + (size_t{512} << 20)), bytes_text(limit), what);
+      "the worker's data limit (what it held at its start + --memory-limit {} + 512M for stacks "
+      "and the allocator) was reached: {}",
+      bytes_text(limit), what);
 }
 
 // The machine's load now.

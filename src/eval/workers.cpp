@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -26,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
+#include "crucible/core/retirement.h"
 
 namespace crucible {
 
@@ -78,6 +80,9 @@ constexpr bool kAddressSanitizer = false;
 // 0 between jobs, kStarting before its first) and its death note.
 constexpr size_t kNoteSize = 256;
 constexpr uint64_t kStarting = ~uint64_t{0};
+// Set by a worker that reported its job and then exits because it can no longer run jobs
+// (crucible/core/retirement.h): the rest of its batch goes to a fresh worker, no job charged.
+constexpr uint64_t kRetired = ~uint64_t{0} - 1;
 struct SharedPage {
   std::atomic<uint64_t> running;
   char note[kNoteSize];
@@ -138,6 +143,19 @@ class IgnoreSigpipe {
   struct sigaction old_ {};
 };
 
+// The process's data size now (VmData of /proc/self/status: heap and private writable
+// mappings, what RLIMIT_DATA counts), 0 when it cannot be read.
+size_t data_size_now() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmData: %zu kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib << 10;
+}
+
 }  // namespace
 
 struct WorkerPool::Worker {
@@ -189,10 +207,14 @@ void WorkerPool::spawn(Worker& w) {
     SharedPage* page = w.page;
     install_worker_death_note(page->note, kNoteSize, page, kPageSize);
     if (opts_.memory_limit > 0 && !kAddressSanitizer) {
-      // Address-space limit with head-room for code, stacks and the allocator's own use.
-      rlim_t lim = static_cast<rlim_t>(opts_.memory_limit) + (rlim_t{512} << 20);
+      // The data limit (heap and private writable mappings: what the worker and its kernels
+      // allocate), on top of what the worker holds already, with head-room for stacks and the
+      // allocator. Never the address space: CUDA and other drivers reserve terabytes of it
+      // (PROT_NONE) that no case allocates, and a limit on it stops them from starting.
+      rlim_t lim = static_cast<rlim_t>(data_size_now()) + static_cast<rlim_t>(opts_.memory_limit) +
+                   (rlim_t{512} << 20);
       struct rlimit rl = {lim, lim};
-      setrlimit(RLIMIT_AS, &rl);
+      setrlimit(RLIMIT_DATA, &rl);
     }
     if (opts_.on_worker_start) opts_.on_worker_start();
     page->running.store(0);
@@ -221,6 +243,10 @@ void WorkerPool::spawn(Worker& w) {
         if (!write_all(out, &i, sizeof i) || !write_all(out, &len, sizeof len) ||
             !write_all(out, payload.data(), payload.size()))
           _exit(0);
+        if (worker_retirement_requested()) {
+          page->running.store(kRetired);
+          _exit(0);
+        }
         page->running.store(0);
       }
     }
@@ -371,6 +397,13 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       }
       w.pid = -1;
       const uint64_t running = w.page->running.load();
+      if (running == kRetired) {
+        // It reported its last job and retired: the rest of its batch goes to a fresh worker.
+        for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
+          queue.push_front(*it);
+        w.outstanding.clear();
+        continue;
+      }
       if (running != kStarting && !w.outstanding.empty() && running != w.outstanding.front() + 1 &&
           ++idle_deaths[w.outstanding.front()] < kMaxIdleDeaths) {
         // It died between jobs (killed from outside, out of memory elsewhere): no job is

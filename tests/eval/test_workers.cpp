@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "crucible/core/retirement.h"
 #include "crucible/eval/workers.h"
 
 namespace crucible {
@@ -192,6 +193,35 @@ TEST(Workers, AWorkerKilledBetweenJobsCostsNoJob) {
   EXPECT_TRUE(failures.empty()) << failures.begin()->second;
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_NE(std::stoi(reports[1]), first) << "job 1 must run in a fresh worker";
+}
+
+
+TEST(Workers, AWorkerThatCanRunNoMoreJobsRetiresAfterItsReport) {
+  // Job 2 breaks its process for good (as a CUDA device-side assert breaks the context): it is
+  // reported as itself, the rest of its batch runs in a fresh worker, and no job is charged,
+  // even when several jobs in a row break their workers.
+  WorkerOptions wo;
+  wo.workers = 1;
+  wo.timeout_s = 20;
+  wo.max_batch = 8;
+  std::map<size_t, std::string> reports, failures;
+  WorkerPool pool(wo, [](size_t i) {
+    if (i >= 2 && i <= 5) request_worker_retirement("job " + std::to_string(i) + " broke it");
+    return std::to_string(getpid()) + " " + std::to_string(i);
+  });
+  std::vector<size_t> jobs(12);
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i] = i;
+  pool.run(
+      jobs, [&](size_t i, const std::string& payload) { reports[i] = payload; },
+      [&](size_t i, const JobFailure& f) { failures[i] = f.detail; });
+  EXPECT_TRUE(failures.empty()) << failures.begin()->second;
+  ASSERT_EQ(reports.size(), jobs.size());
+  EXPECT_EQ(std::stoi(reports[1]), std::stoi(reports[2])) << "job 2 runs where job 1 ran";
+  for (size_t i = 3; i <= 6; ++i)
+    EXPECT_NE(std::stoi(reports[i]), std::stoi(reports[i - 1]))
+        << "job " << i << " must run in a fresh worker";
+  EXPECT_EQ(std::stoi(reports[7]), std::stoi(reports[6])) << "job 6 left its worker usable";
+  EXPECT_FALSE(worker_retirement_requested()) << "the parent itself was never marked";
 }
 
 }  // namespace

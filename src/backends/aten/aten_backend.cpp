@@ -18,6 +18,7 @@
 #include "backends/aten/aten_convert.h"
 #include "backends/aten/aten_device.h"
 #include "crucible/core/error.h"
+#include "crucible/core/retirement.h"
 
 namespace crucible {
 
@@ -149,6 +150,7 @@ class AtenBackend final : public Backend {
       if (b.composition) {
         Values out = b.composition->run(op, args, ctx);
         ctx.finish();
+        if (!device_.is_cpu()) device_synchronize(device_);
         return out;
       }
       const c10::FunctionSchema& schema = *b.schema;
@@ -179,6 +181,9 @@ class AtenBackend final : public Backend {
         operation(stack);
       }
       ctx.finish();
+      // A device kernel's fault (a device-side assert on a bad index) belongs to this call:
+      // waiting for the device here reports it here, never in a later case.
+      if (!device_.is_cpu()) device_synchronize(device_);
       Values out;
       out.reserve(stack.size());
       for (const c10::IValue& iv : stack) out.push_back(from_ivalue(iv, ctx));
@@ -187,6 +192,8 @@ class AtenBackend final : public Backend {
       throw Error(ErrorKind::Memory, std::string("ATen: ") + e.what_without_backtrace());
     } catch (const c10::Error& e) {
       const std::string msg = e.what_without_backtrace();
+      if (device_context_broken(device_))
+        request_worker_retirement("the CUDA context is broken: " + msg);
       if (not_implemented(e)) unsupported("libtorch " TORCH_VERSION ": " + msg);
       op_error("ATen raised: " + msg);
     } catch (const Error&) {

@@ -98,6 +98,18 @@ void device_synchronize(Device d) {
   at::detail::getCUDAHooks().deviceSynchronize(static_cast<int64_t>(d.index));
 }
 
+bool device_context_broken(Device d) {
+  if (d.is_cpu()) return false;
+  // Errors that leave the context usable are cleared when they are reported; a synchronisation
+  // fails again only on a sticky one.
+  try {
+    device_synchronize(d);
+    return false;
+  } catch (...) {
+    return true;
+  }
+}
+
 namespace {
 
 #if CRUCIBLE_ATEN_EVENT_TIMING

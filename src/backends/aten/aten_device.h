@@ -22,6 +22,9 @@ Tensor device_allocate(Device d, const Shape& shape, const Shape& strides, DType
 // A copy of `t`'s whole storage on `target`, viewed with `t`'s offset, shape and strides.
 Tensor copy_storage(const Tensor& t, Device target);
 void device_synchronize(Device d);
+// After an error on device `d`: whether its context is broken for good (a device-side assert, an
+// illegal address: every later call fails). Such a process must not run another case.
+bool device_context_broken(Device d);
 std::unique_ptr<DeviceTimer> make_device_timer(Device d);
 
 }  // namespace crucible::aten
