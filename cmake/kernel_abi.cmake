@@ -6,6 +6,9 @@ if(NOT CRUCIBLE_DLPACK_INCLUDE_DIR)
   message(FATAL_ERROR "DLPack's dlpack/dlpack.h was not found: install libdlpack-dev "
                       "(scripts/install-deps.sh)")
 endif()
+# Kernel folders are compiled on the fly with the same DLPack headers (kernel_compiler.cpp).
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/backends/dir/kernel_compiler.cpp APPEND PROPERTY
+  COMPILE_DEFINITIONS CRUCIBLE_DLPACK_INCLUDE_DIR="${CRUCIBLE_DLPACK_INCLUDE_DIR}")
 
 add_library(crucible_kernel_abi INTERFACE)
 add_library(crucible::kernel_abi ALIAS crucible_kernel_abi)

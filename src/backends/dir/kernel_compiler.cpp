@@ -380,6 +380,12 @@ CompilerConfig default_compiler_config() {
       }
     if (c.include_dir.empty()) c.include_dir = fs::path(CRUCIBLE_SOURCE_DIR) / "include";
   }
+  c.dlpack_include_dir = env("CRUCIBLE_DLPACK_INCLUDE_DIR");
+#ifdef CRUCIBLE_DLPACK_INCLUDE_DIR
+  if (c.dlpack_include_dir.empty()) c.dlpack_include_dir = CRUCIBLE_DLPACK_INCLUDE_DIR;
+#endif
+  if (c.dlpack_include_dir == "/usr/include" || c.dlpack_include_dir == "/usr/local/include")
+    c.dlpack_include_dir.clear();
   c.cache_dir = kernel_cache_dir();
   if (std::string t = env("CRUCIBLE_KERNEL_COMPILE_TIMEOUT"); !t.empty()) {
     char* end = nullptr;
@@ -424,6 +430,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
     std::vector<std::string> argv = compiler;
     for (const std::string& f : job.cuda ? cfg.cuda_flags : cfg.cxx_flags) argv.push_back(f);
     argv.push_back("-I" + cfg.include_dir);
+    if (!cfg.dlpack_include_dir.empty()) argv.push_back("-I" + cfg.dlpack_include_dir);
     argv.push_back("-I" + fs::path(job.source).parent_path().string());
     argv.push_back(job.source);
     const fs::path entry = cache / cache_key(job, argv, o.compiler, cfg.include_dir);
@@ -447,6 +454,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
       if (std::string prefix = compiler_prefix(word); !prefix.empty())
         box.exec_dirs.push_back(prefix);
     box.read_dirs = {fs::path(job.source).parent_path().string(), cfg.include_dir};
+    if (!cfg.dlpack_include_dir.empty()) box.read_dirs.push_back(cfg.dlpack_include_dir);
     for (const std::string& f : job.cuda ? cfg.cuda_flags : cfg.cxx_flags)
       for (const char* opt : {"-I", "-isystem"})
         if (f.starts_with(opt) && f.size() > std::strlen(opt) &&

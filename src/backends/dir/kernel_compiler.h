@@ -24,6 +24,9 @@ struct CompilerConfig {
   std::vector<std::string> cxx_flags;   // defaults + $CRUCIBLE_KERNEL_CXXFLAGS
   std::vector<std::string> cuda_flags;  // defaults + $CRUCIBLE_KERNEL_NVCCFLAGS
   std::string include_dir;              // holds crucible/kernel.h
+  // Holds dlpack/dlpack.h: $CRUCIBLE_DLPACK_INCLUDE_DIR, else the folder crucible was built with
+  // (empty when that is a folder the compilers search anyway, /usr/include).
+  std::string dlpack_include_dir;
   std::string cache_dir;
   double timeout_s = 120;  // per compile ($CRUCIBLE_KERNEL_COMPILE_TIMEOUT)
   int jobs = 1;            // compiles at once
