@@ -16,6 +16,7 @@
 
 #include "crucible/core/error.h"
 #include "eval/generate_internal.h"
+#include "sandbox/remove_tree.h"
 
 extern char** environ;
 
@@ -49,7 +50,7 @@ Evaluation evaluate_folder(const std::string& kernels, const std::string& cases_
                            const std::string& out, const GenerateOptions& o) {
   Evaluation e;
   std::error_code ec;
-  fs::remove_all(out, ec);  // a resumed generation evaluates again from nothing
+  remove_tree(out);  // a resumed generation evaluates again from nothing
   const std::string log = out + ".log";
   const int workers = o.workers > 0
                           ? o.workers

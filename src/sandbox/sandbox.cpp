@@ -6,6 +6,7 @@
 // trapped (SIGSYS); the handler leaves a death note naming the call and the worker dies of
 // SIGSYS, so the case is recorded as crashed with "sandbox: blocked socket() (network access)".
 #include "sandbox/sandbox.h"
+#include "sandbox/remove_tree.h"
 
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -173,6 +174,11 @@ std::string restrict_writes(const std::string& scratch, int abi) {
   if (err.empty())
     err =
         allow("/dev", LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
+  // The process's own threads: the CUDA driver names the threads it starts by writing
+  // /proc/self/task/<tid>/comm, and cuInit fails when it cannot. /proc/self resolves to this
+  // process here, so the rule reaches no other process. Without /proc there is nothing to allow.
+  if (err.empty() && access("/proc/self/task", F_OK) == 0)
+    err = allow("/proc/self/task", LANDLOCK_ACCESS_FS_WRITE_FILE);
   if (err.empty() && syscall(SYS_landlock_restrict_self, fd, 0) != 0)
     err = fmt::format("landlock_restrict_self: {}", std::strerror(errno));
   close(fd);
@@ -578,8 +584,7 @@ ScratchRoot::ScratchRoot() : owner_pid_(getpid()) {
 
 ScratchRoot::~ScratchRoot() {
   if (getpid() != owner_pid_ || path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
+  remove_tree(path_);
 }
 
 }  // namespace crucible

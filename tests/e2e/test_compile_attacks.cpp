@@ -95,7 +95,6 @@ TEST(CompileAttacks, EachIsACompileErrorAndNoSecretLeaks) {
   fs::remove_all(d);
 }
 
-
 TEST(CompileSandbox, DLPackFromItsOwnFolderIsOnTheIncludePathAndReadable) {
   // DLPack installed outside the compilers' own folders (a pip or conda environment): kernels
   // compile with -I on the folder crucible names, and the compile sandbox may read it.
@@ -107,7 +106,8 @@ TEST(CompileSandbox, DLPackFromItsOwnFolderIsOnTheIncludePathAndReadable) {
   fs::create_directories(k);
   std::ofstream(k / "neg.default.cpp")
       << "#include <crucible/kernel.hpp>\n"
-         "#ifndef CRUCIBLE_TEST_DLPACK_FOLDER\n#error DLPack was not taken from its folder\n#endif\n"
+         "#ifndef CRUCIBLE_TEST_DLPACK_FOLDER\n#error DLPack was not taken from its "
+         "folder\n#endif\n"
          "namespace ck = crucible::kernel;\n"
          "static int32_t neg(ck::Call& k) {\n"
          "  ck::Tensor x = k.tensor(0), out = k.output(0);\n"
@@ -117,11 +117,11 @@ TEST(CompileSandbox, DLPackFromItsOwnFolderIsOnTheIncludePathAndReadable) {
          "  return CRUCIBLE_OK;\n}\n"
          "CRUCIBLE_KERNEL(\"aten.neg.default\", neg)\n";
   const fs::path out = d / "run";
-  Output o = crucible_env("CRUCIBLE_KERNEL_CACHE=" + shell_quote((d / "cache").string()) +
-                              " CRUCIBLE_DLPACK_INCLUDE_DIR=" + shell_quote((d / "dlpack").string()),
-                          "run --suite smoke --dtypes f32 -q --backend dir:" +
-                              shell_quote((d / "kernels").string()) + " --ops neg.default --out " +
-                              shell_quote(out.string()));
+  Output o = crucible_env(
+      "CRUCIBLE_KERNEL_CACHE=" + shell_quote((d / "cache").string()) +
+          " CRUCIBLE_DLPACK_INCLUDE_DIR=" + shell_quote((d / "dlpack").string()),
+      "run --suite smoke --dtypes f32 -q --backend dir:" + shell_quote((d / "kernels").string()) +
+          " --ops neg.default --out " + shell_quote(out.string()));
   EXPECT_EQ(o.status, 0) << o.out;
   int cases = 0;
   for (const auto& l : read_jsonl((out / "results.jsonl").string())) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -135,6 +136,30 @@ TEST(Sandbox, RefusesWritesOutsideTheScratchFolder) {
     EXPECT_NE(out[0].find("sandbox: blocked open"), std::string::npos) << out[0];
   EXPECT_FALSE(std::filesystem::exists(outside));
   std::filesystem::remove(outside);
+}
+
+TEST(Sandbox, ASandboxedProcessMayNameItsOwnThreads) {
+  // The CUDA driver names the threads it starts through /proc/self/task/<tid>/comm; cuInit fails
+  // when that write is refused. Writes elsewhere under /proc stay refused.
+  auto out = run_sandboxed({0}, [](size_t) -> std::string {
+    std::string result;
+    std::thread t([&] {
+      const std::string comm =
+          "/proc/self/task/" + std::to_string(static_cast<long>(syscall(SYS_gettid))) + "/comm";
+      int fd = open(comm.c_str(), O_WRONLY);
+      bool named = fd >= 0 && write(fd, "crucible-drv", 12) == 12;
+      if (fd >= 0) close(fd);
+      result = named ? "named" : std::string("refused: ") + std::strerror(errno);
+    });
+    t.join();
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+    if (fd >= 0) close(fd);
+    return result + (fd >= 0 ? ", oom_score_adj opened" : ", oom_score_adj refused");
+  });
+  if (landlock_abi_version() > 0)
+    EXPECT_EQ(out[0], "named, oom_score_adj refused");
+  else
+    EXPECT_NE(out[0].find("sandbox: blocked"), std::string::npos) << out[0];
 }
 
 TEST(Sandbox, CpuTimeLimitStopsASpinningJobAndSaysSo) {

@@ -195,7 +195,6 @@ TEST(Workers, AWorkerKilledBetweenJobsCostsNoJob) {
   EXPECT_NE(std::stoi(reports[1]), first) << "job 1 must run in a fresh worker";
 }
 
-
 TEST(Workers, AWorkerThatCanRunNoMoreJobsRetiresAfterItsReport) {
   // Job 2 breaks its process for good (as a CUDA device-side assert breaks the context): it is
   // reported as itself, the rest of its batch runs in a fresh worker, and no job is charged,

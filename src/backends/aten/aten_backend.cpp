@@ -100,9 +100,25 @@ const char* known_heap_corruption(const OpDef& op, const Values& args) {
   return nullptr;
 }
 
+// ATen on CUDA as a reference or baseline computes what the op means: no TF32 in matrix products
+// and convolutions (cuDNN's default is TF32), no reduced-precision reductions inside f16/bf16
+// products. These are process-wide flags; setting them initialises nothing on the device.
+// Deterministic algorithms stay as users run them (off): they change what a baseline times.
+void pin_cuda_numerics() {
+  at::Context& ctx = at::globalContext();
+  ctx.setAllowTF32CuBLAS(false);
+  ctx.setAllowTF32CuDNN(false);
+  ctx.setAllowFP16ReductionCuBLAS(false);
+#if TORCH_VERSION_MAJOR >= 2
+  ctx.setAllowBF16ReductionCuBLAS(false);
+#endif
+}
+
 class AtenBackend final : public Backend {
  public:
-  AtenBackend(std::string name, Device device) : name_(std::move(name)), device_(device) {}
+  AtenBackend(std::string name, Device device) : name_(std::move(name)), device_(device) {
+    if (!device_.is_cpu()) pin_cuda_numerics();
+  }
 
   std::string name() const override { return name_; }
   std::string version() const override { return aten_version(); }

@@ -27,6 +27,7 @@
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
 #include "sandbox/death_note.h"
+#include "sandbox/remove_tree.h"
 #include "sandbox/sandbox.h"
 
 extern char** environ;
@@ -440,7 +441,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
         o = hit;
         continue;
       }
-      fs::remove_all(entry, ec);  // a damaged entry: compile again
+      remove_tree(entry.string());  // a damaged entry: compile again
     }
     queue.push_back({i, std::move(argv), entry});
   }
@@ -502,7 +503,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
                                 : sig == SIGXCPU ? " (it ran out of CPU time)"
                                                  : "");
       }
-      fs::remove_all(r.tmp, ec);
+      remove_tree(r.tmp.string());
       return;
     }
     const bool ok = WEXITSTATUS(status) == 0 && fs::exists(r.tmp / "kernel.so", ec);
@@ -519,7 +520,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
     std::ofstream(r.tmp / "compile.json") << j.dump(2) << "\n";
     std::ofstream(r.tmp / "compile.log", std::ios::binary) << r.output;
     // Atomic publication; when another process published the same key first, use theirs.
-    if (std::rename(r.tmp.c_str(), r.job.entry.c_str()) != 0) fs::remove_all(r.tmp, ec);
+    if (std::rename(r.tmp.c_str(), r.job.entry.c_str()) != 0) remove_tree(r.tmp.string());
     CompileOutcome entry = outcome_of_entry(r.job.entry);
     if (entry.command.empty()) return;
     o = entry;
@@ -547,7 +548,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
         out[p.index].problem =
             fmt::format("cannot run the compiler '{}': {} (set {} to the compiler to use)", argv[0],
                         why, jobs[p.index].cuda ? "NVCC" : "CXX");
-        fs::remove_all(tmp, ec);
+        remove_tree(tmp.string());
         continue;
       }
       running.push_back({std::move(p), pid, fd, tmp, std::chrono::steady_clock::now()});
