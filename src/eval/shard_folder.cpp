@@ -45,10 +45,10 @@ void read_records(ShardFolder& s) {
     ++lineno;
     const std::string where = fmt::format("{}:{}", path, lineno);
     if (f.eof())
-      input_error(where,
-                  "the last line is torn (the shard was killed while writing it); "
-                  "crucible run --resume " +
-                      s.dir + " finishes the shard");
+      input_error(where, fmt::format("shard {} did not finish: the last line is torn (the shard "
+                                     "was killed while writing it); crucible run --resume {} "
+                                     "finishes it",
+                                     s.shard.spec.text(), s.dir));
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded()) input_error(where, "not a JSON line; the file is damaged");
     if (!j.is_object() || !j.contains("record") || !j["record"].is_string() ||

@@ -406,7 +406,9 @@ TEST(ShardMerge, TimedShardsMergeWithTheirTimings) {
     for (const json& l : read_jsonl(sh + "/results.jsonl"))
       if (l["record"] == "timing") in_shards.insert(l.dump());
   for (const json& l : read_jsonl(dir + "/m/results.jsonl"))
-    if (l["record"] == "timing") EXPECT_TRUE(in_shards.count(l.dump())) << l.dump();
+    if (l["record"] == "timing") {
+      EXPECT_TRUE(in_shards.count(l.dump())) << l.dump();
+    }
   for (const char* key : {"cases_total", "cases_passed", "ops_passed", "correctness_score"})
     EXPECT_EQ(a.summary[key], b.summary[key]) << key;
   const json op_a = a.summary["ops"]["aten.relu.default"],
