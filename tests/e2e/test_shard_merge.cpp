@@ -333,7 +333,8 @@ TEST(ShardMerge, AnUnfinishedShardIsRefusedAndFinishesWithResume) {
 
 TEST(ShardMerge, ShardFlagValuesThatMeanNoShardAreRefused) {
   const std::string dir = temp_dir("shard-flags");
-  for (const std::string bad : {"0/4", "5/4", "4", "1/0", "a/b", "-1/4", "1/4/4", "''"}) {
+  // (Every refused form is in tests/eval/test_shard.cpp; here, that the CLI refuses them.)
+  for (const std::string bad : {"0/4", "5/4", "a/b"}) {
     const Output o = crucible("run --suite smoke --backend ref --ops relu.default --shard " + bad +
                               " --out " + dir + "/never");
     EXPECT_EQ(o.status, 2) << bad << ": " << o.out;
