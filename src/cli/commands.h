@@ -72,6 +72,7 @@ struct RunFlags {
   std::string op;
   std::string case_text;
   std::string inputs;  // --inputs: the single case's tensors from a safetensors file
+  ShardSpec shard;     // --shard i/n: this machine's share of the suite (count 0: all of it)
   double p = 1.0;
   int64_t max_numel = kDefaultTraceMaxNumel;  // 0: no cap
   double max_flops = kDefaultTraceMaxFlops;   // 0: no cap
@@ -137,6 +138,15 @@ struct OpByOpFlags {
 };
 CLI::App* add_opbyop_command(CLI::App& app, OpByOpFlags& f);
 int command_opbyop(const OpByOpFlags& f, const std::vector<std::string>& argv);
+// `crucible merge` (src/cli/merge_command.cpp).
+struct MergeFlags {
+  std::vector<std::string> folders;
+  std::string out;
+  bool out_given = false;
+  bool quiet = false;
+};
+CLI::App* add_merge_command(CLI::App& app, MergeFlags& f);
+int command_merge(const MergeFlags& f, const std::vector<std::string>& argv);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
 

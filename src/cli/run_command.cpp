@@ -92,7 +92,8 @@ void refuse_flags_ignored_by_case(const RunFlags& f, bool given_op, bool given_c
                             {"--calls-per-op", "selects the cases of a suite"},
                             {"--max-numel", "caps the sizes of a suite's cases"},
                             {"--max-flops", "caps the sizes of a suite's cases"},
-                            {"--perf-dtype", "retypes a suite's timed cases"}})
+                            {"--perf-dtype", "retypes a suite's timed cases"},
+                            {"--shard", "splits a suite's cases between machines"}})
     if (std::find(f.given.begin(), f.given.end(), flag) != f.given.end())
       usage_error(fmt::format(
           "--op/--case run one case; {} {} and cannot be given with them (write the case "
@@ -210,6 +211,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.single_op = f.op;
   o.single_case = f.case_text;
   o.single_inputs = f.inputs;
+  o.shard = f.shard;
   o.progress = !f.quiet;
   return run(o);
 }

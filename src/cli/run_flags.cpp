@@ -306,6 +306,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          if (s.empty()) refuse("--inputs", s, "expected a safetensors file");
          f.inputs = s;
        });
+  flag("--shard",
+       "run shard i of n: a deterministic 1/n of the suite's cases, balanced by estimated cost "
+       "(crucible merge joins the shards' run folders)",
+       "I/N", [&f](const std::string& s) { f.shard = parse_shard(s, "--shard"); });
   flag("--model-filter",
        "model suite: comma-separated terms; a model runs when its name holds one (gpt2,resnet)",
        "LIST", [&f](const std::string& s) {

@@ -14,8 +14,8 @@
 
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/run_plan.h"
-#include "crucible/report/summary.h"
 #include "eval/run_phases.h"
+#include "eval/run_reports.h"
 
 namespace crucible {
 
@@ -23,17 +23,15 @@ namespace {
 
 // Summarises the run and writes summary.json, operator_summary.csv, SUMMARY.md and junit.xml
 // (and the console table); returns the exit status. `start`: when the run started.
-int write_reports(const RunPlan& plan, const RunRecords& records, const TimingLoad& load,
+int write_reports(const RunPlan& plan, RunRecords& records, const TimingLoad& load,
                   std::chrono::steady_clock::time_point start) {
   const RunOptions& o = plan.options;
-  // Only the cases of this suite count (a resumed folder holds exactly these).
-  std::map<std::string, std::string> families;
-  for (const OpDef* op : OpRegistry::catalog().all()) families[op->name] = op->family;
-  RunSummary s = summarize(records.results, records.timings, families, o.p);
-  s.suite = o.suite.suite;
-  s.backend = o.backend;
-  s.reference = o.reference;
-  s.baseline = o.perf ? o.baseline : "";
+  // The records in the suite's order, whatever order the workers finished in. Only the cases
+  // of this suite count (a resumed folder holds exactly these).
+  std::map<std::string, size_t> position;
+  for (const SuiteCase& sc : plan.cases) position.emplace(sc.c.id(), position.size());
+  order_records(records.results, records.timings, position);
+  RunSummary s = summarize_run(o, records.results, records.timings);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.perf) add_peak_fractions(s, records.timings, plan.peaks);
   s.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
@@ -43,17 +41,16 @@ int write_reports(const RunPlan& plan, const RunRecords& records, const TimingLo
   s.running_after = load.after.running;
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
-  write_summary_json(o.out + "/summary.json", s);
-  write_operator_csv(o.out + "/operator_summary.csv", s);
-  write_summary_md(o.out + "/SUMMARY.md", s, records.results, command);
-  write_junit(o.out + "/junit.xml", s, records.results);
-  if (o.progress) fmt::print("{}", console_table(s, o.out));
-
-  // A timing that failed fails the run as a case would.
-  bool all_passed = s.count(Status::Passed) > 0 && s.timing_errors == 0;
-  for (const auto& [st, n] : s.by_status)
-    if (n > 0 && st != Status::Passed && st != Status::Skipped) all_passed = false;
-  return all_passed ? 0 : 1;
+  const int status = write_run_reports(o, s, records.results, command);
+  // A shard that got no case (more shards than cases) ran nothing and failed nothing: its
+  // share of the run is complete; merge judges the whole.
+  if (plan.shard.spec.active() && plan.cases.empty()) {
+    if (o.progress)
+      fmt::print("shard {}: the split gave this shard no case ({} cases over {} shards)\n",
+                 plan.shard.spec.text(), plan.shard.cases_total, plan.shard.spec.count);
+    return 0;
+  }
+  return status;
 }
 
 }  // namespace

@@ -33,7 +33,9 @@ std::string default_out_dir(const RunOptions& o) {
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("runs/{}-{}-{}-{}", suite, backend, stamp, getpid());
+  const std::string shard =
+      o.shard.active() ? fmt::format("-shard{}of{}", o.shard.index, o.shard.count) : "";
+  return fmt::format("runs/{}-{}-{}{}-{}", suite, backend, stamp, shard, getpid());
 }
 
 void prepare_out_dir(const std::string& dir) {

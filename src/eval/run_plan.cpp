@@ -10,6 +10,7 @@
 #include <map>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "crucible/backends/backend.h"
@@ -158,7 +159,28 @@ json options_json(const RunOptions& o) {
           {"perf_dtype",
            o.suite.perf_dtype ? json(std::string(dtype_code(*o.suite.perf_dtype))) : json(nullptr)},
           {"calls_per_op", o.suite.calls_per_op},
+          {"model_filter", o.suite.model_filter},
+          {"model_k", o.suite.model_k},
           {"p", o.p}};
+}
+
+// A resumed shard must split the suite as it did when it started: the same cases, the same
+// share (else its results.jsonl would belong to another split and merge would refuse it).
+void check_same_split(const ShardInfo& now, const json& old, const std::string& mpath) {
+  if (!old.contains("shard"))
+    input_error(mpath, "this run folder was not started with --shard; its manifest has no split");
+  const ShardInfo then = shard_info_from_json(old["shard"], mpath);
+  if (then.fingerprint != now.fingerprint || then.cases_total != now.cases_total)
+    input_error(mpath, fmt::format("the suite's cases changed since shard {} started ({} cases, "
+                                   "fingerprint {}; now {} cases, fingerprint {}): the shards "
+                                   "of one run must split one case list; start this shard "
+                                   "afresh, with every other shard",
+                                   then.spec.text(), then.cases_total, then.fingerprint,
+                                   now.cases_total, now.fingerprint));
+  if (then.case_ids != now.case_ids)
+    input_error(mpath, fmt::format("shard {} now gets other cases than when it started (was "
+                                   "crucible changed?); start every shard afresh",
+                                   now.spec.text()));
 }
 
 // manifest.json: the command, the options, the backends, the sandbox and (--perf) the machine's
@@ -171,6 +193,7 @@ void write_manifest(RunPlan& plan) {
     plan.peaks = machine_peaks(o.threads);
     manifest["machine"]["peaks"] = peaks_json(plan.peaks);
   }
+  if (plan.shard.spec.active()) manifest["shard"] = shard_info_json(plan.shard);
   std::string mpath = o.out + "/manifest.json";
   if (!o.resume.empty() && fs::exists(mpath)) {
     std::ifstream mf(mpath);
@@ -179,6 +202,7 @@ void write_manifest(RunPlan& plan) {
       if (!old.is_object()) input_error(mpath, "not a crucible manifest (not a JSON object)");
       if (old.contains("resumed") && !old["resumed"].is_array())
         input_error(mpath, "the field \"resumed\" is not a list");
+      if (plan.shard.spec.active()) check_same_split(plan.shard, old, mpath);
       old["resumed"].push_back(manifest["started_at"]);
       manifest = old;
     }
@@ -196,6 +220,11 @@ RunPlan make_run_plan(const RunOptions& opts) {
   plan.sandboxed = untrusted && plan.options.sandbox;
   if (plan.sandboxed) set_up_sandbox(plan);
   plan.cases = plan_cases(plan.options);
+  if (plan.options.shard.active()) {
+    if (plan.options.suite.suite == "case")
+      usage_error("--shard splits a suite's cases; --op/--case run a single case");
+    plan.shard = select_shard(plan.cases, plan.options.shard, plan.options.perf);
+  }
   take_run_folder(plan);
   write_manifest(plan);
   for (const CaseResult& r : plan.previous_results) plan.done_cases.insert(r.case_id);

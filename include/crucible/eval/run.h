@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "crucible/eval/shard.h"
 #include "crucible/suites/suite.h"
 
 namespace crucible {
@@ -38,6 +39,9 @@ struct RunOptions {
   std::string single_case;
   // With the single case: its tensors read from this safetensors file (saved_inputs.h).
   std::string single_inputs;
+  // --shard i/n: run only this machine's share of the suite's cases (crucible/eval/shard.h);
+  // `crucible merge` joins the shards' run folders.
+  ShardSpec shard;
 };
 
 // Runs and returns the process exit status: 0 every case passed, 1 some case did not.

@@ -12,6 +12,7 @@
 
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/run.h"
+#include "crucible/eval/shard.h"
 #include "crucible/report/manifest.h"
 #include "crucible/results/result.h"
 #include "crucible/suites/suite.h"
@@ -43,8 +44,10 @@ struct RunPlan {
   std::unique_ptr<ScratchRoot> scratch;
   std::unique_ptr<SandboxOptions> sandbox;
 
-  // The suite's cases (or the single --op/--case), in order.
+  // The suite's cases (or the single --op/--case), in order; with --shard, this shard's.
   std::vector<SuiteCase> cases;
+  // With --shard: the split, as the manifest records it (spec.count 0: not sharded).
+  ShardInfo shard;
 
   // The run folder, locked until the plan ends; results.jsonl, open for appending.
   std::unique_ptr<RunFolderLock> lock;
