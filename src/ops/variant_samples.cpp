@@ -122,6 +122,14 @@ std::optional<DType> narrower(DType t) {
   return DType::Int64;
 }
 
+// Whether a result the out= overload would write is missing (convolution_backward with an
+// output_mask entry false returns None there): such a call has no destination to give.
+bool misses_a_result(const DerivedVariant& v, const Values& results) {
+  for (size_t k = 0; k < v.destinations.size() && k < results.size(); ++k)
+    if (results[k].is_none()) return true;
+  return false;
+}
+
 // The functional op's performance samples made into the variant's.
 std::vector<Sample> performance_samples(const OpDef& variant, const DerivedVariant& v) {
   const OpDef& f = *v.functional;
@@ -137,6 +145,7 @@ std::vector<Sample> performance_samples(const OpDef& variant, const DerivedVaria
           res->at(0).tensor().dtype() != s.call.args[0].tensor.dtype)
         continue;
     } else {
+      if (misses_a_result(v, *res)) continue;
       d.call = with_destinations(variant, v, s.call, *res, false);
     }
     out.push_back(std::move(d));
@@ -208,6 +217,7 @@ std::vector<Sample> variant_samples(const OpDef& variant, const DerivedVariant& 
       }
       continue;
     }
+    if (misses_a_result(v, *res)) continue;
     const bool transposed = out.size() % 3 == 2;
     Sample d = *s;
     d.call = with_destinations(variant, v, s->call, *res, transposed);
