@@ -10,6 +10,7 @@ packages=(
   libtorch-dev
   python3 libopenblas-dev libseccomp-dev libdlpack-dev
   libxlsxwriter-dev libcurl4-openssl-dev
+  libjs-chart.js libsqlite3-dev chromium
 )
 
 missing=()

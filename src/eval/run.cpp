@@ -12,14 +12,33 @@
 
 #include <fmt/format.h>
 
+#include "crucible/core/error.h"
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/run_plan.h"
+#include "crucible/report/history.h"
+#include "crucible/report/html_report.h"
 #include "crucible/report/summary.h"
 #include "eval/run_phases.h"
 
 namespace crucible {
 
 namespace {
+
+// Records the finished run folder in the run history (--history). A history that cannot be
+// written does not fail the run: its reports are written; a warning says why.
+void record_in_history(const RunOptions& o) {
+  if (o.history == "none") return;
+  std::string path;
+  try {
+    path = o.history.empty() ? default_history_path() : o.history;
+    History h(path, true);
+    const int64_t id = h.record(read_run_folder(o.out));
+    if (o.progress) fmt::print("recorded as run {} in the history {}\n", id, path);
+  } catch (const Error& e) {
+    fmt::print(stderr, "crucible: warning: the run was not recorded in the history: {}\n",
+               e.what());
+  }
+}
 
 // Summarises the run and writes summary.json, operator_summary.csv, SUMMARY.md and junit.xml
 // (and the console table); returns the exit status. `start`: when the run started.
@@ -47,7 +66,9 @@ int write_reports(const RunPlan& plan, const RunRecords& records, const TimingLo
   write_operator_csv(o.out + "/operator_summary.csv", s);
   write_summary_md(o.out + "/SUMMARY.md", s, records.results, command);
   write_junit(o.out + "/junit.xml", s, records.results);
+  write_html_report(o.out);
   if (o.progress) fmt::print("{}", console_table(s, o.out));
+  record_in_history(o);
 
   // A timing that failed fails the run as a case would.
   bool all_passed = s.count(Status::Passed) > 0 && s.timing_errors == 0;
