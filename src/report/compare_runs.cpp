@@ -31,21 +31,18 @@ std::string first_failure(const json& summary, const std::string& op) {
   return summary["ops"][op].value("first_failure", "");
 }
 
-// The speed-ups the spreads of one run allow: baseline p10 / candidate p90 .. p90 / p10 (a
-// statistic that is missing or zero falls back to the median).
-std::pair<double, double> speedup_range(const CaseRow& c) {
-  auto pick = [](double v, double median) { return v > 0 ? v : median; };
-  const double b10 = pick(c.baseline.p10_s, c.baseline.median_s);
-  const double b90 = pick(c.baseline.p90_s, c.baseline.median_s);
-  const double c10 = pick(c.candidate.p10_s, c.candidate.median_s);
-  const double c90 = pick(c.candidate.p90_s, c.candidate.median_s);
-  const double lo = c90 > 0 ? b10 / c90 : c.speedup;
-  const double hi = c10 > 0 ? b90 / c10 : c.speedup;
-  return {std::min({lo, hi, c.speedup}), std::max({lo, hi, c.speedup})};
-}
-
 bool regression_status(const std::string& before, const std::string& after) {
   return before == "passed" && after != "passed" && after != "skipped";
+}
+
+// "1.2 ms..1.4 ms": a candidate's p10..p90.
+std::string range(const TimingStats& t) {
+  auto one = [](double v) {
+    return v >= 1      ? fmt::format("{:.3g} s", v)
+           : v >= 1e-3 ? fmt::format("{:.3g} ms", v * 1e3)
+                       : fmt::format("{:.3g} us", v * 1e6);
+  };
+  return one(t.p10_s) + ".." + one(t.p90_s);
 }
 
 std::string clip(const std::string& s, size_t n) {
@@ -97,11 +94,14 @@ RunComparison compare_runs(const RunData& a, const RunData& b, const CompareOpti
       r.status_changes.push_back({c.case_id, c.op, c.call, p.status, c.status, c.detail});
     if (!p.timed || !c.timed || p.speedup <= 0 || c.speedup <= 0) continue;
     ++r.timed_compared;
-    auto [plo, phi] = speedup_range(p);
-    auto [clo, chi] = speedup_range(c);
-    SpeedChange s{c.case_id, c.op, c.call, p.speedup, c.speedup, plo, phi, clo, chi};
-    if (chi < plo && p.speedup >= o.min_change * c.speedup) r.slower.push_back(s);
-    if (clo > phi && c.speedup >= o.min_change * p.speedup) r.faster.push_back(s);
+    // Beyond the noise: the candidate's p10..p90 ranges of the two runs part, and the median
+    // speed-ups (each against a baseline timed in turn with it, so a busier machine moves both)
+    // differ by at least the minimum change.
+    SpeedChange s{c.case_id, c.op, c.call, p.speedup, c.speedup, p.candidate, c.candidate};
+    if (c.candidate.p10_s > p.candidate.p90_s && p.speedup >= o.min_change * c.speedup)
+      r.slower.push_back(s);
+    if (c.candidate.p90_s < p.candidate.p10_s && c.speedup >= o.min_change * p.speedup)
+      r.faster.push_back(s);
   }
   auto by_factor = [](const SpeedChange& x, const SpeedChange& y) {
     return x.factor() < y.factor();
@@ -116,7 +116,7 @@ std::string comparison_text(const RunComparison& c) {
   std::string t = fmt::format("crucible compare\n  before: {}\n  after:  {}\n", c.before, c.after);
   t += fmt::format(
       "  {} cases in both runs, {} timed in both (speed-ups compared beyond both "
-      "runs' p10..p90 and a factor of {})\n",
+      "runs' p10..p90 of the candidate's time and a factor of {} in speed-up)\n",
       c.cases_compared, c.timed_compared, c.min_change);
   auto ops = [&](const char* title, const std::vector<OpChange>& v) {
     if (v.empty()) return;
@@ -141,10 +141,8 @@ std::string comparison_text(const RunComparison& c) {
     t += fmt::format("\n{} ({}):\n", title, v.size());
     for (const SpeedChange& s : v)
       t += fmt::format(
-          "  {} {:<28} speed-up {:.3g}x -> {:.3g}x ({:.3g}x)  [{:.3g}..{:.3g}] -> "
-          "[{:.3g}..{:.3g}]\n",
-          s.case_id, s.op, s.before, s.after, s.factor(), s.before_lo, s.before_hi, s.after_lo,
-          s.after_hi);
+          "  {} {:<28} speed-up {:.3g}x -> {:.3g}x ({:.3g}x); time p10..p90 {} -> {}\n", s.case_id,
+          s.op, s.before, s.after, s.factor(), range(s.time_before), range(s.time_after));
   };
   speeds("cases slower beyond the noise", c.slower);
   speeds("cases faster beyond the noise", c.faster);
@@ -168,7 +166,8 @@ std::string comparison_markdown(const RunComparison& c) {
   std::string m = "# crucible compare\n\n";
   m += fmt::format(
       "- before: `{}`\n- after: `{}`\n- {} cases in both runs, {} timed in both; "
-      "speed-ups compared beyond both runs' p10..p90 and a factor of {}\n- **{}**\n",
+      "speed-ups compared beyond both runs' p10..p90 of the candidate's time and a factor of {} in "
+      "speed-up\n- **{}**\n",
       c.before, c.after, c.cases_compared, c.timed_compared, c.min_change,
       c.regressed() ? "regressed" : "no regression");
   auto ops = [&](const char* title, const std::vector<OpChange>& v) {
@@ -194,15 +193,13 @@ std::string comparison_markdown(const RunComparison& c) {
   auto speeds = [&](const char* title, const std::vector<SpeedChange>& v) {
     if (v.empty()) return;
     m += fmt::format(
-        "\n## {} ({})\n\n| case | op | speed-up before | after | factor |\n"
+        "\n## {} ({})\n\n| case | op | speed-up before (time p10..p90) | after | factor |\n"
         "|---|---|---|---|---|\n",
         title, v.size());
     for (const SpeedChange& s : v)
-      m += fmt::format(
-          "| {} | {} | {:.3g}x [{:.3g}..{:.3g}] | {:.3g}x [{:.3g}..{:.3g}] | "
-          "{:.3g}x |\n",
-          s.case_id, cell(s.op), s.before, s.before_lo, s.before_hi, s.after, s.after_lo,
-          s.after_hi, s.factor());
+      m += fmt::format("| {} | {} | {:.3g}x ({}) | {:.3g}x ({}) | {:.3g}x |\n", s.case_id,
+                       cell(s.op), s.before, range(s.time_before), s.after, range(s.time_after),
+                       s.factor());
   };
   speeds("Cases slower beyond the noise", c.slower);
   speeds("Cases faster beyond the noise", c.faster);
@@ -219,14 +216,15 @@ json comparison_json(const RunComparison& c) {
   auto speeds = [](const std::vector<SpeedChange>& v) {
     json a = json::array();
     for (const SpeedChange& s : v)
-      a.push_back({{"case_id", s.case_id},
-                   {"op", s.op},
-                   {"call", s.call},
-                   {"speedup_before", s.before},
-                   {"speedup_after", s.after},
-                   {"range_before", {s.before_lo, s.before_hi}},
-                   {"range_after", {s.after_lo, s.after_hi}},
-                   {"factor", s.factor()}});
+      a.push_back(
+          {{"case_id", s.case_id},
+           {"op", s.op},
+           {"call", s.call},
+           {"speedup_before", s.before},
+           {"speedup_after", s.after},
+           {"time_before_s", {s.time_before.p10_s, s.time_before.median_s, s.time_before.p90_s}},
+           {"time_after_s", {s.time_after.p10_s, s.time_after.median_s, s.time_after.p90_s}},
+           {"factor", s.factor()}});
     return a;
   };
   json st = json::array();

@@ -81,9 +81,9 @@ inline std::string file_url(const std::string& path, const std::string& fragment
 // The ops of the table's rows, in the page's order.
 inline std::vector<std::string> table_ops(const std::string& dom) {
   std::vector<std::string> ops;
-  std::regex row(R"(<tr data-op="([^"]*)") ");
-      for (std::sregex_iterator it(dom.begin(), dom.end(), row), end; it != end; ++it)
-          ops.push_back((*it)[1].str());
+  std::regex row(R"re(<tr data-op="([^"]*)")re");
+  for (std::sregex_iterator it(dom.begin(), dom.end(), row), end; it != end; ++it)
+    ops.push_back((*it)[1].str());
   return ops;
 }
 

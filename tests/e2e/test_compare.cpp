@@ -26,8 +26,8 @@ const Runs& runs() {
     x.history = x.dir + "/history.db";
     auto run = [&](const std::string& kernels, const std::string& name) {
       return crucible(
-          "run --suite opinfo --ops relu.default,neg.default --dtypes f32 --perf "
-          "--quiet --seed 3 --backend dir:" +
+          "run --suite opinfo --ops add.Tensor,sum.default --dtypes f32 --perf "
+          "--baseline cpu --max-numel 65536 --quiet --seed 3 --backend dir:" +
           std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/compare/" + kernels + " --history " +
           x.history + " --out " + x.dir + "/" + name);
     };
@@ -62,9 +62,9 @@ TEST(Compare, NamesTheWrongAndTheSlowerKernelAndExitsOne) {
   ASSERT_EQ(r.after_out.status, 1) << r.after_out.out;  // neg is wrong
   const json c = compare_json(r.before + " " + r.after, 1);
   EXPECT_EQ(c["regressed"], true);
-  EXPECT_EQ(ops_of(c["ops_newly_failing"]), std::set<std::string>{"aten.neg.default"});
-  EXPECT_EQ(ops_of(c["cases_slower"]), std::set<std::string>{"aten.relu.default"});
-  EXPECT_EQ(ops_of(c["cases_status_changed"]), std::set<std::string>{"aten.neg.default"});
+  EXPECT_EQ(ops_of(c["ops_newly_failing"]), std::set<std::string>{"aten.sum.default"});
+  EXPECT_EQ(ops_of(c["cases_slower"]), std::set<std::string>{"aten.add.Tensor"});
+  EXPECT_EQ(ops_of(c["cases_status_changed"]), std::set<std::string>{"aten.sum.default"});
   EXPECT_TRUE(c["ops_fixed"].empty());
   EXPECT_TRUE(c["ops_changed_otherwise"].empty());
   EXPECT_TRUE(c["cases_faster"].empty()) << c["cases_faster"].dump();
@@ -78,7 +78,7 @@ TEST(Compare, NamesTheWrongAndTheSlowerKernelAndExitsOne) {
   Output md = crucible("compare " + r.before + " " + r.after + " --markdown");
   EXPECT_EQ(md.status, 1);
   EXPECT_NE(md.out.find("## Ops newly failing (1)"), std::string::npos) << md.out;
-  EXPECT_NE(md.out.find("| aten.relu.default |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| aten.add.Tensor |"), std::string::npos) << md.out;
 }
 
 TEST(Compare, SameBuildAndSeedCompareClean) {
@@ -107,8 +107,8 @@ TEST(Compare, HistoryListsTheRunsAndComparesThemById) {
   const std::string after_id = std::to_string(runs_json[1]["id"].get<int>());
 
   const json c = compare_json(before_id + " " + after_id + " --history " + r.history, 1);
-  EXPECT_EQ(ops_of(c["ops_newly_failing"]), std::set<std::string>{"aten.neg.default"});
-  EXPECT_EQ(ops_of(c["cases_slower"]), std::set<std::string>{"aten.relu.default"});
+  EXPECT_EQ(ops_of(c["ops_newly_failing"]), std::set<std::string>{"aten.sum.default"});
+  EXPECT_EQ(ops_of(c["cases_slower"]), std::set<std::string>{"aten.add.Tensor"});
   // A run id against a run folder.
   EXPECT_EQ(compare_json(before_id + " " + r.again + " --history " + r.history, 0)["regressed"],
             false);

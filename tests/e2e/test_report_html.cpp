@@ -24,8 +24,8 @@ const std::string& opinfo_run() {
   static const std::string dir = [] {
     const std::string d = temp_dir("report-opinfo");
     Output o = crucible(
-        "run --suite opinfo --backend cpu --perf --quiet --ops "
-        "relu.default,mm.default,add.Tensor,sum.default,neg.default "
+        "run --suite opinfo --backend cpu --baseline cpu --perf --quiet --ops "
+        "relu.default,add.Tensor,sum.default --dtypes f32 --max-numel 65536 "
         "--history none --out " +
         d + "/run");
     EXPECT_TRUE(o.status == 0 || o.status == 1) << o.out;
@@ -71,7 +71,7 @@ TEST(ReportHtml, OpinfoPerfRunRendersWithSummaryNumbers) {
     const std::string cells = p.dom.substr(row, p.dom.find("</tr>", row) - row);
     std::smatch m;
     ASSERT_TRUE(
-        std::regex_search(cells, m, std::regex(R"(data-key="speedup" data-value="([^"]*)\")")));
+        std::regex_search(cells, m, std::regex(R"re(data-key="speedup" data-value="([^"]*)")re")));
     if (it->contains("speedup")) {
       ++timed;
       EXPECT_EQ(number(m[1].str()), (*it)["speedup"].get<double>()) << it.key();
@@ -187,7 +187,7 @@ TEST(ReportHtml, ModelAndOpByOpRunsHaveTheirTimeline) {
 
   Output o = crucible(
       "run --suite opbyop:tests/fixtures/graphs/gpt2-tiny-fwd.graph --backend cpu "
-      "--perf --quiet --history none --out " +
+      "--quiet --history none --out " +
       d + "/opbyop");
   ASSERT_TRUE(o.status == 0 || o.status == 1) << o.out;
   const Page op = load_page(file_url(d + "/opbyop/report.html"));

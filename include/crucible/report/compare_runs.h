@@ -13,10 +13,10 @@
 namespace crucible {
 
 struct CompareOptions {
-  // A speed-up counts as moved when the ranges its two runs' spreads allow (baseline p10 /
-  // candidate p90 to baseline p90 / candidate p10) do not overlap and the medians differ by at
-  // least this factor: timing noise between runs (another load on the machine) moves both
-  // medians more than one run's p10..p90 shows.
+  // A speed-up counts as moved when the candidate's p10..p90 ranges of the two runs do not
+  // overlap and the median speed-ups differ by at least this factor: the baseline is timed in
+  // turn with the candidate, so a machine busier in one run than in the other moves both times
+  // but far less their ratio, and more than one run's p10..p90 shows.
   double min_change = 1.5;
 };
 
@@ -34,8 +34,8 @@ struct CaseStatusChange {
 
 struct SpeedChange {
   std::string case_id, op, call;
-  double before = 0, after = 0;  // median speed-ups
-  double before_lo = 0, before_hi = 0, after_lo = 0, after_hi = 0;
+  double before = 0, after = 0;         // median speed-ups
+  TimingStats time_before, time_after;  // the candidate's times
   double factor() const { return after / before; }
 };
 
