@@ -42,7 +42,7 @@ int command_history(const std::string& history, int limit, bool json) {
     fmt::print(
         "{:>5}  {:<20}  {:<20}  {:<20}  {:>9}  {:>10.1f}%  {:>6}  {}\n", e.id, e.started_at,
         e.suite, e.backend, fmt::format("{}/{}", e.ops_passed, e.ops_total), 100 * e.correctness,
-        e.perf_score >= 0 ? fmt::format("{:.2f}x", e.perf_score) : std::string("n/a"), e.folder);
+        e.perf_score >= 0 ? fmt::format("{:.3g}x", e.perf_score) : std::string("n/a"), e.folder);
   return 0;
 }
 

@@ -33,7 +33,7 @@ void record_in_history(const RunOptions& o) {
     path = o.history.empty() ? default_history_path() : o.history;
     History h(path, true);
     const int64_t id = h.record(read_run_folder(o.out));
-    if (o.progress) fmt::print("recorded as run {} in the history {}\n", id, path);
+    if (o.progress) fmt::print(stderr, "recorded as run {} in the history {}\n", id, path);
   } catch (const Error& e) {
     fmt::print(stderr, "crucible: warning: the run was not recorded in the history: {}\n",
                e.what());
