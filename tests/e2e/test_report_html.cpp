@@ -45,7 +45,7 @@ void expect_clean(const Page& p) {
 
 double number(const std::string& s) { return std::stod(s); }
 
-TEST(ReportHtml, OpinfoPerfRunRendersWithSummaryNumbers) {
+void check_page_numbers_and_plots() {
   CRUCIBLE_REQUIRE_CHROMIUM();
   const std::string run = opinfo_run();
   ASSERT_TRUE(fs::exists(run + "/report.html"));
@@ -107,7 +107,7 @@ TEST(ReportHtml, OpinfoPerfRunRendersWithSummaryNumbers) {
   EXPECT_EQ(read_text(png).substr(1, 3), "PNG");
 }
 
-TEST(ReportHtml, TableSortsAndFiltersFromTheFragment) {
+void check_sort_and_filter() {
   CRUCIBLE_REQUIRE_CHROMIUM();
   const std::string run = opinfo_run();
   const json s = read_json(run + "/summary.json");
@@ -145,7 +145,7 @@ TEST(ReportHtml, TableSortsAndFiltersFromTheFragment) {
   EXPECT_EQ(table_ops(load_page(file_url(run + "/report.html", "verdict=correct")).dom), correct);
 }
 
-TEST(ReportHtml, ReportCommandRewritesTheSamePage) {
+void check_report_command() {
   const std::string run = opinfo_run();
   const std::string before = read_text(run + "/report.html");
   fs::remove(run + "/report.html");
@@ -161,6 +161,13 @@ TEST(ReportHtml, ReportCommandRewritesTheSamePage) {
   Output unfinished = crucible("report " + empty);
   EXPECT_EQ(unfinished.status, 2);
   EXPECT_NE(unfinished.out.find("no summary.json"), std::string::npos) << unfinished.out;
+}
+
+// One opinfo --perf run (the slow part) for the three checks.
+TEST(ReportHtml, OpinfoPerfRunInChromium) {
+  check_page_numbers_and_plots();
+  check_sort_and_filter();
+  check_report_command();
 }
 
 TEST(ReportHtml, ModelAndOpByOpRunsHaveTheirTimeline) {
