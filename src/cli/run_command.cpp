@@ -63,8 +63,8 @@ RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv, bo
   return rf;
 }
 
-// The flags given with --resume that the resumed run would not use: all but --workers and
-// --quiet (the run folder's manifest holds the rest).
+// The flags given with --resume that the resumed run would not use: all but --workers,
+// --quiet and --history (the run folder's manifest holds the rest).
 void refuse_flags_ignored_by_resume(const RunFlags& f) {
   std::vector<std::string> ignored;
   for (const std::string& g : f.given)
@@ -75,7 +75,8 @@ void refuse_flags_ignored_by_resume(const RunFlags& f) {
   for (const std::string& g : ignored) names += (names.empty() ? "" : ", ") + g;
   usage_error(fmt::format(
       "--resume continues a run with the options in its run folder ({}/manifest.json); {} {} "
-      "not taken with it (only --workers, --quiet and --history are)",
+      "not taken with it (only --workers and --quiet are); --history may be given too (where the "
+      "resumed run is recorded)",
       f.resume, names, ignored.size() == 1 ? "is" : "are"));
 }
 
