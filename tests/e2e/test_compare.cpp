@@ -119,13 +119,13 @@ void check_history_ids() {
 }
 
 // The three runs (the slow part) for the three checks.
-TEST(Compare, NamesTheWrongAndTheSlowerKernelAndARerunComparesClean) {
+TEST(E2ECompare, NamesTheWrongAndTheSlowerKernelAndARerunComparesClean) {
   check_wrong_and_slower();
   check_rerun_clean();
   check_history_ids();
 }
 
-TEST(Compare, BadInputExitsTwoNamingIt) {
+TEST(E2ECompare, BadInputExitsTwoNamingIt) {
   Runs r;  // two quick runs of the reference
   r.dir = temp_dir("compare-bad");
   r.history = r.dir + "/history.db";
@@ -154,7 +154,7 @@ TEST(Compare, BadInputExitsTwoNamingIt) {
   EXPECT_NE(factor.out.find("--min-change"), std::string::npos) << factor.out;
 }
 
-TEST(Compare, RunsRecordIntoTheDataDirectoryUnlessTold) {
+TEST(E2ECompare, RunsRecordIntoTheDataDirectoryUnlessTold) {
   const std::string dir = temp_dir("history-default");
   const std::string env = "XDG_DATA_HOME=" + shell_quote(dir + "/data");
   Output o = crucible_env(
