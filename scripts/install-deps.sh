@@ -11,6 +11,7 @@ packages=(
   python3 libopenblas-dev libseccomp-dev libdlpack-dev
   libxlsxwriter-dev libcurl4-openssl-dev
   slurmctld slurmd slurm-client munge jq
+  libjs-chart.js libsqlite3-dev chromium
 )
 
 missing=()

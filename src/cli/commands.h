@@ -68,6 +68,7 @@ struct RunFlags {
   double timeout = 60;
   size_t memory_limit = size_t{4} << 30;  // 0: no limit
   std::string out;
+  std::string history;  // --history <file> | none (empty: the default)
   std::string resume;
   std::string op;
   std::string case_text;
@@ -147,6 +148,18 @@ struct MergeFlags {
 };
 CLI::App* add_merge_command(CLI::App& app, MergeFlags& f);
 int command_merge(const MergeFlags& f, const std::vector<std::string>& argv);
+// `crucible report <run folder>`: (re)writes the folder's report.html.
+int command_report(const std::string& folder);
+// `crucible history`: the runs of the history, newest first (limit 0: all).
+int command_history(const std::string& history, int limit, bool json);
+// `crucible compare <run|id> <run|id>`: 0 nothing regressed, 1 something did.
+struct CompareFlags {
+  std::string before, after;
+  std::string history;  // empty: the default
+  bool markdown = false, json = false;
+  double min_change = 1.5;
+};
+int command_compare(const CompareFlags& f);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
 

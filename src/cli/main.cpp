@@ -58,6 +58,38 @@ int run_cli(int argc, char** argv) {
   calibrate->add_flag("--cached", cal_cached, "print the cached peaks if present, else measure");
   calibrate->add_flag("--json", cal_json, "print JSON");
 
+  std::string report_folder;
+  CLI::App* report = app.add_subcommand(
+      "report", "(re)write a run folder's report.html (scores, table, plots, failing cases)");
+  report->add_option("folder", report_folder, "the run folder")->required();
+
+  std::string history_file;
+  int history_limit = 20;
+  bool history_json = false;
+  CLI::App* history = app.add_subcommand("history", "list the runs recorded in the run history");
+  history->add_option("--history", history_file,
+                      "the history file (default: $XDG_DATA_HOME/crucible/history.db or "
+                      "~/.local/share/crucible/history.db)");
+  history->add_option("--limit", history_limit, "the newest N runs (0: all)")->default_str("20");
+  history->add_flag("--json", history_json, "print JSON");
+
+  CompareFlags cf;
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "what changed between two runs (run folders or history ids); exit 1 when something "
+      "regressed");
+  compare->add_option("before", cf.before, "the earlier run: a run folder or a history id")
+      ->required();
+  compare->add_option("after", cf.after, "the later run: a run folder or a history id")->required();
+  compare->add_option("--history", cf.history, "the history file for run ids (default: as run's)");
+  compare->add_flag("--markdown", cf.markdown, "print Markdown");
+  compare->add_flag("--json", cf.json, "print JSON");
+  compare
+      ->add_option("--min-change", cf.min_change,
+                   "a speed-up moved when both runs' p10..p90 ranges part and the medians "
+                   "differ by at least this factor")
+      ->default_str("1.5");
+
   GraphFlags graph_flags;
   CLI::App* graph = add_graph_command(app, graph_flags);
   OpByOpFlags opbyop_flags;
@@ -79,6 +111,9 @@ int run_cli(int argc, char** argv) {
                       : graph->parsed()     ? "graph "
                       : opbyop->parsed()    ? "opbyop "
                       : merge->parsed()     ? "merge "
+                      : report->parsed()    ? "report "
+                      : history->parsed()   ? "history "
+                      : compare->parsed()   ? "compare "
                       : generate->parsed()  ? "generate "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
@@ -100,6 +135,9 @@ int run_cli(int argc, char** argv) {
     merge_flags.out_given = merge->get_option("--out")->count() > 0;
     return command_merge(merge_flags, args);
   }
+  if (report->parsed()) return command_report(report_folder);
+  if (history->parsed()) return command_history(history_file, history_limit, history_json);
+  if (compare->parsed()) return command_compare(cf);
   return 2;
 }
 

@@ -63,18 +63,20 @@ RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv, bo
   return rf;
 }
 
-// The flags given with --resume that the resumed run would not use: all but --workers and
-// --quiet (the run folder's manifest holds the rest).
+// The flags given with --resume that the resumed run would not use: all but --workers,
+// --quiet and --history (the run folder's manifest holds the rest).
 void refuse_flags_ignored_by_resume(const RunFlags& f) {
   std::vector<std::string> ignored;
   for (const std::string& g : f.given)
-    if (g != "--resume" && g != "--workers" && g != "--quiet") ignored.push_back(g);
+    if (g != "--resume" && g != "--workers" && g != "--quiet" && g != "--history")
+      ignored.push_back(g);
   if (ignored.empty()) return;
   std::string names;
   for (const std::string& g : ignored) names += (names.empty() ? "" : ", ") + g;
   usage_error(fmt::format(
       "--resume continues a run with the options in its run folder ({}/manifest.json); {} {} "
-      "not taken with it (only --workers and --quiet are)",
+      "not taken with it (only --workers and --quiet are); --history may be given too (where the "
+      "resumed run is recorded)",
       f.resume, names, ignored.size() == 1 ? "is" : "are"));
 }
 
@@ -133,7 +135,10 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     const std::string dir = f.resume;
     const int workers = f.workers;
     const bool quiet = f.quiet;
+    const std::string history = f.history;
+    const bool history_given = given("--history");
     f = flags_of_run(dir, argv, workers > 0);
+    if (history_given) f.history = history;
     f.resume = dir;
     f.out.clear();
     if (workers > 0) f.workers = workers;
@@ -206,6 +211,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.timeout_s = f.timeout;
   o.memory_limit = f.memory_limit;
   o.out = f.out;
+  o.history = f.history;
   o.resume = f.resume;
   o.p = f.p;
   o.single_op = f.op;

@@ -242,6 +242,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->default_str("4G");
   text("--out", f.out, "a folder (leave --out out for runs/<suite>-<backend>-<timestamp>)",
        "run folder (default: runs/<suite>-<backend>-<timestamp>)");
+  text("--history", f.history, "a file, or none (leave --history out for the default)",
+       "the run history to record the run in: a SQLite file, or none (default: "
+       "$XDG_DATA_HOME/crucible/history.db or ~/.local/share/crucible/history.db)");
   text("--resume", f.resume, "the run folder to continue",
        "continue the run in this folder, skipping finished cases");
   text("--op", f.op, "an op, e.g. --op aten.add.Tensor",

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "crucible/core/error.h"
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/run_plan.h"
 #include "eval/run_phases.h"
@@ -21,6 +22,8 @@ namespace crucible {
 
 namespace {
 
+// Records the finished run folder in the run history (--history). A history that cannot be
+// written does not fail the run: its reports are written; a warning says why.
 // Summarises the run and writes summary.json, operator_summary.csv, SUMMARY.md and junit.xml
 // (and the console table); returns the exit status. `start`: when the run started.
 int write_reports(const RunPlan& plan, RunRecords& records, const TimingLoad& load,

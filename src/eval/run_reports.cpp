@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "crucible/core/error.h"
 #include "crucible/ops/op.h"
+#include "crucible/report/history.h"
+#include "crucible/report/html_report.h"
 
 namespace crucible {
 
@@ -36,13 +39,29 @@ RunSummary summarize_run(const RunOptions& o, const std::vector<CaseResult>& res
   return s;
 }
 
+void record_in_history(const RunOptions& o) {
+  if (o.history == "none") return;
+  std::string path;
+  try {
+    path = o.history.empty() ? default_history_path() : o.history;
+    History h(path, true);
+    const int64_t id = h.record(read_run_folder(o.out));
+    if (o.progress) fmt::print(stderr, "recorded as run {} in the history {}\n", id, path);
+  } catch (const Error& e) {
+    fmt::print(stderr, "crucible: warning: the run was not recorded in the history: {}\n",
+               e.what());
+  }
+}
+
 int write_run_reports(const RunOptions& o, const RunSummary& s,
                       const std::vector<CaseResult>& results, const std::string& command) {
   write_summary_json(o.out + "/summary.json", s);
   write_operator_csv(o.out + "/operator_summary.csv", s);
   write_summary_md(o.out + "/SUMMARY.md", s, results, command);
   write_junit(o.out + "/junit.xml", s, results);
+  write_html_report(o.out);
   if (o.progress) fmt::print("{}", console_table(s, o.out));
+  record_in_history(o);
 
   // A timing that failed fails the run as a case would.
   bool all_passed = s.count(Status::Passed) > 0 && s.timing_errors == 0;

@@ -25,8 +25,13 @@ void order_records(std::vector<CaseResult>& results, std::vector<TimingRecord>& 
 RunSummary summarize_run(const RunOptions& o, const std::vector<CaseResult>& results,
                          const std::vector<TimingRecord>& timings);
 
-// Writes summary.json, operator_summary.csv, SUMMARY.md and junit.xml into o.out (and prints the
-// console table when o.progress); `command` heads SUMMARY.md. Returns the run's exit status:
+// Records the finished run folder o.out in the run history (o.history: "" the default, "none"
+// none); a history that cannot be written is a warning, never the run's failure.
+void record_in_history(const RunOptions& o);
+
+// Writes summary.json, operator_summary.csv, SUMMARY.md, junit.xml and report.html into o.out
+// (and prints the console table when o.progress), then records the run in the history;
+// `command` heads SUMMARY.md. Returns the run's exit status:
 // 0 when every case that ran passed and every timing succeeded, 1 otherwise (also when nothing
 // passed: a run that ran nothing is a failure).
 int write_run_reports(const RunOptions& o, const RunSummary& s,

@@ -63,10 +63,10 @@ TEST(E2EBadInput, UnknownBackendAndSuite) {
 }
 
 TEST(E2EBadInput, MalformedSingleCase) {
-  expect_clean_error(crucible("run --op aten.add.Tensor --case " +
-                              shell_quote("((T([2], f32), T([2], f32)), {}") + " --out " +
-                              temp_dir("badcase")),
-                     "--case:1:");
+  expect_clean_error(
+      crucible("run --op aten.add.Tensor --case " + shell_quote("((T([2], f32), T([2], f32)), {}") +
+               " --out " + temp_dir("badcase")),
+      "--case:1:");
 }
 
 TEST(E2EBadInput, UnknownFlagIsAUsageError) {
@@ -91,15 +91,14 @@ TEST(E2EOps, ListsTheCatalogAndBackendSupport) {
 TEST(E2ETraces, TraceCasesRunAndUnknownOpsAreUnsupported) {
   std::string dir = temp_dir("traces");
   std::string file = dir + "/t.txt";
-  std::ofstream(file)
-      << "Operator: aten.add.Tensor\n"
-         "cnt: 3, ((T([4, 8], f16), T([8], f16)), {})\n"
-         "Operator: aten.sum.SymInt\n"
-         "cnt: 1, ((T([4, 8], f32), [1], True), {})\n"
-         "Operator: aten.mm.default\n"
-         "cnt: 1, ((T([6, 5], f32), T([5, 7], f32, stride=(1, 5))), {})\n"
-         "Operator: aten.no_such_op.default\n"
-         "cnt: 1, ((T([2], f32),), {})\n";
+  std::ofstream(file) << "Operator: aten.add.Tensor\n"
+                         "cnt: 3, ((T([4, 8], f16), T([8], f16)), {})\n"
+                         "Operator: aten.sum.SymInt\n"
+                         "cnt: 1, ((T([4, 8], f32), [1], True), {})\n"
+                         "Operator: aten.mm.default\n"
+                         "cnt: 1, ((T([6, 5], f32), T([5, 7], f32, stride=(1, 5))), {})\n"
+                         "Operator: aten.no_such_op.default\n"
+                         "cnt: 1, ((T([2], f32),), {})\n";
   Output o = crucible("run --suite traces:" + file + " --backend ref --out " + dir + "/run");
   EXPECT_EQ(o.status, 1) << o.out;  // one op is unsupported: not everything passed
   nlohmann::json s = read_json(dir + "/run/summary.json");

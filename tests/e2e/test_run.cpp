@@ -45,7 +45,8 @@ TEST(E2ERun, SmokeRefAgainstRefPassesEverythingQuickly) {
   EXPECT_GT(labels.size(), 5u) << "smoke cases must cover several kinds of edge case";
 
   nlohmann::json m = read_json(out + "/manifest.json");
-  for (const char* key : {"argv", "version", "git_commit", "seed", "machine", "compiler", "backends"})
+  for (const char* key :
+       {"argv", "version", "git_commit", "seed", "machine", "compiler", "backends"})
     EXPECT_TRUE(m.contains(key)) << key;
   EXPECT_GT(m["machine"]["cores"].get<int>(), 0);
   for (const char* file : {"operator_summary.csv", "SUMMARY.md", "junit.xml"})

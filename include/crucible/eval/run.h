@@ -1,6 +1,6 @@
 // A run: build the suite, evaluate every case in isolated workers, time the passing cases with
 // --perf, and write the run folder (manifest.json, results.jsonl, summary.json,
-// operator_summary.csv, SUMMARY.md, junit.xml).
+// operator_summary.csv, SUMMARY.md, junit.xml, report.html); record the run in the history.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,9 @@ struct RunOptions {
   // --shard i/n: run only this machine's share of the suite's cases (crucible/eval/shard.h);
   // `crucible merge` joins the shards' run folders.
   ShardSpec shard;
+  // The run history the finished run is recorded in (report/history.h): empty for the default
+  // (default_history_path()), "none" for none.
+  std::string history;
 };
 
 // Runs and returns the process exit status: 0 every case passed, 1 some case did not.
