@@ -287,8 +287,10 @@ std::string install_filter(bool landlock) {
   for (const char* name : {"tkill", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
                            "pidfd_send_signal", "pidfd_getfd", "kcmp"})
     f.trap(name, other);
+  // Only a new action: reading the disposition (a NULL action, as CPython's signal module does
+  // for every signal when it starts) changes nothing.
   f.trap("rt_sigaction", "replacing the sandbox's SIGSYS handler",
-         {arg_cmp(0, SCMP_CMP_EQ, SIGSYS)});
+         {arg_cmp(0, SCMP_CMP_EQ, SIGSYS), arg_cmp(1, SCMP_CMP_NE, 0)});
   const char* escape = "a privileged or sandbox-escaping call";
   for (const char* name : kEscapeCalls) f.trap(name, escape);
   if (!landlock) {
