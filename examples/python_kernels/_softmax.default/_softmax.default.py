@@ -4,8 +4,13 @@ import torch
 
 
 def _softmax__default_kernel_impl(x, dim, half_to_float):
-    if half_to_float:
-        x = x.float()
-    shifted = x - x.amax(dim=dim, keepdim=True)
+    if not x.is_floating_point():
+        raise RuntimeError("softmax is not implemented for %s" % x.dtype)
+    if half_to_float and x.dtype != torch.float16:
+        raise RuntimeError("conversion is supported for Half type only")
+    out_dtype = torch.float32 if half_to_float else x.dtype
+    # Reduced-precision inputs are computed in float32 and rounded once at the end.
+    y = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    shifted = y - y.amax(dim=dim, keepdim=True)
     e = shifted.exp()
-    return e / e.sum(dim=dim, keepdim=True)
+    return (e / e.sum(dim=dim, keepdim=True)).to(out_dtype)

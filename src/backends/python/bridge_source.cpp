@@ -153,6 +153,14 @@ def _extent(t):
     return (t.data_ptr() + lo * size, t.data_ptr() + (hi + 1) * size)
 
 
+def _storage(t):
+    """The address of a tensor's storage (0 when it has none)."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except AttributeError:
+        return t.storage().data_ptr()
+
+
 def _overlap(a, b):
     ea, eb = _extent(a), _extent(b)
     return ea is not None and eb is not None and ea[0] < eb[1] and eb[0] < ea[1]
@@ -224,9 +232,10 @@ def finish(op, result, slots, inputs):
         elif kind == "view":
             out = slot[1]
             base = None
-            if isinstance(r, torch.Tensor) and r.numel() > 0:
+            if isinstance(r, torch.Tensor):
                 for k, (name, t) in enumerate(inputs):
-                    if t.dtype == r.dtype and _overlap(r, t):
+                    if t.dtype == r.dtype and (_overlap(r, t) or (_storage(r) != 0 and
+                                                                  _storage(r) == _storage(t))):
                         base = k
                         break
             if base is None:
