@@ -70,16 +70,16 @@ TEST(PythonKernels, EachBadKernelCostsOnlyItsOwnCasesAndTheRightOnesPass) {
   Verdicts v(read_jsonl(out + "/results.jsonl"));
 
   // Right kernels, both layouts: functional, broadcasting, in place (returns self) and a view.
-  for (const char* op : {"aten.relu.default", "aten.add.Tensor", "aten.add_.Tensor",
-                         "aten.t.default"})
+  for (const char* op :
+       {"aten.relu.default", "aten.add.Tensor", "aten.add_.Tensor", "aten.t.default"})
     EXPECT_TRUE(v.all(op, "passed")) << v.dump(op);
   // Wrong values.
   EXPECT_TRUE(v.all("aten.sigmoid.default", "failed")) << v.dump("aten.sigmoid.default");
   EXPECT_TRUE(v.cause("aten.sigmoid.default", "wrong values")) << v.dump("aten.sigmoid.default");
   // A Python exception: the verdict carries the traceback, file and line included.
   EXPECT_TRUE(v.all("aten.exp.default", "failed")) << v.dump("aten.exp.default");
-  EXPECT_TRUE(v.cause("aten.exp.default",
-                      "ValueError: exp kernel refuses a tensor of shape (4, 5)"))
+  EXPECT_TRUE(
+      v.cause("aten.exp.default", "ValueError: exp kernel refuses a tensor of shape (4, 5)"))
       << v.dump("aten.exp.default");
   EXPECT_TRUE(v.cause("aten.exp.default", "Traceback (most recent call last)"))
       << v.dump("aten.exp.default");
@@ -92,10 +92,12 @@ TEST(PythonKernels, EachBadKernelCostsOnlyItsOwnCasesAndTheRightOnesPass) {
       << v.dump("aten.cos.default");
   // A kernel that never returns.
   EXPECT_TRUE(v.all("aten.sin.default", "timed_out")) << v.dump("aten.sin.default");
+  // Starts a program (as Triton's compiler does): the worker sandbox stops it.
+  EXPECT_TRUE(v.all("aten.neg.default", "crashed")) << v.dump("aten.neg.default");
+  EXPECT_TRUE(v.cause("aten.neg.default", "sandbox: blocked")) << v.dump("aten.neg.default");
   // Writes into its input: crucible's input check sees it through the zero-copy tensor.
   EXPECT_TRUE(v.all("aten.abs.default", "failed")) << v.dump("aten.abs.default");
-  EXPECT_TRUE(v.cause("aten.abs.default", "wrote into input 'self'"))
-      << v.dump("aten.abs.default");
+  EXPECT_TRUE(v.cause("aten.abs.default", "wrote into input 'self'")) << v.dump("aten.abs.default");
   // Returns its input where the op returns a fresh tensor.
   EXPECT_TRUE(v.all("aten.clone.default", "failed")) << v.dump("aten.clone.default");
   EXPECT_TRUE(v.cause("aten.clone.default", "shares memory with input 'self'"))
@@ -135,18 +137,19 @@ TEST(PythonKernels, RightKernelsPassOpinfo) {
   const std::string out = temp_dir("python-kernels-opinfo");
   Output o = crucible("run --suite opinfo --dtypes f32,i64 --backend directory --ops-directory " +
                       shell_quote(fixture()) +
-                      " --ops relu.default,add_.Tensor,abs.out,t.default --timeout " +
-                      kTimeout + " --workers 2 -q --out " + out);
+                      " --ops relu.default,add_.Tensor,abs.out,t.default --timeout " + kTimeout +
+                      " --workers 2 -q --out " + out);
   ASSERT_EQ(o.status, 0) << o.out;
   Verdicts v(read_jsonl(out + "/results.jsonl"));
   for (const char* op : {"aten.relu.default", "aten.add_.Tensor", "aten.abs.out", "aten.t.default"})
     EXPECT_TRUE(v.all(op, "passed")) << v.dump(op);
 }
 
-// The example folder of docs/kernel-folders.md.
-TEST(PythonKernels, ExampleFolderPasses) {
+// The example folder of docs/kernel-folders.md: right on every opinfo case of its ops (every
+// dtype, complex special values, empty tensors, must-raise cases).
+TEST(PythonKernels, ExampleFolderPassesOpinfo) {
   const std::string out = temp_dir("python-kernels-example");
-  Output o = crucible("run --suite smoke --backend dir:" +
+  Output o = crucible("run --suite opinfo --workers 2 --backend dir:" +
                       shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/examples/python_kernels") +
                       " --ops relu.default,add.Tensor,_softmax.default --timeout " + kTimeout +
                       " -q --out " + out);

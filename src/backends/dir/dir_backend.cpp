@@ -252,11 +252,11 @@ class DirBackend final : public Backend {
 
   std::string name() const override { return name_; }
   std::string version() const override {
-    std::string v = fmt::format("{} kernel{} ({} did not compile), {}, compiled in a sandbox: {}",
-                                build_->kernels.size(), build_->kernels.size() == 1 ? "" : "s",
-                                build_->failed,
-                                build_->compiler.empty() ? "no C++ compiler" : build_->compiler,
-                                compile_sandbox_description());
+    std::string v =
+        fmt::format("{} kernel{} ({} did not compile), {}, compiled in a sandbox: {}",
+                    build_->kernels.size(), build_->kernels.size() == 1 ? "" : "s", build_->failed,
+                    build_->compiler.empty() ? "no C++ compiler" : build_->compiler,
+                    compile_sandbox_description());
     if (build_->python > 0)
       v += fmt::format("; {} Python kernel{} run by {}", build_->python,
                        build_->python == 1 ? "" : "s", python_kernel_runtime());

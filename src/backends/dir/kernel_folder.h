@@ -10,9 +10,9 @@ namespace crucible::dir {
 
 // One kernel source of a folder.
 struct KernelSource {
-  std::string op;      // catalog name, "aten.relu.default"
-  std::string folder;  // the sub-folder's name as written, "relu.default" or "relu__default"
-  std::string source;  // absolute path of the .cpp/.cc/.cu/.py file
+  std::string op;       // catalog name, "aten.relu.default"
+  std::string folder;   // the sub-folder's name as written, "relu.default" or "relu__default"
+  std::string source;   // absolute path of the .cpp/.cc/.cu/.py file
   bool cuda = false;    // a .cu file (compiled with nvcc)
   bool python = false;  // a .py file (run by embedded CPython, src/backends/python)
 };

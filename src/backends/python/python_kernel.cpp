@@ -31,10 +31,10 @@ namespace crucible {
 #ifndef CRUCIBLE_HAVE_PYTHON
 
 LoadedKernel load_python_kernel(const PythonKernelSource& source) {
-  compile_error(fmt::format(
-      "{} is a Python kernel, and this crucible was built without Python: install "
-      "libpython3-dev (scripts/install-deps.sh) and configure the build again",
-      source.origin));
+  compile_error(
+      fmt::format("{} is a Python kernel, and this crucible was built without Python: install "
+                  "libpython3-dev (scripts/install-deps.sh) and configure the build again",
+                  source.origin));
 }
 
 std::string python_kernel_runtime() { return "no Python (built without libpython3-dev)"; }
@@ -139,8 +139,8 @@ Raised take_exception() {
     return r;
   }
   // The kernel's own exception: "<file> raised <Type>: <message>" and its traceback.
-  const std::string summary = fmt::format("{} raised {}: {}", g_kernel.origin,
-                                          Py_TYPE(v.get())->tp_name, str_of(v.get()));
+  const std::string summary =
+      fmt::format("{} raised {}: {}", g_kernel.origin, Py_TYPE(v.get())->tp_name, str_of(v.get()));
   std::string trace;
   if (g_kernel.bridge) {
     Ref f(PyObject_GetAttrString(g_kernel.bridge, "describe_exception"));
@@ -322,8 +322,7 @@ Ref output_slots(crucible_call* call, const PyArgs& pa) {
                         !s.returns[k].alias->is_write;
       if (mutated != pa.tensors.end()) {
         std::string name = "self";
-        for (int32_t a = 0; a < call->num_args && static_cast<size_t>(a) < s.arguments.size();
-             ++a)
+        for (int32_t a = 0; a < call->num_args && static_cast<size_t>(a) < s.arguments.size(); ++a)
           if (call->args[a].kind == CRUCIBLE_TENSOR && call->args[a].v.tensor == v.v.tensor)
             name = s.arguments[a].name;
         slot = Ref(check(Py_BuildValue("(sOs)", "mutated", mutated->second, name.c_str())));
@@ -437,8 +436,8 @@ int32_t run_call(crucible_call* call) {
                                                                            : CRUCIBLE_ERROR);
   }
   Ref op_name(check(PyUnicode_FromString(g_kernel.op->name.c_str())));
-  Ref finish_args(check(
-      Py_BuildValue("(OOOO)", op_name.get(), result.get(), slots.get(), pa.inputs.get())));
+  Ref finish_args(
+      check(Py_BuildValue("(OOOO)", op_name.get(), result.get(), slots.get(), pa.inputs.get())));
   Ref actions = call_bridge("finish", finish_args.get());
   return apply_actions(call, actions.get(), pa);
 }

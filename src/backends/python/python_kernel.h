@@ -19,10 +19,10 @@
 namespace crucible {
 
 struct PythonKernelSource {
-  std::string op;      // "aten.relu.default"
-  std::string path;    // the absolute path of the .py file
-  std::string origin;  // "relu/relu.py": how messages name it
-  std::string root;    // the kernel folder with a trailing '/', left out of tracebacks
+  std::string op;                  // "aten.relu.default"
+  std::string path;                // the absolute path of the .py file
+  std::string origin;              // "relu/relu.py": how messages name it
+  std::string root;                // the kernel folder with a trailing '/', left out of tracebacks
   std::vector<std::string> names;  // the function names to look for, in order of preference
 };
 
