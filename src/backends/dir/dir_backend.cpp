@@ -150,7 +150,7 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
     for (const std::string& s : scan.ignored) why += "\n  " + s;
     usage_error(
         fmt::format("dir:{}: no kernel found (expected sub-folders such as "
-                    "relu.default/relu.default.cpp; see docs/kernel-folders.md){}",
+                    "relu.default/relu.default.cpp or relu/relu.py; see docs/kernel-folders.md){}",
                     folder, why));
   }
   dir::CompilerConfig cfg = dir::default_compiler_config();
