@@ -143,6 +143,10 @@ int count_threads() {
 
 // Landlock: writes (creating, removing, renaming, truncating, opening for writing) only beneath
 // the scratch folder, and opening devices under /dev for writing (GPU drivers, /dev/null).
+// With programs allowed (allow_programs_in_sandbox), executing is handled too: allowed only
+// beneath those folders.
+std::vector<std::string> g_program_dirs;
+
 std::string restrict_writes(const std::string& scratch, int abi) {
   uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
@@ -153,7 +157,7 @@ std::string restrict_writes(const std::string& scratch, int abi) {
   if (abi >= 3) rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
   struct landlock_ruleset_attr attr;
   std::memset(&attr, 0, sizeof attr);
-  attr.handled_access_fs = rights;
+  attr.handled_access_fs = rights | (g_program_dirs.empty() ? 0 : LANDLOCK_ACCESS_FS_EXECUTE);
   int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
   if (fd < 0) return fmt::format("landlock_create_ruleset: {}", std::strerror(errno));
   auto allow = [&](const char* path, uint64_t access) -> std::string {
@@ -173,6 +177,11 @@ std::string restrict_writes(const std::string& scratch, int abi) {
   if (err.empty())
     err =
         allow("/dev", LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
+  for (const std::string& d : g_program_dirs) {
+    struct stat st {};
+    if (err.empty() && stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      err = allow(d.c_str(), LANDLOCK_ACCESS_FS_EXECUTE);
+  }
   if (err.empty() && syscall(SYS_landlock_restrict_self, fd, 0) != 0)
     err = fmt::format("landlock_restrict_self: {}", std::strerror(errno));
   close(fd);
@@ -265,7 +274,7 @@ constexpr const char* kEscapeCalls[] = {"unshare",
                                         "fsconfig",
                                         "fspick"};
 
-std::string install_filter(bool landlock) {
+std::string install_filter(bool landlock, bool programs) {
   Filter f;
   if (!f.ctx()) return "seccomp_init failed";
   const uint64_t self = static_cast<uint64_t>(getpid());
@@ -274,9 +283,11 @@ std::string install_filter(bool landlock) {
        {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"})
     f.trap(name, net);
   const char* spawn = "starting a program";
-  for (const char* name : {"execve", "execveat", "fork", "vfork"}) f.trap(name, spawn);
-  // Threads are clone(CLONE_THREAD | ...); any other clone makes a process.
-  f.trap("clone", spawn, {arg_cmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  if (!programs) {
+    for (const char* name : {"execve", "execveat", "fork", "vfork"}) f.trap(name, spawn);
+    // Threads are clone(CLONE_THREAD | ...); any other clone makes a process.
+    f.trap("clone", spawn, {arg_cmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  }
   f.fail("clone3", ENOSYS);
   const char* other = "touching another process";
   f.trap("kill", other, {arg_cmp(0, SCMP_CMP_NE, self)});
@@ -350,11 +361,16 @@ std::string enter_sandbox(const SandboxOptions& o) {
     err = restrict_writes(scratch, abi);
     if (!err.empty()) return err;
   }
-  err = install_filter(abi > 0);
+  // Programs only where Landlock limits what they may be (allow_programs_in_sandbox).
+  err = install_filter(abi > 0, abi > 0 && !g_program_dirs.empty());
   if (!err.empty()) return err;
   g_sandboxed = true;
   sandbox_job_started();
   return "";
+}
+
+void allow_programs_in_sandbox(std::vector<std::string> exec_dirs) {
+  g_program_dirs = std::move(exec_dirs);
 }
 
 bool sandbox_entered() { return g_sandboxed; }

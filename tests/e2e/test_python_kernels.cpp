@@ -92,9 +92,16 @@ TEST(PythonKernels, EachBadKernelCostsOnlyItsOwnCasesAndTheRightOnesPass) {
       << v.dump("aten.cos.default");
   // A kernel that never returns.
   EXPECT_TRUE(v.all("aten.sin.default", "timed_out")) << v.dump("aten.sin.default");
-  // Starts a program (as Triton's compiler does): the worker sandbox stops it.
-  EXPECT_TRUE(v.all("aten.neg.default", "crashed")) << v.dump("aten.neg.default");
-  EXPECT_TRUE(v.cause("aten.neg.default", "sandbox: blocked")) << v.dump("aten.neg.default");
+  // Starts a program of the toolchain (as Triton's compiler starts its assembler): allowed.
+  EXPECT_TRUE(v.all("aten.neg.default", "passed")) << v.dump("aten.neg.default");
+  // Writes a program into its scratch folder and runs it: not executable there.
+  EXPECT_TRUE(v.all("aten.log1p.default", "failed")) << v.dump("aten.log1p.default");
+  EXPECT_TRUE(v.cause("aten.log1p.default", "PermissionError: [Errno 13] Permission denied"))
+      << v.dump("aten.log1p.default");
+  // A program it starts opens a socket: the program inherits the sandbox and is stopped.
+  EXPECT_TRUE(v.all("aten.expm1.default", "failed")) << v.dump("aten.expm1.default");
+  EXPECT_TRUE(v.cause("aten.expm1.default", "socket.socket()']' died with <Signals.SIGSYS: 31>"))
+      << v.dump("aten.expm1.default");
   // Writes into its input: crucible's input check sees it through the zero-copy tensor.
   EXPECT_TRUE(v.all("aten.abs.default", "failed")) << v.dump("aten.abs.default");
   EXPECT_TRUE(v.cause("aten.abs.default", "wrote into input 'self'")) << v.dump("aten.abs.default");

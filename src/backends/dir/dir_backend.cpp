@@ -209,6 +209,12 @@ class DirBackend final : public Backend {
     opts.version = version();
     opts.library_per_op = true;
     auto b = build_;
+    // A Python kernel's JIT compiler (Triton) starts programs: its candidate process may, from
+    // the toolchain and the Python environment only (docs/sandbox.md, "Python kernels").
+    opts.prepare_candidate = [b](const std::string& op) {
+      for (const BuiltKernel& k : b->kernels)
+        if (k.op == op && !k.python.empty()) allow_programs_in_sandbox(python_program_dirs());
+    };
     // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(
         name_,

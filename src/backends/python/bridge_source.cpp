@@ -9,8 +9,15 @@ namespace crucible::python {
 const char* const kBridgeSource = R"PY(
 import importlib.util
 import os
+import subprocess
 import sys
 import traceback
+
+# Programs started through subprocess (Triton's assembler and compiler) are forked, not
+# vforked nor posix_spawned: those reset every signal handler in the child, the sandbox's SIGSYS
+# handler included, which the sandbox refuses.
+subprocess._USE_VFORK = False
+subprocess._USE_POSIX_SPAWN = False
 
 import torch
 from torch.utils import dlpack as _dlpack

@@ -21,12 +21,43 @@
 
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
+#include "sandbox/sandbox.h"
 
 #ifdef CRUCIBLE_HAVE_PYTHON
 #include "backends/python/bridge_source.h"
 #endif
 
 namespace crucible {
+
+namespace {
+
+std::string python_executable() {
+  const char* e = std::getenv("CRUCIBLE_PYTHON");
+#ifdef CRUCIBLE_PYTHON_EXECUTABLE
+  return e && *e ? e : CRUCIBLE_PYTHON_EXECUTABLE;
+#else
+  return e && *e ? e : "/usr/bin/python3";
+#endif
+}
+
+}  // namespace
+
+std::vector<std::string> python_program_dirs() {
+  std::vector<std::string> dirs = system_toolchain_dirs();
+  // <env>/bin/python -> <env> (a virtual environment, a conda or pyenv installation).
+  std::string exe = python_executable();
+  for (int up = 0; up < 2; ++up) {
+    const size_t slash = exe.find_last_of('/');
+    exe = slash == std::string::npos || slash == 0 ? "" : exe.substr(0, slash);
+  }
+  if (!exe.empty() && exe != "/usr" && exe != "/") dirs.push_back(exe);
+  // pip install --user puts packages (Triton and its ptxas) under ~/.local.
+  if (const char* home = std::getenv("HOME"); home && *home && std::string(home) != "/")
+    dirs.push_back(std::string(home) + "/.local");
+  const char* cuda = std::getenv("CUDA_HOME");
+  dirs.push_back(cuda && *cuda ? cuda : "/usr/local/cuda");
+  return dirs;
+}
 
 #ifndef CRUCIBLE_HAVE_PYTHON
 
@@ -273,12 +304,12 @@ Ref to_python(const crucible_value& v, const std::string& name, PyArgs& pa) {
     case CRUCIBLE_INT_LIST:
     case CRUCIBLE_FLOAT_LIST:
     case CRUCIBLE_BOOL_LIST: {
-      const int64_t n = v.kind == CRUCIBLE_INT_LIST     ? v.v.ints.size
+      const int64_t n = v.kind == CRUCIBLE_INT_LIST ? v.v.ints.size
                         : v.kind == CRUCIBLE_FLOAT_LIST ? v.v.floats.size
                                                         : v.v.bools.size;
       Ref l(check(PyList_New(n)));
       for (int64_t j = 0; j < n; ++j) {
-        PyObject* x = v.kind == CRUCIBLE_INT_LIST     ? PyLong_FromLongLong(v.v.ints.items[j])
+        PyObject* x = v.kind == CRUCIBLE_INT_LIST ? PyLong_FromLongLong(v.v.ints.items[j])
                       : v.kind == CRUCIBLE_FLOAT_LIST ? PyFloat_FromDouble(v.v.floats.items[j])
                                                       : PyBool_FromLong(v.v.bools.items[j]);
         PyList_SET_ITEM(l.get(), j, check(x));
@@ -432,8 +463,8 @@ int32_t run_call(crucible_call* call) {
     Raised r = take_exception();
     return fail(call, r.text,
                 r.kind == "Unsupported" || r.kind == "NotImplementedError" ? CRUCIBLE_UNSUPPORTED
-                : r.kind == "Refused"                                      ? CRUCIBLE_INTERNAL
-                                                                           : CRUCIBLE_ERROR);
+                : r.kind == "Refused" ? CRUCIBLE_INTERNAL
+                                      : CRUCIBLE_ERROR);
   }
   Ref op_name(check(PyUnicode_FromString(g_kernel.op->name.c_str())));
   Ref finish_args(
@@ -455,11 +486,6 @@ int32_t python_kernel_entry(crucible_call* call) {
   }
   PyGILState_Release(gil);
   return status;
-}
-
-std::string python_executable() {
-  const char* e = std::getenv("CRUCIBLE_PYTHON");
-  return e && *e ? e : CRUCIBLE_PYTHON_EXECUTABLE;
 }
 
 void initialize_python() {

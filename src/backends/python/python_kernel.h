@@ -32,6 +32,13 @@ struct PythonKernelSource {
 // names file:line and the fix. One Python kernel per process.
 LoadedKernel load_python_kernel(const PythonKernelSource& source);
 
+// The folders a Python kernel's candidate process may execute programs from (Triton's
+// assembler and C compiler): the system's toolchain (/usr, /lib, /bin, ...), the Python
+// environment of the interpreter (a virtual environment's folder), ~/.local (pip --user),
+// $CUDA_HOME or /usr/local/cuda. Never the scratch folder: nothing the kernel writes can be
+// executed.
+std::vector<std::string> python_program_dirs();
+
 // "CPython 3.11.2 (embedded; torch from /usr/bin/python3's environment)", or why Python kernels
 // cannot run in this build.
 std::string python_kernel_runtime();
