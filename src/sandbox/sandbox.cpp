@@ -141,12 +141,12 @@ int count_threads() {
   return ec ? 1 : n;
 }
 
-// Landlock: writes (creating, removing, renaming, truncating, opening for writing) only beneath
-// the scratch folder, and opening devices under /dev for writing (GPU drivers, /dev/null).
-// With programs allowed (allow_programs_in_sandbox), executing is handled too: allowed only
-// beneath those folders.
+// Where the process may execute programs from (allow_programs_in_sandbox); empty: nowhere.
 std::vector<std::string> g_program_dirs;
 
+// Landlock: writes (creating, removing, renaming, truncating, opening for writing) only beneath
+// the scratch folder, and opening devices under /dev for writing (GPU drivers, /dev/null). With
+// programs allowed, executing is handled too: allowed only beneath g_program_dirs.
 std::string restrict_writes(const std::string& scratch, int abi) {
   uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
