@@ -102,6 +102,10 @@ TEST(PythonKernels, EachBadKernelCostsOnlyItsOwnCasesAndTheRightOnesPass) {
   EXPECT_TRUE(v.all("aten.expm1.default", "failed")) << v.dump("aten.expm1.default");
   EXPECT_TRUE(v.cause("aten.expm1.default", "socket.socket()']' died with <Signals.SIGSYS: 31>"))
       << v.dump("aten.expm1.default");
+  // Leaves a thread at work after returning.
+  EXPECT_TRUE(v.all("aten.erf.default", "failed")) << v.dump("aten.erf.default");
+  EXPECT_TRUE(v.cause("aten.erf.default", "still running or sleeping after it returned"))
+      << v.dump("aten.erf.default");
   // Writes into its input: crucible's input check sees it through the zero-copy tensor.
   EXPECT_TRUE(v.all("aten.abs.default", "failed")) << v.dump("aten.abs.default");
   EXPECT_TRUE(v.cause("aten.abs.default", "wrote into input 'self'")) << v.dump("aten.abs.default");
