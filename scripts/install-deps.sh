@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev
   python3 libopenblas-dev libseccomp-dev libdlpack-dev
+  libpython3-dev python3-torch
   libxlsxwriter-dev libcurl4-openssl-dev
   slurmctld slurmd slurm-client munge jq
   libjs-chart.js libsqlite3-dev chromium

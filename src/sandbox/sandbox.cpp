@@ -142,8 +142,12 @@ int count_threads() {
   return ec ? 1 : n;
 }
 
+// Where the process may execute programs from (allow_programs_in_sandbox); empty: nowhere.
+std::vector<std::string> g_program_dirs;
+
 // Landlock: writes (creating, removing, renaming, truncating, opening for writing) only beneath
-// the scratch folder, and opening devices under /dev for writing (GPU drivers, /dev/null).
+// the scratch folder, and opening devices under /dev for writing (GPU drivers, /dev/null). With
+// programs allowed, executing is handled too: allowed only beneath g_program_dirs.
 std::string restrict_writes(const std::string& scratch, int abi) {
   uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
@@ -154,7 +158,7 @@ std::string restrict_writes(const std::string& scratch, int abi) {
   if (abi >= 3) rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
   struct landlock_ruleset_attr attr;
   std::memset(&attr, 0, sizeof attr);
-  attr.handled_access_fs = rights;
+  attr.handled_access_fs = rights | (g_program_dirs.empty() ? 0 : LANDLOCK_ACCESS_FS_EXECUTE);
   int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
   if (fd < 0) return fmt::format("landlock_create_ruleset: {}", std::strerror(errno));
   auto allow = [&](const char* path, uint64_t access) -> std::string {
@@ -179,6 +183,11 @@ std::string restrict_writes(const std::string& scratch, int abi) {
   // process here, so the rule reaches no other process. Without /proc there is nothing to allow.
   if (err.empty() && access("/proc/self/task", F_OK) == 0)
     err = allow("/proc/self/task", LANDLOCK_ACCESS_FS_WRITE_FILE);
+  for (const std::string& d : g_program_dirs) {
+    struct stat st {};
+    if (err.empty() && stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      err = allow(d.c_str(), LANDLOCK_ACCESS_FS_EXECUTE);
+  }
   if (err.empty() && syscall(SYS_landlock_restrict_self, fd, 0) != 0)
     err = fmt::format("landlock_restrict_self: {}", std::strerror(errno));
   close(fd);
@@ -271,7 +280,7 @@ constexpr const char* kEscapeCalls[] = {"unshare",
                                         "fsconfig",
                                         "fspick"};
 
-std::string install_filter(bool landlock) {
+std::string install_filter(bool landlock, bool programs) {
   Filter f;
   if (!f.ctx()) return "seccomp_init failed";
   const uint64_t self = static_cast<uint64_t>(getpid());
@@ -280,9 +289,11 @@ std::string install_filter(bool landlock) {
        {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"})
     f.trap(name, net);
   const char* spawn = "starting a program";
-  for (const char* name : {"execve", "execveat", "fork", "vfork"}) f.trap(name, spawn);
-  // Threads are clone(CLONE_THREAD | ...); any other clone makes a process.
-  f.trap("clone", spawn, {arg_cmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  if (!programs) {
+    for (const char* name : {"execve", "execveat", "fork", "vfork"}) f.trap(name, spawn);
+    // Threads are clone(CLONE_THREAD | ...); any other clone makes a process.
+    f.trap("clone", spawn, {arg_cmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  }
   f.fail("clone3", ENOSYS);
   const char* other = "touching another process";
   f.trap("kill", other, {arg_cmp(0, SCMP_CMP_NE, self)});
@@ -293,8 +304,10 @@ std::string install_filter(bool landlock) {
   for (const char* name : {"tkill", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
                            "pidfd_send_signal", "pidfd_getfd", "kcmp"})
     f.trap(name, other);
+  // Only a new action: reading the disposition (a NULL action, as CPython's signal module does
+  // for every signal when it starts) changes nothing.
   f.trap("rt_sigaction", "replacing the sandbox's SIGSYS handler",
-         {arg_cmp(0, SCMP_CMP_EQ, SIGSYS)});
+         {arg_cmp(0, SCMP_CMP_EQ, SIGSYS), arg_cmp(1, SCMP_CMP_NE, 0)});
   const char* escape = "a privileged or sandbox-escaping call";
   for (const char* name : kEscapeCalls) f.trap(name, escape);
   if (!landlock) {
@@ -354,11 +367,16 @@ std::string enter_sandbox(const SandboxOptions& o) {
     err = restrict_writes(scratch, abi);
     if (!err.empty()) return err;
   }
-  err = install_filter(abi > 0);
+  // Programs only where Landlock limits what they may be (allow_programs_in_sandbox).
+  err = install_filter(abi > 0, abi > 0 && !g_program_dirs.empty());
   if (!err.empty()) return err;
   g_sandboxed = true;
   sandbox_job_started();
   return "";
+}
+
+void allow_programs_in_sandbox(std::vector<std::string> exec_dirs) {
+  g_program_dirs = std::move(exec_dirs);
 }
 
 bool sandbox_entered() { return g_sandboxed; }

@@ -33,6 +33,14 @@ int landlock_abi_version();
 // should exit).
 std::string enter_sandbox(const SandboxOptions& opts);
 
+// For the next enter_sandbox of this process (the candidate process of a Python kernel, whose
+// JIT compilers start programs: Triton's assembler and its C compiler): programs may be started,
+// executable only from beneath `exec_dirs` (Landlock's execute right; nothing the process writes
+// into its scratch folder can be executed), and every program started keeps every other rule (no
+// network, writes only in the scratch folder, no other process touched). Without Landlock
+// nothing would limit what is executed: programs then stay refused.
+void allow_programs_in_sandbox(std::vector<std::string> exec_dirs);
+
 // Whether this process has entered the worker sandbox (enter_sandbox succeeded): it can then
 // start no process.
 bool sandbox_entered();

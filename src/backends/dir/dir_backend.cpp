@@ -17,6 +17,7 @@
 #include "backends/dir/kernel_compiler.h"
 #include "backends/dir/kernel_folder.h"
 #include "backends/plugin/kernel_library.h"
+#include "backends/python/python_kernel.h"
 #include "crucible/core/error.h"
 #include "sandbox/sandbox.h"
 
@@ -32,15 +33,17 @@ struct BuiltKernel {
   std::string origin;   // "relu.default/relu.default.cpp"
   std::string library;  // the cached .so
   std::string symbol;   // the kernel function; empty: the plugin entry point lists it
+  std::string python;   // a Python kernel: its source (run in the candidate process, not compiled)
   std::string failure;  // non-empty: the compile_error message of every case of the op
 };
 
 struct FolderBuild {
   std::string folder;
+  std::string root;  // the folder's absolute path with a trailing '/'
   std::vector<BuiltKernel> kernels;
   std::vector<std::string> ignored;
   std::string compiler;
-  int compiled = 0, cached = 0, failed = 0;
+  int compiled = 0, cached = 0, failed = 0, python = 0;
 };
 
 // How much of the compiler's output a case's detail quotes (compile.log keeps 4 KiB).
@@ -147,20 +150,29 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
     for (const std::string& s : scan.ignored) why += "\n  " + s;
     usage_error(
         fmt::format("dir:{}: no kernel found (expected sub-folders such as "
-                    "relu.default/relu.default.cpp; see docs/kernel-folders.md){}",
+                    "relu.default/relu.default.cpp or relu/relu.py; see docs/kernel-folders.md){}",
                     folder, why));
   }
   dir::CompilerConfig cfg = dir::default_compiler_config();
   const std::string root = (fs::absolute(folder, ec) / "").string();
+  b->root = root;
+  // Python kernels are not compiled: each runs in its op's candidate process.
   std::vector<dir::CompileJob> jobs;
-  for (const dir::KernelSource& s : scan.kernels) jobs.push_back({s.source, s.cuda});
+  for (const dir::KernelSource& s : scan.kernels)
+    if (!s.python) jobs.push_back({s.source, s.cuda});
   std::vector<dir::CompileOutcome> outcomes = dir::compile_kernels(jobs, cfg);
-  for (size_t i = 0; i < scan.kernels.size(); ++i) {
-    const dir::KernelSource& s = scan.kernels[i];
-    const dir::CompileOutcome& o = outcomes[i];
+  size_t next = 0;
+  for (const dir::KernelSource& s : scan.kernels) {
     BuiltKernel k;
     k.op = s.op;
     k.origin = s.folder + "/" + fs::path(s.source).filename().string();
+    if (s.python) {
+      k.python = s.source;
+      b->python++;
+      b->kernels.push_back(std::move(k));
+      continue;
+    }
+    const dir::CompileOutcome& o = outcomes[next++];
     if (b->compiler.empty() && !s.cuda) b->compiler = o.compiler;
     if (o.ok) {
       k.library = o.library;
@@ -197,6 +209,12 @@ class DirBackend final : public Backend {
     opts.version = version();
     opts.library_per_op = true;
     auto b = build_;
+    // A Python kernel's JIT compiler (Triton) starts programs: its candidate process may, from
+    // the toolchain and the Python environment only (docs/sandbox.md, "Python kernels").
+    opts.prepare_candidate = [b](const std::string& op) {
+      for (const BuiltKernel& k : b->kernels)
+        if (k.op == op && !k.python.empty()) allow_programs_in_sandbox(python_program_dirs());
+    };
     // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(
         name_,
@@ -205,6 +223,11 @@ class DirBackend final : public Backend {
           for (const BuiltKernel& k : b->kernels) {
             if (k.op != op) continue;
             if (!k.failure.empty()) compile_error(k.failure);
+            if (!k.python.empty()) {
+              out.push_back(load_python_kernel(
+                  {k.op, k.python, k.origin, b->root, dir::kernel_impl_symbols(k.op)}));
+              continue;
+            }
             if (!k.symbol.empty()) {
               LoadedKernel lk = load_kernel_symbol(k.library, k.symbol, k.op);
               lk.origin = k.origin;
@@ -235,11 +258,15 @@ class DirBackend final : public Backend {
 
   std::string name() const override { return name_; }
   std::string version() const override {
-    return fmt::format("{} kernel{} ({} did not compile), {}, compiled in a sandbox: {}",
-                       build_->kernels.size(), build_->kernels.size() == 1 ? "" : "s",
-                       build_->failed,
-                       build_->compiler.empty() ? "no C++ compiler" : build_->compiler,
-                       compile_sandbox_description());
+    std::string v =
+        fmt::format("{} kernel{} ({} did not compile), {}, compiled in a sandbox: {}",
+                    build_->kernels.size(), build_->kernels.size() == 1 ? "" : "s", build_->failed,
+                    build_->compiler.empty() ? "no C++ compiler" : build_->compiler,
+                    compile_sandbox_description());
+    if (build_->python > 0)
+      v += fmt::format("; {} Python kernel{} run by {}", build_->python,
+                       build_->python == 1 ? "" : "s", python_kernel_runtime());
+    return v;
   }
   Device device() const override { return Device::cpu(); }
   bool untrusted() const override { return true; }

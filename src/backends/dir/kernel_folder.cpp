@@ -17,6 +17,7 @@ namespace {
 
 bool is_source(const fs::path& p) {
   std::string ext = p.extension().string();
+  if (ext == ".py") return p.filename() != "__init__.py";
   return ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".cu";
 }
 
@@ -122,12 +123,14 @@ FolderScan scan_kernel_folder(const std::string& folder) {
     // Preferred: the file named like its folder (or like the op); else the folder's only source.
     const std::string dotted = op.substr(5);
     std::vector<fs::path> named;
+    // BackendBench's generated kernels: <op>__<overload>/<op>__<overload>_implementation_v1.py.
     for (const fs::path& s : sources)
-      if (s.stem() == name || s.stem() == dotted) named.push_back(s);
+      if (s.stem() == name || s.stem() == dotted || s.stem() == name + "_implementation_v1")
+        named.push_back(s);
     std::vector<fs::path>& pick = named.empty() ? sources : named;
     if (pick.empty()) {
       scan.ignored.push_back(
-          fmt::format("{}/: no kernel source (expected {}/{}.cpp or .cu)", name, name, name));
+          fmt::format("{}/: no kernel source (expected {}/{}.cpp, .cu or .py)", name, name, name));
       continue;
     }
     if (pick.size() > 1) {
@@ -135,7 +138,7 @@ FolderScan scan_kernel_folder(const std::string& folder) {
       for (const fs::path& s : pick) names.push_back(s.filename().string());
       scan.ignored.push_back(
           fmt::format("{}/: several kernel sources ({}); name the one to use "
-                      "{}.cpp (or .cu)",
+                      "{}.cpp (or .cu, .py)",
                       name, join(names), name));
       continue;
     }
@@ -150,6 +153,7 @@ FolderScan scan_kernel_folder(const std::string& folder) {
     k.folder = name;
     k.source = pick[0].string();
     k.cuda = pick[0].extension() == ".cu";
+    k.python = pick[0].extension() == ".py";
     scan.kernels.push_back(std::move(k));
   }
   return scan;

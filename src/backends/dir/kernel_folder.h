@@ -1,5 +1,6 @@
-// Kernel folders: `<folder>/<op.overload>/<op.overload>.cpp` (or `.cu`), one op per sub-folder,
-// the layout of BackendBench's generated kernels. docs/kernel-folders.md has the rules.
+// Kernel folders: `<folder>/<op.overload>/<op.overload>.cpp` (or `.cu`, `.py`), one op per
+// sub-folder, the layout of BackendBench's generated kernels (`<op>/<op>.py`,
+// `<op>__<overload>/<op>__<overload>_implementation_v1.py`). docs/kernel-folders.md has the rules.
 #pragma once
 
 #include <string>
@@ -9,10 +10,11 @@ namespace crucible::dir {
 
 // One kernel source of a folder.
 struct KernelSource {
-  std::string op;      // catalog name, "aten.relu.default"
-  std::string folder;  // the sub-folder's name as written, "relu.default" or "relu__default"
-  std::string source;  // absolute path of the .cpp/.cc/.cu file
-  bool cuda = false;   // a .cu file (compiled with nvcc)
+  std::string op;       // catalog name, "aten.relu.default"
+  std::string folder;   // the sub-folder's name as written, "relu.default" or "relu__default"
+  std::string source;   // absolute path of the .cpp/.cc/.cu/.py file
+  bool cuda = false;    // a .cu file (compiled with nvcc)
+  bool python = false;  // a .py file (run by embedded CPython, src/backends/python)
 };
 
 struct FolderScan {

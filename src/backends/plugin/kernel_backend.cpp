@@ -409,6 +409,7 @@ class KernelBackend final : public Backend {
     KernelHostSetup setup;
     setup.op = opts_.library_per_op ? op.name : "";
     setup.loader = loader_;
+    setup.prepare = opts_.prepare_candidate;
     try {
       host_ = std::make_unique<CandidateProcess>(setup, isolation_);
     } catch (const Error& e) {

@@ -484,6 +484,7 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
   std::map<std::string, LoadedKernel> kernels;
   std::string load_error, load_changes;
   uint8_t load_kind = 0;
+  if (setup.prepare) setup.prepare(setup.op);
   if (setup.enter_sandbox) {
     std::string why = setup.enter_sandbox();
     if (!why.empty()) {

@@ -16,6 +16,9 @@ namespace crucible {
 struct KernelHostSetup {
   std::string op;  // the op whose kernels to load ("" loads every kernel the loader gives)
   std::function<std::vector<LoadedKernel>(const std::string& op)> loader;
+  // In the candidate process, before the sandbox is entered: what the op's kernels need set up
+  // for it (Python kernels: starting their JIT compilers' programs); empty: nothing.
+  std::function<void(const std::string& op)> prepare;
   // Enters the sandbox ("" on success, else why not); empty function: no sandbox.
   std::function<std::string()> enter_sandbox;
   // Before each kernel call; empty: nothing.

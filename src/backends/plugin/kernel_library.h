@@ -63,6 +63,8 @@ struct KernelBackendOptions {
   // Each op's kernel is a library of its own (kernel folders): a candidate process loads only
   // its op's. Otherwise every candidate process loads the whole library.
   bool library_per_op = false;
+  // Runs in each candidate process before it enters the sandbox, with the op it serves.
+  std::function<void(const std::string& op)> prepare_candidate;
 };
 
 // Loads the kernels of `op` (or, for a whole library, all of them) in a candidate process.
