@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev
   python3 libopenblas-dev libseccomp-dev libdlpack-dev
-  libxlsxwriter-dev libcurl4-openssl-dev
+  libxlsxwriter-dev libcurl4-openssl-dev libyaml-cpp-dev
 )
 
 missing=()
