@@ -445,6 +445,7 @@ void register_quantized_ops(OpRegistry& r) {
     r.add(std::move(op));
   }
   register_quantize_ops(r);
+  register_float8_quantize_ops(r);
 }
 
 }  // namespace crucible

@@ -14,6 +14,7 @@ namespace crucible {
 // dequantize steps in quantized_qdq.cpp.
 void register_quantized_ops(OpRegistry& r);
 void register_quantize_ops(OpRegistry& r);
+void register_float8_quantize_ops(OpRegistry& r);  // quantized_float8.cpp
 }  // namespace crucible
 
 namespace crucible::quantized {

@@ -116,8 +116,7 @@ struct Emitter {
 
   void param(const std::string& name, const Tensor& t) {
     if (!declared.insert(name).second) return;
-    decls.push_back(
-        fmt::format("param %{} : T({}, {}) zeros", name, shape_str(t.shape()), code(t.dtype())));
+    decls.push_back(fmt::format("param %{} : {} zeros", name, graph::TensorSpec::of(t).str()));
     weights[name] = t;
   }
 
@@ -194,24 +193,25 @@ struct Emitter {
         break;
       }
       case RecipeKind::Float8WeightOnly: {
-        const Float8Weight q = quantize_float8(w, true, xd);
+        const Float8Weight q = quantize_float8(w, true, DType::Float32);
         param(W + ".fp8", q.q);
-        param(W + ".fp8_scale_" + code(xd), q.scale);
+        param(W + ".fp8_scale", q.scale);
         lines.push_back(
-            fmt::format("%{0}__w = aten._to_copy.default(%{1}.fp8, dtype={2})", o, W, code(xd)));
-        lines.push_back(
-            fmt::format("%{0}__wd = aten.mul.Tensor(%{0}__w, %{1}.fp8_scale_{2})", o, W, code(xd)));
-        lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{0}__wd, [1, 0])", o));
+            fmt::format("%{0}__w = quantized_decomposed.dequantize_float8.default(%{1}.fp8, "
+                        "%{1}.fp8_scale, {2})",
+                        o, W, code(xd)));
+        lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{0}__w, [1, 0])", o));
         lines.push_back(fmt::format("%{} = aten.mm.default(%{}, %{}__wt)", p, x, o));
         break;
       }
       case RecipeKind::Float8DynamicTensor:
       case RecipeKind::Float8DynamicRow: {
         const bool row = r.kind == RecipeKind::Float8DynamicRow;
-        Float8Weight q = quantize_float8(w, row, DType::Float32);
+        const Float8Weight q = quantize_float8(w, row, DType::Float32);
         const std::string wn = W + (row ? ".fp8_row" : ".fp8_tensor");
-        param(wn, q.q);
-        // _scaled_mm's row-wise scale_b is [1, N].
+        // _scaled_mm's mat2 is W^T [K, N] (column-major, as ATen wants it) and a row-wise
+        // scale_b is [1, N].
+        param(wn, q.q.transpose(0, 1));
         param(wn + "_scale", row ? q.scale.view({1, s.n}) : q.scale);
         lines.push_back(fmt::format("%{0}__aq_a = aten.abs.default(%{1})", o, x));
         lines.push_back(
@@ -225,14 +225,12 @@ struct Emitter {
               fmt::format("%{0}__aq_s32 = aten._to_copy.default(%{0}__aq_s, dtype=f32)", o));
           s32 = o + "__aq_s32";
         }
-        lines.push_back(fmt::format("%{0}__aq_xs = aten.div.Tensor(%{1}, %{2})", o, x, s32));
-        lines.push_back(
-            fmt::format("%{0}__aq_x8 = aten._to_copy.default(%{0}__aq_xs, dtype=f8e4m3fn)", o));
-        lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{1}, [1, 0])", o, wn));
-        lines.push_back(
-            fmt::format("%{0} = aten._scaled_mm.default(%{1}__aq_x8, %{1}__wt, %{2}, %{3}_scale, "
-                        "None, None, {4})",
-                        p, o, s32, wn, code(xd)));
+        lines.push_back(fmt::format(
+            "%{0}__aq_x8 = quantized_decomposed.quantize_float8.default(%{1}, %{2}, f8e4m3fn)", o,
+            x, s32));
+        lines.push_back(fmt::format(
+            "%{0} = aten._scaled_mm.default(%{1}__aq_x8, %{2}, %{3}, %{2}_scale, None, None, {4})",
+            p, o, wn, s32, code(xd)));
         break;
       }
       case RecipeKind::UIntX: {

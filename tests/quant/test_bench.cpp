@@ -119,7 +119,7 @@ TEST(BenchConfig, UnknownKeysAndWrongTypesNameTheirPlace) {
   EXPECT_NE(e.find("'use_torch_compile' must be true or false"), std::string::npos) << e;
   e = config_error(std::string("quantization_config_recipe_names: [int8wo]\n") + kShapes +
                    "    high_precision_dtype: torch.float64\n");
-  EXPECT_NE(e.find("cfg.yaml:7:27"), std::string::npos) << e;
+  EXPECT_NE(e.find("cfg.yaml:8:27"), std::string::npos) << e;
   e = config_error(std::string("quantization_config_recipe_names: [int8wo]\n") + kShapes +
                    "    model_type: ln_linear_tanh\n");
   EXPECT_NE(e.find("unknown model_type 'ln_linear_tanh'"), std::string::npos) << e;

@@ -211,6 +211,14 @@ Values quantize_per_token_kernel(const OpDef& op, const Values& args) {
   const double* sd = s.data<double>();
   const double* zd = z.data<double>();
   const DType dt = meta.dtype();
+  if (dt == DType::Int8 && isa_level() == "avx512") {
+    int8_t* od = out.data<int8_t>();
+    parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        qk::quantize_int8_avx512(xd + r * k, k, sd[r], zd[r], qmin, qmax, od + r * k);
+    });
+    return {out};
+  }
   parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const double sc = sd[r], zp = zd[r];

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -158,6 +159,26 @@ void int8_weight_gemv_avx512(int64_t m, int64_t n, int64_t k, const float* a, co
       }
     }
   });
+}
+
+void quantize_int8_avx512(const float* x, int64_t n, double scale, double zp, double qmin,
+                          double qmax, int8_t* q) {
+  const __m512d vs = _mm512_set1_pd(scale), vz = _mm512_set1_pd(zp);
+  const __m512d lo = _mm512_set1_pd(qmin), hi = _mm512_set1_pd(qmax);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512d v = _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(x + i));
+    v = _mm512_add_pd(_mm512_div_pd(v, vs), vz);
+    v = _mm512_maskz_roundscale_pd(0xff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+    v = _mm512_maskz_min_pd(0xff, _mm512_maskz_max_pd(0xff, v, lo), hi);
+    const __m256i w = _mm512_maskz_cvtpd_epi32(0xff, v);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), _mm256_maskz_cvtepi32_epi8(0xff, w));
+  }
+  for (; i < n; ++i) {
+    const double t = std::nearbyint(x[i] / scale + zp);
+    q[i] = static_cast<int8_t>(std::clamp(std::isnan(t) ? 0.0 : t, qmin, qmax));
+  }
 }
 
 }  // namespace crucible::cpu::qk

@@ -1,7 +1,8 @@
 // The `cpu` backend's quantize and dequantize steps per channel, per group and the per-token
-// dequantize: one pass over a contiguous f32 (or integer) copy, the parameter of each element
-// found from its position, split over the thread pool. Argument checks are the catalog's meta
-// functions; values follow its definition (x / scale in double, round half to even, NaN to 0).
+// dequantize, and the float8 steps: one pass over a contiguous f32 (or integer) copy, the parameter
+// of each element found from its position, split over the thread pool. Argument checks are the
+// catalog's meta functions; values follow its definition (x / scale in double, round half to even,
+// NaN to 0).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/quantized_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/core/half.h"
 
 namespace crucible::cpu {
 namespace {
@@ -116,6 +118,54 @@ Values dequantize_group_kernel(const OpDef& op, const Values& a) {
                      opt_doubles(a.at(2)), {a.at(6).to_int(), INT64_MAX})};
 }
 
+// The scale of element i: tensor-wise, or per row of length k.
+double scale_of(const std::vector<double>& s, int64_t i, int64_t k) {
+  return s.size() == 1 ? s[0] : s[static_cast<size_t>(i / k)];
+}
+
+int64_t last_dim(const Tensor& x) {
+  return x.dim() == 0 ? 1 : std::max<int64_t>(x.size(x.dim() - 1), 1);
+}
+
+Values quantize_float8_kernel(const OpDef& op, const Values& a) {
+  const Tensor meta = op.run_meta(a).at(0).tensor();
+  const Tensor x = a.at(0).tensor().contiguous().to(DType::Float32);
+  const std::vector<double> s = as_doubles(a.at(1).tensor());
+  const DType dt = meta.dtype();
+  const bool e4 = dt == DType::Float8E4M3FN;
+  const double mx = float_info(dt).max;
+  const int64_t k = last_dim(x);
+  Tensor out = Tensor::uninitialized(x.shape(), dt);
+  const float* xd = x.data<float>();
+  uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
+  parallel_for(0, x.numel(), 4096, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      double v = xd[i] / scale_of(s, i, k);
+      if (!std::isnan(v)) v = std::clamp(v, -mx, mx);
+      od[i] = e4 ? fp8e4m3fn_from_double(v) : fp8e5m2_from_double(v);
+    }
+  });
+  return {out};
+}
+
+Values dequantize_float8_kernel(const OpDef& op, const Values& a) {
+  const Tensor meta = op.run_meta(a).at(0).tensor();
+  const Tensor q = a.at(0).tensor().contiguous();
+  const std::vector<double> s = as_doubles(a.at(1).tensor());
+  const bool e4 = q.dtype() == DType::Float8E4M3FN;
+  const int64_t k = last_dim(q);
+  // The product is formed in double and rounded once to the output dtype, as the reference.
+  Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
+  const uint8_t* qd = static_cast<const uint8_t*>(q.data_ptr());
+  double* od = out.data<double>();
+  parallel_for(0, q.numel(), 4096, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      od[i] = static_cast<double>(e4 ? fp8e4m3fn_to_float(qd[i]) : fp8e5m2_to_float(qd[i])) *
+              scale_of(s, i, k);
+  });
+  return {out.to(meta.dtype())};
+}
+
 }  // namespace
 
 void register_quantize_kernels(KernelTable& t) {
@@ -129,6 +179,9 @@ void register_quantize_kernels(KernelTable& t) {
         {dequantize_per_channel_kernel, nullptr, ints});
   t.add("quantized_decomposed.quantize_per_channel_group.default",
         {quantize_group_kernel, nullptr, low});
+  t.add("quantized_decomposed.quantize_float8.default", {quantize_float8_kernel, nullptr, low});
+  t.add("quantized_decomposed.dequantize_float8.default",
+        {dequantize_float8_kernel, nullptr, {DType::Float8E4M3FN, DType::Float8E5M2}});
   t.add("quantized_decomposed.dequantize_per_channel_group.default",
         {dequantize_group_kernel, nullptr, ints});
 }
