@@ -10,7 +10,7 @@ packages=(
   libtorch-dev
   python3 libopenblas-dev libseccomp-dev libdlpack-dev
   libpython3-dev python3-torch
-  libxlsxwriter-dev libcurl4-openssl-dev
+  libxlsxwriter-dev libcurl4-openssl-dev libyaml-cpp-dev
   slurmctld slurmd slurm-client munge jq
   libjs-chart.js libsqlite3-dev chromium
 )

@@ -62,6 +62,7 @@ struct RunFlags {
   std::vector<std::string> model_filter;  // --model-filter: model suite, name terms
   double model_k = 3.0;                   // --model-k: the f64 arbiter's multiplier
   std::string fallback;                   // --fallback: model suite, runs the ops --backend lacks
+  std::string quant;                      // --quant: model suite, a quantization recipe
   uint64_t seed = 0;
   int workers = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
   int threads = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
@@ -162,5 +163,17 @@ struct CompareFlags {
 int command_compare(const CompareFlags& f);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
+
+// `crucible bench` (bench_command.cpp): the quantization micro-benchmark.
+struct BenchFlags {
+  std::string config, output, out;
+  std::string backend = "cpu";
+  double min_sqnr = 0;
+  int samples = 5;
+  double max_seconds = 20;
+  bool quiet = false;
+};
+CLI::App* add_bench_command(CLI::App& app, BenchFlags& f);
+int command_bench(const BenchFlags& f, const std::vector<std::string>& argv);
 
 }  // namespace crucible

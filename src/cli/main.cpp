@@ -96,6 +96,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* opbyop = add_opbyop_command(app, opbyop_flags);
   MergeFlags merge_flags;
   CLI::App* merge = add_merge_command(app, merge_flags);
+  BenchFlags bench_flags;
+  CLI::App* bench = add_bench_command(app, bench_flags);
 
   // A flag value that cannot mean anything is refused while parsing, as a crucible::Error
   // naming the flag (src/cli/run_flags.cpp); CLI11's own errors (an unknown flag, a missing
@@ -114,6 +116,7 @@ int run_cli(int argc, char** argv) {
                       : report->parsed()    ? "report "
                       : history->parsed()   ? "history "
                       : compare->parsed()   ? "compare "
+                      : bench->parsed()     ? "bench "
                       : generate->parsed()  ? "generate "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
@@ -138,6 +141,7 @@ int run_cli(int argc, char** argv) {
   if (report->parsed()) return command_report(report_folder);
   if (history->parsed()) return command_history(history_file, history_limit, history_json);
   if (compare->parsed()) return command_compare(cf);
+  if (bench->parsed()) return command_bench(bench_flags, args);
   return 2;
 }
 

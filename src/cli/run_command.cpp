@@ -154,7 +154,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
                     " only matters with --perf (it sets how the cases are timed); add --perf or "
                     "drop it");
     const bool model_suite = f.suite == "model" || f.suite.starts_with("model:");
-    for (const char* flag : {"--model-filter", "--model-k", "--fallback"})
+    for (const char* flag : {"--model-filter", "--model-k", "--fallback", "--quant"})
       if (given(flag) && !model_suite)
         usage_error(std::string(flag) +
                     " applies to --suite model[:<path>] (whole model graphs); drop it or run the "
@@ -175,6 +175,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.suite.model_filter = f.model_filter;
   o.suite.model_k = f.model_k;
   o.suite.fallback = f.fallback;
+  o.suite.quant = f.quant;
   o.suite.seed = f.seed;
   o.suite.max_numel = f.max_numel;
   o.suite.max_flops = f.max_flops;

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "crucible/core/error.h"
+#include "crucible/quant/recipe.h"
 
 namespace crucible {
 
@@ -333,6 +334,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        "BACKEND", [&f](const std::string& s) {
          if (s.empty()) refuse("--fallback", s, "expected a backend name, e.g. --fallback ref");
          f.fallback = s;
+       });
+  flag("--quant",
+       "model suite: run each model with this quantization recipe (int8wo, int8dq, int4wo-128, "
+       "...; docs/quantization.md): its error against the unquantized f64 golden and its time "
+       "against the unquantized model",
+       "RECIPE", [&f](const std::string& s) {
+         quant::parse_recipe(s, "--quant");
+         f.quant = s;
        });
   on_off("-q,--quiet", f.quiet, "no progress and no summary table");
   on_off("--no-sandbox", f.no_sandbox,

@@ -7,6 +7,7 @@
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
+#include "ops/quantized_internal.h"
 #include "ops/sample_completion.h"
 #include "ops/variant_samples.h"
 
@@ -45,6 +46,10 @@ std::string op_base_name(std::string_view op_name) {
   std::string_view s = op_name;
   if (s.starts_with("aten.")) s.remove_prefix(5);
   if (s.starts_with("aten::")) s.remove_prefix(6);
+  // Another namespace ("quantized_decomposed.quantize_per_token.default") goes too.
+  if (const auto first = s.find('.');
+      first != std::string_view::npos && s.find('.', first + 1) != std::string_view::npos)
+    s.remove_prefix(first + 1);
   auto dot = s.find('.');
   return std::string(dot == std::string_view::npos ? s : s.substr(0, dot));
 }
@@ -187,6 +192,7 @@ const OpRegistry& OpRegistry::catalog() {
     register_creation_permuted_ops(*r);
     register_detach_ops(*r);
     register_attention_ops(*r);
+    register_quantized_ops(*r);
     for (auto& [name, op] : r->ops_) complete_samples(*op);
     // The in-place and out= overloads ATen has for these ops, derived from them.
     register_derived_variants(*r);

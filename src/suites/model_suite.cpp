@@ -4,16 +4,22 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
+#include "crucible/graph/executor.h"
 #include "crucible/graph/node_inputs.h"
 #include "crucible/graph/parse.h"
+#include "crucible/quant/bench.h"
+#include "crucible/quant/rewrite.h"
 #include "suites/model_judge.h"
 #include "suites/trace_shapes.h"
 
@@ -47,6 +53,79 @@ bool selected(const std::string& name, const std::vector<std::string>& filter) {
                      [&](const std::string& t) { return name.find(t) != std::string::npos; });
 }
 
+// --quant: the model quantized by `recipe` on the candidate, against the unquantized model's
+// f64 golden (SQNR per output, beside the unquantized candidate's own), and its time against
+// the unquantized model on the same candidate (alternating runs, medians). Passes when every
+// output of the quantized model is finite; the figures are in the detail.
+void judge_quantized(const graph::Graph& g, Backend& candidate, const quant::Recipe& recipe,
+                     uint64_t seed, CaseResult& r) {
+  if (g.kind != "forward") {
+    r.status = Status::Unsupported;
+    r.detail = "--quant applies to forward graphs; " + g.name + " is a " + g.kind + " graph";
+    return;
+  }
+  const graph::TensorMap values = graph::materialize_declarations(g, seed);
+  graph::TensorMap params, inputs;
+  for (const graph::Declaration& d : g.decls)
+    (d.kind == graph::DeclKind::Input ? inputs : params)[d.name] = values.at(d.name);
+  const quant::QuantizedGraph q = quant::apply_recipe(recipe, g, params);
+  if (recipe.kind != quant::RecipeKind::None && q.layers == 0) {
+    r.status = Status::Unsupported;
+    r.detail = "recipe " + recipe.name +
+               " found no linear layer (addmm or mm with a parameter "
+               "weight) in " +
+               g.name;
+    return;
+  }
+  const std::vector<std::string> missing = graph::missing_ops(q.graph, candidate);
+  if (!missing.empty()) {
+    r.status = Status::Unsupported;
+    r.detail = fmt::format("the quantized model needs ops the candidate lacks: {}",
+                           fmt::join(missing, "; "));
+    return;
+  }
+  auto exec = [&](const graph::Graph& graph_, const graph::TensorMap& w, bool golden, Backend& b) {
+    graph::ExecOptions e;
+    e.seed = seed;
+    e.weights = &w;
+    e.weights_file = "<model weights>";
+    e.inputs = &inputs;
+    e.inputs_file = "<model inputs>";
+    e.golden = golden;
+    return graph::execute(graph_, b, e).outputs;
+  };
+  auto ref = BackendRegistry::instance().create("ref");
+  const std::vector<Tensor> golden = exec(g, params, true, *ref);
+  std::vector<double> tu, tq;
+  std::vector<Tensor> plain, quantized;
+  for (int s = 0; s < 4; ++s) {  // the first turn is the warm-up
+    auto t0 = std::chrono::steady_clock::now();
+    plain = exec(g, params, false, candidate);
+    auto t1 = std::chrono::steady_clock::now();
+    quantized = exec(q.graph, q.weights, false, candidate);
+    auto t2 = std::chrono::steady_clock::now();
+    if (s == 0) continue;
+    tu.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    tq.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+  }
+  std::sort(tu.begin(), tu.end());
+  std::sort(tq.begin(), tq.end());
+  const double mu = tu[tu.size() / 2], mq = tq[tq.size() / 2];
+  std::string detail = fmt::format("recipe {} on {} linear layers: ", recipe.name, q.layers);
+  bool finite = true;
+  for (size_t i = 0; i < golden.size(); ++i) {
+    const double sq = quant::sqnr_db(golden[i], quantized[i]);
+    const double su = quant::sqnr_db(golden[i], plain[i]);
+    finite = finite && !std::isnan(sq);
+    detail += fmt::format("output {} SQNR vs f64 golden {:.1f} dB (unquantized {:.1f} dB); ",
+                          g.outputs[i].value, sq, su);
+  }
+  detail +=
+      fmt::format("time {:.3f} ms vs unquantized {:.3f} ms (speed-up {:.2f}x)", mq, mu, mu / mq);
+  r.status = finite ? Status::Passed : Status::Failed;
+  r.detail = finite ? detail : "a quantized output holds NaN or inf; " + detail;
+}
+
 }  // namespace
 
 std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& path) {
@@ -57,6 +136,8 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
     usage_error(
         "--perf does not apply to --suite model (bench/ times whole models on cpu "
         "against aten)");
+  std::optional<quant::Recipe> recipe;
+  if (!o.quant.empty()) recipe = quant::parse_recipe(o.quant, "--quant");
   std::string where = path;
   if (where.empty()) {
     where = shipped_data_dir("models", "CRUCIBLE_MODELS");
@@ -95,7 +176,7 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
     sc.c.source = g->file;
     const ModelJudgeOptions judge{.seed = o.seed, .k = o.model_k, .fallback = o.fallback};
     const Case c = sc.c;
-    sc.evaluate = [g, judge, c](Backend&, Backend& candidate) {
+    sc.evaluate = [g, judge, c, recipe](Backend&, Backend& candidate) {
       CaseResult r;
       r.case_id = c.id();
       r.op = c.op;
@@ -103,17 +184,21 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
       r.source = c.source;
       r.seed = c.seed;
       const auto t0 = std::chrono::steady_clock::now();
-      judge_model(*g, candidate, judge, r);
+      if (recipe)
+        judge_quantized(*g, candidate, *recipe, judge.seed, r);
+      else
+        judge_model(*g, candidate, judge, r);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return r;
     };
     const std::string file = g->file;
-    sc.reproducer = [file, judge](const std::string& backend) {
+    const std::string quant_flag = o.quant.empty() ? "" : " --quant " + o.quant;
+    sc.reproducer = [file, judge, quant_flag](const std::string& backend) {
       std::string cmd = fmt::format("crucible run --suite model:{} --backend {} --seed {}", file,
                                     backend, judge.seed);
       if (judge.k != 3.0) cmd += fmt::format(" --model-k {}", judge.k);
       if (!judge.fallback.empty()) cmd += " --fallback " + judge.fallback;
-      return cmd;
+      return cmd + quant_flag;
     };
     out.push_back(std::move(sc));
   }

@@ -53,6 +53,7 @@ const std::vector<Representative>& representatives() {
       {"pointwise.math", "aten.abs.default", {{Fault::SignBlind, "abs(|x|) is abs(x)"}}},
       {"pointwise.unary", "aten.relu.default", {}},
       {"pooling", "aten.max_pool2d_with_indices.default", {}},
+      {"quantized", "quantized_decomposed.quantize_per_token.default", {}},
       {"random", "aten.native_dropout.default", {}},
       {"reduction", "aten.sum.dim_IntList", {}},
       {"sampling", "aten.grid_sampler_2d.default", {}},

@@ -37,6 +37,8 @@ struct SuiteOptions {
   std::vector<std::string> model_filter;
   double model_k = 3.0;
   std::string fallback;
+  // model: --quant, a quantization recipe applied to every model (empty: none).
+  std::string quant;
 };
 
 class Backend;

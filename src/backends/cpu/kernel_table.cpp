@@ -1,6 +1,8 @@
 // The cpu backend's kernel table: filled once from every kernel family.
 #include "backends/cpu/kernel_table.h"
 
+#include "backends/cpu/quantized_kernels.h"
+
 #include "crucible/core/error.h"
 
 namespace crucible::cpu {
@@ -34,6 +36,8 @@ const KernelTable& kernel_table() {
     register_attention_kernels(*t);
     register_export_kernels(*t);
     register_sparse_kernels(*t);
+    register_quantized_kernels(*t);
+    register_quantize_kernels(*t);
     return t;
   }();
   return *table;

@@ -1,0 +1,49 @@
+// The quantized family's shared rules: ATen's argument checks of the quantized matrix products
+// (one copy, called by the meta functions and the references), the int4 CPU packing layout,
+// and the sample generators. Internal to src/ops.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "crucible/core/value.h"
+#include "crucible/ops/op.h"
+
+namespace crucible {
+// The family's registration (catalog.cpp calls it): the products here, the quantize and
+// dequantize steps in quantized_qdq.cpp.
+void register_quantized_ops(OpRegistry& r);
+void register_quantize_ops(OpRegistry& r);
+void register_float8_quantize_ops(OpRegistry& r);  // quantized_float8.cpp
+}  // namespace crucible
+
+namespace crucible::quantized {
+
+// The number of output columns ATen's CPU int4 kernels pack together: Vectorized<float>::size()
+// * 4 on an AVX-512 build of ATen (the layout `_convert_weight_to_int4pack_for_cpu` writes and
+// `_weight_int4pack_mm_for_cpu` reads there).
+constexpr int64_t kInt4BlockN = 64;
+
+// The byte of the packed [N, K/2] uint8 weight that holds the 4-bit value of (n, k), and
+// whether it is the high nibble.
+struct NibblePlace {
+  int64_t byte;
+  bool high;
+};
+NibblePlace int4_place(int64_t n, int64_t k, int64_t N, int64_t K);
+
+// Shape checks; each returns the output shape and raises ATen's errors.
+Shape weight_int8pack_mm_shape(const Values& args);
+Shape int_mm_shape(const Values& args);
+Shape convert_int4pack_shape(const Values& args);
+Shape weight_int4pack_mm_shape(const Values& args);
+// _scaled_mm: the output shape, and its dtype in `out_dtype`.
+Shape scaled_mm_shape(const Values& args, DType* out_dtype);
+
+std::vector<Sample> weight_int8pack_mm_samples(const SampleContext& ctx);
+std::vector<Sample> int_mm_samples(const SampleContext& ctx);
+std::vector<Sample> convert_int4pack_samples(const SampleContext& ctx);
+std::vector<Sample> weight_int4pack_mm_samples(const SampleContext& ctx);
+std::vector<Sample> scaled_mm_samples(const SampleContext& ctx);
+
+}  // namespace crucible::quantized
