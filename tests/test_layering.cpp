@@ -17,10 +17,12 @@ namespace fs = std::filesystem;
 
 // From the floor up. `kernel` is the headers at the root of include/crucible (the C ABI
 // kernel.h, kernel.hpp and the numeric rules they share with core, numeric.h), which stand
-// alone; `api` is the typed call API over the backends; `graph` the model graphs run on them.
-constexpr std::array<std::string_view, 16> kFloors = {
-    "kernel",   "core", "schema", "compare", "results", "cases", "ops",  "sandbox",
-    "backends", "api",  "graph",  "suites",  "report",  "llm",   "eval", "cli",
+// alone; `api` is the typed call API over the backends; `graph` the model graphs run on them;
+// `nn` the modules that capture graphs, `autograd` their backward, `models` the zoo.
+constexpr std::array<std::string_view, 19> kFloors = {
+    "kernel",  "core",     "schema", "compare", "results", "cases",    "ops",
+    "sandbox", "backends", "api",    "graph",   "nn",      "autograd", "models",
+    "suites",  "report",   "llm",    "eval",    "cli",
 };
 
 std::optional<size_t> floor_of(std::string_view module) {

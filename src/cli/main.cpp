@@ -62,6 +62,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* graph = add_graph_command(app, graph_flags);
   OpByOpFlags opbyop_flags;
   CLI::App* opbyop = add_opbyop_command(app, opbyop_flags);
+  ModelsFlags models_flags;
+  CLI::App* models = add_models_command(app, models_flags);
 
   // A flag value that cannot mean anything is refused while parsing, as a crucible::Error
   // naming the flag (src/cli/run_flags.cpp); CLI11's own errors (an unknown flag, a missing
@@ -76,6 +78,7 @@ int run_cli(int argc, char** argv) {
                       : calibrate->parsed() ? "calibrate "
                       : graph->parsed()     ? "graph "
                       : opbyop->parsed()    ? "opbyop "
+                      : models->parsed()    ? "models "
                       : generate->parsed()  ? "generate "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
@@ -93,6 +96,7 @@ int run_cli(int argc, char** argv) {
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);
   if (graph->parsed()) return command_graph(*graph, graph_flags);
   if (opbyop->parsed()) return command_opbyop(opbyop_flags, args);
+  if (models->parsed()) return command_models(models_flags);
   return 2;
 }
 
