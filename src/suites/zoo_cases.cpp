@@ -143,8 +143,12 @@ std::vector<SuiteCase> zoo_suite_cases(const SuiteOptions& o) {
       return r;
     };
     sc.reproducer = [name, judge](const std::string& backend) {
-      return fmt::format("crucible run --suite model:zoo --model-filter {} --backend {} --seed {}",
-                         name, backend, judge.seed);
+      std::string cmd =
+          fmt::format("crucible run --suite model:zoo --model-filter {} --backend {} --seed {}",
+                      name, backend, judge.seed);
+      if (judge.k != 3.0) cmd += fmt::format(" --model-k {}", judge.k);
+      if (!judge.fallback.empty()) cmd += " --fallback " + judge.fallback;
+      return cmd;
     };
     out.push_back(std::move(sc));
   }
