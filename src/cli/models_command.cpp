@@ -7,7 +7,9 @@
 #include "crucible/graph/print.h"
 #include "crucible/graph/safetensors.h"
 #include "crucible/graph/values.h"
+#include "crucible/models/kernel_policy.h"
 #include "crucible/models/zoo.h"
+#include "suites/model_judge.h"
 
 #include <fstream>
 
@@ -28,6 +30,18 @@ CLI::App* add_models_command(CLI::App& app, ModelsFlags& f) {
   m->add_flag("--hf", f.hf,
               "the checkpoint is in Hugging Face's layout (GPT-2's transposed Conv1D weights, "
               "tied LM head, names without the outer prefix)");
+  m->add_option("--run", f.run_name,
+                "judge one training step of this zoo model under a kernel policy (with "
+                "--backends, --policy, --force)");
+  m->add_option("--backends", f.backends, "the policy's backends, in order of preference")
+      ->delimiter(',');
+  m->add_option("--policy", f.policy,
+                "first: each op on the first backend that has it; fastest: time every backend "
+                "that passed the op's correctness on the model's own calls, keep the fastest")
+      ->check(CLI::IsMember({"first", "fastest"}));
+  m->add_option("--force", f.force, "op=backend: run this op on that backend (repeatable)");
+  m->add_option("--policy-cache", f.cache, "a JSON file caching the fastest choices");
+  m->add_option("--seed", f.seed, "seed of the model's values");
   return m;
 }
 
@@ -45,7 +59,43 @@ std::string pick_test(const models::ModelConfig& c, const std::string& test) {
 
 }  // namespace
 
+static int run_with_policy(const ModelsFlags& f) {
+  if (f.backends.empty()) usage_error("--run needs --backends <backend,...>");
+  const models::ModelConfig c = models::load_config(f.run_name);
+  const auto model = models::make_model(c.name, c.init_args);
+  const graph::Graph g =
+      models::capture(*model, "zoo-" + c.name, c.tests.front().second, true).graph;
+  models::KernelPolicy policy;
+  policy.backends = f.backends;
+  policy.fastest = f.policy == "fastest";
+  policy.cache = f.cache;
+  for (const std::string& term : f.force) {
+    const auto eq = term.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == term.size())
+      usage_error("--force " + term + ": expected op=backend (aten.mm.default=cpu)");
+    policy.force[term.substr(0, eq)] = term.substr(eq + 1);
+  }
+  const std::vector<models::OpChoice> choices = models::choose_kernels(g, policy, f.seed);
+  models::PolicyBackend backend(choices, policy.backends);
+  CaseResult r;
+  r.op = "model:zoo-" + c.name;
+  judge_model(g, backend, ModelJudgeOptions{.seed = f.seed}, r);
+  fmt::print("{} under policy {} over {}\n", r.op, f.policy, fmt::join(f.backends, ","));
+  fmt::print("  {:<48} {:<10} {:>6}  {}\n", "op", "backend", "calls", "why");
+  for (const models::OpChoice& ch : choices) {
+    const auto it = backend.ran().find(ch.op);
+    const int64_t calls = it == backend.ran().end() ? 0 : it->second.second;
+    std::string why = ch.why;
+    for (const auto& [b, s] : ch.seconds) why += fmt::format("; {} {:.3g} ms", b, s * 1e3);
+    for (const auto& [b, w] : ch.rejected) why += fmt::format("; {} rejected: {}", b, w);
+    fmt::print("  {:<48} {:<10} {:>6}  {}\n", ch.op, ch.backend, calls, why);
+  }
+  fmt::print("  verdict: {}: {}\n", status_name(r.status), r.detail);
+  return r.status == Status::Passed ? 0 : 1;
+}
+
 int command_models(const ModelsFlags& f) {
+  if (!f.run_name.empty()) return run_with_policy(f);
   if (!f.export_name.empty()) {
     if (f.out.empty()) usage_error("--export needs -o <file.graph>");
     const models::ModelConfig c = models::load_config(f.export_name);
