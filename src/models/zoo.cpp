@@ -3,6 +3,7 @@
 
 #include "models/GPT2/GPT2.h"
 #include "models/Llama/Llama.h"
+#include "models/MobileNetV2/MobileNetV2.h"
 #include "models/ResNet/ResNet.h"
 #include "models/SmokeTestModel/SmokeTestModel.h"
 #include "models/ToyCoreOpsModel/ToyCoreOpsModel.h"
@@ -24,6 +25,7 @@ const std::vector<ZooEntry>& zoo() {
       entry<GPT2>("GPT2"),
       entry<Llama>("Llama"),
       entry<ResNet>("ResNet"),
+      entry<MobileNetV2>("MobileNetV2"),
   };
   return z;
 }
