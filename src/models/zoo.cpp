@@ -7,6 +7,7 @@
 #include "models/ResNet/ResNet.h"
 #include "models/SmokeTestModel/SmokeTestModel.h"
 #include "models/ToyCoreOpsModel/ToyCoreOpsModel.h"
+#include "models/ViT/ViT.h"
 
 namespace crucible::models {
 
@@ -26,6 +27,7 @@ const std::vector<ZooEntry>& zoo() {
       entry<Llama>("Llama"),
       entry<ResNet>("ResNet"),
       entry<MobileNetV2>("MobileNetV2"),
+      entry<ViT>("ViT"),
   };
   return z;
 }
