@@ -18,10 +18,12 @@ namespace fs = std::filesystem;
 // From the floor up. `kernel` is the headers at the root of include/crucible (the C ABI
 // kernel.h, kernel.hpp and the numeric rules they share with core, numeric.h), which stand
 // alone; `api` is the typed call API over the backends; `graph` the model graphs run on them;
-// `quant` the quantization recipes that rewrite those graphs.
-constexpr std::array<std::string_view, 17> kFloors = {
-    "kernel", "core",  "schema", "compare", "results", "cases", "ops",  "sandbox", "backends",
-    "api",    "graph", "quant",  "suites",  "report",  "llm",   "eval", "cli",
+// `quant` the quantization recipes that rewrite those graphs; `nn` the modules that capture
+// graphs, `autograd` their backward, `models` the zoo.
+constexpr std::array<std::string_view, 20> kFloors = {
+    "kernel",  "core",     "schema", "compare", "results", "cases",  "ops",
+    "sandbox", "backends", "api",    "graph",   "nn",      "autograd", "models",
+    "quant",   "suites",   "report", "llm",     "eval",    "cli",
 };
 
 std::optional<size_t> floor_of(std::string_view module) {

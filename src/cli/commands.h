@@ -161,6 +161,25 @@ struct CompareFlags {
   double min_change = 1.5;
 };
 int command_compare(const CompareFlags& f);
+// `crucible models` (src/cli/models_command.cpp): the zoo, or one model's graph exported.
+struct ModelsFlags {
+  bool ops = false;                   // list each model's ops
+  std::string export_name;            // --export <Name>: write the model's graph
+  std::string test;                   // --test <model test> (default: the config's first)
+  bool training = false;              // --training: the training graph
+  std::string out;                    // -o <file.graph>
+  std::string weights_out;            // --weights-out <file.safetensors>: its state dict
+  std::string checkpoint;             // --checkpoint <file.safetensors>: the state dict to use
+  bool hf = false;                    // --hf: the checkpoint is in Hugging Face's layout
+  std::string run_name;               // --run <Name>: train-step the model under a policy
+  std::vector<std::string> backends;  // --backends a,b: the policy's backends, in preference
+  std::string policy = "first";       // --policy first|fastest
+  std::vector<std::string> force;     // --force op=backend
+  std::string cache;                  // --policy-cache <file.json>
+  uint64_t seed = 0;
+};
+CLI::App* add_models_command(CLI::App& app, ModelsFlags& f);
+int command_models(const ModelsFlags& f);
 // threads 0: number of cores; cached: reuse this machine's cached peaks when present.
 int command_calibrate(int threads, bool cached, bool json);
 

@@ -98,6 +98,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* merge = add_merge_command(app, merge_flags);
   BenchFlags bench_flags;
   CLI::App* bench = add_bench_command(app, bench_flags);
+  ModelsFlags models_flags;
+  CLI::App* models = add_models_command(app, models_flags);
 
   // A flag value that cannot mean anything is refused while parsing, as a crucible::Error
   // naming the flag (src/cli/run_flags.cpp); CLI11's own errors (an unknown flag, a missing
@@ -117,6 +119,7 @@ int run_cli(int argc, char** argv) {
                       : history->parsed()   ? "history "
                       : compare->parsed()   ? "compare "
                       : bench->parsed()     ? "bench "
+                      : models->parsed()    ? "models "
                       : generate->parsed()  ? "generate "
                                             : nullptr;
     fmt::print(stderr, "crucible: error: {} (crucible {}--help lists the {})\n", e.what(),
@@ -142,6 +145,7 @@ int run_cli(int argc, char** argv) {
   if (history->parsed()) return command_history(history_file, history_limit, history_json);
   if (compare->parsed()) return command_compare(cf);
   if (bench->parsed()) return command_bench(bench_flags, args);
+  if (models->parsed()) return command_models(models_flags);
   return 2;
 }
 

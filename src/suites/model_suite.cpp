@@ -22,6 +22,7 @@
 #include "crucible/quant/rewrite.h"
 #include "suites/model_judge.h"
 #include "suites/trace_shapes.h"
+#include "suites/zoo_cases.h"
 
 namespace crucible {
 
@@ -138,6 +139,14 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
         "against aten)");
   std::optional<quant::Recipe> recipe;
   if (!o.quant.empty()) recipe = quant::parse_recipe(o.quant, "--quant");
+  // `model:zoo`: the zoo alone (models written in C++, src/models).
+  if (path == "zoo") {
+    std::vector<SuiteCase> zoo = zoo_suite_cases(o);
+    if (zoo.empty())
+      usage_error(fmt::format("--model-filter {} matches no zoo model (crucible models lists them)",
+                              fmt::join(o.model_filter, ",")));
+    return zoo;
+  }
   std::string where = path;
   if (where.empty()) {
     where = shipped_data_dir("models", "CRUCIBLE_MODELS");
@@ -163,7 +172,9 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
                                     g->name, it->second));
     graphs.push_back(std::move(g));
   }
-  if (graphs.empty())
+  // `model` alone also runs the zoo.
+  std::vector<SuiteCase> zoo = path.empty() ? zoo_suite_cases(o) : std::vector<SuiteCase>{};
+  if (graphs.empty() && zoo.empty())
     usage_error(fmt::format("--model-filter {} matches no model; the models are: {}",
                             fmt::join(o.model_filter, ","), fmt::join(all_names, ", ")));
 
@@ -202,6 +213,7 @@ std::vector<SuiteCase> model_suite(const SuiteOptions& o, const std::string& pat
     };
     out.push_back(std::move(sc));
   }
+  for (SuiteCase& sc : zoo) out.push_back(std::move(sc));
   return out;
 }
 

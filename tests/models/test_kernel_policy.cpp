@@ -1,0 +1,44 @@
+// Kernel policies through the real binary: `fastest` keeps, per op, the fastest backend that is
+// correct on the model's own calls (faulty's wrong add is rejected), caches its choices, and
+// attributes every op; forcing the wrong add onto faulty fails the model.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "e2e/cli_helpers.h"
+
+namespace crucible::e2e {
+namespace {
+
+TEST(KernelPolicy, FastestRejectsAWrongKernelAndAttributesEveryOp) {
+  const std::string cache = temp_dir("policy") + "/cache.json";
+  const std::string args =
+      "models --run SmokeTestModel --backends faulty,cpu --policy fastest "
+      "--policy-cache " +
+      cache;
+  Output o = crucible(args);
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("verdict: passed"), std::string::npos) << o.out;
+  // faulty's add.Tensor is off by a little: rejected on the model's own call.
+  EXPECT_NE(o.out.find("faulty rejected: wrong at line"), std::string::npos) << o.out;
+  for (const char* op : {"aten.mm.default", "aten.add.Tensor", "aten.relu.default",
+                         "aten.threshold_backward.default", "aten.sum.dim_IntList"})
+    EXPECT_NE(o.out.find(op), std::string::npos) << op << "\n" << o.out;
+  EXPECT_TRUE(std::filesystem::exists(cache));
+  o = crucible(args);
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("fastest (cached in " + cache + ")"), std::string::npos) << o.out;
+}
+
+TEST(KernelPolicy, ForcingAWrongKernelFailsTheModel) {
+  const Output o =
+      crucible("models --run SmokeTestModel --backends cpu,faulty --force aten.add.Tensor=faulty");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("aten.add.Tensor"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("forced"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("verdict: failed"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace crucible::e2e
