@@ -27,6 +27,12 @@ SCOPE = re.compile(r"(all|\d+\.x|\d+\.\d+\+?)( (cpu|cuda))?")
 MASK = (1 << 64) - 1
 
 
+def fail(message):
+    """Bad input: the message (naming the file and line, or the flag) and exit status 2."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def split_cells(line):
     cells, cur = [], ""
     for i in range(1, len(line)):  # skip the leading '|'
@@ -45,6 +51,8 @@ def ticked(cell):
 def read_differences(path):
     """The rows of every table whose first cell is a backticked `aten.` op name."""
     rows = []
+    if not os.path.isfile(path):
+        fail(f"--doc: {path} does not exist")
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             line = line.rstrip("\n")
@@ -61,12 +69,12 @@ def read_differences(path):
             }
             for s in row["selectors"]:
                 if not SELECTOR.fullmatch(s):
-                    sys.exit(f"{path}:{n}: bad case selector '{s}'")
+                    fail(f"{path}:{n}: bad case selector '{s}'")
             if not row["scopes"]:
-                sys.exit(f"{path}:{n}: the applies-to cell names no scope")
+                fail(f"{path}:{n}: the applies-to cell names no scope")
             for s in row["scopes"]:
                 if not SCOPE.fullmatch(s):
-                    sys.exit(f"{path}:{n}: bad scope '{s}' (VERSION [cpu|cuda])")
+                    fail(f"{path}:{n}: bad scope '{s}' (VERSION [cpu|cuda])")
             rows.append(row)
     return rows
 
@@ -74,7 +82,7 @@ def read_differences(path):
 def parse_version(text):
     m = re.match(r"(?:libtorch )?(\d+)\.(\d+)", text)
     if not m:
-        sys.exit(f"--version: '{text}' is not a libtorch version (MAJOR.MINOR)")
+        fail(f"--version: '{text}' is not a libtorch version (MAJOR.MINOR)")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -227,6 +235,8 @@ def main():
     counts = {"passed": 0, "explained": 0, "lacking": 0, "unexplained": 0}
     used = set()
     unexplained = []
+    if not os.path.isfile(a.results):
+        fail(f"{a.results} does not exist")
     with open(a.results, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -234,8 +244,7 @@ def main():
             try:
                 r = json.loads(line)
             except json.JSONDecodeError as e:
-                print(f"{a.results}:{n}: not JSON: {e}", file=sys.stderr)
-                return 2
+                fail(f"{a.results}:{n}: not JSON: {e}")
             if r.get("record", "case") != "case":
                 continue
             status = r.get("status", "")

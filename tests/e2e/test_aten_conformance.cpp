@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -217,6 +220,82 @@ TEST(AtenDifferencesDoc, EveryRowNamesAnOpCasesAndAReason) {
   EXPECT_TRUE(selects("dtype:f16,f32", fake));
   EXPECT_FALSE(selects("dtype:f16,bf16", fake));
   EXPECT_FALSE(selects("0123456789abcdef", fake));
+}
+
+// Runs a shell command and returns its exit status and output (stdout and stderr together).
+Output run_command(const std::string& cmd) {
+  Output o;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
+  const int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+// scripts/check_aten_differences.py checks a GPU machine's results.jsonl without this binary:
+// on one record per row of the file (built from the row's first selector) and one no row
+// lists, it must find the same cases unexplained as this test's rules, for each version and
+// device.
+TEST(AtenDifferencesDoc, TheScriptAppliesTheTestsRules) {
+  const auto ds = read_differences(kDoc);
+  ASSERT_FALSE(ds.empty());
+  std::vector<nlohmann::json> records;
+  for (const Difference& d : ds) {
+    if (d.selectors.empty()) continue;
+    const std::string& sel = d.selectors[0];
+    nlohmann::json r = {{"record", "case"},
+                        {"op", d.op},
+                        {"case_id", "0000000000000000"},
+                        {"case", ""},
+                        {"label", "plain"},
+                        {"dtype", "f32"},
+                        {"status", "failed"},
+                        {"detail", "wrong values"}};
+    if (sel.rfind("dtype:", 0) == 0)
+      r["dtype"] =
+          sel.substr(6, sel.find(',') == std::string::npos ? std::string::npos : sel.find(',') - 6);
+    else if (sel.rfind("label:", 0) == 0)
+      r["label"] = sel.substr(6);
+    else if (sel != "*")
+      r["case_id"] = sel;
+    records.push_back(r);
+  }
+  records.push_back({{"record", "case"},
+                     {"op", "aten.add.Tensor"},
+                     {"case_id", "ffffffffffffffff"},
+                     {"case", ""},
+                     {"label", "plain"},
+                     {"dtype", "u8"},
+                     {"status", "failed"},
+                     {"detail", "wrong values"}});
+  const std::string dir = temp_dir("aten-differences-script");
+  const std::string path = dir + "/results.jsonl";
+  {
+    std::ofstream out(path);
+    for (const auto& r : records) out << r.dump() << "\n";
+  }
+  for (const Target& t : {Target{1, 13, "cpu"}, Target{2, 11, "cpu"}, Target{2, 11, "cuda"}}) {
+    std::vector<Difference> applying;
+    for (const Difference& d : ds)
+      if (applies(d, t)) applying.push_back(d);
+    int unexplained = 0;
+    for (const auto& r : records) unexplained += listed(applying, r) == nullptr;
+    EXPECT_GT(unexplained, 1) << "rows of other versions and devices must not apply";
+    EXPECT_LT(unexplained, static_cast<int>(records.size()));
+    const Output o = run_command(
+        "python3 " +
+        shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/scripts/check_aten_differences.py") + " " +
+        shell_quote(path) + " --show 0 --version " + std::to_string(t.major) + "." +
+        std::to_string(t.minor) + " --device " + t.device);
+    EXPECT_EQ(o.status, 1) << o.out;
+    EXPECT_NE(o.out.find(", " + std::to_string(unexplained) + " unexplained"), std::string::npos)
+        << t.major << "." << t.minor << " " << t.device << ": this test finds " << unexplained
+        << " unexplained, the script says:\n"
+        << o.out;
+  }
 }
 
 #ifdef CRUCIBLE_HAVE_ATEN
