@@ -1,11 +1,16 @@
 // The conformance runs: crucible's reference (`ref`) against ATen (`--backend aten`) on the opinfo
 // suite and on the shipped traces. Every case that does not pass must be listed in
-// docs/aten-differences.md (op, cases, both results, why crucible keeps its answer); any other
-// disagreement fails the test. ctest label `aten` (cmake/aten.cmake).
+// docs/aten-differences.md (op, cases, the ATen versions and devices the row applies to, both
+// results, why crucible keeps its answer) by a row that applies to the libtorch the run used
+// (its manifest.json) and its device; any other disagreement fails the test. ctest label `aten`
+// (cmake/aten.cmake). scripts/check_aten_differences.py applies the same rules to a results.jsonl.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -26,9 +31,13 @@ namespace {
 //   `dtype:f16`     the cases whose first tensor is f16 (several: `dtype:f16,bf16`)
 //   `label:<text>`  the cases whose label contains <text>
 //   `<case id>`     one case (16 hex digits, as results.jsonl's case_id)
+// and the ATen versions and devices it applies to (the **applies to** cell, one or more of):
+//   `<version>`        on every device; `<version> cpu`, `<version> cuda` on one
+//   version: `all`, `1.13` (that major.minor), `2.x` (every 2.y), `2.4+` (2.4 and later)
 struct Difference {
   std::string op;
   std::vector<std::string> selectors;
+  std::vector<std::string> scopes;
   std::string reason;
   int line = 0;
 };
@@ -76,10 +85,36 @@ std::vector<Difference> read_differences(const std::string& path) {
     auto ops = ticked(cells.empty() ? "" : cells[0]);
     if (!ops.empty()) d.op = ops[0];
     if (cells.size() > 1) d.selectors = ticked(cells[1]);
+    if (cells.size() > 2) d.scopes = ticked(cells[2]);
     if (!cells.empty()) d.reason = cells.back();
     out.push_back(std::move(d));
   }
   return out;
+}
+
+const std::regex kScope(R"((all|(\d+)\.x|(\d+)\.(\d+)(\+?))( (cpu|cuda))?)");
+
+// A libtorch version (major, minor) and the device a run used.
+struct Target {
+  int major = 0, minor = 0;
+  std::string device;  // "cpu" or "cuda"
+};
+
+// Whether a scope of the applies-to cell covers the target (false for a malformed scope).
+bool covers(const std::string& scope, const Target& t) {
+  std::smatch m;
+  if (!std::regex_match(scope, m, kScope)) return false;
+  if (m[7].matched && m[7].str() != t.device) return false;
+  if (m[1].str() == "all") return true;
+  if (m[2].matched) return std::stoi(m[2].str()) == t.major;
+  const int major = std::stoi(m[3].str()), minor = std::stoi(m[4].str());
+  if (m[5].str() == "+") return t.major > major || (t.major == major && t.minor >= minor);
+  return t.major == major && t.minor == minor;
+}
+
+bool applies(const Difference& d, const Target& t) {
+  return std::any_of(d.scopes.begin(), d.scopes.end(),
+                     [&](const std::string& s) { return covers(s, t); });
 }
 
 bool selects(const std::string& sel, const nlohmann::json& r) {
@@ -154,11 +189,113 @@ TEST(AtenDifferencesDoc, EveryRowNamesAnOpCasesAndAReason) {
       EXPECT_TRUE(std::regex_match(s, selector))
           << kDoc << ":" << d.line << ": bad case '" << s << "'";
     EXPECT_GT(d.reason.size(), 20u) << kDoc << ":" << d.line << ": the reason is missing";
+    EXPECT_FALSE(d.scopes.empty()) << kDoc << ":" << d.line << ": no ATen version is named";
+    for (const std::string& s : d.scopes)
+      EXPECT_TRUE(std::regex_match(s, kScope))
+          << kDoc << ":" << d.line << ": bad applies-to scope '" << s << "'";
   }
+  const Target cpu113{1, 13, "cpu"}, cuda211{2, 11, "cuda"}, cpu24{2, 4, "cpu"};
+  EXPECT_TRUE(covers("1.13 cpu", cpu113));
+  EXPECT_FALSE(covers("1.13 cpu", cuda211));
+  EXPECT_FALSE(covers("1.13", cuda211));
+  EXPECT_TRUE(covers("2.11", cuda211));
+  EXPECT_FALSE(covers("2.11 cpu", cuda211));
+  EXPECT_TRUE(covers("2.x cuda", cuda211));
+  EXPECT_FALSE(covers("2.x", cpu113));
+  EXPECT_TRUE(covers("2.4+", cuda211));
+  EXPECT_TRUE(covers("2.4+ cpu", cpu24));
+  EXPECT_FALSE(covers("2.5+", cpu24));
+  EXPECT_TRUE(covers("all", cpu113));
+  EXPECT_FALSE(covers("2.11 gpu", cuda211));
+  EXPECT_FALSE(covers("2.11cpu", cuda211));
+  // Both versions the file was measured with have rows of their own.
+  int rows113 = 0, rows211 = 0;
+  for (const Difference& d : ds) {
+    rows113 += applies(d, cpu113);
+    rows211 += applies(d, cuda211);
+  }
+  EXPECT_GT(rows113, 0);
+  EXPECT_GT(rows211, 0);
   nlohmann::json fake = {{"op", "aten.copy.default"}, {"dtype", "f32"}, {"case_id", "0"}};
   EXPECT_TRUE(selects("dtype:f16,f32", fake));
   EXPECT_FALSE(selects("dtype:f16,bf16", fake));
   EXPECT_FALSE(selects("0123456789abcdef", fake));
+}
+
+// Runs a shell command and returns its exit status and output (stdout and stderr together).
+Output run_command(const std::string& cmd) {
+  Output o;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
+  const int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+// scripts/check_aten_differences.py checks a GPU machine's results.jsonl without this binary:
+// on one record per row of the file (built from the row's first selector) and one no row
+// lists, it must find the same cases unexplained as this test's rules, for each version and
+// device.
+TEST(AtenDifferencesDoc, TheScriptAppliesTheTestsRules) {
+  const auto ds = read_differences(kDoc);
+  ASSERT_FALSE(ds.empty());
+  std::vector<nlohmann::json> records;
+  for (const Difference& d : ds) {
+    if (d.selectors.empty()) continue;
+    const std::string& sel = d.selectors[0];
+    nlohmann::json r = {{"record", "case"},
+                        {"op", d.op},
+                        {"case_id", "0000000000000000"},
+                        {"case", ""},
+                        {"label", "plain"},
+                        {"dtype", "f32"},
+                        {"status", "failed"},
+                        {"detail", "wrong values"}};
+    if (sel.rfind("dtype:", 0) == 0)
+      r["dtype"] =
+          sel.substr(6, sel.find(',') == std::string::npos ? std::string::npos : sel.find(',') - 6);
+    else if (sel.rfind("label:", 0) == 0)
+      r["label"] = sel.substr(6);
+    else if (sel != "*")
+      r["case_id"] = sel;
+    records.push_back(r);
+  }
+  records.push_back({{"record", "case"},
+                     {"op", "aten.add.Tensor"},
+                     {"case_id", "ffffffffffffffff"},
+                     {"case", ""},
+                     {"label", "plain"},
+                     {"dtype", "u8"},
+                     {"status", "failed"},
+                     {"detail", "wrong values"}});
+  const std::string dir = temp_dir("aten-differences-script");
+  const std::string path = dir + "/results.jsonl";
+  {
+    std::ofstream out(path);
+    for (const auto& r : records) out << r.dump() << "\n";
+  }
+  for (const Target& t : {Target{1, 13, "cpu"}, Target{2, 11, "cpu"}, Target{2, 11, "cuda"}}) {
+    std::vector<Difference> applying;
+    for (const Difference& d : ds)
+      if (applies(d, t)) applying.push_back(d);
+    int unexplained = 0;
+    for (const auto& r : records) unexplained += listed(applying, r) == nullptr;
+    EXPECT_GT(unexplained, 1) << "rows of other versions and devices must not apply";
+    EXPECT_LT(unexplained, static_cast<int>(records.size()));
+    const Output o = run_command(
+        "python3 " +
+        shell_quote(std::string(CRUCIBLE_SOURCE_DIR) + "/scripts/check_aten_differences.py") + " " +
+        shell_quote(path) + " --show 0 --version " + std::to_string(t.major) + "." +
+        std::to_string(t.minor) + " --device " + t.device);
+    EXPECT_EQ(o.status, 1) << o.out;
+    EXPECT_NE(o.out.find(", " + std::to_string(unexplained) + " unexplained"), std::string::npos)
+        << t.major << "." << t.minor << " " << t.device << ": this test finds " << unexplained
+        << " unexplained, the script says:\n"
+        << o.out;
+  }
 }
 
 #ifdef CRUCIBLE_HAVE_ATEN
@@ -169,7 +306,8 @@ bool libtorch_lacks_it(const nlohmann::json& r) {
   const std::string d = r.value("detail", "");
   // An overload this libtorch does not have (it came later), or has no CPU kernel for.
   if (d.starts_with("libtorch ") && (d.find(" has no aten::") != std::string::npos ||
-                                     d.find(" has no CPU kernel for ") != std::string::npos))
+                                     d.find(" has no CPU kernel for ") != std::string::npos ||
+                                     d.find(" has no CUDA kernel for ") != std::string::npos))
     return true;
   return d.find("not implemented for '") != std::string::npos ||
          d.find("Could not run '") != std::string::npos ||
@@ -185,7 +323,27 @@ void conformance(const std::string& suite, const std::string& name, const std::s
   ASSERT_TRUE(o.status == 0 || o.status == 1) << o.out;
   auto lines = read_jsonl(out + "/results.jsonl");
   ASSERT_FALSE(lines.empty()) << o.out;
-  auto ds = read_differences(kDoc);
+  // The libtorch version and device of the run, from its manifest ("libtorch 1.13.0", "cpu").
+  Target target;
+  nlohmann::json manifest = nlohmann::json::parse(read_text(out + "/manifest.json"));
+  for (const auto& b : manifest.value("backends", nlohmann::json::array())) {
+    if (b.value("role", "") != "candidate") continue;
+    std::smatch m;
+    const std::string version = b.value("version", ""), device = b.value("device", "");
+    static const std::regex libtorch(R"(libtorch (\d+)\.(\d+).*)");
+    if (std::regex_match(version, m, libtorch)) {
+      target.major = std::stoi(m[1].str());
+      target.minor = std::stoi(m[2].str());
+    }
+    target.device = device.substr(0, device.find(':'));
+  }
+  ASSERT_GT(target.major, 0) << out << "/manifest.json names no libtorch version for the candidate";
+  ASSERT_TRUE(target.device == "cpu" || target.device == "cuda") << target.device;
+  std::vector<Difference> ds;
+  for (Difference& d : read_differences(kDoc))
+    if (applies(d, target)) ds.push_back(std::move(d));
+  ASSERT_FALSE(ds.empty()) << kDoc << " has no row for libtorch " << target.major << "."
+                           << target.minor << " on " << target.device;
   std::set<std::string> ops_run, ops_supported, ops_other_unsupported;
   int passed = 0;
   std::string unlisted;
@@ -206,8 +364,10 @@ void conformance(const std::string& suite, const std::string& name, const std::s
                   r.value("detail", "").substr(0, 300);
   }
   EXPECT_GT(passed, 0);
-  EXPECT_EQ(n_unlisted, 0) << n_unlisted << " disagreements between ATen and ref are not listed in "
-                           << kDoc << " (fix ref, or list them with the reason):" << unlisted;
+  EXPECT_EQ(n_unlisted, 0) << n_unlisted << " disagreements between ATen (libtorch " << target.major
+                           << "." << target.minor << ", " << target.device
+                           << ") and ref are not listed in " << kDoc
+                           << " (fix ref, or list them with the reason):" << unlisted;
   // Every op libtorch has is supported: an op with no supported case must be listed, unless
   // each of its cases is in a dtype libtorch has no kernel for (the traces' f16 calls of ops
   // that libtorch 1.13 implements for f32 only: coverage of this libtorch, not a difference).
