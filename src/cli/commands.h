@@ -158,7 +158,7 @@ struct CompareFlags {
   std::string before, after;
   std::string history;  // empty: the default
   bool markdown = false, json = false;
-  double min_change = 1.5;
+  double min_change = 2.0;
 };
 int command_compare(const CompareFlags& f);
 // `crucible models` (src/cli/models_command.cpp): the zoo, or one model's graph exported.

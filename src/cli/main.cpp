@@ -88,7 +88,7 @@ int run_cli(int argc, char** argv) {
       ->add_option("--min-change", cf.min_change,
                    "a speed-up moved when both runs' p10..p90 ranges part and the medians "
                    "differ by at least this factor")
-      ->default_str("1.5");
+      ->default_str("2");
 
   GraphFlags graph_flags;
   CLI::App* graph = add_graph_command(app, graph_flags);

@@ -1,5 +1,6 @@
 // End-to-end: the run history and `crucible compare` on real runs of two kernel folders
 // (tests/fixtures/compare): one kernel made wrong and one made slower between the runs.
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -84,11 +85,29 @@ void check_wrong_and_slower() {
 void check_rerun_clean() {
   const Runs& r = runs();
   ASSERT_EQ(r.again_out.status, 0) << r.again_out.out;
-  const json c = compare_json(r.before + " " + r.again, 0);
-  EXPECT_EQ(c["regressed"], false);
+  Output o = crucible("compare " + r.before + " " + r.again + " --json");
+  json c = json::parse(o.out.substr(std::min(o.out.find('{'), o.out.size() - 1)));
+  // Verdicts never move between two runs of one build and seed.
+  for (const char* key :
+       {"ops_newly_failing", "ops_fixed", "ops_changed_otherwise", "cases_status_changed"})
+    EXPECT_TRUE(c[key].empty()) << key << ": " << c[key].dump();
   EXPECT_GT(c["timed_compared"].get<int>(), 0);
-  for (const char* key : {"ops_newly_failing", "ops_fixed", "ops_changed_otherwise",
-                          "cases_status_changed", "cases_slower", "cases_faster"})
+  // Timings can: these calls take tens of microseconds, and ctest runs other tests on the same
+  // two cores, so a load spike over a whole run can move one beyond any fixed factor. A real
+  // change stays when the run is made again; a spike does not. One more rerun decides.
+  if (!c["cases_slower"].empty() || !c["cases_faster"].empty()) {
+    const std::string third = r.dir + "/third";
+    Output rerun = crucible(
+        "run --suite opinfo --ops add.Tensor,sum.default --dtypes f32 --perf --baseline cpu "
+        "--max-numel 65536 --quiet --seed 3 --history none --backend dir:" +
+        std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/compare/before --out " + third);
+    ASSERT_EQ(rerun.status, 0) << rerun.out;
+    o = crucible("compare " + r.before + " " + third + " --json");
+    c = json::parse(o.out.substr(std::min(o.out.find('{'), o.out.size() - 1)));
+  }
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(c["regressed"], false);
+  for (const char* key : {"cases_slower", "cases_faster"})
     EXPECT_TRUE(c[key].empty()) << key << ": " << c[key].dump();
 }
 

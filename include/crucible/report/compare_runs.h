@@ -17,7 +17,7 @@ struct CompareOptions {
   // overlap and the median speed-ups differ by at least this factor: the baseline is timed in
   // turn with the candidate, so a machine busier in one run than in the other moves both times
   // but far less their ratio, and more than one run's p10..p90 shows.
-  double min_change = 1.5;
+  double min_change = 2.0;
 };
 
 struct OpChange {
