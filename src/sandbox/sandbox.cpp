@@ -179,10 +179,12 @@ std::string restrict_writes(const std::string& scratch, int abi) {
     err =
         allow("/dev", LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
   // The process's own threads: the CUDA driver names the threads it starts by writing
-  // /proc/self/task/<tid>/comm, and cuInit fails when it cannot. /proc/self resolves to this
-  // process here, so the rule reaches no other process. Without /proc there is nothing to allow.
+  // /proc/self/task/<tid>/comm (opened with O_TRUNC), and cuInit fails when it cannot. /proc/self
+  // resolves to this process here, so the rule reaches no other process. Without /proc there is
+  // nothing to allow.
   if (err.empty() && access("/proc/self/task", F_OK) == 0)
-    err = allow("/proc/self/task", LANDLOCK_ACCESS_FS_WRITE_FILE);
+    err = allow("/proc/self/task",
+                LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
   for (const std::string& d : g_program_dirs) {
     struct stat st {};
     if (err.empty() && stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
