@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 // `quant` the quantization recipes that rewrite those graphs; `nn` the modules that capture
 // graphs, `autograd` their backward, `models` the zoo.
 constexpr std::array<std::string_view, 20> kFloors = {
-    "kernel",  "core",     "schema", "compare", "results", "cases",  "ops",
+    "kernel",  "core",     "schema", "compare", "results", "cases",    "ops",
     "sandbox", "backends", "api",    "graph",   "nn",      "autograd", "models",
     "quant",   "suites",   "report", "llm",     "eval",    "cli",
 };

@@ -43,6 +43,12 @@ std::optional<std::string> safetensors_dtype_name(DType t) {
   return std::nullopt;
 }
 
+std::optional<DType> safetensors_dtype(const std::string& name) {
+  for (const DTypeName& d : kDTypes)
+    if (name == d.name) return d.dtype;
+  return std::nullopt;
+}
+
 namespace {
 
 // Reads `n` bytes at `offset` into `dst`; false when they are not there.
@@ -100,9 +106,7 @@ Safetensors parse(const std::string& path, uint64_t file_size, const ReadAt& rea
     const auto dt = entry.find("dtype");
     if (dt == entry.end() || !dt->is_string()) fail(path, name, "no dtype string");
     const std::string dname = dt->get<std::string>();
-    const DTypeName* found = nullptr;
-    for (const DTypeName& d : kDTypes)
-      if (dname == d.name) found = &d;
+    const std::optional<DType> found = safetensors_dtype(dname);
     if (!found) {
       fail(path, name,
            "dtype '" + dname + "' is not one of F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL");
@@ -130,7 +134,7 @@ Safetensors parse(const std::string& path, uint64_t file_size, const ReadAt& rea
            "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                "] out of range: the data holds " + std::to_string(data_size) + " bytes");
     }
-    const uint64_t nbytes = numel * itemsize(found->dtype);
+    const uint64_t nbytes = numel * itemsize(*found);
     if (end - begin != nbytes) {
       fail(path, name,
            "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
@@ -138,7 +142,7 @@ Safetensors parse(const std::string& path, uint64_t file_size, const ReadAt& rea
                " needs " + std::to_string(nbytes));
     }
     ranges.push_back({begin, end, name});
-    Tensor t = Tensor::empty(shape, found->dtype);
+    Tensor t = Tensor::empty(shape, *found);
     if (nbytes && !read_at(data_start + begin, nbytes, static_cast<char*>(t.data_ptr())))
       fail(path, name, "could not read its " + std::to_string(nbytes) + " bytes");
     out.tensors.emplace(name, std::move(t));

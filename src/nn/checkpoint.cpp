@@ -17,24 +17,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::optional<DType> dtype_of(const std::string& name) {
-  for (DType t : {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16, DType::Int64,
-                  DType::Int32, DType::Int16, DType::Int8, DType::UInt8, DType::Bool})
-    if (graph::safetensors_dtype_name(t) == name) return t;
-  return std::nullopt;
-}
-
-std::string shape_str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 }  // namespace
 
 Checkpoint::Checkpoint(const std::string& path, const std::vector<StateEntry>& state,
@@ -66,7 +48,7 @@ Checkpoint::Checkpoint(const std::string& path, const std::vector<StateEntry>& s
   for (const auto& [fname, info] : j.items()) {
     if (fname == "__metadata__") continue;
     if (std::any_of(layout.ignored.begin(), layout.ignored.end(),
-                    [&](const std::string& s) { return ends_with(fname, s); }))
+                    [&](const std::string& s) { return fname.ends_with(s); }))
       continue;
     std::string name = fname;
     if (!by_name.contains(name) && !layout.prefix.empty() && by_name.contains(layout.prefix + name))
@@ -83,7 +65,7 @@ Checkpoint::Checkpoint(const std::string& path, const std::vector<StateEntry>& s
     Slot s;
     s.file_name = fname;
     const std::string dt = info.value("dtype", "");
-    const auto dtype = dtype_of(dt);
+    const auto dtype = graph::safetensors_dtype(dt);
     if (!dtype) input_error(path, "tensor '" + fname + "': unknown dtype '" + dt + "'");
     s.dtype = *dtype;
     for (const Json& d : info.at("shape")) s.file_shape.push_back(d.get<int64_t>());
@@ -92,7 +74,7 @@ Checkpoint::Checkpoint(const std::string& path, const std::vector<StateEntry>& s
     s.end = data_start + off.at(1).get<int64_t>();
     s.transposed = e.shape.size() == 2 &&
                    std::any_of(layout.transposed.begin(), layout.transposed.end(),
-                               [&](const std::string& suf) { return ends_with(name, suf); });
+                               [&](const std::string& suf) { return name.ends_with(suf); });
     Shape expect = e.shape;
     if (s.transposed) std::swap(expect[0], expect[1]);
     if (s.file_shape != expect)

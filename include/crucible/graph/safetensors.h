@@ -25,6 +25,8 @@ struct Safetensors {
 
 // The safetensors dtype name of `t` ("F32"), or nullopt for a dtype the format lacks here.
 std::optional<std::string> safetensors_dtype_name(DType t);
+// The dtype a safetensors dtype name ("F32") stands for, or nullopt for a name crucible lacks.
+std::optional<DType> safetensors_dtype(const std::string& name);
 
 Safetensors read_safetensors(const std::string& path);
 // The same from bytes in memory; `name` names them in errors.
