@@ -86,8 +86,8 @@ int run_cli(int argc, char** argv) {
   compare->add_flag("--json", cf.json, "print JSON");
   compare
       ->add_option("--min-change", cf.min_change,
-                   "a speed-up moved when both runs' p10..p90 ranges part and the medians "
-                   "differ by at least this factor")
+                   "a speed-up moved when both runs' p10..p90 ranges of the candidate's "
+                   "time and their median speed-ups part by at least this factor")
       ->default_str("2");
 
   GraphFlags graph_flags;

@@ -94,13 +94,15 @@ RunComparison compare_runs(const RunData& a, const RunData& b, const CompareOpti
       r.status_changes.push_back({c.case_id, c.op, c.call, p.status, c.status, c.detail});
     if (!p.timed || !c.timed || p.speedup <= 0 || c.speedup <= 0) continue;
     ++r.timed_compared;
-    // Beyond the noise: the candidate's p10..p90 ranges of the two runs part, and the median
-    // speed-ups (each against a baseline timed in turn with it, so a busier machine moves both)
-    // differ by at least the minimum change.
+    // Beyond the noise: the candidate's p10..p90 ranges of the two runs part by at least the
+    // minimum change (even the readings of the two runs' noise most favourable to "no change"
+    // differ by that factor), and so do the median speed-ups (each against a baseline timed in
+    // turn with it, so a machine busier in one whole run moves both times but not their ratio).
     SpeedChange s{c.case_id, c.op, c.call, p.speedup, c.speedup, p.candidate, c.candidate};
-    if (c.candidate.p10_s > p.candidate.p90_s && p.speedup >= o.min_change * c.speedup)
+    const double m = o.min_change;
+    if (c.candidate.p10_s >= m * p.candidate.p90_s && p.speedup >= m * c.speedup)
       r.slower.push_back(s);
-    if (c.candidate.p90_s < p.candidate.p10_s && c.speedup >= o.min_change * p.speedup)
+    if (p.candidate.p10_s >= m * c.candidate.p90_s && c.speedup >= m * p.speedup)
       r.faster.push_back(s);
   }
   auto by_factor = [](const SpeedChange& x, const SpeedChange& y) {
@@ -115,8 +117,8 @@ RunComparison compare_runs(const RunData& a, const RunData& b, const CompareOpti
 std::string comparison_text(const RunComparison& c) {
   std::string t = fmt::format("crucible compare\n  before: {}\n  after:  {}\n", c.before, c.after);
   t += fmt::format(
-      "  {} cases in both runs, {} timed in both (speed-ups compared beyond both "
-      "runs' p10..p90 of the candidate's time and a factor of {} in speed-up)\n",
+      "  {} cases in both runs, {} timed in both (a change counts when the candidate's "
+      "p10..p90 times and the median speed-ups of the two runs part by a factor of {})\n",
       c.cases_compared, c.timed_compared, c.min_change);
   auto ops = [&](const char* title, const std::vector<OpChange>& v) {
     if (v.empty()) return;
@@ -166,8 +168,8 @@ std::string comparison_markdown(const RunComparison& c) {
   std::string m = "# crucible compare\n\n";
   m += fmt::format(
       "- before: `{}`\n- after: `{}`\n- {} cases in both runs, {} timed in both; "
-      "speed-ups compared beyond both runs' p10..p90 of the candidate's time and a factor of {} in "
-      "speed-up\n- **{}**\n",
+      "a change counts when the candidate's p10..p90 times and the median speed-ups of the two runs "
+      "part by a factor of {}\n- **{}**\n",
       c.before, c.after, c.cases_compared, c.timed_compared, c.min_change,
       c.regressed() ? "regressed" : "no regression");
   auto ops = [&](const char* title, const std::vector<OpChange>& v) {

@@ -156,10 +156,32 @@ TEST(CompareRuns, MovesWithinTheNoiseAreNotChanges) {
                                            CompareOptions{.min_change = 1.5});
   EXPECT_TRUE(tight.slower.empty());
   EXPECT_FALSE(tight.regressed());
+  // At 1.2 the ranges (0.95..1.05 ms, 1.235..1.365 ms) part, but not by 1.2x; at 1.15 they do.
+  EXPECT_TRUE(compare_runs(run_of("a", 1e-3, true), run_of("b", 1.3e-3, true),
+                           CompareOptions{.min_change = 1.2})
+                  .slower.empty());
   EXPECT_EQ(compare_runs(run_of("a", 1e-3, true), run_of("b", 1.3e-3, true),
-                         CompareOptions{.min_change = 1.2})
+                         CompareOptions{.min_change = 1.15})
                 .slower.size(),
             1u);
+}
+
+TEST(CompareRuns, RangesThatPartByLessThanTheFactorAreNotChanges) {
+  // Two runs of one build on a loaded 2-core machine: a call dominated by the round trip to the
+  // candidate process timed 104..168 us, then 48..64 us, while its baseline (1.5 us, then
+  // 7.9 us) moved the other way: an 11x move in the speed-up, from noise alone.
+  RunData a = run_of("a", 141e-6, true), b = run_of("b", 50e-6, true);
+  a.cases[0].candidate = {141e-6, 104e-6, 168e-6, 30};
+  b.cases[0].candidate = {50e-6, 48e-6, 64e-6, 30};
+  a.cases[0].speedup = 0.015;
+  b.cases[0].speedup = 0.165;
+  const RunComparison c = compare_runs(a, b, CompareOptions{});
+  EXPECT_TRUE(c.faster.empty());
+  EXPECT_TRUE(c.slower.empty());
+  // The same move seen the other way is no regression either.
+  const RunComparison back = compare_runs(b, a, CompareOptions{});
+  EXPECT_TRUE(back.slower.empty());
+  EXPECT_FALSE(back.regressed());
 }
 
 }  // namespace

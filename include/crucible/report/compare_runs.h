@@ -13,10 +13,11 @@
 namespace crucible {
 
 struct CompareOptions {
-  // A speed-up counts as moved when the candidate's p10..p90 ranges of the two runs do not
-  // overlap and the median speed-ups differ by at least this factor: the baseline is timed in
-  // turn with the candidate, so a machine busier in one run than in the other moves both times
-  // but far less their ratio, and more than one run's p10..p90 shows.
+  // A speed-up counts as moved when the candidate's p10..p90 ranges of the two runs part by at
+  // least this factor (the lower end of one range is this many times the upper end of the
+  // other) and the median speed-ups differ by at least this factor too: the baseline is timed
+  // in turn with the candidate, so a machine busier in one run than in the other moves both
+  // times but far less their ratio, and more than one run's p10..p90 shows.
   double min_change = 2.0;
 };
 
