@@ -185,9 +185,9 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
     // anything and without trusting the candidate (whose outputs could inflate its bytes);
     // where they depend on the values, the reference's outputs give them.
     const Cost cost = [&] {
-      if (!op.data_dependent) return op.cost(inputs, op.run_meta(inputs));
+      if (!op.data_dependent) return op.run_cost(inputs, op.run_meta(inputs));
       Values ref_args = deep_copy(inputs);
-      return op.cost(inputs, op.run_ref(ref_args, c.seed));
+      return op.run_cost(inputs, op.run_ref(ref_args, c.seed));
     }();
     rec.flops = cost.flops;
     rec.bytes = cost.bytes;

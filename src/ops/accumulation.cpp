@@ -48,11 +48,12 @@ Values magnitudes(const Values& args) {
 
 }  // namespace
 
-ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref) {
+ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema schema) {
   ComparePolicy p = std::move(base);
   auto tol_scale = p.tol_scale;
   p.kind = ComparePolicy::Kind::Custom;
-  p.custom = [tol_scale, ref](const Values& inputs, const Values& ref_out, const Values& cand_out) {
+  p.custom = [tol_scale, ref, schema = std::move(schema)](
+                 const Values& inputs, const Values& ref_out, const Values& cand_out) {
     const double scale = tol_scale ? std::max(1.0, tol_scale(inputs)) : 1.0;
     std::vector<TensorCheck> checks;
     std::optional<Values> bound;  // the reference on the magnitudes, computed when needed
@@ -78,7 +79,7 @@ ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref) {
       if (!check.passed && is_floating(r.dtype())) {
         if (!bound) {
           try {
-            bound = ref(magnitudes(inputs));
+            bound = ref(Args(magnitudes(inputs), schema));
           } catch (const Error&) {
             bound = Values{};
           }

@@ -225,8 +225,9 @@ MetaFn inplace_meta(ActCheck check, bool overlap_raises) {
 
 // The in-place overload of `f`: checked, computed out of place, then written into self.
 RefFn inplace_ref(ActCheck check, ActFn f, bool overlap_raises) {
-  return [checks = inplace_meta(std::move(check), overlap_raises), f](const Values& args) {
-    checks(args);
+  return [checks = inplace_meta(std::move(check), overlap_raises), f](const Args& a) {
+    const Values& args = a;
+    checks(a);
     const Tensor& self = args.at(0).tensor();
     self.copy_from(f(args));
     return Values{Value(self)};

@@ -231,7 +231,8 @@ void check_out(const Tensor& out, const Shape& result_shape, DType result_dtype)
 }
 
 RefFn inplace_of(RefFn ref) {
-  return [ref = std::move(ref)](const Values& args) -> Values {
+  return [ref = std::move(ref)](const Args& a) -> Values {
+    const Values& args = a;
     const Tensor& self = args.at(0).tensor();
     // A self that would broadcast or overlap itself is rejected before computing.
     for (int64_t d = 0; d < self.dim(); ++d)
@@ -239,7 +240,7 @@ RefFn inplace_of(RefFn ref) {
                      "unsupported operation: more than one element of the written-to tensor "
                      "refers to a single memory location. Please clone() the tensor before "
                      "performing the operation.");
-    const Tensor result = ref(args).at(0).tensor();  // computed first: other may alias self
+    const Tensor result = ref(a).at(0).tensor();  // computed first: other may alias self
     check_inplace(self, result.shape(), result.dtype());
     self.copy_from(result);
     return {Value(self)};
@@ -247,9 +248,10 @@ RefFn inplace_of(RefFn ref) {
 }
 
 RefFn out_of(RefFn ref, size_t out_arg) {
-  return [ref = std::move(ref), out_arg](const Values& args) -> Values {
+  return [ref = std::move(ref), out_arg](const Args& a) -> Values {
+    const Values& args = a;
     const Tensor& out = args.at(out_arg).tensor();
-    const Tensor result = ref(args).at(0).tensor();
+    const Tensor result = ref(a).at(0).tensor();
     check_out(out, result.shape(), result.dtype());
     out.copy_from(result);  // computed in the common dtype, then cast to out's dtype
     return {Value(out)};

@@ -19,19 +19,23 @@ ArgRole OpDef::role_of(const std::string& arg_name) const {
 }
 
 Values OpDef::run_ref(const Values& args, uint64_t seed) const {
-  if (ref_seeded) return ref_seeded(args, seed);
-  return ref(args);
+  if (ref_seeded) return ref_seeded(Args(args, schema), seed);
+  return ref(Args(args, schema));
 }
 
 Values OpDef::run_meta(const Values& args) const {
   if (!meta) internal_error("catalog: op without a meta function: " + name);
-  Values out = meta(args);
+  Values out = meta(Args(args, schema));
   if (out.size() != schema.returns.size())
     internal_error(
         fmt::format("catalog: the meta function of {} returned {} value(s), the schema "
                     "has {} return(s)",
                     name, out.size(), schema.returns.size()));
   return out;
+}
+
+Cost OpDef::run_cost(const Values& args, const Values& outputs) const {
+  return cost ? cost(Args(args, schema), outputs) : Cost{};
 }
 
 OpDef OpDef::from_schema(std::string_view schema_text, std::string family_name) {

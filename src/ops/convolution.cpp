@@ -505,7 +505,7 @@ void register_convolution_ops(OpRegistry& r) {
     op.samples = conv::convolution_samples;
     op.cost = conv::conv_cost;
     op.compare.tol_scale = conv::conv_tol_scale;
-    op.compare = judges::accumulation_overflow_policy(op.compare, convolution_ref);
+    op.compare = judges::accumulation_overflow_policy(op.compare, convolution_ref, op.schema);
     r.add(std::move(op));
   }
   {

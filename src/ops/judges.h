@@ -48,6 +48,6 @@ TensorCheck same_multiset_check(const Tensor& ref, const Tensor& cand, int64_t d
 // run on the magnitudes of the inputs (|x| of every floating tensor with non-finite elements
 // as 0, |alpha|, |beta|) overflows the dtype -- there ATen's own partial sums may overflow
 // although the exact (f64 reference) result is finite. Everything else of `base` is kept.
-ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref);
+ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema schema);
 
 }  // namespace crucible::judges

@@ -423,7 +423,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = mm_ref;
     op.samples = mm_samples;
     op.cost = product_cost(0, 1);
-    op.compare = judges::accumulation_overflow_policy(inner_length_compare(0, 1), mm_ref);
+    op.compare =
+        judges::accumulation_overflow_policy(inner_length_compare(0, 1), mm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -436,7 +437,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = addmm_ref;
     op.samples = addmm_samples;
     op.cost = product_cost(1, 1);
-    op.compare = judges::accumulation_overflow_policy(inner_length_compare(1, 1), addmm_ref);
+    op.compare =
+        judges::accumulation_overflow_policy(inner_length_compare(1, 1), addmm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -446,7 +448,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = bmm_ref;
     op.samples = bmm_samples;
     op.cost = product_cost(0, 2);
-    op.compare = judges::accumulation_overflow_policy(inner_length_compare(0, 2), bmm_ref);
+    op.compare =
+        judges::accumulation_overflow_policy(inner_length_compare(0, 2), bmm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -459,7 +462,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = baddbmm_ref;
     op.samples = baddbmm_samples;
     op.cost = product_cost(1, 2);
-    op.compare = judges::accumulation_overflow_policy(inner_length_compare(1, 2), baddbmm_ref);
+    op.compare =
+        judges::accumulation_overflow_policy(inner_length_compare(1, 2), baddbmm_ref, op.schema);
     r.add(std::move(op));
   }
 }

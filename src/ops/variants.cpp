@@ -236,19 +236,19 @@ OpDef derive(const Entry& e, const OpDef& f, DerivedVariant& v) {
     op.ref_seeded = [pv, self, checked](const Values& args, uint64_t seed) {
       const Values fargs = functional_arguments(*pv, args);
       checked(args, fargs);
-      return write_destinations(self(), *pv, args, pv->functional->ref_seeded(fargs, seed));
+      return write_destinations(self(), *pv, args, pv->functional->run_ref(fargs, seed));
     };
   } else {
     op.ref = [pv, self, checked](const Values& args) {
       const Values fargs = functional_arguments(*pv, args);
       checked(args, fargs);
-      return write_destinations(self(), *pv, args, pv->functional->ref(fargs));
+      return write_destinations(self(), *pv, args, pv->functional->run_ref(fargs));
     };
   }
   op.cost = [pv](const Values& args, const Values&) {
     Values dests;
     for (size_t d : pv->destinations) dests.push_back(args.at(d));
-    return pv->functional->cost(functional_arguments(*pv, args), dests);
+    return pv->functional->run_cost(functional_arguments(*pv, args), dests);
   };
   op.compare = f.compare;
   if (f.compare.tol_scale)

@@ -515,12 +515,13 @@ MetaFn spec_meta(OutSpec (*spec_of)(const Values&)) {
 
 // The meta of the in-place form (arith::inplace_of) of an op with meta `meta`.
 MetaFn inplace_meta(MetaFn meta) {
-  return [meta = std::move(meta)](const Values& args) {
+  return [meta = std::move(meta)](const Args& a) {
+    const Values& args = a;
     const Tensor& self = args.at(0).tensor();
     // inplace_of rejects an internally overlapping self first: check_inplace against self's
     // own shape and dtype checks exactly that.
     arith::check_inplace(self, self.shape(), self.dtype());
-    const Tensor result = meta(args).at(0).tensor();
+    const Tensor result = meta(a).at(0).tensor();
     arith::check_inplace(self, result.shape(), result.dtype());
     return Values{args.at(0)};
   };

@@ -53,7 +53,7 @@ CallSize call_size(const OpDef* op, const cases::CallSpec& call) {
         for (const Tensor& t : v.tensors()) count(t);
     }
     if (fresh > size.elements) size.elements += fresh;
-    size.flops = op->cost(args, outs).flops;
+    size.flops = op->run_cost(args, outs).flops;
   } catch (const Error&) {
     // An invalid call (the meta function raised): run, it is a must-raise case; its size is
     // its arguments'.

@@ -24,7 +24,7 @@ Values run(const char* name, const Values& args) {
 }
 
 Values ref(const char* name, const Values& args) {
-  return OpRegistry::catalog().get(name).ref(args);
+  return OpRegistry::catalog().get(name).run_ref(args);
 }
 
 TEST(CpuReduction, LongRowSumMatchesReferenceOnEveryThreadCount) {

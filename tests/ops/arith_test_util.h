@@ -68,9 +68,9 @@ inline void check_family_samples(const OpRegistry& reg) {
       const bool must_raise = s.label.starts_with("error:");
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        const Cost c = op->cost(args, out);
+        const Cost c = op->run_cost(args, out);
         EXPECT_GE(c.bytes, 0) << op->name;
         if (op->compare.tol_scale) {
           EXPECT_GE(op->compare.tol_scale(args), 1.0) << op->name;

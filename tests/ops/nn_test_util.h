@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::nntest {
@@ -65,9 +65,9 @@ inline void check_samples(const OpRegistry& r) {
       }
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        const Cost c = op->cost(args, out);
+        const Cost c = op->run_cost(args, out);
         EXPECT_GE(c.bytes, 0) << op->name;
         if (op->compare.tol_scale) {
           EXPECT_GE(op->compare.tol_scale(args), 1.0) << op->name;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -30,7 +30,7 @@ const OpRegistry& act_ops() {
 }
 
 Tensor call(const std::string& op, const Values& args) {
-  return act_ops().get(op).ref(args).at(0).tensor();
+  return act_ops().get(op).run_ref(args).at(0).tensor();
 }
 
 Tensor vec(const std::vector<double>& vals, DType t) {
@@ -193,7 +193,7 @@ TEST(ActivationBackward, JudgeAllowsFloatCancellationScaledByGrad) {
   ASSERT_EQ(op.compare.kind, ComparePolicy::Kind::Custom);
   const Values in = {vec({1e30, 1.0, 2.0}, DType::Float32), vec({-4, 0.5, kNan}, DType::Float32),
                      Value("tanh")};
-  const Tensor r = op.ref(in)[0].tensor();
+  const Tensor r = op.run_ref(in)[0].tensor();
   auto judge = [&](const std::vector<double>& cand) {
     return op.compare.custom(in, {Value(r)}, {Value(vec(cand, DType::Float32))}).at(0).passed;
   };
@@ -271,9 +271,9 @@ TEST(ActivationSamples, CountsAndReferenceRaisesExactlyOnErrorCases) {
       }
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        EXPECT_GE(op->cost(args, out).bytes, 0);
+        EXPECT_GE(op->run_cost(args, out).bytes, 0);
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::OpError) << op->name << " " << text << ": " << e.what();
         error = e.what();
@@ -286,7 +286,7 @@ TEST(ActivationSamples, CountsAndReferenceRaisesExactlyOnErrorCases) {
     for (const Sample& s : perf) {
       try {
         const Values args = materialize(*op, shrunk(s.call), 7);
-        if (!s.label.starts_with("error:")) op->ref(args);
+        if (!s.label.starts_with("error:")) op->run_ref(args);
       } catch (const Error& e) {
         ADD_FAILURE() << op->name << " performance case [" << s.label << "]: " << e.what();
       }

@@ -29,7 +29,7 @@ const OpRegistry& ops() {
 }
 
 Tensor call(const std::string& op, const Values& args) {
-  return ops().get(op).ref(args).at(0).tensor();
+  return ops().get(op).run_ref(args).at(0).tensor();
 }
 
 const Value kNone{};

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -45,8 +45,8 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, In
             Ints padding, Ints dilation, bool transposed, Ints output_padding, int64_t groups) {
   return conv_ops()
       .get("aten.convolution.default")
-      .ref({x, w, opt(b), Value(stride), Value(padding), Value(dilation), Value(transposed),
-            Value(output_padding), Value(groups)})[0]
+      .run_ref({x, w, opt(b), Value(stride), Value(padding), Value(dilation), Value(transposed),
+                Value(output_padding), Value(groups)})[0]
       .tensor();
 }
 
@@ -54,8 +54,8 @@ Values conv_backward(const Tensor& go, const Tensor& x, const Tensor& w, Ints st
                      bool transposed, Ints output_padding, int64_t groups, std::vector<bool> mask) {
   return conv_ops()
       .get("aten.convolution_backward.default")
-      .ref({go, x, w, Value(Ints{w.size(0)}), Value(stride), Value(padding), Value(Ints{1, 1}),
-            Value(transposed), Value(output_padding), Value(groups), Value(mask)});
+      .run_ref({go, x, w, Value(Ints{w.size(0)}), Value(stride), Value(padding), Value(Ints{1, 1}),
+                Value(transposed), Value(output_padding), Value(groups), Value(mask)});
 }
 
 void expect_values(const Tensor& t, const Shape& shape, const std::vector<double>& expect) {
@@ -235,7 +235,7 @@ void check_samples(const std::string& name) {
     const bool expect_error = s.label.rfind("error:", 0) == 0;
     bool raised = false;
     try {
-      op.ref(args);
+      op.run_ref(args);
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::OpError) << s.label << ": " << e.what();
       raised = true;

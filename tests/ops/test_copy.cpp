@@ -23,7 +23,7 @@ const OpRegistry& copy_ops() {
   return *r;
 }
 
-Values call(const std::string& op, const Values& args) { return copy_ops().get(op).ref(args); }
+Values call(const std::string& op, const Values& args) { return copy_ops().get(op).run_ref(args); }
 
 Tensor iota(const Shape& shape, DType t) {
   Tensor x = Tensor::empty(shape, t);
@@ -189,11 +189,11 @@ TEST(CopyCost, CountsBytesMoved) {
   const OpDef& op = copy_ops().get("aten._to_copy.default");
   const Tensor t = iota({4, 8}, DType::Float32);
   const Values args = {t, Value(DType::Float16), Value(), Value(), Value(), Value(false), Value()};
-  const Cost c = op.cost(args, op.ref(args));
+  const Cost c = op.run_cost(args, op.run_ref(args));
   EXPECT_EQ(c.bytes, 32 * 4 + 32 * 2);
   const Tensor e = iota({1, 8}, DType::Float32).expand({4, 8});
   const Values cargs = {e, Value()};
-  EXPECT_EQ(copy_ops().get("aten.clone.default").cost(cargs, clone(e)).bytes, 8 * 4 + 32 * 4);
+  EXPECT_EQ(copy_ops().get("aten.clone.default").run_cost(cargs, clone(e)).bytes, 8 * 4 + 32 * 4);
 }
 
 }  // namespace

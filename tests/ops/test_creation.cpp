@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -30,7 +30,7 @@ const OpRegistry& creation_ops() {
 // Runs the reference on a call written in the case grammar.
 Values run(const std::string& op, const std::string& call) {
   const OpDef& def = creation_ops().get(op);
-  return def.ref(materialize(def, cases::parse_call(call), 5));
+  return def.run_ref(materialize(def, cases::parse_call(call), 5));
 }
 Tensor run_t(const std::string& op, const std::string& call) {
   return run(op, call).at(0).tensor();
@@ -214,13 +214,13 @@ TEST(CreationFill, ValuesStridesAndErrors) {
   const OpDef& op = creation_ops().get("aten.fill_.Scalar");
   const Values args =
       materialize(op, cases::parse_call("((T([3, 4], f32, stride=(0, 1)), 2), {})"), 1);
-  const Values out = op.ref(args);
+  const Values out = op.run_ref(args);
   EXPECT_TRUE(out[0].tensor().shares_storage(args[0].tensor()));
   EXPECT_EQ(values(args[0].tensor()), std::vector<double>(12, 2.0));
   // fill.Tensor takes the value's item() and converts it like a Scalar.
   Tensor v = Tensor::scalar(-3.75, DType::Float64);
   const Tensor self = Tensor::zeros({2}, DType::Int8);
-  EXPECT_EQ(creation_ops().get("aten.fill.Tensor").ref({self, v})[0].tensor().get_int(1), -3);
+  EXPECT_EQ(creation_ops().get("aten.fill.Tensor").run_ref({self, v})[0].tensor().get_int(1), -3);
 }
 
 TEST(CreationCopy, BroadcastsIntoSelfsLayout) {
@@ -228,7 +228,7 @@ TEST(CreationCopy, BroadcastsIntoSelfsLayout) {
   const Tensor self = Tensor::zeros({3, 2}, DType::Int32).transpose(0, 1);  // [2, 3], (1, 2)
   Tensor src = Tensor::empty({3}, DType::Float32);
   for (int64_t i = 0; i < 3; ++i) src.set(i, 1.75 * static_cast<double>(i + 1));
-  const Tensor out = op.ref({self, src, Value(false)})[0].tensor();
+  const Tensor out = op.run_ref({self, src, Value(false)})[0].tensor();
   EXPECT_EQ(out.dtype(), DType::Int32);
   EXPECT_EQ(out.strides(), (Shape{1, 2}));
   EXPECT_FALSE(out.shares_storage(self));
@@ -260,9 +260,9 @@ TEST(CreationSamples, ReferenceRaisesExactlyOnErrorCases) {
       }
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        EXPECT_GE(op->cost(args, out).bytes, 0) << op->name;
+        EXPECT_GE(op->run_cost(args, out).bytes, 0) << op->name;
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::OpError) << op->name << " " << text << ": " << e.what();
         error = e.what();

@@ -34,7 +34,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double cdist(const Tensor& a, const Tensor& b, double p, Value mode = Value()) {
   return distance_ops()
       .get("aten._cdist_forward.default")
-      .ref({a, b, Value(p), mode})[0]
+      .run_ref({a, b, Value(p), mode})[0]
       .tensor()
       .get(0);
 }
@@ -61,34 +61,36 @@ TEST(Distance, CdistNorms) {
 
 TEST(Distance, CdistShapesAndErrors) {
   const OpDef& op = distance_ops().get("aten._cdist_forward.default");
-  Tensor r = op.ref({Tensor::zeros({2, 4, 3}, DType::Float32),
-                     Tensor::zeros({1, 5, 3}, DType::Float32), Value(2.0), Value()})[0]
+  Tensor r = op.run_ref({Tensor::zeros({2, 4, 3}, DType::Float32),
+                         Tensor::zeros({1, 5, 3}, DType::Float32), Value(2.0), Value()})[0]
                  .tensor();
   EXPECT_EQ(r.shape(), Shape({2, 4, 5}));
-  Tensor z = op.ref({Tensor::zeros({2, 0}, DType::Float32), Tensor::zeros({3, 0}, DType::Float32),
-                     Value(2.0), Value()})[0]
+  Tensor z = op.run_ref({Tensor::zeros({2, 0}, DType::Float32),
+                         Tensor::zeros({3, 0}, DType::Float32), Value(2.0), Value()})[0]
                  .tensor();
   EXPECT_EQ(z.shape(), Shape({2, 3}));
-  EXPECT_THROW(op.ref({Tensor::zeros({3}, DType::Float32), Tensor::zeros({2, 3}, DType::Float32),
-                       Value(2.0), Value()}),
+  EXPECT_THROW(op.run_ref({Tensor::zeros({3}, DType::Float32),
+                           Tensor::zeros({2, 3}, DType::Float32), Value(2.0), Value()}),
                Error);
-  EXPECT_THROW(op.ref({Tensor::zeros({4, 3}, DType::Float32), Tensor::zeros({2, 3}, DType::Float32),
-                       Value(-1.0), Value()}),
+  EXPECT_THROW(op.run_ref({Tensor::zeros({4, 3}, DType::Float32),
+                           Tensor::zeros({2, 3}, DType::Float32), Value(-1.0), Value()}),
                Error);
-  EXPECT_THROW(op.ref({Tensor::zeros({4, 3}, DType::Float32), Tensor::zeros({2, 3}, DType::Float32),
-                       Value(2.0), Value(int64_t{3})}),
+  EXPECT_THROW(op.run_ref({Tensor::zeros({4, 3}, DType::Float32),
+                           Tensor::zeros({2, 3}, DType::Float32), Value(2.0), Value(int64_t{3})}),
                Error);
 }
 
 TEST(Distance, Pdist) {
   const OpDef& op = distance_ops().get("aten._pdist_forward.default");
-  Tensor r = op.ref({tensor({0, 0, 3, 4, 0, 1}, {3, 2}, DType::Float64), Value(2.0)})[0].tensor();
+  Tensor r =
+      op.run_ref({tensor({0, 0, 3, 4, 0, 1}, {3, 2}, DType::Float64), Value(2.0)})[0].tensor();
   ASSERT_EQ(r.shape(), Shape({3}));
   EXPECT_DOUBLE_EQ(r.get(0), 5);
   EXPECT_DOUBLE_EQ(r.get(1), 1);
   EXPECT_DOUBLE_EQ(r.get(2), std::sqrt(18.0));
-  EXPECT_EQ(op.ref({Tensor::zeros({1, 3}, DType::Float32), Value(2.0)})[0].tensor().numel(), 0);
-  EXPECT_THROW(op.ref({Tensor::zeros({4, 3}, DType::Float32).transpose(0, 1), Value(2.0)}), Error);
+  EXPECT_EQ(op.run_ref({Tensor::zeros({1, 3}, DType::Float32), Value(2.0)})[0].tensor().numel(), 0);
+  EXPECT_THROW(op.run_ref({Tensor::zeros({4, 3}, DType::Float32).transpose(0, 1), Value(2.0)}),
+               Error);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 #include "ops/samples.h"
@@ -27,7 +27,7 @@ const OpRegistry& embedding_ops() {
 Tensor embedding(const Tensor& w, const Tensor& idx, int64_t padding_idx = -1) {
   return embedding_ops()
       .get("aten.embedding.default")
-      .ref({w, idx, Value(padding_idx), Value(false), Value(false)})[0]
+      .run_ref({w, idx, Value(padding_idx), Value(false), Value(false)})[0]
       .tensor();
 }
 
@@ -93,7 +93,7 @@ TEST(Embedding, IndicesRoleAndOutOfRangeCase) {
       continue;
     ++oob_cases;
     const Values args = materialize(op, s.call, 11);
-    EXPECT_EQ(op_error_of([&] { op.ref(args); }), "index out of range in self");
+    EXPECT_EQ(op_error_of([&] { op.run_ref(args); }), "index out of range in self");
   }
   EXPECT_GE(oob_cases, 1);
 }

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -72,7 +72,7 @@ void check_all_samples(const OpRegistry& reg) {
 }
 
 Values run(const std::string& op, Values args) {
-  return embedding_backward_ops().get(op).ref(args);
+  return embedding_backward_ops().get(op).run_ref(args);
 }
 Tensor idx(std::vector<double> v) {
   return tensor(v, {static_cast<int64_t>(v.size())}, DType::Int64);

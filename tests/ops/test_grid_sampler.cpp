@@ -29,7 +29,7 @@ Tensor grid() {
 }
 
 Values fwd(int64_t m, int64_t p, bool ac) {
-  return ops().get("aten.grid_sampler_2d.default").ref({gin(), grid(), m, p, ac});
+  return ops().get("aten.grid_sampler_2d.default").run_ref({gin(), grid(), m, p, ac});
 }
 
 TEST(GridSampler, Forward) {
@@ -48,7 +48,8 @@ Values bwd(int64_t m, int64_t p) {
   for (int i = 0; i < 6; ++i) g.push_back((i - 2) / 3.0);
   return ops()
       .get("aten.grid_sampler_2d_backward.default")
-      .ref({tensor(g, {1, 1, 2, 3}), gin(), grid(), m, p, false, std::vector<bool>{true, true}});
+      .run_ref(
+          {tensor(g, {1, 1, 2, 3}), gin(), grid(), m, p, false, std::vector<bool>{true, true}});
 }
 
 TEST(GridSampler, Backward) {
@@ -84,17 +85,17 @@ TEST(GridSampler, Backward) {
 TEST(GridSampler, Errors) {
   const OpDef& op = ops().get("aten.grid_sampler_2d.default");
   EXPECT_EQ(op_error_of([&] {
-              op.ref({gin(), grid().to(DType::Float32), int64_t{0}, int64_t{0}, false});
+              op.run_ref({gin(), grid().to(DType::Float32), int64_t{0}, int64_t{0}, false});
             }),
             "grid_sampler(): expected input and grid to have same dtype, but input has Double and "
             "grid has Float");
   EXPECT_NE(op_error_of([&] {
-              op.ref({gin(), tensor({0, 0, 0}, {1, 1, 1, 3}), int64_t{0}, int64_t{0}, false});
+              op.run_ref({gin(), tensor({0, 0, 0}, {1, 1, 1, 3}), int64_t{0}, int64_t{0}, false});
             }),
             "");
   EXPECT_EQ(op_error_of([&] {
-              op.ref({gin().to(DType::BFloat16), grid().to(DType::BFloat16), int64_t{0}, int64_t{0},
-                      false});
+              op.run_ref({gin().to(DType::BFloat16), grid().to(DType::BFloat16), int64_t{0},
+                          int64_t{0}, false});
             }),
             "\"grid_sampler_2d_cpu\" not implemented for 'BFloat16'");
 }
@@ -103,12 +104,12 @@ TEST(GridSampler, Errors) {
 // kernel has none): the f32 result of the same (f16-exact) values, rounded to f16.
 TEST(GridSampler, HalfAsCuda) {
   const OpDef& op = ops().get("aten.grid_sampler_2d.default");
-  const Tensor h = op.ref({gin().to(DType::Float16), grid().to(DType::Float16), int64_t{0},
-                           int64_t{0}, false})[0]
+  const Tensor h = op.run_ref({gin().to(DType::Float16), grid().to(DType::Float16), int64_t{0},
+                               int64_t{0}, false})[0]
                        .tensor();
   const Tensor f =
-      op.ref({gin().to(DType::Float16).to(DType::Float32),
-              grid().to(DType::Float16).to(DType::Float32), int64_t{0}, int64_t{0}, false})[0]
+      op.run_ref({gin().to(DType::Float16).to(DType::Float32),
+                  grid().to(DType::Float16).to(DType::Float32), int64_t{0}, int64_t{0}, false})[0]
           .tensor();
   EXPECT_EQ(h.dtype(), DType::Float16);
   ASSERT_EQ(h.shape(), f.shape());

@@ -30,7 +30,7 @@ TEST(GroupNorm, ValuesAndStats) {
   const Values r =
       ops()
           .get("aten.native_group_norm.default")
-          .ref({gx(), gw(), gb(), int64_t{2}, int64_t{4}, int64_t{2}, int64_t{2}, 1e-5});
+          .run_ref({gx(), gw(), gb(), int64_t{2}, int64_t{4}, int64_t{2}, int64_t{2}, 1e-5});
   expect_values(r[0],
                 {1.4466529799865067, 0.33053176482157154, 1.2161212151649352, 2.5382482744512216,
                  0.24955383407617454, -0.6342237841541528, -2.4513328546909823, 3.959352555158852,
@@ -46,13 +46,14 @@ TEST(GroupNorm, Backward) {
   const Values f =
       ops()
           .get("aten.native_group_norm.default")
-          .ref({gx(), gw(), gb(), int64_t{2}, int64_t{4}, int64_t{2}, int64_t{2}, 1e-5});
+          .run_ref({gx(), gw(), gb(), int64_t{2}, int64_t{4}, int64_t{2}, int64_t{2}, 1e-5});
   std::vector<double> gv;
   for (int i = 0; i < 16; ++i) gv.push_back((i - 7) / 5.0);
-  const Values r = ops()
-                       .get("aten.native_group_norm_backward.default")
-                       .ref({tensor(gv, {2, 4, 2}), gx(), f[1], f[2], gw(), int64_t{2}, int64_t{4},
-                             int64_t{2}, int64_t{2}, std::vector<bool>{true, true, true}});
+  const Values r =
+      ops()
+          .get("aten.native_group_norm_backward.default")
+          .run_ref({tensor(gv, {2, 4, 2}), gx(), f[1], f[2], gw(), int64_t{2}, int64_t{4},
+                    int64_t{2}, int64_t{2}, std::vector<bool>{true, true, true}});
   expect_values(r[0],
                 {0.8352858994690804, -2.484173398374759, 2.4537392030373013, -0.8048517041316234,
                  -2.5319744485579374, 4.656624465349947, -4.427078683498802, 2.302428666706798,
@@ -68,24 +69,25 @@ TEST(GroupNorm, Backward) {
 TEST(GroupNorm, DtypesAndErrors) {
   const OpDef& op = ops().get("aten.native_group_norm.default");
   const Values m =
-      op.ref({Tensor::zeros({2, 4, 3}, DType::BFloat16), Tensor::zeros({4}, DType::Float32),
-              Value(), int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, 1e-5});
+      op.run_ref({Tensor::zeros({2, 4, 3}, DType::BFloat16), Tensor::zeros({4}, DType::Float32),
+                  Value(), int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, 1e-5});
   EXPECT_EQ(m[0].tensor().dtype(), DType::BFloat16);
   EXPECT_EQ(m[1].tensor().dtype(), DType::Float32);
   const Tensor x = Tensor::zeros({2, 6, 5}, DType::Float32);
+  EXPECT_EQ(
+      op_error_of([&] {
+        op.run_ref({x, Value(), Value(), int64_t{2}, int64_t{6}, int64_t{5}, int64_t{4}, 1e-5});
+      }),
+      "Expected number of channels in input to be divisible by num_groups, but got input of "
+      "shape [2, 6, 5] and num_groups=4");
   EXPECT_EQ(op_error_of([&] {
-              op.ref({x, Value(), Value(), int64_t{2}, int64_t{6}, int64_t{5}, int64_t{4}, 1e-5});
-            }),
-            "Expected number of channels in input to be divisible by num_groups, but got input of "
-            "shape [2, 6, 5] and num_groups=4");
-  EXPECT_EQ(op_error_of([&] {
-              op.ref({x.transpose(1, 2).contiguous().transpose(1, 2), Value(), Value(), int64_t{2},
-                      int64_t{6}, int64_t{5}, int64_t{3}, 1e-5});
+              op.run_ref({x.transpose(1, 2).contiguous().transpose(1, 2), Value(), Value(),
+                          int64_t{2}, int64_t{6}, int64_t{5}, int64_t{3}, 1e-5});
             }),
             "Expected X.is_contiguous(memory_format) to be true, but got false.");
   EXPECT_NE(op_error_of([&] {
-              op.ref({x, Tensor::zeros({5}, DType::Float32), Value(), int64_t{2}, int64_t{6},
-                      int64_t{5}, int64_t{3}, 1e-5});
+              op.run_ref({x, Tensor::zeros({5}, DType::Float32), Value(), int64_t{2}, int64_t{6},
+                          int64_t{5}, int64_t{3}, 1e-5});
             }),
             "");
 }
@@ -101,10 +103,10 @@ TEST(LayerNormBackward, ValuesAndDtypes) {
   OpRegistry fwd;
   register_norm_ops(fwd);
   const Values f =
-      fwd.get("aten.native_layer_norm.default").ref({x, std::vector<int64_t>{4}, w, b, 1e-5});
+      fwd.get("aten.native_layer_norm.default").run_ref({x, std::vector<int64_t>{4}, w, b, 1e-5});
   const OpDef& op = ops().get("aten.native_layer_norm_backward.default");
-  const Values r = op.ref({tensor(gv, {2, 4}), x, std::vector<int64_t>{4}, f[1], f[2], w, b,
-                           std::vector<bool>{true, true, true}});
+  const Values r = op.run_ref({tensor(gv, {2, 4}), x, std::vector<int64_t>{4}, f[1], f[2], w, b,
+                               std::vector<bool>{true, true, true}});
   expect_values(r[0],
                 {-0.7795993331819253, 4.243874985867427, -3.0415552589124655, -0.42272039377303505,
                  0.8993769558307962, -0.8602785360107432, -0.5791915436178161, 0.540093123797762},
@@ -116,9 +118,9 @@ TEST(LayerNormBackward, ValuesAndDtypes) {
   // dgamma takes weight's dtype (mixed: f32 for a bf16 input).
   const Tensor hb = Tensor::zeros({2, 4}, DType::BFloat16);
   const Values mix =
-      op.ref({hb, hb, std::vector<int64_t>{4}, Tensor::zeros({2, 1}, DType::Float32),
-              Tensor::full({2, 1}, 1.0, DType::Float32), Tensor::zeros({4}, DType::Float32),
-              Value(), std::vector<bool>{true, true, false}});
+      op.run_ref({hb, hb, std::vector<int64_t>{4}, Tensor::zeros({2, 1}, DType::Float32),
+                  Tensor::full({2, 1}, 1.0, DType::Float32), Tensor::zeros({4}, DType::Float32),
+                  Value(), std::vector<bool>{true, true, false}});
   EXPECT_EQ(mix[0].tensor().dtype(), DType::BFloat16);
   EXPECT_EQ(mix[1].tensor().dtype(), DType::Float32);
   EXPECT_TRUE(mix[2].is_none());

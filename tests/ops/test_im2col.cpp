@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -35,7 +35,7 @@ Tensor arange(const Shape& shape, double scale, double shift, DType t = DType::F
 Tensor call(const std::string& op, const Tensor& x, std::vector<Ints> lists) {
   Values args{x};
   for (Ints& l : lists) args.emplace_back(std::move(l));
-  return im2col_ops().get(op).ref(args)[0].tensor();
+  return im2col_ops().get(op).run_ref(args)[0].tensor();
 }
 
 void expect_values(const Tensor& t, const Shape& shape, const std::vector<double>& expect) {
@@ -143,7 +143,7 @@ TEST(Im2col, SamplesMaterialiseAndRun) {
       const Values args = materialize(op, s.call, 5);
       bool raised = false;
       try {
-        op.ref(args);
+        op.run_ref(args);
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::OpError) << s.label << ": " << e.what();
         raised = true;

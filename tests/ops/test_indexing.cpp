@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -73,7 +73,7 @@ void check_all_samples(const OpRegistry& reg) {
 }
 
 Tensor run1(const std::string& op, Values args) {
-  return indexing_ops().get(op).ref(args)[0].tensor();
+  return indexing_ops().get(op).run_ref(args)[0].tensor();
 }
 Tensor idx(std::vector<double> v, Shape s) { return tensor(v, s, DType::Int64); }
 Tensor arange(int64_t n, Shape s) {

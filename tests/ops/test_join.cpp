@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -70,7 +70,9 @@ void check_all_samples(const OpRegistry& reg) {
   }
 }
 
-Tensor run1(const std::string& op, Values args) { return join_ops().get(op).ref(args)[0].tensor(); }
+Tensor run1(const std::string& op, Values args) {
+  return join_ops().get(op).run_ref(args)[0].tensor();
+}
 Value list(std::vector<int64_t> v) { return Value(std::move(v)); }
 
 const Tensor a23 = tensor({0, 1, 2, 3, 4, 5}, {2, 3}, DType::Int64);

@@ -24,7 +24,9 @@ const OpRegistry& matmul_ops() {
   return *r;
 }
 
-Values call(const std::string& op, const Values& args) { return matmul_ops().get(op).ref(args); }
+Values call(const std::string& op, const Values& args) {
+  return matmul_ops().get(op).run_ref(args);
+}
 
 Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {
   Tensor x = Tensor::empty(shape, t);
@@ -163,8 +165,8 @@ TEST(Matmul, BmmValuesAndErrors) {
 TEST(Matmul, CostAndTolerance) {
   const OpDef& mm = matmul_ops().get("aten.mm.default");
   const Values args{Tensor::zeros({8, 16}, DType::Float32), Tensor::zeros({16, 4}, DType::Float32)};
-  const Values out = mm.ref(args);
-  const Cost c = mm.cost(args, out);
+  const Values out = mm.run_ref(args);
+  const Cost c = mm.run_cost(args, out);
   EXPECT_DOUBLE_EQ(c.flops, 2.0 * 8 * 4 * 16);
   EXPECT_DOUBLE_EQ(c.bytes, 4.0 * (8 * 16 + 16 * 4 + 8 * 4));
   EXPECT_DOUBLE_EQ(mm.compare.tol_scale(args), 4.0);
@@ -172,7 +174,7 @@ TEST(Matmul, CostAndTolerance) {
   const Values bargs{Tensor::zeros({2, 3, 25}, DType::Float32),
                      Tensor::zeros({2, 25, 5}, DType::Float32)};
   EXPECT_DOUBLE_EQ(bmm.compare.tol_scale(bargs), 5.0);
-  EXPECT_DOUBLE_EQ(bmm.cost(bargs, bmm.ref(bargs)).flops, 2.0 * 2 * 3 * 5 * 25);
+  EXPECT_DOUBLE_EQ(bmm.run_cost(bargs, bmm.run_ref(bargs)).flops, 2.0 * 2 * 3 * 5 * 25);
 }
 
 TEST(Matmul, BaddbmmValuesBroadcastAndBetaZero) {
@@ -240,7 +242,7 @@ TEST(Matmul, BaddbmmErrors) {
                     Tensor::zeros({2, 3, 25}, DType::Float32),
                     Tensor::zeros({2, 25, 6}, DType::Float32), Value(1.0), Value(1.0)};
   EXPECT_DOUBLE_EQ(op.compare.tol_scale(args), 5.0);
-  EXPECT_DOUBLE_EQ(op.cost(args, op.ref(args)).flops, 2.0 * 2 * 3 * 6 * 25);
+  EXPECT_DOUBLE_EQ(op.run_cost(args, op.run_ref(args)).flops, 2.0 * 2 * 3 * 6 * 25);
 }
 
 // Every matmul sample (baddbmm's included) materialises and raises exactly when labelled so.

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -27,7 +27,7 @@ const OpRegistry& meta_ops() {
 
 Values run(const std::string& name, const std::string& call) {
   const OpDef& d = meta_ops().get(name);
-  return d.ref(materialize(d, cases::parse_call(call), 5));
+  return d.run_ref(materialize(d, cases::parse_call(call), 5));
 }
 
 std::string error_of(const std::string& name, const std::string& call) {
@@ -53,7 +53,8 @@ TEST(MetaQueries, ReturnInts) {
   EXPECT_EQ(run("aten.sym_storage_offset.default", "((T([2, 3], f32),), {})")[0].to_int(), 0);
   const Tensor base = Tensor::zeros({2, 3}, DType::Float32);
   EXPECT_EQ(
-      meta_ops().get("aten.sym_storage_offset.default").ref({base.slice(0, 1, 2)})[0].to_int(), 3);
+      meta_ops().get("aten.sym_storage_offset.default").run_ref({base.slice(0, 1, 2)})[0].to_int(),
+      3);
 }
 
 TEST(MetaQueries, DimErrorsAsTensorSize) {
@@ -78,7 +79,7 @@ TEST(SparseCoo, DenseEquivalentSumsDuplicates) {
   const Values args{
       Value(int64_t{1}), Value(int64_t{1}),     Value(std::vector<int64_t>{3, 2}), Value(idx),
       Value(vals),       Value(DType::Float32), Value(Layout::SparseCoo)};
-  const Tensor out = d.ref(args)[0].tensor();
+  const Tensor out = d.run_ref(args)[0].tensor();
   EXPECT_EQ(out.shape(), (Shape{3, 2}));
   EXPECT_EQ(out.dtype(), DType::Float32);
   EXPECT_FALSE(out.shares_storage(vals));
@@ -93,8 +94,8 @@ TEST(SparseCoo, DenseEquivalentSumsDuplicates) {
   v2.set_int(0, 1);
   v2.set_int(1, 2);
   const Tensor o2 =
-      d.ref({Value(int64_t{2}), Value(int64_t{0}), Value(std::vector<int64_t>{3, 4}), Value(idx2),
-             Value(v2), Value(DType::Int32), Value(Layout::SparseCoo)})[0]
+      d.run_ref({Value(int64_t{2}), Value(int64_t{0}), Value(std::vector<int64_t>{3, 4}),
+                 Value(idx2), Value(v2), Value(DType::Int32), Value(Layout::SparseCoo)})[0]
           .tensor();
   EXPECT_EQ(o2.dtype(), DType::Int32);
   EXPECT_EQ(o2.get_int(3), 1);
@@ -147,9 +148,9 @@ TEST(MetaSamples, ReferenceRaisesExactlyOnErrorCases) {
       }
       std::string error;
       try {
-        const Values out = d->ref(args);
+        const Values out = d->run_ref(args);
         ASSERT_FALSE(out.empty());
-        EXPECT_GE(d->cost(args, out).bytes, 0);
+        EXPECT_GE(d->run_cost(args, out).bytes, 0);
         if (d->compare.tol_scale) {
           EXPECT_GE(d->compare.tol_scale(args), 1.0);
         }

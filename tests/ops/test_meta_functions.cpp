@@ -153,9 +153,9 @@ std::string disagreement(const OpDef& op, const Case& c) {
     std::string why = value_mismatch(op, mm.values[i], meta_args, r.values[i], rargs);
     if (!why.empty()) return fmt::format("on meta tensor arguments, output {}: {}", i, why);
   }
-  Cost from_meta, from_ref = op.cost(rargs, r.values);
+  Cost from_meta, from_ref = op.run_cost(rargs, r.values);
   try {
-    from_meta = op.cost(meta_args, mm.values);
+    from_meta = op.run_cost(meta_args, mm.values);
   } catch (const Error& e) {
     return fmt::format("the cost model reads data: «{}» on meta tensors", e.what());
   }

@@ -29,7 +29,9 @@ Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {
 }
 
 Values forward(const Tensor& x, const Tensor& t, Value w, int64_t red, int64_t ignore = -100) {
-  return nll_ops().get("aten.nll_loss_forward.default").ref({x, t, w, Value(red), Value(ignore)});
+  return nll_ops()
+      .get("aten.nll_loss_forward.default")
+      .run_ref({x, t, w, Value(red), Value(ignore)});
 }
 
 const DType f32 = DType::Float32;
@@ -74,14 +76,14 @@ TEST(NllLoss, Backward) {
   const OpDef& op = nll_ops().get("aten.nll_loss_backward.default");
   const Tensor x = Tensor::zeros({3, 4}, f32);
   const Tensor t = tensor({1, 0, 3}, {3}, DType::Int64);
-  Tensor g = op.ref({Tensor::scalar(1, f32), x, t, Value(), Value(int64_t{1}), Value(int64_t{-100}),
-                     Tensor::scalar(3, f32)})[0]
+  Tensor g = op.run_ref({Tensor::scalar(1, f32), x, t, Value(), Value(int64_t{1}),
+                         Value(int64_t{-100}), Tensor::scalar(3, f32)})[0]
                  .tensor();
   EXPECT_FLOAT_EQ(g.get(1), -1.0f / 3);
   EXPECT_EQ(g.get(0), 0.0);
   EXPECT_FLOAT_EQ(g.get(11), -1.0f / 3);
-  EXPECT_THROW(op.ref({Tensor::zeros({2}, f32), x, t, Value(), Value(int64_t{0}),
-                       Value(int64_t{-100}), Tensor::scalar(3, f32)}),
+  EXPECT_THROW(op.run_ref({Tensor::zeros({2}, f32), x, t, Value(), Value(int64_t{0}),
+                           Value(int64_t{-100}), Tensor::scalar(3, f32)}),
                Error);
 }
 
@@ -89,13 +91,13 @@ TEST(NllLoss, TwoD) {
   const OpDef& op = nll_ops().get("aten.nll_loss2d_forward.default");
   const Tensor x = tensor({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2}, f32);  // classes 0: 1..4, 1: 5..8
   const Tensor t = tensor({0, 1, 1, 0}, {1, 2, 2}, DType::Int64);
-  Values none = op.ref({x, t, Value(), Value(int64_t{0}), Value(int64_t{-100})});
+  Values none = op.run_ref({x, t, Value(), Value(int64_t{0}), Value(int64_t{-100})});
   EXPECT_EQ(none[0].tensor().shape(), Shape({1, 2, 2}));
   EXPECT_EQ(none[0].tensor().get(1), -6.0);
   EXPECT_EQ(none[0].tensor().get(3), -4.0);
-  EXPECT_THROW(
-      op.ref({Tensor::zeros({2, 2, 2}, f32), t, Value(), Value(int64_t{0}), Value(int64_t{-100})}),
-      Error);
+  EXPECT_THROW(op.run_ref({Tensor::zeros({2, 2, 2}, f32), t, Value(), Value(int64_t{0}),
+                           Value(int64_t{-100})}),
+               Error);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ const OpRegistry& norm_ops() {
 Values layer_norm(const Tensor& x, std::vector<int64_t> shape, Value w, Value b, double eps) {
   return norm_ops()
       .get("aten.native_layer_norm.default")
-      .ref({x, Value(std::move(shape)), w, b, eps});
+      .run_ref({x, Value(std::move(shape)), w, b, eps});
 }
 
 Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {

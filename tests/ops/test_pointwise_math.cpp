@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -28,7 +28,7 @@ const OpRegistry& math_ops() {
   return *r;
 }
 
-Values call(const std::string& op, const Values& args) { return math_ops().get(op).ref(args); }
+Values call(const std::string& op, const Values& args) { return math_ops().get(op).run_ref(args); }
 Tensor call1(const std::string& op, const Tensor& x) { return call(op, {x})[0].tensor(); }
 
 Tensor vec(const std::vector<double>& vals, DType t) {
@@ -235,9 +235,9 @@ TEST(PointwiseMathSamples, CountsAndReferenceRaisesExactlyOnErrorCases) {
       }
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        EXPECT_GE(op->cost(args, out).bytes, 0);
+        EXPECT_GE(op->run_cost(args, out).bytes, 0);
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::OpError) << op->name << " " << text << ": " << e.what();
         error = e.what();
@@ -250,7 +250,7 @@ TEST(PointwiseMathSamples, CountsAndReferenceRaisesExactlyOnErrorCases) {
     for (const Sample& s : perf) {
       try {
         const Values args = materialize(*op, shrunk(s.call), 7);
-        if (!s.label.starts_with("error:")) op->ref(args);
+        if (!s.label.starts_with("error:")) op->run_ref(args);
       } catch (const Error& e) {
         ADD_FAILURE() << op->name << " performance case [" << s.label << "]: " << e.what();
       }

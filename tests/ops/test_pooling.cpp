@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -41,7 +41,7 @@ Tensor arange(const Shape& shape, double scale, double shift, DType t = DType::F
   return x;
 }
 
-Values run(const std::string& op, Values args) { return pool_ops().get(op).ref(args); }
+Values run(const std::string& op, Values args) { return pool_ops().get(op).run_ref(args); }
 
 void expect_values(const Tensor& t, const Shape& shape, const std::vector<double>& expect) {
   ASSERT_EQ(t.shape(), shape);
@@ -112,7 +112,7 @@ TEST(Pooling, MaxJudgeAcceptsTiesOnly) {
   const OpDef& op = pool_ops().get("aten.max_pool2d_with_indices.default");
   const Tensor x = tensor({1, 7, 7, 2}, {1, 1, 2, 2});  // a tie at positions 1 and 2
   const Values in{x, Ints{2, 2}, Ints{2, 2}, Ints{0, 0}, Ints{1, 1}, false};
-  const Values ref = op.ref(in);
+  const Values ref = op.run_ref(in);
   EXPECT_EQ(ref[1].tensor().get_int(0), 1);
   auto judge = [&](int64_t idx) {
     Values cand{ref[0].tensor().clone(),
@@ -260,7 +260,7 @@ TEST(Pooling, SamplesMaterialiseAndRun) {
       const Values args = materialize(*op, s.call, 9);
       bool raised = false;
       try {
-        op->ref(args);
+        op->run_ref(args);
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::OpError) << s.label << ": " << e.what();
         raised = true;

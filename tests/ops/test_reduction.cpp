@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -32,7 +32,7 @@ const OpRegistry& ops() {
   return *r;
 }
 
-Values call(const std::string& op, const Values& args) { return ops().get(op).ref(args); }
+Values call(const std::string& op, const Values& args) { return ops().get(op).run_ref(args); }
 
 Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {
   Tensor x = Tensor::empty(shape, t);
@@ -232,9 +232,9 @@ TEST(FamilySamples, ReferenceRaisesExactlyOnErrorCases) {
       const bool must_raise = s.label.starts_with("error:");
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        const Cost c = op->cost(args, out);
+        const Cost c = op->run_cost(args, out);
         EXPECT_GE(c.bytes, 0) << op->name;
         if (op->compare.tol_scale) {
           EXPECT_GE(op->compare.tol_scale(args), 1.0) << op->name;

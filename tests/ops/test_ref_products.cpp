@@ -100,23 +100,27 @@ TEST(RefProducts, MatrixProductsMatchPlainLoops) {
     const Tensor a = random({nb, m, k}, rng), w = random_transposed({nb, k, n}, rng);
     const double scale = static_cast<double>(k + 1);
     // bmm, and mm on the first batch element (a non-contiguous slice of a).
-    expect_close(ops().get("aten.bmm.default").ref({a, w})[0].tensor(),
+    expect_close(ops().get("aten.bmm.default").run_ref({a, w})[0].tensor(),
                  loop_product(a, w, nullptr, 0, 1), scale, "bmm " + what);
     const Tensor a0 = a.select(0, 0).transpose(0, 1).contiguous().transpose(0, 1);
     const Tensor w0 = w.select(0, 0);
-    expect_close(ops().get("aten.mm.default").ref({a0, w0})[0].tensor(),
+    expect_close(ops().get("aten.mm.default").run_ref({a0, w0})[0].tensor(),
                  loop_product(a0.unsqueeze(0), w0.unsqueeze(0), nullptr, 0, 1), scale,
                  "mm " + what);
     // addmm with a row bias, baddbmm with a full non-contiguous self, both scaled.
     const Tensor bias = random({n}, rng);
-    expect_close(
-        ops().get("aten.addmm.default").ref({bias, a0, w0, Value(0.5), Value(-2.0)})[0].tensor(),
-        loop_product(a0.unsqueeze(0), w0.unsqueeze(0), &bias, 0.5, -2.0), 2 * scale,
-        "addmm " + what);
+    expect_close(ops()
+                     .get("aten.addmm.default")
+                     .run_ref({bias, a0, w0, Value(0.5), Value(-2.0)})[0]
+                     .tensor(),
+                 loop_product(a0.unsqueeze(0), w0.unsqueeze(0), &bias, 0.5, -2.0), 2 * scale,
+                 "addmm " + what);
     const Tensor self = random_transposed({nb, m, n}, rng);
-    expect_close(
-        ops().get("aten.baddbmm.default").ref({self, a, w, Value(-1.5), Value(0.25)})[0].tensor(),
-        loop_product(a, w, &self, -1.5, 0.25), 2 * scale, "baddbmm " + what);
+    expect_close(ops()
+                     .get("aten.baddbmm.default")
+                     .run_ref({self, a, w, Value(-1.5), Value(0.25)})[0]
+                     .tensor(),
+                 loop_product(a, w, &self, -1.5, 0.25), 2 * scale, "baddbmm " + what);
   }
 }
 
@@ -125,7 +129,7 @@ TEST(RefProducts, LowPrecisionRoundsTheF64ProductOnce) {
   std::mt19937_64 rng(11);
   const Tensor a = random({1, 9, 300}, rng).to(DType::Float32);
   const Tensor w = random({1, 300, 5}, rng).to(DType::Float32);
-  const Tensor got = ops().get("aten.bmm.default").ref({a, w})[0].tensor();
+  const Tensor got = ops().get("aten.bmm.default").run_ref({a, w})[0].tensor();
   ASSERT_EQ(got.dtype(), DType::Float32);
   const std::vector<double> want = loop_product(a, w, nullptr, 0, 1);
   for (int64_t i = 0; i < got.numel(); ++i)
@@ -263,7 +267,7 @@ void check_conv(const ConvCase& c, std::mt19937_64& rng, const std::string& what
     want[i] += bias.get(static_cast<int64_t>(i) / sp % out_shape[1]);
   const double scale = static_cast<double>(numel_of(c.weight) + 1);
   const Tensor fwd =
-      ops().get("aten.convolution.default").ref(conv_args(c, x, w, Value(bias)))[0].tensor();
+      ops().get("aten.convolution.default").run_ref(conv_args(c, x, w, Value(bias)))[0].tensor();
   ASSERT_EQ(fwd.shape(), out_shape) << what;
   expect_close(fwd, want, scale, "forward " + what);
 
@@ -286,7 +290,8 @@ void check_conv(const ConvCase& c, std::mt19937_64& rng, const std::string& what
   }
   for (size_t i = 0; i < gov.size(); ++i)
     gb[static_cast<size_t>(static_cast<int64_t>(i) / sp % out_shape[1])] += gov[i];
-  const Values bwd = ops().get("aten.convolution_backward.default").ref(backward_args(c, go, x, w));
+  const Values bwd =
+      ops().get("aten.convolution_backward.default").run_ref(backward_args(c, go, x, w));
   const double big = scale * static_cast<double>(numel_of(out_shape) + 1);
   expect_close(bwd[0].tensor(), gi, big, "grad_input " + what);
   expect_close(bwd[1].tensor(), gw, big, "grad_weight " + what);
@@ -351,15 +356,15 @@ TEST(RefProducts, SameBitsForAnyThreadCount) {
   const Tensor a = random({2, 300, 200}, rng), b = random_transposed({2, 200, 250}, rng);
   auto run_all = [&] {
     Values out;
-    out.push_back(ops().get("aten.convolution.default").ref(conv_args(c, x, w, Value()))[0]);
+    out.push_back(ops().get("aten.convolution.default").run_ref(conv_args(c, x, w, Value()))[0]);
     for (const Value& v :
-         ops().get("aten.convolution_backward.default").ref(backward_args(c, go, x, w)))
+         ops().get("aten.convolution_backward.default").run_ref(backward_args(c, go, x, w)))
       out.push_back(v);
-    out.push_back(ops().get("aten.convolution.default").ref(conv_args(t, tx, tw, Value()))[0]);
+    out.push_back(ops().get("aten.convolution.default").run_ref(conv_args(t, tx, tw, Value()))[0]);
     for (const Value& v :
-         ops().get("aten.convolution_backward.default").ref(backward_args(t, tgo, tx, tw)))
+         ops().get("aten.convolution_backward.default").run_ref(backward_args(t, tgo, tx, tw)))
       out.push_back(v);
-    out.push_back(ops().get("aten.bmm.default").ref({a, b})[0]);
+    out.push_back(ops().get("aten.bmm.default").run_ref({a, b})[0]);
     return out;
   };
   refpar::set_threads(1);

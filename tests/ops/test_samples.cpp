@@ -8,8 +8,8 @@
 #include <string>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 #include "ops/samples.h"
@@ -140,9 +140,9 @@ TEST(OpSamples, ReferenceRaisesExactlyOnErrorCases) {
       const bool must_raise = s.label.starts_with("error:");
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        const Cost c = op->cost(args, out);
+        const Cost c = op->run_cost(args, out);
         EXPECT_GE(c.bytes, 0) << op->name;
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::OpError) << op->name << " " << text << ": " << e.what();

@@ -28,7 +28,7 @@ Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {
 }
 
 Tensor run(const std::string& op, const Tensor& x, int64_t dim, Value dtype = Value()) {
-  return scan_ops().get(op).ref({x, Value(dim), dtype})[0].tensor();
+  return scan_ops().get(op).run_ref({x, Value(dim), dtype})[0].tensor();
 }
 
 TEST(Scan, CumsumDtypes) {
@@ -61,12 +61,12 @@ TEST(Scan, DimsAndZeroD) {
 
 TEST(Scan, InplaceKeepsDtype) {
   Tensor x = tensor({1, 2}, {2}, DType::Int32);
-  Values out = scan_ops().get("aten.cumsum_.default").ref({x, Value(int64_t{0}), Value()});
+  Values out = scan_ops().get("aten.cumsum_.default").run_ref({x, Value(int64_t{0}), Value()});
   EXPECT_TRUE(out[0].tensor().shares_storage(x));
   EXPECT_EQ(x.dtype(), DType::Int32);
   EXPECT_EQ(x.get_int(1), 3);
   try {
-    scan_ops().get("aten.cumsum_.default").ref({x, Value(int64_t{0}), Value(DType::Int64)});
+    scan_ops().get("aten.cumsum_.default").run_ref({x, Value(int64_t{0}), Value(DType::Int64)});
     ADD_FAILURE() << "dtype= differing from self's must raise";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),

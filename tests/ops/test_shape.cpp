@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -71,7 +71,7 @@ void check_all_samples(const OpRegistry& reg) {
   }
 }
 
-Values run(const std::string& op, Values args) { return shape_ops().get(op).ref(args); }
+Values run(const std::string& op, Values args) { return shape_ops().get(op).run_ref(args); }
 Tensor run1(const std::string& op, Values args) { return run(op, std::move(args))[0].tensor(); }
 
 TEST(ShapeOps, DiagonalStridesAndOffset) {

@@ -25,7 +25,7 @@ const OpRegistry& softmax_ops() {
 
 Tensor softmax(const Tensor& x, int64_t dim, bool log = false, bool half_to_float = false) {
   const char* name = log ? "aten._log_softmax.default" : "aten._softmax.default";
-  return softmax_ops().get(name).ref({x, Value(dim), Value(half_to_float)})[0].tensor();
+  return softmax_ops().get(name).run_ref({x, Value(dim), Value(half_to_float)})[0].tensor();
 }
 
 Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {

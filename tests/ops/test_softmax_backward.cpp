@@ -29,7 +29,7 @@ Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {
 Tensor run(bool log, const Tensor& g, const Tensor& o, int64_t dim, DType input_dtype) {
   const char* name =
       log ? "aten._log_softmax_backward_data.default" : "aten._softmax_backward_data.default";
-  return sb_ops().get(name).ref({g, o, Value(dim), Value(input_dtype)})[0].tensor();
+  return sb_ops().get(name).run_ref({g, o, Value(dim), Value(input_dtype)})[0].tensor();
 }
 
 TEST(SoftmaxBackward, Formulas) {

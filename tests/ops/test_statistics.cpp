@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "crucible/cases/case.h"
-#include "crucible/ops/materialize.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -33,7 +33,7 @@ const OpRegistry& ops() {
   return *r;
 }
 
-Values call(const std::string& op, const Values& args) { return ops().get(op).ref(args); }
+Values call(const std::string& op, const Values& args) { return ops().get(op).run_ref(args); }
 
 Tensor tensor(const std::vector<double>& vals, const Shape& shape, DType t) {
   Tensor x = Tensor::empty(shape, t);
@@ -102,7 +102,7 @@ TEST(Statistics, ArgmaxJudgeAcceptsAnyTiedIndex) {
   const OpDef& op = ops().get("aten.argmax.default");
   const Tensor x = tensor({1, 5, 5, 2}, {4}, DType::Float32);
   Values in{x, Value(int64_t{0}), Value(false)};
-  Values ref = op.ref(in);
+  Values ref = op.run_ref(in);
   EXPECT_EQ(ref[0].tensor().get_int(0), 1);
   Tensor other = Tensor::scalar(2, DType::Int64);
   EXPECT_TRUE(op.compare.custom(in, ref, {other})[0].passed);
@@ -290,9 +290,9 @@ TEST(StatisticsFamilySamples, ReferenceRaisesExactlyOnErrorCases) {
       const bool must_raise = s.label.starts_with("error:");
       std::string error;
       try {
-        const Values out = op->ref(args);
+        const Values out = op->run_ref(args);
         ASSERT_FALSE(out.empty());
-        EXPECT_GE(op->cost(args, out).bytes, 0) << op->name;
+        EXPECT_GE(op->run_cost(args, out).bytes, 0) << op->name;
         if (op->compare.tol_scale) {
           EXPECT_GE(op->compare.tol_scale(args), 1.0) << op->name;
         }

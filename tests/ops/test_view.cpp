@@ -22,10 +22,10 @@ const OpRegistry& view_ops() {
 }
 
 Tensor view(const Tensor& x, std::vector<int64_t> size) {
-  return view_ops().get("aten.view.default").ref({x, Value(std::move(size))})[0].tensor();
+  return view_ops().get("aten.view.default").run_ref({x, Value(std::move(size))})[0].tensor();
 }
 Tensor permute(const Tensor& x, std::vector<int64_t> dims) {
-  return view_ops().get("aten.permute.default").ref({x, Value(std::move(dims))})[0].tensor();
+  return view_ops().get("aten.permute.default").run_ref({x, Value(std::move(dims))})[0].tensor();
 }
 
 template <typename Fn>

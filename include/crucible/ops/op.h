@@ -12,6 +12,7 @@
 #include "crucible/cases/literal.h"
 #include "crucible/compare/compare.h"
 #include "crucible/core/value.h"
+#include "crucible/ops/args.h"
 #include "crucible/schema/schema.h"
 
 namespace crucible {
@@ -113,13 +114,16 @@ struct SampleContext {
   bool performance = false;  // large cases for timing instead of correctness cases
 };
 
-using RefFn = std::function<Values(const Values& args)>;
+// The reference, meta and cost functions take the call's arguments by name (args.h); a function
+// written for plain `const Values&` is accepted too (Args converts). Call them through
+// OpDef::run_ref, run_meta and run_cost, which pair the values with the op's schema.
+using RefFn = std::function<Values(const Args& args)>;
 // The reference of a random op: draws from crucible's counter-based RNG under `seed`.
-using SeededRefFn = std::function<Values(const Values& args, uint64_t seed)>;
+using SeededRefFn = std::function<Values(const Args& args, uint64_t seed)>;
 using SampleFn = std::function<std::vector<Sample>(const SampleContext&)>;
-using CostFn = std::function<Cost(const Values& args, const Values& outputs)>;
+using CostFn = std::function<Cost(const Args& args, const Values& outputs)>;
 // The meta function of an op (PyTorch's TORCH_META_FUNC, MLX's shape inference): see OpDef::meta.
-using MetaFn = std::function<Values(const Values& args)>;
+using MetaFn = std::function<Values(const Args& args)>;
 
 struct OpDef {
   std::string name;    // "aten.add.Tensor"
@@ -154,6 +158,9 @@ struct OpDef {
 
   // Runs the meta function (an Internal error when the op has none).
   Values run_meta(const Values& args) const;
+
+  // The cost model's FLOPs and bytes for a call and its outputs (zero when the op has none).
+  Cost run_cost(const Values& args, const Values& outputs) const;
 
   // The role of argument `name` (Data when none was declared).
   ArgRole role_of(const std::string& name) const;
