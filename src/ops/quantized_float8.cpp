@@ -1,13 +1,22 @@
-// The float8 quantize and dequantize steps of the float8 recipes:
-//   quantized_decomposed.quantize_float8(input, scale, dtype): fp8(clamp(input / scale, -max,
-//     max)), saturating to the fp8 dtype's largest finite value (NaN stays NaN);
-//   quantized_decomposed.dequantize_float8(input, scale, output_dtype): input * scale.
-// The scale is tensor-wise (one element) or per row (the input's shape with a last dim of 1).
-// Computed in double and rounded once.
+// The float8 quantize and dequantize steps of the float8 recipes, as TorchAO registers them
+// (torchao/quantization/quant_primitives.py, the custom ops that keep them whole in an exported
+// graph):
+//   torchao.quantize_affine_float8_non_decomposed(tensor, scale, float8_dtype):
+//     fp8(clamp(tensor / scale, -max, max)), saturating to the float8 dtype's largest finite
+//     value (NaN stays NaN);
+//   torchao.dequantize_affine_float8_non_decomposed(tensor, scale, output_dtype):
+//     tensor * scale, in the output dtype.
+// The scale is one element (tensor-wise), or has the tensor's rank with each dim dividing the
+// tensor's (block-wise: per row is [rows, 1], per group of 32 along the last dim [rows, K/32]);
+// anything else raises TorchAO's ValueError messages. TorchAO computes in f32 and rounds twice
+// (f32 quotient, then float8); the reference computes in double and rounds once, as for every
+// op, and the comparison allows the float8 ulp that can differ.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
@@ -20,72 +29,90 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; }
-bool is_float(DType t) {
-  return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float16;
-}
+bool is_real(DType t) { return !is_complex(t) && t != DType::Undefined; }
 
-// The scale's element for each element of a contiguous input.
+// TorchAO's _expand_scale_to_tensor_shape: a scale of the tensor's shape or of one element is
+// used as is; otherwise it must have the tensor's rank, and each of the tensor's dims must be a
+// whole multiple (the block size) of the scale's.
 void check_scale(const Tensor& x, const Tensor& scale, const char* op) {
-  if (scale.dtype() != DType::Float32)
-    op_error(std::string(op) + ": expecting a float32 scale, got " +
+  if (!is_floating(scale.dtype()))
+    op_error(std::string(op) + ": expecting a floating-point scale, got " +
              scalar_type_name(scale.dtype()));
-  if (scale.numel() == 1) return;
-  Shape want = x.shape();
-  if (!want.empty()) want.back() = 1;
-  if (scale.shape() != want)
-    op_error(std::string(op) + ": expecting a scale of one element or of shape " + shape_str(want) +
-             " (one per row), got " + shape_str(scale.shape()));
+  if (scale.shape() == x.shape() || scale.numel() == 1) return;
+  if (scale.dim() != x.dim())
+    op_error(fmt::format("Scale tensor has {} dimensions but target has {}", scale.dim(), x.dim()));
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    const int64_t t = x.size(d), s = scale.size(d);
+    if (s == 0 || t != s * (t / s))
+      op_error(
+          fmt::format("Dimension {}: target size {} is not evenly divisible by scale size {} "
+                      "(block size would be {})",
+                      d, t, s, s == 0 ? 0.0 : static_cast<double>(t) / static_cast<double>(s)));
+  }
 }
 
-int64_t row_len(const Tensor& x) {
-  return x.dim() == 0 ? 1 : std::max<int64_t>(x.size(x.dim() - 1), 1);
+// The scale's element for element i (row-major) of a tensor of shape `shape`.
+int64_t scale_index(const Shape& shape, const Tensor& scale, int64_t i) {
+  if (scale.numel() == 1) return 0;
+  int64_t index = 0, stride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    const int64_t n = shape[static_cast<size_t>(d)], s = scale.size(d);
+    const int64_t at = i % n;
+    i /= n;
+    index += at / (n / s) * stride;
+    stride *= s;
+  }
+  return index;
 }
 
-Values quantize_meta(const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const DType dt = a.at(2).to_dtype();
-  if (!is_float(x.dtype()))
-    op_error("quantize_float8: expecting a float32, bfloat16 or float16 input, got " +
-             scalar_type_name(x.dtype()));
-  if (!is_fp8(dt))
-    op_error("quantize_float8: dtype must be a float8 type, got " + scalar_type_name(dt));
-  check_scale(x, a.at(1).tensor(), "quantize_float8");
+Values quantize_meta(const Args& a) {
+  const Tensor& x = a.tensor("tensor");
+  const DType dt = a.dtype("float8_dtype");
+  // TorchAO converts any real tensor to f32 first, and takes the bound from torch.finfo, which
+  // refuses a non-floating dtype.
+  if (!is_real(x.dtype()))
+    unsupported("quantize_affine_float8 of a " + scalar_type_name(x.dtype()) + " tensor");
+  if (!is_floating(dt))
+    op_error(
+        "torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+        "'torch.finfo'");
+  check_scale(x, a.tensor("scale"), "quantize_affine_float8");
   return {meta::fresh(x.shape(), dt)};
 }
 
-Values quantize_ref(const Values& a) {
+Values quantize_ref(const Args& a) {
   quantize_meta(a);
-  const Tensor x = a.at(0).tensor().contiguous(), s = a.at(1).tensor().contiguous();
-  const DType dt = a.at(2).to_dtype();
+  const Tensor x = a.tensor("tensor").contiguous(), s = a.tensor("scale").contiguous();
+  const DType dt = a.dtype("float8_dtype");
   const double mx = float_info(dt).max;
-  const int64_t k = row_len(x);
   Tensor out = Tensor::uninitialized(x.shape(), dt);
   for (int64_t i = 0; i < x.numel(); ++i) {
-    const double v = x.get(i) / s.get(s.numel() == 1 ? 0 : i / k);
+    const double v = x.get(i) / s.get(scale_index(x.shape(), s, i));
     out.set(i, std::isnan(v) ? v : std::clamp(v, -mx, mx));
   }
   return {out};
 }
 
-Values dequantize_meta(const Values& a) {
-  const Tensor& q = a.at(0).tensor();
-  const DType dt = a.at(2).to_dtype();
-  if (!is_fp8(q.dtype()))
-    op_error("dequantize_float8: expecting a float8 input, got " + scalar_type_name(q.dtype()));
-  if (!is_float(dt))
-    op_error("dequantize_float8: output_dtype must be float32, bfloat16 or float16, got " +
-             scalar_type_name(dt));
-  check_scale(q, a.at(1).tensor(), "dequantize_float8");
+Values dequantize_meta(const Args& a) {
+  const Tensor& q = a.tensor("tensor");
+  const DType dt = a.dtype("output_dtype");
+  // TorchAO converts any real tensor to f32 and the product to any dtype; the reference models
+  // floating results only.
+  if (!is_real(q.dtype()))
+    unsupported("dequantize_affine_float8 of a " + scalar_type_name(q.dtype()) + " tensor");
+  if (!is_floating(dt))
+    unsupported("dequantize_affine_float8 to " + scalar_type_name(dt) +
+                " (the float8 recipes dequantize to floating dtypes)");
+  check_scale(q, a.tensor("scale"), "dequantize_affine_float8");
   return {meta::fresh(q.shape(), dt)};
 }
 
-Values dequantize_ref(const Values& a) {
+Values dequantize_ref(const Args& a) {
   dequantize_meta(a);
-  const Tensor q = a.at(0).tensor().contiguous(), s = a.at(1).tensor().contiguous();
-  const int64_t k = row_len(q);
-  Tensor out = Tensor::uninitialized(q.shape(), a.at(2).to_dtype());
-  for (int64_t i = 0; i < q.numel(); ++i) out.set(i, q.get(i) * s.get(s.numel() == 1 ? 0 : i / k));
+  const Tensor q = a.tensor("tensor").contiguous(), s = a.tensor("scale").contiguous();
+  Tensor out = Tensor::uninitialized(q.shape(), a.dtype("output_dtype"));
+  for (int64_t i = 0; i < q.numel(); ++i)
+    out.set(i, q.get(i) * s.get(scale_index(q.shape(), s, i)));
   return {out};
 }
 
@@ -101,14 +128,19 @@ std::vector<Sample> quantize_samples(const SampleContext& ctx) {
     out.push_back(make("[7, 33] tensor-wise " + std::string(dtype_code(t)),
                        {T({7, 33}, t), T({}, f32), DT(e4)}));
   out.push_back(make("per row", {T({7, 33}, f32), T({7, 1}, f32), DT(e4)}));
+  out.push_back(make("blocks of [2, 16]", {T({6, 64}, f32), T({3, 4}, f32), DT(e4)}));
+  out.push_back(make("one scale per element", {T({3, 5}, f32), T({3, 5}, f32), DT(e4)}));
+  out.push_back(make("bf16 scale", {T({4, 8}, f32), T({}, DType::BFloat16), DT(e4)}));
   out.push_back(make("e5m2", {T({5, 16}, f32), T({5, 1}, f32), DT(e5)}));
   out.push_back(make("saturates", {T_fill({6, 8}, f32, "wide"), T({1}, f32), DT(e4)}));
   out.push_back(make("special values", {T_fill({6, 8}, f32, "special"), T({6, 1}, f32), DT(e4)}));
   out.push_back(make("non-contiguous", {T({16, 5}, f32, {1, 16}), T({16, 1}, f32), DT(e4)}));
-  out.push_back(make("error: scale of the wrong shape", {T({4, 8}, f32), T({8}, f32), DT(e4)}));
-  out.push_back(make("error: bf16 scale", {T({4, 8}, f32), T({}, DType::BFloat16), DT(e4)}));
+  out.push_back(make("error: scale of another rank", {T({4, 8}, f32), T({8}, f32), DT(e4)}));
+  out.push_back(make("error: blocks that do not divide", {T({4, 8}, f32), T({4, 3}, f32), DT(e4)}));
+  out.push_back(make("error: int32 scale", {T({4, 8}, f32), T({}, DType::Int32), DT(e4)}));
   out.push_back(make("error: int8 target", {T({4, 8}, f32), T({}, f32), DT(DType::Int8)}));
-  out.push_back(make("error: int32 input", {T({4, 8}, DType::Int32), T({}, f32), DT(e4)}));
+  out.push_back(make("int32 tensor", {T({4, 8}, DType::Int32), T({}, f32), DT(e4)}));
+  out.push_back(make("to f16", {T({4, 8}, f32), T({4, 1}, f32), DT(DType::Float16)}));
   return out;
 }
 
@@ -124,15 +156,17 @@ std::vector<Sample> dequantize_samples(const SampleContext& ctx) {
     out.push_back(make("weight [33, 16] per channel to " + std::string(dtype_code(t)),
                        {T({33, 16}, e4), T({33, 1}, f32), DT(t)}));
   out.push_back(make("tensor-wise e5m2", {T({5, 16}, e5), T({}, f32), DT(f32)}));
-  out.push_back(make("error: f32 input", {T({4, 8}, f32), T({}, f32), DT(f32)}));
-  out.push_back(make("error: scale of the wrong shape", {T({4, 8}, e4), T({4}, f32), DT(f32)}));
-  out.push_back(make("error: int8 output", {T({4, 8}, e4), T({}, f32), DT(DType::Int8)}));
+  out.push_back(make("blocks of [1, 8]", {T({4, 32}, e4), T({4, 4}, f32), DT(DType::BFloat16)}));
+  out.push_back(make("f32 tensor", {T({4, 8}, f32), T({}, f32), DT(f32)}));
+  out.push_back(make("error: scale of another rank", {T({4, 8}, e4), T({4}, f32), DT(f32)}));
+  out.push_back(make("error: blocks that do not divide", {T({4, 8}, e4), T({3, 8}, f32), DT(f32)}));
   return out;
 }
 
-Cost cost(const Values& a, const Values& out) {
+Cost cost(const Args& a, const Values& out) {
   Cost c;
-  c.bytes = static_cast<double>(a.at(0).tensor().numel() * a.at(0).tensor().itemsize());
+  const Tensor& x = a.tensor("tensor");
+  c.bytes = static_cast<double>(x.numel() * x.itemsize());
   if (!out.empty()) {
     c.bytes += static_cast<double>(out[0].tensor().numel() * out[0].tensor().itemsize());
     c.flops = static_cast<double>(out[0].tensor().numel());
@@ -145,10 +179,10 @@ Cost cost(const Values& a, const Values& out) {
 void register_float8_quantize_ops(OpRegistry& r) {
   {
     OpDef op = OpDef::from_schema(
-        "quantized_decomposed::quantize_float8(Tensor input, Tensor scale, ScalarType dtype) -> "
-        "Tensor",
+        "torchao::quantize_affine_float8_non_decomposed(Tensor tensor, Tensor scale, ScalarType "
+        "float8_dtype) -> Tensor",
         "quantized");
-    op.dtypes = {DType::Float32, DType::BFloat16, DType::Float16};
+    op.dtypes = {DType::Float32, DType::BFloat16, DType::Float16, DType::Int32};
     op.meta = quantize_meta;
     op.ref = quantize_ref;
     op.samples = quantize_samples;
@@ -158,10 +192,10 @@ void register_float8_quantize_ops(OpRegistry& r) {
   }
   {
     OpDef op = OpDef::from_schema(
-        "quantized_decomposed::dequantize_float8(Tensor input, Tensor scale, ScalarType "
+        "torchao::dequantize_affine_float8_non_decomposed(Tensor tensor, Tensor scale, ScalarType "
         "output_dtype) -> Tensor",
         "quantized");
-    op.dtypes = {DType::Float8E4M3FN, DType::Float8E5M2};
+    op.dtypes = {DType::Float8E4M3FN, DType::Float8E5M2, DType::Float32};
     op.meta = dequantize_meta;
     op.ref = dequantize_ref;
     op.samples = dequantize_samples;

@@ -13,6 +13,7 @@
 #include "backends/cpu/quantized_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -118,50 +119,103 @@ Values dequantize_group_kernel(const OpDef& op, const Values& a) {
                      opt_doubles(a.at(2)), {a.at(6).to_int(), INT64_MAX})};
 }
 
-// The scale of element i: tensor-wise, or per row of length k.
-double scale_of(const std::vector<double>& s, int64_t i, int64_t k) {
-  return s.size() == 1 ? s[0] : s[static_cast<size_t>(i / k)];
-}
+// Where each element finds its scale (TorchAO's block-wise expansion; the meta function has
+// checked the shapes): one element for all, or, for row r of the last dim and element j of it,
+// base(r) + j / block.
+class ScaleMap {
+ public:
+  ScaleMap(const Shape& shape, const Shape& scale_shape, int64_t scale_numel)
+      : shape_(shape), scale_(scale_shape), single_(scale_numel == 1) {
+    k_ = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
+    if (!single_ && !shape.empty()) block_ = shape.back() / std::max<int64_t>(scale_.back(), 1);
+  }
+  int64_t row_len() const { return k_; }
+  int64_t base(int64_t row) const {
+    if (single_ || shape_.size() <= 1) return 0;
+    int64_t index = 0, stride = scale_.back();
+    for (int64_t d = static_cast<int64_t>(shape_.size()) - 2; d >= 0; --d) {
+      const auto u = static_cast<size_t>(d);
+      const int64_t at = row % shape_[u];
+      row /= shape_[u];
+      index += at / (shape_[u] / scale_[u]) * stride;
+      stride *= scale_[u];
+    }
+    return index;
+  }
+  int64_t at(int64_t base, int64_t j) const { return single_ ? 0 : base + j / block_; }
 
-int64_t last_dim(const Tensor& x) {
-  return x.dim() == 0 ? 1 : std::max<int64_t>(x.size(x.dim() - 1), 1);
-}
+ private:
+  Shape shape_, scale_;
+  bool single_;
+  int64_t k_ = 1, block_ = 1;
+};
 
-Values quantize_float8_kernel(const OpDef& op, const Values& a) {
-  const Tensor meta = op.run_meta(a).at(0).tensor();
-  const Tensor x = a.at(0).tensor().contiguous().to(DType::Float32);
-  const std::vector<double> s = as_doubles(a.at(1).tensor());
+Values quantize_float8_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor meta = op.run_meta(args).at(0).tensor();
+  const Tensor x = a.tensor("tensor").contiguous().to(DType::Float32);
+  const Tensor& scale = a.tensor("scale");
+  const std::vector<double> s = as_doubles(scale);
+  const ScaleMap map(x.shape(), scale.shape(), scale.numel());
   const DType dt = meta.dtype();
-  const bool e4 = dt == DType::Float8E4M3FN;
   const double mx = float_info(dt).max;
-  const int64_t k = last_dim(x);
-  Tensor out = Tensor::uninitialized(x.shape(), dt);
+  const int64_t k = map.row_len();
+  // Quotients in double, rounded once to the target dtype.
+  Tensor wide = Tensor::uninitialized(x.shape(), DType::Float64);
   const float* xd = x.data<float>();
-  uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
-  parallel_for(0, x.numel(), 4096, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      double v = xd[i] / scale_of(s, i, k);
-      if (!std::isnan(v)) v = std::clamp(v, -mx, mx);
-      od[i] = e4 ? fp8e4m3fn_from_double(v) : fp8e5m2_from_double(v);
+  double* wd = wide.data<double>();
+  parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = map.base(r);
+      for (int64_t j = 0; j < k; ++j) {
+        double v = xd[r * k + j] / s[static_cast<size_t>(map.at(base, j))];
+        if (!std::isnan(v)) v = std::clamp(v, -mx, mx);
+        wd[r * k + j] = v;
+      }
     }
   });
-  return {out};
+  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
+    const bool e4 = dt == DType::Float8E4M3FN;
+    Tensor out = Tensor::uninitialized(x.shape(), dt);
+    uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
+    parallel_for(0, x.numel(), 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        od[i] = e4 ? fp8e4m3fn_from_double(wd[i]) : fp8e5m2_from_double(wd[i]);
+    });
+    return {out};
+  }
+  return {wide.to(dt)};
 }
 
-Values dequantize_float8_kernel(const OpDef& op, const Values& a) {
-  const Tensor meta = op.run_meta(a).at(0).tensor();
-  const Tensor q = a.at(0).tensor().contiguous();
-  const std::vector<double> s = as_doubles(a.at(1).tensor());
+Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor meta = op.run_meta(args).at(0).tensor();
+  const Tensor q = a.tensor("tensor").contiguous();
+  const Tensor& scale = a.tensor("scale");
+  const std::vector<double> s = as_doubles(scale);
+  const ScaleMap map(q.shape(), scale.shape(), scale.numel());
+  const int64_t k = map.row_len();
+  const bool fp8 = q.dtype() == DType::Float8E4M3FN || q.dtype() == DType::Float8E5M2;
   const bool e4 = q.dtype() == DType::Float8E4M3FN;
-  const int64_t k = last_dim(q);
+  const Tensor wide_in = fp8 ? q : q.to(DType::Float64);
   // The product is formed in double and rounded once to the output dtype, as the reference.
   Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
-  const uint8_t* qd = static_cast<const uint8_t*>(q.data_ptr());
   double* od = out.data<double>();
-  parallel_for(0, q.numel(), 4096, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      od[i] = static_cast<double>(e4 ? fp8e4m3fn_to_float(qd[i]) : fp8e5m2_to_float(qd[i])) *
-              scale_of(s, i, k);
+  parallel_for(0, q.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = map.base(r);
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t i = r * k + j;
+        double v;
+        if (fp8) {
+          const uint8_t bits = static_cast<const uint8_t*>(wide_in.data_ptr())[i];
+          v = static_cast<double>(e4 ? fp8e4m3fn_to_float(bits) : fp8e5m2_to_float(bits));
+        } else {
+          v = wide_in.data<double>()[i];
+        }
+        od[i] = v * s[static_cast<size_t>(map.at(base, j))];
+      }
+    }
   });
   return {out.to(meta.dtype())};
 }
@@ -179,9 +233,14 @@ void register_quantize_kernels(KernelTable& t) {
         {dequantize_per_channel_kernel, nullptr, ints});
   t.add("quantized_decomposed.quantize_per_channel_group.default",
         {quantize_group_kernel, nullptr, low});
-  t.add("quantized_decomposed.quantize_float8.default", {quantize_float8_kernel, nullptr, low});
-  t.add("quantized_decomposed.dequantize_float8.default",
-        {dequantize_float8_kernel, nullptr, {DType::Float8E4M3FN, DType::Float8E5M2}});
+  t.add("torchao.quantize_affine_float8_non_decomposed.default",
+        {quantize_float8_kernel,
+         nullptr,
+         {DType::Float32, DType::BFloat16, DType::Float16, DType::Int32}});
+  t.add("torchao.dequantize_affine_float8_non_decomposed.default",
+        {dequantize_float8_kernel,
+         nullptr,
+         {DType::Float8E4M3FN, DType::Float8E5M2, DType::Float32}});
   t.add("quantized_decomposed.dequantize_per_channel_group.default",
         {dequantize_group_kernel, nullptr, ints});
 }
