@@ -85,7 +85,7 @@ TEST(CpuGemmSmall, EveryLevelMatchesTheProductOnOddSizes) {
     for (const bool t : {false, true}) {
       for (const int64_t m : {1, 2, 3, 4, 5, 7, 13, 16}) {
         for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{
-                 {1, 1}, {3, 7}, {17, 33}, {67, 129}, {300, 19}, {129, 300}}) {
+                 {1, 1}, {3, 7}, {17, 33}, {67, 129}, {300, 19}, {129, 300}, {1100, 21}}) {
           const std::string what = level + (t ? " nt" : " nn") + " m=" + std::to_string(m) +
                                    " n=" + std::to_string(n) + " k=" + std::to_string(k);
           check_product(*kern, t, m, n, k, 0, n, 1.0f, 0.0f, false, what);

@@ -12,7 +12,7 @@ namespace crucible::cpu {
 
 namespace {
 
-constexpr int64_t kBlockColumns = 256;  // columns of C per task
+constexpr int64_t kNnBlockColumns = 1024, kNtBlockColumns = 256;  // columns of C per task
 
 }  // namespace
 
@@ -39,15 +39,22 @@ bool small_gemm_f32(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, co
     ars = k;
     acs = 1;
   }
-  const int64_t blocks = (n + kBlockColumns - 1) / kBlockColumns;
-  const int64_t work = m * k * kBlockColumns;  // multiply-adds per task
+  // Blocks of columns: up to 1024 for row-major B (whole pages of each row, see
+  // gemm_small_loops.h), 256 for the dot products, narrower where that leaves fewer than two
+  // tasks per thread.
+  const int64_t tasks_per_item =
+      std::max<int64_t>(1, (2 * num_threads() + nb - 1) / std::max<int64_t>(nb, 1));
+  const int64_t even = ((n + tasks_per_item - 1) / tasks_per_item + 63) / 64 * 64;
+  const int64_t width = std::min(even, transposed ? kNtBlockColumns : kNnBlockColumns);
+  const int64_t blocks = (n + width - 1) / width;
+  const int64_t work = m * k * width;  // multiply-adds per task
   std::atomic<bool> extreme{false};
   parallel_for(
       0, nb * blocks, std::max<int64_t>(1, (int64_t{1} << 16) / work), [&](int64_t t0, int64_t t1) {
         bool bad = false;
         for (int64_t t = t0; t < t1; ++t) {
-          const int64_t bi = t / blocks, j0 = (t % blocks) * kBlockColumns;
-          const int64_t j1 = std::min(n, j0 + kBlockColumns);
+          const int64_t bi = t / blocks, j0 = (t % blocks) * width;
+          const int64_t j1 = std::min(n, j0 + width);
           const float* ab = a + bi * abs;
           float* cb = c + bi * cbs;
           if (transposed)

@@ -51,11 +51,11 @@ inline float finish(float acc, float alpha, float beta, const float* c) {
   return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
-// Columns a pass of the row-major loops keeps partial sums of (kSmallGemmMaxRows x 256 floats,
-// 16 KB), and rows of B per pass: B is read in pieces of 1 KB of 16 rows at a time, streams
-// the hardware prefetcher follows (a tile walking down all of K read 256 bytes per 4 KB page
-// and waited for memory at every row).
-constexpr int64_t kNnChunk = 256;
+// Columns whose partial sums the row-major loops keep (kSmallGemmMaxRows x 1024 floats, 64 KB,
+// in L2), and rows of B per pass: each pass reads kNnDepth rows of B across all of the block's
+// columns, whole pages at a time, streams the hardware prefetcher follows (a tile walking down
+// all of K read 256 bytes per 4 KB page and waited for memory at every row).
+constexpr int64_t kNnChunk = 1024;
 constexpr int64_t kNnDepth = 16;
 
 // Partial sums p[0, MR) x [0, NV * kLanes) (row stride kNnChunk) += A[:, q0..q1) @ B[q0..q1, :]
