@@ -155,6 +155,11 @@ bool nn(int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* 
   return extreme || any_extreme_lane(bad);
 }
 
+// How far ahead of its loads the first pass over B^T's rows prefetches them (floats): the
+// hardware prefetcher starts late on rows of a few KB (a linear layer's weight rows), and
+// past a row's end the prefetches reach the rows of the next tile.
+constexpr int64_t kNtAhead = 256;
+
 // C[0, MR) x [0, NC) for B given by its transpose: dot products along q of A's rows with
 // NC rows of B^T, kLanes terms at a time, then summed across the lanes with the last terms.
 template <int MR, int NC, bool kCheck>
@@ -167,7 +172,10 @@ inline void nt_tile(int64_t k, float alpha, const float* a, int64_t ars, const f
 #pragma GCC unroll 16
     for (int n = 0; n < NC; ++n) {
       bv[n] = loadv(bt + n * ldb + q);
-      if (kCheck) track(bad, bv[n]);
+      if (kCheck) {  // the first pass over these rows of B^T: from memory
+        track(bad, bv[n]);
+        __builtin_prefetch(bt + n * ldb + q + kNtAhead);
+      }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
