@@ -1,9 +1,10 @@
 // The `cpu` backend's f32 products with few rows (decode-sized linear layers, bmm of a few
 // query rows): C = alpha * A @ B + beta * C without packing B, which OpenBLAS copies whole
-// before a product of any height. B is read once per tile of four rows of C, and every value
-// of B that is read is tested for being extreme (nn_util.h) on the way, so the caller needs no
-// separate pass over B to choose the f64 path. The loops are compiled once per ISA level
-// (gemm_small_{avx512,avx2,portable}.cpp, the loops in gemm_small_loops.h).
+// before a product of any height. B is read from memory once (again from cache for each
+// further four rows of C), and every value of B is tested for being extreme (nn_util.h) as it
+// is first loaded, so the caller needs no separate pass over B to choose the f64 path. The loops
+// are compiled once per ISA level (gemm_small_{avx512,avx2,portable}.cpp, the loops in
+// gemm_small_loops.h).
 #pragma once
 
 #include <cstdint>
