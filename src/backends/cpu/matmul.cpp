@@ -1,16 +1,18 @@
 // The `cpu` backend's matmul family: mm, addmm, bmm, baddbmm.
 //
 // Floating products go through gemm_f32 / gemm_f64 (OpenBLAS; f16 and bf16 are converted to
-// f32 and the result rounded once). Transposed operands reach BLAS without a copy. bmm and
-// baddbmm split the batch over the thread pool (one BLAS thread each) when there are at least
-// as many batch items as threads. Integer products are exact modulo 2^64 and wrap to the
-// output width, as ATen's integer gemm does. Argument checks follow the catalog's reference.
+// f32 and the result rounded once), f32 products of up to 16 rows through gemm_small.h. Transposed
+// operands reach BLAS without a copy. bmm and baddbmm split the batch over the thread pool (one
+// BLAS thread each) when there are at least as many batch items as threads. Integer products are
+// exact modulo 2^64 and wrap to the output width, as ATen's integer gemm does. Argument checks
+// follow the catalog's reference.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_small.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
@@ -132,6 +134,20 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
     }
     return out;
   }
+  const double alpha = alpha_s.to_double(), beta = use_self ? beta_s.to_double() : 0.0;
+  if (dt == DType::Float32 && a.dtype() == dt && w.dtype() == dt &&
+      small_gemm_applies(m, n, k, w.stride(1), w.stride(2))) {
+    // A few rows: B is read once, by loops that also test it for extreme values.
+    if (!any_extreme({&a, use_self ? &self : nullptr})) {
+      Tensor out = Tensor::uninitialized(out_shape, dt);
+      if (use_self) copy_rows<float>(self, out.data<float>());
+      if (small_gemm_f32(nb, m, n, k, static_cast<float>(alpha), a.data<float>(), a.stride(0),
+                         a.stride(1), a.stride(2), w.data<float>(), w.stride(0), w.stride(1),
+                         w.stride(2), static_cast<float>(beta), out.data<float>(), m * n, n))
+        return out;
+    }
+    return ordered_product(a, w, use_self ? self : Tensor(), beta, alpha, dt);
+  }
   if (any_extreme({&a, &w, use_self ? &self : nullptr})) {
     return ordered_product(a, w, use_self ? self : Tensor(), beta_s.to_double(),
                            alpha_s.to_double(), dt);
@@ -152,7 +168,6 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
   }
   const Tensor aw = a.dtype() == work ? a : a.to(work);
   const Tensor ww = w.dtype() == work ? w : w.to(work);
-  const double alpha = alpha_s.to_double(), beta = use_self ? beta_s.to_double() : 0.0;
   auto one = [&](int64_t b) {
     if (f64) {
       gemm_f64(m, n, k, alpha, {aw.data<double>() + b * aw.stride(0), aw.stride(1), aw.stride(2)},
