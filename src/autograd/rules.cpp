@@ -55,6 +55,26 @@ Var unreduce(RuleContext& c, const Var& x, const std::vector<int64_t>& dims, boo
   return F::expand(c.t, g, x.shape());
 }
 
+Grads batch_norm_grads(RuleContext& c, bool training) {
+  const Var x = c.tensor("input"), w = c.tensor("weight"), b = c.tensor("bias");
+  const Var rm = c.tensor("running_mean"), rv = c.tensor("running_var");
+  if (!training && (!rm.defined() || !rv.defined()))
+    usage_error("autograd: " + c.node.op + " in eval mode needs running statistics");
+  if (!training && (c.needs(rm) || c.needs(rv)))
+    usage_error("autograd: " + c.node.op +
+                " in eval mode has no rule for gradients of the running statistics");
+  const std::vector<Var> g =
+      c.t.call("aten.native_batch_norm_backward.default",
+               {c.grad, x, w, rm, rv, c.outputs[1], c.outputs[2], training, c.arg("eps", Arg(1e-5)),
+                std::vector<bool>{c.needs(x), c.needs(w), c.needs(b)}},
+               {}, "batch_norm_grad");
+  Grads out;
+  if (c.needs(x)) out.emplace_back(x.name, g[0]);
+  if (c.needs(w)) out.emplace_back(w.name, g[1]);
+  if (c.needs(b)) out.emplace_back(b.name, g[2]);
+  return out;
+}
+
 std::map<std::string, Rule> make_rules() {
   std::map<std::string, Rule> r;
   r["aten.mm.default"] = [](RuleContext& c) {
@@ -239,23 +259,14 @@ std::map<std::string, Rule> make_rules() {
     if (c.needs(b)) out.emplace_back(b.name, g[2]);
     return out;
   };
+  // Batch norm in training mode normalises with the batch's statistics (outputs 1 and 2:
+  // save_mean, save_invstd); in eval mode with the running statistics, which the backward
+  // operator then reads instead (train=False), as derivatives.yaml has it for both overloads.
   r["aten.native_batch_norm.default"] = [](RuleContext& c) {
-    const Var x = c.tensor("input"), w = c.tensor("weight"), b = c.tensor("bias");
-    const bool training = c.integer("training", 0) != 0;
-    if (!training)
-      usage_error(
-          "autograd: native_batch_norm in eval mode has no rule here (capture in train mode)");
-    const std::vector<Var> g =
-        c.t.call("aten.native_batch_norm_backward.default",
-                 {c.grad, x, w, c.tensor("running_mean"), c.tensor("running_var"), c.outputs[1],
-                  c.outputs[2], true, c.arg("eps", Arg(1e-5)),
-                  std::vector<bool>{c.needs(x), c.needs(w), c.needs(b)}},
-                 {}, "batch_norm_grad");
-    Grads out;
-    if (c.needs(x)) out.emplace_back(x.name, g[0]);
-    if (c.needs(w)) out.emplace_back(w.name, g[1]);
-    if (c.needs(b)) out.emplace_back(b.name, g[2]);
-    return out;
+    return batch_norm_grads(c, c.integer("training", 0) != 0);
+  };
+  r["aten._native_batch_norm_legit_no_training.default"] = [](RuleContext& c) {
+    return batch_norm_grads(c, false);
   };
   r["aten.convolution.default"] = [](RuleContext& c) {
     const Var x = c.tensor("input"), w = c.tensor("weight"), b = c.tensor("bias");

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "crucible/core/error.h"
+#include "crucible/eval/kernel_trials.h"
 #include "crucible/graph/print.h"
 #include "crucible/graph/safetensors.h"
 #include "crucible/graph/values.h"
@@ -75,7 +76,9 @@ static int run_with_policy(const ModelsFlags& f) {
       usage_error("--force " + term + ": expected op=backend (aten.mm.default=cpu)");
     policy.force[term.substr(0, eq)] = term.substr(eq + 1);
   }
-  const std::vector<models::OpChoice> choices = models::choose_kernels(g, policy, f.seed);
+  // fastest's trials run in a worker process: a kernel that crashes there is rejected.
+  const std::vector<models::OpChoice> choices = models::choose_kernels(
+      g, policy, f.seed, isolated_trial_runner({.backends = policy.backends}));
   models::PolicyBackend backend(choices, policy.backends);
   CaseResult r;
   r.op = "model:zoo-" + c.name;

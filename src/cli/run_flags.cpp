@@ -321,7 +321,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        });
   flag("--model-k",
        "model suite: an output passes when its error against the f64 run is at most K times "
-       "the baseline's (default 3)",
+       "the largest of its honest baselines' (default 3)",
        "K", [&f](const std::string& s) {
          const auto v = decimal_real(s);
          if (!v || *v < 1 || *v > 1e6)

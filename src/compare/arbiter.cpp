@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "crucible/core/error.h"
 
 namespace crucible {
 
@@ -91,8 +94,19 @@ double cosine(const Tensor& g, const Tensor& x) {
 
 ArbiterCheck arbitrate(const Tensor& golden, const Tensor& baseline, const Tensor& candidate,
                        const ArbiterOptions& options, const std::string& what) {
+  return arbitrate(golden, std::vector<Tensor>{baseline}, candidate, options, what);
+}
+
+ArbiterCheck arbitrate(const Tensor& golden, const std::vector<Tensor>& baselines,
+                       const Tensor& candidate, const ArbiterOptions& options,
+                       const std::string& what) {
   ArbiterCheck c;
   c.what = what;
+  if (baselines.empty()) internal_error("arbitrate: no baseline run for " + what);
+  const Tensor& baseline = baselines.front();
+  for (const Tensor& b : baselines)
+    if (b.shape() != golden.shape() || b.dtype() != baseline.dtype())
+      internal_error("arbitrate: the baseline runs of " + what + " disagree in shape or dtype");
   if (candidate.shape() != golden.shape() || baseline.shape() != golden.shape()) {
     c.passed = false;
     c.reason = fmt::format("wrong shape in {}: expected {}, got {}", what,
@@ -119,7 +133,13 @@ ArbiterCheck arbitrate(const Tensor& golden, const Tensor& baseline, const Tenso
     return c;
   }
   const Errors cand = errors_of(golden, candidate);
-  const Errors base = errors_of(golden, baseline);
+  // The honest spread: the largest error of any baseline run.
+  Errors base;
+  for (const Tensor& b : baselines) {
+    const Errors e = errors_of(golden, b);
+    base.rmse = std::max(base.rmse, e.rmse);
+    base.nonfinite = std::max(base.nonfinite, e.nonfinite);
+  }
   const double floor = options.floor >= 0 ? options.floor : arbiter_floor(t);
   c.candidate_rmse = cand.rmse;
   c.baseline_rmse = base.rmse;
@@ -138,9 +158,10 @@ ArbiterCheck arbitrate(const Tensor& golden, const Tensor& baseline, const Tenso
     c.passed = false;
     c.reason = fmt::format(
         "{}: error {:.3g} against the f64 run exceeds {:.3g} ({} x the {} "
-        "baseline's {:.3g} + {:.1g}); max abs err {:.3g}, PCC {:.6f}",
-        what, cand.rmse, c.allowed_rmse, options.k, dtype_code(t), base.rmse, floor, cand.max_abs,
-        c.pcc);
+        "baseline's {:.3g}{} + {:.1g}); max abs err {:.3g}, PCC {:.6f}",
+        what, cand.rmse, c.allowed_rmse, options.k, dtype_code(t), base.rmse,
+        baselines.size() > 1 ? fmt::format(", the largest of {} runs", baselines.size()) : "",
+        floor, cand.max_abs, c.pcc);
   }
   return c;
 }

@@ -1,10 +1,12 @@
 // The graph executor: declarations materialised, then each node bound and run on the backend.
 #include "crucible/graph/executor.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "crucible/core/error.h"
+#include "crucible/core/rng.h"
 #include "crucible/graph/print.h"
 #include "graph/node_call.h"
 
@@ -54,6 +56,57 @@ Tensor host_copy(Backend& b, const Tensor& t) {
   if (!t.defined()) return t;
   Tensor h = b.to_host(t);
   return h.shares_storage(t) ? layout_copy(h) : h;
+}
+
+// The unit roundoff of a floating dtype (half its machine epsilon).
+double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::Float64:
+      return 0x1p-53;
+    case DType::Float32:
+      return 0x1p-24;
+    case DType::Float16:
+      return 0x1p-11;
+    case DType::BFloat16:
+      return 0x1p-8;
+    default:
+      return 0x1p-4;  // fp8 (e4m3; e5m2 rounds coarser still)
+  }
+}
+
+// Multiplies every element of host tensor `t` by 1 + d, d uniform in +-ulps unit roundoffs.
+void perturb(Tensor& t, double ulps, Rng& rng) {
+  if (!t.defined() || !is_floating(t.dtype())) return;
+  const double scale = ulps * unit_roundoff(t.dtype());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double d = (2.0 * rng.uniform() - 1.0) * scale;
+    t.set(i, t.get(i) * (1.0 + d));
+  }
+}
+
+// Perturbs the outputs of an op that accumulates (one whose catalog tolerance widens with its
+// reduction length: sums, products, convolutions, norms, softmax, ...) by as much as an honest
+// kernel's accumulation strays: `ulps` times that widening (about the square root of the
+// length), in units of rounding. An op that rounds once (pointwise) or not at all (copies,
+// views, indexing, comparisons) is left exact, as is an output that shares storage with an
+// argument (a view or an in-place result), whose perturbation would change the argument too.
+void perturb_outputs(Backend& backend, const OpDef& op, const Values& args,
+                     std::vector<Tensor>& outs, double ulps, Rng& rng) {
+  if (!op.compare.tol_scale || op.compare.values_unspecified || op.compare.random) return;
+  const double scale = ulps * std::max(1.0, op.compare.tol_scale(args));
+  for (Tensor& out : outs) {
+    if (!out.defined() || !is_floating(out.dtype())) continue;
+    bool aliases = false;
+    for (const Value& a : args) {
+      if (a.is_tensor()) aliases = aliases || out.shares_storage(a.tensor());
+      if (a.kind() == ValueKind::TensorList || a.kind() == ValueKind::OptTensorList)
+        for (const Tensor& t : a.tensors()) aliases = aliases || out.shares_storage(t);
+    }
+    if (aliases) continue;
+    Tensor h = backend.to_host(out);
+    perturb(h, scale, rng);
+    if (!h.shares_storage(out)) out = backend.to_device(h);
+  }
 }
 
 }  // namespace
@@ -119,12 +172,24 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
   std::set<std::string, std::less<>> returned;
   for (const GraphOutput& o : g.outputs) returned.insert(o.value);
 
+  if (options.perturb_ulps > 0 && options.golden)
+    internal_error("graph executor: the f64 run is not perturbed");
+  const bool perturbing = options.perturb_ulps > 0;
+  Rng noise(options.perturb_seed, hash_str("graph perturbation"));
   backend.manual_seed(options.seed);  // random ops (dropout) draw from the run's seed
   std::map<std::string, Tensor, std::less<>> live;
   for (auto& [name, t] :
        materialize_declarations(g, options.seed, options.weights, options.weights_file,
                                 options.inputs, options.inputs_file)) {
     Tensor v = options.golden && promotable(t.dtype()) ? t.to(DType::Float64) : t;
+    // Inputs and parameters carry the rounding of whatever made them; constants and buffers
+    // (masks, position tables, running statistics) are taken as exact.
+    const Declaration* d = g.find_decl(name);
+    if (perturbing && is_floating(v.dtype()) && d &&
+        (d->kind == DeclKind::Input || d->kind == DeclKind::Param)) {
+      v = v.clone();  // never the caller's weights
+      perturb(v, options.perturb_ulps, noise);
+    }
     if (options.keep_values) result.values.emplace(name, layout_copy(v));
     live.emplace(name, backend.to_device(v));
   }
@@ -144,6 +209,7 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
       std::string why;
       if (!backend.supports(op, args, &why)) unsupported(why);
       outs = detail::flatten_returns(backend.run(op, args), n.op);
+      if (perturbing) perturb_outputs(backend, op, args, outs, options.perturb_ulps, noise);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
       throw Error(e.kind(), node_place(g, i) + ": " + e.what());

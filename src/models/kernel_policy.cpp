@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -95,8 +96,16 @@ std::optional<double> try_backend(const graph::Graph& g, const OpDef& def, Backe
 
 }  // namespace
 
+void run_trial(const graph::Graph& g, Backend& b, const graph::TensorMap& values, Trial& t) {
+  std::string why;
+  if (auto s = try_backend(g, OpRegistry::catalog().get(t.op), b, values, why))
+    t.seconds = *s;
+  else
+    t.why = why;
+}
+
 std::vector<OpChoice> choose_kernels(const graph::Graph& g, const KernelPolicy& policy,
-                                     uint64_t seed) {
+                                     uint64_t seed, const TrialRunner& run_trials) {
   if (policy.backends.empty()) usage_error("a kernel policy needs at least one backend");
   std::map<std::string, std::unique_ptr<Backend>> backends;
   for (const std::string& name : policy.backends)
@@ -107,13 +116,28 @@ std::vector<OpChoice> choose_kernels(const graph::Graph& g, const KernelPolicy& 
     if (!OpRegistry::catalog().find(op)) usage_error("force " + op + ": not a catalog op");
   }
   Json cache = read_cache(policy.cache);
-  graph::ExecResult ref_run;
-  if (policy.fastest) {
-    graph::ExecOptions o{.seed = seed};
-    o.keep_values = true;
-    ref_run = graph::execute(g, "ref", o);
-  }
   const std::string all = fmt::format("{}", fmt::join(policy.backends, ","));
+  const auto key_of = [&](const std::string& op) { return g.name + "|" + op + "|" + all; };
+  const auto cached = [&](const std::string& op) {
+    const std::string key = key_of(op);
+    return cache.contains(key) && cache[key].is_string() &&
+           backends.contains(cache[key].get<std::string>());
+  };
+  // fastest: every trial the choices need, run in a worker on a ref run's real values.
+  std::vector<Trial> trials;
+  if (policy.fastest) {
+    for (const std::string& op : g.ops_used()) {
+      if (policy.force.contains(op) || cached(op)) continue;
+      for (const std::string& b : policy.backends)
+        if (backends.at(b)->has_op(OpRegistry::catalog().get(op))) trials.push_back({op, b});
+    }
+    if (!trials.empty()) {
+      graph::ExecOptions o{.seed = seed};
+      o.keep_values = true;
+      const graph::ExecResult ref_run = graph::execute(g, "ref", o);
+      run_trials(g, ref_run.values, trials);
+    }
+  }
   std::vector<OpChoice> out;
   for (const std::string& op : g.ops_used()) {
     const OpDef& def = OpRegistry::catalog().get(op);
@@ -131,34 +155,27 @@ std::vector<OpChoice> choose_kernels(const graph::Graph& g, const KernelPolicy& 
         }
         c.rejected[b] = "does not implement it";
       }
+    } else if (cached(op)) {
+      c.backend = cache[key_of(op)].get<std::string>();
+      c.why = "fastest (cached in " + policy.cache + ")";
     } else {
-      const std::string key = g.name + "|" + op + "|" + all;
-      if (cache.contains(key) && cache[key].is_string() &&
-          backends.contains(cache[key].get<std::string>())) {
-        c.backend = cache[key].get<std::string>();
-        c.why = "fastest (cached in " + policy.cache + ")";
-      } else {
-        for (const std::string& b : policy.backends) {
-          Backend& be = *backends.at(b);
-          if (!be.has_op(def)) {
-            c.rejected[b] = "does not implement it";
-            continue;
-          }
-          std::string why;
-          if (auto s = try_backend(g, def, be, ref_run.values, why))
-            c.seconds[b] = *s;
-          else
-            c.rejected[b] = why;
-        }
-        double best = std::numeric_limits<double>::infinity();
-        for (const auto& [b, s] : c.seconds)
-          if (s < best) {
-            best = s;
-            c.backend = b;
-          }
-        c.why = fmt::format("fastest of {} correct backend(s)", c.seconds.size());
-        if (!c.backend.empty()) cache[key] = c.backend;
+      for (const std::string& b : policy.backends)
+        if (!backends.at(b)->has_op(def)) c.rejected[b] = "does not implement it";
+      for (const Trial& t : trials) {
+        if (t.op != op) continue;
+        if (t.seconds)
+          c.seconds[t.backend] = *t.seconds;
+        else
+          c.rejected[t.backend] = t.why;
       }
+      double best = std::numeric_limits<double>::infinity();
+      for (const auto& [b, s] : c.seconds)
+        if (s < best) {
+          best = s;
+          c.backend = b;
+        }
+      c.why = fmt::format("fastest of {} correct backend(s)", c.seconds.size());
+      if (!c.backend.empty()) cache[key_of(op)] = c.backend;
     }
     if (c.backend.empty()) {
       std::string why;

@@ -1,6 +1,7 @@
 // The zoo's registry (see zoo.h).
 #include "crucible/models/zoo.h"
 
+#include "models/BERT/BERT.h"
 #include "models/GPT2/GPT2.h"
 #include "models/Llama/Llama.h"
 #include "models/MobileNetV2/MobileNetV2.h"
@@ -28,6 +29,7 @@ const std::vector<ZooEntry>& zoo() {
       entry<ResNet>("ResNet"),
       entry<MobileNetV2>("MobileNetV2"),
       entry<ViT>("ViT"),
+      entry<BERT>("BERT"),
   };
   return z;
 }

@@ -46,18 +46,22 @@ TensorCheck as_check(const ArbiterCheck& a, const Tensor& golden) {
   return c;
 }
 
-// Floating values are judged against golden; integer and bool values (indices, masks) against
-// the baseline, which computes them in the graph's own dtypes as the candidate does.
-ArbiterCheck judge_value(const Tensor& golden, const Tensor& baseline, const Tensor& candidate,
-                         double k, const std::string& what) {
+// Floating values are judged against golden with the spread of every baseline run; integer and
+// bool values (indices, masks) against the unperturbed baseline, which computes them in the
+// graph's own dtypes as the candidate does.
+ArbiterCheck judge_value(const Tensor& golden, const std::vector<Tensor>& baselines,
+                         const Tensor& candidate, double k, const std::string& what) {
+  const Tensor& baseline = baselines.front();
   const bool floating = is_floating(baseline.dtype()) || is_complex(baseline.dtype());
-  return arbitrate(floating ? golden : baseline, baseline, candidate, {.k = k}, what);
+  if (!floating) return arbitrate(baseline, baseline, candidate, {.k = k}, what);
+  return arbitrate(golden, baselines, candidate, {.k = k}, what);
 }
 
 // The first node whose (judged) outputs diverge, from runs that kept every value; "" when none.
 std::string first_divergence(const graph::Graph& g, const graph::ExecResult& golden,
-                             const graph::ExecResult& baseline, const graph::ExecResult& cand,
-                             double k) {
+                             const std::vector<graph::ExecResult>& baselines,
+                             const graph::ExecResult& cand, double k) {
+  const graph::ExecResult& baseline = baselines.front();
   const auto& catalog = OpRegistry::catalog();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const graph::Node& n = g.nodes[i];
@@ -72,7 +76,12 @@ std::string first_divergence(const graph::Graph& g, const graph::ExecResult& gol
       if (gv == golden.values.end() || bv == baseline.values.end() || cv == cand.values.end())
         continue;
       if (!bv->second.defined()) continue;
-      ArbiterCheck c = judge_value(gv->second, bv->second, cv->second, k, "%" + name);
+      std::vector<Tensor> spread;
+      for (const graph::ExecResult& b : baselines) {
+        auto it = b.values.find(name);
+        if (it != b.values.end() && it->second.defined()) spread.push_back(it->second);
+      }
+      ArbiterCheck c = judge_value(gv->second, spread, cv->second, k, "%" + name);
       if (c.passed) continue;
       // What lies downstream: the nodes that use this value, directly or not.
       std::set<std::string> tainted{name};
@@ -93,6 +102,27 @@ std::string first_divergence(const graph::Graph& g, const graph::ExecResult& gol
 }
 
 }  // namespace
+
+graph::ExecOptions baseline_options(const ModelJudgeOptions& options,
+                                    const graph::ExecOptions& base, int j) {
+  graph::ExecOptions o = base;
+  o.golden = false;
+  if (j > 0) {
+    o.perturb_ulps = options.perturb_ulps;
+    o.perturb_seed = options.seed * 1000003 + static_cast<uint64_t>(j);
+  }
+  return o;
+}
+
+std::vector<graph::ExecResult> baseline_runs(const graph::Graph& g,
+                                             const ModelJudgeOptions& options,
+                                             const graph::ExecOptions& base) {
+  std::vector<graph::ExecResult> out;
+  std::unique_ptr<Backend> ref = BackendRegistry::instance().create("ref");
+  for (int j = 0; j <= options.perturbed_runs; ++j)
+    out.push_back(graph::execute(g, *ref, baseline_options(options, base, j)));
+  return out;
+}
 
 void judge_model(const graph::Graph& g, Backend& candidate, const ModelJudgeOptions& options,
                  CaseResult& r) {
@@ -115,7 +145,7 @@ void judge_model(const graph::Graph& g, Backend& candidate, const ModelJudgeOpti
   graph::ExecOptions exec{.seed = options.seed};
   graph::ExecOptions golden_exec{.seed = options.seed, .golden = true};
   const graph::ExecResult golden = graph::execute(g, "ref", golden_exec);
-  const graph::ExecResult baseline = graph::execute(g, "ref", exec);
+  const std::vector<graph::ExecResult> baselines = baseline_runs(g, options, exec);
   graph::ExecResult got;
   try {
     got = graph::execute(g, *cand, exec);
@@ -129,8 +159,9 @@ void judge_model(const graph::Graph& g, Backend& candidate, const ModelJudgeOpti
   size_t failed = 0;
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const std::string what = output_label(g.outputs[i], i);
-    ArbiterCheck a =
-        judge_value(golden.outputs[i], baseline.outputs[i], got.outputs[i], options.k, what);
+    std::vector<Tensor> spread;
+    for (const graph::ExecResult& b : baselines) spread.push_back(b.outputs[i]);
+    ArbiterCheck a = judge_value(golden.outputs[i], spread, got.outputs[i], options.k, what);
     if (!a.passed) ++failed;
     r.checks.push_back(as_check(a, golden.outputs[i]));
   }
@@ -140,8 +171,9 @@ void judge_model(const graph::Graph& g, Backend& candidate, const ModelJudgeOpti
                         fmt::join(with_fallback->fell_back(), ", "));
   if (failed == 0) {
     r.status = Status::Passed;
-    r.detail = fmt::format("{} output(s) within {} x the {} baseline's error against f64{}",
-                           g.outputs.size(), options.k, "ref", where);
+    r.detail = fmt::format(
+        "{} output(s) within {} x the largest error of {} ref baseline run(s) against f64{}",
+        g.outputs.size(), options.k, baselines.size(), where);
     return;
   }
   r.status = Status::Failed;
@@ -154,7 +186,7 @@ void judge_model(const graph::Graph& g, Backend& candidate, const ModelJudgeOpti
   keep.keep_values = keep_golden.keep_values = true;
   try {
     const std::string d =
-        first_divergence(g, graph::execute(g, "ref", keep_golden), graph::execute(g, "ref", keep),
+        first_divergence(g, graph::execute(g, "ref", keep_golden), baseline_runs(g, options, keep),
                          graph::execute(g, *cand, keep), options.k);
     if (!d.empty()) r.detail += "; " + d;
   } catch (const Error& e) {

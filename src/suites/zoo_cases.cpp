@@ -50,16 +50,21 @@ void judge_sgd(const graph::Graph& g, Backend& candidate, const ModelJudgeOption
     sgd_update(g, graph::execute(g, *ref, step), lr, w);
     // Golden, baseline and candidate at the trained weights (copies: a backend may update
     // buffers such as batch-norm running statistics in place).
-    auto run = [&](Backend& b, bool golden) {
-      graph::TensorMap copy;
+    graph::TensorMap copy;
+    auto fresh = [&](bool golden) {
+      copy.clear();
       for (const auto& [k, v] : w) copy.emplace(k, v.clone());
       graph::ExecOptions o{.seed = options.seed, .golden = golden};
       o.weights = &copy;
       o.weights_file = step.weights_file;
-      return graph::execute(g, b, o);
+      return o;
     };
+    auto run = [&](Backend& b, bool golden) { return graph::execute(g, b, fresh(golden)); };
     const graph::ExecResult rg = run(*ref, true);
-    const graph::ExecResult rb = run(*ref, false);
+    std::vector<graph::ExecResult> rbs;  // the baseline runs, each on fresh weights
+    for (int j = 0; j <= options.perturbed_runs; ++j)
+      rbs.push_back(graph::execute(g, *ref, baseline_options(options, fresh(false), j)));
+    const graph::ExecResult& rb = rbs.front();
     graph::ExecResult rc;
     try {
       rc = run(candidate, false);
@@ -82,7 +87,9 @@ void judge_sgd(const graph::Graph& g, Backend& candidate, const ModelJudgeOption
       if (out.kind == graph::GraphOutput::Kind::Loss)
         ao.floor =
             std::max(arbiter_floor(rb.outputs[k].dtype()), 1e-6 * std::abs(rg.outputs[k].get(0)));
-      const ArbiterCheck a = arbitrate(rg.outputs[k], rb.outputs[k], rc.outputs[k], ao, what);
+      std::vector<Tensor> spread;
+      for (const graph::ExecResult& b : rbs) spread.push_back(b.outputs[k]);
+      const ArbiterCheck a = arbitrate(rg.outputs[k], spread, rc.outputs[k], ao, what);
       if (out.kind == graph::GraphOutput::Kind::Loss || !a.passed) {
         TensorCheck c;
         c.what = a.what;

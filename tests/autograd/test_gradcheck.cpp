@@ -185,6 +185,16 @@ std::vector<RuleCase> rule_cases() {
          return F::batch_norm(t, P(t, "x", {4, 3, 2, 2}), P(t, "w", {3}), P(t, "b", {3}), rm, rv,
                               true, 0.1, 1e-5);
        }},
+      {"aten._native_batch_norm_legit_no_training.default",
+       [](Tracer& t) {
+         // Eval mode: normalised with the running statistics (mean away from 0, var from 1).
+         const Var rm = t.declare(DeclKind::Buffer, "rm", {3}, DType::Float64,
+                                  init(Initializer::Kind::Normal, {0, 1}));
+         const Var rv = t.declare(DeclKind::Buffer, "rv", {3}, DType::Float64,
+                                  init(Initializer::Kind::Uniform, {0.5, 2.0}));
+         return F::batch_norm(t, P(t, "x", {4, 3, 2, 2}), P(t, "w", {3}), P(t, "b", {3}), rm, rv,
+                              false, 0.1, 1e-5);
+       }},
       {"aten.convolution.default",
        [](Tracer& t) {
          return F::conv2d(t, P(t, "x", {2, 4, 5, 5}), P(t, "w", {6, 2, 3, 3}), P(t, "b", {6}), 2, 1,

@@ -1,6 +1,7 @@
 // The f64 arbiter that judges whole-model outputs.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -84,6 +85,24 @@ TEST(Arbiter, IntegersMustMatchAndShapesMustAgree) {
   EXPECT_NE(arbitrate(g, g, wrong, {}, "o").reason.find("wrong shape"), std::string::npos);
   Tensor f = Tensor::empty({5}, DType::Float32);
   EXPECT_NE(arbitrate(g, g, f, {}, "o").reason.find("wrong dtype"), std::string::npos);
+}
+
+TEST(Arbiter, SeveralBaselinesAllowKTimesTheLargestOfTheirErrors) {
+  // An ill-conditioned model: the run rounded once per op is close to golden, a run perturbed
+  // by honest rounding is ten times further; the candidate is judged against the spread.
+  Runs once(1e-4), perturbed(1e-3);
+  const Tensor cand = once.with_error(2e-3);
+  EXPECT_FALSE(arbitrate(once.golden, once.baseline, cand, {}, "o").passed);
+  const ArbiterCheck c =
+      arbitrate(once.golden, std::vector<Tensor>{once.baseline, perturbed.baseline}, cand, {}, "o");
+  EXPECT_TRUE(c.passed) << c.reason;
+  EXPECT_NEAR(c.baseline_rmse, 1e-3 * std::sqrt(2.0 / 3.0), 1e-4);
+  // Beyond k times the largest: fails, and the reason says how many runs set the bar.
+  const ArbiterCheck f =
+      arbitrate(once.golden, std::vector<Tensor>{once.baseline, perturbed.baseline},
+                once.with_error(5e-3), {}, "o");
+  EXPECT_FALSE(f.passed);
+  EXPECT_NE(f.reason.find("the largest of 2 runs"), std::string::npos) << f.reason;
 }
 
 TEST(Arbiter, ConstantOrZeroCandidatesFail) {

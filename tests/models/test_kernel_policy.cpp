@@ -1,6 +1,7 @@
 // Kernel policies through the real binary: `fastest` keeps, per op, the fastest backend that is
 // correct on the model's own calls (faulty's wrong add is rejected), caches its choices, and
-// attributes every op; forcing the wrong add onto faulty fails the model.
+// attributes every op; its trials run in a worker, so a kernel that crashes is only rejected;
+// forcing the wrong add onto faulty fails the model.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,6 +30,21 @@ TEST(KernelPolicy, FastestRejectsAWrongKernelAndAttributesEveryOp) {
   o = crucible(args);
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_NE(o.out.find("fastest (cached in " + cache + ")"), std::string::npos) << o.out;
+}
+
+TEST(KernelPolicy, FastestSurvivesABackendWhoseKernelCrashes) {
+  // faulty's neg dereferences a null pointer; Llama's rotary embeddings call neg. The trial
+  // runs in a worker process: faulty is rejected for neg with the signal, and the model runs.
+  const Output o = crucible("models --run Llama --backends faulty,cpu --policy fastest");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("verdict: passed"), std::string::npos) << o.out;
+  const size_t neg = o.out.find("aten.neg.default");
+  ASSERT_NE(neg, std::string::npos) << o.out;
+  const std::string line = o.out.substr(neg, o.out.find('\n', neg) - neg);
+  EXPECT_NE(line.find(" cpu "), std::string::npos) << line;
+  EXPECT_NE(line.find("faulty rejected: crashed: the worker was killed by SIGSEGV"),
+            std::string::npos)
+      << line;
 }
 
 TEST(KernelPolicy, ForcingAWrongKernelFailsTheModel) {

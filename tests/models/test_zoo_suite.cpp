@@ -19,7 +19,8 @@ std::vector<nlohmann::json> zoo_cases(const std::string& dir) {
 TEST(ZooSuite, ModelsListsTheZooWithParametersAndOps) {
   const Output o = crucible("models --ops");
   ASSERT_EQ(o.status, 0) << o.out;
-  for (const char* name : {"SmokeTestModel", "ToyCoreOpsModel", "GPT2", "Llama", "ResNet"})
+  for (const char* name : {"SmokeTestModel", "ToyCoreOpsModel", "GPT2", "Llama", "ResNet",
+                           "MobileNetV2", "ViT", "BERT"})
     EXPECT_NE(o.out.find(name), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("49472"), std::string::npos) << o.out;  // SmokeTestModel's parameters
   EXPECT_NE(o.out.find("aten.native_layer_norm_backward.default"), std::string::npos) << o.out;
@@ -28,12 +29,12 @@ TEST(ZooSuite, ModelsListsTheZooWithParametersAndOps) {
 TEST(ZooSuite, ZooModelsPassOnCpuWithSgdSteps) {
   const std::string dir = temp_dir("zoo-cpu");
   const Output o = crucible(
-      "run --suite model:zoo --model-filter zoo-SmokeTestModel,zoo-GPT2,zoo-ResNet --backend cpu "
-      "--quiet --out " +
+      "run --suite model:zoo --model-filter zoo-SmokeTestModel,zoo-GPT2,zoo-ResNet,zoo-BERT "
+      "--backend cpu --quiet --out " +
       dir);
   EXPECT_EQ(o.status, 0) << o.out;
   const auto cases = zoo_cases(dir);
-  ASSERT_EQ(cases.size(), 3u) << o.out;
+  ASSERT_EQ(cases.size(), 4u) << o.out;
   for (const auto& c : cases) {
     EXPECT_EQ(c["status"], "passed") << c.dump();
     EXPECT_EQ(c["checks"][0]["what"], "loss") << c.dump();

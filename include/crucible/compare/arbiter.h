@@ -2,17 +2,21 @@
 // (torch._dynamo's `same(..., fp64_ref=...)`) does.
 //
 // A model accumulates rounding error over hundreds of ops, so per-op tolerances do not apply to
-// its outputs. Three runs of the graph are compared instead:
-//   golden    the graph computed in f64 on `ref` (every floating value promoted);
-//   baseline  the graph in its own dtypes on `ref` (each op rounded once to its dtype);
-//   candidate the graph on the backend under test.
-// The candidate passes an output when its error against golden is at most k times the
-// baseline's error against golden, or below a small floor (an output the baseline computes
+// its outputs. Its runs are compared instead:
+//   golden     the graph computed in f64 on `ref` (every floating value promoted);
+//   baselines  honest runs of the graph in its own dtypes on `ref`: one with each op rounded
+//              once to its dtype, and runs where every input and every op's result is also
+//              perturbed by a few units of rounding (as kernels that accumulate in the dtype
+//              round), which show how much the model amplifies rounding (its conditioning);
+//   candidate  the graph on the backend under test.
+// The candidate passes an output when its error against golden is at most k times the largest
+// baseline error against golden, or below a small floor (an output the baselines compute
 // exactly must not fail a candidate for one rounding). The error is the root mean square of
 // the differences (RMSE), as in PyTorch's checker. Integer and bool outputs must equal golden.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "crucible/core/tensor.h"
 
@@ -28,7 +32,7 @@ struct ArbiterCheck {
   bool passed = true;
   std::string reason;         // empty when passed
   double candidate_rmse = 0;  // candidate against golden
-  double baseline_rmse = 0;   // baseline against golden
+  double baseline_rmse = 0;   // the largest error of a baseline run against golden
   double allowed_rmse = 0;    // k * baseline_rmse + floor
   double max_abs_err = 0;     // candidate against golden
   double max_rel_err = 0;
@@ -45,5 +49,10 @@ double arbiter_floor(DType t);
 // the candidate's dtype must be the baseline's.
 ArbiterCheck arbitrate(const Tensor& golden, const Tensor& baseline, const Tensor& candidate,
                        const ArbiterOptions& options, const std::string& what);
+// The same against several baseline runs (at least one, all of one shape and dtype): the allowed
+// error is k times the largest of theirs, plus the floor.
+ArbiterCheck arbitrate(const Tensor& golden, const std::vector<Tensor>& baselines,
+                       const Tensor& candidate, const ArbiterOptions& options,
+                       const std::string& what);
 
 }  // namespace crucible

@@ -23,6 +23,16 @@ struct ExecOptions {
   std::string weights_file;            // names `weights` in errors
   const TensorMap* inputs = nullptr;   // inputs by name (recorded ones); the others drawn
   std::string inputs_file;             // names `inputs` in errors
+  // An honest-rounding perturbation (not with golden): every floating input and parameter is
+  // multiplied element-wise by 1 + d, d uniform within +-perturb_ulps units of its dtype's
+  // rounding, and so is every output of an op that accumulates (whose catalog tolerance widens
+  // with its reduction length), within perturb_ulps times that widening (about the square root
+  // of the length), as a kernel that accumulates in the dtype rounds; ops that round once or
+  // are exact, constants and buffers stay as they are. Drawn from perturb_seed. Runs so
+  // perturbed show how far honest rounding carries through the graph (its conditioning).
+  // 0: none.
+  double perturb_ulps = 0;
+  uint64_t perturb_seed = 0;
 };
 
 struct ExecResult {

@@ -2,18 +2,23 @@
 // overrides do. `force` names the backend of given ops; `fastest` times, for each op of the
 // graph, every backend that has it and passed its correctness check on the model's own calls
 // (each node run alone on its real inputs, from a ref run of the graph, compared with ref's
-// result), and picks the fastest; choices are cached by graph, op and backends. A partial
+// result), and picks the fastest. The trials run through a TrialRunner: crucible's runs them
+// in an isolated worker process, where a backend whose kernel crashes, hangs or runs out of
+// memory is rejected for that op; choices are cached by graph, op and backends. A partial
 // backend so runs a whole model with its own kernels wherever they exist and are correct, and
 // the report says which backend ran every op.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "crucible/backends/backend.h"
 #include "crucible/graph/graph.h"
+#include "crucible/graph/values.h"
 
 namespace crucible::models {
 
@@ -32,9 +37,27 @@ struct OpChoice {
   std::map<std::string, std::string> rejected;  // backend -> why it was not a candidate
 };
 
-// Chooses a backend for every op of `g` (an Unsupported error when no backend runs an op).
+// One timing trial of `fastest`: every call of `op` in the graph on `backend`.
+struct Trial {
+  std::string op;
+  std::string backend;
+  std::optional<double> seconds;  // correct on every call: the best of three timings
+  std::string why;                // else: why it is not a candidate
+};
+
+// Runs one trial on `b` (the backend named by t.backend): each node of the op alone on its real
+// inputs from `values` (a ref run that kept every value), compared with ref's result.
+void run_trial(const graph::Graph& g, Backend& b, const graph::TensorMap& values, Trial& t);
+
+// Runs every trial (fills seconds or why). crucible's runs them in an isolated worker process
+// (crucible/eval/kernel_trials.h), so a crashing kernel is a rejected trial.
+using TrialRunner = std::function<void(const graph::Graph& g, const graph::TensorMap& values,
+                                       std::vector<Trial>& trials)>;
+
+// Chooses a backend for every op of `g` (an Unsupported error when no backend runs an op);
+// `fastest` runs its trials through `run_trials`.
 std::vector<OpChoice> choose_kernels(const graph::Graph& g, const KernelPolicy& policy,
-                                     uint64_t seed = 0);
+                                     uint64_t seed, const TrialRunner& run_trials);
 
 // A backend that runs each op on its chosen backend, counting the calls.
 class PolicyBackend final : public Backend {
