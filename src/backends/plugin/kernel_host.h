@@ -23,6 +23,11 @@ struct KernelHostSetup {
   std::function<std::string()> enter_sandbox;
   // Before each kernel call; empty: nothing.
   std::function<void()> call_started;
+  // The CUDA device (an index among the visible ones) the kernels run on, or -1 for the CPU.
+  // When set, the candidate process starts the CUDA runtime before it enters the sandbox, its
+  // kernels receive device tensors (a device copy of the arena) and calls are timed with CUDA
+  // events (docs/gpu.md).
+  int cuda_device = -1;
 };
 
 // Runs the candidate process's loop on `sock` (frames tagged `tag`) until the trusted worker
