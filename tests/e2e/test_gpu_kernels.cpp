@@ -185,8 +185,9 @@ TEST(GpuKernels, AWritePastTheOutputHitsTheDeviceGuardZone) {
   REQUIRE_GPU();
   const FolderRun r = run("past_output", "relu.default");
   const std::string op = "aten.relu.default";
+  // (Its cases on empty tensors write nothing and may pass.)
   EXPECT_GT(r.count(op, "failed"), 0u) << r.dump(op);
-  EXPECT_EQ(r.count(op, "passed"), 0u) << r.dump(op);
+  EXPECT_EQ(r.count(op, "crashed"), 0u) << r.dump(op);
   EXPECT_TRUE(r.detail_has(op, "guard")) << r.dump(op);
 }
 
@@ -194,8 +195,9 @@ TEST(GpuKernels, AWriteIntoAnInputIsSeenInTheDeviceCopy) {
   REQUIRE_GPU();
   const FolderRun r = run("into_input", "relu.default");
   const std::string op = "aten.relu.default";
+  // (Its cases on empty tensors write nothing and may pass.)
   EXPECT_GT(r.count(op, "failed"), 0u) << r.dump(op);
-  EXPECT_EQ(r.count(op, "passed"), 0u) << r.dump(op);
+  EXPECT_EQ(r.count(op, "crashed"), 0u) << r.dump(op);
   EXPECT_TRUE(r.detail_has(op, "input")) << r.dump(op);
 }
 
@@ -203,7 +205,8 @@ TEST(GpuKernels, AnIllegalAddressFailsItsOwnCasesOnly) {
   REQUIRE_GPU();
   const FolderRun r = run("illegal_address", "relu.default,add.Tensor");
   const std::string op = "aten.relu.default";
-  EXPECT_TRUE(r.none_passed(op)) << r.dump(op);
+  // (Its cases on empty tensors launch nothing and may pass.)
+  EXPECT_GT(r.count(op, "failed"), 0u) << r.dump(op);
   EXPECT_EQ(r.count(op, "crashed"), 0u) << r.dump(op);
   EXPECT_TRUE(r.detail_has(op, "the device reported an error")) << r.dump(op);
   // Its neighbour in the folder, a right kernel, is not disturbed by the broken context.
@@ -218,9 +221,12 @@ TEST(GpuKernels, TimedWithDeviceEventsThatCoverEveryStream) {
   ASSERT_FALSE(r.timings.empty()) << r.out.substr(0, 2000);
   for (const nlohmann::json& t : r.timings) {
     EXPECT_EQ(t.value("error", ""), "") << t.dump();
-    // Every call spins about a millisecond on its own stream before it writes: a timer that saw
-    // only crucible's stream, or only the host function, would report microseconds.
-    EXPECT_GT(t["candidate"]["median_s"].get<double>(), 2e-4) << t.dump();
+    // Every call on a non-empty tensor spins about a millisecond on its own stream before it
+    // writes: a timer that saw only crucible's stream, or only the host function, would report
+    // microseconds.
+    if (t.value("bytes", 0.0) > 0) {
+      EXPECT_GT(t["candidate"]["median_s"].get<double>(), 2e-4) << t.dump();
+    }
   }
 }
 
