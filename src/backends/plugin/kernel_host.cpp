@@ -579,10 +579,26 @@ void reply(int sock, uint32_t tag, const std::string& payload) {
 }  // namespace
 
 void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
-  // CUDA starts first, outside the sandbox (its driver opens files and a local socket while it
-  // starts, which the sandbox refuses), and before any kernel code exists in the process.
-  std::string cuda_error;
-  if (setup.cuda_device >= 0) cuda_error = CudaRuntime::start(setup.cuda_device);
+  // CUDA starts before any kernel code exists in the process. Its driver opens local sockets
+  // while it starts (it binds one; refusing that fails cudaFree(0) with error 304, seen on an
+  // H100 with driver 580), which the seccomp filter refuses: so a sandboxed CUDA candidate
+  // enters the sandbox here, starting CUDA between Landlock's rules (which its threads inherit)
+  // and the filter (synchronised to every thread, CUDA's included). No socket can be opened
+  // after. Other candidates enter the sandbox when asked to load.
+  std::string cuda_error, sandbox_error;
+  bool sandboxed = false;
+  if (setup.cuda_device >= 0) {
+    auto start = [&] {
+      cuda_error = CudaRuntime::start(setup.cuda_device);
+      return std::string();
+    };
+    if (setup.enter_sandbox) {
+      sandbox_error = setup.enter_sandbox(start);
+      sandboxed = true;
+    } else {
+      start();
+    }
+  }
   CudaRuntime* rt = CudaRuntime::get();
 
   // Before anything of the candidate is loaded: the trusted side measures the bare round trip
@@ -618,7 +634,7 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
   }
   if (setup.prepare && load_error.empty()) setup.prepare(setup.op);
   if (setup.enter_sandbox && load_error.empty()) {
-    std::string why = setup.enter_sandbox();
+    std::string why = sandboxed ? sandbox_error : setup.enter_sandbox({});
     if (!why.empty()) {
       load_error = "cannot enter the sandbox: " + why;
       load_kind = static_cast<uint8_t>(ErrorKind::Usage);

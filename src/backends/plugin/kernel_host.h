@@ -19,8 +19,9 @@ struct KernelHostSetup {
   // In the candidate process, before the sandbox is entered: what the op's kernels need set up
   // for it (Python kernels: starting their JIT compilers' programs); empty: nothing.
   std::function<void(const std::string& op)> prepare;
-  // Enters the sandbox ("" on success, else why not); empty function: no sandbox.
-  std::function<std::string()> enter_sandbox;
+  // Enters the sandbox ("" on success, else why not), running its argument between Landlock's
+  // rules and the seccomp filter (sandbox.h); empty function: no sandbox.
+  std::function<std::string(const std::function<std::string()>& between)> enter_sandbox;
   // Before each kernel call; empty: nothing.
   std::function<void()> call_started;
   // The CUDA device (an index among the visible ones) the kernels run on, or -1 for the CPU.
