@@ -37,6 +37,13 @@ struct Mapping {
   uint8_t fill = 0;
 };
 
+// A CUDA call of the host itself failed (allocating, copying): the context may hold a sticky
+// error left by an earlier kernel, so the call is answered as a device error and the trusted
+// side retires the process.
+struct DeviceFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The arenas this process has mapped, newest last (a decoy and the judged call share one).
 class Mappings {
  public:
@@ -63,7 +70,7 @@ class Mappings {
       const std::string e = rt->malloc(&d, size, "allocating the device copy of the arena");
       if (!e.empty()) {
         munmap(m.base, m.size);
-        throw std::runtime_error(e);
+        throw DeviceFault(e);
       }
       m.device = static_cast<char*>(d);
       m.fill = static_cast<uint8_t>(unpredictable_u64() | 1);
@@ -768,6 +775,13 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
       } else {
         throw WireError("unknown request");
       }
+    } catch (const DeviceFault& e) {
+      w = WireWriter();
+      w.put<int32_t>(kHostDeviceError);
+      w.str(e.what());
+      w.str("");
+      w.put<uint64_t>(0);
+      w.put<uint32_t>(0);
     } catch (const std::bad_alloc&) {
       w = WireWriter();
       w.put<int32_t>(kHostOutOfMemory);
