@@ -80,7 +80,9 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
     CandidateIsolation iso;
     if (sandbox) {
       const SandboxOptions* sb = sandbox.get();
-      iso.enter_sandbox = [sb] { return enter_sandbox(*sb); };
+      iso.enter_sandbox = [sb](const std::function<std::string()>& between) {
+        return enter_sandbox(*sb, between);
+      };
     }
     iso.call_started = sandbox_job_started;
     iso.adopt_note_page = adopt_worker_death_note_page;

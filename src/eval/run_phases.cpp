@@ -156,7 +156,9 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
     CandidateIsolation iso;
     if (plan.sandboxed) {
       const SandboxOptions* sandbox = plan.sandbox.get();
-      iso.enter_sandbox = [sandbox] { return enter_sandbox(*sandbox); };
+      iso.enter_sandbox = [sandbox](const std::function<std::string()>& between) {
+        return enter_sandbox(*sandbox, between);
+      };
     }
     iso.call_started = sandbox_job_started;
     iso.adopt_note_page = adopt_worker_death_note_page;

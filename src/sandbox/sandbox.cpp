@@ -352,7 +352,7 @@ std::string sandbox_description() {
   return s + ", rlimits (memory, CPU time, file size)";
 }
 
-std::string enter_sandbox(const SandboxOptions& o) {
+std::string enter_sandbox(const SandboxOptions& o, const std::function<std::string()>& between) {
   if (o.scratch_root.empty()) return "no scratch folder given";
   if (count_threads() > 1) return "the sandbox must be entered before the worker starts threads";
   std::string scratch = fmt::format("{}/worker-{}", o.scratch_root, getpid());
@@ -367,6 +367,10 @@ std::string enter_sandbox(const SandboxOptions& o) {
   int abi = landlock_abi_version();
   if (abi > 0) {
     err = restrict_writes(scratch, abi);
+    if (!err.empty()) return err;
+  }
+  if (between) {
+    err = between();
     if (!err.empty()) return err;
   }
   // Programs only where Landlock limits what they may be (allow_programs_in_sandbox).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,13 @@ int landlock_abi_version();
 // untrusted code is loaded and before threads are started. Irreversible. Returns "" on success,
 // otherwise why the sandbox could not be set up (the process is then partly restricted and
 // should exit).
-std::string enter_sandbox(const SandboxOptions& opts);
+//
+// `between`, when given, runs after the limits and Landlock's rules are in force and before the
+// seccomp filter: a device runtime that must open local sockets while it starts (CUDA binds one)
+// starts there. The threads it starts inherit Landlock's rules, and the filter, synchronised to
+// every thread of the process, covers them too. Its error ("" on success) is returned.
+std::string enter_sandbox(const SandboxOptions& opts,
+                          const std::function<std::string()>& between = {});
 
 // For the next enter_sandbox of this process (the candidate process of a Python kernel, whose
 // JIT compilers start programs: Triton's assembler and its C compiler): programs may be started,

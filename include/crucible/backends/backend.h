@@ -28,7 +28,8 @@ class DeviceTimer {
 // processes run unsandboxed and leave no notes.
 struct CandidateIsolation {
   // In the candidate process, before any kernel code is loaded: "" or why it failed.
-  std::function<std::string()> enter_sandbox;
+  // The argument runs between Landlock's rules and the seccomp filter (sandbox.h); may be empty.
+  std::function<std::string(const std::function<std::string()>& between)> enter_sandbox;
   // In the candidate process, before each kernel call (re-arms per-call limits).
   std::function<void()> call_started;
   // In the candidate process: the page its death note goes to (shared with the trusted worker).

@@ -35,6 +35,7 @@ struct BuiltKernel {
   std::string symbol;   // the kernel function; empty: the plugin entry point lists it
   std::string python;   // a Python kernel: its source (run in the candidate process, not compiled)
   std::string failure;  // non-empty: the compile_error message of every case of the op
+  bool cuda = false;    // a .cu source: its kernels run on CUDA and get device tensors
 };
 
 struct FolderBuild {
@@ -166,6 +167,7 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
     BuiltKernel k;
     k.op = s.op;
     k.origin = s.folder + "/" + fs::path(s.source).filename().string();
+    k.cuda = s.cuda;
     if (s.python) {
       k.python = s.source;
       b->python++;
@@ -214,6 +216,13 @@ class DirBackend final : public Backend {
     opts.prepare_candidate = [b](const std::string& op) {
       for (const BuiltKernel& k : b->kernels)
         if (k.op == op && !k.python.empty()) allow_programs_in_sandbox(python_program_dirs());
+    };
+    // A .cu kernel's candidate process starts CUDA (on the first visible device) before it
+    // enters the sandbox; its kernels receive device tensors (docs/gpu.md).
+    opts.cuda_device = [b](const std::string& op) {
+      for (const BuiltKernel& k : b->kernels)
+        if (k.op == op && k.cuda) return 0;
+      return -1;
     };
     // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(

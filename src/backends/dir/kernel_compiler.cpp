@@ -365,7 +365,9 @@ CompilerConfig default_compiler_config() {
                  "-Wl,-z,defs"};
   for (const std::string& f : split_words(env("CRUCIBLE_KERNEL_CXXFLAGS")))
     c.cxx_flags.push_back(f);
-  c.cuda_flags = {"-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC"};
+  // The shared CUDA runtime: the kernel then uses the runtime (and its context and error state)
+  // that crucible started in the candidate process, not a static copy of its own.
+  c.cuda_flags = {"-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared"};
   for (const std::string& f : split_words(env("CRUCIBLE_KERNEL_NVCCFLAGS")))
     c.cuda_flags.push_back(f);
   // crucible/kernel.h: next to the binary (a build tree or an install), else the source tree.

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -96,6 +97,29 @@ CandidateProcess::CandidateProcess(const KernelHostSetup& setup,
   }
   bare_round_trip_ = best;
 
+  // CUDA: the timed region around no call, against the trusted clock.
+  cuda_ = setup.cuda_device >= 0;
+  if (cuda_) {
+    const std::string empty(1, static_cast<char>(HostRequest::EmptySample));
+    double gap = 0;
+    for (int i = 0; i < 16; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::string back = request(empty);
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      uint64_t ns = 0;
+      try {
+        WireReader r(back);
+        ns = r.get<uint64_t>();
+        r.expect_done();
+      } catch (const WireError&) {
+        kernel_fault("the candidate process answered an empty timed request with something else");
+      }
+      gap = std::max(gap, wall - bare_round_trip_ - static_cast<double>(ns) * 1e-9);
+    }
+    empty_gap_ = gap;
+  }
+
   // Load.
   std::string ready = request(std::string(1, '\0'));
   try {
@@ -177,6 +201,20 @@ void CandidateProcess::died() {
   }
   kernel_fault(fmt::format("the kernel's process exited with status {} during the call{}",
                            got > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, words));
+}
+
+void CandidateProcess::flush_l2() {
+  const std::string back = request(std::string(1, static_cast<char>(HostRequest::FlushL2)));
+  try {
+    WireReader r(back);
+    const uint8_t ok = r.get<uint8_t>();
+    const std::string why = r.str(kMaxMessageChars, "flush error");
+    r.expect_done();
+    if (!ok) kernel_fault("the device failed between calls: " + why);
+  } catch (const WireError& e) {
+    kernel_fault(std::string("the candidate process sent a malformed reply to an L2 flush: ") +
+                 e.what());
+  }
 }
 
 bool CandidateProcess::knows_arena(uint64_t id) const {

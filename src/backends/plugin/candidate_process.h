@@ -33,7 +33,18 @@ class CandidateProcess {
   const std::map<std::string, bool>& ops() const { return ops_; }
 
   // The fastest bare round trip (a ping answered before any kernel code was loaded), seconds.
+  // On CUDA the ping includes an empty device synchronise.
   double bare_round_trip() const { return bare_round_trip_; }
+
+  // Whether its kernels run on CUDA (KernelHostSetup::cuda_device).
+  bool cuda() const { return cuda_; }
+  // CUDA: the largest amount by which the trusted time of an empty timed request (its wall time
+  // less the bare round trip) exceeded the event time the process reported for it, measured
+  // before any kernel code was loaded, seconds. A kernel's event time may fall below the
+  // trusted time by at most this (and a margin) before it counts as forged.
+  double empty_sample_gap() const { return empty_gap_; }
+  // CUDA: writes a device buffer larger than the L2 and waits for it (outside any timed region).
+  void flush_l2();
 
   // Sends a request (and `pass_fd`, the call's arena, when >= 0) and returns the reply. If the
   // process dies instead of answering, this does not return (see the class comment); if it
@@ -65,6 +76,8 @@ class CandidateProcess {
   ErrorKind load_error_kind_ = ErrorKind::Input;
   std::map<std::string, bool> ops_;
   double bare_round_trip_ = 0;
+  bool cuda_ = false;
+  double empty_gap_ = 0;
   int64_t calls_ = 0;
   uint64_t arenas_[4] = {};
   CandidateIsolation isolation_;

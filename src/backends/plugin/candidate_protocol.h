@@ -14,12 +14,27 @@
 
 namespace crucible {
 
-enum class HostRequest : uint8_t { Ping = 1, Supports = 2, Call = 3 };
+enum class HostRequest : uint8_t {
+  Ping = 1,         // answered at once (on CUDA: after an empty device synchronise)
+  Supports = 2,     // the supports hook
+  Call = 3,         // a kernel call (its second byte: CallFlags)
+  FlushL2 = 4,      // CUDA: write a buffer larger than the L2 and wait for it; answers a byte
+  EmptySample = 5,  // CUDA, before any kernel code is loaded: the timed region around no call;
+                    // answers the event time (u64 nanoseconds)
+};
+
+// The second byte of a Call request.
+enum CallFlags : uint8_t {
+  kCallUpload = 1,    // CUDA: copy the arena to the device before the call
+  kCallDownload = 2,  // CUDA: copy the device's arena back and check its guard pages after it
+};
 
 // Statuses the candidate process reports besides crucible_status.
 inline constexpr int32_t kHostOutOfMemory = -1000;  // std::bad_alloc escaped the kernel
 inline constexpr int32_t kHostThrew = -1001;        // another C++ exception escaped it
 inline constexpr int32_t kHostBadRequest = -1002;   // the request did not make sense to it
+inline constexpr int32_t kHostDeviceError = -1003;  // CUDA reported an error after the call
+inline constexpr int32_t kHostDeviceGuard = -1004;  // the device copy of a guard page changed
 
 // Bounds on what either side accepts.
 inline constexpr uint32_t kMaxWireValues = 4096;

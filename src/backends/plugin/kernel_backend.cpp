@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "backends/plugin/candidate_process.h"
+#include "backends/plugin/candidate_timer.h"
 #include "backends/plugin/guards.h"
 #include "backends/plugin/kernel_call.h"
 #include "backends/plugin/kernel_library.h"
@@ -114,23 +115,6 @@ PoisonKind pick_poison(std::mt19937_64& rng, int avoid) {
   }
 }
 
-// Wall time of a repeated call less the bare round trip to the candidate process (measured
-// before any kernel code was loaded into it, so a kernel cannot inflate it).
-class CandidateTimer final : public DeviceTimer {
- public:
-  explicit CandidateTimer(std::function<double()> overhead) : overhead_(std::move(overhead)) {}
-  void start() override { t0_ = std::chrono::steady_clock::now(); }
-  void stop() override { t1_ = std::chrono::steady_clock::now(); }
-  double elapsed_seconds() override {
-    const double wall = std::chrono::duration<double>(t1_ - t0_).count();
-    return std::max(wall - overhead_(), 1e-9);
-  }
-
- private:
-  std::function<double()> overhead_;
-  std::chrono::steady_clock::time_point t0_, t1_;
-};
-
 class KernelBackend final : public Backend {
  public:
   KernelBackend(std::string name, KernelLoader loader, KernelBackendOptions opts)
@@ -171,9 +155,26 @@ class KernelBackend final : public Backend {
 
   void set_num_threads(int n) override { threads_ = n > 0 ? n : 1; }
 
+  // Every call already ends with the device synchronised. During a timing loop (repeated calls
+  // on the same arguments; the harness synchronises outside the timed region, before and after
+  // each sample) a CUDA candidate's L2 is flushed here, so that no sample finds the previous
+  // one's data in it.
+  void synchronize() override {
+    if (fast_ && host_ && host_->cuda()) host_->flush_l2();
+  }
+
   std::unique_ptr<DeviceTimer> make_timer() override {
-    return std::make_unique<CandidateTimer>(
-        [this] { return host_ ? host_->bare_round_trip() : 0.0; });
+    return make_candidate_timer([this] {
+      CandidateSample s;
+      if (!host_) return s;
+      s.bare = host_->bare_round_trip();
+      if (host_->cuda() && fast_ && fast_pure_) {
+        s.device_timed = true;
+        s.gap = host_->empty_sample_gap();
+        s.event = fast_->reported_seconds();
+      }
+      return s;
+    });
   }
 
   Values run(const OpDef& op, const Values& args) override {
@@ -371,9 +372,11 @@ class KernelBackend final : public Backend {
           op, fast_plan_, args, CallLayout{.guarded = false, .seed = unpredictable_u64()}, seed_,
           threads_);
       fast_args_ = &args;
+      fast_pure_ = false;
       fast_->raise_for_status(fast_->invoke(h, true));
       return fast_->outputs(true);
     }
+    fast_pure_ = true;
     fast_->raise_for_status(fast_->invoke(h, false));
     return fast_->outputs(true);
   }
@@ -410,6 +413,7 @@ class KernelBackend final : public Backend {
     setup.op = opts_.library_per_op ? op.name : "";
     setup.loader = loader_;
     setup.prepare = opts_.prepare_candidate;
+    setup.cuda_device = opts_.cuda_device ? opts_.cuda_device(op.name) : -1;
     try {
       host_ = std::make_unique<CandidateProcess>(setup, isolation_);
     } catch (const Error& e) {
@@ -450,6 +454,7 @@ class KernelBackend final : public Backend {
   std::unique_ptr<KernelCall> fast_;
   OutputPlan fast_plan_;
   const Values* fast_args_ = nullptr;
+  bool fast_pure_ = false;
 };
 
 }  // namespace
@@ -471,13 +476,26 @@ std::unique_ptr<Backend> make_plugin_backend(const std::string& spec) {
                     spec, path));
   KernelBackendOptions opts;
   opts.version = std::filesystem::path(path).filename().string();
-  auto inner = make_kernel_backend(
-      spec, [path](const std::string&) { return load_plugin_library(path, nullptr); }, opts);
-  // A sandboxed process (a worker) starts no process: it loads the library lazily, as told.
-  if (sandbox_entered()) return inner;
-  // Elsewhere the library is loaded first in a short-lived child (never here): one that cannot
-  // load is refused now, before any case runs. Probes are kept per file version, so workers
-  // forked from this process inherit the answer.
+  // The library runs on the device its description names (learnt by the probe, before any
+  // candidate process loads it): a CUDA plugin's candidate processes start CUDA first.
+  auto make_inner = [&](bool cuda) {
+    KernelBackendOptions o = opts;
+    if (cuda) o.cuda_device = [](const std::string&) { return 0; };
+    return make_kernel_backend(
+        spec,
+        [path, cuda](const std::string&) {
+          PluginInfo info;
+          std::vector<LoadedKernel> k = load_plugin_library(path, &info);
+          if (info.device.is_cpu() == cuda)
+            input_error(path, fmt::format("the library now says it runs on {}, but its probe "
+                                          "said {} (did the file change during the run?)",
+                                          info.device.is_cpu() ? "the CPU" : "CUDA",
+                                          cuda ? "CUDA" : "the CPU"));
+          return k;
+        },
+        o);
+  };
+  // Probes are kept per file version, so workers forked from this process inherit the answer.
   static std::mutex mu;
   static std::map<std::string, PluginDescription> probed;
   struct stat st;
@@ -488,8 +506,13 @@ std::unique_ptr<Backend> make_plugin_backend(const std::string& spec) {
                                       st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   std::lock_guard<std::mutex> lock(mu);
   auto it = probed.find(key);
+  // A sandboxed process (a worker) starts no process: it loads the library lazily, as told
+  // (on the device its parent's probe found, else the CPU).
+  if (sandbox_entered()) return make_inner(it != probed.end() && it->second.cuda);
+  // Elsewhere the library is loaded first in a short-lived child (never here): one that cannot
+  // load is refused now, before any case runs.
   if (it == probed.end()) it = probed.emplace(key, probe_kernel_library(path)).first;
-  return make_probed_backend(std::move(inner), it->second);
+  return make_probed_backend(make_inner(it->second.cuda), it->second);
 }
 
 }  // namespace crucible

@@ -208,6 +208,7 @@ void KernelCall::lay_out() {
   for (const auto& [off, bytes] : layout_.regions()) region_offset.push_back(off);
   WireWriter w;
   w.put<uint8_t>(static_cast<uint8_t>(HostRequest::Call));
+  w.put<uint8_t>(0);  // CallFlags, set by invoke()
   w.put<uint64_t>(arena_->id());
   w.put<uint64_t>(arena_->size());
   w.put<uint32_t>(static_cast<uint32_t>(layout_.guard_pages().size()));
@@ -298,6 +299,9 @@ void KernelCall::fill() {
 int32_t KernelCall::invoke(CandidateProcess& host, bool refill) {
   if (refill) fill();
   host.count_call();
+  // On CUDA the arena travels to the device and back; a repeated timed call finds its inputs
+  // on the device still and leaves its outputs there.
+  request_[1] = static_cast<char>(host.cuda() && refill ? kCallUpload | kCallDownload : 0);
   const bool known = host.knows_arena(arena_->id());
   bool data_dependent = false;
   for (const OutputSlot& s : plan_.slots)
@@ -346,7 +350,9 @@ void KernelCall::parse_reply(const std::string& reply) {
       kernel_fault("the kernel's process refused the call: " + message_);
     }
     const uint32_t nslots = r.count(kMaxWireValues, "outputs");
-    if (status_ == kHostOutOfMemory || status_ == kHostThrew) return;
+    if (status_ == kHostOutOfMemory || status_ == kHostThrew || status_ == kHostDeviceError ||
+        status_ == kHostDeviceGuard)
+      return;
     if (nslots != plan_.slots.size()) throw WireError("the reply has another number of outputs");
     numbers_.assign(plan_.slots.size(), Value());
     size_t oi = 0;
@@ -465,6 +471,29 @@ void KernelCall::parse_reply(const std::string& reply) {
   }
 }
 
+std::string KernelCall::device_guard_cause() const {
+  // The candidate process names the arena offset of the first changed byte of a device guard
+  // page: the region before it is the one the kernel wrote past.
+  uint64_t at = 0;
+  try {
+    at = std::stoull(message_);
+  } catch (const std::exception&) {
+    kernel_fault("the kernel's process reported a changed device guard page without its place");
+  }
+  const auto& regions = layout_.regions();
+  std::string before;
+  for (size_t i = 0; i < regions.size(); ++i)
+    if (regions[i].first <= at) before = region_names_[i];
+  return before.empty() ? fmt::format(
+                              "wrote into device memory before every buffer of the call (arena "
+                              "offset {}, a guard page)",
+                              at)
+                        : fmt::format(
+                              "wrote past {} on the device, beyond its guard bytes into the guard "
+                              "page after it (arena offset {})",
+                              before, at);
+}
+
 std::string KernelCall::changed_cause(const Out& o, bool moved, int64_t at) const {
   const std::string what = describe(o);
   if (!moved)
@@ -520,6 +549,11 @@ void KernelCall::raise_for_status(int32_t status) const {
                   "escaped it)");
     case kHostThrew:
       kernel_fault(message_ + said);
+    case kHostDeviceError:
+      kernel_fault("the device reported an error for the kernel's call (its process is retired): " +
+                   message_ + said);
+    case kHostDeviceGuard:
+      kernel_fault(device_guard_cause() + said);
     default:
       kernel_fault(fmt::format("the kernel returned an unknown status {}{}{}", status,
                                m.empty() ? "" : ": " + m, said));

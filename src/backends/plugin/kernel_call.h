@@ -69,8 +69,9 @@ class KernelCall {
   Values outputs(bool in_arena = false) const;
   std::vector<WrittenOutput> written() const;
   const std::shared_ptr<SharedArena>& arena() const { return arena_; }
-  // Seconds the candidate process said the kernel took (not trusted: for information).
-  double reported_seconds() const { return kernel_ns_ * 1e-9; }
+  // Seconds the candidate process said the kernel took (not trusted: on the CPU for
+  // information; on CUDA the event time, checked against the trusted wall time before use).
+  double reported_seconds() const { return static_cast<double>(kernel_ns_) * 1e-9; }
 
   // The supports hook, asked in the candidate process with the arguments (tensors without data).
   static int32_t ask_supports(CandidateProcess& host, const OpDef& op, const Values& args,
@@ -89,6 +90,7 @@ class KernelCall {
   };
   std::string describe(const Out& o) const;
   std::string changed_cause(const Out& o, bool moved, int64_t at) const;
+  std::string device_guard_cause() const;
   void lay_out();
   void fill();
   void parse_reply(const std::string& reply);

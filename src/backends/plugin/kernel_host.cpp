@@ -4,11 +4,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <new>
+#include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,6 +19,8 @@
 #include "backends/plugin/call_environment.h"
 #include "backends/plugin/candidate_protocol.h"
 #include "backends/plugin/channel.h"
+#include "backends/plugin/cuda_runtime.h"
+#include "backends/plugin/shared_arena.h"
 #include "crucible/core/error.h"
 
 namespace crucible {
@@ -25,6 +30,18 @@ namespace {
 struct Mapping {
   char* base = nullptr;
   size_t size = 0;
+  // CUDA: the arena's device copy, and the guard pages (never read on the host: they are
+  // mapped without access; on the device they hold `fill`, checked after each call).
+  char* device = nullptr;
+  std::vector<std::pair<uint64_t, uint64_t>> pages;
+  uint8_t fill = 0;
+};
+
+// A CUDA call of the host itself failed (allocating, copying): the context may hold a sticky
+// error left by an earlier kernel, so the call is answered as a device error and the trusted
+// side retires the process.
+struct DeviceFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // The arenas this process has mapped, newest last (a decoy and the judged call share one).
@@ -44,10 +61,24 @@ class Mappings {
     if (p == MAP_FAILED) throw std::bad_alloc();
     Mapping m{static_cast<char*>(p), size};
     for (const auto& [off, len] : guard_pages)
-      if (off <= size && len <= size - off) mprotect(m.base + off, len, PROT_NONE);
+      if (off <= size && len <= size - off) {
+        mprotect(m.base + off, len, PROT_NONE);
+        m.pages.push_back({off, len});
+      }
+    if (CudaRuntime* rt = CudaRuntime::get()) {
+      void* d = nullptr;
+      const std::string e = rt->malloc(&d, size, "allocating the device copy of the arena");
+      if (!e.empty()) {
+        munmap(m.base, m.size);
+        throw DeviceFault(e);
+      }
+      m.device = static_cast<char*>(d);
+      m.fill = static_cast<uint8_t>(unpredictable_u64() | 1);
+    }
     maps_.emplace_back(id, m);
     while (maps_.size() > 3) {
       munmap(maps_.front().second.base, maps_.front().second.size);
+      if (CudaRuntime* rt = CudaRuntime::get()) rt->free(maps_.front().second.device);
       maps_.pop_front();
     }
     return m;
@@ -61,6 +92,12 @@ class Mappings {
 class HostCall {
  public:
   HostCall(WireReader& r, const Mapping& m) : m_(m) {
+    if (CudaRuntime::get()) {
+      device_ = {kDLCUDA, CudaRuntime::get()->device()};
+      data_base_ = m_.device;
+    } else {
+      data_base_ = m_.base;
+    }
     op_ = r.str(256, "op");
     seed_ = r.get<uint64_t>();
     threads_ = r.get<int32_t>();
@@ -126,6 +163,7 @@ class HostCall {
     call_.outputs = couts_.data();
     call_.num_outputs = static_cast<int32_t>(couts_.size());
     call_.seed = seed_;
+    call_.stream = CudaRuntime::get() ? CudaRuntime::get()->stream() : nullptr;
     call_.num_threads = threads_ > 0 ? threads_ : 1;
     call_.error = error_.data();
     call_.error_size = error_.size();
@@ -134,7 +172,28 @@ class HostCall {
     call_.crucible_private = this;
   }
 
+  ~HostCall() {
+    if (CudaRuntime* rt = CudaRuntime::get())
+      for (auto& [d, o] : outs_) rt->free(o.device_data);
+  }
+  HostCall(const HostCall&) = delete;
+  HostCall& operator=(const HostCall&) = delete;
+
   const std::string& op() const { return op_; }
+
+  // CUDA, after the call's device synchronise: the outputs allocated with alloc_output, copied
+  // to the host ("" or the CUDA error).
+  std::string download_allocations() {
+    CudaRuntime* rt = CudaRuntime::get();
+    if (!rt) return "";
+    for (auto& [d, o] : outs_) {
+      if (!o.device_data) continue;
+      std::string e = rt->to_host(o.data.data(), o.device_data, o.data.size(),
+                                  "copying an allocated output to the host");
+      if (!e.empty()) return e;
+    }
+    return "";
+  }
   crucible_call* call() { return &call_; }
   std::string message() const {
     return std::string(error_.data(), strnlen(error_.data(), error_.size()));
@@ -181,6 +240,7 @@ class HostCall {
     int64_t view_offset = 0;
     // Allocated
     std::vector<char> data;
+    void* device_data = nullptr;  // CUDA: the device allocation, copied into `data` after it
   };
   struct DL {
     DLTensor dl{};
@@ -190,7 +250,7 @@ class HostCall {
 
   DLTensor* new_dl() {
     DL& d = dls_.emplace_back();
-    d.dl.device = {kDLCPU, 0};
+    d.dl.device = device_;
     d.dl.shape = d.shape;
     d.dl.strides = d.strides;
     return &d.dl;
@@ -210,7 +270,7 @@ class HostCall {
       d->data = nullptr;
     } else {
       if (t.offset > m_.size) throw WireError("a tensor outside the arena");
-      d->data = m_.base + t.offset;
+      d->data = data_base_ + t.offset;
     }
     return d;
   }
@@ -364,7 +424,7 @@ class HostCall {
     w.put<uint8_t>(moved ? 1 : 0);
     const char* p = static_cast<const char*>(now.data);
     int64_t off = -1;
-    if (moved && p >= m_.base && p < m_.base + m_.size) off = p - m_.base;
+    if (moved && p && p >= data_base_ && p < data_base_ + m_.size) off = p - data_base_;
     w.put<int64_t>(off);
   }
 
@@ -399,6 +459,12 @@ class HostCall {
       return self->fail_cb("alloc_output: out of memory", CRUCIBLE_INTERNAL);
     }
     out->data = o.data.data();
+    if (CudaRuntime* rt = CudaRuntime::get()) {
+      const std::string e = rt->malloc(&o.device_data, o.data.size(), "alloc_output");
+      if (e.empty()) rt->memset(o.device_data, 0, o.data.size(), "alloc_output");
+      if (!e.empty()) return self->fail_cb(e, CRUCIBLE_INTERNAL);
+      out->data = o.device_data;
+    }
     out->ndim = ndim;
     out->dtype = dtype;
     out->byte_offset = 0;
@@ -441,6 +507,8 @@ class HostCall {
   }
 
   Mapping m_;
+  char* data_base_ = nullptr;  // where the arena's tensors are for the kernel
+  DLDevice device_{kDLCPU, 0};
   std::string op_;
   uint64_t seed_ = 0;
   int32_t threads_ = 1;
@@ -460,6 +528,57 @@ class HostCall {
 
 [[noreturn]] void quit() { _exit(0); }
 
+// CUDA: the arena's bytes outside the guard pages, in order ([offset, length)).
+std::vector<std::pair<size_t, size_t>> open_ranges(const Mapping& m) {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t at = 0;
+  auto pages = m.pages;
+  std::sort(pages.begin(), pages.end());
+  for (const auto& [off, len] : pages) {
+    if (off > at) out.push_back({at, off - at});
+    at = std::max<size_t>(at, off + len);
+  }
+  if (at < m.size) out.push_back({at, m.size - at});
+  return out;
+}
+
+// CUDA: the arena to the device; the device's guard pages get the mapping's fill byte.
+std::string upload(CudaRuntime& rt, const Mapping& m) {
+  for (const auto& [off, len] : open_ranges(m)) {
+    std::string e =
+        rt.to_device(m.device + off, m.base + off, len, "copying the inputs to the device");
+    if (!e.empty()) return e;
+  }
+  for (const auto& [off, len] : m.pages) {
+    std::string e = rt.memset(m.device + off, m.fill, len, "filling the device's guard pages");
+    if (!e.empty()) return e;
+  }
+  return "";
+}
+
+// CUDA: the device's arena back into the shared arena (the trusted side checks guard bytes,
+// inputs and outputs there, as on the CPU); a changed device guard page is reported in *guard.
+std::string download(CudaRuntime& rt, const Mapping& m, std::string* guard) {
+  for (const auto& [off, len] : open_ranges(m)) {
+    std::string e =
+        rt.to_host(m.base + off, m.device + off, len, "copying the outputs to the host");
+    if (!e.empty()) return e;
+  }
+  std::vector<uint8_t> page;
+  for (const auto& [off, len] : m.pages) {
+    page.resize(len);
+    std::string e =
+        rt.to_host(page.data(), m.device + off, len, "reading the device's guard pages");
+    if (!e.empty()) return e;
+    for (size_t i = 0; i < len; ++i)
+      if (page[i] != m.fill) {
+        *guard = fmt::format("{}", off + i);
+        return "";
+      }
+  }
+  return "";
+}
+
 void reply(int sock, uint32_t tag, const std::string& payload) {
   if (!send_frame(sock, tag, payload)) quit();
 }
@@ -467,14 +586,46 @@ void reply(int sock, uint32_t tag, const std::string& payload) {
 }  // namespace
 
 void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
-  // Before anything of the candidate is loaded: the trusted side measures the bare round trip.
+  // CUDA starts before any kernel code exists in the process. Its driver opens local sockets
+  // while it starts (it binds one; refusing that fails cudaFree(0) with error 304, seen on an
+  // H100 with driver 580), which the seccomp filter refuses: so a sandboxed CUDA candidate
+  // enters the sandbox here, starting CUDA between Landlock's rules (which its threads inherit)
+  // and the filter (synchronised to every thread, CUDA's included). No socket can be opened
+  // after. Other candidates enter the sandbox when asked to load.
+  std::string cuda_error, sandbox_error;
+  bool sandboxed = false;
+  if (setup.cuda_device >= 0) {
+    auto start = [&] {
+      cuda_error = CudaRuntime::start(setup.cuda_device);
+      return std::string();
+    };
+    if (setup.enter_sandbox) {
+      sandbox_error = setup.enter_sandbox(start);
+      sandboxed = true;
+    } else {
+      start();
+    }
+  }
+  CudaRuntime* rt = CudaRuntime::get();
+
+  // Before anything of the candidate is loaded: the trusted side measures the bare round trip
+  // (on CUDA with an empty device synchronise) and the event time of an empty timed region.
   std::string msg;
   int fd = -1;
   for (;;) {
     if (recv_frame(sock, tag, 1 << 20, &msg, &fd) != FrameStatus::Ok) quit();
     if (fd >= 0) ::close(fd);
     if (msg.size() == 1 && static_cast<HostRequest>(msg[0]) == HostRequest::Ping) {
+      if (rt) rt->synchronize("ping");
       reply(sock, tag, msg);
+      continue;
+    }
+    if (msg.size() == 1 && static_cast<HostRequest>(msg[0]) == HostRequest::EmptySample) {
+      uint64_t ns = 0;
+      if (rt && rt->timed_start().empty()) rt->timed_stop(&ns);
+      WireWriter w;
+      w.put<uint64_t>(ns);
+      reply(sock, tag, w.take());
       continue;
     }
     break;  // "load"
@@ -484,9 +635,13 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
   std::map<std::string, LoadedKernel> kernels;
   std::string load_error, load_changes;
   uint8_t load_kind = 0;
-  if (setup.prepare) setup.prepare(setup.op);
-  if (setup.enter_sandbox) {
-    std::string why = setup.enter_sandbox();
+  if (!cuda_error.empty()) {
+    load_error = "cannot start CUDA in the kernel's process: " + cuda_error;
+    load_kind = static_cast<uint8_t>(ErrorKind::Usage);
+  }
+  if (setup.prepare && load_error.empty()) setup.prepare(setup.op);
+  if (setup.enter_sandbox && load_error.empty()) {
+    std::string why = sandboxed ? sandbox_error : setup.enter_sandbox({});
     if (!why.empty()) {
       load_error = "cannot enter the sandbox: " + why;
       load_kind = static_cast<uint8_t>(ErrorKind::Usage);
@@ -526,6 +681,10 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
       const auto type = static_cast<HostRequest>(r.get<uint8_t>());
       if (type == HostRequest::Ping) {
         w.put<uint8_t>(1);
+      } else if (type == HostRequest::FlushL2) {
+        const std::string e = rt ? rt->flush_l2() : "";
+        w.put<uint8_t>(e.empty() ? 1 : 0);
+        w.str(e.substr(0, kMaxMessageChars));
       } else if (type == HostRequest::Supports) {
         Mapping none;
         HostCall hc(r, none);  // the arguments, without data and without outputs
@@ -539,6 +698,7 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
         w.put<int32_t>(st);
         w.str(hc.message().substr(0, kMaxMessageChars));
       } else if (type == HostRequest::Call) {
+        const uint8_t flags = r.get<uint8_t>();
         const uint64_t id = r.get<uint64_t>();
         const uint64_t size = r.get<uint64_t>();
         std::vector<std::pair<uint64_t, uint64_t>> pages;
@@ -552,6 +712,18 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
         HostCall hc(r, m);
         auto it = kernels.find(hc.op());
         if (it == kernels.end()) throw WireError("no kernel for " + hc.op());
+        std::string device_error;
+        if (rt && (flags & kCallUpload)) device_error = upload(*rt, m);
+        if (rt && device_error.empty()) device_error = rt->timed_start();
+        if (!device_error.empty()) {
+          w.put<int32_t>(kHostDeviceError);
+          w.str(device_error.substr(0, kMaxMessageChars));
+          w.str("");
+          w.put<uint64_t>(0);
+          w.put<uint32_t>(0);
+          reply(sock, tag, w.take());
+          continue;
+        }
         if (setup.call_started) setup.call_started();
         reset_floating_point_environment();
         const CallEnvironment before = capture_call_environment();
@@ -571,17 +743,45 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
           status = kHostThrew;
           message = "an exception escaped the kernel";
         }
-        const auto t1 = std::chrono::steady_clock::now();
+        uint64_t ns = 0;
+        std::string guard;
+        if (rt) {
+          // Every stream's work is finished and judged: the whole device is synchronised.
+          device_error = rt->timed_stop(&ns);
+          if (device_error.empty() && (flags & kCallDownload)) {
+            device_error = download(*rt, m, &guard);
+            if (device_error.empty()) device_error = hc.download_allocations();
+          }
+        } else {
+          ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+        }
         const std::string changes = call_environment_changes(before, capture_call_environment());
-        w.put<int32_t>(status);
-        w.str(message.substr(0, kMaxMessageChars));
-        w.str(changes);
-        w.put<uint64_t>(static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-        hc.write_outputs(w);
+        if (!device_error.empty() || !guard.empty()) {
+          // The context may be broken: the trusted side retires this process.
+          w.put<int32_t>(device_error.empty() ? kHostDeviceGuard : kHostDeviceError);
+          w.str((device_error.empty() ? guard : device_error).substr(0, kMaxMessageChars));
+          w.str(changes);
+          w.put<uint64_t>(ns);
+          w.put<uint32_t>(0);
+        } else {
+          w.put<int32_t>(status);
+          w.str(message.substr(0, kMaxMessageChars));
+          w.str(changes);
+          w.put<uint64_t>(ns);
+          hc.write_outputs(w);
+        }
       } else {
         throw WireError("unknown request");
       }
+    } catch (const DeviceFault& e) {
+      w = WireWriter();
+      w.put<int32_t>(kHostDeviceError);
+      w.str(e.what());
+      w.str("");
+      w.put<uint64_t>(0);
+      w.put<uint32_t>(0);
     } catch (const std::bad_alloc&) {
       w = WireWriter();
       w.put<int32_t>(kHostOutOfMemory);

@@ -19,10 +19,16 @@ struct KernelHostSetup {
   // In the candidate process, before the sandbox is entered: what the op's kernels need set up
   // for it (Python kernels: starting their JIT compilers' programs); empty: nothing.
   std::function<void(const std::string& op)> prepare;
-  // Enters the sandbox ("" on success, else why not); empty function: no sandbox.
-  std::function<std::string()> enter_sandbox;
+  // Enters the sandbox ("" on success, else why not), running its argument between Landlock's
+  // rules and the seccomp filter (sandbox.h); empty function: no sandbox.
+  std::function<std::string(const std::function<std::string()>& between)> enter_sandbox;
   // Before each kernel call; empty: nothing.
   std::function<void()> call_started;
+  // The CUDA device (an index among the visible ones) the kernels run on, or -1 for the CPU.
+  // When set, the candidate process starts the CUDA runtime before it enters the sandbox, its
+  // kernels receive device tensors (a device copy of the arena) and calls are timed with CUDA
+  // events (docs/gpu.md).
+  int cuda_device = -1;
 };
 
 // Runs the candidate process's loop on `sock` (frames tagged `tag`) until the trusted worker

@@ -65,6 +65,11 @@ struct KernelBackendOptions {
   bool library_per_op = false;
   // Runs in each candidate process before it enters the sandbox, with the op it serves.
   std::function<void(const std::string& op)> prepare_candidate;
+  // The CUDA device the kernels of `op` run on (an index among the visible devices), or -1 for
+  // the CPU; empty: every op on the CPU. Known before any kernel code is loaded (a kernel
+  // folder's .cu sources, a plugin's probed description): the candidate process starts CUDA
+  // before it enters the sandbox (docs/gpu.md).
+  std::function<int(const std::string& op)> cuda_device;
 };
 
 // Loads the kernels of `op` (or, for a whole library, all of them) in a candidate process.

@@ -122,10 +122,10 @@ std::vector<LoadedKernel> load_plugin_library(const std::string& path, PluginInf
     input_error(path, "the plugin's description is malformed: its name " + why);
   if (p->version && !bounded_string(p->version, kMaxPluginText, &version, &why))
     input_error(path, "the plugin's description is malformed: its version " + why);
-  if (p->device.device_type != kDLCPU)
+  if (p->device.device_type != kDLCPU && p->device.device_type != kDLCUDA)
     unsupported(
-        fmt::format("plugin '{}' ({}) runs on DLPack device type {}; this build of "
-                    "crucible evaluates CPU plugins only",
+        fmt::format("plugin '{}' ({}) runs on DLPack device type {}; crucible evaluates CPU "
+                    "(kDLCPU) and CUDA (kDLCUDA) plugins",
                     name.empty() ? "?" : name, path, static_cast<int>(p->device.device_type)));
   if (p->num_kernels < 1 || p->num_kernels > kMaxPluginKernels)
     input_error(path, fmt::format("the plugin's description is malformed: num_kernels is {} (a "
@@ -139,7 +139,8 @@ std::vector<LoadedKernel> load_plugin_library(const std::string& path, PluginInf
   if (info) {
     info->name = name;
     info->version = version;
-    info->device = Device::cpu();
+    info->device =
+        p->device.device_type == kDLCUDA ? Device::cuda(p->device.device_id) : Device::cpu();
     info->path = path;
   }
   const OpRegistry& catalog = OpRegistry::catalog();

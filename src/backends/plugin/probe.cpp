@@ -2,8 +2,8 @@
 // sent back in a small message that the parent checks byte by byte.
 //
 // The message: "CRPB1", then 'O' (loaded) or 'E' (an error), then
-//   O: name, version, sandbox note (each a u32 length and that many bytes), a u32 count of
-//      kernels and each kernel's op name (u32 length, bytes);
+//   O: name, version, sandbox note (each a u32 length and that many bytes), the device (a u32:
+//      0 CPU, 1 CUDA), a u32 count of kernels and each kernel's op name (u32 length, bytes);
 //   E: the error's kind (one byte) and its text (u32 length, bytes);
 // and "END". Lengths are little-endian; nothing may follow.
 #include "backends/plugin/probe.h"
@@ -136,6 +136,7 @@ void write_all(int fd, const std::string& m) {
     put_text(m, info.name, kMaxPluginText);
     put_text(m, info.version, kMaxPluginText);
     put_text(m, sandbox_note, kMaxErrorText);
+    put_u32(m, info.device.is_cpu() ? 0u : 1u);
     put_u32(m, static_cast<uint32_t>(kernels.size()));
     for (const LoadedKernel& k : kernels) put_text(m, k.op, kMaxOpName + 16);
   } catch (const Error& e) {
@@ -288,10 +289,10 @@ PluginDescription probe_kernel_library(const std::string& path, const PluginProb
   }
   if (tag != 'O') return fail(malformed);
   PluginDescription d;
-  uint32_t count = 0;
+  uint32_t count = 0, device = 0;
   if (!in.text(kMaxPluginText, &d.name) || !in.text(kMaxPluginText, &d.version) ||
-      !in.text(kMaxErrorText, &d.sandbox) || !in.u32(&count) || count < 1 ||
-      count > static_cast<uint32_t>(kMaxPluginKernels))
+      !in.text(kMaxErrorText, &d.sandbox) || !in.u32(&device) || device > 1 || !in.u32(&count) ||
+      count < 1 || count > static_cast<uint32_t>(kMaxPluginKernels))
     return fail(malformed);
   const OpRegistry& catalog = OpRegistry::catalog();
   for (uint32_t i = 0; i < count; ++i) {
@@ -300,6 +301,7 @@ PluginDescription probe_kernel_library(const std::string& path, const PluginProb
     d.ops.push_back(std::move(op));
   }
   if (!in.literal(kEnd) || !in.at_end()) return fail(malformed);
+  d.cuda = device == 1;
   return d;
 }
 

@@ -42,6 +42,7 @@ struct PluginDescription {
   std::string version;           // may be empty
   std::vector<std::string> ops;  // catalog names, in the library's order
   std::string sandbox;           // "" when the probe ran sandboxed, else why not
+  bool cuda = false;             // its crucible_plugin says kDLCUDA
 };
 
 // Loads `path` in a child process. Throws crucible::Error naming the library when it cannot be

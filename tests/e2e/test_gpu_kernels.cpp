@@ -1,0 +1,244 @@
+// End-to-end: CUDA kernel folders (tests/fixtures/cuda_kernels, one folder per behaviour)
+// through the real binary, sandbox on. The kernels receive device tensors; crucible synchronises
+// the whole device after each call, copies the device's arena back and runs the CPU's checks on
+// it (guard zones, untouched inputs, values), and a device error fails its own case and retires
+// the candidate process.
+//
+// GpuKernels.* need a CUDA device and skip with a message where none is visible (ctest label
+// `gpu`: `ctest --test-dir build -L gpu --output-on-failure`, docs/gpu.md). CudaKernels.* run
+// everywhere: the fixtures compile with nvcc (compile only), and without a GPU a .cu folder's
+// cases say why CUDA could not start.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "backends/dir/dir_backend.h"
+#include "e2e/cli_helpers.h"
+
+namespace crucible::e2e {
+namespace {
+
+std::string fixture(const std::string& folder) {
+  return std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/cuda_kernels/" + folder;
+}
+
+std::string cache_dir() {
+  return (std::filesystem::temp_directory_path() / "crucible-test-kernel-cache").string();
+}
+
+bool have_nvcc() {
+  if (std::getenv("NVCC") || std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return true;
+  return std::system("command -v nvcc >/dev/null 2>&1") == 0;
+}
+
+// Whether a CUDA device is visible, asked of nvidia-smi (this process never starts CUDA).
+bool gpu_visible() {
+  static const bool visible = [] {
+    FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p) return false;
+    std::string out;
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+    return out.find("GPU ") != std::string::npos;
+  }();
+  return visible;
+}
+
+#define REQUIRE_GPU()                                                                           \
+  do {                                                                                          \
+    if (!gpu_visible()) GTEST_SKIP() << "no CUDA device is visible (nvidia-smi -L lists none)"; \
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc: .cu kernels cannot be compiled here";           \
+  } while (0)
+
+struct FolderRun {
+  int status = -1;
+  std::string out;
+  std::map<std::string, std::multiset<std::string>> status_of;  // op -> statuses
+  std::map<std::string, std::vector<std::string>> details;      // op -> details
+  std::vector<nlohmann::json> timings;
+
+  size_t count(const std::string& op, const std::string& s) const {
+    auto it = status_of.find(op);
+    return it == status_of.end() ? 0 : it->second.count(s);
+  }
+  size_t cases(const std::string& op) const {
+    auto it = status_of.find(op);
+    return it == status_of.end() ? 0 : it->second.size();
+  }
+  bool all(const std::string& op, const std::string& s) const {
+    return cases(op) > 0 && count(op, s) == cases(op);
+  }
+  bool none_passed(const std::string& op) const {
+    return cases(op) > 0 && count(op, "passed") == 0;
+  }
+  bool detail_has(const std::string& op, const std::string& needle) const {
+    auto it = details.find(op);
+    if (it == details.end()) return false;
+    for (const std::string& d : it->second)
+      if (d.find(needle) != std::string::npos) return true;
+    return false;
+  }
+  std::string dump(const std::string& op) const {
+    std::string s = op + ":";
+    std::map<std::string, int> n;
+    if (auto it = status_of.find(op); it != status_of.end())
+      for (const std::string& st : it->second) ++n[st];
+    for (const auto& [k, v] : n) s += " " + k + "=" + std::to_string(v);
+    if (auto it = details.find(op); it != details.end()) {
+      int shown = 0;
+      for (const std::string& d : it->second)
+        if (!d.empty() && shown++ < 3) s += "\n  " + d.substr(0, 500);
+    }
+    return s + "\n" + out.substr(0, 2000);
+  }
+};
+
+// `crucible run` over a fixture folder (sandbox on, default memory limit), f32 cases.
+FolderRun run(const std::string& folder, const std::string& ops, const std::string& extra = "") {
+  FolderRun r;
+  const std::string out = temp_dir("gpu-" + folder);
+  Output o = crucible_env("CRUCIBLE_KERNEL_CACHE=" + shell_quote(cache_dir()),
+                          "run --suite opinfo --backend dir:" + shell_quote(fixture(folder)) +
+                              " --ops " + ops + " --dtypes f32 --timeout 30 --workers 2 -q " +
+                              extra + " --out " + out);
+  r.status = o.status;
+  r.out = o.out;
+  std::ifstream f(out + "/results.jsonl");
+  std::string line;
+  while (std::getline(f, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    if (j.value("record", "case") == "timing") {
+      r.timings.push_back(j);
+      continue;
+    }
+    if (j.value("record", "case") != "case" || !j.contains("op")) continue;
+    const std::string op = j["op"].get<std::string>();
+    r.status_of[op].insert(j.value("status", ""));
+    r.details[op].push_back(j.value("detail", ""));
+  }
+  return r;
+}
+
+// ---- everywhere ---------------------------------------------------------------------------
+
+TEST(CudaKernels, TheFixturesCompileWithNvcc) {
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc on this machine";
+  setenv("CRUCIBLE_KERNEL_CACHE", cache_dir().c_str(), 1);
+  for (const char* folder : {"right", "wrong", "side_stream", "early_return", "past_output",
+                             "into_input", "illegal_address"}) {
+    auto b = make_dir_backend(std::string("dir:") + fixture(folder));
+    EXPECT_NE(b->version().find("(0 did not compile)"), std::string::npos)
+        << folder << ": " << b->version();
+  }
+}
+
+TEST(CudaKernels, WithoutAGpuEveryCaseSaysWhyCudaCouldNotStart) {
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc on this machine";
+  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible: GpuKernels.* cover this folder";
+  const FolderRun r = run("right", "relu.default");
+  EXPECT_TRUE(r.status == 0 || r.status == 1) << r.out;
+  EXPECT_TRUE(r.none_passed("aten.relu.default")) << r.dump("aten.relu.default");
+  EXPECT_EQ(r.count("aten.relu.default", "crashed"), 0u) << r.dump("aten.relu.default");
+  EXPECT_TRUE(r.detail_has("aten.relu.default", "cannot start CUDA in the kernel's process"))
+      << r.dump("aten.relu.default");
+}
+
+// ---- on a GPU -----------------------------------------------------------------------------
+
+TEST(GpuKernels, RightKernelsPassOnDeviceTensors) {
+  REQUIRE_GPU();
+  const FolderRun r = run("right", "relu.default,add.Tensor");
+  EXPECT_TRUE(r.all("aten.relu.default", "passed")) << r.dump("aten.relu.default");
+  // add.Tensor: f32 tensor + tensor cases pass; others (a Scalar other) are unsupported.
+  EXPECT_GT(r.count("aten.add.Tensor", "passed"), 0u) << r.dump("aten.add.Tensor");
+  EXPECT_EQ(r.count("aten.add.Tensor", "passed") + r.count("aten.add.Tensor", "unsupported"),
+            r.cases("aten.add.Tensor"))
+      << r.dump("aten.add.Tensor");
+}
+
+TEST(GpuKernels, WrongValuesFail) {
+  REQUIRE_GPU();
+  const FolderRun r = run("wrong", "relu.default");
+  EXPECT_GT(r.count("aten.relu.default", "failed"), 0u) << r.dump("aten.relu.default");
+  EXPECT_EQ(r.count("aten.relu.default", "crashed"), 0u) << r.dump("aten.relu.default");
+}
+
+TEST(GpuKernels, AKernelOnItsOwnStreamIsJudgedOnItsFinishedWork) {
+  REQUIRE_GPU();
+  const FolderRun r = run("side_stream", "relu.default");
+  EXPECT_TRUE(r.all("aten.relu.default", "passed")) << r.dump("aten.relu.default");
+}
+
+TEST(GpuKernels, AKernelThatReturnsBeforeItsWorkIsDoneIsJudgedOnItsFinishedWork) {
+  REQUIRE_GPU();
+  const FolderRun r = run("early_return", "relu.default");
+  EXPECT_TRUE(r.all("aten.relu.default", "passed")) << r.dump("aten.relu.default");
+}
+
+TEST(GpuKernels, AWritePastTheOutputHitsTheDeviceGuardZone) {
+  REQUIRE_GPU();
+  const FolderRun r = run("past_output", "relu.default");
+  const std::string op = "aten.relu.default";
+  // (Its cases on empty tensors write nothing and may pass.)
+  EXPECT_GT(r.count(op, "failed"), 0u) << r.dump(op);
+  EXPECT_EQ(r.count(op, "crashed"), 0u) << r.dump(op);
+  EXPECT_TRUE(r.detail_has(op, "guard")) << r.dump(op);
+}
+
+TEST(GpuKernels, AWriteIntoAnInputIsSeenInTheDeviceCopy) {
+  REQUIRE_GPU();
+  const FolderRun r = run("into_input", "relu.default");
+  const std::string op = "aten.relu.default";
+  // (Its cases on empty tensors write nothing and may pass.)
+  EXPECT_GT(r.count(op, "failed"), 0u) << r.dump(op);
+  EXPECT_EQ(r.count(op, "crashed"), 0u) << r.dump(op);
+  EXPECT_TRUE(r.detail_has(op, "input")) << r.dump(op);
+}
+
+TEST(GpuKernels, AnIllegalAddressFailsItsOwnCasesOnly) {
+  REQUIRE_GPU();
+  const FolderRun r = run("illegal_address", "relu.default,add.Tensor");
+  const std::string op = "aten.relu.default";
+  // (Its cases on empty tensors launch nothing and may pass.)
+  EXPECT_GT(r.count(op, "failed"), 0u) << r.dump(op);
+  EXPECT_EQ(r.count(op, "crashed"), 0u) << r.dump(op);
+  EXPECT_TRUE(r.detail_has(op, "the device reported an error")) << r.dump(op);
+  // Its neighbour in the folder, a right kernel, is not disturbed by the broken context.
+  EXPECT_GT(r.count("aten.add.Tensor", "passed"), 0u) << r.dump("aten.add.Tensor");
+  EXPECT_EQ(r.count("aten.add.Tensor", "failed"), 0u) << r.dump("aten.add.Tensor");
+}
+
+TEST(GpuKernels, TimedWithDeviceEventsThatCoverEveryStream) {
+  REQUIRE_GPU();
+  const FolderRun r = run("side_stream", "relu.default", "--perf");
+  ASSERT_TRUE(r.all("aten.relu.default", "passed")) << r.dump("aten.relu.default");
+  ASSERT_FALSE(r.timings.empty()) << r.out.substr(0, 2000);
+  for (const nlohmann::json& t : r.timings) {
+    EXPECT_EQ(t.value("error", ""), "") << t.dump();
+    // Every call on a non-empty tensor spins about a millisecond on its own stream before it
+    // writes: a timer that saw only crucible's stream, or only the host function, would report
+    // microseconds.
+    if (t.value("bytes", 0.0) > 0) {
+      EXPECT_GT(t["candidate"]["median_s"].get<double>(), 2e-4) << t.dump();
+    }
+  }
+}
+
+TEST(GpuKernels, RightKernelsAreTimedWithoutError) {
+  REQUIRE_GPU();
+  const FolderRun r = run("right", "relu.default,add.Tensor", "--perf");
+  ASSERT_FALSE(r.timings.empty()) << r.out.substr(0, 2000);
+  for (const nlohmann::json& t : r.timings) {
+    EXPECT_EQ(t.value("error", ""), "") << t.dump();
+    EXPECT_GT(t["candidate"]["median_s"].get<double>(), 0.0) << t.dump();
+  }
+}
+
+}  // namespace
+}  // namespace crucible::e2e
