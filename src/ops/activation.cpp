@@ -43,12 +43,12 @@ double as_scalar_of(double v, DType t) { return Tensor::scalar(v, t).get(0); }
 
 // An activation's argument checks (dtype, parameters), run by its meta function and its
 // reference alike before anything is computed.
-using ActCheck = std::function<void(const Values&)>;
+using ActCheck = std::function<void(const Args&)>;
 
 // The check of a floating-only activation: other dtypes raise ATen's dispatch error.
 ActCheck floating_only(std::string_view kernel) {
-  return [kernel](const Values& a) {
-    const DType t = a.at(0).tensor().dtype();
+  return [kernel](const Args& a) {
+    const DType t = a.tensor("self").dtype();
     if (!is_floating(t)) mathops::not_implemented(kernel, t);
   };
 }
@@ -62,20 +62,20 @@ Tensor floating_act(const Tensor& x, const std::function<double(double)>& f) {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-Tensor silu(const Values& a) {
-  return floating_act(a.at(0).tensor(), [](double x) { return x * sigmoid(x); });
+Tensor silu(const Args& a) {
+  return floating_act(a.tensor("self"), [](double x) { return x * sigmoid(x); });
 }
 
-Tensor hardswish(const Values& a) {
-  const Tensor& x = a.at(0).tensor();
+Tensor hardswish(const Args& a) {
+  const Tensor& x = a.tensor("self");
   const DType t = x.dtype();
   return floating_act(x, [t](double v) {
     return mathops::opmath(v * std::min(std::max(v + 3.0, 0.0), 6.0), t) / 6.0;
   });
 }
 
-Tensor hardsigmoid(const Values& a) {
-  return floating_act(a.at(0).tensor(),
+Tensor hardsigmoid(const Args& a) {
+  return floating_act(a.tensor("self"),
                       [](double v) { return std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
 }
 
@@ -95,12 +95,12 @@ void check_hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max
   }
 }
 
-void check_hardtanh(const Values& a) {
-  check_hardtanh_of(a.at(0).tensor(), a.at(1).to_scalar(), a.at(2).to_scalar());
+void check_hardtanh(const Args& a) {
+  check_hardtanh_of(a.tensor("self"), a.scalar("min_val"), a.scalar("max_val"));
 }
 
-void check_relu6(const Values& a) {
-  check_hardtanh_of(a.at(0).tensor(), Scalar(int64_t{0}), Scalar(int64_t{6}));
+void check_relu6(const Args& a) {
+  check_hardtanh_of(a.tensor("self"), Scalar(int64_t{0}), Scalar(int64_t{6}));
 }
 
 Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val) {
@@ -122,76 +122,76 @@ Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val
   return out;
 }
 
-Tensor hardtanh(const Values& a) {
-  return hardtanh_of(a.at(0).tensor(), a.at(1).to_scalar(), a.at(2).to_scalar());
+Tensor hardtanh(const Args& a) {
+  return hardtanh_of(a.tensor("self"), a.scalar("min_val"), a.scalar("max_val"));
 }
 
-Tensor relu6(const Values& a) {
-  return hardtanh_of(a.at(0).tensor(), Scalar(int64_t{0}), Scalar(int64_t{6}));
+Tensor relu6(const Args& a) {
+  return hardtanh_of(a.tensor("self"), Scalar(int64_t{0}), Scalar(int64_t{6}));
 }
 
-Tensor leaky_relu(const Values& a) {
-  const double slope = a.at(1).to_double();
-  return floating_act(a.at(0).tensor(), [slope](double x) { return x > 0 ? x : x * slope; });
+Tensor leaky_relu(const Args& a) {
+  const double slope = a.real("negative_slope");
+  return floating_act(a.tensor("self"), [slope](double x) { return x > 0 ? x : x * slope; });
 }
 
-Tensor elu(const Values& a) {
-  const double alpha = a.at(1).to_double(), scale = a.at(2).to_double();
-  const double input_scale = a.at(3).to_double();
-  return floating_act(a.at(0).tensor(), [=](double x) {
+Tensor elu(const Args& a) {
+  const double alpha = a.real("alpha"), scale = a.real("scale");
+  const double input_scale = a.real("input_scale");
+  return floating_act(a.tensor("self"), [=](double x) {
     return x <= 0 ? std::expm1(x * input_scale) * alpha * scale : x * scale;
   });
 }
 
-Tensor mish(const Values& a) {
-  return floating_act(a.at(0).tensor(),
+Tensor mish(const Args& a) {
+  return floating_act(a.tensor("self"),
                       [](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
 }
 
-Tensor softplus(const Values& a) {
-  const double beta = a.at(1).to_double(), threshold = a.at(2).to_double();
-  return floating_act(a.at(0).tensor(), [=](double x) {
+Tensor softplus(const Args& a) {
+  const double beta = a.real("beta"), threshold = a.real("threshold");
+  return floating_act(a.tensor("self"), [=](double x) {
     return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
   });
 }
 
-void check_threshold(const Values& a) {
-  const DType t = a.at(0).tensor().dtype();
+void check_threshold(const Args& a) {
+  const DType t = a.tensor("self").dtype();
   if (t == DType::Bool) mathops::not_implemented("threshold_cpu", t);
 }
 
-Tensor threshold(const Values& a) {
-  const Tensor& x = a.at(0).tensor();
+Tensor threshold(const Args& a) {
+  const Tensor& x = a.tensor("self");
   const DType t = x.dtype();
   Tensor out = Tensor::empty(x.shape(), t);
   if (is_integral(t, false)) {
     Tensor s = Tensor::empty({2}, t);
-    s.set_int(0, a.at(1).to_scalar().to_int());
-    s.set_int(1, a.at(2).to_scalar().to_int());
+    s.set_int(0, a.scalar("threshold").to_int());
+    s.set_int(1, a.scalar("value").to_int());
     const int64_t th = s.get_int(0), value = s.get_int(1);
     opsutil::map_unary_int(x, out, [th, value](int64_t v) { return v <= th ? value : v; });
   } else {
-    const double th = as_scalar_of(a.at(1).to_double(), t);
-    const double value = as_scalar_of(a.at(2).to_double(), t);
+    const double th = as_scalar_of(a.real("threshold"), t);
+    const double value = as_scalar_of(a.real("value"), t);
     opsutil::map_unary(x, out, [th, value](double v) { return v <= th ? value : v; });
   }
   return out;
 }
 
 // gelu's approximation, checked with self's dtype.
-std::string gelu_approximate(const Values& a) {
-  const std::string approximate = a.size() > 1 ? a[1].str_value() : std::string("none");
+std::string gelu_approximate(const Args& a) {
+  const std::string approximate = a.str("approximate");
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
   floating_only("GeluKernelImpl")(a);
   return approximate;
 }
 
-void check_gelu(const Values& a) { gelu_approximate(a); }
+void check_gelu(const Args& a) { gelu_approximate(a); }
 
-Tensor gelu(const Values& a) {
+Tensor gelu(const Args& a) {
   const std::string approximate = gelu_approximate(a);
-  const Tensor& x = a.at(0).tensor();
+  const Tensor& x = a.tensor("self");
   if (approximate == "tanh") {
     const DType t = x.dtype();
     return floating_act(x, [t](double v) {
@@ -204,32 +204,31 @@ Tensor gelu(const Values& a) {
                       [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
 }
 
-using ActFn = Tensor (*)(const Values&);
+using ActFn = Tensor (*)(const Args&);
 
 // The meta function of an activation (self's shape and dtype) and of its in-place overload
 // (self itself, after the overlap check where ATen makes it).
 MetaFn act_meta(ActCheck check) {
-  return [check = std::move(check)](const Values& args) {
-    check(args);
-    return Values{meta::fresh_like(args.at(0).tensor())};
+  return [check = std::move(check)](const Args& a) {
+    check(a);
+    return Values{meta::fresh_like(a.tensor("self"))};
   };
 }
 
 MetaFn inplace_meta(ActCheck check, bool overlap_raises) {
-  return [check = std::move(check), overlap_raises](const Values& args) {
-    check(args);  // dtype errors first, as ATen's dispatch raises them
-    if (overlap_raises) mathops::check_no_internal_overlap(args.at(0).tensor());
-    return Values{args.at(0)};
+  return [check = std::move(check), overlap_raises](const Args& a) {
+    check(a);  // dtype errors first, as ATen's dispatch raises them
+    if (overlap_raises) mathops::check_no_internal_overlap(a.tensor("self"));
+    return Values{a.value("self")};
   };
 }
 
 // The in-place overload of `f`: checked, computed out of place, then written into self.
 RefFn inplace_ref(ActCheck check, ActFn f, bool overlap_raises) {
   return [checks = inplace_meta(std::move(check), overlap_raises), f](const Args& a) {
-    const Values& args = a;
     checks(a);
-    const Tensor& self = args.at(0).tensor();
-    self.copy_from(f(args));
+    const Tensor& self = a.tensor("self");
+    self.copy_from(f(a));
     return Values{Value(self)};
   };
 }
@@ -334,9 +333,9 @@ void register_spec(OpRegistry& r, const ActSpec& spec) {
   OpDef op = OpDef::from_schema(spec.schema, "activation");
   op.dtypes = spec.dtypes;
   op.meta = act_meta(spec.check);
-  op.ref = [check = spec.check, f = spec.fn](const Values& args) {
-    check(args);
-    return Values{Value(f(args))};
+  op.ref = [check = spec.check, f = spec.fn](const Args& a) {
+    check(a);
+    return Values{Value(f(a))};
   };
   op.samples = spec_samples(spec, false);
   op.cost = mathops::unary_cost(spec.flops);

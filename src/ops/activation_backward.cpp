@@ -55,22 +55,22 @@ struct Spec {
 
 // An op's argument checks, returning its output's spec: run by its meta function and by its
 // reference before computing.
-using SpecFn = std::function<Spec(const Values&)>;
+using SpecFn = std::function<Spec(const Args&)>;
 // The computation, given the checked spec.
-using ComputeFn = Tensor (*)(const Values&, const Spec&);
+using ComputeFn = Tensor (*)(const Args&, const Spec&);
 
-// The spec of (grad = args[0], x = args[x_arg]) for a floating-only kernel: other common dtypes
-// raise ATen's dispatch error.
-Spec floating_spec(const Values& a, std::string_view kernel, size_t x_arg = 1) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& x = a.at(x_arg).tensor();
+// The spec of (grad = grad_output, x = the argument named `x_name`) for a floating-only kernel:
+// other common dtypes raise ATen's dispatch error.
+Spec floating_spec(const Args& a, std::string_view kernel, std::string_view x_name = "self") {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& x = a.tensor(x_name);
   const DType ct = opsutil::result_type(grad, x);
   if (!is_floating(ct)) mathops::not_implemented(kernel, ct);
   return {broadcast_shapes(grad.shape(), x.shape()), ct};
 }
 
-SpecFn floating_only(std::string_view kernel) {
-  return [kernel](const Values& a) { return floating_spec(a, kernel); };
+SpecFn floating_only(std::string_view kernel, std::string_view x_name = "self") {
+  return [kernel, x_name](const Args& a) { return floating_spec(a, kernel, x_name); };
 }
 
 // f(grad, x, dtype) over the broadcast of grad and x, in their common dtype (the spec `s`).
@@ -85,69 +85,68 @@ Tensor backward_map(const Spec& s, const Tensor& grad, const Tensor& x,
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-std::string gelu_approximate(const Values& a) {
-  return a.size() > 2 ? a[2].str_value() : std::string("none");
-}
+std::string gelu_approximate(const Args& a) { return a.str("approximate"); }
 
-Spec gelu_backward_spec(const Values& a) {
+Spec gelu_backward_spec(const Args& a) {
   const std::string approximate = gelu_approximate(a);
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
   return floating_spec(a, "GeluBackwardKernelImpl");
 }
 
-Tensor gelu_backward(const Values& a, const Spec& s) {
+Tensor gelu_backward(const Args& a, const Spec& s) {
   if (gelu_approximate(a) == "tanh") {
-    return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType t) {
-      const double k = std::sqrt(2.0 / std::numbers::pi), kappa = 0.044715;
-      const double x2 = opmath(x * x, t);
-      const double inner = k * (x + kappa * opmath(x2 * x, t));
-      const double th = std::tanh(inner);
-      const double left = 0.5 * x, right = 1.0 + th;
-      const double left_derivative = 0.5 * right;
-      const double right_derivative = left * (1.0 - th * th) * k * (1.0 + 3.0 * kappa * x2);
-      return g * (left_derivative + right_derivative);
-    });
+    return backward_map(
+        s, a.tensor("grad_output"), a.tensor("self"), [](double g, double x, DType t) {
+          const double k = std::sqrt(2.0 / std::numbers::pi), kappa = 0.044715;
+          const double x2 = opmath(x * x, t);
+          const double inner = k * (x + kappa * opmath(x2 * x, t));
+          const double th = std::tanh(inner);
+          const double left = 0.5 * x, right = 1.0 + th;
+          const double left_derivative = 0.5 * right;
+          const double right_derivative = left * (1.0 - th * th) * k * (1.0 + 3.0 * kappa * x2);
+          return g * (left_derivative + right_derivative);
+        });
   }
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self"), [](double g, double x, DType) {
     const double cdf = 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2));
     const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
     return g * (cdf + x * pdf);
   });
 }
 
-Tensor sigmoid_backward(const Values& a, const Spec& s) {
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(),
+Tensor sigmoid_backward(const Args& a, const Spec& s) {
+  return backward_map(s, a.tensor("grad_output"), a.tensor("output"),
                       [](double g, double y, DType t) { return opmath(g * (1.0 - y), t) * y; });
 }
 
-Tensor tanh_backward(const Values& a, const Spec& s) {
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(),
+Tensor tanh_backward(const Args& a, const Spec& s) {
+  return backward_map(s, a.tensor("grad_output"), a.tensor("output"),
                       [](double g, double y, DType t) { return g * (1.0 - opmath(y * y, t)); });
 }
 
 // threshold_backward: every common dtype but bool.
-Spec threshold_backward_spec(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
+Spec threshold_backward_spec(const Args& a) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& x = a.tensor("self");
   const DType ct = opsutil::result_type(grad, x);
   if (ct == DType::Bool) mathops::not_implemented("threshold_cpu", ct);
   return {broadcast_shapes(grad.shape(), x.shape()), ct};
 }
 
-Tensor threshold_backward(const Values& a, const Spec& spec) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
+Tensor threshold_backward(const Args& a, const Spec& spec) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& x = a.tensor("self");
   const DType ct = spec.dtype;
   Tensor out = Tensor::empty(spec.shape, ct);
   const Tensor g = mathops::as_dtype(grad, ct), v = mathops::as_dtype(x, ct);
   if (is_floating(ct)) {
-    const double th = Tensor::scalar(a.at(2).to_double(), ct).get(0);
+    const double th = Tensor::scalar(a.real("threshold"), ct).get(0);
     opsutil::map_binary(g, v, out, [th](double gv, double xv) { return xv <= th ? 0.0 : gv; });
   } else {
     // The threshold is converted to the integral dtype (truncated toward zero, wrapping).
     Tensor s = Tensor::empty({1}, ct);
-    s.set_int(0, a.at(2).to_scalar().to_int());
+    s.set_int(0, a.scalar("threshold").to_int());
     const int64_t th = s.get_int(0);
     opsutil::map_binary_int(g, v, out,
                             [th](int64_t gv, int64_t xv) { return xv <= th ? int64_t{0} : gv; });
@@ -155,15 +154,16 @@ Tensor threshold_backward(const Values& a, const Spec& spec) {
   return out;
 }
 
-Tensor silu_backward(const Values& a, const Spec& spec) {
-  return backward_map(spec, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
-    const double s = sigmoid(x);
-    return g * s * (1.0 + x * (1.0 - s));
-  });
+Tensor silu_backward(const Args& a, const Spec& spec) {
+  return backward_map(spec, a.tensor("grad_output"), a.tensor("self"),
+                      [](double g, double x, DType) {
+                        const double s = sigmoid(x);
+                        return g * s * (1.0 + x * (1.0 - s));
+                      });
 }
 
-Tensor hardswish_backward(const Values& a, const Spec& s) {
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+Tensor hardswish_backward(const Args& a, const Spec& s) {
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self"), [](double g, double x, DType) {
     // ATen's vectorized kernel (every element but a loop's tail): x >= 3 gives grad, NaN falls
     // to the middle branch.
     if (x < -3.0) return 0.0;
@@ -172,25 +172,25 @@ Tensor hardswish_backward(const Values& a, const Spec& s) {
   });
 }
 
-Tensor hardsigmoid_backward(const Values& a, const Spec& s) {
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+Tensor hardsigmoid_backward(const Args& a, const Spec& s) {
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self"), [](double g, double x, DType) {
     return (x > -3.0 && x < 3.0) ? g / 6.0 : 0.0;
   });
 }
 
-Tensor hardtanh_backward(const Values& a, const Spec& s) {
+Tensor hardtanh_backward(const Args& a, const Spec& s) {
   const DType ct = s.dtype;
   // The limits as the kernel sees them (converted to the dtype).
-  const double lo = Tensor::scalar(a.at(2).to_double(), ct).get(0);
-  const double hi = Tensor::scalar(a.at(3).to_double(), ct).get(0);
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [lo, hi](double g, double v, DType) {
-    return (v <= lo || v >= hi) ? 0.0 : g;
-  });
+  const double lo = Tensor::scalar(a.real("min_val"), ct).get(0);
+  const double hi = Tensor::scalar(a.real("max_val"), ct).get(0);
+  return backward_map(
+      s, a.tensor("grad_output"), a.tensor("self"),
+      [lo, hi](double g, double v, DType) { return (v <= lo || v >= hi) ? 0.0 : g; });
 }
 
-Spec leaky_relu_backward_spec(const Values& a) {
-  const double slope = a.at(2).to_double();
-  const bool self_is_result = a.at(3).to_bool();
+Spec leaky_relu_backward_spec(const Args& a) {
+  const double slope = a.real("negative_slope");
+  const bool self_is_result = a.flag("self_is_result");
   CRUCIBLE_CHECK(
       !self_is_result || slope >= 0.0,
       "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
@@ -201,47 +201,50 @@ Spec leaky_relu_backward_spec(const Values& a) {
   return floating_spec(a, "leaky_relu_backward_cpu");
 }
 
-Tensor leaky_relu_backward(const Values& a, const Spec& s) {
-  const double slope = a.at(2).to_double();
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(),
+Tensor leaky_relu_backward(const Args& a, const Spec& s) {
+  const double slope = a.real("negative_slope");
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self"),
                       [slope](double g, double x, DType) { return x > 0 ? g : g * slope; });
 }
 
-Spec elu_backward_spec(const Values& a) {
-  const double alpha = a.at(1).to_double();
-  const bool is_result = a.at(4).to_bool();
+Spec elu_backward_spec(const Args& a) {
+  const double alpha = a.real("alpha");
+  const bool is_result = a.flag("is_result");
   CRUCIBLE_CHECK(!is_result || alpha >= 0.0,
                  "In-place elu backward calculation is triggered with a negative slope which is "
                  "not supported. This is caused by calling in-place forward function with a "
                  "negative slope, please call out-of-place version instead.");
-  return floating_spec(a, "elu_backward_cpu", 5);
+  return floating_spec(a, "elu_backward_cpu", "self_or_result");
 }
 
-Tensor elu_backward(const Values& a, const Spec& s) {
-  const double alpha = a.at(1).to_double(), scale = a.at(2).to_double();
-  const double input_scale = a.at(3).to_double();
-  const bool is_result = a.at(4).to_bool();
+Tensor elu_backward(const Args& a, const Spec& s) {
+  const double alpha = a.real("alpha"), scale = a.real("scale");
+  const double input_scale = a.real("input_scale");
+  const bool is_result = a.flag("is_result");
   const double negcoef = alpha * scale;
-  return backward_map(s, a.at(0).tensor(), a.at(5).tensor(), [=](double g, double x, DType) {
-    // ATen's vectorized kernel tests x > 0: NaN takes the negative branch (NaN).
-    if (x > 0) return g * scale;
-    if (is_result) return g * input_scale * (x + negcoef);
-    return g * input_scale * negcoef * std::exp(x * input_scale);
-  });
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self_or_result"),
+                      [=](double g, double x, DType) {
+                        // ATen's vectorized kernel tests x > 0: NaN takes the negative branch
+                        // (NaN).
+                        if (x > 0) return g * scale;
+                        if (is_result) return g * input_scale * (x + negcoef);
+                        return g * input_scale * negcoef * std::exp(x * input_scale);
+                      });
 }
 
-Tensor softplus_backward(const Values& a, const Spec& s) {
-  const double beta = a.at(2).to_double(), threshold = a.at(3).to_double();
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [=](double g, double x, DType t) {
-    const double xb = opmath(x * beta, t);
-    if (xb > threshold) return g;
-    const double z = opmath(std::exp(xb), t);
-    return g * z / (z + 1.0);
-  });
+Tensor softplus_backward(const Args& a, const Spec& s) {
+  const double beta = a.real("beta"), threshold = a.real("threshold");
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self"),
+                      [=](double g, double x, DType t) {
+                        const double xb = opmath(x * beta, t);
+                        if (xb > threshold) return g;
+                        const double z = opmath(std::exp(xb), t);
+                        return g * z / (z + 1.0);
+                      });
 }
 
-Tensor mish_backward(const Values& a, const Spec& s) {
-  return backward_map(s, a.at(0).tensor(), a.at(1).tensor(), [](double g, double x, DType) {
+Tensor mish_backward(const Args& a, const Spec& s) {
+  return backward_map(s, a.tensor("grad_output"), a.tensor("self"), [](double g, double x, DType) {
     const double t = std::tanh(std::log1p(std::exp(x)));
     return g * (t + x * sigmoid(x) * (1.0 - t * t));
   });
@@ -395,11 +398,11 @@ void add_op(OpRegistry& r, std::string_view schema, SpecFn spec, ComputeFn compu
             std::vector<std::pair<std::string, Literal>> perf_kw = {}) {
   OpDef op = OpDef::from_schema(schema, "activation.backward");
   op.dtypes = std::move(dtypes);
-  op.meta = [spec](const Values& args) {
-    const Spec s = spec(args);
+  op.meta = [spec](const Args& a) {
+    const Spec s = spec(a);
     return Values{meta::fresh(s.shape, s.dtype)};
   };
-  op.ref = [spec, compute](const Values& args) { return Values{Value(compute(args, spec(args)))}; };
+  op.ref = [spec, compute](const Args& a) { return Values{Value(compute(a, spec(a)))}; };
   op.samples = [correctness = std::move(correctness), perf_build = std::move(perf_build),
                 perf_kw = std::move(perf_kw)](const SampleContext& ctx) {
     return ctx.performance ? perf_samples(perf_build, perf_kw) : correctness();
@@ -451,11 +454,11 @@ void register_activation_backward_ops(OpRegistry& r) {
       plain());
   add_op(
       r, "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-      floating_only("sigmoid_backward_cpu"), sigmoid_backward, 3,
+      floating_only("sigmoid_backward_cpu", "output"), sigmoid_backward, 3,
       [] { return simple_samples({}, plain()); }, plain());
   add_op(
       r, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-      floating_only("tanh_backward_cpu"), tanh_backward, 3,
+      floating_only("tanh_backward_cpu", "output"), tanh_backward, 3,
       [] { return simple_samples({}, plain()); }, plain());
   add_op(
       r, "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",

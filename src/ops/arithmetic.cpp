@@ -50,9 +50,7 @@ constexpr const char* kSubBool =
     "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
     "invert a mask, use the `~` or `logical_not()` operator instead.";
 
-Scalar alpha_of(const Values& args, size_t i) {
-  return args.size() > i && !args[i].is_none() ? args[i].to_scalar() : Scalar(int64_t{1});
-}
+Scalar alpha_of(const Args& a) { return a.given("alpha") ? a.scalar("alpha") : Scalar(int64_t{1}); }
 
 // The result of a + alpha * b (and a - alpha * b): the promoted dtype, checked with alpha.
 Spec add_spec(const Value& a, const Value& b, const Scalar& alpha) {
@@ -93,43 +91,43 @@ void sub_check(const Value& a, const Value& b) {
   CRUCIBLE_CHECK(!ab && !bb, kSubBool);
 }
 
-Spec add_spec_of(const Values& args) { return add_spec(args.at(0), args.at(1), alpha_of(args, 2)); }
+Spec add_spec_of(const Args& a) { return add_spec(a.value("self"), a.value("other"), alpha_of(a)); }
 
-Values add_ref(const Values& args) {
-  return add_impl(add_spec_of(args), args.at(0), args.at(1), alpha_of(args, 2), false);
+Values add_ref(const Args& a) {
+  return add_impl(add_spec_of(a), a.value("self"), a.value("other"), alpha_of(a), false);
 }
 
 // sub (also sub.Scalar: ATen wraps `other` into a tensor and runs sub_check on both, so a bool
 // self or a bool Scalar raises, libtorch 1.13 and 2.x alike).
-Spec sub_spec(const Values& args) {
-  sub_check(args.at(0), args.at(1));
-  return add_spec(args[0], args[1], alpha_of(args, 2));
+Spec sub_spec(const Args& a) {
+  sub_check(a.value("self"), a.value("other"));
+  return add_spec(a.value("self"), a.value("other"), alpha_of(a));
 }
 
-Values sub_ref(const Values& args) {
-  return add_impl(sub_spec(args), args[0], args[1], alpha_of(args, 2), true);
+Values sub_ref(const Args& a) {
+  return add_impl(sub_spec(a), a.value("self"), a.value("other"), alpha_of(a), true);
 }
 
 // rsub(self, other, alpha) = other - alpha * self (Tensor and Scalar overloads alike).
-Spec rsub_spec(const Values& args) {
-  sub_check(args.at(0), args.at(1));
-  return add_spec(args[1], args[0], alpha_of(args, 2));
+Spec rsub_spec(const Args& a) {
+  sub_check(a.value("self"), a.value("other"));
+  return add_spec(a.value("other"), a.value("self"), alpha_of(a));
 }
 
-Values rsub_ref(const Values& args) {
-  return add_impl(rsub_spec(args), args[1], args[0], alpha_of(args, 2), true);
+Values rsub_ref(const Args& a) {
+  return add_impl(rsub_spec(a), a.value("other"), a.value("self"), alpha_of(a), true);
 }
 
-Spec mul_spec(const Values& args) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const DType rt = arith::promoted({args[0], args[1]});
+Spec mul_spec(const Args& a) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+  const DType rt = arith::promoted({a.value("self"), a.value("other")});
   arith::require_modelled(rt, "mul");
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values mul_ref(const Values& args) {
-  const Spec s = mul_spec(args);
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+Values mul_ref(const Args& a) {
+  const Spec s = mul_spec(a);
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
   const DType rt = s.dtype;
   Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
@@ -143,16 +141,16 @@ Values mul_ref(const Values& args) {
 }
 
 // True division: integral and bool results become f32; x/0 is ±inf, 0/0 NaN.
-Spec div_spec(const Values& args) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
+Spec div_spec(const Args& a) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+  const DType rt = opsutil::to_float_dtype(arith::promoted({a.value("self"), a.value("other")}));
   arith::require_modelled(rt, "div");
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values div_ref(const Values& args) {
-  const Spec s = div_spec(args);
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+Values div_ref(const Args& a) {
+  const Spec s = div_spec(a);
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
   Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
@@ -426,53 +424,58 @@ std::vector<Sample> sub_out_samples(const SampleContext& ctx) {
 }  // namespace
 
 void register_arithmetic_ops(OpRegistry& r) {
-  OpDef sub_s = binary_op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                          binmeta::fresh_meta(sub_spec), sub_ref, sub_scalar_samples, 2);
+  OpDef sub_s =
+      binary_op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                arith::named_meta(sub_spec, binmeta::fresh_meta), sub_ref, sub_scalar_samples, 2);
   sub_s.dtypes = without_bool();
   r.add(std::move(sub_s));
-  OpDef rsub_s = binary_op("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                           binmeta::fresh_meta(rsub_spec), rsub_ref, sub_scalar_samples, 2);
+  OpDef rsub_s =
+      binary_op("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                arith::named_meta(rsub_spec, binmeta::fresh_meta), rsub_ref, sub_scalar_samples, 2);
   rsub_s.dtypes = without_bool();
   r.add(std::move(rsub_s));
   OpDef rsub_t =
       binary_op("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                binmeta::fresh_meta(rsub_spec), rsub_ref, rsub_samples, 2);
+                arith::named_meta(rsub_spec, binmeta::fresh_meta), rsub_ref, rsub_samples, 2);
   rsub_t.dtypes = without_bool();
   r.add(std::move(rsub_t));
   r.add(binary_op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref), mul_inplace_samples,
-                  1, true));
+                  arith::named_meta(mul_spec, binmeta::inplace_meta), arith::inplace_of(mul_ref),
+                  mul_inplace_samples, 1, true));
   r.add(binary_op("aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref),
+                  arith::named_meta(mul_spec, binmeta::inplace_meta), arith::inplace_of(mul_ref),
                   mul_scalar_inplace_samples, 1, true));
-  OpDef sub_ = binary_op(
-      "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-      binmeta::inplace_meta(sub_spec), arith::inplace_of(sub_ref), sub_inplace_samples, 2, true);
+  OpDef sub_ =
+      binary_op("aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+                arith::named_meta(sub_spec, binmeta::inplace_meta), arith::inplace_of(sub_ref),
+                sub_inplace_samples, 2, true);
   sub_.dtypes = without_bool();
   r.add(std::move(sub_));
   OpDef div_ = binary_op("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                         binmeta::inplace_meta(div_spec), arith::inplace_of(div_ref),
-                         div_inplace_samples, 1, true);
+                         arith::named_meta(div_spec, binmeta::inplace_meta),
+                         arith::inplace_of(div_ref), div_inplace_samples, 1, true);
   div_.dtypes = floating_dtypes();  // an integral self cannot hold the float quotient
   r.add(std::move(div_));
   r.add(binary_op("aten::div.Scalar(Tensor self, Scalar other) -> Tensor",
-                  binmeta::fresh_meta(div_spec), div_ref, div_scalar_samples, 1));
+                  arith::named_meta(div_spec, binmeta::fresh_meta), div_ref, div_scalar_samples,
+                  1));
   r.add(binary_op(
       "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(add_spec_of, 3), arith::out_of(add_ref, 3),
+      arith::named_meta(add_spec_of, binmeta::out_meta, 3), arith::out_of(add_ref),
       [](const SampleContext& c) { return out_samples(c, 0); }, 2));
   OpDef sub_out = binary_op(
       "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(sub_spec, 3), arith::out_of(sub_ref, 3), sub_out_samples, 2);
+      arith::named_meta(sub_spec, binmeta::out_meta, 3), arith::out_of(sub_ref), sub_out_samples,
+      2);
   sub_out.dtypes = without_bool();
   r.add(std::move(sub_out));
   r.add(binary_op(
       "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(mul_spec, 2), arith::out_of(mul_ref, 2),
+      arith::named_meta(mul_spec, binmeta::out_meta, 2), arith::out_of(mul_ref),
       [](const SampleContext& c) { return out_samples(c, 1); }, 1));
   r.add(binary_op(
       "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(div_spec, 2), arith::out_of(div_ref, 2),
+      arith::named_meta(div_spec, binmeta::out_meta, 2), arith::out_of(div_ref),
       [](const SampleContext& c) { return out_samples(c, 2); }, 1));
   register_arithmetic_division_ops(r);
   register_arithmetic_math_ops(r);

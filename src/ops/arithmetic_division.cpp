@@ -14,6 +14,7 @@
 //  - a Python number operand is cast to the result dtype first (u8 % -3 is u8 % 253).
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -137,8 +138,8 @@ Values divide(const Spec& s, const Value& a, const Value& b, Mode m) {
 }
 
 // div.Tensor_mode / div.Scalar_mode's rounding mode (None: true division), checked.
-std::optional<Mode> rounding_mode(const Values& args) {
-  const Value& mode = args.size() > 2 ? args[2] : Value();
+std::optional<Mode> rounding_mode(const Args& a) {
+  const Value& mode = a.value("rounding_mode");
   if (mode.is_none()) return std::nullopt;
   const std::string& s = mode.str_value();
   CRUCIBLE_CHECK(
@@ -147,31 +148,40 @@ std::optional<Mode> rounding_mode(const Values& args) {
   return s == "trunc" ? Mode::Trunc : Mode::Floor;
 }
 
-Spec div_mode_spec(const Values& args) {
-  if (const std::optional<Mode> m = rounding_mode(args)) return divide_spec(args[0], args[1], *m);
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
+Spec div_mode_spec(const Args& a) {
+  const Value& self = a.value("self");
+  const Value& other = a.value("other");
+  if (const std::optional<Mode> m = rounding_mode(a)) return divide_spec(self, other, *m);
+  const Tensor ta = arith::operand(self), tb = arith::operand(other);
+  const DType rt = opsutil::to_float_dtype(arith::promoted({self, other}));
   arith::require_modelled(rt, "div");
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values div_mode_ref(const Values& args) {
-  const Spec s = div_mode_spec(args);
-  if (const std::optional<Mode> m = rounding_mode(args)) return divide(s, args[0], args[1], *m);
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+Values div_mode_ref(const Args& a) {
+  const Spec s = div_mode_spec(a);
+  const Value& self = a.value("self");
+  const Value& other = a.value("other");
+  if (const std::optional<Mode> m = rounding_mode(a)) return divide(s, self, other, *m);
+  const Tensor ta = arith::operand(self), tb = arith::operand(other);
   Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
   return {Value(out)};
 }
 
-binmeta::SpecFn mode_spec(Mode m) {
-  return [m](const Values& args) { return divide_spec(args.at(0), args.at(1), m); };
+// A spec function reading its arguments by name (made a meta function by arith::named_meta).
+using NamedSpecFn = std::function<Spec(const Args&)>;
+
+NamedSpecFn mode_spec(Mode m) {
+  return [m](const Args& a) { return divide_spec(a.value("self"), a.value("other"), m); };
 }
 
 RefFn mode_ref(Mode m) {
-  return [m](const Values& args) {
-    return divide(divide_spec(args.at(0), args.at(1), m), args[0], args[1], m);
+  return [m](const Args& a) {
+    const Value& self = a.value("self");
+    const Value& other = a.value("other");
+    return divide(divide_spec(self, other, m), self, other, m);
   };
 }
 
@@ -324,11 +334,11 @@ SampleFn scalar_fn() {
 }
 
 // Integer division by zero raises in the computation (a value check).
-OpDef division_op(std::string_view schema, binmeta::SpecFn spec, RefFn ref, SampleFn samples,
+OpDef division_op(std::string_view schema, NamedSpecFn spec, RefFn ref, SampleFn samples,
                   double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = no_bool();
-  op.meta = binmeta::fresh_meta(std::move(spec));
+  op.meta = arith::named_meta(std::move(spec), binmeta::fresh_meta);
   op.value_checks = true;
   op.ref = std::move(ref);
   op.samples = std::move(samples);

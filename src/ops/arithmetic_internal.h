@@ -7,9 +7,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crucible/core/value.h"
+#include "crucible/ops/args.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::arith {
@@ -62,10 +64,23 @@ void check_inplace(const Tensor& self, const Shape& result_shape, DType result_d
 // dtype the result dtype can be cast to.
 void check_out(const Tensor& out, const Shape& result_shape, DType result_dtype);
 
-// Wraps an out-of-place reference as the in-place op on args[0] (the result is computed first,
-// then copied into self, converting to self's dtype) or the out= op on the argument `out_arg`.
+// Wraps an out-of-place reference as the in-place op on self (the result is computed first,
+// then copied into self, converting to self's dtype) or the out= op on the argument `out`
+// (or the argument at index `out_arg`).
 RefFn inplace_of(RefFn ref);
+RefFn out_of(RefFn ref);
 RefFn out_of(RefFn ref, size_t out_arg);
+
+// A meta function built by a builder of plain-values spec functions (binmeta::fresh_meta,
+// inplace_meta, out_meta) from `spec`, a spec function that reads its arguments by name: the
+// builder's spec function is `spec` bound to each call's Args. `extra` are the builder's further
+// arguments.
+template <class SpecF, class Build, class... Extra>
+MetaFn named_meta(SpecF spec, Build build, Extra... extra) {
+  return [spec = std::move(spec), build, extra...](const Args& a) {
+    return build([&a, &spec](const Values&) { return spec(a); }, extra...)(a);
+  };
+}
 
 // Elementwise cost: `flops` per output element; bytes = the real bytes of the tensor arguments
 // read + the output written. An argument sharing the output's storage (out=, in-place self) is

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "crucible/core/dispatch.h"
@@ -81,27 +82,27 @@ Values pow_impl(const Value& base, const Value& exp) {
   return {Value(out)};
 }
 
-Spec pow_spec_of(const Values& args) { return pow_spec(args.at(0), args.at(1)); }
+Spec pow_spec_of(const Args& a) { return pow_spec(a.value("self"), a.value("exponent")); }
 
-Values pow_tt_ref(const Values& args) { return pow_impl(args.at(0), args.at(1)); }
+Values pow_tt_ref(const Args& a) { return pow_impl(a.value("self"), a.value("exponent")); }
 
-Spec pow_ts_spec(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Scalar e = args.at(1).to_scalar();
+Spec pow_ts_spec(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Scalar e = a.scalar("exponent");
   CRUCIBLE_CHECK(!(is_integral(self.dtype(), true) && !e.is_floating() && e.to_int() < 0),
                  "Integers to negative integer powers are not allowed.");
-  return pow_spec(args[0], args[1]);
+  return pow_spec(a.value("self"), a.value("exponent"));
 }
 
-Values pow_ts_ref(const Values& args) {
-  pow_ts_spec(args);
-  return pow_impl(args[0], args[1]);
+Values pow_ts_ref(const Args& a) {
+  pow_ts_spec(a);
+  return pow_impl(a.value("self"), a.value("exponent"));
 }
 
-Values pow_scalar_ref(const Values& args) {
-  const Value& base = args.at(0);
-  const Tensor& exp = args.at(1).tensor();
-  const DType rt = pow_spec_of(args).dtype;
+Values pow_scalar_ref(const Args& a) {
+  const Value& base = a.value("self");
+  const Tensor& exp = a.tensor("exponent");
+  const DType rt = pow_spec_of(a).dtype;
   const Scalar b = base.to_scalar();
   if (b.to_double() == 1.0) return {Value(Tensor::full(exp.shape(), 1.0, rt))};
   // The base is cast to the result dtype first.
@@ -110,39 +111,42 @@ Values pow_scalar_ref(const Values& args) {
     tb.set(0, b.to_double());
   else
     tb.set_int(0, b.is_floating() ? static_cast<int64_t>(b.to_double()) : b.to_int());
-  return pow_impl(Value(tb), args[1]);
+  return pow_impl(Value(tb), a.value("exponent"));
 }
 
 // atan2 is a float op: integral and bool results become f32.
-Spec atan2_spec(const Values& args) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const DType rt = opsutil::to_float_dtype(arith::promoted({args[0], args[1]}));
+Spec atan2_spec(const Args& a) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+  const DType rt = opsutil::to_float_dtype(arith::promoted({a.value("self"), a.value("other")}));
   arith::require_modelled(rt, "atan2");
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values atan2_ref(const Values& args) {
-  const Spec s = atan2_spec(args);
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+Values atan2_ref(const Args& a) {
+  const Spec s = atan2_spec(a);
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
   Tensor out = binmeta::empty_of(s);
   const Tensor ins[] = {ta, tb};
   arith::map_float(ins, out, [](const double* v) { return std::atan2(v[0], v[1]); });
   return {Value(out)};
 }
 
-binmeta::SpecFn extremum_spec(bool is_max) {
-  return [is_max](const Values& args) -> Spec {
-    const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-    const DType rt = arith::promoted({args[0], args[1]});
+// A spec function reading its arguments by name (made a meta function by arith::named_meta).
+using NamedSpecFn = std::function<Spec(const Args&)>;
+
+NamedSpecFn extremum_spec(bool is_max) {
+  return [is_max](const Args& a) -> Spec {
+    const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+    const DType rt = arith::promoted({a.value("self"), a.value("other")});
     arith::require_modelled(rt, is_max ? "maximum" : "minimum");
     return {broadcast_shapes(ta.shape(), tb.shape()), rt};
   };
 }
 
 RefFn extremum_ref(bool is_max) {
-  return [is_max](const Values& args) -> Values {
-    const Spec s = extremum_spec(is_max)(args);
-    const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+  return [is_max](const Args& a) -> Values {
+    const Spec s = extremum_spec(is_max)(a);
+    const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
     const DType rt = s.dtype;
     Tensor out = binmeta::empty_of(s);
     const Tensor ins[] = {ta, tb};
@@ -193,15 +197,15 @@ double lerp(double s, double e, double w) {
 }
 
 // lerp's result: self's dtype, which end (and a tensor weight) must have; floating only.
-Spec lerp_spec(const Values& args, bool tensor_weight) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& end = args.at(1).tensor();
+Spec lerp_spec(const Args& a, bool tensor_weight) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& end = a.tensor("end");
   CRUCIBLE_CHECK(self.dtype() == end.dtype(), "expected dtype " + meta_name(self.dtype()) +
                                                   " for `end` but got dtype " +
                                                   meta_name(end.dtype()));
   std::vector<Tensor> ins = {self, end};
   if (tensor_weight) {
-    const Tensor& w = args.at(2).tensor();
+    const Tensor& w = a.tensor("weight");
     CRUCIBLE_CHECK(self.dtype() == w.dtype(), "expected dtype " + meta_name(self.dtype()) +
                                                   " for `weight` but got dtype " +
                                                   meta_name(w.dtype()));
@@ -215,44 +219,42 @@ Spec lerp_spec(const Values& args, bool tensor_weight) {
   return {arith::broadcast_all(ins), rt};
 }
 
-Values lerp_ref(const Values& args, bool tensor_weight) {
-  const Spec s = lerp_spec(args, tensor_weight);
-  std::vector<Tensor> ins = {args.at(0).tensor(), args.at(1).tensor()};
-  if (tensor_weight) ins.push_back(args.at(2).tensor());
+Values lerp_ref(const Args& a, bool tensor_weight) {
+  const Spec s = lerp_spec(a, tensor_weight);
+  std::vector<Tensor> ins = {a.tensor("self"), a.tensor("end")};
+  if (tensor_weight) ins.push_back(a.tensor("weight"));
   Tensor out = binmeta::empty_of(s);
   if (tensor_weight) {
     arith::map_float(ins, out, [](const double* v) { return lerp(v[0], v[1], v[2]); });
   } else {
-    const double w = args.at(2).to_double();
+    const double w = a.real("weight");
     arith::map_float(ins, out, [w](const double* v) { return lerp(v[0], v[1], w); });
   }
   return {Value(out)};
 }
 
-Scalar value_of(const Values& args) {
-  return args.size() > 3 && !args[3].is_none() ? args[3].to_scalar() : Scalar(int64_t{1});
-}
+Scalar value_of(const Args& a) { return a.given("value") ? a.scalar("value") : Scalar(int64_t{1}); }
 
 // addcmul's result: the promoted dtype (bool raises); an integral result needs a `value` that
 // fits it.
-Spec addcmul_spec(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& t1 = args.at(1).tensor();
-  const Tensor& t2 = args.at(2).tensor();
-  const DType rt = arith::promoted({args[0], args[1], args[2]});
+Spec addcmul_spec(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& t1 = a.tensor("tensor1");
+  const Tensor& t2 = a.tensor("tensor2");
+  const DType rt = arith::promoted({a.value("self"), a.value("tensor1"), a.value("tensor2")});
   arith::require_modelled(rt, "addcmul");
   if (rt == DType::Bool) not_implemented_for("addcmul_cpu_out", DType::Bool);
   const Tensor ins[] = {self, t1, t2};
   const Shape shape = arith::broadcast_all(ins);
-  if (!is_floating(rt)) arith::check_scalar_fits(value_of(args), rt);
+  if (!is_floating(rt)) arith::check_scalar_fits(value_of(a), rt);
   return {shape, rt};
 }
 
-Values addcmul_ref(const Values& args) {
-  const Spec s = addcmul_spec(args);
+Values addcmul_ref(const Args& a) {
+  const Spec s = addcmul_spec(a);
   const DType rt = s.dtype;
-  const Scalar value = value_of(args);
-  const Tensor ins[] = {args.at(0).tensor(), args.at(1).tensor(), args.at(2).tensor()};
+  const Scalar value = value_of(a);
+  const Tensor ins[] = {a.tensor("self"), a.tensor("tensor1"), a.tensor("tensor2")};
   Tensor out = binmeta::empty_of(s);
   if (is_floating(rt)) {
     const double v = value.to_double();
@@ -274,21 +276,21 @@ constexpr const char* kAddcdivInt =
     "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
     "dtypes.";
 
-Spec addcdiv_spec(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& t1 = args.at(1).tensor();
-  const Tensor& t2 = args.at(2).tensor();
+Spec addcdiv_spec(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& t1 = a.tensor("tensor1");
+  const Tensor& t2 = a.tensor("tensor2");
   CRUCIBLE_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)), kAddcdivInt);
-  const DType rt = arith::promoted({args[0], args[1], args[2]});
+  const DType rt = arith::promoted({a.value("self"), a.value("tensor1"), a.value("tensor2")});
   arith::require_modelled(rt, "addcdiv");
   const Tensor ins[] = {self, t1, t2};
   return {arith::broadcast_all(ins), rt};
 }
 
-Values addcdiv_ref(const Values& args) {
-  const Spec s = addcdiv_spec(args);
-  const double v = value_of(args).to_double();
-  const Tensor ins[] = {args.at(0).tensor(), args.at(1).tensor(), args.at(2).tensor()};
+Values addcdiv_ref(const Args& a) {
+  const Spec s = addcdiv_spec(a);
+  const double v = value_of(a).to_double();
+  const Tensor ins[] = {a.tensor("self"), a.tensor("tensor1"), a.tensor("tensor2")};
   Tensor out = binmeta::empty_of(s);
   arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] / x[2]; });
   return {Value(out)};
@@ -546,39 +548,43 @@ std::vector<DType> no_bool() {
 void register_arithmetic_math_ops(OpRegistry& r) {
   // pow: ~20 FLOPs per element (exp/log) as a nominal cost.
   r.add(math_op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
-                binmeta::fresh_meta(pow_spec_of), pow_tt_ref, pow_tt_samples, 20, no_bool()));
+                arith::named_meta(pow_spec_of, binmeta::fresh_meta), pow_tt_ref, pow_tt_samples, 20,
+                no_bool()));
   r.add(math_op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-                binmeta::fresh_meta(pow_ts_spec), pow_ts_ref, pow_ts_samples, 20));
-  r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
-                binmeta::fresh_meta(pow_spec_of), pow_scalar_ref, pow_scalar_samples, 20));
-  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", binmeta::fresh_meta(atan2_spec),
-                atan2_ref, binary_all_samples, 20));
-  r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                binmeta::out_meta(atan2_spec, 2), arith::out_of(atan2_ref, 2), atan2_out_samples,
+                arith::named_meta(pow_ts_spec, binmeta::fresh_meta), pow_ts_ref, pow_ts_samples,
                 20));
+  r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+                arith::named_meta(pow_spec_of, binmeta::fresh_meta), pow_scalar_ref,
+                pow_scalar_samples, 20));
+  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor",
+                arith::named_meta(atan2_spec, binmeta::fresh_meta), atan2_ref, binary_all_samples,
+                20));
+  r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+                arith::named_meta(atan2_spec, binmeta::out_meta, 2), arith::out_of(atan2_ref),
+                atan2_out_samples, 20));
   r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor",
-                binmeta::fresh_meta(extremum_spec(true)), extremum_ref(true), binary_all_samples,
-                1));
+                arith::named_meta(extremum_spec(true), binmeta::fresh_meta), extremum_ref(true),
+                binary_all_samples, 1));
   r.add(math_op("aten::minimum(Tensor self, Tensor other) -> Tensor",
-                binmeta::fresh_meta(extremum_spec(false)), extremum_ref(false), binary_all_samples,
-                1));
+                arith::named_meta(extremum_spec(false), binmeta::fresh_meta), extremum_ref(false),
+                binary_all_samples, 1));
   r.add(math_op(
       "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-      binmeta::fresh_meta([](const Values& a) { return lerp_spec(a, false); }),
-      [](const Values& a) { return lerp_ref(a, false); },
+      arith::named_meta([](const Args& a) { return lerp_spec(a, false); }, binmeta::fresh_meta),
+      [](const Args& a) { return lerp_ref(a, false); },
       [](const SampleContext& c) { return lerp_samples(c, false); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-      binmeta::fresh_meta([](const Values& a) { return lerp_spec(a, true); }),
-      [](const Values& a) { return lerp_ref(a, true); },
+      arith::named_meta([](const Args& a) { return lerp_spec(a, true); }, binmeta::fresh_meta),
+      [](const Args& a) { return lerp_ref(a, true); },
       [](const SampleContext& c) { return lerp_samples(c, true); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      binmeta::fresh_meta(addcmul_spec), addcmul_ref,
+      arith::named_meta(addcmul_spec, binmeta::fresh_meta), addcmul_ref,
       [](const SampleContext& c) { return addc_samples(c, false); }, 3, no_bool()));
   r.add(math_op(
       "aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      binmeta::fresh_meta(addcdiv_spec), addcdiv_ref,
+      arith::named_meta(addcdiv_spec, binmeta::fresh_meta), addcdiv_ref,
       [](const SampleContext& c) { return addc_samples(c, true); }, 3, floating_dtypes()));
 }
 

@@ -232,8 +232,7 @@ void check_out(const Tensor& out, const Shape& result_shape, DType result_dtype)
 
 RefFn inplace_of(RefFn ref) {
   return [ref = std::move(ref)](const Args& a) -> Values {
-    const Values& args = a;
-    const Tensor& self = args.at(0).tensor();
+    const Tensor& self = a.tensor("self");
     // A self that would broadcast or overlap itself is rejected before computing.
     for (int64_t d = 0; d < self.dim(); ++d)
       CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
@@ -247,8 +246,19 @@ RefFn inplace_of(RefFn ref) {
   };
 }
 
+RefFn out_of(RefFn ref) {
+  return [ref = std::move(ref)](const Args& a) -> Values {
+    const Tensor& out = a.tensor("out");
+    const Tensor result = ref(a).at(0).tensor();
+    check_out(out, result.shape(), result.dtype());
+    out.copy_from(result);  // computed in the common dtype, then cast to out's dtype
+    return {Value(out)};
+  };
+}
+
 RefFn out_of(RefFn ref, size_t out_arg) {
   return [ref = std::move(ref), out_arg](const Args& a) -> Values {
+    // Inherently positional: the caller gives the out argument's index in the schema.
     const Values& args = a;
     const Tensor& out = args.at(out_arg).tensor();
     const Tensor result = ref(a).at(0).tensor();

@@ -320,20 +320,20 @@ Dims check_flash_cpu(const Tensor& q, const Tensor& k, const Tensor& v, double d
 
 DType accumulate_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
 
-Values flash_cpu_meta(const Values& a) {
-  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
-  const Dims d = check_flash_cpu(q, k, v, a.at(3).to_double(), a.at(5).opt_tensor());
+Values flash_cpu_meta(const Args& a) {
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  const Dims d = check_flash_cpu(q, k, v, a.real("dropout_p"), a.opt_tensor("attn_mask"));
   const Shape out{d.b, d.hq, d.l, d.ev};
   return {
       meta::fresh_strided(out, attention::blhe_strides(out), q.dtype()),
       meta::fresh_strided({d.b, d.hq, d.l}, {d.l * d.hq, 1, d.hq}, accumulate_dtype(q.dtype()))};
 }
 
-Values flash_cpu_ref(const Values& a) {
+Values flash_cpu_ref(const Args& a) {
   const Values spec = flash_cpu_meta(a);
-  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
-  const Call c =
-      make_call(q, k, v, a.at(5).opt_tensor(), a.at(4).to_bool(), scale_of(a.at(6), q.size(3)));
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  const Call c = make_call(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
+                           scale_of(a.value("scale"), q.size(3)));
   const Forward f = forward(c);
   return {filled(spec[0], f.out), filled(spec[1], f.lse)};
 }
@@ -353,23 +353,24 @@ void check_saved(const std::string& who, const Tensor& g, const Tensor& out, con
   }
 }
 
-Values flash_cpu_backward_meta(const Values& a) {
-  const Tensor &g = a.at(0).tensor(), &q = a.at(1).tensor(), &k = a.at(2).tensor(),
-               &v = a.at(3).tensor();
-  const Dims d = check_flash_cpu(q, k, v, a.at(6).to_double(), a.at(8).opt_tensor());
-  check_saved(kFlashCpu, g, a.at(4).tensor(), a.at(5).tensor(), d, {d.b, d.hq, d.l});
+Values flash_cpu_backward_meta(const Args& a) {
+  const Tensor &g = a.tensor("grad_out"), &q = a.tensor("query"), &k = a.tensor("key"),
+               &v = a.tensor("value");
+  const Dims d = check_flash_cpu(q, k, v, a.real("dropout_p"), a.opt_tensor("attn_mask"));
+  check_saved(kFlashCpu, g, a.tensor("out"), a.tensor("logsumexp"), d, {d.b, d.hq, d.l});
   const Shape dq{d.b, d.hq, d.l, d.e}, dk{d.b, d.hk, d.s, d.e}, dv{d.b, d.hk, d.s, d.ev};
   return {meta::fresh_strided(dq, attention::blhe_strides(dq), q.dtype()),
           meta::fresh_strided(dk, attention::blhe_strides(dk), k.dtype()),
           meta::fresh_strided(dv, attention::blhe_strides(dv), v.dtype())};
 }
 
-Values flash_cpu_backward_ref(const Values& a) {
+Values flash_cpu_backward_ref(const Args& a) {
   const Values spec = flash_cpu_backward_meta(a);
-  const Tensor &q = a.at(1).tensor(), &k = a.at(2).tensor(), &v = a.at(3).tensor();
-  const Call c =
-      make_call(q, k, v, a.at(8).opt_tensor(), a.at(7).to_bool(), scale_of(a.at(9), q.size(3)));
-  const Backward r = backward(c, a.at(0).tensor(), a.at(4).tensor(), values_of(a.at(5).tensor()));
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  const Call c = make_call(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
+                           scale_of(a.value("scale"), q.size(3)));
+  const Backward r =
+      backward(c, a.tensor("grad_out"), a.tensor("out"), values_of(a.tensor("logsumexp")));
   return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
 }
 
@@ -402,13 +403,13 @@ Dims check_cudnn(const Tensor& q, const Tensor& k, const Tensor& v, double dropo
   return d;
 }
 
-Values cudnn_meta(const Values& a) {
-  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
-  const Dims d = check_cudnn(q, k, v, a.at(5).to_double(), a.at(3).opt_tensor());
+Values cudnn_meta(const Args& a) {
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  const Dims d = check_cudnn(q, k, v, a.real("dropout_p"), a.opt_tensor("attn_bias"));
   const Shape out{d.b, d.hq, d.l, d.ev};
   Values r(9);
   r[0] = meta::fresh_strided(out, attention::matching_strides(q, out), q.dtype());
-  if (a.at(4).to_bool()) r[1] = meta::fresh({d.b, d.hq, d.l, 1}, DType::Float32);
+  if (a.flag("compute_log_sumexp")) r[1] = meta::fresh({d.b, d.hq, d.l, 1}, DType::Float32);
   r[4] = Value(d.l);
   r[5] = Value(d.s);
   r[6] = meta::fresh({}, DType::Int64);
@@ -416,11 +417,11 @@ Values cudnn_meta(const Values& a) {
   return r;
 }
 
-Values cudnn_ref(const Values& a) {
+Values cudnn_ref(const Args& a) {
   Values spec = cudnn_meta(a);
-  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
-  const Call c =
-      make_call(q, k, v, a.at(3).opt_tensor(), a.at(6).to_bool(), scale_of(a.at(8), q.size(3)));
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  const Call c = make_call(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
+                           scale_of(a.value("scale"), q.size(3)));
   const Forward f = forward(c);
   spec[0] = filled(spec[0], f.out);
   if (spec[1].is_tensor()) spec[1] = filled(spec[1], f.lse);
@@ -429,23 +430,24 @@ Values cudnn_ref(const Values& a) {
   return spec;
 }
 
-Values cudnn_backward_meta(const Values& a) {
-  const Tensor &g = a.at(0).tensor(), &q = a.at(1).tensor(), &k = a.at(2).tensor(),
-               &v = a.at(3).tensor();
-  const Dims d = check_cudnn(q, k, v, a.at(13).to_double(), a.at(8).opt_tensor());
-  check_saved(kCudnn, g, a.at(4).tensor(), a.at(5).tensor(), d, {d.b, d.hq, d.l, 1});
+Values cudnn_backward_meta(const Args& a) {
+  const Tensor &g = a.tensor("grad_out"), &q = a.tensor("query"), &k = a.tensor("key"),
+               &v = a.tensor("value");
+  const Dims d = check_cudnn(q, k, v, a.real("dropout_p"), a.opt_tensor("attn_bias"));
+  check_saved(kCudnn, g, a.tensor("out"), a.tensor("logsumexp"), d, {d.b, d.hq, d.l, 1});
   const Shape dq{d.b, d.hq, d.l, d.e}, dk{d.b, d.hk, d.s, d.e}, dv{d.b, d.hk, d.s, d.ev};
   return {meta::fresh_strided(dq, attention::matching_strides(q, dq), q.dtype()),
           meta::fresh_strided(dk, attention::matching_strides(k, dk), k.dtype()),
           meta::fresh_strided(dv, attention::matching_strides(v, dv), v.dtype())};
 }
 
-Values cudnn_backward_ref(const Values& a) {
+Values cudnn_backward_ref(const Args& a) {
   const Values spec = cudnn_backward_meta(a);
-  const Tensor &q = a.at(1).tensor(), &k = a.at(2).tensor(), &v = a.at(3).tensor();
-  const Call c =
-      make_call(q, k, v, a.at(8).opt_tensor(), a.at(14).to_bool(), scale_of(a.at(15), q.size(3)));
-  const Backward r = backward(c, a.at(0).tensor(), a.at(4).tensor(), values_of(a.at(5).tensor()));
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  const Call c = make_call(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
+                           scale_of(a.value("scale"), q.size(3)));
+  const Backward r =
+      backward(c, a.tensor("grad_out"), a.tensor("out"), values_of(a.tensor("logsumexp")));
   return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
 }
 
@@ -461,11 +463,10 @@ double products(const Tensor& q, const Tensor& k, const Tensor& v) {
 
 // Forward: 2 flops per multiply-add of the two products (+ the softmax, negligible); backward:
 // the scores again, dV, dP, dQ and dK (5 products of L*S*E). Bytes: every tensor in and out.
-CostFn attention_cost(int q_arg, double products_factor) {
-  return [q_arg, products_factor](const Values& a, const Values& out) {
+CostFn attention_cost(double products_factor) {
+  return [products_factor](const Args& a, const Values& out) {
     Cost c;
-    const auto at = [&](int i) { return a.at(static_cast<size_t>(i)).tensor(); };
-    c.flops = 2 * products_factor * products(at(q_arg), at(q_arg + 1), at(q_arg + 2));
+    c.flops = 2 * products_factor * products(a.tensor("query"), a.tensor("key"), a.tensor("value"));
     c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
     return c;
   };
@@ -474,6 +475,8 @@ CostFn attention_cost(int q_arg, double products_factor) {
 // The forward sums over S keys of scores that are sums over E: sqrt of the longer length. The
 // backward chains two sums (dP = dO V^T over Ev, then dQ over S keys and dK, dV over L
 // queries): sqrt of the product of the lengths.
+// Inherently positional: a comparison policy sees the plain values, so query, key and value are
+// given by query's index in the schema (`q_arg`).
 double attention_tol_scale(const Values& a, int q_arg, bool backward) {
   const Tensor& q = a.at(static_cast<size_t>(q_arg)).tensor();
   const Tensor& k = a.at(static_cast<size_t>(q_arg + 1)).tensor();
@@ -545,7 +548,7 @@ void register_attention_ops(OpRegistry& r) {
     op.meta = flash_cpu_meta;
     op.ref = flash_cpu_ref;
     op.samples = attention::flash_cpu_samples;
-    op.cost = attention_cost(0, 1);
+    op.cost = attention_cost(1);
     op.compare = attention_compare(0, false);
     r.add(std::move(op));
   }
@@ -560,7 +563,7 @@ void register_attention_ops(OpRegistry& r) {
     op.meta = flash_cpu_backward_meta;
     op.ref = flash_cpu_backward_ref;
     op.samples = attention::flash_cpu_backward_samples;
-    op.cost = attention_cost(1, 2.5);
+    op.cost = attention_cost(2.5);
     op.compare = attention_compare(1, true);
     r.add(std::move(op));
   }
@@ -576,7 +579,7 @@ void register_attention_ops(OpRegistry& r) {
     op.meta = cudnn_meta;
     op.ref = cudnn_ref;
     op.samples = attention::cudnn_samples;
-    op.cost = attention_cost(0, 1);
+    op.cost = attention_cost(1);
     op.compare = cudnn_forward_compare();
     r.add(std::move(op));
   }
@@ -593,7 +596,7 @@ void register_attention_ops(OpRegistry& r) {
     op.meta = cudnn_backward_meta;
     op.ref = cudnn_backward_ref;
     op.samples = attention::cudnn_backward_samples;
-    op.cost = attention_cost(1, 2.5);
+    op.cost = attention_cost(2.5);
     op.compare = attention_compare(1, true);
     r.add(std::move(op));
   }

@@ -144,48 +144,50 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
   return {out, save_mean, save_invstd};
 }
 
-Values native_batch_norm_ref(const Values& a) {
-  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
-                    a.at(3).opt_tensor(), a.at(4).opt_tensor(), a.at(5).to_bool(),
-                    a.at(6).to_double(), a.at(7).to_double());
+Values native_batch_norm_ref(const Args& a) {
+  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), a.flag("training"),
+                    a.real("momentum"), a.real("eps"));
 }
 
-Values native_batch_norm_meta(const Values& a) {
-  return bn_forward_meta(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
-                         a.at(3).opt_tensor(), a.at(4).opt_tensor(), a.at(5).to_bool());
+Values native_batch_norm_meta(const Args& a) {
+  return bn_forward_meta(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                         a.opt_tensor("running_mean"), a.opt_tensor("running_var"),
+                         a.flag("training"));
 }
 
 // The running stats of a training call are updated in place: not outputs, so nothing to add.
-Values legit_no_stats_meta(const Values& a) {
-  return bn_forward_meta(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(), std::nullopt,
-                         std::nullopt, a.at(3).to_bool());
+Values legit_no_stats_meta(const Args& a) {
+  return bn_forward_meta(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                         std::nullopt, std::nullopt, a.flag("training"));
 }
 
-Values legit_no_training_meta(const Values& a) {
-  return bn_forward_meta(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
-                         a.at(3).opt_tensor(), a.at(4).opt_tensor(), false);
+Values legit_no_training_meta(const Args& a) {
+  return bn_forward_meta(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                         a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false);
 }
 
-Values legit_no_stats_ref(const Values& a) {
-  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(), std::nullopt,
-                    std::nullopt, a.at(3).to_bool(), a.at(4).to_double(), a.at(5).to_double());
+Values legit_no_stats_ref(const Args& a) {
+  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"), std::nullopt,
+                    std::nullopt, a.flag("training"), a.real("momentum"), a.real("eps"));
 }
 
-Values legit_no_training_ref(const Values& a) {
-  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
-                    a.at(3).opt_tensor(), a.at(4).opt_tensor(), false, a.at(5).to_double(),
-                    a.at(6).to_double());
+Values legit_no_training_ref(const Args& a) {
+  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false,
+                    a.real("momentum"), a.real("eps"));
 }
 
 // The checks of native_batch_norm_backward and its outputs (None where output_mask is false) as
 // meta tensors.
-Values bn_backward_meta(const Values& a) {
-  const Tensor& g = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const OptT w = a.at(2).opt_tensor(), rm = a.at(3).opt_tensor(), rv = a.at(4).opt_tensor();
-  const OptT sm = a.at(5).opt_tensor(), si = a.at(6).opt_tensor();
-  const bool train = a.at(7).to_bool();
-  const std::vector<bool> mask = a.at(9).bool_list();
+Values bn_backward_meta(const Args& a) {
+  const Tensor& g = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const OptT w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
+             rv = a.opt_tensor("running_var");
+  const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
+  const bool train = a.flag("train");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
   const Layout l = layout_of(x);
   const DType pdt = nnops::backward_param_dtype(x, w, rm, rv, sm, si);
@@ -215,14 +217,15 @@ Values bn_backward_meta(const Values& a) {
   return out;
 }
 
-Values bn_backward_ref(const Values& a) {
+Values bn_backward_ref(const Args& a) {
   const Values spec = bn_backward_meta(a);
-  const Tensor& g = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const OptT w = a.at(2).opt_tensor(), rm = a.at(3).opt_tensor(), rv = a.at(4).opt_tensor();
-  const OptT sm = a.at(5).opt_tensor(), si = a.at(6).opt_tensor();
-  const bool train = a.at(7).to_bool();
-  const double eps = a.at(8).to_double();
+  const Tensor& g = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const OptT w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
+             rv = a.opt_tensor("running_var");
+  const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
+  const bool train = a.flag("train");
+  const double eps = a.real("eps");
   const Layout l = layout_of(x);
   std::vector<double> mean(l.c), invstd(l.c), wt(l.c, 1.0), sum(l.c, 0.0), dotp(l.c, 0.0);
   for (int64_t f = 0; f < l.c; ++f) {
@@ -267,6 +270,8 @@ Values bn_backward_ref(const Values& a) {
 // candidate's accumulators carry into every output.
 ComparePolicy channel_reduction_compare(int input_arg) {
   ComparePolicy c;
+  // Inherently positional: a comparison policy sees the plain values, so the input is given by
+  // its index in the schema.
   c.tol_scale = [input_arg](const Values& a) {
     if (static_cast<int>(a.size()) <= input_arg || !a[input_arg].is_tensor()) return 1.0;
     const Tensor& x = a[input_arg].tensor();
@@ -278,11 +283,11 @@ ComparePolicy channel_reduction_compare(int input_arg) {
 
 // Two passes for the statistics and one to normalise: about 8 operations per element; bytes:
 // every tensor argument read, every output written (running stats read and written).
-CostFn bn_cost(int input_arg, double flops_per_elem) {
-  return [input_arg, flops_per_elem](const Values& a, const Values& out) {
+CostFn bn_cost(double flops_per_elem) {
+  return [flops_per_elem](const Args& a, const Values& out) {
     Cost c;
-    if (static_cast<int>(a.size()) <= input_arg || !a[input_arg].is_tensor()) return c;
-    c.flops = flops_per_elem * static_cast<double>(a[input_arg].tensor().numel());
+    if (a.size() <= a.index("input") || !a.value("input").is_tensor()) return c;
+    c.flops = flops_per_elem * static_cast<double>(a.tensor("input").numel());
     c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
     return c;
   };
@@ -479,7 +484,7 @@ void register_batch_norm_ops(OpRegistry& r) {
     op.ref = native_batch_norm_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 0); };
     op.roles["running_var"] = ArgRole::positive();
-    op.cost = bn_cost(0, 8);
+    op.cost = bn_cost(8);
     op.compare = channel_reduction_compare(0);
     r.add(std::move(op));
   }
@@ -494,7 +499,7 @@ void register_batch_norm_ops(OpRegistry& r) {
     op.ref = native_batch_norm_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 1); };
     op.roles["running_var"] = ArgRole::positive();
-    op.cost = bn_cost(0, 8);
+    op.cost = bn_cost(8);
     op.compare = channel_reduction_compare(0);
     r.add(std::move(op));
   }
@@ -507,7 +512,7 @@ void register_batch_norm_ops(OpRegistry& r) {
     op.meta = legit_no_stats_meta;
     op.ref = legit_no_stats_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 2); };
-    op.cost = bn_cost(0, 8);
+    op.cost = bn_cost(8);
     op.compare = channel_reduction_compare(0);
     r.add(std::move(op));
   }
@@ -522,7 +527,7 @@ void register_batch_norm_ops(OpRegistry& r) {
     op.ref = legit_no_training_ref;
     op.samples = [](const SampleContext& c) { return forward_samples(c, 3); };
     op.roles["running_var"] = ArgRole::positive();
-    op.cost = bn_cost(0, 4);
+    op.cost = bn_cost(4);
     op.compare = channel_reduction_compare(0);
     r.add(std::move(op));
   }
@@ -538,7 +543,7 @@ void register_batch_norm_ops(OpRegistry& r) {
     op.samples = backward_samples;
     op.roles["running_var"] = ArgRole::positive();
     op.roles["save_invstd"] = ArgRole::positive();
-    op.cost = bn_cost(1, 10);
+    op.cost = bn_cost(10);
     op.compare = channel_reduction_compare(1);
     r.add(std::move(op));
   }

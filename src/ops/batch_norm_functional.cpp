@@ -28,11 +28,13 @@ using nnops::code;
 
 const DType kF32 = DType::Float32;
 
-// The legit op's arguments with the running statistics replaced by `rm` / `rv`.
-Values with_stats(const Values& a, const Value& rm, const Value& rv) {
+// The legit op's arguments (`legit` its schema) with the running statistics replaced by `rm` /
+// `rv`.
+Values with_stats(const Values& a, const Schema& legit, const Value& rm, const Value& rv) {
   Values b = a;
-  b.at(3) = rm;
-  b.at(4) = rv;
+  const Args named(b, legit);
+  b.at(named.index("running_mean")) = rm;
+  b.at(named.index("running_var")) = rv;
   return b;
 }
 
@@ -111,16 +113,16 @@ void register_bn_functional_ops(OpRegistry& r) {
       "(Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
       "norm");
   op.dtypes = legit->dtypes;
-  op.meta = [legit](const Values& a) {
+  op.meta = [legit](const Args& a) {
     Values out = legit->run_meta(a);
-    out.push_back(stat_meta(a.at(3).tensor()));
-    out.push_back(stat_meta(a.at(4).tensor()));
+    out.push_back(stat_meta(a.tensor("running_mean")));
+    out.push_back(stat_meta(a.tensor("running_var")));
     return out;
   };
-  op.ref = [legit](const Values& a) {
+  op.ref = [legit](const Args& a) {
     legit->run_meta(a);  // ATen's errors before anything is copied
-    const Tensor rm = stat_copy(a.at(3).tensor()), rv = stat_copy(a.at(4).tensor());
-    Values out = legit->run_ref(with_stats(a, rm, rv));
+    const Tensor rm = stat_copy(a.tensor("running_mean")), rv = stat_copy(a.tensor("running_var"));
+    Values out = legit->run_ref(with_stats(a, legit->schema, rm, rv));
     out.push_back(rm);
     out.push_back(rv);
     return out;
@@ -129,7 +131,9 @@ void register_bn_functional_ops(OpRegistry& r) {
   op.roles["running_var"] = ArgRole::positive();
   op.cost = legit->cost;
   ComparePolicy c;
-  c.tol_scale = [](const Values& a) {  // per-channel sums over numel / C elements
+  // Per-channel sums over numel / C elements. Inherently positional: a comparison policy sees the
+  // plain values; the input is the first.
+  c.tol_scale = [](const Values& a) {
     if (a.empty() || !a[0].is_tensor()) return 1.0;
     const Tensor& x = a[0].tensor();
     if (x.dim() < 2 || x.size(1) == 0) return 1.0;

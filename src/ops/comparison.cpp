@@ -60,16 +60,17 @@ struct Spec {
 };
 
 // A comparison: compared in the promoted dtype, a bool result.
-Spec compare_spec(const Values& args) {
-  const DType ct = arith::promoted({args.at(0), args.at(1)});
+Spec compare_spec(const Args& a) {
+  const DType ct = arith::promoted({a.value("self"), a.value("other")});
   arith::require_modelled(ct, "comparison");
-  return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()),
+  return {broadcast_shapes(arith::operand(a.value("self")).shape(),
+                           arith::operand(a.value("other")).shape()),
           DType::Bool, ct};
 }
 
-Values compare_ref(const Values& args, Cmp c) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const Spec spec = compare_spec(args);
+Values compare_ref(const Args& a, Cmp c) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+  const Spec spec = compare_spec(a);
   const DType ct = spec.compute;
   Tensor out = Tensor::empty(spec.shape, spec.dtype);
   const Tensor ins[] = {ta, tb};
@@ -107,16 +108,16 @@ const char* logic_name(Logic l) {
   return "";
 }
 
-Spec logical_spec(const Values& args) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
+Spec logical_spec(const Args& a) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
   arith::require_modelled(ta.dtype(), "logical");
   arith::require_modelled(tb.dtype(), "logical");
   return {broadcast_shapes(ta.shape(), tb.shape()), DType::Bool, DType::Float64};  // as doubles
 }
 
-Values logical_ref(const Values& args, Logic l) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const Spec spec = logical_spec(args);
+Values logical_ref(const Args& a, Logic l) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+  const Spec spec = logical_spec(a);
   Tensor out = Tensor::empty(spec.shape, spec.dtype);
   const Tensor ins[] = {ta, tb};
   // x != 0 with NaN true: loaded as double (every modelled dtype converts exactly enough).
@@ -126,18 +127,19 @@ Values logical_ref(const Values& args, Logic l) {
   return {Value(out)};
 }
 
-Spec bitwise_spec(const Values& args, Logic l) {
-  const DType rt = arith::promoted({args.at(0), args.at(1)});
+Spec bitwise_spec(const Args& a, Logic l) {
+  const DType rt = arith::promoted({a.value("self"), a.value("other")});
   arith::require_modelled(rt, "bitwise");
   CRUCIBLE_CHECK(!is_floating(rt), std::string("\"bitwise_") + logic_name(l) +
                                        "_cpu\" not implemented for '" + scalar_type_name(rt) + "'");
-  return {broadcast_shapes(arith::operand(args[0]).shape(), arith::operand(args[1]).shape()), rt,
-          rt};
+  return {broadcast_shapes(arith::operand(a.value("self")).shape(),
+                           arith::operand(a.value("other")).shape()),
+          rt, rt};
 }
 
-Values bitwise_ref(const Values& args, Logic l) {
-  const Tensor ta = arith::operand(args.at(0)), tb = arith::operand(args.at(1));
-  const Spec spec = bitwise_spec(args, l);
+Values bitwise_ref(const Args& a, Logic l) {
+  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
+  const Spec spec = bitwise_spec(a, l);
   const DType rt = spec.dtype;
   Tensor out = Tensor::empty(spec.shape, rt);
   const Tensor ins[] = {ta, tb};
@@ -147,11 +149,11 @@ Values bitwise_ref(const Values& args, Logic l) {
 
 // ---- meta functions ----
 
-using SpecFn = std::function<Spec(const Values&)>;
+using SpecFn = std::function<Spec(const Args&)>;
 
 MetaFn spec_meta(SpecFn spec) {
-  return [spec = std::move(spec)](const Values& args) {
-    const Spec s = spec(args);
+  return [spec = std::move(spec)](const Args& a) {
+    const Spec s = spec(a);
     return Values{meta::fresh(s.shape, s.dtype)};
   };
 }
@@ -159,12 +161,12 @@ MetaFn spec_meta(SpecFn spec) {
 // The meta of the in-place form (arith::inplace_of): self must not overlap itself (checked
 // before anything else), then the out-of-place checks, then self must hold the result.
 MetaFn inplace_spec_meta(SpecFn spec) {
-  return [spec = std::move(spec)](const Values& args) {
-    const Tensor& self = args.at(0).tensor();
+  return [spec = std::move(spec)](const Args& a) {
+    const Tensor& self = a.tensor("self");
     arith::check_inplace(self, self.shape(), self.dtype());  // the overlap check alone
-    const Spec s = spec(args);
+    const Spec s = spec(a);
     arith::check_inplace(self, s.shape, s.dtype);
-    return Values{args.at(0)};
+    return Values{a.value("self")};
   };
 }
 
@@ -327,7 +329,7 @@ void register_comparison_ops(OpRegistry& r) {
   for (const auto& [name, c] : cmps) {
     const std::string n = name;
     const Cmp cmp = c;
-    RefFn ref = [cmp](const Values& a) { return compare_ref(a, cmp); };
+    RefFn ref = [cmp](const Args& a) { return compare_ref(a, cmp); };
     const SpecFn spec = compare_spec;
     r.add(cmp_op("aten::" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", spec_meta(spec),
                  ref, compare_scalar_samples, all_numeric_dtypes()));
@@ -351,10 +353,9 @@ void register_comparison_ops(OpRegistry& r) {
     const Logic lg = l;
     r.add(cmp_op(
         "aten::logical_" + n + "(Tensor self, Tensor other) -> Tensor", spec_meta(logical_spec),
-        [lg](const Values& a) { return logical_ref(a, lg); }, logical_samples,
-        all_numeric_dtypes()));
-    RefFn bref = [lg](const Values& a) { return bitwise_ref(a, lg); };
-    const MetaFn bmeta = spec_meta([lg](const Values& a) { return bitwise_spec(a, lg); });
+        [lg](const Args& a) { return logical_ref(a, lg); }, logical_samples, all_numeric_dtypes()));
+    RefFn bref = [lg](const Args& a) { return bitwise_ref(a, lg); };
+    const MetaFn bmeta = spec_meta([lg](const Args& a) { return bitwise_spec(a, lg); });
     r.add(cmp_op("aten::bitwise_" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", bmeta, bref,
                  bitwise_scalar_samples, integral_dtypes(true)));
     r.add(cmp_op("aten::bitwise_" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", bmeta, bref,

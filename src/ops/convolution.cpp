@@ -375,40 +375,42 @@ Tensor conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight
 }
 
 // convolution's checks; returns the geometry with the output shape.
-Conv convolution_checked(const Values& args) {
-  const Tensor& input = args.at(0).tensor();
-  const Tensor& weight = args.at(1).tensor();
-  const std::optional<Tensor> bias = args.at(2).opt_tensor();
-  const Conv c = check_conv(input, weight, bias, args.at(3), args.at(4), args.at(5),
-                            args.at(6).to_bool(), args.at(7), args.at(8).to_int());
+Conv convolution_checked(const Args& a) {
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const std::optional<Tensor> bias = a.opt_tensor("bias");
+  const Conv c =
+      check_conv(input, weight, bias, a.value("stride"), a.value("padding"), a.value("dilation"),
+                 a.flag("transposed"), a.value("output_padding"), a.integer("groups"));
   check_same_dtype(input, "Input", weight, "weight");
   if (bias) check_same_dtype(input, "Input", *bias, "bias");
   check_forward_dtype(input.dtype(), c);
   return c;
 }
 
-Values convolution_meta(const Values& args) {
-  return {meta::fresh(convolution_checked(args).output_shape, args.at(0).tensor().dtype())};
+Values convolution_meta(const Args& a) {
+  return {meta::fresh(convolution_checked(a).output_shape, a.tensor("input").dtype())};
 }
 
-Values convolution_ref(const Values& args) {
-  const Tensor& input = args.at(0).tensor();
-  const Tensor& weight = args.at(1).tensor();
-  const std::optional<Tensor> bias = args.at(2).opt_tensor();
-  const Conv c = convolution_checked(args);
+Values convolution_ref(const Args& a) {
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const std::optional<Tensor> bias = a.opt_tensor("bias");
+  const Conv c = convolution_checked(a);
   if (is_floating(input.dtype())) return {conv_forward_f64(c, input, weight, bias)};
   return {conv_forward_int(c, input, weight, bias)};
 }
 
 // convolution_backward's checks; returns the geometry.
-Conv convolution_backward_checked(const Values& args) {
-  const Tensor& grad_out = args.at(0).tensor();
-  const Tensor& input = args.at(1).tensor();
-  const Tensor& weight = args.at(2).tensor();
-  // args[3] (bias_sizes) only says whether there was a bias; grad_bias follows output_mask.
-  const Conv c = check_conv(input, weight, std::nullopt, args.at(4), args.at(5), args.at(6),
-                            args.at(7).to_bool(), args.at(8), args.at(9).to_int());
-  const std::vector<bool> mask = args.at(10).bool_list();
+Conv convolution_backward_checked(const Args& a) {
+  const Tensor& grad_out = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  // bias_sizes only says whether there was a bias; grad_bias follows output_mask.
+  const Conv c = check_conv(input, weight, std::nullopt, a.value("stride"), a.value("padding"),
+                            a.value("dilation"), a.flag("transposed"), a.value("output_padding"),
+                            a.integer("groups"));
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
   check_same_dtype(input, "Input", weight, "weight");
   check_same_dtype(grad_out, "grad_output", input, "input");
@@ -427,12 +429,12 @@ Conv convolution_backward_checked(const Values& args) {
 }
 
 // (grad_input, grad_weight, grad_bias), None where output_mask is false.
-Values convolution_backward_meta(const Values& args) {
-  convolution_backward_checked(args);
-  const Tensor& grad_out = args.at(0).tensor();
-  const Tensor& input = args.at(1).tensor();
-  const Tensor& weight = args.at(2).tensor();
-  const std::vector<bool> mask = args.at(10).bool_list();
+Values convolution_backward_meta(const Args& a) {
+  convolution_backward_checked(a);
+  const Tensor& grad_out = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   Values out{Value(), Value(), Value()};
   if (mask[0]) out[0] = meta::fresh_like(input);
   if (mask[1]) out[1] = meta::fresh(weight.shape(), input.dtype());
@@ -440,12 +442,12 @@ Values convolution_backward_meta(const Values& args) {
   return out;
 }
 
-Values convolution_backward_ref(const Values& args) {
-  const Tensor& grad_out = args.at(0).tensor();
-  const Tensor& input = args.at(1).tensor();
-  const Tensor& weight = args.at(2).tensor();
-  const Conv c = convolution_backward_checked(args);
-  const std::vector<bool> mask = args.at(10).bool_list();
+Values convolution_backward_ref(const Args& a) {
+  const Tensor& grad_out = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const Conv c = convolution_backward_checked(a);
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   const DType dt = input.dtype();
   Geo q = make_geo(c);
   q.n = 1;  // one batch element at a time, grad_weight and grad_bias summed over them in order

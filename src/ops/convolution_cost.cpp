@@ -23,6 +23,8 @@ int64_t kernel_volume(const Tensor& w) {
 // Each output of a convolution is a dot product over C_in / groups * kernel volume terms (for a
 // transposed one, weight.size(0) / groups * kernel volume at most): sqrt of that length widens
 // the per-dtype tolerance (see matmul.cpp for the rationale).
+// Inherently positional: a comparison policy sees the plain values (input, weight, bias, stride,
+// padding, dilation, transposed, output_padding, groups).
 double conv_tol_scale(const Values& a) {
   if (a.size() < 9 || !a[1].is_tensor()) return 1.0;
   const Tensor& w = a[1].tensor();
@@ -39,6 +41,7 @@ double conv_tol_scale(const Values& a) {
 std::vector<TensorCheck> conv_backward_judge(const Values& in, const Values& ref,
                                              const Values& cand) {
   std::vector<TensorCheck> checks;
+  // Inherently positional: a judge sees the plain values (convolution_backward's schema order).
   const Tensor& go = in.at(0).tensor();
   const Tensor& x = in.at(1).tensor();
   const Tensor& w = in.at(2).tensor();
@@ -96,32 +99,32 @@ double conv_macs(const Tensor& input, const Tensor& weight, const Tensor& output
 
 }  // namespace
 
-Cost conv_cost(const Values& a, const Values& out) {
+Cost conv_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  const Tensor& x = a[0].tensor();
-  const Tensor& w = a[1].tensor();
-  const bool transposed = a[6].to_bool();
+  const Tensor& x = a.tensor("input");
+  const Tensor& w = a.tensor("weight");
+  const bool transposed = a.flag("transposed");
   // Non-transposed: weight.size(1) = C_in / g; transposed: weight.size(1) = C_out / g, and the
   // small side is the input with C_in channels: N * C_in * pos * (C_out / g) * kvol.
   c.flops = 2.0 * conv_macs(x, w, out[0].tensor(), transposed);
-  for (const Value& v : a) c.bytes += bytes_of(v);
+  for (const Value& v : a.values()) c.bytes += bytes_of(v);
   c.bytes += bytes_of(out[0]);
   return c;
 }
 
-Cost conv_backward_cost(const Values& a, const Values& out) {
+Cost conv_backward_cost(const Args& a, const Values& out) {
   Cost c;
-  const Tensor& go = a[0].tensor();
-  const Tensor& x = a[1].tensor();
-  const Tensor& w = a[2].tensor();
-  const bool transposed = a[7].to_bool();
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& x = a.tensor("input");
+  const Tensor& w = a.tensor("weight");
+  const bool transposed = a.flag("transposed");
   const double macs = conv_macs(x, w, go, transposed);
-  const std::vector<bool> mask = a[10].bool_list();
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   for (size_t k = 0; k < 2 && k < mask.size(); ++k)
     if (mask[k]) c.flops += 2.0 * macs;
   if (mask.size() > 2 && mask[2]) c.flops += static_cast<double>(go.numel());
-  for (const Value& v : a) c.bytes += bytes_of(v);
+  for (const Value& v : a.values()) c.bytes += bytes_of(v);
   for (const Value& v : out) c.bytes += bytes_of(v);
   return c;
 }

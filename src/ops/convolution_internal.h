@@ -37,7 +37,7 @@ double conv_tol_scale(const Values& args);
 // convolution_backward: each of grad_input, grad_weight, grad_bias against its own length.
 std::vector<TensorCheck> conv_backward_judge(const Values& in, const Values& ref,
                                              const Values& cand);
-Cost conv_cost(const Values& args, const Values& out);
-Cost conv_backward_cost(const Values& args, const Values& out);
+Cost conv_cost(const Args& args, const Values& out);
+Cost conv_backward_cost(const Args& args, const Values& out);
 
 }  // namespace crucible::conv

@@ -135,9 +135,9 @@ Shape copy_strides(const Tensor& t, MemoryFormat mf) {
   internal_error("copy: unknown memory format");
 }
 
-MemoryFormat memory_format_arg(const Values& args, size_t i) {
-  return args.size() > i && !args[i].is_none() ? args[i].to_memory_format()
-                                               : MemoryFormat::Preserve;
+MemoryFormat memory_format_arg(const Args& a) {
+  return a.given("memory_format") ? a.value("memory_format").to_memory_format()
+                                  : MemoryFormat::Preserve;
 }
 
 // Truncation toward zero into int64; NaN and out-of-range give INT64_MIN (what x86's cvttsd2si
@@ -204,44 +204,44 @@ Values copy_meta(const Tensor& self, const CopySpec& spec) {
   return {meta::fresh_strided(self.shape(), spec.strides, spec.dtype)};
 }
 
-CopySpec clone_spec(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  return {self.dtype(), copy_strides(self, memory_format_arg(args, 1))};
+CopySpec clone_spec(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return {self.dtype(), copy_strides(self, memory_format_arg(a))};
 }
 
-Values clone_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  return {Value(copy_with(self, self.dtype(), memory_format_arg(args, 1)))};
+Values clone_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return {Value(copy_with(self, self.dtype(), memory_format_arg(a)))};
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
-DType to_copy_dtype(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const DType dtype = args.size() > 1 && !args[1].is_none() ? args[1].to_dtype() : self.dtype();
-  if (args.size() > 2 && !args[2].is_none()) {
-    const Layout layout = args[2].to_layout();
+DType to_copy_dtype(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const DType dtype = a.given("dtype") ? a.dtype("dtype") : self.dtype();
+  if (a.given("layout")) {
+    const Layout layout = a.value("layout").to_layout();
     CRUCIBLE_CHECK(layout == Layout::Strided,
                    "to(options) doesn't support converting to a different layout, but got "
                    "self.layout being Strided and options.layout set as SparseCoo");
   }
-  // args[3] (device), args[4] (pin_memory), args[5] (non_blocking): informational, see above.
+  // device, pin_memory, non_blocking: informational, see above.
   return dtype;
 }
 
-CopySpec to_copy_spec(const Values& args) {
-  const DType dtype = to_copy_dtype(args);
-  return {dtype, copy_strides(args.at(0).tensor(), memory_format_arg(args, 6))};
+CopySpec to_copy_spec(const Args& a) {
+  const DType dtype = to_copy_dtype(a);
+  return {dtype, copy_strides(a.tensor("self"), memory_format_arg(a))};
 }
 
-Values to_copy_ref(const Values& args) {
-  const DType dtype = to_copy_dtype(args);
-  return {Value(copy_with(args.at(0).tensor(), dtype, memory_format_arg(args, 6)))};
+Values to_copy_ref(const Args& a) {
+  const DType dtype = to_copy_dtype(a);
+  return {Value(copy_with(a.tensor("self"), dtype, memory_format_arg(a)))};
 }
 
 // copy_: self must not overlap itself and src must broadcast to self's shape.
-void check_copy_inplace(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& src = args.at(1).tensor();
+void check_copy_inplace(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   for (int64_t d = 0; d < self.dim(); ++d)
     CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
                    "unsupported operation: more than one element of the written-to tensor refers "
@@ -253,10 +253,10 @@ void check_copy_inplace(const Values& args) {
                                             shape_str(shape));
 }
 
-Values copy_inplace_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& src = args.at(1).tensor();
-  check_copy_inplace(args);
+Values copy_inplace_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
+  check_copy_inplace(a);
   // Through a temporary, so a src that overlaps self is read before it is written.
   Tensor tmp = Tensor::empty(src.shape(), src.dtype());
   tmp.copy_from(src);
@@ -265,11 +265,11 @@ Values copy_inplace_ref(const Values& args) {
 }
 
 CostFn copy_cost() {
-  return [](const Values& args, const Values& outputs) {
+  return [](const Args& a, const Values& outputs) {
     const Tensor& out = outputs.at(0).tensor();
-    const Tensor& in = args.at(0).tensor();
-    const bool inplace = out.shares_storage(in);
-    const Tensor& src = inplace ? args.at(1).tensor() : in;
+    const Tensor& in = a.tensor("self");
+    const bool inplace = out.shares_storage(in);  // copy_ (clone and _to_copy write a new tensor)
+    const Tensor& src = inplace ? a.tensor("src") : in;
     return Cost{0, real_bytes(src) + static_cast<double>(out.numel() * out.itemsize())};
   };
 }
@@ -429,19 +429,19 @@ OpDef copy_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples)
 void register_copy_ops(OpRegistry& r) {
   r.add(copy_op(
       "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-      [](const Values& a) { return copy_meta(a.at(0).tensor(), clone_spec(a)); }, clone_ref,
+      [](const Args& a) { return copy_meta(a.tensor("self"), clone_spec(a)); }, clone_ref,
       clone_samples));
   r.add(copy_op(
       "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
       "device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? "
       "memory_format=None) -> Tensor",
-      [](const Values& a) { return copy_meta(a.at(0).tensor(), to_copy_spec(a)); }, to_copy_ref,
+      [](const Args& a) { return copy_meta(a.tensor("self"), to_copy_spec(a)); }, to_copy_ref,
       to_copy_samples));
   r.add(copy_op(
       "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-      [](const Values& a) {
+      [](const Args& a) {
         check_copy_inplace(a);
-        return Values{a.at(0)};
+        return Values{a.value("self")};
       },
       copy_inplace_ref, copy_inplace_samples));
 }

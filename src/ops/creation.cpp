@@ -76,13 +76,13 @@ Values describe(const Made& m) {
   return {meta::fresh_strided(m.size, m.strides, m.dtype)};
 }
 
-using MadeFn = std::function<Made(const Values&)>;
+using MadeFn = std::function<Made(const Args&)>;
 
 RefFn ref_of(MadeFn f) {
-  return [f = std::move(f)](const Values& a) { return make_result(f(a)); };
+  return [f = std::move(f)](const Args& a) { return make_result(f(a)); };
 }
 MetaFn meta_of(MadeFn f) {
-  return [f = std::move(f)](const Values& a) { return describe(f(a)); };
+  return [f = std::move(f)](const Args& a) { return describe(f(a)); };
 }
 
 // The dtype full() infers from its fill value when none is given (PyTorch 2.x).
@@ -94,12 +94,16 @@ DType inferred_full_dtype(const Scalar& v) {
 
 // size-only factories: empty.memory_format, zeros, ones (size, *, dtype, layout, ...).
 MadeFn sized_made(Content content) {
-  return [content](const Values& a) {
-    const Shape size = a.at(0).to_int_list();
-    creation::check_layout(a, 2);
+  return [content](const Args& a) {
+    const Shape size = a.ints("size");
+    creation::check_layout(a, a.index("layout"));
     creation::check_sizes(size);
-    const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
-    const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Contiguous);
+    const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
+    // zeros and ones have no memory_format argument.
+    const MemoryFormat mf =
+        a.has("memory_format")
+            ? creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Contiguous)
+            : MemoryFormat::Contiguous;
     const Shape strides = content == Content::Uninitialised
                               ? creation::format_strides(size, mf)
                               : creation::contiguous_strides_aten(size);
@@ -107,10 +111,10 @@ MadeFn sized_made(Content content) {
   };
 }
 
-Made empty_strided_made(const Values& a) {
-  const Shape size = a.at(0).to_int_list();
-  const Shape stride = a.at(1).to_int_list();
-  creation::check_layout(a, 3);
+Made empty_strided_made(const Args& a) {
+  const Shape size = a.ints("size");
+  const Shape stride = a.ints("stride");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
   CRUCIBLE_CHECK(
       size.size() == stride.size(),
@@ -121,74 +125,81 @@ Made empty_strided_made(const Values& a) {
     CRUCIBLE_CHECK(empty || s >= 0,
                    fmt::format("Storage size calculation overflowed with sizes={} and strides={}",
                                shape_str(size), shape_str(stride)));
-  const DType dtype = creation::dtype_arg(a, 2, DType::Float32);
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
   Made m = made(size, stride, dtype, Content::Uninitialised);
   m.plain = empty;
   return m;
 }
 
-Made full_made(const Values& a) {
-  const Shape size = a.at(0).to_int_list();
-  const Scalar v = a.at(1).to_scalar();
-  creation::check_layout(a, 3);
+Made full_made(const Args& a) {
+  const Shape size = a.ints("size");
+  const Scalar v = a.scalar("fill_value");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, 2, inferred_full_dtype(v));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), inferred_full_dtype(v));
   return made(size, creation::contiguous_strides_aten(size), dtype, Content::Value, v);
 }
 
 // new_empty, new_zeros, new_ones (self, size, *, dtype, layout, ...): contiguous, self's dtype.
 MadeFn new_made(Content content) {
-  return [content](const Values& a) {
-    const Tensor& self = a.at(0).tensor();
-    const Shape size = a.at(1).to_int_list();
-    creation::check_layout(a, 3);
+  return [content](const Args& a) {
+    const Tensor& self = a.tensor("self");
+    const Shape size = a.ints("size");
+    creation::check_layout(a, a.index("layout"));
     creation::check_sizes(size);
-    const DType dtype = creation::dtype_arg(a, 2, self.dtype());
+    const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
     return made(size, creation::contiguous_strides_aten(size), dtype, content);
   };
 }
 
-Made new_full_made(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Shape size = a.at(1).to_int_list();
-  creation::check_layout(a, 4);
+Made new_full_made(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Shape size = a.ints("size");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, 3, self.dtype());
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
   return made(size, creation::contiguous_strides_aten(size), dtype, Content::Value,
-              a.at(2).to_scalar());
+              a.scalar("fill_value"));
 }
 
-Made new_empty_strided_made(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  Values args{a.at(1), a.at(2), Value(creation::dtype_arg(a, 3, self.dtype()))};
-  args.push_back(a.size() > 4 ? a[4] : Value());
-  return empty_strided_made(args);
+Made new_empty_strided_made(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  // empty_strided's arguments (size, stride, dtype, layout), read by empty_strided_made.
+  Values args{a.value("size"), a.value("stride"),
+              Value(creation::dtype_arg(a, a.index("dtype"), self.dtype()))};
+  args.push_back(a.value("layout"));
+  static const Schema empty_strided = parse_schema(
+      "aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+  return empty_strided_made(Args(args, empty_strided));
 }
 
 // empty_like, zeros_like, ones_like (self, *, dtype, layout, device, pin_memory, memory_format).
 MadeFn like_made(Content content) {
-  return [content](const Values& a) {
-    const Tensor& self = a.at(0).tensor();
-    creation::check_layout(a, 2);
-    const DType dtype = creation::dtype_arg(a, 1, self.dtype());
-    const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Preserve);
+  return [content](const Args& a) {
+    const Tensor& self = a.tensor("self");
+    creation::check_layout(a, a.index("layout"));
+    const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
+    const MemoryFormat mf =
+        creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve);
     return made(self.shape(), creation::like_strides(self, mf), dtype, content);
   };
 }
 
-Made full_like_made(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  creation::check_layout(a, 3);
-  const DType dtype = creation::dtype_arg(a, 2, self.dtype());
-  const MemoryFormat mf = creation::memory_format_arg(a, 6, MemoryFormat::Preserve);
+Made full_like_made(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  creation::check_layout(a, a.index("layout"));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
+  const MemoryFormat mf =
+      creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve);
   return made(self.shape(), creation::like_strides(self, mf), dtype, Content::Value,
-              a.at(1).to_scalar());
+              a.scalar("fill_value"));
 }
 
-Made scalar_tensor_made(const Values& a) {
-  creation::check_layout(a, 2);
-  const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
-  return made({}, {}, dtype, Content::Value, a.at(0).to_scalar());
+Made scalar_tensor_made(const Args& a) {
+  creation::check_layout(a, a.index("layout"));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
+  return made({}, {}, dtype, Content::Value, a.scalar("s"));
 }
 
 // Cost: the bytes written (none for uninitialised results).

@@ -65,10 +65,10 @@ Scalar tensor_value(const Value& v) {
 
 // The checks of fill.Tensor that do not read the value: a 0-d tensor's item is converted into
 // self's dtype by the computation (value_checks); a Python number is checked here.
-void check_fill_tensor(const Values& a) {
-  const Value& v = a.at(1);
+void check_fill_tensor(const Args& a) {
+  const Value& v = a.value("value");
   if (v.is_scalar())
-    creation::check_convertible(v.to_scalar(), a.at(0).tensor().dtype());
+    creation::check_convertible(v.to_scalar(), a.tensor("self").dtype());
   else
     check_value_tensor(v.tensor());
 }
@@ -78,44 +78,44 @@ Value like_copy_meta(const Tensor& self) {
                              self.dtype());
 }
 
-Values fill_meta(const Values& a) {
-  creation::check_convertible(a.at(1).to_scalar(), a.at(0).tensor().dtype());
-  return {like_copy_meta(a.at(0).tensor())};
+Values fill_meta(const Args& a) {
+  creation::check_convertible(a.scalar("value"), a.tensor("self").dtype());
+  return {like_copy_meta(a.tensor("self"))};
 }
-Values fill_tensor_meta(const Values& a) {
+Values fill_tensor_meta(const Args& a) {
   check_fill_tensor(a);
-  return {like_copy_meta(a.at(0).tensor())};
+  return {like_copy_meta(a.tensor("self"))};
 }
-Values fill_inplace_meta(const Values& a) {
-  creation::check_convertible(a.at(1).to_scalar(), a.at(0).tensor().dtype());
-  return {a.at(0)};
+Values fill_inplace_meta(const Args& a) {
+  creation::check_convertible(a.scalar("value"), a.tensor("self").dtype());
+  return {a.value("self")};
 }
-Values fill_tensor_inplace_meta(const Values& a) {
+Values fill_tensor_inplace_meta(const Args& a) {
   check_fill_tensor(a);
-  return {a.at(0)};
+  return {a.value("self")};
 }
 
-Values fill_ref(const Values& a) {
-  const Tensor out = like_copy_of(a.at(0).tensor());
-  creation::fill_with(out, a.at(1).to_scalar());
+Values fill_ref(const Args& a) {
+  const Tensor out = like_copy_of(a.tensor("self"));
+  creation::fill_with(out, a.scalar("value"));
   return {Value(out)};
 }
 
-Values fill_tensor_ref(const Values& a) {
-  const Scalar v = tensor_value(a.at(1));
-  const Tensor out = like_copy_of(a.at(0).tensor());
+Values fill_tensor_ref(const Args& a) {
+  const Scalar v = tensor_value(a.value("value"));
+  const Tensor out = like_copy_of(a.tensor("self"));
   creation::fill_with(out, v);
   return {Value(out)};
 }
 
-Values fill_inplace_ref(const Values& a) {
-  creation::fill_with(a.at(0).tensor(), a.at(1).to_scalar());
-  return {a.at(0)};
+Values fill_inplace_ref(const Args& a) {
+  creation::fill_with(a.tensor("self"), a.scalar("value"));
+  return {a.value("self")};
 }
 
-Values fill_tensor_inplace_ref(const Values& a) {
-  creation::fill_with(a.at(0).tensor(), tensor_value(a.at(1)));
-  return {a.at(0)};
+Values fill_tensor_inplace_ref(const Args& a) {
+  creation::fill_with(a.tensor("self"), tensor_value(a.value("value")));
+  return {a.value("self")};
 }
 
 // ---- arange ----------------------------------------------------------------------------------
@@ -206,27 +206,23 @@ struct ArangeArgs {
   Value dtype;
 };
 
-ArangeArgs arange_args(const Values& a, int positional) {
-  creation::check_layout(a, static_cast<size_t>(positional) + 1);
-  switch (positional) {
-    case 1:
-      return {Scalar(int64_t{0}), a.at(0).to_scalar(), Scalar(int64_t{1}), a.at(1)};
-    case 2:
-      return {a.at(0).to_scalar(), a.at(1).to_scalar(), Scalar(int64_t{1}), a.at(2)};
-    default:
-      return {a.at(0).to_scalar(), a.at(1).to_scalar(), a.at(2).to_scalar(), a.at(3)};
-  }
+ArangeArgs arange_args(const Args& a) {
+  creation::check_layout(a, a.index("layout"));
+  const Scalar start = a.has("start") ? a.scalar("start") : Scalar(int64_t{0});
+  const Scalar end = a.scalar("end");
+  const Scalar step = a.has("step") ? a.scalar("step") : Scalar(int64_t{1});
+  return {start, end, step, a.value("dtype")};
 }
 
-RefFn arange_ref(int positional) {
-  return [positional](const Values& a) {
-    const ArangeArgs r = arange_args(a, positional);
+RefFn arange_ref() {
+  return [](const Args& a) {
+    const ArangeArgs r = arange_args(a);
     return Values{Value(arange_impl(r.start, r.end, r.step, r.dtype))};
   };
 }
-MetaFn arange_meta(int positional) {
-  return [positional](const Values& a) {
-    const ArangeArgs r = arange_args(a, positional);
+MetaFn arange_meta() {
+  return [](const Args& a) {
+    const ArangeArgs r = arange_args(a);
     const ArangeSpec spec = arange_spec(r.start, r.end, r.step, r.dtype);
     return Values{meta::fresh({spec.n}, spec.dtype)};
   };
@@ -235,31 +231,31 @@ MetaFn arange_meta(int positional) {
 // ---- copy, lift_fresh_copy -------------------------------------------------------------------
 
 // copy: src must broadcast to self's shape.
-void check_copy(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+void check_copy(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   const Shape shape = broadcast_shapes(self.shape(), src.shape());
   CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                             " doesn't match the broadcast shape " +
                                             shape_str(shape));
 }
 
-Values copy_meta(const Values& a) {
+Values copy_meta(const Args& a) {
   check_copy(a);
-  return {like_copy_meta(a.at(0).tensor())};
+  return {like_copy_meta(a.tensor("self"))};
 }
 
-Values copy_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values copy_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   check_copy(a);
   const Tensor out = like_copy_of(self);
   out.copy_from(src);
   return {Value(out)};
 }
 
-Values lift_fresh_copy_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values lift_fresh_copy_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const Tensor out = like_copy_of(self);
   out.copy_from(self);
   return {Value(out)};
@@ -525,8 +521,10 @@ Cost arange_cost(const Values&, const Values& out) {
   const Tensor& t = out.at(0).tensor();
   return {static_cast<double>(t.numel()), creation::tensor_bytes(t)};
 }
-Cost copy_cost(const Values& a, const Values& out) {
-  const Tensor& src = a.size() > 1 && a[1].is_tensor() ? a[1].tensor() : a.at(0).tensor();
+Cost copy_cost(const Args& a, const Values& out) {
+  // copy reads src; lift_fresh_copy (no src) reads self.
+  const Tensor& src =
+      a.has("src") && a.value("src").is_tensor() ? a.tensor("src") : a.tensor("self");
   return {0, creation::real_bytes(src) + creation::tensor_bytes(out.at(0).tensor())};
 }
 
@@ -567,17 +565,17 @@ void register_creation_fill_ops(OpRegistry& r) {
   const std::string kw =
       "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
       "pin_memory=None) -> Tensor";
-  r.add(op_def("aten::arange(Scalar end, " + kw, arange_meta(1), arange_ref(1), arange_end_samples,
+  r.add(op_def("aten::arange(Scalar end, " + kw, arange_meta(), arange_ref(), arange_end_samples,
                arange_cost, arange_dtypes()));
-  r.add(op_def("aten::arange.start(Scalar start, Scalar end, " + kw, arange_meta(2), arange_ref(2),
+  r.add(op_def("aten::arange.start(Scalar start, Scalar end, " + kw, arange_meta(), arange_ref(),
                arange_start_samples, arange_cost, arange_dtypes()));
   r.add(op_def("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, " + kw,
-               arange_meta(3), arange_ref(3), arange_step_samples, arange_cost, arange_dtypes()));
+               arange_meta(), arange_ref(), arange_step_samples, arange_cost, arange_dtypes()));
   r.add(op_def("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_meta,
                copy_ref, copy_samples, copy_cost, all));
   r.add(op_def(
       "aten::lift_fresh_copy(Tensor self) -> Tensor",
-      [](const Values& a) { return Values{like_copy_meta(a.at(0).tensor())}; }, lift_fresh_copy_ref,
+      [](const Args& a) { return Values{like_copy_meta(a.tensor("self"))}; }, lift_fresh_copy_ref,
       lift_fresh_copy_samples, copy_cost, all));
 }
 

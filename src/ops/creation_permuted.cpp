@@ -54,14 +54,15 @@ Shape permuted_strides(const Shape& size, const std::vector<int64_t>& layout) {
   return strides;
 }
 
-Values empty_permuted_meta(const Values& a) {
-  const Shape size = a.at(0).to_int_list();
-  const Shape strides = permuted_strides(size, a.at(1).to_int_list());
-  creation::check_layout(a, 3);
-  return {meta::fresh_strided(size, strides, creation::dtype_arg(a, 2, DType::Float32))};
+Values empty_permuted_meta(const Args& a) {
+  const Shape size = a.ints("size");
+  const Shape strides = permuted_strides(size, a.ints("physical_layout"));
+  creation::check_layout(a, a.index("layout"));
+  return {
+      meta::fresh_strided(size, strides, creation::dtype_arg(a, a.index("dtype"), DType::Float32))};
 }
 
-Values empty_permuted_ref(const Values& a) {
+Values empty_permuted_ref(const Args& a) {
   const Values spec = empty_permuted_meta(a);
   const Tensor& m = spec.at(0).tensor();
   return {Tensor::empty_strided(m.shape(), m.strides(), m.dtype())};

@@ -10,8 +10,8 @@ namespace crucible {
 void register_detach_ops(OpRegistry& r) {
   OpDef op = OpDef::from_schema("aten::detach(Tensor(a) self) -> Tensor(a)", "view");
   op.dtypes = samples::all_numeric_dtypes();
-  const auto view = [](const Values& a) {
-    const Tensor& self = a.at(0).tensor();
+  const auto view = [](const Args& a) {
+    const Tensor& self = a.tensor("self");
     return Values{self.as_strided(self.shape(), self.strides(), self.offset())};
   };
   op.meta = view;

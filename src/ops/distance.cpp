@@ -81,11 +81,11 @@ bool distance_dtype(DType t) { return t == DType::Float32 || t == DType::Float64
 
 // _cdist_forward's checks (the kernel's dtype only where there is something to compute); the
 // output's shape [B.., P, R].
-Shape cdist_shape(const Values& a) {
-  const Tensor& x1 = a.at(0).tensor();
-  const Tensor& x2 = a.at(1).tensor();
-  const double p = a.at(2).to_double();
-  const std::optional<int64_t> mode = a.at(3).opt_int();
+Shape cdist_shape(const Args& a) {
+  const Tensor& x1 = a.tensor("x1");
+  const Tensor& x2 = a.tensor("x2");
+  const double p = a.real("p");
+  const std::optional<int64_t> mode = a.opt_integer("compute_mode");
   if (x1.dim() < 2)
     op_error("cdist only supports at least 2D tensors, X1 got: " + std::to_string(x1.dim()) + "D");
   if (x2.dim() < 2)
@@ -114,11 +114,11 @@ Shape cdist_shape(const Values& a) {
   return out_shape;
 }
 
-Values cdist_ref(const Values& a) {
-  const Tensor& x1 = a.at(0).tensor();
-  const Tensor& x2 = a.at(1).tensor();
-  const double p = a.at(2).to_double();
-  const std::optional<int64_t> mode = a.at(3).opt_int();
+Values cdist_ref(const Args& a) {
+  const Tensor& x1 = a.tensor("x1");
+  const Tensor& x2 = a.tensor("x2");
+  const double p = a.real("p");
+  const std::optional<int64_t> mode = a.opt_integer("compute_mode");
   const Shape out_shape = cdist_shape(a);
   const Shape batch(out_shape.begin(), out_shape.end() - 2);
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
@@ -145,8 +145,8 @@ Values cdist_ref(const Values& a) {
 }
 
 // _pdist_forward's checks (the kernel's dtype only where there are pairs); the number of pairs.
-int64_t pdist_pairs(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+int64_t pdist_pairs(const Args& a) {
+  const Tensor& self = a.tensor("self");
   if (self.dim() != 2)
     op_error("pdist only supports 2D tensors, got: " + std::to_string(self.dim()) + "D");
   if (!self.is_contiguous()) op_error("_pdist_forward requires contiguous input");
@@ -156,9 +156,9 @@ int64_t pdist_pairs(const Values& a) {
   return n > 1 ? n * (n - 1) / 2 : 0;
 }
 
-Values pdist_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const double p = a.at(1).to_double();
+Values pdist_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const double p = a.real("p");
   const int64_t pairs = pdist_pairs(a);
   const int64_t n = self.size(0), m = self.size(1);
   Tensor out = Tensor::zeros({pairs}, self.dtype());
@@ -179,6 +179,8 @@ Values pdist_ref(const Values& a) {
 // more bits to cancellation, hence a factor 4.
 ComparePolicy distance_compare() {
   ComparePolicy c;
+  // Inherently positional: a comparison policy sees the plain values; x1 (cdist) and self
+  // (pdist) come first.
   c.tol_scale = [](const Values& a) {
     if (a.empty() || !a[0].is_tensor() || a[0].tensor().dim() < 1) return 1.0;
     return 4.0 * std::sqrt(static_cast<double>(std::max<int64_t>(a[0].tensor().size(-1), 1)));
@@ -186,10 +188,10 @@ ComparePolicy distance_compare() {
   return c;
 }
 
-Cost cdist_cost(const Values& a, const Values& out) {
+Cost cdist_cost(const Args& a, const Values& out) {
   Cost c = stats::read_write_cost(a, out, 0);
-  if (a.size() > 1 && a[1].is_tensor()) {
-    const Tensor& x2 = a[1].tensor();
+  if (a.size() > a.index("x2") && a.value("x2").is_tensor()) {
+    const Tensor& x2 = a.tensor("x2");
     c.bytes += static_cast<double>(x2.numel()) * static_cast<double>(x2.itemsize());
     if (!out.empty() && out[0].is_tensor() && x2.dim() >= 1)
       c.flops =
@@ -198,12 +200,12 @@ Cost cdist_cost(const Values& a, const Values& out) {
   return c;
 }
 
-Cost pdist_cost(const Values& a, const Values& out) {
+Cost pdist_cost(const Args& a, const Values& out) {
   Cost c = stats::read_write_cost(a, out, 0);
-  if (!out.empty() && out[0].is_tensor() && !a.empty() && a[0].is_tensor() &&
-      a[0].tensor().dim() == 2)
+  if (!out.empty() && out[0].is_tensor() && a.size() > a.index("self") &&
+      a.value("self").is_tensor() && a.tensor("self").dim() == 2)
     c.flops = 3.0 * static_cast<double>(out[0].tensor().numel()) *
-              static_cast<double>(a[0].tensor().size(1));
+              static_cast<double>(a.tensor("self").size(1));
   return c;
 }
 
@@ -304,8 +306,8 @@ void register_distance_ops(OpRegistry& r) {
         "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
         "distance");
     op.dtypes = {DType::Float32, DType::Float64};
-    op.meta = [](const Values& a) {
-      return Values{meta::fresh(cdist_shape(a), a.at(0).tensor().dtype())};
+    op.meta = [](const Args& a) {
+      return Values{meta::fresh(cdist_shape(a), a.tensor("x1").dtype())};
     };
     op.ref = cdist_ref;
     op.samples = cdist_samples;
@@ -317,8 +319,8 @@ void register_distance_ops(OpRegistry& r) {
     OpDef op =
         OpDef::from_schema("aten::_pdist_forward(Tensor self, float p=2.) -> Tensor", "distance");
     op.dtypes = {DType::Float32, DType::Float64};
-    op.meta = [](const Values& a) {
-      return Values{meta::fresh({pdist_pairs(a)}, a.at(0).tensor().dtype())};
+    op.meta = [](const Args& a) {
+      return Values{meta::fresh({pdist_pairs(a)}, a.tensor("self").dtype())};
     };
     op.ref = pdist_ref;
     op.samples = pdist_samples;
