@@ -458,7 +458,8 @@ void register_grid_sampler_ops(OpRegistry& r) {
     // grad_grid sums C channels x 16 taps; grad_input sums the points that hit each pixel.
     op.compare.tol_scale = [schema = op.schema](const Values& v) {
       const Args a(v, schema);
-      if (a.size() < 3 || !a.value("input").is_tensor() || !a.value("grid").is_tensor() || a.tensor("input").dim() < 2)
+      if (a.size() < 3 || !a.value("input").is_tensor() || !a.value("grid").is_tensor() ||
+          a.tensor("input").dim() < 2)
         return 1.0;
       const Tensor& in = a.tensor("input");
       const double per_pixel = in.numel() > 0 ? static_cast<double>(a.tensor("grid").numel()) /

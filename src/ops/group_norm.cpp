@@ -576,7 +576,8 @@ void register_group_norm_ops(OpRegistry& r) {
     op.cost = simple_cost(10);
     op.compare = reduction_compare(op.schema, [](const Args& a) {
       if (a.size() < 9 || a.integer("group") <= 0) return 1.0;
-      const double group_len = static_cast<double>(a.integer("C") / a.integer("group") * a.integer("HxW"));
+      const double group_len =
+          static_cast<double>(a.integer("C") / a.integer("group") * a.integer("HxW"));
       return std::max(group_len, static_cast<double>(a.integer("N") * a.integer("HxW")));
     });
     r.add(std::move(op));
@@ -594,9 +595,12 @@ void register_group_norm_ops(OpRegistry& r) {
     op.roles["rstd"] = ArgRole::positive();
     op.cost = simple_cost(10);
     op.compare = reduction_compare(op.schema, [](const Args& a) {
-      if (a.size() < 3 || !a.value("input").is_tensor() || a.value("normalized_shape").kind() != ValueKind::IntList) return 1.0;
+      if (a.size() < 3 || !a.value("input").is_tensor() ||
+          a.value("normalized_shape").kind() != ValueKind::IntList)
+        return 1.0;
       double n = 1;
-      for (int64_t s : a.ints("normalized_shape")) n *= static_cast<double>(std::max<int64_t>(s, 1));
+      for (int64_t s : a.ints("normalized_shape"))
+        n *= static_cast<double>(std::max<int64_t>(s, 1));
       const double rows = static_cast<double>(a.tensor("input").numel()) / std::max(n, 1.0);
       return std::max(n, rows);
     });

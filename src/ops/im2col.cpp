@@ -99,7 +99,8 @@ struct Unfold {
 // im2col's checks and geometry.
 Unfold im2col_plan(const Args& args) {
   const Tensor& self = args.tensor("self");
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"), args.value("padding"), args.value("stride"));
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
   const bool batched = self.dim() == 4;
   const bool valid = (self.dim() == 3 || self.dim() == 4) && self.size(-3) != 0 &&
                      self.size(-2) != 0 && self.size(-1) != 0;
@@ -229,7 +230,8 @@ Tensor fold(const Tensor& self, Pair size, const Blocks& blocks, const char* ker
 
 Values col2im_ref(const Args& args) {
   const Pair size = pair_arg(args.value("output_size"), "output_size");
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"), args.value("padding"), args.value("stride"));
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
   return {fold(args.tensor("self"), size, b, "col2im_out_cpu")};
 }
 
@@ -245,7 +247,8 @@ Values fold_meta(const Args& args, const char* self_name, const char* size_name)
 
 Values im2col_backward_ref(const Args& args) {
   const Pair size = pair_arg(args.value("input_size"), "input_size");
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"), args.value("padding"), args.value("stride"));
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
   return {fold(args.tensor("grad_output"), size, b, "col2im_out_cpu")};
 }
 

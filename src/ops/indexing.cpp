@@ -263,7 +263,8 @@ Values scatter_src_ref(const Args& a) {
 Values scatter_value_ref(const Args& a) {
   const Tensor& self = a.tensor("self");
   return {scatter_impl(self, a.integer("dim"), a.tensor("index"),
-                       value_tensor(a.value("value"), self.dtype()), true, Reduce::None, true, "scatter")};
+                       value_tensor(a.value("value"), self.dtype()), true, Reduce::None, true,
+                       "scatter")};
 }
 Values scatter_reduce_ref(const Args& a) {
   return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),

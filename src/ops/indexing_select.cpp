@@ -201,7 +201,8 @@ Cost index_select_cost(const Args& a, const Values& out) {
 Cost index_add_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = 2 * nbytes(out[0].tensor()) + nbytes(a.tensor("index")) + 2 * nbytes(a.tensor("source"));
+  c.bytes =
+      2 * nbytes(out[0].tensor()) + nbytes(a.tensor("index")) + 2 * nbytes(a.tensor("source"));
   c.flops = 2.0 * static_cast<double>(a.tensor("source").numel());
   return c;
 }

@@ -590,13 +590,11 @@ void register_join_ops(OpRegistry& r) {
       stack_samples);
   add(
       r, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
-      [](const Args& a) {
-        return Values{meta::fresh(repeat_shape(a), a.tensor("self").dtype())};
-      },
+      [](const Args& a) { return Values{meta::fresh(repeat_shape(a), a.tensor("self").dtype())}; },
       repeat_ref, repeat_samples);
   add(r, "aten::flip(Tensor self, int[] dims) -> Tensor",
-      like_self([](const Args& a) { dim_mask(a.ints("dims"), a.tensor("self").dim()); }),
-      flip_ref, flip_samples);
+      like_self([](const Args& a) { dim_mask(a.ints("dims"), a.tensor("self").dim()); }), flip_ref,
+      flip_samples);
   add(r, "aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
       like_self([](const Args& a) { roll_shifts(a); }), roll_ref, roll_samples);
   add(

@@ -426,8 +426,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = mm_ref;
     op.samples = mm_samples;
     op.cost = product_cost("self", 1);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 1), mm_ref, op.schema);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 1),
+                                                      mm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -440,8 +440,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = addmm_ref;
     op.samples = addmm_samples;
     op.cost = product_cost("mat1", 1);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(op.schema, "mat1", 1), addmm_ref, op.schema);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "mat1", 1),
+                                                      addmm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -451,8 +451,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = bmm_ref;
     op.samples = bmm_samples;
     op.cost = product_cost("self", 2);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 2), bmm_ref, op.schema);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 2),
+                                                      bmm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -465,8 +465,8 @@ void register_matmul_ops(OpRegistry& r) {
     op.ref = baddbmm_ref;
     op.samples = baddbmm_samples;
     op.cost = product_cost("batch1", 2);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(op.schema, "batch1", 2), baddbmm_ref, op.schema);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "batch1", 2),
+                                                      baddbmm_ref, op.schema);
     r.add(std::move(op));
   }
 }
