@@ -64,9 +64,9 @@ std::string legacy_type_name(DType t) {
 }
 
 // The checked output shape: indices.shape + [weight.size(1)].
-Shape embedding_shape(const Values& args) {
-  const Tensor& weight = args.at(0).tensor();
-  const Tensor& indices = args.at(1).tensor();
+Shape embedding_shape(const Args& args) {
+  const Tensor& weight = args.tensor("weight");
+  const Tensor& indices = args.tensor("indices");
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   if (indices.dtype() != DType::Int64 && indices.dtype() != DType::Int32) {
     op_error(
@@ -79,9 +79,9 @@ Shape embedding_shape(const Values& args) {
   return out_shape;
 }
 
-Values embedding_ref(const Values& args) {
-  const Tensor& weight = args.at(0).tensor();
-  const Tensor& indices = args.at(1).tensor();
+Values embedding_ref(const Args& args) {
+  const Tensor& weight = args.tensor("weight");
+  const Tensor& indices = args.tensor("indices");
   const Shape out_shape = embedding_shape(args);
   const int64_t rows = weight.size(0), width = weight.size(1);
   Tensor out = Tensor::empty(out_shape, weight.dtype());
@@ -102,12 +102,14 @@ Values embedding_ref(const Values& args) {
 }
 
 // A gather: no arithmetic. Bytes: the gathered rows read and written, the indices read.
-Cost embedding_cost(const Values& a, const Values& out) {
+Cost embedding_cost(const Args& a, const Values& out) {
   Cost c;
-  if (a.size() < 2 || !a[1].is_tensor() || out.empty() || !out[0].is_tensor()) return c;
+  if (a.size() < 2 || !a.value("indices").is_tensor() || out.empty() || !out[0].is_tensor())
+    return c;
   const Tensor& o = out[0].tensor();
+  const Tensor& indices = a.tensor("indices");
   c.bytes = 2.0 * static_cast<double>(o.numel() * o.itemsize()) +
-            static_cast<double>(a[1].tensor().numel() * a[1].tensor().itemsize());
+            static_cast<double>(indices.numel() * indices.itemsize());
   return c;
 }
 
@@ -176,8 +178,8 @@ void register_embedding_ops(OpRegistry& r) {
       "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
       "embedding");
   op.dtypes = all_numeric_dtypes();
-  op.meta = [](const Values& args) {
-    return Values{meta::fresh(embedding_shape(args), args.at(0).tensor().dtype())};
+  op.meta = [](const Args& args) {
+    return Values{meta::fresh(embedding_shape(args), args.tensor("weight").dtype())};
   };
   op.ref = embedding_ref;
   op.value_checks = true;  // "index out of range in self"

@@ -76,10 +76,10 @@ std::vector<double> doubles_of(const Tensor& t) {
 }
 
 // embedding_dense_backward's argument checks; the output's shape [num_weights, D].
-Shape dense_backward_shape(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& indices = a.at(1).tensor();
-  const int64_t num_weights = a.at(2).to_int();
+Shape dense_backward_shape(const Args& a) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& indices = a.tensor("indices");
+  const int64_t num_weights = a.integer("num_weights");
   check_index_dtype(indices, "indices", 2, "embedding_backward");
   CRUCIBLE_CHECK(grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
   const int64_t d = grad.size(-1);
@@ -91,12 +91,12 @@ Shape dense_backward_shape(const Values& a) {
   return {num_weights, d};
 }
 
-Values dense_backward_ref(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& indices = a.at(1).tensor();
-  const int64_t num_weights = a.at(2).to_int();
-  const int64_t padding_idx = a.at(3).to_int();
-  const bool scale = a.at(4).to_bool();
+Values dense_backward_ref(const Args& a) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& indices = a.tensor("indices");
+  const int64_t num_weights = a.integer("num_weights");
+  const int64_t padding_idx = a.integer("padding_idx");
+  const bool scale = a.flag("scale_grad_by_freq");
   const int64_t d = dense_backward_shape(a).at(1);
   const int64_t n = indices.numel();
   std::map<int64_t, int64_t> counts;
@@ -119,8 +119,8 @@ Values dense_backward_ref(const Values& a) {
   return {out};
 }
 
-double dense_backward_tol(const Values& a) {
-  const Tensor& indices = a.at(1).tensor();
+double dense_backward_tol(const Args& a) {
+  const Tensor& indices = a.tensor("indices");
   std::map<int64_t, int64_t> counts;
   int64_t most = 1;
   for (int64_t i = 0; i < indices.numel(); ++i) most = std::max(most, ++counts[indices.get_int(i)]);
@@ -135,14 +135,14 @@ struct BagSpec {
   int64_t mode;      // 0 sum, 1 mean, 2 max
 };
 
-BagSpec embedding_bag_spec(const Values& a) {
-  const Tensor& weight = a.at(0).tensor();
+BagSpec embedding_bag_spec(const Args& a) {
+  const Tensor& weight = a.tensor("weight");
   // Indices of any shape are read flattened (as ATen does for a 2-d input with offsets).
-  const Tensor& indices = a.at(1).tensor();
-  const Tensor& offsets = a.at(2).tensor();
-  const int64_t mode = a.at(4).to_int();
-  const auto psw = a.at(6).opt_tensor();
-  const bool include_last = a.at(7).to_bool();
+  const Tensor& indices = a.tensor("indices");
+  const Tensor& offsets = a.tensor("offsets");
+  const int64_t mode = a.integer("mode");
+  const auto psw = a.opt_tensor("per_sample_weights");
+  const bool include_last = a.flag("include_last_offset");
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_index_dtype(indices, "indices", 1, "embedding_bag");
   check_index_dtype(offsets, "offsets", 1, "embedding_bag");
@@ -165,20 +165,20 @@ BagSpec embedding_bag_spec(const Values& a) {
   return {indices.numel(), num_bags, weight.size(1), mode};
 }
 
-Values embedding_bag_meta(const Values& a) {
+Values embedding_bag_meta(const Args& a) {
   const BagSpec s = embedding_bag_spec(a);
-  const DType dtype = a.at(0).tensor().dtype();
+  const DType dtype = a.tensor("weight").dtype();
   return {meta::fresh({s.num_bags, s.d}, dtype), meta::fresh({s.n}, i64),
           meta::fresh({s.num_bags}, i64),
           s.mode == 2 ? meta::fresh({s.num_bags, s.d}, i64) : meta::fresh({s.num_bags}, i64)};
 }
 
-Values embedding_bag_ref(const Values& a) {
-  const Tensor& weight = a.at(0).tensor();
-  const Tensor indices = a.at(1).tensor().reshape({-1});
-  const Tensor& offsets = a.at(2).tensor();
-  const auto psw = a.at(6).opt_tensor();
-  const int64_t padding_idx = a.at(8).to_int();
+Values embedding_bag_ref(const Args& a) {
+  const Tensor& weight = a.tensor("weight");
+  const Tensor indices = a.tensor("indices").reshape({-1});
+  const Tensor& offsets = a.tensor("offsets");
+  const auto psw = a.opt_tensor("per_sample_weights");
+  const int64_t padding_idx = a.integer("padding_idx");
   const auto [n, num_bags, d, mode] = embedding_bag_spec(a);
   const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
   const int64_t rows = weight.size(0);
@@ -243,7 +243,7 @@ Values embedding_bag_ref(const Values& a) {
 }
 
 // Judges output 0 only (see the file comment); tolerance grows with the bag length.
-std::vector<TensorCheck> embedding_bag_judge(const Values& inputs, const Values& ref,
+std::vector<TensorCheck> embedding_bag_judge(const Args& inputs, const Values& ref,
                                              const Values& cand) {
   if (cand.size() != 4 || !cand[0].is_tensor()) {
     TensorCheck c;
@@ -253,17 +253,17 @@ std::vector<TensorCheck> embedding_bag_judge(const Values& inputs, const Values&
     return {c};
   }
   const double scale =
-      std::sqrt(static_cast<double>(std::max<int64_t>(1, inputs.at(1).tensor().numel())));
+      std::sqrt(static_cast<double>(std::max<int64_t>(1, inputs.tensor("indices").numel())));
   return {compare_tensors(ref[0].tensor(), cand[0].tensor(), scale, "output 0")};
 }
 
 // _embedding_bag_per_sample_weights_backward's argument checks.
-void check_psw_backward(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& weight = a.at(1).tensor();
-  const Tensor& indices = a.at(2).tensor();
-  const Tensor& offset2bag = a.at(4).tensor();
-  const int64_t mode = a.at(5).to_int();
+void check_psw_backward(const Args& a) {
+  const Tensor& grad = a.tensor("grad");
+  const Tensor& weight = a.tensor("weight");
+  const Tensor& indices = a.tensor("indices");
+  const Tensor& offset2bag = a.tensor("offset2bag");
+  const int64_t mode = a.integer("mode");
   CRUCIBLE_CHECK(mode == 0,
                  "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
   CRUCIBLE_CHECK(grad.dim() == 2, "grad must be 2-D");
@@ -275,12 +275,12 @@ void check_psw_backward(const Values& a) {
   CRUCIBLE_CHECK(offset2bag.numel() == indices.numel(), "offset2bag must have one entry per index");
 }
 
-Values psw_backward_ref(const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& weight = a.at(1).tensor();
-  const Tensor& indices = a.at(2).tensor();
-  const Tensor& offset2bag = a.at(4).tensor();
-  const int64_t padding_idx = a.at(6).to_int();
+Values psw_backward_ref(const Args& a) {
+  const Tensor& grad = a.tensor("grad");
+  const Tensor& weight = a.tensor("weight");
+  const Tensor& indices = a.tensor("indices");
+  const Tensor& offset2bag = a.tensor("offset2bag");
+  const int64_t padding_idx = a.integer("padding_idx");
   check_psw_backward(a);
   const int64_t n = indices.numel(), d = weight.size(1);
   const std::vector<double> gv = doubles_of(grad), wv = doubles_of(weight);
@@ -304,31 +304,31 @@ Values psw_backward_ref(const Values& a) {
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
 
-Cost dense_backward_cost(const Values& a, const Values& out) {
+Cost dense_backward_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = nbytes(a.at(0).tensor()) + nbytes(a.at(1).tensor()) + nbytes(out[0].tensor());
-  c.flops = static_cast<double>(a.at(0).tensor().numel());
+  c.bytes = nbytes(a.tensor("grad_output")) + nbytes(a.tensor("indices")) + nbytes(out[0].tensor());
+  c.flops = static_cast<double>(a.tensor("grad_output").numel());
   return c;
 }
-Cost bag_cost(const Values& a, const Values& out) {
+Cost bag_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  const Tensor& w = a.at(0).tensor();
+  const Tensor& w = a.tensor("weight");
   const double gathered =
-      static_cast<double>(a.at(1).tensor().numel() * (w.dim() == 2 ? w.size(1) : 0));
-  c.bytes = gathered * static_cast<double>(w.itemsize()) + nbytes(a.at(1).tensor()) +
-            nbytes(a.at(2).tensor()) + nbytes(out[0].tensor());
+      static_cast<double>(a.tensor("indices").numel() * (w.dim() == 2 ? w.size(1) : 0));
+  c.bytes = gathered * static_cast<double>(w.itemsize()) + nbytes(a.tensor("indices")) +
+            nbytes(a.tensor("offsets")) + nbytes(out[0].tensor());
   c.flops = 2 * gathered;
   return c;
 }
-Cost psw_cost(const Values& a, const Values& out) {
+Cost psw_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  const Tensor& w = a.at(1).tensor();
-  const double n = static_cast<double>(a.at(2).tensor().numel());
+  const Tensor& w = a.tensor("weight");
+  const double n = static_cast<double>(a.tensor("indices").numel());
   const double d = w.dim() == 2 ? static_cast<double>(w.size(1)) : 0;
-  c.bytes = 2 * n * d * static_cast<double>(w.itemsize()) + 2 * nbytes(a.at(2).tensor()) +
+  c.bytes = 2 * n * d * static_cast<double>(w.itemsize()) + 2 * nbytes(a.tensor("indices")) +
             nbytes(out[0].tensor());
   c.flops = 2 * n * d;
   return c;
@@ -465,15 +465,17 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
         "embedding");
     op.dtypes = floating_dtypes();
-    op.meta = [](const Values& a) {
-      return Values{meta::fresh(dense_backward_shape(a), a.at(0).tensor().dtype())};
+    op.meta = [](const Args& a) {
+      return Values{meta::fresh(dense_backward_shape(a), a.tensor("grad_output").dtype())};
     };
     op.ref = dense_backward_ref;
     op.value_checks = true;  // "index out of range in self"
     op.samples = dense_backward_samples;
     op.roles["indices"] = ArgRole::index_into("num_weights", 0);  // in [0, num_weights)
     op.cost = dense_backward_cost;
-    op.compare.tol_scale = dense_backward_tol;
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return dense_backward_tol(Args(a, schema));
+    };
     r.add(std::move(op));
   }
   {
@@ -492,7 +494,10 @@ void register_embedding_backward_ops(OpRegistry& r) {
     op.roles["offsets"] = ArgRole::index_into("indices", 0);  // sorted bag boundaries
     op.cost = bag_cost;
     op.compare.kind = ComparePolicy::Kind::Custom;
-    op.compare.custom = embedding_bag_judge;
+    op.compare.custom = [schema = op.schema](const Values& inputs, const Values& ref,
+                                             const Values& cand) {
+      return embedding_bag_judge(Args(inputs, schema), ref, cand);
+    };
     r.add(std::move(op));
   }
   {
@@ -501,9 +506,9 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
         "embedding");
     op.dtypes = floating_dtypes();
-    op.meta = [](const Values& a) {
+    op.meta = [](const Args& a) {
       check_psw_backward(a);
-      return Values{meta::fresh({a.at(2).tensor().numel()}, a.at(0).tensor().dtype())};
+      return Values{meta::fresh({a.tensor("indices").numel()}, a.tensor("grad").dtype())};
     };
     op.ref = psw_backward_ref;
     op.value_checks = true;  // "index out of range in self"
@@ -512,8 +517,8 @@ void register_embedding_backward_ops(OpRegistry& r) {
     op.roles["offsets"] = ArgRole::index_into("indices", 0);
     op.roles["offset2bag"] = ArgRole::index_into("grad", 0);
     op.cost = psw_cost;
-    op.compare.tol_scale = [](const Values& a) {
-      const Tensor& w = a.at(1).tensor();
+    op.compare.tol_scale = [schema = op.schema](const Values& v) {
+      const Tensor& w = Args(v, schema).tensor("weight");
       return std::sqrt(static_cast<double>(w.dim() == 2 ? std::max<int64_t>(1, w.size(1)) : 1));
     };
     r.add(std::move(op));

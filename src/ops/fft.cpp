@@ -176,14 +176,14 @@ struct FftPlan {
   DType out_dtype = DType::Float32;
 };
 
-FftPlan r2c_plan(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+FftPlan r2c_plan(const Args& args) {
+  const Tensor& self = args.tensor("self");
   CRUCIBLE_CHECK(is_floating(self.dtype()),
                  "Expected self.is_floating_point() to be true, but got false.");
   FftPlan p;
-  p.dims = fft_dims(args.at(1), self.dim(), true);
-  const int64_t normalization = args.at(2).to_int();
-  const bool onesided = args.at(3).to_bool();
+  p.dims = fft_dims(args.value("dim"), self.dim(), true);
+  const int64_t normalization = args.integer("normalization");
+  const bool onesided = args.flag("onesided");
   check_fft_precision(self.dtype());
   double n = 1;
   for (int64_t d : p.dims) n *= static_cast<double>(self.size(d));
@@ -195,8 +195,8 @@ FftPlan r2c_plan(const Values& args) {
   return p;
 }
 
-Values r2c_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values r2c_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   const FftPlan p = r2c_plan(args);
   Field f = load_field(self);
   const int64_t last = p.dims.back();
@@ -206,12 +206,12 @@ Values r2c_ref(const Values& args) {
   return {Value(store_field(f, p.out_dtype))};
 }
 
-FftPlan c2c_plan(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+FftPlan c2c_plan(const Args& args) {
+  const Tensor& self = args.tensor("self");
   CRUCIBLE_CHECK(is_complex(self.dtype()), "Expected self.is_complex() to be true, but got false.");
   FftPlan p;
-  p.dims = fft_dims(args.at(1), self.dim(), false);
-  const int64_t normalization = args.at(2).to_int();
+  p.dims = fft_dims(args.value("dim"), self.dim(), false);
+  const int64_t normalization = args.integer("normalization");
   check_fft_precision(self.dtype());
   double n = 1;
   for (int64_t d : p.dims) n *= static_cast<double>(self.size(d));
@@ -221,23 +221,23 @@ FftPlan c2c_plan(const Values& args) {
   return p;
 }
 
-Values c2c_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values c2c_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   const FftPlan p = c2c_plan(args);
-  const int sign = args.at(3).to_bool() ? -1 : +1;
+  const int sign = args.flag("forward") ? -1 : +1;
   Field f = load_field(self);
   for (int64_t d : p.dims) dft_dim(f, d, sign, f.shape[d]);
   scale(f, p.scale);
   return {Value(store_field(f, p.out_dtype))};
 }
 
-FftPlan c2r_plan(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+FftPlan c2r_plan(const Args& args) {
+  const Tensor& self = args.tensor("self");
   CRUCIBLE_CHECK(is_complex(self.dtype()), "Expected self.is_complex() to be true, but got false.");
   FftPlan p;
-  p.dims = fft_dims(args.at(1), self.dim(), true);
-  const int64_t normalization = args.at(2).to_int();
-  const int64_t last_dim_size = args.at(3).to_int();
+  p.dims = fft_dims(args.value("dim"), self.dim(), true);
+  const int64_t normalization = args.integer("normalization");
+  const int64_t last_dim_size = args.integer("last_dim_size");
   check_fft_precision(self.dtype());
   CRUCIBLE_CHECK(last_dim_size >= 0, "Trying to create tensor with negative dimension " +
                                          std::to_string(last_dim_size));
@@ -255,8 +255,8 @@ FftPlan c2r_plan(const Values& args) {
   return p;
 }
 
-Values c2r_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values c2r_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   const FftPlan p = c2r_plan(args);
   Field f = load_field(self);
   for (size_t i = 0; i + 1 < p.dims.size(); ++i) dft_dim(f, p.dims[i], +1, f.shape[p.dims[i]]);
@@ -266,8 +266,8 @@ Values c2r_ref(const Values& args) {
 }
 
 // The meta function of a transform with plan `plan`.
-MetaFn fft_meta(FftPlan (*plan)(const Values&)) {
-  return [plan](const Values& args) {
+MetaFn fft_meta(FftPlan (*plan)(const Args&)) {
+  return [plan](const Args& args) {
     const FftPlan p = plan(args);
     return Values{meta::fresh(p.out_shape, p.out_dtype)};
   };
@@ -277,14 +277,14 @@ MetaFn fft_meta(FftPlan (*plan)(const Values&)) {
 
 // The signal length n of a call (the product of the transformed sizes; c2r: last_dim_size in
 // the last dim), or 1 when the arguments do not describe a valid transform.
-double signal_length(const Values& a, bool c2r) {
-  if (a.size() < 4 || !a[0].is_tensor()) return 1;
-  const Tensor& t = a[0].tensor();
+double signal_length(const Args& a, bool c2r) {
+  if (a.size() < 4 || !a.value("self").is_tensor()) return 1;
+  const Tensor& t = a.tensor("self");
   double n = 1;
-  const std::vector<int64_t> dims = a[1].to_int_list();
+  const std::vector<int64_t> dims = a.ints("dim");
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= t.dim()) return 1;
-    n *= c2r && i + 1 == dims.size() ? static_cast<double>(a[3].to_int())
+    n *= c2r && i + 1 == dims.size() ? static_cast<double>(a.integer("last_dim_size"))
                                      : static_cast<double>(t.size(dims[i]));
   }
   return std::max(n, 1.0);
@@ -364,11 +364,14 @@ bool within_limits(double r, double c, const SignalLimits& lim) {
 // for near-max inputs far above it. Non-finite outputs of NaN or inf inputs depend on the order
 // of the sums too: an element that is non-finite (in any part) in the reference must be
 // non-finite in the candidate, unless its signal may overflow.
-ComparePolicy fft_compare(bool c2r) {
+ComparePolicy fft_compare(const Schema& schema, bool c2r) {
   ComparePolicy c;
-  c.tol_scale = [c2r](const Values& a) { return std::sqrt(signal_length(a, c2r)); };
+  c.tol_scale = [schema, c2r](const Values& a) {
+    return std::sqrt(signal_length(Args(a, schema), c2r));
+  };
   c.kind = ComparePolicy::Kind::Custom;
-  c.custom = [c2r](const Values& in, const Values& ref, const Values& cand) {
+  c.custom = [schema, c2r](const Values& inputs, const Values& ref, const Values& cand) {
+    const Args in(inputs, schema);
     std::vector<TensorCheck> checks;
     const double s = std::max(1.0, std::sqrt(signal_length(in, c2r)));
     for (size_t o = 0; o < ref.size(); ++o) {
@@ -390,8 +393,8 @@ ComparePolicy fft_compare(bool c2r) {
       auto finite = [](cd z) { return std::isfinite(z.real()) && std::isfinite(z.imag()); };
       const DType comp = is_complex(r.dtype()) ? to_real(r.dtype()) : r.dtype();
       const FloatInfo fi = float_info(comp);
-      const Tensor& x = in[0].tensor();
-      const std::vector<int64_t> dims = in[1].to_int_list();
+      const Tensor& x = in.tensor("self");
+      const std::vector<int64_t> dims = in.ints("dim");
       const std::vector<int64_t> in_keys = signal_keys(x.shape(), dims);
       const std::vector<int64_t> out_keys = signal_keys(r.shape(), dims);
       const std::vector<SignalLimits> lims = signal_limits(x, in_keys, signal_length(in, c2r), fi);
@@ -416,10 +419,10 @@ ComparePolicy fft_compare(bool c2r) {
 
 // 5 n log2(n) flops per complex transform of length n (the usual FFT count); bytes: the input
 // and output once.
-Cost fft_cost(const Values& a, const Values& out, bool c2r) {
+Cost fft_cost(const Args& a, const Values& out, bool c2r) {
   Cost c;
-  if (a.empty() || !a[0].is_tensor() || out.empty() || !out[0].is_tensor()) return c;
-  const Tensor& in = a[0].tensor();
+  if (a.size() == 0 || !a.value("self").is_tensor() || out.empty() || !out[0].is_tensor()) return c;
+  const Tensor& in = a.tensor("self");
   const Tensor& o = out[0].tensor();
   const double n = signal_length(a, c2r);
   const double batches = static_cast<double>(std::max(in.numel(), o.numel())) / n;
@@ -439,8 +442,8 @@ void register_fft_ops(OpRegistry& r) {
     op.meta = fft_meta(r2c_plan);
     op.ref = r2c_ref;
     op.samples = fft_r2c_samples;
-    op.cost = [](const Values& a, const Values& o) { return fft_cost(a, o, false); };
-    op.compare = fft_compare(false);
+    op.cost = [](const Args& a, const Values& o) { return fft_cost(a, o, false); };
+    op.compare = fft_compare(op.schema, false);
     r.add(std::move(op));
   }
   {
@@ -452,8 +455,8 @@ void register_fft_ops(OpRegistry& r) {
     op.meta = fft_meta(c2r_plan);
     op.ref = c2r_ref;
     op.samples = fft_c2r_samples;
-    op.cost = [](const Values& a, const Values& o) { return fft_cost(a, o, true); };
-    op.compare = fft_compare(true);
+    op.cost = [](const Args& a, const Values& o) { return fft_cost(a, o, true); };
+    op.compare = fft_compare(op.schema, true);
     r.add(std::move(op));
   }
   {
@@ -464,8 +467,8 @@ void register_fft_ops(OpRegistry& r) {
     op.meta = fft_meta(c2c_plan);
     op.ref = c2c_ref;
     op.samples = fft_c2c_samples;
-    op.cost = [](const Values& a, const Values& o) { return fft_cost(a, o, false); };
-    op.compare = fft_compare(false);
+    op.cost = [](const Args& a, const Values& o) { return fft_cost(a, o, false); };
+    op.compare = fft_compare(op.schema, false);
     r.add(std::move(op));
   }
   register_complex_view_ops(r);

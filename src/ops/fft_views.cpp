@@ -25,8 +25,8 @@ Tensor component_view(const Tensor& t, int64_t part) {
                               to_real(t.dtype()));
 }
 
-Values view_as_real_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values view_as_real_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   CRUCIBLE_CHECK(is_complex(self.dtype()), "view_as_real is only supported for complex tensors");
   Shape shape = self.shape();
   Shape strides = self.strides();
@@ -37,8 +37,8 @@ Values view_as_real_ref(const Values& args) {
                                      to_real(self.dtype())))};
 }
 
-Values view_as_complex_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values view_as_complex_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   const DType t = self.dtype();
   CRUCIBLE_CHECK(t == DType::Float16 || t == DType::Float32 || t == DType::Float64,
                  "view_as_complex is only supported for half, float and double tensors, but got a "
@@ -62,8 +62,8 @@ Values view_as_complex_ref(const Values& args) {
 }
 
 // real(self): the real components of a complex tensor; a real tensor itself (an alias).
-Values real_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values real_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   if (!is_complex(self.dtype())) {
     return {Value(Tensor::from_storage(self.storage(), self.offset(), self.shape(), self.strides(),
                                        self.dtype()))};
@@ -71,8 +71,8 @@ Values real_ref(const Values& args) {
   return {Value(component_view(self, 0))};
 }
 
-Values imag_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values imag_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   CRUCIBLE_CHECK(is_complex(self.dtype()),
                  "imag is not implemented for tensors with non-complex dtypes.");
   return {Value(component_view(self, 1))};

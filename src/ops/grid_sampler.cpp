@@ -215,18 +215,18 @@ void check_inputs(const Tensor& input, const Tensor& grid, int64_t interp, int64
 
 // grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)'s checks; the
 // output's shape [N, C, Ho, Wo].
-Shape check_forward(const Values& a) {
-  const Tensor& input = a.at(0).tensor();
-  const Tensor& grid = a.at(1).tensor();
-  check_inputs(input, grid, a.at(2).to_int(), a.at(3).to_int());
+Shape check_forward(const Args& a) {
+  const Tensor& input = a.tensor("input");
+  const Tensor& grid = a.tensor("grid");
+  check_inputs(input, grid, a.integer("interpolation_mode"), a.integer("padding_mode"));
   return {input.size(0), input.size(1), grid.size(1), grid.size(2)};
 }
 
-Values grid_sampler_ref(const Values& a) {
-  const Tensor& input = a.at(0).tensor();
-  const Tensor& grid = a.at(1).tensor();
-  const int64_t interp = a.at(2).to_int(), padding = a.at(3).to_int();
-  const bool align = a.at(4).to_bool();
+Values grid_sampler_ref(const Args& a) {
+  const Tensor& input = a.tensor("input");
+  const Tensor& grid = a.tensor("grid");
+  const int64_t interp = a.integer("interpolation_mode"), padding = a.integer("padding_mode");
+  const bool align = a.flag("align_corners");
   const Shape shape = check_forward(a);
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
@@ -251,11 +251,11 @@ Values grid_sampler_ref(const Values& a) {
 
 // grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode,
 // align_corners, output_mask)'s checks.
-void check_backward(const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& input = a.at(1).tensor();
-  const Tensor& grid = a.at(2).tensor();
-  check_inputs(input, grid, a.at(3).to_int(), a.at(4).to_int());
+void check_backward(const Args& a) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& grid = a.tensor("grid");
+  check_inputs(input, grid, a.integer("interpolation_mode"), a.integer("padding_mode"));
   const Shape expect{input.size(0), input.size(1), grid.size(1), grid.size(2)};
   if (go.shape() != expect) {
     op_error("grid_sampler_2d_backward: grad_output must have shape " + shape_str(expect) +
@@ -268,21 +268,21 @@ void check_backward(const Values& a) {
 }
 
 // grad_input (when output_mask[0]) shaped like input, and grad_grid shaped like grid.
-Values grid_sampler_backward_meta(const Values& a) {
+Values grid_sampler_backward_meta(const Args& a) {
   check_backward(a);
   Values out(2);
-  if (a.at(6).bool_list().at(0)) out[0] = meta::fresh_like(a.at(1).tensor());
-  out[1] = meta::fresh_like(a.at(2).tensor());
+  if (a.value("output_mask").bool_list().at(0)) out[0] = meta::fresh_like(a.tensor("input"));
+  out[1] = meta::fresh_like(a.tensor("grid"));
   return out;
 }
 
-Values grid_sampler_backward_ref(const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& input = a.at(1).tensor();
-  const Tensor& grid = a.at(2).tensor();
-  const int64_t interp = a.at(3).to_int(), padding = a.at(4).to_int();
-  const bool align = a.at(5).to_bool();
-  const std::vector<bool> mask = a.at(6).bool_list();
+Values grid_sampler_backward_ref(const Args& a) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& grid = a.tensor("grid");
+  const int64_t interp = a.integer("interpolation_mode"), padding = a.integer("padding_mode");
+  const bool align = a.flag("align_corners");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   check_backward(a);
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
@@ -412,15 +412,14 @@ std::vector<Sample> grid_samples(const SampleContext& ctx, bool bwd) {
 }
 
 CostFn grid_cost(bool bwd) {
-  return [bwd](const Values& a, const Values& out) {
+  return [bwd](const Args& a, const Values& out) {
     Cost c;
     const Value& res = out.empty() ? Value() : out[0];
-    const int in_arg = bwd ? 1 : 0;
-    if (static_cast<int>(a.size()) <= in_arg + 1 || !a[in_arg].is_tensor()) return c;
-    const Tensor& grid = a[in_arg + 1].tensor();
+    if (a.size() <= a.index("grid") || !a.value("input").is_tensor()) return c;
+    const Tensor& grid = a.tensor("grid");
     const double points = static_cast<double>(grid.numel() / 2);
     const double ch =
-        a[in_arg].tensor().dim() > 1 ? static_cast<double>(a[in_arg].tensor().size(1)) : 1;
+        a.tensor("input").dim() > 1 ? static_cast<double>(a.tensor("input").size(1)) : 1;
     c.flops = (bwd ? 4.0 : 2.0) * 16.0 * points * ch;
     c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
     (void)res;
@@ -437,8 +436,8 @@ void register_grid_sampler_ops(OpRegistry& r) {
         "padding_mode, bool align_corners) -> Tensor",
         "sampling");
     op.dtypes = {DType::Float16, DType::Float32, DType::Float64};
-    op.meta = [](const Values& a) {
-      return Values{meta::fresh(check_forward(a), a.at(0).tensor().dtype())};
+    op.meta = [](const Args& a) {
+      return Values{meta::fresh(check_forward(a), a.tensor("input").dtype())};
     };
     op.ref = grid_sampler_ref;
     op.samples = [](const SampleContext& c) { return grid_samples(c, false); };
@@ -457,11 +456,13 @@ void register_grid_sampler_ops(OpRegistry& r) {
     op.samples = [](const SampleContext& c) { return grid_samples(c, true); };
     op.cost = grid_cost(true);
     // grad_grid sums C channels x 16 taps; grad_input sums the points that hit each pixel.
-    op.compare.tol_scale = [](const Values& a) {
-      if (a.size() < 3 || !a[1].is_tensor() || !a[2].is_tensor() || a[1].tensor().dim() < 2)
+    op.compare.tol_scale = [schema = op.schema](const Values& v) {
+      const Args a(v, schema);
+      if (a.size() < 3 || !a.value("input").is_tensor() || !a.value("grid").is_tensor() ||
+          a.tensor("input").dim() < 2)
         return 1.0;
-      const Tensor& in = a[1].tensor();
-      const double per_pixel = in.numel() > 0 ? static_cast<double>(a[2].tensor().numel()) /
+      const Tensor& in = a.tensor("input");
+      const double per_pixel = in.numel() > 0 ? static_cast<double>(a.tensor("grid").numel()) /
                                                     static_cast<double>(in.numel())
                                               : 1.0;
       return std::sqrt(std::max({1.0, 16.0 * static_cast<double>(in.size(1)), 16.0 * per_pixel}));

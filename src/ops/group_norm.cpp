@@ -94,16 +94,15 @@ void check_group_inputs(const Tensor& x, const OptT& w, const OptT& b, const Gro
   }
 }
 
-GroupArgs group_args(const Values& a, size_t first) {
-  return {a.at(first).to_int(), a.at(first + 1).to_int(), a.at(first + 2).to_int(),
-          a.at(first + 3).to_int()};
+GroupArgs group_args(const Args& a) {
+  return {a.integer("N"), a.integer("C"), a.integer("HxW"), a.integer("group")};
 }
 
 // The checks of native_group_norm and its outputs (y, mean, rstd) as meta tensors.
-Values group_norm_meta(const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const OptT w = a.at(1).opt_tensor(), b = a.at(2).opt_tensor();
-  const GroupArgs g = group_args(a, 3);
+Values group_norm_meta(const Args& a) {
+  const Tensor& x = a.tensor("input");
+  const OptT w = a.opt_tensor("weight"), b = a.opt_tensor("bias");
+  const GroupArgs g = group_args(a);
   check_group_inputs(x, w, b, g);
   if (!memory_format_contiguous(x))
     op_error("Expected X.is_contiguous(memory_format) to be true, but got false.");
@@ -117,12 +116,12 @@ Values group_norm_meta(const Values& a) {
           meta::fresh({g.n, g.group}, pdt)};
 }
 
-Values group_norm_ref(const Values& a) {
+Values group_norm_ref(const Args& a) {
   const Values spec = group_norm_meta(a);
-  const Tensor& x = a.at(0).tensor();
-  const OptT w = a.at(1).opt_tensor(), b = a.at(2).opt_tensor();
-  const GroupArgs g = group_args(a, 3);
-  const double eps = a.at(7).to_double();
+  const Tensor& x = a.tensor("input");
+  const OptT w = a.opt_tensor("weight"), b = a.opt_tensor("bias");
+  const GroupArgs g = group_args(a);
+  const double eps = a.real("eps");
   const int64_t d = g.c / g.group, k = d * g.hxw;
   Tensor y = meta::empty_as(spec[0]);
   Tensor mean_t = meta::empty_as(spec[1]), rstd_t = meta::empty_as(spec[2]);
@@ -150,14 +149,14 @@ Values group_norm_ref(const Values& a) {
 
 // The checks of native_group_norm_backward and its outputs (None where output_mask is false)
 // as meta tensors.
-Values group_norm_backward_meta(const Values& a) {
-  const Tensor& dy = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const Tensor& mean = a.at(2).tensor();
-  const Tensor& rstd = a.at(3).tensor();
-  const OptT w = a.at(4).opt_tensor();
-  const GroupArgs g = group_args(a, 5);
-  const std::vector<bool> mask = a.at(9).bool_list();
+Values group_norm_backward_meta(const Args& a) {
+  const Tensor& dy = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const Tensor& mean = a.tensor("mean");
+  const Tensor& rstd = a.tensor("rstd");
+  const OptT w = a.opt_tensor("weight");
+  const GroupArgs g = group_args(a);
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   if (x.dtype() != dy.dtype()) op_error("Expected scalar types of X and dY are same.");
   check_group_inputs(x, w, std::nullopt, g);
   if (dy.shape() != x.shape())
@@ -183,14 +182,14 @@ Values group_norm_backward_meta(const Values& a) {
   return out;
 }
 
-Values group_norm_backward_ref(const Values& a) {
+Values group_norm_backward_ref(const Args& a) {
   const Values spec = group_norm_backward_meta(a);
-  const Tensor& dy = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const Tensor& mean = a.at(2).tensor();
-  const Tensor& rstd = a.at(3).tensor();
-  const OptT w = a.at(4).opt_tensor();
-  const GroupArgs g = group_args(a, 5);
+  const Tensor& dy = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const Tensor& mean = a.tensor("mean");
+  const Tensor& rstd = a.tensor("rstd");
+  const OptT w = a.opt_tensor("weight");
+  const GroupArgs g = group_args(a);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
   auto gamma = [&](int64_t ch) { return w ? w->get(ch) : 1.0; };
@@ -247,14 +246,14 @@ Values group_norm_backward_ref(const Values& a) {
 
 // The checks of native_layer_norm_backward and its outputs (None where output_mask is false)
 // as meta tensors.
-Values layer_norm_backward_meta(const Values& a) {
-  const Tensor& dy = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const std::vector<int64_t> normalized = a.at(2).to_int_list();
-  const Tensor& mean = a.at(3).tensor();
-  const Tensor& rstd = a.at(4).tensor();
-  const OptT w = a.at(5).opt_tensor(), b = a.at(6).opt_tensor();
-  const std::vector<bool> mask = a.at(7).bool_list();
+Values layer_norm_backward_meta(const Args& a) {
+  const Tensor& dy = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const std::vector<int64_t> normalized = a.ints("normalized_shape");
+  const Tensor& mean = a.tensor("mean");
+  const Tensor& rstd = a.tensor("rstd");
+  const OptT w = a.opt_tensor("weight"), b = a.opt_tensor("bias");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   // _check_layer_norm_inputs (the forward's checks; see norm.cpp).
   const std::string ns = shape_str(normalized);
   if (normalized.empty()) {
@@ -310,15 +309,15 @@ Values layer_norm_backward_meta(const Values& a) {
   return out;
 }
 
-Values layer_norm_backward_ref(const Values& a) {
+Values layer_norm_backward_ref(const Args& a) {
   const Values spec = layer_norm_backward_meta(a);
-  const Tensor& dy = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const std::vector<int64_t> normalized = a.at(2).to_int_list();
-  const Tensor& mean = a.at(3).tensor();
-  const Tensor& rstd = a.at(4).tensor();
-  const OptT w = a.at(5).opt_tensor();
-  const std::vector<bool> mask = a.at(7).bool_list();
+  const Tensor& dy = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const std::vector<int64_t> normalized = a.ints("normalized_shape");
+  const Tensor& mean = a.tensor("mean");
+  const Tensor& rstd = a.tensor("rstd");
+  const OptT w = a.opt_tensor("weight");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   const int64_t nd = x.dim(), nn = static_cast<int64_t>(normalized.size());
   int64_t n = 1;
   for (int64_t s : normalized) n *= s;
@@ -367,17 +366,20 @@ Values layer_norm_backward_ref(const Values& a) {
 
 // Sums over the normalised group / row (and over the batch for dgamma, dbeta): sqrt of the
 // longest reduction, as for the forward norms.
-ComparePolicy reduction_compare(std::function<double(const Values&)> length) {
+ComparePolicy reduction_compare(const Schema& schema, std::function<double(const Args&)> length) {
   ComparePolicy c;
-  c.tol_scale = [length](const Values& a) { return std::sqrt(std::max(1.0, length(a))); };
+  c.tol_scale = [schema, length](const Values& a) {
+    return std::sqrt(std::max(1.0, length(Args(a, schema))));
+  };
   return c;
 }
 
-CostFn simple_cost(int main_arg, double flops_per_elem) {
-  return [main_arg, flops_per_elem](const Values& a, const Values& out) {
+// The cost of `flops_per_elem` flops per element of the input.
+CostFn simple_cost(double flops_per_elem) {
+  return [flops_per_elem](const Args& a, const Values& out) {
     Cost c;
-    if (static_cast<int>(a.size()) <= main_arg || !a[main_arg].is_tensor()) return c;
-    c.flops = flops_per_elem * static_cast<double>(a[main_arg].tensor().numel());
+    if (a.size() <= a.index("input") || !a.value("input").is_tensor()) return c;
+    c.flops = flops_per_elem * static_cast<double>(a.tensor("input").numel());
     c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
     return c;
   };
@@ -553,10 +555,10 @@ void register_group_norm_ops(OpRegistry& r) {
     op.meta = group_norm_meta;
     op.ref = group_norm_ref;
     op.samples = group_norm_samples;
-    op.cost = simple_cost(0, 8);
-    op.compare = reduction_compare([](const Values& a) {
-      if (a.size() < 7 || a[6].to_int() <= 0) return 1.0;
-      return static_cast<double>(a[4].to_int() / a[6].to_int() * a[5].to_int());
+    op.cost = simple_cost(8);
+    op.compare = reduction_compare(op.schema, [](const Args& a) {
+      if (a.size() < 7 || a.integer("group") <= 0) return 1.0;
+      return static_cast<double>(a.integer("C") / a.integer("group") * a.integer("HxW"));
     });
     r.add(std::move(op));
   }
@@ -571,11 +573,12 @@ void register_group_norm_ops(OpRegistry& r) {
     op.ref = group_norm_backward_ref;
     op.samples = group_norm_backward_samples;
     op.roles["rstd"] = ArgRole::positive();
-    op.cost = simple_cost(1, 10);
-    op.compare = reduction_compare([](const Values& a) {
-      if (a.size() < 9 || a[8].to_int() <= 0) return 1.0;
-      const double group_len = static_cast<double>(a[6].to_int() / a[8].to_int() * a[7].to_int());
-      return std::max(group_len, static_cast<double>(a[5].to_int() * a[7].to_int()));
+    op.cost = simple_cost(10);
+    op.compare = reduction_compare(op.schema, [](const Args& a) {
+      if (a.size() < 9 || a.integer("group") <= 0) return 1.0;
+      const double group_len =
+          static_cast<double>(a.integer("C") / a.integer("group") * a.integer("HxW"));
+      return std::max(group_len, static_cast<double>(a.integer("N") * a.integer("HxW")));
     });
     r.add(std::move(op));
   }
@@ -590,12 +593,15 @@ void register_group_norm_ops(OpRegistry& r) {
     op.ref = layer_norm_backward_ref;
     op.samples = layer_norm_backward_samples;
     op.roles["rstd"] = ArgRole::positive();
-    op.cost = simple_cost(1, 10);
-    op.compare = reduction_compare([](const Values& a) {
-      if (a.size() < 3 || !a[1].is_tensor() || a[2].kind() != ValueKind::IntList) return 1.0;
+    op.cost = simple_cost(10);
+    op.compare = reduction_compare(op.schema, [](const Args& a) {
+      if (a.size() < 3 || !a.value("input").is_tensor() ||
+          a.value("normalized_shape").kind() != ValueKind::IntList)
+        return 1.0;
       double n = 1;
-      for (int64_t s : a[2].to_int_list()) n *= static_cast<double>(std::max<int64_t>(s, 1));
-      const double rows = static_cast<double>(a[1].tensor().numel()) / std::max(n, 1.0);
+      for (int64_t s : a.ints("normalized_shape"))
+        n *= static_cast<double>(std::max<int64_t>(s, 1));
+      const double rows = static_cast<double>(a.tensor("input").numel()) / std::max(n, 1.0);
       return std::max(n, rows);
     });
     r.add(std::move(op));

@@ -97,9 +97,10 @@ struct Unfold {
 };
 
 // im2col's checks and geometry.
-Unfold im2col_plan(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Blocks b = check_blocks(args.at(1), args.at(2), args.at(3), args.at(4));
+Unfold im2col_plan(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
   const bool batched = self.dim() == 4;
   const bool valid = (self.dim() == 3 || self.dim() == 4) && self.size(-3) != 0 &&
                      self.size(-2) != 0 && self.size(-1) != 0;
@@ -127,12 +128,12 @@ Unfold im2col_plan(const Values& args) {
   return {b, n, c, h, w, oh, ow, out_shape};
 }
 
-Values im2col_meta(const Values& args) {
-  return {meta::fresh(im2col_plan(args).out_shape, args.at(0).tensor().dtype())};
+Values im2col_meta(const Args& args) {
+  return {meta::fresh(im2col_plan(args).out_shape, args.tensor("self").dtype())};
 }
 
-Values im2col_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values im2col_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
   const auto [b, n, c, h, w, oh, ow, out_shape] = im2col_plan(args);
   const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
   Tensor out = Tensor::zeros(out_shape, self.dtype());
@@ -227,47 +228,57 @@ Tensor fold(const Tensor& self, Pair size, const Blocks& blocks, const char* ker
   return out;
 }
 
-Values col2im_ref(const Values& args) {
-  const Pair size = pair_arg(args.at(1), "output_size");
-  const Blocks b = check_blocks(args.at(2), args.at(3), args.at(4), args.at(5));
-  return {fold(args.at(0).tensor(), size, b, "col2im_out_cpu")};
+Values col2im_ref(const Args& args) {
+  const Pair size = pair_arg(args.value("output_size"), "output_size");
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
+  return {fold(args.tensor("self"), size, b, "col2im_out_cpu")};
 }
 
-// col2im and im2col_backward (output_size / input_size at args[1]).
-Values fold_meta(const Values& args, const char* size_name) {
-  const Pair size = pair_arg(args.at(1), size_name);
-  const Blocks b = check_blocks(args.at(2), args.at(3), args.at(4), args.at(5));
-  const Tensor& self = args.at(0).tensor();
+// col2im and im2col_backward (the folded input is `self` / `grad_output`, the output size
+// `output_size` / `input_size`).
+Values fold_meta(const Args& args, const char* self_name, const char* size_name) {
+  const Pair size = pair_arg(args.value(size_name), size_name);
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
+  const Tensor& self = args.tensor(self_name);
   return {meta::fresh(fold_plan(self, size, b, "col2im_out_cpu").out_shape, self.dtype())};
 }
 
-Values im2col_backward_ref(const Values& args) {
-  const Pair size = pair_arg(args.at(1), "input_size");
-  const Blocks b = check_blocks(args.at(2), args.at(3), args.at(4), args.at(5));
-  return {fold(args.at(0).tensor(), size, b, "col2im_out_cpu")};
+Values im2col_backward_ref(const Args& args) {
+  const Pair size = pair_arg(args.value("input_size"), "input_size");
+  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
+                                args.value("padding"), args.value("stride"));
+  return {fold(args.tensor("grad_output"), size, b, "col2im_out_cpu")};
 }
 
 // Each folded element sums at most kh*kw block elements.
-double fold_tol_scale(const Values& a) {
-  if (a.size() < 3 || a[2].kind() != ValueKind::IntList) return 1.0;
-  const std::vector<int64_t> k = a[2].to_int_list();
+double fold_tol_scale(const Args& a) {
+  if (a.size() < 3 || a.value("kernel_size").kind() != ValueKind::IntList) return 1.0;
+  const std::vector<int64_t> k = a.ints("kernel_size");
   double v = 1;
   for (int64_t x : k) v *= static_cast<double>(std::max<int64_t>(x, 1));
   return std::sqrt(v);
 }
 
-Cost copy_cost(const Values& a, const Values& out) {
+// The folded or unfolded input: im2col's and col2im's `self`, im2col_backward's `grad_output`.
+const char* input_name(const Args& a) { return a.has("self") ? "self" : "grad_output"; }
+
+Cost copy_cost(const Args& a, const Values& out) {
   Cost c;
-  if (!a.empty() && a[0].is_tensor())
-    c.bytes += static_cast<double>(a[0].tensor().numel() * a[0].tensor().itemsize());
+  if (a.size() > 0 && a.value(input_name(a)).is_tensor()) {
+    const Tensor& in = a.tensor(input_name(a));
+    c.bytes += static_cast<double>(in.numel() * in.itemsize());
+  }
   if (!out.empty() && out[0].is_tensor())
     c.bytes += static_cast<double>(out[0].tensor().numel() * out[0].tensor().itemsize());
   return c;
 }
 
-Cost fold_cost(const Values& a, const Values& out) {
+Cost fold_cost(const Args& a, const Values& out) {
   Cost c = copy_cost(a, out);
-  if (!a.empty() && a[0].is_tensor()) c.flops = static_cast<double>(a[0].tensor().numel());
+  if (a.size() > 0 && a.value(input_name(a)).is_tensor())
+    c.flops = static_cast<double>(a.tensor(input_name(a)).numel());
   return c;
 }
 
@@ -432,11 +443,13 @@ void register_im2col_ops(OpRegistry& r) {
         "int[2] padding, int[2] stride) -> Tensor",
         "convolution");
     op.dtypes = fold_dtypes();
-    op.meta = [](const Values& args) { return fold_meta(args, "output_size"); };
+    op.meta = [](const Args& args) { return fold_meta(args, "self", "output_size"); };
     op.ref = col2im_ref;
     op.samples = fold_samples;
     op.cost = fold_cost;
-    op.compare.tol_scale = fold_tol_scale;
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return fold_tol_scale(Args(a, schema));
+    };
     r.add(std::move(op));
   }
   {
@@ -446,11 +459,13 @@ void register_im2col_ops(OpRegistry& r) {
         "dilation, int[2] padding, int[2] stride) -> Tensor",
         "convolution");
     op.dtypes = fold_dtypes();
-    op.meta = [](const Values& args) { return fold_meta(args, "input_size"); };
+    op.meta = [](const Args& args) { return fold_meta(args, "grad_output", "input_size"); };
     op.ref = im2col_backward_ref;
     op.samples = fold_samples;
     op.cost = fold_cost;
-    op.compare.tol_scale = fold_tol_scale;
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return fold_tol_scale(Args(a, schema));
+    };
     r.add(std::move(op));
   }
 }

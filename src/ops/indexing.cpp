@@ -93,22 +93,22 @@ void for_each_target(const Tensor& self, int64_t dim, const Tensor& index, Fn fn
 }
 
 // gather's checks; returns the wrapped dim.
-int64_t check_gather(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  check_gather_shapes(self, dim, a.at(2).tensor(), "gather", nullptr);
+int64_t check_gather(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  check_gather_shapes(self, dim, a.tensor("index"), "gather", nullptr);
   return dim;
 }
 
-Values gather_meta(const Values& a) {
+Values gather_meta(const Args& a) {
   check_gather(a);
-  return {meta::fresh(a.at(2).tensor().shape(), a.at(0).tensor().dtype())};
+  return {meta::fresh(a.tensor("index").shape(), a.tensor("self").dtype())};
 }
 
-Values gather_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values gather_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const int64_t dim = check_gather(a);
-  const Tensor& index = a.at(2).tensor();
+  const Tensor& index = a.tensor("index");
   Tensor out = Tensor::empty(index.shape(), self.dtype());
   for_each_target(self, dim, index, [&](int64_t k, std::span<const int64_t>, int64_t t) {
     copy_element(self, t, out, k);
@@ -256,43 +256,45 @@ Tensor value_tensor(const Value& v, DType t) {
   return out;
 }
 
-Values scatter_src_ref(const Values& a) {
-  return {scatter_impl(a.at(0).tensor(), a.at(1).to_int(), a.at(2).tensor(), a.at(3).tensor(),
+Values scatter_src_ref(const Args& a) {
+  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
                        false, Reduce::None, true, "scatter")};
 }
-Values scatter_value_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return {scatter_impl(self, a.at(1).to_int(), a.at(2).tensor(),
-                       value_tensor(a.at(3), self.dtype()), true, Reduce::None, true, "scatter")};
+Values scatter_value_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return {scatter_impl(self, a.integer("dim"), a.tensor("index"),
+                       value_tensor(a.value("value"), self.dtype()), true, Reduce::None, true,
+                       "scatter")};
 }
-Values scatter_reduce_ref(const Values& a) {
-  return {scatter_impl(a.at(0).tensor(), a.at(1).to_int(), a.at(2).tensor(), a.at(3).tensor(),
-                       false, parse_reduce(a.at(4).str_value(), false), true, "scatter")};
+Values scatter_reduce_ref(const Args& a) {
+  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
+                       false, parse_reduce(a.str("reduce"), false), true, "scatter")};
 }
-Values scatter_value_reduce_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return {scatter_impl(self, a.at(1).to_int(), a.at(2).tensor(),
-                       value_tensor(a.at(3), self.dtype()), true,
-                       parse_reduce(a.at(4).str_value(), false), true, "scatter")};
+Values scatter_value_reduce_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return {scatter_impl(self, a.integer("dim"), a.tensor("index"),
+                       value_tensor(a.value("value"), self.dtype()), true,
+                       parse_reduce(a.str("reduce"), false), true, "scatter")};
 }
-Values scatter_add_ref(const Values& a) {
-  return {scatter_impl(a.at(0).tensor(), a.at(1).to_int(), a.at(2).tensor(), a.at(3).tensor(),
+Values scatter_add_ref(const Args& a) {
+  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
                        false, Reduce::Sum, true, "scatter_add")};
 }
-Values scatter_reduce_two_ref(const Values& a) {
-  return {scatter_impl(a.at(0).tensor(), a.at(1).to_int(), a.at(2).tensor(), a.at(3).tensor(),
-                       false, parse_reduce(a.at(4).str_value(), true), a.at(5).to_bool(),
+Values scatter_reduce_two_ref(const Args& a) {
+  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
+                       false, parse_reduce(a.str("reduce"), true), a.flag("include_self"),
                        "scatter_reduce")};
 }
 
-// The meta of a scatter: `reduce_at` is the index of the reduce argument (0: none; `two`: the
-// scatter_reduce.two spelling), `src_is_value` whether argument 3 is a Scalar.
-MetaFn scatter_meta(bool src_is_value, size_t reduce_at, bool two, const char* op) {
-  return [=](const Values& a) {
-    if (reduce_at) parse_reduce(a.at(reduce_at).str_value(), two);
-    const Tensor& self = a.at(0).tensor();
-    check_scatter(self, a.at(1).to_int(), a.at(2).tensor(),
-                  src_is_value ? nullptr : &a.at(3).tensor(), op);
+// The meta of a scatter: `reduces` whether it has a reduce argument (`two`: the
+// scatter_reduce.two spelling), `src_is_value` whether it scatters a Scalar `value` (else a
+// tensor `src`).
+MetaFn scatter_meta(bool src_is_value, bool reduces, bool two, const char* op) {
+  return [=](const Args& a) {
+    if (reduces) parse_reduce(a.str("reduce"), two);
+    const Tensor& self = a.tensor("self");
+    check_scatter(self, a.integer("dim"), a.tensor("index"),
+                  src_is_value ? nullptr : &a.tensor("src"), op);
     return Values{meta::fresh_like(self)};
   };
 }
@@ -301,27 +303,27 @@ double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsi
 
 // gather: index and gathered values read, output written. scatter: self copied (read and
 // written), index and src read; one flop per accumulated element.
-Cost gather_cost(const Values& a, const Values& out) {
+Cost gather_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = nbytes(a.at(2).tensor()) + 2 * nbytes(out[0].tensor());
+  c.bytes = nbytes(a.tensor("index")) + 2 * nbytes(out[0].tensor());
   return c;
 }
-Cost scatter_cost(const Values& a, const Values& out) {
+Cost scatter_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  const Tensor& index = a.at(2).tensor();
+  const Tensor& index = a.tensor("index");
   c.bytes = 2 * nbytes(out[0].tensor()) + nbytes(index) +
             static_cast<double>(index.numel() * out[0].tensor().itemsize());
   c.flops = static_cast<double>(index.numel());
   return c;
 }
 
-double scatter_tol(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& index = a.at(2).tensor();
+double scatter_tol(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& index = a.tensor("index");
   if (index.dim() == 0 || self.dim() == 0) return 1;
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   return static_cast<double>(std::max<int64_t>(1, index.size(dim)));
 }
 
@@ -481,7 +483,11 @@ OpDef make_op(const char* schema, MetaFn meta, RefFn ref, SampleFn samples, bool
   op.samples = std::move(samples);
   op.roles["index"] = ArgRole::index_into("self", 0);
   op.cost = scatter_cost;
-  if (accumulates) op.compare.tol_scale = scatter_tol;
+  if (accumulates) {
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return scatter_tol(Args(a, schema));
+    };
+  }
   return op;
 }
 
@@ -497,16 +503,16 @@ void register_gather_scatter_ops(OpRegistry& r) {
   }
   r.add(make_op(
       "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      scatter_meta(false, 0, false, "scatter"), scatter_src_ref,
+      scatter_meta(false, false, false, "scatter"), scatter_src_ref,
       [](const SampleContext& c) { return scatter_src_like(c, true, {}); }, false));
   r.add(make_op(
       "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-      scatter_meta(true, 0, false, "scatter"), scatter_value_ref,
+      scatter_meta(true, false, false, "scatter"), scatter_value_ref,
       [](const SampleContext& c) { return scatter_value_samples(c, {}); }, false));
   r.add(make_op(
       "aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> "
       "Tensor",
-      scatter_meta(false, 4, false, "scatter"), scatter_reduce_ref,
+      scatter_meta(false, true, false, "scatter"), scatter_reduce_ref,
       [](const SampleContext& c) {
         auto s = scatter_src_like(c, false, {{"reduce", S("add")}});
         auto m = scatter_src_like(c, false, {{"reduce", S("multiply")}}, false);
@@ -521,7 +527,7 @@ void register_gather_scatter_ops(OpRegistry& r) {
   r.add(make_op(
       "aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str "
       "reduce) -> Tensor",
-      scatter_meta(true, 4, false, "scatter"), scatter_value_reduce_ref,
+      scatter_meta(true, true, false, "scatter"), scatter_value_reduce_ref,
       [](const SampleContext& c) {
         auto s = scatter_value_samples(c, {{"reduce", S("add")}});
         auto m = scatter_value_samples(c, {{"reduce", S("multiply")}});
@@ -531,12 +537,12 @@ void register_gather_scatter_ops(OpRegistry& r) {
       true));
   r.add(make_op(
       "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      scatter_meta(false, 0, false, "scatter_add"), scatter_add_ref,
+      scatter_meta(false, false, false, "scatter_add"), scatter_add_ref,
       [](const SampleContext& c) { return scatter_src_like(c, false, {}); }, true));
   r.add(make_op(
       "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
       "bool include_self=True) -> Tensor",
-      scatter_meta(false, 4, true, "scatter_reduce"), scatter_reduce_two_ref,
+      scatter_meta(false, true, true, "scatter_reduce"), scatter_reduce_two_ref,
       scatter_reduce_two_samples, true));
 }
 

@@ -227,15 +227,15 @@ void for_each_indexed(const Tensor& self, const Plan& plan, Fn fn) {
   });
 }
 
-Values index_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Plan plan = make_plan(self, a.at(1).tensors(), /*estimate=*/true);
+Values index_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Plan plan = make_plan(self, a.tensors("indices"), /*estimate=*/true);
   return {meta::fresh(plan.result, self.dtype())};
 }
 
-Values index_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Plan plan = make_plan(self, a.at(1).tensors());
+Values index_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Plan plan = make_plan(self, a.tensors("indices"));
   Tensor out = Tensor::empty(plan.result, self.dtype());
   for_each_indexed(self, plan, [&](int64_t k, int64_t s) { copy_element(self, s, out, k); });
   return {out};
@@ -293,27 +293,27 @@ void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Ten
   }
 }
 
-Values index_put_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  index_put_plan(self, a.at(1).tensors(), a.at(2).tensor(), /*estimate=*/true);
+Values index_put_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  index_put_plan(self, a.tensors("indices"), a.tensor("values"), /*estimate=*/true);
   return {meta::fresh_like(self)};
 }
 
-Values index_put_inplace_meta(const Values& a) {
-  index_put_plan(a.at(0).tensor(), a.at(1).tensors(), a.at(2).tensor(), /*estimate=*/true);
-  return {a.at(0)};
+Values index_put_inplace_meta(const Args& a) {
+  index_put_plan(a.tensor("self"), a.tensors("indices"), a.tensor("values"), /*estimate=*/true);
+  return {a.value("self")};
 }
 
-Values index_put_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values index_put_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   Tensor out = Tensor::empty(self.shape(), self.dtype());
-  index_put_into(out, self, a.at(1).tensors(), a.at(2).tensor(), a.at(3).to_bool());
+  index_put_into(out, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
   return {out};
 }
 
-Values index_put_inplace_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  index_put_into(self, self, a.at(1).tensors(), a.at(2).tensor(), a.at(3).to_bool());
+Values index_put_inplace_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  index_put_into(self, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
   return {self};
 }
 
@@ -325,17 +325,17 @@ double list_bytes(const Value& v) {
   return b;
 }
 
-Cost index_cost(const Values& a, const Values& out) {
+Cost index_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = list_bytes(a.at(1)) + 2 * nbytes(out[0].tensor());
+  c.bytes = list_bytes(a.value("indices")) + 2 * nbytes(out[0].tensor());
   return c;
 }
-Cost index_put_cost(const Values& a, const Values& out) {
+Cost index_put_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = list_bytes(a.at(1)) + 2 * nbytes(a.at(2).tensor());
-  if (!a.at(0).tensor().shares_storage(out[0].tensor())) c.bytes += 2 * nbytes(out[0].tensor());
+  c.bytes = list_bytes(a.value("indices")) + 2 * nbytes(a.tensor("values"));
+  if (!a.tensor("self").shares_storage(out[0].tensor())) c.bytes += 2 * nbytes(out[0].tensor());
   return c;
 }
 
@@ -453,9 +453,9 @@ OpDef make_index_op(const char* schema, MetaFn meta, RefFn ref, SampleFn samples
   return op;
 }
 
-double put_tol(const Values& a) {
+double put_tol(const Args& a) {
   double n = 0;
-  for (const Tensor& t : a.at(1).tensors())
+  for (const Tensor& t : a.tensors("indices"))
     if (t.defined()) n = std::max(n, static_cast<double>(t.numel()));
   return std::max(1.0, n);
 }
@@ -474,7 +474,9 @@ void register_index_ops(OpRegistry& r) {
         "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) "
         "-> Tensor",
         index_put_meta, index_put_ref, index_put_samples, index_put_cost);
-    op.compare.tol_scale = put_tol;
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return put_tol(Args(a, schema));
+    };
     r.add(std::move(op));
   }
   {
@@ -482,7 +484,9 @@ void register_index_ops(OpRegistry& r) {
         "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool "
         "accumulate=False) -> Tensor(a!)",
         index_put_inplace_meta, index_put_inplace_ref, index_put_samples, index_put_cost);
-    op.compare.tol_scale = put_tol;
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return put_tol(Args(a, schema));
+    };
     r.add(std::move(op));
   }
 }

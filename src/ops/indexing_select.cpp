@@ -52,10 +52,10 @@ int64_t checked_index(const Tensor& index, int64_t k, int64_t size) {
 }
 
 // index_select's checks; returns the output's shape (the dtype is self's).
-Shape index_select_shape(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
+Shape index_select_shape(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
   check_vector_index(index, "index_select");
   if (self.dim() == 0) {
     if (index.numel() != 1)
@@ -68,15 +68,15 @@ Shape index_select_shape(const Values& a) {
   return shape;
 }
 
-Values index_select_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& index = a.at(2).tensor();
+Values index_select_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& index = a.tensor("index");
   const Shape shape = index_select_shape(a);
   if (self.dim() == 0) {
     checked_index(index, 0, 1);
     return {self.clone()};
   }
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   Tensor out = Tensor::empty(shape, self.dtype());
   // Slice by slice along `dim` (the real-model gathers take 50k rows), every index checked
   // first.
@@ -89,11 +89,11 @@ Values index_select_ref(const Values& a) {
 }
 
 // index_add's checks; returns the wrapped dim (the output is shaped like self).
-int64_t check_index_add(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
-  const Tensor& source = a.at(3).tensor();
+int64_t check_index_add(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
+  const Tensor& source = a.tensor("source");
   check_vector_index(index, "index_add_");
   if (source.dtype() != self.dtype())
     op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +
@@ -114,12 +114,12 @@ int64_t check_index_add(const Values& a) {
   return dim;
 }
 
-Values index_add_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values index_add_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const int64_t dim = check_index_add(a);
-  const Tensor& index = a.at(2).tensor();
-  const Tensor& source = a.at(3).tensor();
-  const Value& alpha = a.at(4);
+  const Tensor& index = a.tensor("index");
+  const Tensor& source = a.tensor("source");
+  const Value& alpha = a.value("alpha");
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
   std::vector<double> acc(static_cast<size_t>(n));
@@ -157,10 +157,10 @@ Values index_add_ref(const Values& a) {
 }
 
 // masked_scatter's checks; returns the output's shape (the dtype is self's).
-Shape masked_scatter_shape(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& mask = a.at(1).tensor();
-  const Tensor& source = a.at(2).tensor();
+Shape masked_scatter_shape(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& mask = a.tensor("mask");
+  const Tensor& source = a.tensor("source");
   if (mask.dtype() != b8)
     op_error("masked_scatter_ only supports boolean masks, but got mask with dtype " +
              scalar_type_name(mask.dtype()));
@@ -170,10 +170,10 @@ Shape masked_scatter_shape(const Values& a) {
   return broadcast_shapes(self.shape(), mask.shape());
 }
 
-Values masked_scatter_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& mask = a.at(1).tensor();
-  const Tensor& source = a.at(2).tensor();
+Values masked_scatter_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& mask = a.tensor("mask");
+  const Tensor& source = a.tensor("source");
   const Shape shape = masked_scatter_shape(a);
   const Tensor s = self.expand(shape);
   const Tensor m = mask.expand(shape);
@@ -192,23 +192,24 @@ Values masked_scatter_ref(const Values& a) {
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
 
-Cost index_select_cost(const Values& a, const Values& out) {
+Cost index_select_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = nbytes(a.at(2).tensor()) + 2 * nbytes(out[0].tensor());
+  c.bytes = nbytes(a.tensor("index")) + 2 * nbytes(out[0].tensor());
   return c;
 }
-Cost index_add_cost(const Values& a, const Values& out) {
+Cost index_add_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = 2 * nbytes(out[0].tensor()) + nbytes(a.at(2).tensor()) + 2 * nbytes(a.at(3).tensor());
-  c.flops = 2.0 * static_cast<double>(a.at(3).tensor().numel());
+  c.bytes =
+      2 * nbytes(out[0].tensor()) + nbytes(a.tensor("index")) + 2 * nbytes(a.tensor("source"));
+  c.flops = 2.0 * static_cast<double>(a.tensor("source").numel());
   return c;
 }
-Cost masked_scatter_cost(const Values& a, const Values& out) {
+Cost masked_scatter_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = 2 * nbytes(out[0].tensor()) + nbytes(a.at(1).tensor()) + nbytes(a.at(2).tensor());
+  c.bytes = 2 * nbytes(out[0].tensor()) + nbytes(a.tensor("mask")) + nbytes(a.tensor("source"));
   return c;
 }
 
@@ -315,8 +316,8 @@ void register_index_select_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", "indexing");
     op.dtypes = all_numeric_dtypes();
-    op.meta = [](const Values& a) {
-      return Values{meta::fresh(index_select_shape(a), a.at(0).tensor().dtype())};
+    op.meta = [](const Args& a) {
+      return Values{meta::fresh(index_select_shape(a), a.tensor("self").dtype())};
     };
     op.value_checks = true;  // indices out of range
     op.ref = index_select_ref;
@@ -331,17 +332,17 @@ void register_index_select_ops(OpRegistry& r) {
         "-> Tensor",
         "indexing");
     op.dtypes = all_numeric_dtypes();
-    op.meta = [](const Values& a) {
+    op.meta = [](const Args& a) {
       check_index_add(a);
-      return Values{meta::fresh_like(a.at(0).tensor())};
+      return Values{meta::fresh_like(a.tensor("self"))};
     };
     op.value_checks = true;  // indices out of range
     op.ref = index_add_ref;
     op.samples = index_add_samples;
     op.roles["index"] = ArgRole::index_into("self", 0);
     op.cost = index_add_cost;
-    op.compare.tol_scale = [](const Values& a) {
-      return static_cast<double>(std::max<int64_t>(1, a.at(2).tensor().numel()));
+    op.compare.tol_scale = [schema = op.schema](const Values& a) {
+      return static_cast<double>(std::max<int64_t>(1, Args(a, schema).tensor("index").numel()));
     };
     r.add(std::move(op));
   }
@@ -349,8 +350,8 @@ void register_index_select_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema(
         "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", "indexing");
     op.dtypes = all_numeric_dtypes();
-    op.meta = [](const Values& a) {
-      return Values{meta::fresh(masked_scatter_shape(a), a.at(0).tensor().dtype())};
+    op.meta = [](const Args& a) {
+      return Values{meta::fresh(masked_scatter_shape(a), a.tensor("self").dtype())};
     };
     op.value_checks = true;  // source shorter than the mask's true count
     op.ref = masked_scatter_ref;

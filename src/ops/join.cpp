@@ -107,18 +107,18 @@ Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
   return out;
 }
 
-Values cat_ref(const Values& a) { return {cat_impl(a.at(0).tensors(), a.at(1).to_int())}; }
+Values cat_ref(const Args& a) { return {cat_impl(a.tensors("tensors"), a.integer("dim"))}; }
 
-Values cat_meta(const Values& a) {
-  const CatSpec spec = cat_spec(a.at(0).tensors(), a.at(1).to_int());
+Values cat_meta(const Args& a) {
+  const CatSpec spec = cat_spec(a.tensors("tensors"), a.integer("dim"));
   return {meta::fresh(spec.shape, spec.dtype)};
 }
 
 // stack's checks; returns the tensors unsqueezed at the wrapped dim (views), and that dim.
-std::vector<Tensor> stack_inputs(const Values& a, int64_t& d) {
-  const auto& ts = a.at(0).tensors();
+std::vector<Tensor> stack_inputs(const Args& a, int64_t& d) {
+  const auto& ts = a.tensors("tensors");
   CRUCIBLE_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
-  d = wrap_dim(a.at(1).to_int(), ts[0].dim() + 1);
+  d = wrap_dim(a.integer("dim"), ts[0].dim() + 1);
   std::vector<Tensor> us;
   for (size_t i = 0; i < ts.size(); ++i) {
     if (ts[i].shape() != ts[0].shape())
@@ -129,13 +129,13 @@ std::vector<Tensor> stack_inputs(const Values& a, int64_t& d) {
   return us;
 }
 
-Values stack_ref(const Values& a) {
+Values stack_ref(const Args& a) {
   int64_t d = 0;
   const std::vector<Tensor> us = stack_inputs(a, d);
   return {cat_impl(us, d)};
 }
 
-Values stack_meta(const Values& a) {
+Values stack_meta(const Args& a) {
   int64_t d = 0;
   const std::vector<Tensor> us = stack_inputs(a, d);
   const CatSpec spec = cat_spec(us, d);
@@ -161,9 +161,9 @@ void gather_map(const Tensor& in, const Tensor& out,
 }
 
 // repeat's checks; returns the output's shape (the dtype is self's).
-Shape repeat_shape(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const auto reps = a.at(1).to_int_list();
+Shape repeat_shape(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const auto reps = a.ints("repeats");
   const auto nr = static_cast<int64_t>(reps.size());
   CRUCIBLE_CHECK(nr >= self.dim(),
                  "Number of dimensions of repeat dims can not be smaller than number of "
@@ -179,9 +179,9 @@ Shape repeat_shape(const Values& a) {
   return shape;
 }
 
-Values repeat_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const auto nr = static_cast<int64_t>(a.at(1).to_int_list().size());
+Values repeat_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const auto nr = static_cast<int64_t>(a.ints("repeats").size());
   Tensor out = Tensor::empty(repeat_shape(a), self.dtype());
   const int64_t lead = nr - self.dim();
   gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
@@ -200,9 +200,9 @@ std::vector<bool> dim_mask(const std::vector<int64_t>& dims, int64_t ndim) {
   return m;
 }
 
-Values flip_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const auto m = dim_mask(a.at(1).to_int_list(), self.dim());
+Values flip_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const auto m = dim_mask(a.ints("dims"), self.dim());
   Tensor out = Tensor::empty(self.shape(), self.dtype());
   gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
     for (int64_t d = 0; d < self.dim(); ++d) src[d] = m[d] ? self.size(d) - 1 - idx[d] : idx[d];
@@ -213,10 +213,10 @@ Values flip_ref(const Values& a) {
 int64_t pos_mod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
 
 // roll's checks; returns the shift of every dim (empty: one shift of the flattened tensor).
-std::vector<int64_t> roll_shifts(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const auto shifts = a.at(1).to_int_list();
-  const auto dims = a.at(2).to_int_list();
+std::vector<int64_t> roll_shifts(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const auto shifts = a.ints("shifts");
+  const auto dims = a.ints("dims");
   if (dims.empty()) {
     if (shifts.size() != 1)
       op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
@@ -232,9 +232,9 @@ std::vector<int64_t> roll_shifts(const Values& a) {
   return shift;
 }
 
-Values roll_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const auto shifts = a.at(1).to_int_list();
+Values roll_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const auto shifts = a.ints("shifts");
   const std::vector<int64_t> shift = roll_shifts(a);
   if (shift.empty()) {
     const Tensor flat = self.contiguous().view({-1});
@@ -259,9 +259,9 @@ void check_tri(const Tensor& self, bool lower) {
              ": input tensor must have at least 2 dimensions");
 }
 
-Values tri_ref(const Values& a, bool lower) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t diag = a.at(1).to_int();
+Values tri_ref(const Args& a, bool lower) {
+  const Tensor& self = a.tensor("self");
+  const int64_t diag = a.integer("diagonal");
   check_tri(self, lower);
   Tensor out = Tensor::zeros(self.shape(), self.dtype());
   const int64_t nd = self.dim();
@@ -282,9 +282,9 @@ Values tri_ref(const Values& a, bool lower) {
 }
 
 // constant_pad_nd's checks; returns the output's shape and, per dim, the padding before.
-Shape constant_pad_shape(const Values& a, std::vector<int64_t>& before) {
-  const Tensor& self = a.at(0).tensor();
-  const auto pad = a.at(1).to_int_list();
+Shape constant_pad_shape(const Args& a, std::vector<int64_t>& before) {
+  const Tensor& self = a.tensor("self");
+  const auto pad = a.ints("pad");
   const auto np = static_cast<int64_t>(pad.size());
   if (np % 2 != 0)
     op_error("Length of pad must be even but instead it equals " + std::to_string(np));
@@ -311,13 +311,13 @@ Shape constant_pad_shape(const Values& a, std::vector<int64_t>& before) {
   return shape;
 }
 
-Values constant_pad_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values constant_pad_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   std::vector<int64_t> before;
   const Shape shape = constant_pad_shape(a, before);
   const int64_t nd = self.dim();
   Tensor out = Tensor::empty(shape, self.dtype());
-  const Value& v = a.at(2);
+  const Value& v = a.value("value");
   if (v.kind() == ValueKind::Float)
     out.fill(v.to_double());
   else
@@ -354,9 +354,11 @@ double tensor_bytes(const Value& v) {
 }
 
 // Data movement only: every input element read once, every output element written once.
-Cost move_cost(const Values& a, const Values& out) {
+// The input is `tensors` (cat, stack) or `self` (the others).
+Cost move_cost(const Args& a, const Values& out) {
   Cost c;
-  c.bytes = tensor_bytes(a.at(0)) + (out.empty() ? 0 : tensor_bytes(out[0]));
+  c.bytes = tensor_bytes(a.value(a.has("tensors") ? "tensors" : "self")) +
+            (out.empty() ? 0 : tensor_bytes(out[0]));
   return c;
 }
 
@@ -577,10 +579,10 @@ void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn sam
 
 void register_join_ops(OpRegistry& r) {
   // The meta of an op whose output is a fresh tensor shaped like self, after `check`.
-  auto like_self = [](std::function<void(const Values&)> check) -> MetaFn {
-    return [check = std::move(check)](const Values& a) {
+  auto like_self = [](std::function<void(const Args&)> check) -> MetaFn {
+    return [check = std::move(check)](const Args& a) {
       check(a);
-      return Values{meta::fresh_like(a.at(0).tensor())};
+      return Values{meta::fresh_like(a.tensor("self"))};
     };
   };
   add(r, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_ref, cat_samples);
@@ -588,28 +590,26 @@ void register_join_ops(OpRegistry& r) {
       stack_samples);
   add(
       r, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
-      [](const Values& a) {
-        return Values{meta::fresh(repeat_shape(a), a.at(0).tensor().dtype())};
-      },
+      [](const Args& a) { return Values{meta::fresh(repeat_shape(a), a.tensor("self").dtype())}; },
       repeat_ref, repeat_samples);
   add(r, "aten::flip(Tensor self, int[] dims) -> Tensor",
-      like_self([](const Values& a) { dim_mask(a.at(1).to_int_list(), a.at(0).tensor().dim()); }),
-      flip_ref, flip_samples);
+      like_self([](const Args& a) { dim_mask(a.ints("dims"), a.tensor("self").dim()); }), flip_ref,
+      flip_samples);
   add(r, "aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
-      like_self([](const Values& a) { roll_shifts(a); }), roll_ref, roll_samples);
+      like_self([](const Args& a) { roll_shifts(a); }), roll_ref, roll_samples);
   add(
       r, "aten::tril(Tensor self, SymInt diagonal=0) -> Tensor",
-      like_self([](const Values& a) { check_tri(a.at(0).tensor(), true); }),
-      [](const Values& a) { return tri_ref(a, true); }, tri_samples);
+      like_self([](const Args& a) { check_tri(a.tensor("self"), true); }),
+      [](const Args& a) { return tri_ref(a, true); }, tri_samples);
   add(
       r, "aten::triu(Tensor self, SymInt diagonal=0) -> Tensor",
-      like_self([](const Values& a) { check_tri(a.at(0).tensor(), false); }),
-      [](const Values& a) { return tri_ref(a, false); }, tri_samples);
+      like_self([](const Args& a) { check_tri(a.tensor("self"), false); }),
+      [](const Args& a) { return tri_ref(a, false); }, tri_samples);
   add(
       r, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
-      [](const Values& a) {
+      [](const Args& a) {
         std::vector<int64_t> before;
-        return Values{meta::fresh(constant_pad_shape(a, before), a.at(0).tensor().dtype())};
+        return Values{meta::fresh(constant_pad_shape(a, before), a.tensor("self").dtype())};
       },
       constant_pad_ref, pad_samples);
 }

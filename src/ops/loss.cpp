@@ -31,8 +31,10 @@ namespace {
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 using arith::code;
 
-int64_t reduction_of(const Values& args, size_t i) {
-  return args.size() > i && !args[i].is_none() ? args[i].to_int() : 1;
+int64_t reduction_of(const Args& args) {
+  return args.size() > args.index("reduction") && args.given("reduction")
+             ? args.integer("reduction")
+             : 1;
 }
 
 // The checked result of mse_loss: the loss's (unreduced) shape and dtype, and the reduction.
@@ -42,13 +44,13 @@ struct MseSpec {
   int64_t reduction;
 };
 
-MseSpec mse_spec(const Values& args) {
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const DType rt = arith::promoted({args[0], args[1]});
+MseSpec mse_spec(const Args& args) {
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("target");
+  const DType rt = arith::promoted({args.value("self"), args.value("target")});
   arith::require_modelled(rt, "mse_loss");
   if (!is_floating(rt)) not_implemented_for("mse_cpu", rt);
-  const int64_t reduction = reduction_of(args, 2);
+  const int64_t reduction = reduction_of(args);
   CRUCIBLE_CHECK(reduction >= 0 && reduction <= 2,
                  "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
                  "FAILED: invalid reduction " +
@@ -57,9 +59,9 @@ MseSpec mse_spec(const Values& args) {
   return {arith::broadcast_all(ins), rt, reduction};
 }
 
-Values mse_ref(const Values& args) {
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
+Values mse_ref(const Args& args) {
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("target");
   const auto [shape, rt, reduction] = mse_spec(args);
   const Tensor ins[] = {a, b};
   Tensor loss = Tensor::empty(shape, rt);
@@ -73,10 +75,10 @@ Values mse_ref(const Values& args) {
 }
 
 // mse_loss_backward's checks; the result's shape (the three broadcast), of self's dtype.
-Shape mse_backward_shape(const Values& args) {
-  const Tensor& grad = args.at(0).tensor();
-  const Tensor& self = args.at(1).tensor();
-  const Tensor& target = args.at(2).tensor();
+Shape mse_backward_shape(const Args& args) {
+  const Tensor& grad = args.tensor("grad_output");
+  const Tensor& self = args.tensor("self");
+  const Tensor& target = args.tensor("target");
   const DType t = self.dtype();
   for (const Tensor* x : {&target, &grad})
     CRUCIBLE_CHECK(x->dtype() == t, "Found dtype " + scalar_type_name(x->dtype()) +
@@ -87,11 +89,11 @@ Shape mse_backward_shape(const Values& args) {
   return arith::broadcast_all(ins);
 }
 
-Values mse_backward_ref(const Values& args) {
-  const Tensor& grad = args.at(0).tensor();
-  const Tensor& self = args.at(1).tensor();
-  const Tensor& target = args.at(2).tensor();
-  const int64_t reduction = reduction_of(args, 3);
+Values mse_backward_ref(const Args& args) {
+  const Tensor& grad = args.tensor("grad_output");
+  const Tensor& self = args.tensor("self");
+  const Tensor& target = args.tensor("target");
+  const int64_t reduction = reduction_of(args);
   const DType t = self.dtype();
   const Shape shape = mse_backward_shape(args);
   const double norm =
@@ -198,9 +200,9 @@ std::vector<Sample> mse_backward_samples(const SampleContext& ctx) {
 }
 
 // sqrt of the number of summed elements for mean/sum (the order of a sum's rounding errors).
-double mse_tol_scale(const Values& args) {
-  if (reduction_of(args, 2) == 0) return 1.0;
-  const Tensor ins[] = {args.at(0).tensor(), args.at(1).tensor()};
+double mse_tol_scale(const Args& args) {
+  if (reduction_of(args) == 0) return 1.0;
+  const Tensor ins[] = {args.tensor("self"), args.tensor("target")};
   const Shape s = arith::broadcast_all(ins);
   return std::max(1.0, std::sqrt(static_cast<double>(numel_of(s))));
 }
@@ -211,19 +213,21 @@ void register_loss_ops(OpRegistry& r) {
   OpDef mse = OpDef::from_schema(
       "aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", "loss");
   mse.dtypes = floating_dtypes();
-  mse.meta = [](const Values& args) {
+  mse.meta = [](const Args& args) {
     const MseSpec s = mse_spec(args);
     return Values{s.reduction == 0 ? meta::fresh(s.shape, s.dtype) : meta::fresh({}, s.dtype)};
   };
   mse.ref = mse_ref;
   mse.samples = mse_samples;
-  mse.cost = [](const Values& args, const Values& outputs) {
-    const Tensor ins[] = {args.at(0).tensor(), args.at(1).tensor()};
+  mse.cost = [](const Args& args, const Values& outputs) {
+    const Tensor ins[] = {args.tensor("self"), args.tensor("target")};
     const double n = static_cast<double>(numel_of(arith::broadcast_all(ins)));
     return Cost{3 * n, arith::real_bytes(ins[0]) + arith::real_bytes(ins[1]) +
                            arith::real_bytes(outputs.at(0).tensor())};
   };
-  mse.compare.tol_scale = mse_tol_scale;
+  mse.compare.tol_scale = [schema = mse.schema](const Values& args) {
+    return mse_tol_scale(Args(args, schema));
+  };
   r.add(std::move(mse));
 
   OpDef bwd = OpDef::from_schema(
@@ -233,8 +237,8 @@ void register_loss_ops(OpRegistry& r) {
   std::vector<DType> ts = all_numeric_dtypes();
   ts.erase(ts.begin());  // no bool
   bwd.dtypes = ts;
-  bwd.meta = [](const Values& args) {
-    return Values{meta::fresh(mse_backward_shape(args), args.at(1).tensor().dtype())};
+  bwd.meta = [](const Args& args) {
+    return Values{meta::fresh(mse_backward_shape(args), args.tensor("self").dtype())};
   };
   bwd.ref = mse_backward_ref;
   bwd.samples = mse_backward_samples;

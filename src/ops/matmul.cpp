@@ -158,9 +158,9 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
 }
 
 // mm's checks; returns the output shape.
-Shape mm_shape(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mat2 = args.at(1).tensor();
+Shape mm_shape(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat2 = args.tensor("mat2");
   CRUCIBLE_CHECK(self.dim() == 2, "self must be a matrix");
   CRUCIBLE_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
   if (self.size(1) != mat2.size(0)) {
@@ -178,13 +178,13 @@ Shape mm_shape(const Values& args) {
   return out_shape;
 }
 
-Values mm_meta(const Values& args) {
-  return {meta::fresh(mm_shape(args), args.at(0).tensor().dtype())};
+Values mm_meta(const Args& args) {
+  return {meta::fresh(mm_shape(args), args.tensor("self").dtype())};
 }
 
-Values mm_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mat2 = args.at(1).tensor();
+Values mm_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat2 = args.tensor("mat2");
   const Shape out_shape = mm_shape(args);
   Product p;
   p.a = self.unsqueeze(0);
@@ -193,10 +193,10 @@ Values mm_ref(const Values& args) {
 }
 
 // addmm's checks; returns self's shape right-aligned to 2 dims (1 where broadcast).
-Shape addmm_self_shape(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mat1 = args.at(1).tensor();
-  const Tensor& mat2 = args.at(2).tensor();
+Shape addmm_self_shape(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat1 = args.tensor("mat1");
+  const Tensor& mat2 = args.tensor("mat2");
   if (self.dtype() != mat2.dtype()) {
     op_error("self and mat2 must have the same dtype, but got " + scalar_type_name(self.dtype()) +
              " and " + scalar_type_name(mat2.dtype()));
@@ -239,18 +239,18 @@ Shape addmm_self_shape(const Values& args) {
   return s2;
 }
 
-Values addmm_meta(const Values& args) {
+Values addmm_meta(const Args& args) {
   addmm_self_shape(args);
-  const Tensor& mat1 = args.at(1).tensor();
-  return {meta::fresh({mat1.size(0), args.at(2).tensor().size(1)}, mat1.dtype())};
+  const Tensor& mat1 = args.tensor("mat1");
+  return {meta::fresh({mat1.size(0), args.tensor("mat2").size(1)}, mat1.dtype())};
 }
 
-Values addmm_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mat1 = args.at(1).tensor();
-  const Tensor& mat2 = args.at(2).tensor();
-  const Scalar beta = args.at(3).to_scalar();
-  const Scalar alpha = args.at(4).to_scalar();
+Values addmm_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat1 = args.tensor("mat1");
+  const Tensor& mat2 = args.tensor("mat2");
+  const Scalar beta = args.scalar("beta");
+  const Scalar alpha = args.scalar("alpha");
   const Shape s2 = addmm_self_shape(args);
   const Shape target{mat1.size(0), mat2.size(1)};
   // self's logical index for output (i, j) under broadcasting.
@@ -273,9 +273,9 @@ Values addmm_ref(const Values& args) {
 }
 
 // bmm's checks; returns the output shape.
-Shape bmm_shape(const Values& args) {
-  const Tensor& b1 = args.at(0).tensor();
-  const Tensor& b2 = args.at(1).tensor();
+Shape bmm_shape(const Args& args) {
+  const Tensor& b1 = args.tensor("self");
+  const Tensor& b2 = args.tensor("mat2");
   CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
@@ -294,23 +294,23 @@ Shape bmm_shape(const Values& args) {
   return out_shape;
 }
 
-Values bmm_meta(const Values& args) {
-  return {meta::fresh(bmm_shape(args), args.at(1).tensor().dtype())};
+Values bmm_meta(const Args& args) {
+  return {meta::fresh(bmm_shape(args), args.tensor("mat2").dtype())};
 }
 
-Values bmm_ref(const Values& args) {
+Values bmm_ref(const Args& args) {
   const Shape out_shape = bmm_shape(args);
   Product p;
-  p.a = args.at(0).tensor();
-  p.w = args.at(1).tensor();
+  p.a = args.tensor("self");
+  p.w = args.tensor("mat2");
   return {compute(p, out_shape, p.w.dtype())};
 }
 
 // baddbmm's checks; returns self's shape right-aligned to 3 dims (1 where broadcast).
-Shape baddbmm_self_shape(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& b1 = args.at(1).tensor();
-  const Tensor& b2 = args.at(2).tensor();
+Shape baddbmm_self_shape(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& b1 = args.tensor("batch1");
+  const Tensor& b2 = args.tensor("batch2");
   CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   const Shape target{b1.size(0), b1.size(1), b2.size(2)};
@@ -351,18 +351,18 @@ Shape baddbmm_self_shape(const Values& args) {
   return s3;
 }
 
-Values baddbmm_meta(const Values& args) {
+Values baddbmm_meta(const Args& args) {
   baddbmm_self_shape(args);
-  const Tensor& b1 = args.at(1).tensor();
-  return {meta::fresh({b1.size(0), b1.size(1), args.at(2).tensor().size(2)}, b1.dtype())};
+  const Tensor& b1 = args.tensor("batch1");
+  return {meta::fresh({b1.size(0), b1.size(1), args.tensor("batch2").size(2)}, b1.dtype())};
 }
 
-Values baddbmm_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& b1 = args.at(1).tensor();
-  const Tensor& b2 = args.at(2).tensor();
-  const Scalar beta = args.at(3).to_scalar();
-  const Scalar alpha = args.at(4).to_scalar();
+Values baddbmm_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& b1 = args.tensor("batch1");
+  const Tensor& b2 = args.tensor("batch2");
+  const Scalar beta = args.scalar("beta");
+  const Scalar alpha = args.scalar("alpha");
   const Shape s3 = baddbmm_self_shape(args);
   const Shape target{b1.size(0), b1.size(1), b2.size(2)};
   Product p;
@@ -383,11 +383,13 @@ Values baddbmm_ref(const Values& args) {
 // A dot product of length K rounded in the candidate's accumulator is off by about sqrt(K)
 // roundoffs of its partial sums when errors are independent; sqrt(K) widens the per-dtype
 // tolerance to admit every sound blocking and summation order (and no more).
-ComparePolicy inner_length_compare(int mat_arg, int k_dim) {
+// K is dim `k_dim` of argument `mat`.
+ComparePolicy inner_length_compare(const Schema& schema, const char* mat, int k_dim) {
   ComparePolicy c;
-  c.tol_scale = [mat_arg, k_dim](const Values& a) {
-    if (static_cast<int>(a.size()) <= mat_arg || !a[mat_arg].is_tensor()) return 1.0;
-    const Tensor& t = a[mat_arg].tensor();
+  c.tol_scale = [schema, mat, k_dim](const Values& v) {
+    const Args a(v, schema);
+    if (a.size() <= a.index(mat) || !a.value(mat).is_tensor()) return 1.0;
+    const Tensor& t = a.tensor(mat);
     if (t.dim() <= k_dim) return 1.0;
     return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(k_dim), 1)));
   };
@@ -399,15 +401,16 @@ double bytes_of(const Value& v) {
   return static_cast<double>(v.tensor().numel() * v.tensor().itemsize());
 }
 
-// flops = 2 * (output elements) * K; bytes = every operand read once and the output written.
-CostFn product_cost(int a_arg, int k_dim) {
-  return [a_arg, k_dim](const Values& a, const Values& out) {
+// flops = 2 * (output elements) * K (dim `k_dim` of argument `lhs_name`); bytes = every operand
+// read once and the output written.
+CostFn product_cost(const char* lhs_name, int k_dim) {
+  return [lhs_name, k_dim](const Args& a, const Values& out) {
     Cost c;
-    if (out.empty() || !out[0].is_tensor() || static_cast<int>(a.size()) <= a_arg) return c;
-    const Tensor& lhs = a[a_arg].tensor();
+    if (out.empty() || !out[0].is_tensor() || a.size() <= a.index(lhs_name)) return c;
+    const Tensor& lhs = a.tensor(lhs_name);
     const double k = lhs.dim() > k_dim ? static_cast<double>(lhs.size(k_dim)) : 0.0;
     c.flops = 2.0 * static_cast<double>(out[0].tensor().numel()) * k;
-    for (const Value& v : a) c.bytes += bytes_of(v);
+    for (const Value& v : a.values()) c.bytes += bytes_of(v);
     c.bytes += bytes_of(out[0]);
     return c;
   };
@@ -422,9 +425,9 @@ void register_matmul_ops(OpRegistry& r) {
     op.meta = mm_meta;
     op.ref = mm_ref;
     op.samples = mm_samples;
-    op.cost = product_cost(0, 1);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(0, 1), mm_ref, op.schema);
+    op.cost = product_cost("self", 1);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 1),
+                                                      mm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -436,9 +439,9 @@ void register_matmul_ops(OpRegistry& r) {
     op.meta = addmm_meta;
     op.ref = addmm_ref;
     op.samples = addmm_samples;
-    op.cost = product_cost(1, 1);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(1, 1), addmm_ref, op.schema);
+    op.cost = product_cost("mat1", 1);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "mat1", 1),
+                                                      addmm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -447,9 +450,9 @@ void register_matmul_ops(OpRegistry& r) {
     op.meta = bmm_meta;
     op.ref = bmm_ref;
     op.samples = bmm_samples;
-    op.cost = product_cost(0, 2);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(0, 2), bmm_ref, op.schema);
+    op.cost = product_cost("self", 2);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 2),
+                                                      bmm_ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -461,9 +464,9 @@ void register_matmul_ops(OpRegistry& r) {
     op.meta = baddbmm_meta;
     op.ref = baddbmm_ref;
     op.samples = baddbmm_samples;
-    op.cost = product_cost(1, 2);
-    op.compare =
-        judges::accumulation_overflow_policy(inner_length_compare(1, 2), baddbmm_ref, op.schema);
+    op.cost = product_cost("batch1", 2);
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "batch1", 2),
+                                                      baddbmm_ref, op.schema);
     r.add(std::move(op));
   }
 }

@@ -54,16 +54,16 @@ int64_t wrap_dim_strict(int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + ndim : dim;
 }
 
-Values sym_size_ref(const Values& a) {
-  const Tensor& t = a.at(0).tensor();
-  return {Value(t.size(wrap_dim_strict(a.at(1).to_int(), t.dim())))};
+Values sym_size_ref(const Args& a) {
+  const Tensor& t = a.tensor("self");
+  return {Value(t.size(wrap_dim_strict(a.integer("dim"), t.dim())))};
 }
-Values sym_stride_ref(const Values& a) {
-  const Tensor& t = a.at(0).tensor();
-  return {Value(t.stride(wrap_dim_strict(a.at(1).to_int(), t.dim())))};
+Values sym_stride_ref(const Args& a) {
+  const Tensor& t = a.tensor("self");
+  return {Value(t.stride(wrap_dim_strict(a.integer("dim"), t.dim())))};
 }
-Values sym_numel_ref(const Values& a) { return {Value(a.at(0).tensor().numel())}; }
-Values sym_storage_offset_ref(const Values& a) { return {Value(a.at(0).tensor().offset())}; }
+Values sym_numel_ref(const Args& a) { return {Value(a.tensor("self").numel())}; }
+Values sym_storage_offset_ref(const Args& a) { return {Value(a.tensor("self").offset())}; }
 
 // Tensors with interesting sizes and strides for the shape queries.
 std::vector<std::pair<std::string, Literal>> meta_inputs() {
@@ -134,13 +134,13 @@ struct SparseSpec {
   DType dtype;
 };
 
-SparseSpec check_sparse_coo(const Values& a) {
-  const int64_t sparse_dim = a.at(0).to_int();
-  const int64_t dense_dim = a.at(1).to_int();
-  const Shape size = a.at(2).to_int_list();
-  const Tensor& indices = a.at(3).tensor();
-  const Tensor& values = a.at(4).tensor();
-  const bool sparse = a.size() > 6 && !a[6].is_none() && a[6].to_layout() == Layout::SparseCoo;
+SparseSpec check_sparse_coo(const Args& a) {
+  const int64_t sparse_dim = a.integer("sparse_dim");
+  const int64_t dense_dim = a.integer("dense_dim");
+  const Shape size = a.ints("size");
+  const Tensor& indices = a.tensor("indices");
+  const Tensor& values = a.tensor("values");
+  const bool sparse = a.given("layout") && a.value("layout").to_layout() == Layout::SparseCoo;
   CRUCIBLE_CHECK(sparse,
                  "Could not run 'aten::_sparse_coo_tensor_with_dims_and_tensors' with arguments "
                  "from the 'CPU' backend (a strided layout: the op builds sparse tensors only)");
@@ -177,13 +177,13 @@ SparseSpec check_sparse_coo(const Values& a) {
   return {size, dtype};
 }
 
-Values sparse_coo_ref(const Values& a) {
+Values sparse_coo_ref(const Args& a) {
   const SparseSpec spec = check_sparse_coo(a);
-  const int64_t sparse_dim = a.at(0).to_int();
+  const int64_t sparse_dim = a.integer("sparse_dim");
   const Shape& size = spec.size;
   const DType dtype = spec.dtype;
-  const Tensor& indices = a.at(3).tensor();
-  const Tensor& values = a.at(4).tensor();
+  const Tensor& indices = a.tensor("indices");
+  const Tensor& values = a.tensor("values");
   const int64_t nnz = values.size(0);
   const std::vector<int64_t> pos = sparse_positions(indices, size, sparse_dim);
   for (int64_t k = 0; k < nnz; ++k)
@@ -227,10 +227,10 @@ Values sparse_coo_ref(const Values& a) {
 }
 
 // sqrt of the largest number of values summed into one element.
-double sparse_tol_scale(const Values& a) {
-  const int64_t sparse_dim = a.at(0).to_int();
-  const Tensor& indices = a.at(3).tensor();
-  const Shape size = a.at(2).to_int_list();
+double sparse_tol_scale(const Args& a) {
+  const int64_t sparse_dim = a.integer("sparse_dim");
+  const Tensor& indices = a.tensor("indices");
+  const Shape size = a.ints("size");
   if (indices.dim() != 2 || indices.size(0) != sparse_dim ||
       static_cast<int64_t>(size.size()) < sparse_dim)
     return 1.0;
@@ -240,9 +240,9 @@ double sparse_tol_scale(const Values& a) {
   return std::sqrt(static_cast<double>(most));
 }
 
-Cost sparse_cost(const Values& a, const Values& out) {
-  const Tensor& values = a.at(4).tensor();
-  return {static_cast<double>(values.numel()), creation::real_bytes(a.at(3).tensor()) +
+Cost sparse_cost(const Args& a, const Values& out) {
+  const Tensor& values = a.tensor("values");
+  return {static_cast<double>(values.numel()), creation::real_bytes(a.tensor("indices")) +
                                                    creation::real_bytes(values) +
                                                    creation::tensor_bytes(out.at(0).tensor())};
 }
@@ -330,7 +330,7 @@ OpDef meta_op(std::string_view schema, RefFn ref, SampleFn samples) {
   op.meta = ref;
   op.ref = std::move(ref);
   op.samples = std::move(samples);
-  op.cost = [](const Values&, const Values&) { return Cost{0, 0}; };
+  op.cost = [](const Args&, const Values&) { return Cost{0, 0}; };
   return op;
 }
 
@@ -351,7 +351,7 @@ void register_meta_ops(OpRegistry& r) {
       "Device? device=None, bool? pin_memory=False, bool? is_coalesced=None) -> Tensor",
       "meta");
   sp.dtypes = all_numeric_dtypes();
-  sp.meta = [](const Values& a) {
+  sp.meta = [](const Args& a) {
     const SparseSpec spec = check_sparse_coo(a);
     return Values{meta::fresh(spec.size, spec.dtype)};
   };
@@ -363,7 +363,9 @@ void register_meta_ops(OpRegistry& r) {
   idx.kind = ArgRole::Kind::IndexInto;
   idx.bound = kIndexBound;
   sp.roles["indices"] = idx;
-  sp.compare.tol_scale = sparse_tol_scale;
+  sp.compare.tol_scale = [schema = sp.schema](const Values& a) {
+    return sparse_tol_scale(Args(a, schema));
+  };
   r.add(std::move(sp));
 }
 

@@ -139,27 +139,28 @@ int64_t class_of(const Tensor& target, int64_t e, int64_t c, int64_t ignore_inde
 }
 
 // nll_loss(2d)_forward(self, target, weight, reduction, ignore_index)'s argument checks.
-Geometry check_forward(const Values& a, bool two_d) {
-  const int64_t reduction = a.at(3).to_int();
-  const Geometry g = check_inputs(a.at(0).tensor(), a.at(1).tensor(), a.at(2).opt_tensor(), two_d);
+Geometry check_forward(const Args& a, bool two_d) {
+  const int64_t reduction = a.integer("reduction");
+  const Geometry g =
+      check_inputs(a.tensor("self"), a.tensor("target"), a.opt_tensor("weight"), two_d);
   if (reduction < 0 || reduction > 2)
     op_error(std::to_string(reduction) + " is not a valid value for reduction");
   return g;
 }
 
-Values forward_meta(const Values& a, bool two_d) {
+Values forward_meta(const Args& a, bool two_d) {
   const Geometry g = check_forward(a, two_d);
-  const DType t = a.at(0).tensor().dtype();
-  if (a.at(3).to_int() == 0) return {meta::fresh(g.none_shape, t), meta::fresh({}, t)};
+  const DType t = a.tensor("self").dtype();
+  if (a.integer("reduction") == 0) return {meta::fresh(g.none_shape, t), meta::fresh({}, t)};
   return {meta::fresh({}, t), meta::fresh({}, t)};
 }
 
-Values forward_ref(const Values& a, bool two_d) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& target = a.at(1).tensor();
-  const std::optional<Tensor> weight = a.at(2).opt_tensor();
-  const int64_t reduction = a.at(3).to_int();
-  const int64_t ignore = a.at(4).to_int();
+Values forward_ref(const Args& a, bool two_d) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& target = a.tensor("target");
+  const std::optional<Tensor> weight = a.opt_tensor("weight");
+  const int64_t reduction = a.integer("reduction");
+  const int64_t ignore = a.integer("ignore_index");
   const Geometry g = check_forward(a, two_d);
   std::vector<double> loss(static_cast<size_t>(g.n), 0.0);
   double total = 0, sum = 0;
@@ -182,21 +183,22 @@ Values forward_ref(const Values& a, bool two_d) {
 
 // nll_loss(2d)_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight)
 // argument checks.
-Geometry check_backward(const Values& a, bool two_d) {
-  const Tensor& self = a.at(1).tensor();
-  const Geometry g = check_inputs(self, a.at(2).tensor(), a.at(3).opt_tensor(), two_d);
-  nll::check_backward(a.at(0).tensor(), self, a.at(6).tensor(), a.at(4).to_int(), g, two_d);
+Geometry check_backward(const Args& a, bool two_d) {
+  const Tensor& self = a.tensor("self");
+  const Geometry g = check_inputs(self, a.tensor("target"), a.opt_tensor("weight"), two_d);
+  nll::check_backward(a.tensor("grad_output"), self, a.tensor("total_weight"),
+                      a.integer("reduction"), g, two_d);
   return g;
 }
 
-Values backward_ref(const Values& a, bool two_d) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Tensor& target = a.at(2).tensor();
-  const std::optional<Tensor> weight = a.at(3).opt_tensor();
-  const int64_t reduction = a.at(4).to_int();
-  const int64_t ignore = a.at(5).to_int();
-  const Tensor& total_weight = a.at(6).tensor();
+Values backward_ref(const Args& a, bool two_d) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Tensor& target = a.tensor("target");
+  const std::optional<Tensor> weight = a.opt_tensor("weight");
+  const int64_t reduction = a.integer("reduction");
+  const int64_t ignore = a.integer("ignore_index");
+  const Tensor& total_weight = a.tensor("total_weight");
   const Geometry g = check_backward(a, two_d);
   const bool per_element = nll::per_element(reduction, self, two_d);
   Tensor out = Tensor::zeros(self.shape(), self.dtype());
@@ -213,11 +215,12 @@ Values backward_ref(const Values& a, bool two_d) {
 
 // mean and sum fold n terms: sqrt(n) widening of the forward; the backward rounds twice in
 // ATen's own arithmetic (g / total_weight, then * w), hence a factor 2.
-ComparePolicy forward_compare() {
+ComparePolicy forward_compare(const Schema& schema) {
   ComparePolicy c;
-  c.tol_scale = [](const Values& a) {
-    if (a.size() < 2 || !a[1].is_tensor()) return 1.0;
-    return std::sqrt(static_cast<double>(std::max<int64_t>(a[1].tensor().numel(), 1)));
+  c.tol_scale = [schema](const Values& v) {
+    const Args a(v, schema);
+    if (a.size() < 2 || !a.value("target").is_tensor()) return 1.0;
+    return std::sqrt(static_cast<double>(std::max<int64_t>(a.tensor("target").numel(), 1)));
   };
   return c;
 }
@@ -227,9 +230,9 @@ ComparePolicy backward_compare() {
   return c;
 }
 
-Cost loss_cost(const Values& a, const Values& out) {
+Cost loss_cost(const Args& a, const Values& out) {
   Cost c;
-  for (const Value& v : a)
+  for (const Value& v : a.values())
     if (v.is_tensor() && v.tensor().defined())
       c.bytes +=
           static_cast<double>(v.tensor().numel()) * static_cast<double>(v.tensor().itemsize());
@@ -237,7 +240,7 @@ Cost loss_cost(const Values& a, const Values& out) {
     if (v.is_tensor() && v.tensor().defined())
       c.bytes +=
           static_cast<double>(v.tensor().numel()) * static_cast<double>(v.tensor().itemsize());
-  for (const Value& v : a)
+  for (const Value& v : a.values())
     if (v.is_tensor() && v.tensor().dtype() == DType::Int64)
       c.flops += 2.0 * static_cast<double>(v.tensor().numel());
   return c;
@@ -357,13 +360,13 @@ void register_nll_loss_ops(OpRegistry& r) {
               "ignore_index) -> (Tensor output, Tensor total_weight)",
           "loss");
       op.dtypes = floating_dtypes();
-      op.meta = [two_d](const Values& a) { return forward_meta(a, two_d); };
-      op.ref = [two_d](const Values& a) { return forward_ref(a, two_d); };
+      op.meta = [two_d](const Args& a) { return forward_meta(a, two_d); };
+      op.ref = [two_d](const Args& a) { return forward_ref(a, two_d); };
       op.value_checks = true;  // "Target 5 is out of bounds."
       op.samples = [two_d](const SampleContext& ctx) { return loss_samples(ctx, two_d, false); };
       op.roles["target"] = ArgRole::index_into("self", two_d ? 1 : -1);
       op.cost = loss_cost;
-      op.compare = forward_compare();
+      op.compare = forward_compare(op.schema);
       r.add(std::move(op));
     }
     {
@@ -373,11 +376,11 @@ void register_nll_loss_ops(OpRegistry& r) {
               "reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
           "loss");
       op.dtypes = floating_dtypes();
-      op.meta = [two_d](const Values& a) {
+      op.meta = [two_d](const Args& a) {
         check_backward(a, two_d);
-        return Values{meta::fresh_like(a.at(1).tensor())};
+        return Values{meta::fresh_like(a.tensor("self"))};
       };
-      op.ref = [two_d](const Values& a) { return backward_ref(a, two_d); };
+      op.ref = [two_d](const Args& a) { return backward_ref(a, two_d); };
       op.value_checks = true;  // "Target 5 is out of bounds."
       op.samples = [two_d](const SampleContext& ctx) { return loss_samples(ctx, two_d, true); };
       op.roles["target"] = ArgRole::index_into("self", two_d ? 1 : -1);

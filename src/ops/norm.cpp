@@ -33,11 +33,11 @@ using namespace samples;
 bool is_reduced(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
 // The checks of native_layer_norm and its outputs (out, mean, rstd) as meta tensors.
-Values layer_norm_meta(const Values& args) {
-  const Tensor& input = args.at(0).tensor();
-  const std::vector<int64_t> normalized = args.at(1).to_int_list();
-  const std::optional<Tensor> weight = args.at(2).opt_tensor();
-  const std::optional<Tensor> bias = args.at(3).opt_tensor();
+Values layer_norm_meta(const Args& args) {
+  const Tensor& input = args.tensor("input");
+  const std::vector<int64_t> normalized = args.ints("normalized_shape");
+  const std::optional<Tensor> weight = args.opt_tensor("weight");
+  const std::optional<Tensor> bias = args.opt_tensor("bias");
 
   // Mixed types (is_mixed_type / check_mixed_data_type): the first given parameter decides.
   const std::optional<Tensor>& first = weight ? weight : bias;
@@ -98,13 +98,13 @@ Values layer_norm_meta(const Values& args) {
           meta::fresh(stat_shape, stat_dt)};
 }
 
-Values layer_norm_ref(const Values& args) {
+Values layer_norm_ref(const Args& args) {
   const Values spec = layer_norm_meta(args);
-  const Tensor& input = args.at(0).tensor();
-  const int64_t nn = static_cast<int64_t>(args.at(1).to_int_list().size());
-  const std::optional<Tensor> weight = args.at(2).opt_tensor();
-  const std::optional<Tensor> bias = args.at(3).opt_tensor();
-  const double eps = args.at(4).to_double();
+  const Tensor& input = args.tensor("input");
+  const int64_t nn = static_cast<int64_t>(args.ints("normalized_shape").size());
+  const std::optional<Tensor> weight = args.opt_tensor("weight");
+  const std::optional<Tensor> bias = args.opt_tensor("bias");
+  const double eps = args.real("eps");
   const int64_t axis = input.dim() - nn;
   int64_t m = 1, n = 1;
   for (int64_t d = 0; d < axis; ++d) m *= input.size(d);
@@ -135,10 +135,10 @@ Values layer_norm_ref(const Values& args) {
   return {out, mean_t, rstd_t};
 }
 
-int64_t normalized_size(const Values& a) {
-  if (a.size() < 2 || a[1].kind() != ValueKind::IntList) return 1;
+int64_t normalized_size(const Args& a) {
+  if (a.size() < 2 || a.value("normalized_shape").kind() != ValueKind::IntList) return 1;
   int64_t n = 1;
-  for (int64_t s : a[1].to_int_list()) n *= std::max<int64_t>(s, 1);
+  for (int64_t s : a.ints("normalized_shape")) n *= std::max<int64_t>(s, 1);
   return n;
 }
 
@@ -146,23 +146,25 @@ int64_t normalized_size(const Values& a) {
 // accumulator costs about sqrt(N) roundoffs (independent errors), which carries into out and
 // rstd. The tolerance grows by sqrt(N): enough for f32 accumulation or Welford, not for
 // accumulating an f32 result in f16.
-ComparePolicy layer_norm_compare() {
+ComparePolicy layer_norm_compare(const Schema& schema) {
   ComparePolicy c;
-  c.tol_scale = [](const Values& a) { return std::sqrt(static_cast<double>(normalized_size(a))); };
+  c.tol_scale = [schema](const Values& a) {
+    return std::sqrt(static_cast<double>(normalized_size(Args(a, schema))));
+  };
   return c;
 }
 
 // Two passes for the moments, then normalise and scale: about 8 operations per element. Bytes:
 // input read, output written, weight and bias read once, mean and rstd written.
-Cost layer_norm_cost(const Values& a, const Values& out) {
+Cost layer_norm_cost(const Args& a, const Values& out) {
   Cost c;
-  if (a.empty() || !a[0].is_tensor()) return c;
-  const Tensor& x = a[0].tensor();
+  if (a.size() == 0 || !a.value("input").is_tensor()) return c;
+  const Tensor& x = a.tensor("input");
   c.flops = 8.0 * static_cast<double>(x.numel());
   c.bytes = 2.0 * static_cast<double>(x.numel() * x.itemsize());
-  for (size_t i : {size_t{2}, size_t{3}}) {
-    if (i < a.size() && a[i].is_tensor()) {
-      c.bytes += static_cast<double>(a[i].tensor().numel() * a[i].tensor().itemsize());
+  for (const char* param : {"weight", "bias"}) {
+    if (a.value(param).is_tensor()) {
+      c.bytes += static_cast<double>(a.tensor(param).numel() * a.tensor(param).itemsize());
     }
   }
   for (size_t i = 1; i < out.size(); ++i) {
@@ -259,7 +261,7 @@ void register_norm_ops(OpRegistry& r) {
   op.ref = layer_norm_ref;
   op.samples = layer_norm_samples;
   op.cost = layer_norm_cost;
-  op.compare = layer_norm_compare();
+  op.compare = layer_norm_compare(op.schema);
   r.add(std::move(op));
 }
 

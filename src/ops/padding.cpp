@@ -116,9 +116,9 @@ std::vector<int64_t> gather_map(const PadSpec& p, const Shape& in, const Shape& 
 }
 
 // Checks a forward call and returns its output's shape (the dtype is self's).
-Shape forward_shape(const PadSpec& p, const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const Shape out_shape = padded_shape(p, x.shape(), a.at(1).to_int_list());
+Shape forward_shape(const PadSpec& p, const Args& a) {
+  const Tensor& x = a.tensor("self");
+  const Shape out_shape = padded_shape(p, x.shape(), a.ints("padding"));
   const DType t = x.dtype();
   if (t == DType::Bool || !(is_floating(t) || is_integral(t, false)) || t == DType::Float8E4M3FN ||
       t == DType::Float8E5M2) {
@@ -127,9 +127,9 @@ Shape forward_shape(const PadSpec& p, const Values& a) {
   return out_shape;
 }
 
-Values pad_forward(const PadSpec& p, const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const std::vector<int64_t> pad = a.at(1).to_int_list();
+Values pad_forward(const PadSpec& p, const Args& a) {
+  const Tensor& x = a.tensor("self");
+  const std::vector<int64_t> pad = a.ints("padding");
   const Shape out_shape = forward_shape(p, a);
   const DType t = x.dtype();
   Tensor out = Tensor::empty(out_shape, t);
@@ -145,9 +145,9 @@ Values pad_forward(const PadSpec& p, const Values& a) {
 }
 
 // Checks a backward call and returns the forward output's shape (grad_output's).
-Shape backward_checked(const PadSpec& p, const Values& a) {
-  const Tensor& g = a.at(0).tensor();
-  const Shape out_shape = padded_shape(p, a.at(1).tensor().shape(), a.at(2).to_int_list());
+Shape backward_checked(const PadSpec& p, const Args& a) {
+  const Tensor& g = a.tensor("grad_output");
+  const Shape out_shape = padded_shape(p, a.tensor("self").shape(), a.ints("padding"));
   if (g.shape() != out_shape) {
     op_error("grad_output shape unexpected. Expected: " + shape_str(out_shape) +
              ", Got: " + shape_str(g.shape()));
@@ -156,10 +156,10 @@ Shape backward_checked(const PadSpec& p, const Values& a) {
   return out_shape;
 }
 
-Values pad_backward(const PadSpec& p, const Values& a) {
-  const Tensor& g = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const std::vector<int64_t> pad = a.at(2).to_int_list();
+Values pad_backward(const PadSpec& p, const Args& a) {
+  const Tensor& g = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const std::vector<int64_t> pad = a.ints("padding");
   const Shape out_shape = backward_checked(p, a);
   const std::vector<int64_t> map = gather_map(p, self.shape(), out_shape, pad);
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
@@ -297,11 +297,12 @@ std::vector<Sample> pad_samples(const SampleContext& ctx, const PadSpec& p) {
 }
 
 CostFn pad_cost(bool backward) {
-  return [backward](const Values& a, const Values& out) {
+  return [backward](const Args& a, const Values& out) {
     Cost c;
     if (out.empty()) return c;
-    c.bytes = nnops::bytes_of(a.at(0)) + nnops::bytes_of(out[0]);
-    if (backward) c.flops = a.at(0).is_tensor() ? static_cast<double>(a[0].tensor().numel()) : 0;
+    const Value& in = a.value(backward ? "grad_output" : "self");
+    c.bytes = nnops::bytes_of(in) + nnops::bytes_of(out[0]);
+    if (backward) c.flops = in.is_tensor() ? static_cast<double>(in.tensor().numel()) : 0;
     return c;
   };
 }
@@ -318,24 +319,26 @@ void add_pad_op(OpRegistry& r, const PadSpec& p) {
     for (DType t : {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64})
       op.dtypes.push_back(t);
   }
-  op.meta = [p](const Values& a) {
+  op.meta = [p](const Args& a) {
     if (p.backward) {
       backward_checked(p, a);
-      return Values{meta::fresh(a.at(1).tensor().shape(), a.at(0).tensor().dtype())};
+      return Values{meta::fresh(a.tensor("self").shape(), a.tensor("grad_output").dtype())};
     }
-    return Values{meta::fresh(forward_shape(p, a), a.at(0).tensor().dtype())};
+    return Values{meta::fresh(forward_shape(p, a), a.tensor("self").dtype())};
   };
-  op.ref = [p](const Values& a) { return p.backward ? pad_backward(p, a) : pad_forward(p, a); };
+  op.ref = [p](const Args& a) { return p.backward ? pad_backward(p, a) : pad_forward(p, a); };
   op.samples = [p](const SampleContext& c) { return pad_samples(c, p); };
   op.cost = pad_cost(p.backward);
   if (p.backward) {
     // Each input gradient sums at most 3 output gradients per padded dim (itself and up to two
     // reflections) for reflection, or up to pad + 1 for replication.
-    op.compare.tol_scale = [](const Values& a) {
-      if (a.size() < 2 || !a[0].is_tensor() || !a[1].is_tensor() || a[1].tensor().numel() == 0)
+    op.compare.tol_scale = [schema = op.schema](const Values& v) {
+      const Args a(v, schema);
+      if (a.size() < 2 || !a.value("grad_output").is_tensor() || !a.value("self").is_tensor() ||
+          a.tensor("self").numel() == 0)
         return 1.0;
-      const double ratio =
-          static_cast<double>(a[0].tensor().numel()) / static_cast<double>(a[1].tensor().numel());
+      const double ratio = static_cast<double>(a.tensor("grad_output").numel()) /
+                           static_cast<double>(a.tensor("self").numel());
       return std::sqrt(std::max(1.0, 2.0 * ratio));
     };
   }

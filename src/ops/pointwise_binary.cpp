@@ -152,37 +152,39 @@ void add_into(const Tensor& a, const Tensor& b, const Scalar& alpha, bool negate
   }
 }
 
-Scalar alpha_of(const Values& args, size_t i) {
-  return args.size() > i && !args[i].is_none() ? args[i].to_scalar() : Scalar(int64_t{1});
+Scalar alpha_of(const Args& args) {
+  return args.size() > args.index("alpha") && args.given("alpha") ? args.scalar("alpha")
+                                                                  : Scalar(int64_t{1});
 }
 
 // add / sub (`negate`): the promoted dtype, checked with alpha (sub: no bool operand).
-Spec add_like_spec(const Values& args, bool negate) {
-  const Value& a = args.at(0);
-  const Value& b = args.at(1);
+Spec add_like_spec(const Args& args, bool negate) {
+  const Value& a = args.value("self");
+  const Value& b = args.value("other");
   if (negate) sub_check(a, b);
   const Tensor ta = operand(a), tb = operand(b);
   const Shape shape = broadcast_shapes(ta.shape(), tb.shape());
   const DType rt = promoted(a, b);
-  alpha_check(rt, alpha_of(args, 2));
+  alpha_check(rt, alpha_of(args));
   return {shape, rt};
 }
 
-Values add_like(const Values& args, bool negate) {
+Values add_like(const Args& args, bool negate) {
   const Spec s = add_like_spec(args, negate);
-  const Tensor ta = operand(args[0]), tb = operand(args[1]);
+  const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
   Tensor out = binmeta::empty_of(s);
-  add_into(ta, tb, alpha_of(args, 2), negate, out);
+  add_into(ta, tb, alpha_of(args), negate, out);
   return {Value(out)};
 }
 
-Spec mul_spec(const Values& args) {
-  const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
-  return {broadcast_shapes(ta.shape(), tb.shape()), promoted(args[0], args[1])};
+Spec mul_spec(const Args& args) {
+  const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
+  return {broadcast_shapes(ta.shape(), tb.shape()),
+          promoted(args.value("self"), args.value("other"))};
 }
 
-Values mul_ref(const Values& args) {
-  const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
+Values mul_ref(const Args& args) {
+  const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
   Tensor out = binmeta::empty_of(mul_spec(args));
   if (is_complex(out.dtype()))
     map_binary_complex(ta, tb, out, complex_mul);
@@ -197,15 +199,15 @@ Values mul_ref(const Values& args) {
 }
 
 // True division: integral and bool results become f32; x/0 is ±inf, 0/0 NaN.
-Spec div_spec(const Values& args) {
-  const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
-  const DType rt = opsutil::to_float_dtype(promoted(args[0], args[1]));
+Spec div_spec(const Args& args) {
+  const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
+  const DType rt = opsutil::to_float_dtype(promoted(args.value("self"), args.value("other")));
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values div_ref(const Values& args) {
+Values div_ref(const Args& args) {
   const Spec s = div_spec(args);
-  const Tensor ta = operand(args.at(0)), tb = operand(args.at(1));
+  const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
   const DType rt = s.dtype;
   Tensor out = binmeta::empty_of(s);
   if (is_complex(rt)) {
@@ -218,9 +220,9 @@ Values div_ref(const Values& args) {
 
 // add_: the result is computed in the promoted dtype, which must be castable to self's dtype;
 // self must not need broadcasting nor have overlapping elements. Returns the result's spec.
-Spec add_inplace_spec(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor other = operand(args.at(1));
+Spec add_inplace_spec(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor other = operand(args.value("other"));
   for (int64_t d = 0; d < self.dim(); ++d)
     CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
                    "unsupported operation: more than one element of the written-to tensor refers "
@@ -230,33 +232,34 @@ Spec add_inplace_spec(const Values& args) {
   CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                             " doesn't match the broadcast shape " +
                                             shape_str(shape));
-  const DType rt = promoted(args[0], args[1]);
+  const DType rt = promoted(args.value("self"), args.value("other"));
   CRUCIBLE_CHECK(can_cast(rt, self.dtype()), "result type " + scalar_type_name(rt) +
                                                  " can't be cast to the desired output type " +
                                                  scalar_type_name(self.dtype()));
-  alpha_check(rt, alpha_of(args, 2));
+  alpha_check(rt, alpha_of(args));
   return {shape, rt};
 }
 
-Values add_inplace_ref(const Values& args) {
+Values add_inplace_ref(const Args& args) {
   const Spec s = add_inplace_spec(args);
-  const Tensor& self = args.at(0).tensor();
-  const Tensor other = operand(args.at(1));
+  const Tensor& self = args.tensor("self");
+  const Tensor other = operand(args.value("other"));
   // Computed into a temporary first: `other` may alias `self` (x.add_(x)).
   Tensor result = binmeta::empty_of(s);
-  add_into(self, other, alpha_of(args, 2), false, result);
+  add_into(self, other, alpha_of(args), false, result);
   self.copy_from(result);  // converts to self's dtype (rounds once more, as ATen does)
   return {Value(self)};
 }
 
 CostFn binary_cost(double flops_per_element) {
-  return [flops_per_element](const Values& args, const Values& outputs) {
+  return [flops_per_element](const Args& args, const Values& outputs) {
     Cost c;
     const Tensor& out = outputs.at(0).tensor();
     c.flops = flops_per_element * static_cast<double>(out.numel());
     c.bytes = static_cast<double>(out.numel() * out.itemsize());
-    for (size_t i = 0; i < 2 && i < args.size(); ++i)
-      if (args[i].is_tensor()) c.bytes += real_bytes(args[i].tensor());
+    for (const char* operand : {"self", "other"})
+      if (args.index(operand) < args.size() && args.value(operand).is_tensor())
+        c.bytes += real_bytes(args.tensor(operand));
     return c;
   };
 }
@@ -386,6 +389,7 @@ std::vector<Sample> add_inplace_samples(const SampleContext& ctx) {
   std::vector<Sample> out = binary_samples(all_numeric_dtypes());
   for (Sample& s : out) {
     if (s.label.starts_with("error:")) continue;
+    // The sample's literals, positional as binary_samples writes them: self, other.
     if (const char* why = inplace_error(s.call.args[0].tensor, s.call.args[1].tensor))
       s.label = std::string("error: ") + why + ", " + s.label;
   }
@@ -470,8 +474,8 @@ std::vector<Sample> div_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef binary_op(std::string_view schema, binmeta::SpecFn spec, RefFn ref, SampleFn samples,
-                double flops) {
+OpDef binary_op(std::string_view schema, std::function<Spec(const Args&)> spec, RefFn ref,
+                SampleFn samples, double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = all_numeric_dtypes();
   op.meta = binmeta::fresh_meta(std::move(spec));
@@ -486,30 +490,30 @@ OpDef binary_op(std::string_view schema, binmeta::SpecFn spec, RefFn ref, Sample
 void register_pointwise_binary_ops(OpRegistry& r) {
   r.add(binary_op(
       "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-      [](const Values& a) { return add_like_spec(a, false); },
-      [](const Values& a) { return add_like(a, false); }, add_samples, 2));
+      [](const Args& a) { return add_like_spec(a, false); },
+      [](const Args& a) { return add_like(a, false); }, add_samples, 2));
   r.add(binary_op(
       "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-      [](const Values& a) { return add_like_spec(a, false); },
-      [](const Values& a) { return add_like(a, false); }, add_scalar_samples, 2));
+      [](const Args& a) { return add_like_spec(a, false); },
+      [](const Args& a) { return add_like(a, false); }, add_scalar_samples, 2));
   OpDef add_ =
       binary_op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
                 add_inplace_spec, add_inplace_ref, add_inplace_samples, 2);
-  add_.meta = [](const Values& args) {
+  add_.meta = [](const Args& args) {
     add_inplace_spec(args);
-    return Values{args.at(0)};
+    return Values{args.value("self")};
   };
-  add_.cost = [](const Values& args, const Values&) {
-    const Tensor& self = args.at(0).tensor();
+  add_.cost = [](const Args& args, const Values&) {
+    const Tensor& self = args.tensor("self");
     Cost c{2.0 * static_cast<double>(self.numel()), 2 * real_bytes(self)};
-    if (args.at(1).is_tensor()) c.bytes += real_bytes(args[1].tensor());
+    if (args.value("other").is_tensor()) c.bytes += real_bytes(args.tensor("other"));
     return c;
   };
   r.add(std::move(add_));
   OpDef sub = binary_op(
       "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-      [](const Values& a) { return add_like_spec(a, true); },
-      [](const Values& a) { return add_like(a, true); }, sub_samples, 2);
+      [](const Args& a) { return add_like_spec(a, true); },
+      [](const Args& a) { return add_like(a, true); }, sub_samples, 2);
   // Bool is not supported by sub.
   sub.dtypes.erase(std::remove(sub.dtypes.begin(), sub.dtypes.end(), DType::Bool),
                    sub.dtypes.end());

@@ -20,15 +20,18 @@ struct Spec {
   DType dtype;
 };
 
-// An op's checks on its bound arguments, returning the spec of its result.
+// An op's checks on its bound arguments, returning the spec of its result. The meta builders
+// below take any function callable with the call's `Args`: a SpecFn, or a function reading its
+// arguments by name (`Spec f(const Args&)`).
 using SpecFn = std::function<Spec(const Values& args)>;
 
 // A fresh, contiguous tensor of the spec (what Tensor::empty(s.shape, s.dtype) gives).
 inline Tensor empty_of(const Spec& s) { return Tensor::empty(s.shape, s.dtype); }
 
 // The meta function of an out-of-place op: its spec as a meta tensor.
-inline MetaFn fresh_meta(SpecFn spec) {
-  return [spec = std::move(spec)](const Values& args) {
+template <class F>
+MetaFn fresh_meta(F spec) {
+  return [spec = std::move(spec)](const Args& args) {
     const Spec s = spec(args);
     return Values{meta::fresh(s.shape, s.dtype)};
   };
@@ -37,24 +40,27 @@ inline MetaFn fresh_meta(SpecFn spec) {
 // The meta function of the in-place overload arith::inplace_of(ref) makes of an out-of-place
 // op with spec `spec`: self must not overlap itself (checked first), then the op's own checks,
 // then the result must fit self (shape and castable dtype); self is returned.
-inline MetaFn inplace_meta(SpecFn spec) {
-  return [spec = std::move(spec)](const Values& args) {
-    const Tensor& self = args.at(0).tensor();
+template <class F>
+MetaFn inplace_meta(F spec) {
+  return [spec = std::move(spec)](const Args& args) {
+    const Tensor& self = args.tensor("self");
     // With self's own shape and dtype, check_inplace checks the overlap only.
     arith::check_inplace(self, self.shape(), self.dtype());
     const Spec s = spec(args);
     arith::check_inplace(self, s.shape, s.dtype);
-    return Values{args.at(0)};
+    return Values{args.value("self")};
   };
 }
 
 // The meta function of the out= overload arith::out_of(ref, out_arg) makes: the op's checks,
-// then out's (arith::check_out); out is returned.
-inline MetaFn out_meta(SpecFn spec, size_t out_arg) {
-  return [spec = std::move(spec), out_arg](const Values& args) {
+// then out's (arith::check_out); out is returned. `out_arg` is out's position in the schema,
+// as arith::out_of takes it (a generic wrapper: out is read by that position).
+template <class F>
+MetaFn out_meta(F spec, size_t out_arg) {
+  return [spec = std::move(spec), out_arg](const Args& args) {
     const Spec s = spec(args);
-    arith::check_out(args.at(out_arg).tensor(), s.shape, s.dtype);
-    return Values{args.at(out_arg)};
+    arith::check_out(args.values().at(out_arg).tensor(), s.shape, s.dtype);
+    return Values{args.values().at(out_arg)};
   };
 }
 

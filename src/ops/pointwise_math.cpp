@@ -258,19 +258,19 @@ Tensor as_dtype(const Tensor& x, DType t) { return x.dtype() == t ? x : x.to(t);
 std::vector<DType> perf_dtypes() { return {DType::Float32, DType::Float16, DType::BFloat16}; }
 
 CostFn unary_cost(double flops) {
-  return [flops](const Values& args, const Values& outputs) {
+  return [flops](const Args& args, const Values& outputs) {
     const Tensor& out = outputs.at(0).tensor();
     Cost c;
     c.flops = flops * static_cast<double>(out.numel());
-    c.bytes = real_bytes(args.at(0).tensor()) +
+    c.bytes = real_bytes(args.tensor("self")) +
               static_cast<double>(out.numel()) * static_cast<double>(out.itemsize());
     return c;
   };
 }
 
 CostFn inplace_cost(double flops) {
-  return [flops](const Values& args, const Values&) {
-    const Tensor& self = args.at(0).tensor();
+  return [flops](const Args& args, const Values&) {
+    const Tensor& self = args.tensor("self");
     return Cost{flops * static_cast<double>(self.numel()), 2 * real_bytes(self)};
   };
 }
@@ -280,6 +280,7 @@ std::vector<Sample> mark_inplace_errors(std::vector<Sample> ss,
                                         bool overlap_raises) {
   for (Sample& s : ss) {
     if (s.label.starts_with("error:")) continue;
+    // The sample's first positional literal is self (samples are written positionally).
     const cases::TensorLit& self = s.call.args.at(0).tensor;
     if (const char* why = bad_dtype(self.dtype)) {
       s.label = std::string("error: ") + why + ", " + s.label;
@@ -330,7 +331,7 @@ SampleFn math_samples(const MathFn& fn) {
     std::vector<Sample> extra;
     add_extra_samples(fn, extra);
     const std::vector<DType> bad = mathops::math_error_dtypes(fn);
-    for (Sample& s : extra)
+    for (Sample& s : extra)  // the sample's positional literals: self first
       if (std::ranges::find(bad, s.call.args[0].tensor.dtype) == bad.end())
         out.push_back(std::move(s));
     for (DType t : mathops::math_error_dtypes(fn)) {
@@ -345,12 +346,12 @@ OpDef math_op(const MathFn& fn) {
   OpDef op = OpDef::from_schema("aten::" + std::string(fn.name) + "(Tensor self) -> Tensor",
                                 "pointwise.math");
   op.dtypes = mathops::math_dtypes(fn);
-  op.meta = [&fn](const Values& args) {
-    const Tensor& x = args.at(0).tensor();
+  op.meta = [&fn](const Args& args) {
+    const Tensor& x = args.tensor("self");
     return Values{meta::fresh_like(x, mathops::math_result_dtype(fn, x.dtype()))};
   };
-  op.ref = [&fn](const Values& args) {
-    return Values{Value(mathops::math_compute(fn, args.at(0).tensor()))};
+  op.ref = [&fn](const Args& args) {
+    return Values{Value(mathops::math_compute(fn, args.tensor("self")))};
   };
   op.samples = math_samples(fn);
   op.cost = mathops::unary_cost(fn.flops);
@@ -371,15 +372,15 @@ double round_decimals_in(double x, int64_t decimals) {
 }
 
 // round.decimals' `decimals`, after checking self's dtype (floating only).
-int64_t round_decimals_checked(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
-  const int64_t decimals = args.at(1).to_int();
+int64_t round_decimals_checked(const Args& args) {
+  const Tensor& x = args.tensor("self");
+  const int64_t decimals = args.integer("decimals");
   if (!is_floating(x.dtype())) mathops::not_implemented("round_cpu", x.dtype());
   return decimals;
 }
 
-Values round_decimals_ref(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values round_decimals_ref(const Args& args) {
+  const Tensor& x = args.tensor("self");
   const int64_t decimals = round_decimals_checked(args);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   if (x.dtype() == DType::Float64)
@@ -433,9 +434,9 @@ void register_pointwise_math_ops(OpRegistry& r) {
   OpDef rd = OpDef::from_schema("aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
                                 "pointwise.math");
   rd.dtypes = floating_dtypes();
-  rd.meta = [](const Values& args) {
+  rd.meta = [](const Args& args) {
     round_decimals_checked(args);
-    return Values{meta::fresh_like(args.at(0).tensor())};
+    return Values{meta::fresh_like(args.tensor("self"))};
   };
   rd.ref = round_decimals_ref;
   rd.samples = round_decimals_samples;

@@ -43,8 +43,8 @@ void check_inplace(const MathFn& fn, const Tensor& self) {
   mathops::check_no_internal_overlap(self);
 }
 
-Values inplace_ref(const MathFn& fn, const Values& args) {
-  const Tensor& self = args.at(0).tensor();
+Values inplace_ref(const MathFn& fn, const Args& args) {
+  const Tensor& self = args.tensor("self");
   check_inplace(fn, self);
   self.copy_from(mathops::math_compute(fn, self));
   return {Value(self)};
@@ -73,11 +73,11 @@ OpDef inplace_op(const MathFn& fn) {
   OpDef op = OpDef::from_schema(
       "aten::" + std::string(fn.name) + "_(Tensor(a!) self) -> Tensor(a!)", "pointwise.math");
   op.dtypes = fn.kind == MathKind::Float ? floating_dtypes() : mathops::math_dtypes(fn);
-  op.meta = [&fn](const Values& args) {
-    check_inplace(fn, args.at(0).tensor());
-    return Values{args.at(0)};
+  op.meta = [&fn](const Args& args) {
+    check_inplace(fn, args.tensor("self"));
+    return Values{args.value("self")};
   };
-  op.ref = [&fn](const Values& args) { return inplace_ref(fn, args); };
+  op.ref = [&fn](const Args& args) { return inplace_ref(fn, args); };
   op.samples = [&fn](const SampleContext& ctx) { return inplace_samples(fn, ctx); };
   op.cost = mathops::inplace_cost(fn.flops);
   return op;
@@ -100,9 +100,9 @@ void check_out(const MathFn& fn, const Tensor& self, const Tensor& out) {
   mathops::check_no_internal_overlap(out);
 }
 
-Values out_ref(const MathFn& fn, const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& out = args.at(1).tensor();
+Values out_ref(const MathFn& fn, const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& out = args.tensor("out");
   check_out(fn, self, out);
   // Computed in the common dtype, rounded there, then cast to out's dtype.
   out.copy_from(mathops::math_compute(fn, self));
@@ -121,6 +121,7 @@ std::vector<Sample> out_samples(const MathFn& fn, const SampleContext& ctx) {
   }
   // The standard set, each with an out of the right shape and the result dtype.
   for (Sample& s : unary_samples(mathops::math_dtypes(fn))) {
+    // The sample's positional literal: self (unary_samples writes it first).
     const cases::TensorLit& x = s.call.args.at(0).tensor;
     s.call.kwargs.emplace_back("out", T(x.shape, mathops::math_result_dtype(fn, x.dtype)));
     out.push_back(std::move(s));
@@ -154,16 +155,16 @@ OpDef out_op(const MathFn& fn) {
       "aten::" + std::string(fn.name) + ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
       "pointwise.math");
   op.dtypes = mathops::math_dtypes(fn);
-  op.meta = [&fn](const Values& args) {
-    check_out(fn, args.at(0).tensor(), args.at(1).tensor());
-    return Values{args.at(1)};
+  op.meta = [&fn](const Args& args) {
+    check_out(fn, args.tensor("self"), args.tensor("out"));
+    return Values{args.value("out")};
   };
-  op.ref = [&fn](const Values& args) { return out_ref(fn, args); };
+  op.ref = [&fn](const Args& args) { return out_ref(fn, args); };
   op.samples = [&fn](const SampleContext& ctx) { return out_samples(fn, ctx); };
-  op.cost = [&fn](const Values& args, const Values& outputs) {
+  op.cost = [&fn](const Args& args, const Values& outputs) {
     const Tensor& o = outputs.at(0).tensor();
     return Cost{fn.flops * static_cast<double>(o.numel()),
-                mathops::real_bytes(args.at(0).tensor()) + mathops::real_bytes(o)};
+                mathops::real_bytes(args.tensor("self")) + mathops::real_bytes(o)};
   };
   return op;
 }
