@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "crucible/core/tensor.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
