@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "crucible/core/tensor.h"
-#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
