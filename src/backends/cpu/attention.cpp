@@ -26,6 +26,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace attention_math {
@@ -299,37 +300,41 @@ Values on_work(DType t, Fn&& fn) {
 
 // _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, *, attn_mask,
 // scale) -> (out, logsumexp)
-Values flash_cpu_kernel(const OpDef& op, const Values& a) {
+Values flash_cpu_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values spec = op.run_meta(a);
-  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   return on_work(q.dtype(), [&]<typename T>(DType work) {
-    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(5).opt_tensor(), a.at(4).to_bool(),
-                                      scale_of(a.at(6), q.size(3)), work);
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
+                                      scale_of(a.value("scale"), q.size(3)), work);
     auto [out, lse] = run_forward(in, spec[0], spec[1], work);
     return Values{out, lse};
   });
 }
 
 // (grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask, scale)
-Values flash_cpu_backward_kernel(const OpDef& op, const Values& a) {
+Values flash_cpu_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values spec = op.run_meta(a);
-  const Tensor &q = a.at(1).tensor(), &k = a.at(2).tensor(), &v = a.at(3).tensor();
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   return on_work(q.dtype(), [&]<typename T>(DType work) {
-    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(8).opt_tensor(), a.at(7).to_bool(),
-                                      scale_of(a.at(9), q.size(3)), work);
-    return run_backward(in, a.at(0).tensor(), a.at(4).tensor(), a.at(5).tensor(), spec, work);
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
+                                      scale_of(a.value("scale"), q.size(3)), work);
+    return run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), spec,
+                        work);
   });
 }
 
 // _scaled_dot_product_cudnn_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
 // is_causal, return_debug_mask, *, scale) -> (out, lse, cum_seq_q, cum_seq_k, max_q, max_k,
 // philox_seed, philox_offset, debug_attn_mask)
-Values cudnn_kernel(const OpDef& op, const Values& a) {
+Values cudnn_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   Values spec = op.run_meta(a);
-  const Tensor &q = a.at(0).tensor(), &k = a.at(1).tensor(), &v = a.at(2).tensor();
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   return on_work(q.dtype(), [&]<typename T>(DType work) {
-    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(3).opt_tensor(), a.at(6).to_bool(),
-                                      scale_of(a.at(8), q.size(3)), work);
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
+                                      scale_of(a.value("scale"), q.size(3)), work);
     auto [out, lse] = run_forward(in, spec[0], spec[1], work);
     Values r = spec;
     r[0] = out;
@@ -342,13 +347,15 @@ Values cudnn_kernel(const OpDef& op, const Values& a) {
 
 // (grad_out, q, k, v, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q,
 // cum_seq_k, max_q, max_k, dropout_p, is_causal, *, scale)
-Values cudnn_backward_kernel(const OpDef& op, const Values& a) {
+Values cudnn_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values spec = op.run_meta(a);
-  const Tensor &q = a.at(1).tensor(), &k = a.at(2).tensor(), &v = a.at(3).tensor();
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   return on_work(q.dtype(), [&]<typename T>(DType work) {
-    const Inputs<T> in = inputs_of<T>(q, k, v, a.at(8).opt_tensor(), a.at(14).to_bool(),
-                                      scale_of(a.at(15), q.size(3)), work);
-    return run_backward(in, a.at(0).tensor(), a.at(4).tensor(), a.at(5).tensor(), spec, work);
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
+                                      scale_of(a.value("scale"), q.size(3)), work);
+    return run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), spec,
+                        work);
   });
 }
 

@@ -20,6 +20,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -33,19 +34,18 @@ struct Conv {
 };
 
 // ATen's convolution argument checks (the catalog reference's order); the output shape.
-Conv check_conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Values& a,
-                size_t first) {
+Conv check_conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Args& a) {
   Conv c;
   c.nsp = weight.dim() - 2;
   CRUCIBLE_CHECK(c.nsp > 0, "weight should have at least three dimensions");
-  c.transposed = a.at(first + 3).to_bool();
-  c.groups = a.at(first + 5).to_int();
+  c.transposed = a.flag("transposed");
+  c.groups = a.integer("groups");
   CRUCIBLE_CHECK(c.groups > 0, "non-positive groups is not supported");
   const auto n = static_cast<size_t>(c.nsp);
-  c.stride = expand_param(a, first, n, "stride");
-  c.padding = expand_param(a, first + 1, n, "padding");
-  c.dilation = expand_param(a, first + 2, n, "dilation");
-  c.output_padding = expand_param(a, first + 4, n, "output_padding");
+  c.stride = expand_param(a, "stride", n);
+  c.padding = expand_param(a, "padding", n);
+  c.dilation = expand_param(a, "dilation", n);
+  c.output_padding = expand_param(a, "output_padding", n);
   for (size_t d = 0; d < n; ++d) {
     CRUCIBLE_CHECK(c.padding[d] >= 0, "negative padding is not supported");
     CRUCIBLE_CHECK(c.output_padding[d] >= 0, "negative output_padding is not supported");
@@ -379,11 +379,12 @@ Tensor forward_t(const Conv& c, const Tensor& input, const Tensor& weight, const
   return out;
 }
 
-Values convolution_kernel(const OpDef&, const Values& args) {
-  const Tensor& input = args.at(0).tensor();
-  const Tensor& weight = args.at(1).tensor();
-  const Tensor bias = opt_tensor_arg(args, 2);
-  const Conv c = check_conv(input, weight, bias, args, 3);
+Values convolution_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const Tensor bias = opt_tensor_arg(a, "bias");
+  const Conv c = check_conv(input, weight, bias, a);
   CRUCIBLE_CHECK(input.dtype() == weight.dtype(), "Input type and weight type should be the same");
   CRUCIBLE_CHECK(!bias.defined() || bias.dtype() == input.dtype(),
                  "Input type and bias type should be the same");
@@ -456,12 +457,13 @@ Values backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, co
   return out;
 }
 
-Values convolution_backward_kernel(const OpDef&, const Values& args) {
-  const Tensor& grad_out = args.at(0).tensor();
-  const Tensor& input = args.at(1).tensor();
-  const Tensor& weight = args.at(2).tensor();
-  const Conv c = check_conv(input, weight, Tensor(), args, 4);
-  const std::vector<bool> mask = args.at(10).bool_list();
+Values convolution_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& grad_out = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const Conv c = check_conv(input, weight, Tensor(), a);
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
   CRUCIBLE_CHECK(input.dtype() == weight.dtype(), "Input type and weight type should be the same");
   CRUCIBLE_CHECK(grad_out.dtype() == input.dtype(),

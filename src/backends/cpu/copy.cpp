@@ -5,6 +5,7 @@
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/creation_internal.h"
 
 namespace crucible::cpu {
@@ -24,26 +25,34 @@ Tensor copy_as(const Tensor& self, DType dtype, MemoryFormat mf) {
   return out;
 }
 
-Values clone(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values clone(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
   return {Value(
-      copy_as(self, self.dtype(), creation::memory_format_arg(a, 1, MemoryFormat::Preserve)))};
+      copy_as(self, self.dtype(),
+              // lift_fresh_copy has no memory_format argument.
+              a.has("memory_format")
+                  ? creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve)
+                  : MemoryFormat::Preserve))};
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
-Values to_copy(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const DType dt = a.size() > 1 && !a[1].is_none() ? a[1].to_dtype() : self.dtype();
-  if (a.size() > 2 && !a[2].is_none())
-    CRUCIBLE_CHECK(a[2].to_layout() == Layout::Strided,
+Values to_copy(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const DType dt = a.given("dtype") ? a.dtype("dtype") : self.dtype();
+  if (a.given("layout"))
+    CRUCIBLE_CHECK(a.value("layout").to_layout() == Layout::Strided,
                    "to(options) doesn't support converting to a different layout, but got "
                    "self.layout being Strided and options.layout set as SparseCoo");
-  return {Value(copy_as(self, dt, creation::memory_format_arg(a, 6, MemoryFormat::Preserve)))};
+  return {Value(copy_as(
+      self, dt, creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve)))};
 }
 
-Values copy_(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  Tensor src = a.at(1).tensor();
+Values copy_(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  Tensor src = a.tensor("src");
   for (int64_t d = 0; d < self.dim(); ++d)
     CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
                    "unsupported operation: more than one element of the written-to tensor refers "
@@ -61,17 +70,18 @@ Values copy_(const OpDef&, const Values& a) {
 
 // fill_.Scalar / fill_.Tensor: the value checked as c10's Scalar::to<T> does, stored once in
 // self's dtype and broadcast through any strides.
-Values fill_(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values fill_(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
   Scalar s;
-  if (a.at(1).is_tensor()) {
-    const Tensor& v = a[1].tensor();
+  if (a.value("value").is_tensor()) {
+    const Tensor& v = a.tensor("value");
     CRUCIBLE_CHECK(v.dim() == 0,
                    "fill_ only supports 0-dimension value tensor but got tensor with " +
                        std::to_string(v.dim()) + " dimensions.");
     s = creation::item_of(v);
   } else {
-    s = a[1].to_scalar();
+    s = a.scalar("value");
   }
   Tensor one = Tensor::empty({}, self.dtype());
   creation::fill_with(one, s);  // raises "value cannot be converted ... without overflow"
@@ -83,14 +93,18 @@ Values fill_(const OpDef&, const Values& a) {
 bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; }
 
 // Copies and conversions of every dtype but fp8 (complex ones through copy_complex).
-bool copy_supports(const OpDef&, const Values& a, std::string* why) {
-  for (const Value& v : a)
+bool copy_supports(const OpDef& op, const Values& args, std::string* why) {
+  const Args a(args, op.schema);
+  for (const Value& v : args)
     if (v.is_tensor() && is_fp8(v.tensor().dtype())) {
       if (why) *why = "backend 'cpu' copies dtypes other than fp8 only";
       return false;
     }
-  if (a.size() > 1 && a[1].kind() == ValueKind::DType && is_fp8(a[1].to_dtype())) {
-    if (why) *why = "backend 'cpu' does not convert to " + std::string(dtype_code(a[1].to_dtype()));
+  // _to_copy's target dtype.
+  const Value* dtype = a.has("dtype") ? &a.value("dtype") : nullptr;
+  if (dtype && dtype->kind() == ValueKind::DType && is_fp8(dtype->to_dtype())) {
+    if (why)
+      *why = "backend 'cpu' does not convert to " + std::string(dtype_code(dtype->to_dtype()));
     return false;
   }
   return true;

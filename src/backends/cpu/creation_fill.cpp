@@ -17,6 +17,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
+#include "crucible/ops/args.h"
 #include "ops/creation_internal.h"
 
 namespace crucible::cpu {
@@ -37,31 +38,34 @@ void fill_fresh(const Tensor& out, const Scalar& s) {
   fill_bytes(static_cast<char*>(out.data_ptr()), out.numel() * p.isize, p);
 }
 
-Values fill_scalar(const OpDef&, const Values& a) {
-  const Tensor out = like_of(a.at(0).tensor());
-  fill_fresh(out, a.at(1).to_scalar());
+Values fill_scalar(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor out = like_of(a.tensor("self"));
+  fill_fresh(out, a.scalar("value"));
   return {Value(out)};
 }
 
-Values fill_tensor(const OpDef&, const Values& a) {
+Values fill_tensor(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   Scalar s;
-  if (a.at(1).is_scalar()) {
-    s = a[1].to_scalar();
+  if (a.value("value").is_scalar()) {
+    s = a.scalar("value");
   } else {
-    const Tensor& v = a[1].tensor();
+    const Tensor& v = a.tensor("value");
     CRUCIBLE_CHECK(v.dim() == 0,
                    "fill_ only supports 0-dimension value tensor but got tensor with " +
                        std::to_string(v.dim()) + " dimensions.");
     s = creation::item_of(v);
   }
-  const Tensor out = like_of(a.at(0).tensor());
+  const Tensor out = like_of(a.tensor("self"));
   fill_fresh(out, s);
   return {Value(out)};
 }
 
-Values copy(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values copy(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   const Shape shape = broadcast_shapes(self.shape(), src.shape());
   CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
                                             " doesn't match the broadcast shape " +
@@ -177,19 +181,24 @@ Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, con
   return out;
 }
 
-Values arange(const OpDef&, const Values& a) {
-  creation::check_layout(a, 2);
-  return {Value(arange_of(Scalar(int64_t{0}), a.at(0).to_scalar(), Scalar(int64_t{1}), a.at(1)))};
+Values arange(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  creation::check_layout(a, a.index("layout"));
+  return {
+      Value(arange_of(Scalar(int64_t{0}), a.scalar("end"), Scalar(int64_t{1}), a.value("dtype")))};
 }
 
-Values arange_start(const OpDef&, const Values& a) {
-  creation::check_layout(a, 3);
-  return {Value(arange_of(a.at(0).to_scalar(), a.at(1).to_scalar(), Scalar(int64_t{1}), a.at(2)))};
+Values arange_start(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  creation::check_layout(a, a.index("layout"));
+  return {
+      Value(arange_of(a.scalar("start"), a.scalar("end"), Scalar(int64_t{1}), a.value("dtype")))};
 }
 
-Values arange_start_step(const OpDef&, const Values& a) {
-  creation::check_layout(a, 4);
-  return {Value(arange_of(a.at(0).to_scalar(), a.at(1).to_scalar(), a.at(2).to_scalar(), a.at(3)))};
+Values arange_start_step(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  creation::check_layout(a, a.index("layout"));
+  return {Value(arange_of(a.scalar("start"), a.scalar("end"), a.scalar("step"), a.value("dtype")))};
 }
 
 }  // namespace

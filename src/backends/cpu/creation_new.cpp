@@ -12,6 +12,7 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/creation_internal.h"
 
 namespace crucible::cpu {
@@ -49,22 +50,26 @@ DType inferred_full_dtype(const Scalar& v) {
 
 // size-only factories: empty.memory_format, zeros, ones (size, *, dtype, layout, ...).
 template <Content C>
-Values sized(const OpDef&, const Values& a) {
-  const Shape size = a.at(0).to_int_list();
-  creation::check_layout(a, 2);
+Values sized(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Shape size = a.ints("size");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
-  const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Contiguous);
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
+  // zeros and ones have no memory_format argument.
+  const MemoryFormat mf =
+      a.has("memory_format")
+          ? creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Contiguous)
+          : MemoryFormat::Contiguous;
   const Shape strides = C == Content::Uninitialised ? creation::format_strides(size, mf)
                                                     : creation::contiguous_strides_aten(size);
   return {Value(make_filled(size, strides, dtype, C))};
 }
 
-Values strided_empty(const Values& a, DType dflt, size_t dtype_at, size_t layout_at,
-                     size_t size_at) {
-  const Shape size = a.at(size_at).to_int_list();
-  const Shape stride = a.at(size_at + 1).to_int_list();
-  creation::check_layout(a, layout_at);
+Values strided_empty(const Args& a, DType dflt) {
+  const Shape size = a.ints("size");
+  const Shape stride = a.ints("stride");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
   CRUCIBLE_CHECK(size.size() == stride.size(), "dimensionality of sizes (" +
                                                    std::to_string(size.size()) +
@@ -74,73 +79,82 @@ Values strided_empty(const Values& a, DType dflt, size_t dtype_at, size_t layout
   for (int64_t s : stride)
     CRUCIBLE_CHECK(empty || s >= 0, "Storage size calculation overflowed with sizes=" +
                                         shape_str(size) + " and strides=" + shape_str(stride));
-  const DType dtype = creation::dtype_arg(a, dtype_at, dflt);
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), dflt);
   if (empty) return {Value(Tensor::uninitialized(size, dtype))};
   return {Value(Tensor::uninitialized_strided(size, stride, dtype))};
 }
 
-Values empty_strided(const OpDef&, const Values& a) {
-  return strided_empty(a, DType::Float32, 2, 3, 0);
+Values empty_strided(const OpDef& op, const Values& args) {
+  return strided_empty(Args(args, op.schema), DType::Float32);
 }
 
-Values new_empty_strided(const OpDef&, const Values& a) {
-  return strided_empty(a, a.at(0).tensor().dtype(), 3, 4, 1);
+Values new_empty_strided(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return strided_empty(a, a.tensor("self").dtype());
 }
 
-Values full(const OpDef&, const Values& a) {
-  const Shape size = a.at(0).to_int_list();
-  const Scalar v = a.at(1).to_scalar();
-  creation::check_layout(a, 3);
+Values full(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Shape size = a.ints("size");
+  const Scalar v = a.scalar("fill_value");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, 2, inferred_full_dtype(v));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), inferred_full_dtype(v));
   return {
       Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, Content::Value, v))};
 }
 
 // new_empty, new_zeros, new_ones (self, size, *, dtype, layout, ...): contiguous, self's dtype.
 template <Content C>
-Values new_sized(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Shape size = a.at(1).to_int_list();
-  creation::check_layout(a, 3);
+Values new_sized(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Shape size = a.ints("size");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, 2, self.dtype());
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
   return {Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, C))};
 }
 
-Values new_full(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Shape size = a.at(1).to_int_list();
-  creation::check_layout(a, 4);
+Values new_full(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Shape size = a.ints("size");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, 3, self.dtype());
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
   return {Value(make_filled(size, creation::contiguous_strides_aten(size), dtype, Content::Value,
-                            a.at(2).to_scalar()))};
+                            a.scalar("fill_value")))};
 }
 
 // empty_like, zeros_like, ones_like (self, *, dtype, layout, device, pin_memory, memory_format).
 template <Content C>
-Values like(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  creation::check_layout(a, 2);
-  const DType dtype = creation::dtype_arg(a, 1, self.dtype());
-  const MemoryFormat mf = creation::memory_format_arg(a, 5, MemoryFormat::Preserve);
+Values like(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  creation::check_layout(a, a.index("layout"));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
+  const MemoryFormat mf =
+      creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve);
   return {Value(make_filled(self.shape(), creation::like_strides(self, mf), dtype, C))};
 }
 
-Values full_like(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  creation::check_layout(a, 3);
-  const DType dtype = creation::dtype_arg(a, 2, self.dtype());
-  const MemoryFormat mf = creation::memory_format_arg(a, 6, MemoryFormat::Preserve);
+Values full_like(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  creation::check_layout(a, a.index("layout"));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), self.dtype());
+  const MemoryFormat mf =
+      creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve);
   return {Value(make_filled(self.shape(), creation::like_strides(self, mf), dtype, Content::Value,
-                            a.at(1).to_scalar()))};
+                            a.scalar("fill_value")))};
 }
 
-Values scalar_tensor(const OpDef&, const Values& a) {
-  creation::check_layout(a, 2);
-  const DType dtype = creation::dtype_arg(a, 1, DType::Float32);
-  return {Value(make_filled({}, {}, dtype, Content::Value, a.at(0).to_scalar()))};
+Values scalar_tensor(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  creation::check_layout(a, a.index("layout"));
+  const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
+  return {Value(make_filled({}, {}, dtype, Content::Value, a.scalar("s")))};
 }
 
 }  // namespace

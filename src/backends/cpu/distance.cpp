@@ -22,6 +22,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -159,13 +160,14 @@ Tensor laid_out(const Tensor& t, const Tensor& m) {
   return laid;
 }
 
-Values cdist_kernel(const OpDef& op, const Values& a) {
+Values cdist_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
   const Tensor& mt = meta.at(0).tensor();
-  const Tensor& x1 = a.at(0).tensor();
-  const Tensor& x2 = a.at(1).tensor();
-  const double p = a.at(2).to_double();
-  const std::optional<int64_t> mode = a.at(3).opt_int();
+  const Tensor& x1 = a.tensor("x1");
+  const Tensor& x2 = a.tensor("x2");
+  const double p = a.real("p");
+  const std::optional<int64_t> mode = a.opt_integer("compute_mode");
   const Shape& shape = mt.shape();
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
   const int64_t nb = r1 * r2 == 0 ? 0 : mt.numel() / (r1 * r2);
@@ -205,11 +207,12 @@ void pdist_pairs(const T* x, T* o, int64_t n, int64_t m, double p) {
   });
 }
 
-Values pdist_kernel(const OpDef& op, const Values& a) {
+Values pdist_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
   const Tensor& mt = meta.at(0).tensor();
-  const Tensor& self = a.at(0).tensor();
-  const double p = a.at(1).to_double();
+  const Tensor& self = a.tensor("self");
+  const double p = a.real("p");
   const int64_t pairs = mt.numel(), n = self.size(0), m = self.size(1);
   if (pairs == 0 || m == 0) return {laid_out(Tensor::zeros({pairs}, mt.dtype()), mt)};
   const DType work = use_f32(self, nullptr, p, m) ? DType::Float32 : DType::Float64;

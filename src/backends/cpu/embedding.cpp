@@ -12,6 +12,7 @@
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -38,9 +39,10 @@ std::vector<int64_t> load_indices(const Tensor& t) {
   return v;
 }
 
-Values embedding_kernel(const OpDef&, const Values& a) {
-  const Tensor& weight = a.at(0).tensor();
-  const Tensor& indices = a.at(1).tensor();
+Values embedding_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& weight = a.tensor("weight");
+  const Tensor& indices = a.tensor("indices");
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_index_dtype(indices, "indices", 1, "embedding");
   const int64_t rows = weight.size(0), width = weight.size(1);
@@ -114,12 +116,13 @@ Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, 
   return out;
 }
 
-Values dense_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& indices = a.at(1).tensor();
-  const int64_t num_weights = a.at(2).to_int();
-  const int64_t padding_idx = a.at(3).to_int();
-  const bool scale = a.at(4).to_bool();
+Values dense_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& indices = a.tensor("indices");
+  const int64_t num_weights = a.integer("num_weights");
+  const int64_t padding_idx = a.integer("padding_idx");
+  const bool scale = a.flag("scale_grad_by_freq");
   check_index_dtype(indices, "indices", 2, "embedding_backward");
   CRUCIBLE_CHECK(grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
   const int64_t d = grad.size(-1);

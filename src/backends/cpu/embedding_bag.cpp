@@ -17,6 +17,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -107,14 +108,15 @@ void gather_scales(W* dst, const W* src, const std::vector<int64_t>& at) {
   for (size_t k = 0; k < at.size(); ++k) dst[k] = src[at[k]];
 }
 
-Values embedding_bag_kernel(const OpDef&, const Values& a) {
-  const Tensor& weight = a.at(0).tensor();
-  const Tensor& indices_in = a.at(1).tensor();
-  const Tensor& offsets = a.at(2).tensor();
-  const int64_t mode = a.at(4).to_int();
-  const Tensor psw_in = a.at(6).is_none() ? Tensor() : a.at(6).tensor();
-  const bool include_last = a.at(7).to_bool();
-  const int64_t padding_idx = a.at(8).to_int();
+Values embedding_bag_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& weight = a.tensor("weight");
+  const Tensor& indices_in = a.tensor("indices");
+  const Tensor& offsets = a.tensor("offsets");
+  const int64_t mode = a.integer("mode");
+  const Tensor psw_in = a.given("per_sample_weights") ? a.tensor("per_sample_weights") : Tensor();
+  const bool include_last = a.flag("include_last_offset");
+  const int64_t padding_idx = a.integer("padding_idx");
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_index_dtype(indices_in, "indices", 1, "embedding_bag");
   check_index_dtype(offsets, "offsets", 1, "embedding_bag");
@@ -225,13 +227,14 @@ Values embedding_bag_kernel(const OpDef&, const Values& a) {
 
 // _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode,
 // padding_idx): out[i] = dot(grad[offset2bag[i]], weight[indices[i]]), 0 at padding.
-Values psw_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& weight = a.at(1).tensor();
-  const Tensor& indices = a.at(2).tensor();
-  const Tensor& offset2bag = a.at(4).tensor();
-  const int64_t mode = a.at(5).to_int();
-  const int64_t padding_idx = a.at(6).to_int();
+Values psw_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& grad = a.tensor("grad");
+  const Tensor& weight = a.tensor("weight");
+  const Tensor& indices = a.tensor("indices");
+  const Tensor& offset2bag = a.tensor("offset2bag");
+  const int64_t mode = a.integer("mode");
+  const int64_t padding_idx = a.integer("padding_idx");
   CRUCIBLE_CHECK(mode == 0,
                  "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
   CRUCIBLE_CHECK(grad.dim() == 2, "grad must be 2-D");

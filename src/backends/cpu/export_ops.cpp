@@ -8,12 +8,14 @@
 
 #include "backends/cpu/kernel_table.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
 
-Values detach_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values detach_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
   return {self.as_strided(self.shape(), self.strides(), self.offset())};
 }
 
@@ -31,17 +33,19 @@ Tensor copy_as(const Value& spec, const Tensor& t) {
   return c;
 }
 
-Values batch_norm_functional_kernel(const OpDef& op, const Values& a) {
+Values batch_norm_functional_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values spec = op.run_meta(a);
   static const char* const kLegit = "aten._native_batch_norm_legit.default";
   const KernelEntry* legit = kernel_table().find(kLegit);
   if (!legit) internal_error(std::string("cpu: no kernel for ") + kLegit);
-  const Tensor rm = copy_as(spec.at(3), a.at(3).tensor());
-  const Tensor rv = copy_as(spec.at(4), a.at(4).tensor());
-  Values args = a;
-  args.at(3) = rm;
-  args.at(4) = rv;
-  Values out = legit->run(OpRegistry::catalog().get(kLegit), args);
+  const Tensor rm = copy_as(spec.at(3), a.tensor("running_mean"));
+  const Tensor rv = copy_as(spec.at(4), a.tensor("running_var"));
+  // The functional op's arguments are the legit op's, in the same order.
+  Values legit_args = args;
+  legit_args.at(a.index("running_mean")) = rm;
+  legit_args.at(a.index("running_var")) = rv;
+  Values out = legit->run(OpRegistry::catalog().get(kLegit), legit_args);
   out.push_back(rm);
   out.push_back(rv);
   return out;

@@ -26,6 +26,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -145,15 +146,16 @@ void c2c_typed(const Tensor& out, const std::vector<int64_t>& dims, int sign, do
 }
 
 // _fft_c2c(self, dim, normalization, forward)
-Values c2c_kernel(const OpDef& op, const Values& a) {
+Values c2c_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor out = fresh(op.run_meta(a));
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   if (out.numel() == 0) return {out};
-  const std::vector<int64_t> dims = a.at(1).to_int_list();
+  const std::vector<int64_t> dims = a.ints("dim");
   double n = 1;
   for (int64_t d : dims) n *= static_cast<double>(self.size(d));
-  const double scale = norm_scale(a.at(2).to_int(), n);
-  const int sign = a.at(3).to_bool() ? -1 : +1;
+  const double scale = norm_scale(a.integer("normalization"), n);
+  const int sign = a.flag("forward") ? -1 : +1;
   copy_into(out, self);
   if (out.dtype() == DType::Complex64)
     c2c_typed<float>(out, dims, sign, scale);
@@ -224,19 +226,20 @@ void r2c_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
 }
 
 // _fft_r2c(self, dim, normalization, onesided)
-Values r2c_kernel(const OpDef& op, const Values& a) {
+Values r2c_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor out = fresh(op.run_meta(a));
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   if (out.numel() == 0) return {out};
   if (self.numel() == 0) {
     // An empty signal: each of its (one) outputs is the empty sum.
     std::memset(out.data_ptr(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
     return {out};
   }
-  const std::vector<int64_t> dims = a.at(1).to_int_list();
+  const std::vector<int64_t> dims = a.ints("dim");
   double n = 1;
   for (int64_t d : dims) n *= static_cast<double>(self.size(d));
-  const double scale = norm_scale(a.at(2).to_int(), n);
+  const double scale = norm_scale(a.integer("normalization"), n);
   if (self.dtype() == DType::Float32)
     r2c_typed<float>(self, out, dims, scale);
   else
@@ -320,14 +323,15 @@ void c2r_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
 }
 
 // _fft_c2r(self, dim, normalization, last_dim_size)
-Values c2r_kernel(const OpDef& op, const Values& a) {
+Values c2r_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor out = fresh(op.run_meta(a));
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   if (out.numel() == 0) return {out};
-  const std::vector<int64_t> dims = a.at(1).to_int_list();
+  const std::vector<int64_t> dims = a.ints("dim");
   double n = static_cast<double>(out.size(dims.back()));
   for (size_t i = 0; i + 1 < dims.size(); ++i) n *= static_cast<double>(self.size(dims[i]));
-  const double scale = norm_scale(a.at(2).to_int(), n);
+  const double scale = norm_scale(a.integer("normalization"), n);
   if (self.dtype() == DType::Complex64)
     c2r_typed<float>(self, out, dims, scale);
   else
@@ -345,9 +349,10 @@ Tensor component(const Tensor& t, int64_t part) {
                               to_real(t.dtype()));
 }
 
-Values view_as_real_kernel(const OpDef& op, const Values& a) {
+Values view_as_real_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   Shape shape = self.shape(), strides = self.strides();
   for (int64_t& s : strides) s *= 2;
   shape.push_back(2);
@@ -356,9 +361,10 @@ Values view_as_real_kernel(const OpDef& op, const Values& a) {
                                to_real(self.dtype()))};
 }
 
-Values view_as_complex_kernel(const OpDef& op, const Values& a) {
+Values view_as_complex_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   Shape shape = self.shape(), strides = self.strides();
   shape.pop_back();
   strides.pop_back();
@@ -367,17 +373,19 @@ Values view_as_complex_kernel(const OpDef& op, const Values& a) {
                                *to_complex(self.dtype()))};
 }
 
-Values real_kernel(const OpDef& op, const Values& a) {
+Values real_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   if (!is_complex(self.dtype()))
     return {self.as_strided(self.shape(), self.strides(), self.offset())};
   return {component(self, 0)};
 }
 
-Values imag_kernel(const OpDef& op, const Values& a) {
+Values imag_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   op.run_meta(a);
-  return {component(a.at(0).tensor(), 1)};
+  return {component(a.tensor("self"), 1)};
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -185,13 +186,14 @@ void forward_rows(const T* ip, const double* gp, T* op_, const Geometry& geo, in
                });
 }
 
-Values forward_kernel(const OpDef& op, const Values& a) {
+Values forward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
   const Tensor& mt = meta.at(0).tensor();
-  const Tensor& input = a.at(0).tensor();
-  const Tensor& grid = a.at(1).tensor();
-  const Geometry geo{input.size(2), input.size(3), a.at(2).to_int(), a.at(3).to_int(),
-                     a.at(4).to_bool()};
+  const Tensor& input = a.tensor("input");
+  const Tensor& grid = a.tensor("grid");
+  const Geometry geo{input.size(2), input.size(3), a.integer("interpolation_mode"),
+                     a.integer("padding_mode"), a.flag("align_corners")};
   const int64_t n = input.size(0), c = input.size(1), ho = grid.size(1), wo = grid.size(2);
   // f32 and f16 (exact in f32) are read as f32, f64 as f64; every output is one f64 sum,
   // rounded once.
@@ -207,14 +209,15 @@ Values forward_kernel(const OpDef& op, const Values& a) {
   return {laid_out(out, mt)};
 }
 
-Values backward_kernel(const OpDef& op, const Values& a) {
+Values backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& input = a.at(1).tensor();
-  const Tensor& grid = a.at(2).tensor();
-  const Geometry geo{input.size(2), input.size(3), a.at(3).to_int(), a.at(4).to_int(),
-                     a.at(5).to_bool()};
-  const bool want_input = a.at(6).bool_list().at(0);
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& grid = a.tensor("grid");
+  const Geometry geo{input.size(2), input.size(3), a.integer("interpolation_mode"),
+                     a.integer("padding_mode"), a.flag("align_corners")};
+  const bool want_input = a.value("output_mask").bool_list().at(0);
   const int64_t n = input.size(0), c = input.size(1), ho = grid.size(1), wo = grid.size(2);
   const int64_t plane = geo.h * geo.w, oplane = ho * wo;
   Tensor gin = Tensor::zeros(input.shape(), DType::Float64);

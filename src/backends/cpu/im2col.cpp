@@ -16,6 +16,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -141,9 +142,11 @@ void im2col_t(const T* in, T* out, const Geometry& g) {
                });
 }
 
-Values im2col_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Blocks b = check_blocks(a.at(1), a.at(2), a.at(3), a.at(4));
+Values im2col_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Blocks b = check_blocks(a.value("kernel_size"), a.value("dilation"), a.value("padding"),
+                                a.value("stride"));
   const bool batched = self.dim() == 4;
   const bool ok = (self.dim() == 3 || self.dim() == 4) && self.size(-3) != 0 &&
                   self.size(-2) != 0 && self.size(-1) != 0;
@@ -321,16 +324,20 @@ Tensor fold(const Tensor& self, Pair size, const Blocks& b) {
   return dt == DType::Float64 ? acc : fresh_copy(acc, dt);
 }
 
-Values col2im_kernel(const OpDef&, const Values& a) {
-  const Pair size = pair_arg(a.at(1), "output_size");
-  const Blocks b = check_blocks(a.at(2), a.at(3), a.at(4), a.at(5));
-  return {fold(a.at(0).tensor(), size, b)};
+Values col2im_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Pair size = pair_arg(a.value("output_size"), "output_size");
+  const Blocks b = check_blocks(a.value("kernel_size"), a.value("dilation"), a.value("padding"),
+                                a.value("stride"));
+  return {fold(a.tensor("self"), size, b)};
 }
 
-Values im2col_backward_kernel(const OpDef&, const Values& a) {
-  const Pair size = pair_arg(a.at(1), "input_size");
-  const Blocks b = check_blocks(a.at(2), a.at(3), a.at(4), a.at(5));
-  return {fold(a.at(0).tensor(), size, b)};
+Values im2col_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Pair size = pair_arg(a.value("input_size"), "input_size");
+  const Blocks b = check_blocks(a.value("kernel_size"), a.value("dilation"), a.value("padding"),
+                                a.value("stride"));
+  return {fold(a.tensor("grad_output"), size, b)};
 }
 
 std::vector<DType> every_dtype() {

@@ -18,6 +18,7 @@
 #include "backends/cpu/parallel.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -75,10 +76,11 @@ std::vector<int64_t> outer_offsets(const Tensor& t, int64_t dim) {
   return off;
 }
 
-Values index_select_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
+Values index_select_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
   check_vector_index(index, "index_select");
   const IndexValues idx(index);
   const int64_t n = index.numel();
@@ -181,10 +183,11 @@ void gather_t(const Tensor& self, const Tensor& out, const IndexWalk& w, const i
   });
 }
 
-Values gather_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
+Values gather_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
   check_gather_shapes(self, dim, index, "gather", nullptr);
   Tensor out = Tensor::uninitialized(index.shape(), self.dtype());
   if (out.numel() == 0) return {out};
@@ -290,11 +293,12 @@ bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, con
   }
 }
 
-Values scatter_add_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
-  const Tensor& src = a.at(3).tensor();
+Values scatter_add_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
+  const Tensor& src = a.tensor("src");
   check_gather_shapes(self, dim, index, "scatter_add", &src);
   if (src.dtype() != self.dtype())
     op_error("scatter_add(): Expected self.dtype to be equal to src.dtype");
@@ -386,12 +390,13 @@ Tensor f32_copy_checked(const Tensor& self, bool* extreme) {
   return out;
 }
 
-Values index_add_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
-  const Tensor& source = a.at(3).tensor();
-  const Value& alpha = a.at(4);
+Values index_add_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
+  const Tensor& source = a.tensor("source");
+  const Value& alpha = a.value("alpha");
   check_vector_index(index, "index_add_");
   if (source.dtype() != self.dtype())
     op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +

@@ -15,6 +15,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -146,21 +147,24 @@ void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Ten
   if (!acc.shares_storage(dst)) copy_into(acc, dst);
 }
 
-Values index_put_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values index_put_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
   Tensor out = fresh_copy(self, self.dtype());
-  index_put_into(out, self, a.at(1).tensors(), a.at(2).tensor(), a.at(3).to_bool());
+  index_put_into(out, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
   return {out};
 }
 
-Values index_put_inplace_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  index_put_into(self, self, a.at(1).tensors(), a.at(2).tensor(), a.at(3).to_bool());
+Values index_put_inplace_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  index_put_into(self, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
   return {self};
 }
 
-bool put_supports(const OpDef&, const Values& a, std::string* why) {
-  if (!has_scalar_mask(a.at(1).tensors())) return true;
+bool put_supports(const OpDef& op, const Values& args, std::string* why) {
+  const Args a(args, op.schema);
+  if (!has_scalar_mask(a.tensors("indices"))) return true;
   if (why) *why = "0-d boolean masks in index are not handled";
   return false;
 }

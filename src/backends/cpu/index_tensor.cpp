@@ -13,6 +13,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -28,15 +29,17 @@ bool after_contiguous(const Tensor& t, const std::vector<int64_t>& after) {
   return true;
 }
 
-bool index_supports(const OpDef&, const Values& a, std::string* why) {
-  if (!has_scalar_mask(a.at(1).tensors())) return true;
+bool index_supports(const OpDef& op, const Values& args, std::string* why) {
+  const Args a(args, op.schema);
+  if (!has_scalar_mask(a.tensors("indices"))) return true;
   if (why) *why = "0-d boolean masks in index are not handled";
   return false;
 }
 
-Values index_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const IndexPlan plan = make_index_plan(self, a.at(1).tensors());
+Values index_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const IndexPlan plan = make_index_plan(self, a.tensors("indices"));
   Tensor out = Tensor::uninitialized(plan.result, self.dtype());
   if (out.numel() == 0) return {out};
   if (plan.indexed.empty()) return {fresh_copy(self, self.dtype())};

@@ -15,6 +15,7 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/util.h"
 
 namespace crucible::cpu {
@@ -71,14 +72,16 @@ Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim) {
   return out;
 }
 
-Values cat(const OpDef&, const Values& a) {
-  return {Value(cat_tensors(a.at(0).tensors(), a.at(1).to_int()))};
+Values cat(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return {Value(cat_tensors(a.tensors("tensors"), a.integer("dim")))};
 }
 
-Values stack(const OpDef&, const Values& a) {
-  const auto& ts = a.at(0).tensors();
+Values stack(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const auto& ts = a.tensors("tensors");
   CRUCIBLE_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
-  const int64_t d = wrap_dim(a.at(1).to_int(), ts[0].dim() + 1);
+  const int64_t d = wrap_dim(a.integer("dim"), ts[0].dim() + 1);
   std::vector<Tensor> us;
   us.reserve(ts.size());
   for (size_t i = 0; i < ts.size(); ++i) {

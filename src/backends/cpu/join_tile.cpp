@@ -18,14 +18,16 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
 namespace {
 
-Values repeat(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::vector<int64_t> reps = a.at(1).to_int_list();
+Values repeat(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const std::vector<int64_t> reps = a.ints("repeats");
   const auto nr = static_cast<int64_t>(reps.size());
   CRUCIBLE_CHECK(nr >= self.dim(),
                  "Number of dimensions of repeat dims can not be smaller than number of "
@@ -60,9 +62,10 @@ std::vector<bool> dim_mask(const std::vector<int64_t>& dims, int64_t ndim) {
   return m;
 }
 
-Values flip(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::vector<bool> m = dim_mask(a.at(1).to_int_list(), self.dim());
+Values flip(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const std::vector<bool> m = dim_mask(a.ints("dims"), self.dim());
   Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
   if (out.numel() == 0) return {Value(out)};
   int64_t offset = self.offset();
@@ -94,10 +97,11 @@ Tensor roll_dim(const Tensor& x, int64_t d, int64_t shift) {
   return out;
 }
 
-Values roll(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::vector<int64_t> shifts = a.at(1).to_int_list();
-  const std::vector<int64_t> dims = a.at(2).to_int_list();
+Values roll(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const std::vector<int64_t> shifts = a.ints("shifts");
+  const std::vector<int64_t> dims = a.ints("dims");
   if (dims.empty()) {
     if (shifts.size() != 1)
       op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
@@ -122,9 +126,9 @@ Values roll(const OpDef&, const Values& a) {
 }
 
 // tril (lower) keeps j - i <= diagonal, triu keeps j - i >= diagonal; zeros elsewhere.
-Values tri(const Values& a, bool lower) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t diag = a.at(1).to_int();
+Values tri(const Args& a, bool lower) {
+  const Tensor& self = a.tensor("self");
+  const int64_t diag = a.integer("diagonal");
   if (self.dim() < 2)
     op_error(std::string(lower ? "tril" : "triu") +
              ": input tensor must have at least 2 dimensions");
@@ -166,8 +170,8 @@ Values tri(const Values& a, bool lower) {
   return {Value(out)};
 }
 
-Values tril(const OpDef&, const Values& a) { return tri(a, true); }
-Values triu(const OpDef&, const Values& a) { return tri(a, false); }
+Values tril(const OpDef& op, const Values& a) { return tri(Args(a, op.schema), true); }
+Values triu(const OpDef& op, const Values& a) { return tri(Args(a, op.schema), false); }
 
 }  // namespace
 

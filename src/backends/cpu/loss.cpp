@@ -25,6 +25,7 @@
 #include "backends/cpu/pointwise_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
+#include "crucible/ops/args.h"
 #include "ops/nll_loss_internal.h"
 
 namespace crucible::cpu {
@@ -99,12 +100,12 @@ double class_weight(const Tensor& weight, int64_t cls) {
   return weight.defined() ? load(weight, cls * weight.stride(0)) : 1.0;
 }
 
-Values forward_kernel(const Values& a, bool two_d) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& target = a.at(1).tensor();
-  const Tensor weight = a.at(2).is_none() ? Tensor() : a.at(2).tensor();
-  const int64_t reduction = a.at(3).to_int();
-  const int64_t ignore = a.at(4).to_int();
+Values forward_kernel(const Args& a, bool two_d) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& target = a.tensor("target");
+  const Tensor weight = a.given("weight") ? a.tensor("weight") : Tensor();
+  const int64_t reduction = a.integer("reduction");
+  const int64_t ignore = a.integer("ignore_index");
   const Geometry g = check_inputs(self, target, weight, two_d);
   if (reduction < 0 || reduction > 2)
     op_error(std::to_string(reduction) + " is not a valid value for reduction");
@@ -156,14 +157,14 @@ void parallel_zero(char* p, int64_t bytes) {
   });
 }
 
-Values backward_kernel(const Values& a, bool two_d) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Tensor& target = a.at(2).tensor();
-  const Tensor weight = a.at(3).is_none() ? Tensor() : a.at(3).tensor();
-  const int64_t reduction = a.at(4).to_int();
-  const int64_t ignore = a.at(5).to_int();
-  const Tensor& total_weight = a.at(6).tensor();
+Values backward_kernel(const Args& a, bool two_d) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Tensor& target = a.tensor("target");
+  const Tensor weight = a.given("weight") ? a.tensor("weight") : Tensor();
+  const int64_t reduction = a.integer("reduction");
+  const int64_t ignore = a.integer("ignore_index");
+  const Tensor& total_weight = a.tensor("total_weight");
   const Geometry g = check_inputs(self, target, weight, two_d);
   nll::check_backward(grad, self, total_weight, reduction, g, two_d);
   const bool per_element = nll::per_element(reduction, self, two_d);
@@ -325,13 +326,14 @@ double mse_half(DType t, const uint16_t* a, const uint16_t* b, uint16_t* out, in
   return 0;
 }
 
-Values mse_kernel(const OpDef& op, const Values& a) {
+Values mse_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
   const Tensor& m = meta.at(0).tensor();
   const DType rt = m.dtype();
-  const int64_t reduction = a.size() > 2 && !a[2].is_none() ? a[2].to_int() : 1;
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& target = a.at(1).tensor();
+  const int64_t reduction = a.given("reduction") ? a.integer("reduction") : 1;
+  const Tensor& self = a.tensor("self");
+  const Tensor& target = a.tensor("target");
   const Shape shape = broadcast_shapes(self.shape(), target.shape());
   const int64_t n = numel_of(shape);
   // Both are converted to the result dtype first, as ATen does.
@@ -408,14 +410,15 @@ void mse_grad_int(const int64_t* s, const int64_t* t, const int64_t* g, int64_t*
   }
 }
 
-Values mse_backward_kernel(const OpDef& op, const Values& a) {
+Values mse_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
   const Tensor& m = meta.at(0).tensor();
   const DType dt = m.dtype();
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Tensor& target = a.at(2).tensor();
-  const int64_t reduction = a.size() > 3 && !a[3].is_none() ? a[3].to_int() : 1;
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Tensor& target = a.tensor("target");
+  const int64_t reduction = a.given("reduction") ? a.integer("reduction") : 1;
   const double norm = reduction == 1 ? 2.0 / static_cast<double>(self.numel()) : 2.0;
   const Shape& shape = m.shape();
   const int64_t n = m.numel();
@@ -469,17 +472,18 @@ void register_loss_kernels(KernelTable& t) {
   // Every dtype is taken so that the integral-self calls raise as ATen does; the catalog lists
   // the floating ones.
   t.add("aten.nll_loss_forward.default",
-        {[](const OpDef&, const Values& a) { return forward_kernel(a, false); }, nullptr,
-         every_dtype()});
+        {[](const OpDef& op, const Values& a) { return forward_kernel(Args(a, op.schema), false); },
+         nullptr, every_dtype()});
   t.add("aten.nll_loss2d_forward.default",
-        {[](const OpDef&, const Values& a) { return forward_kernel(a, true); }, nullptr,
-         every_dtype()});
-  t.add("aten.nll_loss_backward.default",
-        {[](const OpDef&, const Values& a) { return backward_kernel(a, false); }, nullptr,
-         every_dtype()});
+        {[](const OpDef& op, const Values& a) { return forward_kernel(Args(a, op.schema), true); },
+         nullptr, every_dtype()});
+  t.add("aten.nll_loss_backward.default", {[](const OpDef& op, const Values& a) {
+                                             return backward_kernel(Args(a, op.schema), false);
+                                           },
+                                           nullptr, every_dtype()});
   t.add("aten.nll_loss2d_backward.default",
-        {[](const OpDef&, const Values& a) { return backward_kernel(a, true); }, nullptr,
-         every_dtype()});
+        {[](const OpDef& op, const Values& a) { return backward_kernel(Args(a, op.schema), true); },
+         nullptr, every_dtype()});
 }
 
 }  // namespace crucible::cpu

@@ -11,6 +11,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/core/value.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
@@ -71,15 +72,16 @@ inline bool any_extreme(std::initializer_list<const Tensor*> ts) {
   return false;
 }
 
-// The optional tensor argument `i`, or an undefined tensor.
-inline Tensor opt_tensor_arg(const Values& args, size_t i) {
-  if (i >= args.size() || args[i].is_none()) return Tensor();
-  return args[i].tensor();
+// The optional tensor argument `name`, or an undefined tensor.
+inline Tensor opt_tensor_arg(const Args& args, const char* name) {
+  if (!args.given(name)) return Tensor();
+  return args.tensor(name);
 }
 
-// An int list argument of `n` values (one value repeated, or exactly n), else an op error.
-inline std::vector<int64_t> expand_param(const Values& args, size_t i, size_t n, const char* name) {
-  std::vector<int64_t> v = args.at(i).to_int_list();
+// The int list argument `name` of `n` values (one value repeated, or exactly n), else an op
+// error.
+inline std::vector<int64_t> expand_param(const Args& args, const char* name, size_t n) {
+  std::vector<int64_t> v = args.ints(name);
   if (v.size() == 1 && n > 1) v.assign(n, v[0]);
   if (v.size() != n) {
     op_error(std::string(name) + " must have " + std::to_string(n) + " elements, got " +

@@ -19,6 +19,7 @@
 #include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/norm_internal.h"
 
 namespace crucible::cpu {
@@ -26,7 +27,7 @@ namespace {
 
 using OptT = std::optional<Tensor>;
 
-OptT opt(const Values& a, size_t i) { return a.at(i).opt_tensor(); }
+OptT opt(const Args& a, const char* name) { return a.opt_tensor(name); }
 
 // _check_layer_norm_inputs; returns (M, N).
 std::pair<int64_t, int64_t> check_layer_norm(const Tensor& x, const std::vector<int64_t>& ns,
@@ -80,11 +81,12 @@ std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const Opt
   return Values{norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
 }
 
-Values layer_norm_kernel(const OpDef&, const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const std::vector<int64_t> ns = a.at(1).to_int_list();
-  const OptT w = opt(a, 2), b = opt(a, 3);
-  const double eps = a.at(4).to_double();
+Values layer_norm_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& x = a.tensor("input");
+  const std::vector<int64_t> ns = a.ints("normalized_shape");
+  const OptT w = opt(a, "weight"), b = opt(a, "bias");
+  const double eps = a.real("eps");
   const DType pdt = nnops::param_dtype(x, {w, b});
   const auto [m, n] = check_layer_norm(x, ns, w, b);
   nnops::check_floating_dispatch(x.dtype(), "LayerNormKernelImpl");
@@ -186,14 +188,15 @@ std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x
   return std::optional<Values>(std::move(out));
 }
 
-Values layer_norm_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& dy = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const std::vector<int64_t> ns = a.at(2).to_int_list();
-  const Tensor& mean = a.at(3).tensor();
-  const Tensor& rstd = a.at(4).tensor();
-  const OptT w = opt(a, 5), b = opt(a, 6);
-  const std::vector<bool> mask = a.at(7).bool_list();
+Values layer_norm_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& dy = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const std::vector<int64_t> ns = a.ints("normalized_shape");
+  const Tensor& mean = a.tensor("mean");
+  const Tensor& rstd = a.tensor("rstd");
+  const OptT w = opt(a, "weight"), b = opt(a, "bias");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
   const auto [m, n] = check_layer_norm(x, ns, w, b);
   const DType pdt = nnops::param_dtype(x, {w, b});
@@ -233,10 +236,8 @@ struct GroupArgs {
   int64_t n, c, hxw, group;
 };
 
-GroupArgs check_group(const Tensor& x, const OptT& w, const OptT& b, const Values& a,
-                      size_t first) {
-  const GroupArgs g{a.at(first).to_int(), a.at(first + 1).to_int(), a.at(first + 2).to_int(),
-                    a.at(first + 3).to_int()};
+GroupArgs check_group(const Tensor& x, const OptT& w, const OptT& b, const Args& a) {
+  const GroupArgs g{a.integer("N"), a.integer("C"), a.integer("HxW"), a.integer("group")};
   CRUCIBLE_CHECK(g.group > 0, "Expected num groups to be greater than 0");
   CRUCIBLE_CHECK(g.c % g.group == 0,
                  "Expected number of channels in input to be divisible by num_groups");
@@ -291,11 +292,12 @@ std::optional<Values> group_norm_t(const Tensor& input, const OptT& w, const Opt
   return Values{norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
 }
 
-Values group_norm_kernel(const OpDef&, const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const OptT w = opt(a, 1), b = opt(a, 2);
-  const GroupArgs g = check_group(x, w, b, a, 3);
-  const double eps = a.at(7).to_double();
+Values group_norm_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& x = a.tensor("input");
+  const OptT w = opt(a, "weight"), b = opt(a, "bias");
+  const GroupArgs g = check_group(x, w, b, a);
+  const double eps = a.real("eps");
   CRUCIBLE_CHECK(memory_format_contiguous(x),
                  "Expected X.is_contiguous(memory_format) to be true, but got false.");
   CRUCIBLE_CHECK(!w || w->is_contiguous(), "Expected gamma to be contiguous");
@@ -405,16 +407,17 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
   return std::optional<Values>(std::move(out));
 }
 
-Values group_norm_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& dy = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const Tensor& mean = a.at(2).tensor();
-  const Tensor& rstd = a.at(3).tensor();
-  const OptT w = opt(a, 4);
-  const std::vector<bool> mask = a.at(9).bool_list();
+Values group_norm_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& dy = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const Tensor& mean = a.tensor("mean");
+  const Tensor& rstd = a.tensor("rstd");
+  const OptT w = opt(a, "weight");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
   CRUCIBLE_CHECK(x.dtype() == dy.dtype(), "Expected scalar types of X and dY are same.");
-  const GroupArgs g = check_group(x, w, std::nullopt, a, 5);
+  const GroupArgs g = check_group(x, w, std::nullopt, a);
   CRUCIBLE_CHECK(dy.shape() == x.shape(), "dY must have X's shape " + shape_str(x.shape()));
   CRUCIBLE_CHECK(mean.is_contiguous(), "Expected mean.is_contiguous() to be true");
   CRUCIBLE_CHECK(rstd.is_contiguous(), "Expected rstd.is_contiguous() to be true");

@@ -18,6 +18,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/norm_internal.h"
 
 namespace crucible::cpu {
@@ -164,21 +165,24 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
   });
 }
 
-Values native_batch_norm_kernel(const OpDef&, const Values& a) {
-  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
-                    a.at(3).opt_tensor(), a.at(4).opt_tensor(), a.at(5).to_bool(),
-                    a.at(6).to_double(), a.at(7).to_double());
+Values native_batch_norm_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), a.flag("training"),
+                    a.real("momentum"), a.real("eps"));
 }
 
-Values legit_no_stats_kernel(const OpDef&, const Values& a) {
-  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(), std::nullopt,
-                    std::nullopt, a.at(3).to_bool(), a.at(4).to_double(), a.at(5).to_double());
+Values legit_no_stats_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"), std::nullopt,
+                    std::nullopt, a.flag("training"), a.real("momentum"), a.real("eps"));
 }
 
-Values legit_no_training_kernel(const OpDef&, const Values& a) {
-  return bn_forward(a.at(0).tensor(), a.at(1).opt_tensor(), a.at(2).opt_tensor(),
-                    a.at(3).opt_tensor(), a.at(4).opt_tensor(), false, a.at(5).to_double(),
-                    a.at(6).to_double());
+Values legit_no_training_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false,
+                    a.real("momentum"), a.real("eps"));
 }
 
 template <typename T>
@@ -254,14 +258,16 @@ std::optional<Values> bn_backward_t(const Tensor& g_in, const Tensor& x_in,
   return std::optional<Values>(std::move(out));
 }
 
-Values bn_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& g = a.at(0).tensor();
-  const Tensor& x = a.at(1).tensor();
-  const OptT w = a.at(2).opt_tensor(), rm = a.at(3).opt_tensor(), rv = a.at(4).opt_tensor();
-  const OptT sm = a.at(5).opt_tensor(), si = a.at(6).opt_tensor();
-  const bool train = a.at(7).to_bool();
-  const double eps = a.at(8).to_double();
-  const std::vector<bool> mask = a.at(9).bool_list();
+Values bn_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& g = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const OptT w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
+             rv = a.opt_tensor("running_var");
+  const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
+  const bool train = a.flag("train");
+  const double eps = a.real("eps");
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
   nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
   const Layout l = layout_of(x);

@@ -15,14 +15,16 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
 namespace {
 
-Values constant_pad_nd(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::vector<int64_t> pad = a.at(1).to_int_list();
+Values constant_pad_nd(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const std::vector<int64_t> pad = a.ints("pad");
   const auto np = static_cast<int64_t>(pad.size());
   if (np % 2 != 0)
     op_error("Length of pad must be even but instead it equals " + std::to_string(np));
@@ -46,7 +48,7 @@ Values constant_pad_nd(const OpDef&, const Values& a) {
     shape[d] = n;
     lo[d] = l;
   }
-  const Value& v = a.at(2);
+  const Value& v = a.value("value");
   const Pattern value = v.kind() == ValueKind::Float
                             ? pattern_of_double(v.to_double(), self.dtype())
                             : pattern_of_int(v.to_int(), self.dtype());

@@ -24,6 +24,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
+#include "crucible/ops/args.h"
 #include "ops/norm_internal.h"
 
 namespace crucible::cpu {
@@ -112,9 +113,9 @@ std::vector<Run> runs_of(const std::vector<int64_t>& m) {
   return runs;
 }
 
-Values forward(Kind kind, int dims, const Values& a) {
-  const Tensor& x = a.at(0).tensor();
-  const Plan p = plan_of(kind, dims, x.shape(), a.at(1).to_int_list());
+Values forward(Kind kind, int dims, const Args& a) {
+  const Tensor& x = a.tensor("self");
+  const Plan p = plan_of(kind, dims, x.shape(), a.ints("padding"));
   const DType t = x.dtype();
   if (t == DType::Bool) not_implemented_for(op_name(kind, dims, false), t);
   Tensor out = Tensor::uninitialized(p.out, t);
@@ -214,10 +215,10 @@ void store_row(const double* in, DType t, char* p, int64_t n) {
   }
 }
 
-Values backward(Kind kind, int dims, const Values& a) {
-  const Tensor& g = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Plan p = plan_of(kind, dims, self.shape(), a.at(2).to_int_list());
+Values backward(Kind kind, int dims, const Args& a) {
+  const Tensor& g = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Plan p = plan_of(kind, dims, self.shape(), a.ints("padding"));
   if (g.shape() != p.out)
     op_error("grad_output shape unexpected. Expected: " + shape_str(p.out) +
              ", Got: " + shape_str(g.shape()));
@@ -279,13 +280,13 @@ Values backward(Kind kind, int dims, const Values& a) {
 }
 
 template <Kind K, int D>
-Values pad_fwd(const OpDef&, const Values& a) {
-  return forward(K, D, a);
+Values pad_fwd(const OpDef& op, const Values& a) {
+  return forward(K, D, Args(a, op.schema));
 }
 
 template <Kind K, int D>
-Values pad_bwd(const OpDef&, const Values& a) {
-  return backward(K, D, a);
+Values pad_bwd(const OpDef& op, const Values& a) {
+  return backward(K, D, Args(a, op.schema));
 }
 
 }  // namespace

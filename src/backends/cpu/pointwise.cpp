@@ -8,6 +8,7 @@
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/util.h"
 
@@ -52,8 +53,9 @@ Values run_pointwise(const OpDef& op, const Values& args) {
 Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
   // The catalog's meta function raises ATen's argument errors and gives the result dtype.
   Values meta;
-  if (s.use_meta) meta = op.run_meta(args);
-  if (s.check) s.check(args);
+  const Args a(args, op.schema);
+  if (s.use_meta) meta = op.run_meta(a);
+  if (s.check) s.check(a);
   std::vector<Tensor> ins;
   for (int i : s.operands) ins.push_back(arith::operand(args.at(i)));
   DType rt;
@@ -82,18 +84,19 @@ Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
       in = in.to(rt);
   if (integral && s.divisor >= 0)
     CRUCIBLE_CHECK(!any_zero(ins.at(static_cast<size_t>(s.divisor))), "ZeroDivisionError");
+  // The first argument: the engine's ops have no operand names in common.
   Shape shape = ins.empty() ? args.at(0).tensor().shape() : ins[0].shape();
   for (size_t i = 1; i < ins.size(); ++i) shape = broadcast_shapes(shape, ins[i].shape());
   PwParams p;
   PwOp pw = s.op;
-  if (s.params) s.params(args, rt, p, pw);
+  if (s.params) s.params(a, rt, p, pw);
   if (!pw_has_loop(pw, compute))
     op_error("\"" + op_base_name(op.name) + "_cpu\" not implemented for '" +
              std::string(dtype_scalar_type_name(rt)) + "'");
   const DType out_dtype = s.result == PwResult::Bool ? DType::Bool : rt;
   Tensor out;
   if (s.mode == PwMode::Inplace) {
-    out = args.at(0).tensor();
+    out = a.tensor("self");
     if (s.overlap_check) {
       arith::check_inplace(out, shape, out_dtype);
     } else {
@@ -117,9 +120,8 @@ Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
 namespace {
 
 // Parameter helpers.
-void alpha_param(const Values& a, DType rt, PwParams& p, int i, bool negate) {
-  const Scalar al =
-      a.size() > static_cast<size_t>(i) && !a[i].is_none() ? a[i].to_scalar() : Scalar(int64_t{1});
+void alpha_param(const Args& a, DType rt, PwParams& p, bool negate) {
+  const Scalar al = a.given("alpha") ? a.scalar("alpha") : Scalar(int64_t{1});
   CRUCIBLE_CHECK(!al.is_bool() || rt == DType::Bool,
                  "Boolean alpha only supported for Boolean results.");
   CRUCIBLE_CHECK(is_floating(rt) || !al.is_floating(),
@@ -133,70 +135,76 @@ void alpha_param(const Values& a, DType rt, PwParams& p, int i, bool negate) {
   p.i[0] = negate ? static_cast<int64_t>(0 - static_cast<uint64_t>(ai)) : ai;
 }
 
-void no_bool_operands(const Values& a) {
-  for (int i : {0, 1})
-    CRUCIBLE_CHECK(arith::operand_dtype(a.at(i)) != DType::Bool,
+void no_bool_operands(const Args& a) {
+  for (const char* n : {"self", "other"})
+    CRUCIBLE_CHECK(arith::operand_dtype(a.value(n)) != DType::Bool,
                    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
-void bool_mask(const Values& a) {
-  const Tensor& m = a.at(1).tensor();
+void bool_mask(const Args& a) {
+  const Tensor& m = a.tensor("mask");
   CRUCIBLE_CHECK(m.dtype() == DType::Bool,
                  "masked_fill_ only supports boolean masks, but got mask with dtype " +
                      std::string(dtype_scalar_type_name(m.dtype())));
-  const DType self = a.at(0).tensor().dtype();
-  if (!a.at(2).is_tensor()) {
-    arith::check_scalar_fits(a[2].to_scalar(), self);
+  const DType self = a.tensor("self").dtype();
+  const Value& value = a.value("value");
+  if (!value.is_tensor()) {
+    arith::check_scalar_fits(value.to_scalar(), self);
   } else {
-    const Tensor& v = a[2].tensor();
+    const Tensor& v = value.tensor();
     if (v.dim() == 0 && is_integral(self, false) && v.dtype() != DType::Bool)
       arith::check_scalar_fits(
           is_integral(v.dtype(), false) ? Scalar(v.get_int(0)) : Scalar(v.get(0)), self);
   }
-  if (a.at(2).is_tensor())
-    CRUCIBLE_CHECK(a[2].tensor().dim() == 0,
+  if (value.is_tensor())
+    CRUCIBLE_CHECK(value.tensor().dim() == 0,
                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
-                       std::to_string(a[2].tensor().dim()) + " dimension(s).");
+                       std::to_string(value.tensor().dim()) + " dimension(s).");
 }
-void bool_condition(const Values& a) {
-  const DType c = a.at(0).tensor().dtype();
+void bool_condition(const Args& a) {
+  const DType c = a.tensor("condition").dtype();
   CRUCIBLE_CHECK(c == DType::Bool || c == DType::UInt8,
                  "where expected condition to be a boolean tensor, but got a tensor with dtype " +
-                     std::string(dtype_scalar_type_name(a[0].tensor().dtype())));
+                     std::string(dtype_scalar_type_name(c)));
 }
-void lerp_dtypes(const Values& a) {
-  const DType t = a.at(0).tensor().dtype();
-  CRUCIBLE_CHECK(a.at(1).tensor().dtype() == t, "expected dtype " + scalar_type_name(t) +
-                                                    " for `end` but got dtype " +
-                                                    scalar_type_name(a[1].tensor().dtype()));
-  if (a.at(2).is_tensor())
-    CRUCIBLE_CHECK(a[2].tensor().dtype() == t, "expected dtype " + scalar_type_name(t) +
-                                                   " for `weight` but got dtype " +
-                                                   scalar_type_name(a[2].tensor().dtype()));
+void lerp_dtypes(const Args& a) {
+  const DType t = a.tensor("self").dtype();
+  const DType end = a.tensor("end").dtype();
+  CRUCIBLE_CHECK(end == t, "expected dtype " + scalar_type_name(t) + " for `end` but got dtype " +
+                               scalar_type_name(end));
+  const Value& weight = a.value("weight");
+  if (weight.is_tensor())
+    CRUCIBLE_CHECK(weight.tensor().dtype() == t, "expected dtype " + scalar_type_name(t) +
+                                                     " for `weight` but got dtype " +
+                                                     scalar_type_name(weight.tensor().dtype()));
 }
-void addcdiv_check(const Values& a) {
-  CRUCIBLE_CHECK(
-      !(is_integral(a.at(1).tensor().dtype(), true) && is_integral(a.at(2).tensor().dtype(), true)),
-      "Integer division with addcdiv is no longer supported, and in a future release "
-      "addcdiv will perform a true division of tensor1 and tensor2.");
+void addcdiv_check(const Args& a) {
+  CRUCIBLE_CHECK(!(is_integral(a.tensor("tensor1").dtype(), true) &&
+                   is_integral(a.tensor("tensor2").dtype(), true)),
+                 "Integer division with addcdiv is no longer supported, and in a future release "
+                 "addcdiv will perform a true division of tensor1 and tensor2.");
 }
 
 }  // namespace
 
-void clamp_bounds(const Values& a, DType rt, PwParams& p, PwOp&) {
-  const bool has_lo = a.size() > 1 && !a[1].is_none(), has_hi = a.size() > 2 && !a[2].is_none();
+void clamp_bounds(const Args& a, DType rt, PwParams& p, PwOp&) {
+  clamp_bounds_of(a.value("min"), a.value("max"), rt, p);
+}
+
+void clamp_bounds_of(const Value& lo, const Value& hi, DType rt, PwParams& p) {
+  const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
   if (is_floating(rt)) {
     // Bounds are converted to the result dtype first.
-    p.s[0] = has_lo ? arith::scalar_as_double(a[1].to_scalar(), rt) : -INFINITY;
-    p.s[1] = has_hi ? arith::scalar_as_double(a[2].to_scalar(), rt) : INFINITY;
+    p.s[0] = has_lo ? arith::scalar_as_double(lo.to_scalar(), rt) : -INFINITY;
+    p.s[1] = has_hi ? arith::scalar_as_double(hi.to_scalar(), rt) : INFINITY;
   } else {
     const int bits = 8 * static_cast<int>(itemsize(rt));
     const bool sign = rt != DType::UInt8 && rt != DType::Bool;
     const int64_t hi_max =
         sign ? static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1) : (int64_t{1} << bits) - 1;
     const int64_t lo_min = sign ? -hi_max - 1 : 0;
-    p.i[0] = has_lo ? arith::scalar_as_int(a[1].to_scalar(), rt) : lo_min;
-    p.i[1] = has_hi ? arith::scalar_as_int(a[2].to_scalar(), rt) : hi_max;
+    p.i[0] = has_lo ? arith::scalar_as_int(lo.to_scalar(), rt) : lo_min;
+    p.i[1] = has_hi ? arith::scalar_as_int(hi.to_scalar(), rt) : hi_max;
   }
 }
 
@@ -288,8 +296,8 @@ void register_pointwise_kernels(KernelTable& t) {
   add_pointwise(t, "aten.isinf.default", spec(PwOp::IsInf, {0}, R::Bool, all));
   {
     PwSpec s = spec(PwOp::PowScalar, {0}, R::Promote, all, M::Functional,
-                    [](const Values& a, DType rt, PwParams& p, PwOp& op) {
-                      const Scalar es = a.at(1).to_scalar();
+                    [](const Args& a, DType rt, PwParams& p, PwOp& op) {
+                      const Scalar es = a.scalar("exponent");
                       const double e = es.to_double();
                       p.s[0] = e;
                       p.i[0] = is_floating(rt) ? 0 : es.to_int();
@@ -307,12 +315,8 @@ void register_pointwise_kernels(KernelTable& t) {
   }
 
   // add / sub / rsub / mul / div.
-  auto add_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
-    alpha_param(a, rt, p, 2, false);
-  };
-  auto sub_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
-    alpha_param(a, rt, p, 2, true);
-  };
+  auto add_fn = [](const Args& a, DType rt, PwParams& p, PwOp&) { alpha_param(a, rt, p, false); };
+  auto sub_fn = [](const Args& a, DType rt, PwParams& p, PwOp&) { alpha_param(a, rt, p, true); };
   add_pointwise(t, "aten.add.Tensor",
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, add_fn));
   add_pointwise(t, "aten.add.Scalar",
@@ -340,9 +344,9 @@ void register_pointwise_kernels(KernelTable& t) {
   add_pointwise(t, "aten.div.Scalar", spec(PwOp::Div, {0, 1}, R::Float, all));
   add_pointwise(t, "aten.div_.Tensor", spec(PwOp::Div, {0, 1}, R::Float, all, M::Inplace));
   add_pointwise(t, "aten.div.out", spec(PwOp::Div, {0, 1}, R::Float, all, M::Out, nullptr, 2));
-  auto mode_fn = [](const Values& a, DType, PwParams&, PwOp& op) {
-    if (a.at(2).is_none()) return;
-    const std::string& m = a[2].str_value();
+  auto mode_fn = [](const Args& a, DType, PwParams&, PwOp& op) {
+    if (!a.given("rounding_mode")) return;
+    const std::string& m = a.str("rounding_mode");
     if (m == "trunc")
       op = PwOp::DivTrunc;
     else if (m == "floor")
@@ -406,8 +410,8 @@ void register_pointwise_kernels(KernelTable& t) {
     s.use_meta = true;
     add_pointwise(t, n, std::move(s));
   }
-  auto value_fn = [](const Values& a, DType rt, PwParams& p, PwOp&) {
-    const Scalar v = a.at(3).is_none() ? Scalar(int64_t{1}) : a[3].to_scalar();
+  auto value_fn = [](const Args& a, DType rt, PwParams& p, PwOp&) {
+    const Scalar v = a.given("value") ? a.scalar("value") : Scalar(int64_t{1});
     p.s[0] = v.to_double();
     // Integral results take the value truncated toward zero.
     if (!is_floating(rt))

@@ -3,25 +3,26 @@
 
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/arithmetic_internal.h"
 
 namespace crucible::cpu {
 
 namespace {
 
-double num(const Values& a, size_t i, double dflt) {
-  return a.size() > i && !a[i].is_none() ? a[i].to_double() : dflt;
+double num(const Args& a, const char* name, double dflt) {
+  return a.given(name) ? a.real(name) : dflt;
 }
 
 // A Scalar parameter for an integral result: truncated toward zero, wrapped to its dtype.
-int64_t int_param(const Values& a, size_t i, int64_t dflt, DType rt) {
+int64_t int_param(const Args& a, const char* name, int64_t dflt, DType rt) {
   if (is_floating(rt)) return 0;
-  return arith::wrap_to(a.size() > i && !a[i].is_none() ? a[i].to_scalar().to_int() : dflt, rt);
+  return arith::wrap_to(a.given(name) ? a.scalar(name).to_int() : dflt, rt);
 }
 
-void gelu_mode(const Values& a, size_t i, PwOp& op, PwOp tanh_op) {
-  if (a.size() <= i || a[i].is_none()) return;
-  const std::string& m = a[i].str_value();
+void gelu_mode(const Args& a, PwOp& op, PwOp tanh_op) {
+  if (!a.given("approximate")) return;
+  const std::string& m = a.str("approximate");
   if (m == "tanh") {
     op = tanh_op;
   } else if (m != "none") {
@@ -64,37 +65,37 @@ void register_pointwise_activation_kernels(KernelTable& t) {
   fwd("hardsigmoid", PwOp::Hardsigmoid, nullptr);
   fwd("hardswish", PwOp::Hardswish, nullptr);
   fwd("gelu", PwOp::Gelu,
-      [](const Values& a, DType, PwParams&, PwOp& op) { gelu_mode(a, 1, op, PwOp::GeluTanh); });
-  fwd("hardtanh", PwOp::Hardtanh, [](const Values& a, DType rt, PwParams& p, PwOp&) {
-    p.s[0] = num(a, 1, -1.0);
-    p.s[1] = num(a, 2, 1.0);
-    p.i[0] = int_param(a, 1, -1, rt);
-    p.i[1] = int_param(a, 2, 1, rt);
+      [](const Args& a, DType, PwParams&, PwOp& op) { gelu_mode(a, op, PwOp::GeluTanh); });
+  fwd("hardtanh", PwOp::Hardtanh, [](const Args& a, DType rt, PwParams& p, PwOp&) {
+    p.s[0] = num(a, "min_val", -1.0);
+    p.s[1] = num(a, "max_val", 1.0);
+    p.i[0] = int_param(a, "min_val", -1, rt);
+    p.i[1] = int_param(a, "max_val", 1, rt);
   });
   add("aten.relu6.default", PwOp::Hardtanh, {0}, PwMode::Functional,
-      [](const Values&, DType, PwParams& p, PwOp&) {
+      [](const Args&, DType, PwParams& p, PwOp&) {
         p.s[0] = 0;
         p.s[1] = 6;
         p.i[0] = 0;
         p.i[1] = 6;
       });
   fwd("leaky_relu", PwOp::LeakyRelu,
-      [](const Values& a, DType, PwParams& p, PwOp&) { p.s[0] = num(a, 1, 0.01); });
-  fwd("elu", PwOp::Elu, [](const Values& a, DType, PwParams& p, PwOp&) {
-    p.s[0] = num(a, 1, 1.0);
-    p.s[1] = num(a, 2, 1.0);
-    p.s[2] = num(a, 3, 1.0);
+      [](const Args& a, DType, PwParams& p, PwOp&) { p.s[0] = num(a, "negative_slope", 0.01); });
+  fwd("elu", PwOp::Elu, [](const Args& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = num(a, "alpha", 1.0);
+    p.s[1] = num(a, "scale", 1.0);
+    p.s[2] = num(a, "input_scale", 1.0);
   });
   add("aten.softplus.default", PwOp::Softplus, {0}, PwMode::Functional,
-      [](const Values& a, DType, PwParams& p, PwOp&) {
-        p.s[0] = num(a, 1, 1.0);
-        p.s[1] = num(a, 2, 20.0);
+      [](const Args& a, DType, PwParams& p, PwOp&) {
+        p.s[0] = num(a, "beta", 1.0);
+        p.s[1] = num(a, "threshold", 20.0);
       });
-  fwd("threshold", PwOp::Threshold, [](const Values& a, DType rt, PwParams& p, PwOp&) {
-    p.s[0] = a.at(1).to_double();
-    p.s[1] = a.at(2).to_double();
-    p.i[0] = int_param(a, 1, 0, rt);
-    p.i[1] = int_param(a, 2, 0, rt);
+  fwd("threshold", PwOp::Threshold, [](const Args& a, DType rt, PwParams& p, PwOp&) {
+    p.s[0] = a.real("threshold");
+    p.s[1] = a.real("value");
+    p.i[0] = int_param(a, "threshold", 0, rt);
+    p.i[1] = int_param(a, "value", 0, rt);
   });
 
   // Backward: (grad_output, self or result, ...).
@@ -102,9 +103,9 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     add(std::string("aten.") + base + ".default", op, {0, 1}, PwMode::Functional, fn);
   };
   bwd("threshold_backward", PwOp::ThresholdBackward,
-      [](const Values& a, DType rt, PwParams& p, PwOp&) {
-        p.s[0] = a.at(2).to_double();
-        p.i[0] = int_param(a, 2, 0, rt);
+      [](const Args& a, DType rt, PwParams& p, PwOp&) {
+        p.s[0] = a.real("threshold");
+        p.i[0] = int_param(a, "threshold", 0, rt);
       });
   bwd("sigmoid_backward", PwOp::SigmoidBackward, nullptr);
   bwd("tanh_backward", PwOp::TanhBackward, nullptr);
@@ -112,36 +113,33 @@ void register_pointwise_activation_kernels(KernelTable& t) {
   bwd("mish_backward", PwOp::MishBackward, nullptr);
   bwd("hardsigmoid_backward", PwOp::HardsigmoidBackward, nullptr);
   bwd("hardswish_backward", PwOp::HardswishBackward, nullptr);
-  bwd("gelu_backward", PwOp::GeluBackward, [](const Values& a, DType, PwParams&, PwOp& op) {
-    gelu_mode(a, 2, op, PwOp::GeluTanhBackward);
+  bwd("gelu_backward", PwOp::GeluBackward,
+      [](const Args& a, DType, PwParams&, PwOp& op) { gelu_mode(a, op, PwOp::GeluTanhBackward); });
+  bwd("hardtanh_backward", PwOp::HardtanhBackward, [](const Args& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.real("min_val");
+    p.s[1] = a.real("max_val");
   });
-  bwd("hardtanh_backward", PwOp::HardtanhBackward, [](const Values& a, DType, PwParams& p, PwOp&) {
-    p.s[0] = a.at(2).to_double();
-    p.s[1] = a.at(3).to_double();
+  bwd("leaky_relu_backward", PwOp::LeakyReluBackward, [](const Args& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.real("negative_slope");
+    CRUCIBLE_CHECK(!(a.flag("self_is_result") && p.s[0] < 0),
+                   "In-place leakyReLu backward calculation is triggered with a negative slope "
+                   "which is not supported. This is caused by calling in-place forward function "
+                   "with a negative slope, please call out-of-place version instead. File an "
+                   "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                   "in-place leakRelu backward calculation with negative slope");
   });
-  bwd("leaky_relu_backward", PwOp::LeakyReluBackward,
-      [](const Values& a, DType, PwParams& p, PwOp&) {
-        p.s[0] = a.at(2).to_double();
-        CRUCIBLE_CHECK(
-            !(a.at(3).to_bool() && p.s[0] < 0),
-            "In-place leakyReLu backward calculation is triggered with a negative slope "
-            "which is not supported. This is caused by calling in-place forward function "
-            "with a negative slope, please call out-of-place version instead. File an "
-            "issue at https://github.com/pytorch/pytorch if you do require supporting "
-            "in-place leakRelu backward calculation with negative slope");
-      });
-  bwd("softplus_backward", PwOp::SoftplusBackward, [](const Values& a, DType, PwParams& p, PwOp&) {
-    p.s[0] = a.at(2).to_double();
-    p.s[1] = a.at(3).to_double();
+  bwd("softplus_backward", PwOp::SoftplusBackward, [](const Args& a, DType, PwParams& p, PwOp&) {
+    p.s[0] = a.real("beta");
+    p.s[1] = a.real("threshold");
   });
   // elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)
   add("aten.elu_backward.default", PwOp::EluBackward, {0, 5}, PwMode::Functional,
-      [](const Values& a, DType, PwParams& p, PwOp&) {
-        p.s[0] = a.at(1).to_double();
-        p.s[1] = a.at(2).to_double();
-        p.s[2] = a.at(3).to_double();
-        p.s[3] = a.at(4).to_bool() ? 1.0 : 0.0;
-        CRUCIBLE_CHECK(!(a.at(4).to_bool() && p.s[0] < 0),
+      [](const Args& a, DType, PwParams& p, PwOp&) {
+        p.s[0] = a.real("alpha");
+        p.s[1] = a.real("scale");
+        p.s[2] = a.real("input_scale");
+        p.s[3] = a.flag("is_result") ? 1.0 : 0.0;
+        CRUCIBLE_CHECK(!(a.flag("is_result") && p.s[0] < 0),
                        "In-place elu backward calculation is triggered with a negative slope "
                        "which is not supported. This is caused by calling in-place forward "
                        "function with a negative slope, please call out-of-place version instead.");

@@ -15,6 +15,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_complex.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/arithmetic_internal.h"
 
 namespace crucible::cpu {
@@ -148,7 +149,7 @@ Values pw_execute_complex(const OpDef& op, const Values& args, const PwSpec& s, 
   for (int i : s.operands) ins.push_back(arith::operand(args.at(static_cast<size_t>(i))));
   Tensor out;
   if (s.mode == PwMode::Inplace) {
-    out = args.at(0).tensor();
+    out = Args(args, op.schema).tensor("self");
   } else if (s.mode == PwMode::Out) {
     out = args.at(static_cast<size_t>(s.out_arg)).tensor();
   } else {
@@ -163,7 +164,9 @@ Values pw_execute_complex(const OpDef& op, const Values& args, const PwSpec& s, 
   const Tensor &x = ins.at(0), &y = ins.at(1);
   if (s.op == PwOp::Add) {
     const bool negate = op.name.starts_with("aten.sub");
-    const double al0 = args.size() > 2 && args[2].is_scalar() ? args[2].to_double() : 1.0;
+    const Args a(args, op.schema);
+    const double al0 =
+        a.has("alpha") && a.value("alpha").is_scalar() ? a.value("alpha").to_double() : 1.0;
     const double al = negate ? -al0 : al0;
     run_binary(x, y, out, rt, [al](C p, C q) {
       return C{p.real() + al * q.real(), p.imag() + al * q.imag()};

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "crucible/ops/variants.h"
 
 namespace crucible::cpu {
@@ -30,15 +31,16 @@ PwSpec make_spec(PwOp op, std::vector<int> operands, PwResult r, PwMode m = PwMo
 
 // clamp.Tensor: self with the bounds given; one bound is maximum/minimum (bool included), both
 // the ternary clamp.
-Values clamp_tensor(const OpDef& op, const Values& a) {
+Values clamp_tensor(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   static const PwSpec both = make_spec(PwOp::Clamp, {0, 1, 2}, PwResult::Promote);
   static const PwSpec lo = make_spec(PwOp::Maximum, {0, 1}, PwResult::Promote);
   static const PwSpec hi = make_spec(PwOp::Minimum, {0, 2}, PwResult::Promote);
   static const PwSpec none = make_spec(PwOp::Identity, {0}, PwResult::Promote);
-  const bool has_lo = a.size() > 1 && !a[1].is_none();
-  const bool has_hi = a.size() > 2 && !a[2].is_none();
+  const bool has_lo = a.given("min");
+  const bool has_hi = a.given("max");
   // Neither bound: the meta function raises.
-  return pw_execute(op, a, has_lo && has_hi ? both : has_lo ? lo : has_hi ? hi : none);
+  return pw_execute(op, args, has_lo && has_hi ? both : has_lo ? lo : has_hi ? hi : none);
 }
 
 }  // namespace
@@ -69,13 +71,13 @@ void register_pointwise_math_kernels(KernelTable& t) {
   add_pointwise(t, "aten.logical_not.default", make_spec(PwOp::LogicalNot, {0}, R::Bool));
   add_pointwise(t, "aten.bitwise_not.default",
                 make_spec(PwOp::BitNot, {0}, R::Self, PwMode::Functional,
-                          [](const Values&, DType rt, PwParams&, PwOp& op) {
+                          [](const Args&, DType rt, PwParams&, PwOp& op) {
                             if (rt == DType::Bool) op = PwOp::LogicalNot;
                           }));
   add_pointwise(t, "aten.round.decimals",
                 make_spec(PwOp::RoundDecimals, {0}, R::Self, PwMode::Functional,
-                          [](const Values& a, DType, PwParams& p, PwOp&) {
-                            const int64_t d = a.at(1).to_int();
+                          [](const Args& a, DType, PwParams& p, PwOp&) {
+                            const int64_t d = a.integer("decimals");
                             p.s[0] = std::pow(10.0, static_cast<double>(d < 0 ? -d : d));
                             p.s[1] = d < 0 ? 1.0 : 0.0;
                           }));
@@ -109,13 +111,13 @@ void register_pointwise_math_kernels(KernelTable& t) {
   t.add("aten.clamp.Tensor", std::move(clamp));
   add_pointwise(t, "aten.clamp_min.default",
                 make_spec(PwOp::Hardtanh, {0}, R::Promote, PwMode::Functional,
-                          [](const Values& a, DType rt, PwParams& p, PwOp& op) {
-                            clamp_bounds({a.at(0), a.at(1), Value()}, rt, p, op);
+                          [](const Args& a, DType rt, PwParams& p, PwOp&) {
+                            clamp_bounds_of(a.value("min"), Value(), rt, p);
                           }));
   add_pointwise(t, "aten.clamp_max.default",
                 make_spec(PwOp::Hardtanh, {0}, R::Promote, PwMode::Functional,
-                          [](const Values& a, DType rt, PwParams& p, PwOp& op) {
-                            clamp_bounds({a.at(0), Value(), a.at(1)}, rt, p, op);
+                          [](const Args& a, DType rt, PwParams& p, PwOp&) {
+                            clamp_bounds_of(Value(), a.value("max"), rt, p);
                           }));
 }
 

@@ -20,7 +20,7 @@ enum class PwResult : uint8_t {
 enum class PwMode : uint8_t { Functional, Inplace, Out };
 
 // Fills the loop's parameters (and may pick another loop, e.g. gelu's approximate="tanh").
-using PwParamFn = void (*)(const Values& args, DType result, PwParams& p, PwOp& op);
+using PwParamFn = void (*)(const Args& args, DType result, PwParams& p, PwOp& op);
 
 struct PwSpec {
   PwOp op = PwOp::Identity;
@@ -32,7 +32,7 @@ struct PwSpec {
   PwParamFn params = nullptr;
   std::vector<DType> dtypes;
   // ATen's argument checks beyond promotion (boolean masks, ...); raise op_error.
-  void (*check)(const Values& args) = nullptr;
+  void (*check)(const Args& args) = nullptr;
   bool overlap_check = true;  // in-place: self must not have overlapping elements
   // Runs the catalog's meta function first (ATen's argument errors); a functional op with a
   // promoted or float result takes its dtype from it.
@@ -41,9 +41,11 @@ struct PwSpec {
   int divisor = -1;           // operand (loop order) that must hold no zero when integral
 };
 
-// clamp's Scalar bounds (args 1 and 2, either None) in the result dtype: the missing one is
+// clamp's Scalar bounds (`min` and `max`, either None) in the result dtype: the missing one is
 // -inf/+inf, or the dtype's limit for integral results.
-void clamp_bounds(const Values& args, DType result, PwParams& p, PwOp& op);
+void clamp_bounds(const Args& args, DType result, PwParams& p, PwOp& op);
+// The same from the two bounds as values (clamp_min, clamp_max: the other one None).
+void clamp_bounds_of(const Value& lo, const Value& hi, DType result, PwParams& p);
 
 // Runs `op` through the elementwise engine as `spec` describes.
 Values pw_execute(const OpDef& op, const Values& args, const PwSpec& spec);

@@ -16,6 +16,7 @@
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pool_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/pooling_internal.h"
 
 namespace crucible::cpu {
@@ -269,79 +270,91 @@ std::optional<int64_t> divisor_of(const Value& v) {
 }
 
 template <int N>
-Values max_pool_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N, a.at(1), a.at(2),
-                                    a.at(3), &a.at(4), a.at(5).to_bool());
+Values max_pool_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N,
+                                    a.value("kernel_size"), a.value("stride"), a.value("padding"),
+                                    &a.value("dilation"), a.flag("ceil_mode"));
   pooling::check_dtype(N == 2 ? "max_pool2d" : "max_pool3d_with_indices_cpu", self.dtype(), false);
   return run_forward(g, PoolSpec{Kind::Max}, self);
 }
 
 template <int N>
-Values max_pool_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N, a.at(2), a.at(3),
-                                    a.at(4), &a.at(5), a.at(6).to_bool());
+Values max_pool_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N,
+                                    a.value("kernel_size"), a.value("stride"), a.value("padding"),
+                                    &a.value("dilation"), a.flag("ceil_mode"));
   pooling::check_dtype(N == 2 ? "max_pool2d_backward" : "max_pool3d_with_indices_backward_cpu",
                        self.dtype(), false);
-  return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.at(7).tensor())};
+  return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.tensor("indices"))};
 }
 
-Values adaptive_max_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2, a.at(1));
+Values adaptive_max_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2, a.value("output_size"));
   pooling::check_dtype("adaptive_max_pool2d", self.dtype(), false);
   return run_forward(g, PoolSpec{Kind::Max}, self);
 }
 
-Values adaptive_max_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
+Values adaptive_max_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
   CRUCIBLE_CHECK(go.dim() >= 2,
                  "adaptive_max_pool2d_backward(): grad_output must have 2 spatial dims");
   const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2,
                                       Value(std::vector<int64_t>{go.size(-2), go.size(-1)}));
   pooling::check_dtype("adaptive_max_pool2d_backward", self.dtype(), false);
-  return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.at(2).tensor())};
+  return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.tensor("indices"))};
 }
 
 template <int N>
-Values avg_pool_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Geo g = pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.at(1), a.at(2),
-                                    a.at(3), nullptr, a.at(4).to_bool());
-  PoolSpec s{Kind::Avg, a.at(5).to_bool(), divisor_of(a.at(6))};
+Values avg_pool_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Geo g =
+      pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.value("kernel_size"),
+                          a.value("stride"), a.value("padding"), nullptr, a.flag("ceil_mode"));
+  PoolSpec s{Kind::Avg, a.flag("count_include_pad"), divisor_of(a.value("divisor_override"))};
   pooling::check_dtype(N == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
   return run_forward(g, s, self);
 }
 
 template <int N>
-Values avg_pool_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Geo g = pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.at(2), a.at(3),
-                                    a.at(4), nullptr, a.at(5).to_bool());
-  PoolSpec s{Kind::Avg, a.at(6).to_bool(), divisor_of(a.at(7))};
+Values avg_pool_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Geo g =
+      pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.value("kernel_size"),
+                          a.value("stride"), a.value("padding"), nullptr, a.flag("ceil_mode"));
+  PoolSpec s{Kind::Avg, a.flag("count_include_pad"), divisor_of(a.value("divisor_override"))};
   pooling::check_dtype(N == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
                        self.dtype(), true);
   return {run_backward(g, s, go, self, Tensor())};
 }
 
 template <int N>
-Values adaptive_avg_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values adaptive_avg_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
   const Geo g = pooling::adaptive_geo(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", self,
-                                      N, a.at(1));
+                                      N, a.value("output_size"));
   pooling::check_dtype(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", self.dtype(),
                        false);
   return run_forward(g, PoolSpec{Kind::Avg}, self);
 }
 
 template <int N>
-Values adaptive_avg_backward_kernel(const OpDef&, const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
+Values adaptive_avg_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
   const std::string name = N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
   CRUCIBLE_CHECK(go.dim() == self.dim(),
                  name + "_backward(): grad_output and self must have the same number of dims");

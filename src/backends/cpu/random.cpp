@@ -34,6 +34,7 @@
 #include "backends/cpu/pointwise_engine.h"
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
+#include "crucible/ops/args.h"
 
 // The draw loops are written to vectorise (branch-free math on the words of a chunk).
 #pragma GCC optimize("O3")
@@ -320,9 +321,10 @@ inline uint64_t below(Rng& rng, uint64_t range) {
 // Fisher-Yates: for i = n - 1 down to 1, swap slot i with a uniform slot j in [0, i]. The j's
 // do not depend on the permutation, so they are drawn a batch ahead and their slots
 // prefetched (the swaps of a large permutation are cache misses).
-Values randperm_kernel(const OpDef& op, const Values& a) {
+Values randperm_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor out = fresh_output(op.run_meta(a));
-  const int64_t n = a.at(0).to_int();
+  const int64_t n = a.integer("n");
   const Draws d("cpu.randperm", 1);
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t{0});
@@ -393,9 +395,10 @@ void bernoulli_fill(const char* op, const Tensor& out, Thr thr) {
   }
 }
 
-Values bernoulli_p_kernel(const OpDef& op, const Values& a) {
+Values bernoulli_p_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor out = fresh_output(op.run_meta(a));
-  const uint64_t thr = threshold_of(a.at(1).to_double());
+  const uint64_t thr = threshold_of(a.real("p"));
   bernoulli_fill("cpu.bernoulli.p", out, [thr](int64_t) { return thr; });
   return {out};
 }
@@ -422,9 +425,10 @@ void bernoulli_probs(const Tensor& out, const P* p, int64_t n) {
                  [p](int64_t i) { return threshold_of(static_cast<double>(p[i])); });
 }
 
-Values bernoulli_kernel(const OpDef& op, const Values& a) {
+Values bernoulli_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor out = fresh_output(op.run_meta(a));
-  const Tensor probs = contiguous_wide(a.at(0).tensor());
+  const Tensor probs = contiguous_wide(a.tensor("self"));
   if (probs.dtype() == DType::Float64)
     bernoulli_probs(out, probs.data<double>(), probs.numel());
   else
@@ -453,19 +457,20 @@ void dropout_rows(const T* x, T* o, uint8_t* m, int64_t n, uint64_t thr, T scale
   });
 }
 
-Values native_dropout_kernel(const OpDef& op, const Values& a) {
+Values native_dropout_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& input = a.at(0).tensor();
+  const Tensor& input = a.tensor("input");
   Tensor out = fresh_output(meta, 0);
   Tensor mask = fresh_output(meta, 1);
   if (input.numel() == 0) return {out, mask};
-  const bool train = a.at(2).is_none() || a.at(2).to_bool();
+  const bool train = !a.given("train") || a.flag("train");
   if (!train) {
     out.copy_from(input);
     mask.fill(1);
     return {out, mask};
   }
-  const double keep = 1.0 - a.at(1).to_double();
+  const double keep = 1.0 - a.real("p");
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
   const uint64_t thr = threshold_of(keep);
   // Computed in f32 (f16, bf16, f32) or f64 over a contiguous copy, rounded once into `out`

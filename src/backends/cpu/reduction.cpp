@@ -22,6 +22,7 @@
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/statistics_internal.h"
 
 namespace crucible::cpu {
@@ -218,20 +219,18 @@ void sum_floating(const Tensor& in, const std::vector<bool>& reduced, DType out_
     sum_cols(v.src.data<T>(), v.outer, v.red, v.inner, out_dt, acc);
 }
 
-Values reduce_sum(const Values& a, bool mean, bool all_dims) {
-  const Tensor& x = a.at(0).tensor();
+Values reduce_sum(const Args& a, bool mean, bool all_dims) {
+  const Tensor& x = a.tensor("self");
   std::vector<int64_t> dims;
   bool keepdim = false;
-  size_t dtype_arg = 1;
   if (!all_dims) {
-    dims = stats::dims_of(a.at(1));
-    keepdim = a.at(2).to_bool();
-    dtype_arg = 3;
+    dims = stats::dims_of(a.value("dim"));
+    keepdim = a.flag("keepdim");
   }
-  const bool has_dtype = a.size() > dtype_arg && !a[dtype_arg].is_none();
+  const bool has_dtype = a.given("dtype");
   DType out_dtype = x.dtype();
   if (has_dtype)
-    out_dtype = a[dtype_arg].to_dtype();
+    out_dtype = a.dtype("dtype");
   else if (!mean && is_integral(x.dtype(), true))
     out_dtype = DType::Int64;
   if (mean && !is_floating(out_dtype))
@@ -290,10 +289,18 @@ bool sum_supports(const OpDef&, const Values& a, std::string* why) {
   return true;
 }
 
-Values sum_dim(const OpDef&, const Values& a) { return reduce_sum(a, false, false); }
-Values sum_all(const OpDef&, const Values& a) { return reduce_sum(a, false, true); }
-Values mean_dim(const OpDef&, const Values& a) { return reduce_sum(a, true, false); }
-Values mean_all(const OpDef&, const Values& a) { return reduce_sum(a, true, true); }
+Values sum_dim(const OpDef& op, const Values& a) {
+  return reduce_sum(Args(a, op.schema), false, false);
+}
+Values sum_all(const OpDef& op, const Values& a) {
+  return reduce_sum(Args(a, op.schema), false, true);
+}
+Values mean_dim(const OpDef& op, const Values& a) {
+  return reduce_sum(Args(a, op.schema), true, false);
+}
+Values mean_all(const OpDef& op, const Values& a) {
+  return reduce_sum(Args(a, op.schema), true, true);
+}
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/statistics_internal.h"
 
 namespace crucible::cpu {
@@ -119,28 +120,35 @@ Values anyall(const Tensor& x, const stats::ReducePlan& plan, bool is_any) {
   return {Value(out)};
 }
 
-Values any_all_default(const Values& a, bool is_any) {
-  const Tensor& x = a.at(0).tensor();
+Values any_all_default(const Args& a, bool is_any) {
+  const Tensor& x = a.tensor("self");
   return anyall(x, stats::plan_reduction(x, {}, false), is_any);
 }
-Values any_all_dim(const Values& a, bool is_any) {
-  const Tensor& x = a.at(0).tensor();
-  return anyall(x, stats::plan_reduction(x, {a.at(1).to_int()}, a.at(2).to_bool()), is_any);
+Values any_all_dim(const Args& a, bool is_any) {
+  const Tensor& x = a.tensor("self");
+  return anyall(x, stats::plan_reduction(x, {a.integer("dim")}, a.flag("keepdim")), is_any);
 }
 // .dims: dim=None reduces every dim, dim=[] none.
-Values any_all_dims(const Values& a, bool is_any) {
-  const Tensor& x = a.at(0).tensor();
-  const bool none = a.at(1).is_none();
-  return anyall(x, stats::plan_reduction(x, stats::dims_of(a.at(1)), a.at(2).to_bool(), !none),
+Values any_all_dims(const Args& a, bool is_any) {
+  const Tensor& x = a.tensor("self");
+  const bool none = !a.given("dim");
+  return anyall(x,
+                stats::plan_reduction(x, stats::dims_of(a.value("dim")), a.flag("keepdim"), !none),
                 is_any);
 }
 
-Values any_default(const OpDef&, const Values& a) { return any_all_default(a, true); }
-Values all_default(const OpDef&, const Values& a) { return any_all_default(a, false); }
-Values any_dim(const OpDef&, const Values& a) { return any_all_dim(a, true); }
-Values all_dim(const OpDef&, const Values& a) { return any_all_dim(a, false); }
-Values any_dims(const OpDef&, const Values& a) { return any_all_dims(a, true); }
-Values all_dims(const OpDef&, const Values& a) { return any_all_dims(a, false); }
+Values any_default(const OpDef& op, const Values& a) {
+  return any_all_default(Args(a, op.schema), true);
+}
+Values all_default(const OpDef& op, const Values& a) {
+  return any_all_default(Args(a, op.schema), false);
+}
+Values any_dim(const OpDef& op, const Values& a) { return any_all_dim(Args(a, op.schema), true); }
+Values all_dim(const OpDef& op, const Values& a) { return any_all_dim(Args(a, op.schema), false); }
+Values any_dims(const OpDef& op, const Values& a) { return any_all_dims(Args(a, op.schema), true); }
+Values all_dims(const OpDef& op, const Values& a) {
+  return any_all_dims(Args(a, op.schema), false);
+}
 
 }  // namespace
 

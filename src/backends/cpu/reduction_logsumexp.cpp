@@ -19,6 +19,7 @@
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -123,12 +124,13 @@ void columns(const T* x, int64_t outer, int64_t red, int64_t inner, double* out)
                });
 }
 
-Values logsumexp_kernel(const OpDef& op, const Values& a) {
+Values logsumexp_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
   const Tensor& mt = meta.at(0).tensor();
-  const Tensor& x = a.at(0).tensor();
+  const Tensor& x = a.tensor("self");
   const DType dt = mt.dtype();
-  const std::vector<int64_t> dims = a.at(1).to_int_list();
+  const std::vector<int64_t> dims = a.ints("dim");
   std::vector<bool> reduced(static_cast<size_t>(x.dim()), dims.empty());
   for (int64_t d : dims)
     if (x.dim() > 0) reduced[static_cast<size_t>(wrap_dim(d, x.dim()))] = true;

@@ -13,6 +13,7 @@
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/statistics_internal.h"
 
 namespace crucible::cpu {
@@ -170,10 +171,10 @@ void check_nonempty_dim(const char* name, const Tensor& x, int64_t given, int64_
 }
 
 // amax / amin(self, dim=[], keepdim=False)
-Values amaxmin(const Values& a, bool want_max) {
-  const Tensor& x = a.at(0).tensor();
+Values amaxmin(const Args& a, bool want_max) {
+  const Tensor& x = a.tensor("self");
   const char* name = want_max ? "amax" : "amin";
-  const std::vector<int64_t> dims = stats::dims_of(a.at(1));
+  const std::vector<int64_t> dims = stats::dims_of(a.value("dim"));
   if (x.numel() == 0) {
     if (dims.empty())
       op_error(std::string(name) +
@@ -184,7 +185,7 @@ Values amaxmin(const Values& a, bool want_max) {
         op_error(std::string(name) + "(): Expected reduction dim " + std::to_string(d) +
                  " to have non-zero size.");
   }
-  const stats::ReducePlan plan = stats::plan_reduction(x, dims, a.at(2).to_bool());
+  const stats::ReducePlan plan = stats::plan_reduction(x, dims, a.flag("keepdim"));
   Tensor out = Tensor::uninitialized(plan.out_shape, x.dtype());
   if (out.numel() == 0) return {Value(out)};
   const DType ct = reduce_compute_dtype(x.dtype());
@@ -193,8 +194,8 @@ Values amaxmin(const Values& a, bool want_max) {
 }
 
 // max.default / min.default
-Values minmax_all(const Values& a, bool want_max) {
-  const Tensor& x = a.at(0).tensor();
+Values minmax_all(const Args& a, bool want_max) {
+  const Tensor& x = a.tensor("self");
   if (x.numel() == 0)
     op_error(std::string(want_max ? "max" : "min") +
              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
@@ -207,12 +208,12 @@ Values minmax_all(const Values& a, bool want_max) {
 }
 
 // max.dim / min.dim(self, dim, keepdim=False) -> (values, indices)
-Values minmax_dim(const Values& a, bool want_max) {
-  const Tensor& x = a.at(0).tensor();
-  const int64_t given = a.at(1).to_int();
+Values minmax_dim(const Args& a, bool want_max) {
+  const Tensor& x = a.tensor("self");
+  const int64_t given = a.integer("dim");
   const int64_t dim = wrap_dim(given, x.dim());
   check_nonempty_dim(want_max ? "max" : "min", x, given, dim);
-  const Shape shape = keep_shape(x, dim, a.at(2).to_bool());
+  const Shape shape = keep_shape(x, dim, a.flag("keepdim"));
   Tensor values = Tensor::uninitialized(shape, x.dtype());
   Tensor indices = Tensor::uninitialized(shape, DType::Int64);
   if (values.numel() == 0) return {Value(values), Value(indices)};
@@ -224,11 +225,11 @@ Values minmax_dim(const Values& a, bool want_max) {
 }
 
 // argmax / argmin(self, dim=None, keepdim=False)
-Values arg(const Values& a, bool want_max) {
-  const Tensor& x = a.at(0).tensor();
+Values arg(const Args& a, bool want_max) {
+  const Tensor& x = a.tensor("self");
   const char* name = want_max ? "argmax" : "argmin";
-  const std::optional<int64_t> given = a.at(1).opt_int();
-  const bool keepdim = a.at(2).to_bool();
+  const std::optional<int64_t> given = a.opt_integer("dim");
+  const bool keepdim = a.flag("keepdim");
   std::optional<int64_t> dim;
   if (given) dim = wrap_dim(*given, x.dim());
   if (x.dtype() == DType::Bool)
@@ -255,14 +256,14 @@ Values arg(const Values& a, bool want_max) {
   return {Value(out)};
 }
 
-Values amax(const OpDef&, const Values& a) { return amaxmin(a, true); }
-Values amin(const OpDef&, const Values& a) { return amaxmin(a, false); }
-Values max_all(const OpDef&, const Values& a) { return minmax_all(a, true); }
-Values min_all(const OpDef&, const Values& a) { return minmax_all(a, false); }
-Values max_dim(const OpDef&, const Values& a) { return minmax_dim(a, true); }
-Values min_dim(const OpDef&, const Values& a) { return minmax_dim(a, false); }
-Values argmax(const OpDef&, const Values& a) { return arg(a, true); }
-Values argmin(const OpDef&, const Values& a) { return arg(a, false); }
+Values amax(const OpDef& op, const Values& a) { return amaxmin(Args(a, op.schema), true); }
+Values amin(const OpDef& op, const Values& a) { return amaxmin(Args(a, op.schema), false); }
+Values max_all(const OpDef& op, const Values& a) { return minmax_all(Args(a, op.schema), true); }
+Values min_all(const OpDef& op, const Values& a) { return minmax_all(Args(a, op.schema), false); }
+Values max_dim(const OpDef& op, const Values& a) { return minmax_dim(Args(a, op.schema), true); }
+Values min_dim(const OpDef& op, const Values& a) { return minmax_dim(Args(a, op.schema), false); }
+Values argmax(const OpDef& op, const Values& a) { return arg(Args(a, op.schema), true); }
+Values argmin(const OpDef& op, const Values& a) { return arg(Args(a, op.schema), false); }
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 #include "ops/statistics_internal.h"
 
 namespace crucible::cpu {
@@ -107,10 +108,10 @@ void check_floating(const Tensor& x) {
 }
 
 // var / std / var_mean / std_mean over `dim` (None or [] = every dim).
-Values var_family(const Values& a, double correction, bool keepdim, bool root, bool with_mean) {
-  const Tensor& x = a.at(0).tensor();
+Values var_family(const Args& a, double correction, bool keepdim, bool root, bool with_mean) {
+  const Tensor& x = a.tensor("self");
   check_floating(x);
-  const stats::ReducePlan plan = stats::plan_reduction(x, stats::dims_of(a.at(1)), keepdim);
+  const stats::ReducePlan plan = stats::plan_reduction(x, stats::dims_of(a.value("dim")), keepdim);
   Tensor var = Tensor::uninitialized(plan.out_shape, x.dtype());
   Tensor mean = with_mean ? Tensor::uninitialized(plan.out_shape, x.dtype()) : Tensor();
   const int64_t n = var.numel();
@@ -151,20 +152,25 @@ Values var_family(const Values& a, double correction, bool keepdim, bool root, b
 
 double correction_of(const Value& v) { return v.is_none() ? 1.0 : v.to_double(); }
 
-Values var_correction(const OpDef&, const Values& a) {
-  return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), false, false);
+Values var_correction(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), false, false);
 }
-Values std_correction(const OpDef&, const Values& a) {
-  return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), true, false);
+Values std_correction(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), true, false);
 }
-Values var_mean_correction(const OpDef&, const Values& a) {
-  return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), false, true);
+Values var_mean_correction(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), false, true);
 }
-Values std_mean_correction(const OpDef&, const Values& a) {
-  return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), true, true);
+Values std_mean_correction(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), true, true);
 }
-Values var_dim(const OpDef&, const Values& a) {
-  return var_family(a, a.at(2).to_bool() ? 1.0 : 0.0, a.at(3).to_bool(), false, false);
+Values var_dim(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return var_family(a, a.flag("unbiased") ? 1.0 : 0.0, a.flag("keepdim"), false, false);
 }
 
 // Complex and fp8 inputs are refused (the reference raises for fp8; complex is not computed).
@@ -241,9 +247,9 @@ void prod_floating(const RowsView& v, double* out) {
   prod_sequential<T>(v, out);
 }
 
-Values prod_impl(const Values& a, const std::vector<int64_t>& dims, bool keepdim,
+Values prod_impl(const Args& a, const std::vector<int64_t>& dims, bool keepdim,
                  const Value& dtype) {
-  const Tensor& x = a.at(0).tensor();
+  const Tensor& x = a.tensor("self");
   if (x.dtype() == DType::Float8E4M3FN || x.dtype() == DType::Float8E5M2)
     not_implemented_for("prod_cpu", x.dtype());
   const std::optional<DType> given = dtype.opt_dtype();
@@ -300,9 +306,13 @@ Values prod_impl(const Values& a, const std::vector<int64_t>& dims, bool keepdim
   return {Value(out)};
 }
 
-Values prod_all(const OpDef&, const Values& a) { return prod_impl(a, {}, false, a.at(1)); }
-Values prod_dim(const OpDef&, const Values& a) {
-  return prod_impl(a, {a.at(1).to_int()}, a.at(2).to_bool(), a.at(3));
+Values prod_all(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return prod_impl(a, {}, false, a.value("dtype"));
+}
+Values prod_dim(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  return prod_impl(a, {a.integer("dim")}, a.flag("keepdim"), a.value("dtype"));
 }
 
 }  // namespace

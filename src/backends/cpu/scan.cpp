@@ -12,6 +12,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -159,37 +160,42 @@ Tensor scan(const Tensor& self, int64_t dim_arg, DType dt, bool product, Tensor 
   return out;
 }
 
-bool scan_supports(const OpDef&, const Values& a, std::string* why) {
-  const DType dt = result_dtype(a.at(0).tensor(), a.at(2));
+bool scan_supports(const OpDef& op, const Values& args, std::string* why) {
+  const Args a(args, op.schema);
+  const DType dt = result_dtype(a.tensor("self"), a.value("dtype"));
   if (scan_dtype(dt)) return true;
   if (why) *why = "the cpu backend scans into bool, integral and floating dtypes other than fp8";
   return false;
 }
 
-Values cumsum_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return {scan(self, a.at(1).to_int(), result_dtype(self, a.at(2)), false)};
+Values cumsum_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  return {scan(self, a.integer("dim"), result_dtype(self, a.value("dtype")), false)};
 }
 
-Values cumprod_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return {scan(self, a.at(1).to_int(), result_dtype(self, a.at(2)), true)};
+Values cumprod_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  return {scan(self, a.integer("dim"), result_dtype(self, a.value("dtype")), true)};
 }
 
-bool inplace_supports(const OpDef&, const Values& a, std::string* why) {
-  if (scan_dtype(a.at(0).tensor().dtype())) return true;
+bool inplace_supports(const OpDef& op, const Values& args, std::string* why) {
+  const Args a(args, op.schema);
+  if (scan_dtype(a.tensor("self").dtype())) return true;
   if (why) *why = "the cpu backend scans bool, integral and floating dtypes other than fp8";
   return false;
 }
 
-Values cumsum_inplace_kernel(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = a.at(1).to_int();
+Values cumsum_inplace_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = a.integer("dim");
   wrap_dim(dim, self.dim());
-  if (!a.at(2).is_none() && a.at(2).to_dtype() != self.dtype())
+  if (a.given("dtype") && a.dtype("dtype") != self.dtype())
     op_error("Bad in-place call: input tensor dtype " +
              std::string(dtype_cpp_type_name(self.dtype())) + " and output tensor dtype " +
-             std::string(dtype_cpp_type_name(a.at(2).to_dtype())) + " should match");
+             std::string(dtype_cpp_type_name(a.dtype("dtype"))) + " should match");
   if (self.is_contiguous()) {
     scan(self, dim, self.dtype(), false, self);
   } else {

@@ -22,6 +22,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -213,44 +214,46 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
 }
 
 // The result's layout is the meta function's (self's shape, contiguous), which fresh_copy
-// gives. `reduce_at`: the index of the reduce argument (0: none); `self_at`: that of
-// include_self (0: included).
-Values run_scatter(const OpDef& op, const Values& a, bool src_is_value, size_t reduce_at,
-                   size_t self_at) {
+// gives. `reduce`: whether the op has a `reduce` argument; `self_arg`: whether it has
+// include_self (without it: included).
+Values run_scatter(const OpDef& op, const Values& args, bool src_is_value, bool reduce,
+                   bool self_arg) {
+  const Args a(args, op.schema);
   op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), self.dim());
-  const Tensor& index = a.at(2).tensor();
-  const Tensor src = src_is_value ? value_tensor(a.at(3), self.dtype()) : a.at(3).tensor();
-  if (reduce_at == 0) return {scatter_plain(self, dim, index, src, src_is_value)};
-  const Reduce r = parse_reduce(a.at(reduce_at).str_value());
-  const bool include_self = self_at == 0 || a.at(self_at).to_bool();
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
+  const Tensor& index = a.tensor("index");
+  const Tensor src = src_is_value ? value_tensor(a.value("value"), self.dtype()) : a.tensor("src");
+  if (!reduce) return {scatter_plain(self, dim, index, src, src_is_value)};
+  const Reduce r = parse_reduce(a.str("reduce"));
+  const bool include_self = !self_arg || a.flag("include_self");
   return {scatter_reduced(self, dim, index, src, src_is_value, r, include_self)};
 }
 
 Values scatter_src_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, false, 0, 0);
+  return run_scatter(op, a, false, false, false);
 }
 Values scatter_value_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, true, 0, 0);
+  return run_scatter(op, a, true, false, false);
 }
 Values scatter_reduce_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, false, 4, 0);
+  return run_scatter(op, a, false, true, false);
 }
 Values scatter_value_reduce_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, true, 4, 0);
+  return run_scatter(op, a, true, true, false);
 }
 Values scatter_reduce_two_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, false, 4, 5);
+  return run_scatter(op, a, false, true, true);
 }
 
 // masked_scatter: the k-th true position of the mask (broadcast with self, row-major) takes
 // source's k-th element; the others keep self.
-Values masked_scatter_kernel(const OpDef& op, const Values& a) {
+Values masked_scatter_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& mask = a.at(1).tensor();
-  const Tensor& source = a.at(2).tensor();
+  const Tensor& self = a.tensor("self");
+  const Tensor& mask = a.tensor("mask");
+  const Tensor& source = a.tensor("source");
   const Tensor& m = meta.at(0).tensor();
   Tensor out = fresh_copy(self.expand(m.shape()), self.dtype());
   if (out.numel() == 0) return {out};

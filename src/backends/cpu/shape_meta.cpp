@@ -6,6 +6,7 @@
 
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
@@ -20,20 +21,24 @@ int64_t wrap_strict(int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + ndim : dim;
 }
 
-Values sym_size(const OpDef&, const Values& a) {
-  const Tensor& t = a.at(0).tensor();
-  return {Value(t.shape()[wrap_strict(a.at(1).to_int(), t.dim())])};
+Values sym_size(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& t = a.tensor("self");
+  return {Value(t.shape()[wrap_strict(a.integer("dim"), t.dim())])};
 }
 
-Values sym_stride(const OpDef&, const Values& a) {
-  const Tensor& t = a.at(0).tensor();
-  return {Value(t.strides()[wrap_strict(a.at(1).to_int(), t.dim())])};
+Values sym_stride(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& t = a.tensor("self");
+  return {Value(t.strides()[wrap_strict(a.integer("dim"), t.dim())])};
 }
 
-Values sym_numel(const OpDef&, const Values& a) { return {Value(a.at(0).tensor().numel())}; }
+Values sym_numel(const OpDef& op, const Values& args) {
+  return {Value(Args(args, op.schema).tensor("self").numel())};
+}
 
-Values sym_storage_offset(const OpDef&, const Values& a) {
-  return {Value(a.at(0).tensor().offset())};
+Values sym_storage_offset(const OpDef& op, const Values& args) {
+  return {Value(Args(args, op.schema).tensor("self").offset())};
 }
 
 }  // namespace

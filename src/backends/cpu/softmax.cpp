@@ -15,6 +15,7 @@
 #include "backends/cpu/softmax_kernels.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
@@ -106,11 +107,11 @@ void backward(const SoftmaxFns<C>& f, const C* g, const C* y, C* o, const Layout
       });
 }
 
-Values softmax_impl(const Values& a, bool log) {
-  const Tensor& x = a.at(0).tensor();
-  const int64_t dim = wrap_dim(a.at(1).to_int(), x.dim());
+Values softmax_impl(const Args& a, bool log) {
+  const Tensor& x = a.tensor("self");
+  const int64_t dim = wrap_dim(a.integer("dim"), x.dim());
   // half_to_float: CUDA's rule (f16 in, f32 out; other dtypes raise), as the reference.
-  const bool half_to_float = a.at(2).to_bool();
+  const bool half_to_float = a.flag("half_to_float");
   if (half_to_float && x.dtype() != DType::Float16)
     op_error("conversion is supported for Half type only");
   const DType out_dtype = half_to_float ? DType::Float32 : x.dtype();
@@ -135,10 +136,10 @@ Values softmax_impl(const Values& a, bool log) {
   return {Value(finish(res, out))};
 }
 
-Values backward_impl(const Values& a, bool log) {
-  const Tensor& g = a.at(0).tensor();
-  const Tensor& y = a.at(1).tensor();
-  const DType in_dtype = a.at(3).to_dtype();
+Values backward_impl(const Args& a, bool log) {
+  const Tensor& g = a.tensor("grad_output");
+  const Tensor& y = a.tensor("output");
+  const DType in_dtype = a.dtype("input_dtype");
   // The checks in ATen's order (the reference's).
   if (g.shape() != y.shape())
     op_error(
@@ -146,7 +147,7 @@ Values backward_impl(const Values& a, bool log) {
         "'output'; but " +
         shape_str(g.shape()) + " does not equal " + shape_str(y.shape()) +
         " (while checking arguments for softmax_backward)");
-  const int64_t dim = wrap_dim(a.at(2).to_int(), y.dim());
+  const int64_t dim = wrap_dim(a.integer("dim"), y.dim());
   // The result has grad's dtype; grad f32 with input_dtype f16 asks for f16 (the backward of
   // CUDA's half_to_float softmax), computed in f32 and rounded to f16 as CUDA does (ATen's CPU
   // kernels reject it).
@@ -176,10 +177,16 @@ Values backward_impl(const Values& a, bool log) {
   return {Value(finish(res, out))};
 }
 
-Values softmax(const OpDef&, const Values& a) { return softmax_impl(a, false); }
-Values log_softmax(const OpDef&, const Values& a) { return softmax_impl(a, true); }
-Values softmax_bw(const OpDef&, const Values& a) { return backward_impl(a, false); }
-Values log_softmax_bw(const OpDef&, const Values& a) { return backward_impl(a, true); }
+Values softmax(const OpDef& op, const Values& a) { return softmax_impl(Args(a, op.schema), false); }
+Values log_softmax(const OpDef& op, const Values& a) {
+  return softmax_impl(Args(a, op.schema), true);
+}
+Values softmax_bw(const OpDef& op, const Values& a) {
+  return backward_impl(Args(a, op.schema), false);
+}
+Values log_softmax_bw(const OpDef& op, const Values& a) {
+  return backward_impl(Args(a, op.schema), true);
+}
 
 }  // namespace
 

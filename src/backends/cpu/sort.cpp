@@ -24,6 +24,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -319,33 +320,36 @@ int64_t sorted_dim(const Tensor& self, int64_t dim) {
   return self.dim() == 0 ? 0 : wrap_dim(dim, self.dim());
 }
 
-Values sort_kernel(const OpDef& op, const Values& a) {
+Values sort_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
-  return sort_into(self, sorted_dim(self, a.at(1).to_int()), {.descending = a.at(2).to_bool()},
+  const Tensor& self = a.tensor("self");
+  return sort_into(self, sorted_dim(self, a.integer("dim")), {.descending = a.flag("descending")},
                    meta);
 }
 
 // sort.stable(self, *, stable, dim, descending): every order this kernel gives is stable.
-Values sort_stable_kernel(const OpDef& op, const Values& a) {
+Values sort_stable_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
-  return sort_into(self, sorted_dim(self, a.at(2).to_int()), {.descending = a.at(3).to_bool()},
+  const Tensor& self = a.tensor("self");
+  return sort_into(self, sorted_dim(self, a.integer("dim")), {.descending = a.flag("descending")},
                    meta);
 }
 
 // topk(self, k, dim, largest, sorted)
-Values topk_kernel(const OpDef& op, const Values& a) {
+Values topk_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
-  const int64_t k = a.at(1).to_int();
-  const int64_t dim = sorted_dim(self, a.at(2).to_int());
+  const Tensor& self = a.tensor("self");
+  const int64_t k = a.integer("k");
+  const int64_t dim = sorted_dim(self, a.integer("dim"));
   if (self.dim() == 0) {
     // A 0-d input gives itself and index 0, whatever k.
     return sort_into(self, 0, {}, meta);
   }
-  return sort_into(self, dim,
-                   {.k = k, .descending = a.at(3).to_bool(), .sorted = a.at(4).to_bool()}, meta);
+  return sort_into(self, dim, {.k = k, .descending = a.flag("largest"), .sorted = a.flag("sorted")},
+                   meta);
 }
 
 // ---- nonzero ---------------------------------------------------------------------------------
@@ -390,9 +394,10 @@ int64_t count_nonzero_bytes(const uint8_t* p, int64_t n) {
   return c;
 }
 
-Values nonzero_kernel(const OpDef& op, const Values& a) {
+Values nonzero_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& in = a.at(0).tensor();
+  const Tensor& in = a.tensor("self");
   const Tensor x = in.contiguous();
   const int64_t n = x.numel(), nd = x.dim();
   const size_t item = x.itemsize();
@@ -451,9 +456,10 @@ Values nonzero_kernel(const OpDef& op, const Values& a) {
 // ---- _local_scalar_dense ---------------------------------------------------------------------
 
 // The first element as a number of the meta layer's kind (bool, int or float).
-Values local_scalar_kernel(const OpDef& op, const Values& a) {
+Values local_scalar_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Values meta = op.run_meta(a);
-  const Tensor& self = a.at(0).tensor();
+  const Tensor& self = a.tensor("self");
   const void* p = self.data_ptr();
   switch (meta.at(0).kind()) {
     case ValueKind::Bool:

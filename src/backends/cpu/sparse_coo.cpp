@@ -20,6 +20,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace {
@@ -127,11 +128,12 @@ void accumulate(const T* values, const std::vector<int64_t>& pos, int64_t rows, 
 }
 
 Values sparse_coo(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   const Tensor meta = op.run_meta(args).at(0).tensor();  // ATen's argument checks
-  const int64_t sparse_dim = args.at(0).to_int();
-  const Shape size = args.at(2).to_int_list();
-  const Tensor indices = args.at(3).tensor();
-  const Tensor values = args.at(4).tensor().contiguous();
+  const int64_t sparse_dim = a.integer("sparse_dim");
+  const Shape size = a.ints("size");
+  const Tensor indices = a.tensor("indices");
+  const Tensor values = a.tensor("values").contiguous();
   const std::vector<int64_t> pos = positions(indices, size, sparse_dim);
   int64_t rows = 1, dense = 1;
   for (size_t d = 0; d < size.size(); ++d)

@@ -15,6 +15,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/upsample_internal.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 namespace upsample {
@@ -251,20 +252,20 @@ Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector
 
 // The argument layout of each overload, as the reference reads it.
 template <Mode kMode, bool kVec, bool kBackward>
-Values upsample_kernel(const OpDef&, const Values& a) {
+Values upsample_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   constexpr bool has_align = kMode != Mode::Nearest;
-  const Tensor& t = a.at(0).tensor();
-  size_t k = 1;
-  const Value& out_size = a.at(k++);
-  const std::vector<int64_t> in_size = kBackward ? a.at(k++).to_int_list() : t.shape();
-  const bool align = has_align ? a.at(k++).to_bool() : false;
+  const Tensor& t = a.tensor(kBackward ? "grad_output" : kVec ? "input" : "self");
+  const Value& out_size = a.value("output_size");
+  const std::vector<int64_t> in_size = kBackward ? a.ints("input_size") : t.shape();
+  const bool align = has_align ? a.flag("align_corners") : false;
   Resolved r;
   if (kVec) {
-    r = resolve_vec(in_size, out_size, a.at(k));
+    r = resolve_vec(in_size, out_size, a.value("scale_factors"));
   } else {
     r.out_size = out_size.to_int_list();
-    r.sh = a.at(k).opt_double();
-    r.sw = a.at(k + 1).opt_double();
+    r.sh = a.opt_real("scales_h");
+    r.sw = a.opt_real("scales_w");
   }
   if (kBackward) return {backward(t, kMode, r, in_size, align)};
   return {forward(t, kMode, r, align)};
@@ -272,8 +273,11 @@ Values upsample_kernel(const OpDef&, const Values& a) {
 
 // ATen's uint8 bilinear/bicubic forward is fixed-point arithmetic the reference does not model.
 template <Mode kMode>
-bool forward_supports(const OpDef&, const Values& a, std::string* why) {
-  if (kMode == Mode::Nearest || a.at(0).tensor().dtype() != DType::UInt8) return true;
+bool forward_supports(const OpDef& op, const Values& args, std::string* why) {
+  const Args a(args, op.schema);
+  // .vec names the input `input`, .default `self`.
+  if (kMode == Mode::Nearest || a.tensor(a.has("input") ? "input" : "self").dtype() != DType::UInt8)
+    return true;
   if (why) *why = "ATen's fixed-point uint8 bilinear/bicubic path is not modelled";
   return false;
 }

@@ -20,6 +20,7 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
@@ -117,26 +118,28 @@ int64_t start_of(const Tensor& t, const Tensor& view, int64_t d) {
   return s == 0 ? 0 : (view.offset() - t.offset()) / s;
 }
 
-Values select_backward(const OpDef&, const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  Tensor out = Tensor::uninitialized(a.at(1).to_int_list(), grad.dtype());
-  const Tensor v = out.select(a.at(2).to_int(), a.at(3).to_int());
+Values select_backward(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& grad = a.tensor("grad_output");
+  Tensor out = Tensor::uninitialized(a.ints("input_sizes"), grad.dtype());
+  const Tensor v = out.select(a.integer("dim"), a.integer("index"));
   const Tensor g = grad.shape() == v.shape() ? grad : grad.expand(v.shape());
   if (out.numel() == 0) return {Value(out)};
-  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  const int64_t d = wrap_dim(a.integer("dim"), out.dim());
   const int64_t i = start_of(out, v, d);
   write_slab(out, d, i, i + 1, g, Tensor());
   return {Value(out)};
 }
 
-Values slice_backward(const OpDef&, const Values& a) {
-  const Tensor& grad = a.at(0).tensor();
-  Tensor out = Tensor::uninitialized(a.at(1).to_int_list(), grad.dtype());
-  const int64_t step = a.at(5).to_int();
-  const Tensor v = out.slice(a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int(), step);
+Values slice_backward(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& grad = a.tensor("grad_output");
+  Tensor out = Tensor::uninitialized(a.ints("input_sizes"), grad.dtype());
+  const int64_t step = a.integer("step");
+  const Tensor v = out.slice(a.integer("dim"), a.integer("start"), a.integer("end"), step);
   const Tensor g = grad.shape() == v.shape() ? grad : grad.expand(v.shape());
   if (out.numel() == 0) return {Value(out)};
-  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  const int64_t d = wrap_dim(a.integer("dim"), out.dim());
   if (step == 1) {
     const int64_t lo = start_of(out, v, d);
     write_slab(out, d, lo, lo + v.shape()[d], g, Tensor());
@@ -147,31 +150,33 @@ Values slice_backward(const OpDef&, const Values& a) {
   return {Value(out)};
 }
 
-Values select_scatter(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values select_scatter(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  const Tensor v = out.select(a.at(2).to_int(), a.at(3).to_int());
+  const Tensor v = out.select(a.integer("dim"), a.integer("index"));
   check_src(v, src);
   if (out.numel() == 0) return {Value(out)};
-  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  const int64_t d = wrap_dim(a.integer("dim"), out.dim());
   const int64_t i = start_of(out, v, d);
   const Tensor s = src.dtype() == out.dtype() ? src : contiguous_copy(src, out.dtype());
   write_slab(out, d, i, i + 1, s, self);
   return {Value(out)};
 }
 
-Values slice_scatter(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values slice_scatter(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  const int64_t step = a.at(5).to_int();
-  const int64_t start = a.at(3).is_none() ? 0 : a.at(3).to_int();
-  const int64_t end = a.at(4).is_none() ? INT64_MAX : a.at(4).to_int();
-  const Tensor v = out.slice(a.at(2).to_int(), start, end, step);
+  const int64_t step = a.integer("step");
+  const int64_t start = a.given("start") ? a.integer("start") : 0;
+  const int64_t end = a.given("end") ? a.integer("end") : INT64_MAX;
+  const Tensor v = out.slice(a.integer("dim"), start, end, step);
   check_src(v, src);
   if (out.numel() == 0) return {Value(out)};
-  const int64_t d = wrap_dim(a.at(2).to_int(), out.dim());
+  const int64_t d = wrap_dim(a.integer("dim"), out.dim());
   if (step == 1) {
     const int64_t lo = start_of(out, v, d);
     const Tensor s = src.dtype() == out.dtype() ? src : contiguous_copy(src, out.dtype());
@@ -183,16 +188,17 @@ Values slice_scatter(const OpDef&, const Values& a) {
   return {Value(out)};
 }
 
-Values diagonal_scatter(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values diagonal_scatter(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  const int64_t offset = a.at(2).to_int();
-  const int64_t d1 = wrap_dim(a.at(3).to_int(), out.dim());
-  const int64_t d2 = wrap_dim(a.at(4).to_int(), out.dim());
+  const int64_t offset = a.integer("offset");
+  const int64_t d1 = wrap_dim(a.integer("dim1"), out.dim());
+  const int64_t d2 = wrap_dim(a.integer("dim2"), out.dim());
   if (d1 == d2)
-    op_error("diagonal dimensions cannot be identical " + std::to_string(a.at(3).to_int()) + ", " +
-             std::to_string(a.at(4).to_int()));
+    op_error("diagonal dimensions cannot be identical " + std::to_string(a.integer("dim1")) + ", " +
+             std::to_string(a.integer("dim2")));
   const Shape& sz = out.shape();
   const Shape& st = out.strides();
   int64_t len = offset >= 0 ? std::min(sz[d1], sz[d2] - offset) : std::min(sz[d1] + offset, sz[d2]);
@@ -235,13 +241,14 @@ Tensor preserve_clone(const Tensor& self) {
   return out;
 }
 
-Values as_strided_scatter(const OpDef&, const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values as_strided_scatter(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   Tensor out = preserve_clone(self);
-  const Value& off = a.at(4);
-  const Tensor v = out.as_strided(a.at(2).to_int_list(), a.at(3).to_int_list(),
-                                  off.is_none() ? out.offset() : off.to_int());
+  const Value& off = a.value("storage_offset");
+  const Tensor v =
+      out.as_strided(a.ints("size"), a.ints("stride"), off.is_none() ? out.offset() : off.to_int());
   check_src(v, src);
   copy_into(src, v);
   return {Value(out)};

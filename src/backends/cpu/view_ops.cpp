@@ -11,12 +11,13 @@
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
 
 namespace crucible::cpu {
 
 namespace {
 
-const Tensor& self_of(const Values& a) { return a.at(0).tensor(); }
+const Tensor& self_of(const Args& a) { return a.tensor("self"); }
 
 Tensor same_view(const Tensor& t) { return t.as_strided(t.shape(), t.strides(), t.offset()); }
 
@@ -78,50 +79,49 @@ Tensor diagonal_of(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) 
 
 // ---- the views, one function of the bound arguments each ----------------------------------
 
-Tensor v_alias(const Values& a) { return same_view(self_of(a)); }
-Tensor v_view(const Values& a) { return self_of(a).view(a.at(1).to_int_list()); }
-Tensor v_as_strided(const Values& a) {
+Tensor v_alias(const Args& a) { return same_view(self_of(a)); }
+Tensor v_view(const Args& a) { return self_of(a).view(a.ints("size")); }
+Tensor v_as_strided(const Args& a) {
   const Tensor& t = self_of(a);
-  const Value& off = a.at(3);
-  return t.as_strided(a.at(1).to_int_list(), a.at(2).to_int_list(),
-                      off.is_none() ? t.offset() : off.to_int());
+  const Value& off = a.value("storage_offset");
+  return t.as_strided(a.ints("size"), a.ints("stride"), off.is_none() ? t.offset() : off.to_int());
 }
-Tensor v_expand(const Values& a) { return self_of(a).expand(a.at(1).to_int_list()); }
-Tensor v_squeeze(const Values& a) { return squeeze_every(self_of(a)); }
-Tensor v_squeeze_dim(const Values& a) { return squeeze_listed(self_of(a), {a.at(1).to_int()}); }
-Tensor v_squeeze_dims(const Values& a) { return squeeze_listed(self_of(a), a.at(1).to_int_list()); }
-Tensor v_unsqueeze(const Values& a) { return self_of(a).unsqueeze(a.at(1).to_int()); }
-Tensor v_diagonal(const Values& a) {
-  return diagonal_of(self_of(a), a.at(1).to_int(), a.at(2).to_int(), a.at(3).to_int());
+Tensor v_expand(const Args& a) { return self_of(a).expand(a.ints("size")); }
+Tensor v_squeeze(const Args& a) { return squeeze_every(self_of(a)); }
+Tensor v_squeeze_dim(const Args& a) { return squeeze_listed(self_of(a), {a.integer("dim")}); }
+Tensor v_squeeze_dims(const Args& a) { return squeeze_listed(self_of(a), a.ints("dim")); }
+Tensor v_unsqueeze(const Args& a) { return self_of(a).unsqueeze(a.integer("dim")); }
+Tensor v_diagonal(const Args& a) {
+  return diagonal_of(self_of(a), a.integer("offset"), a.integer("dim1"), a.integer("dim2"));
 }
-Tensor v_select(const Values& a) { return self_of(a).select(a.at(1).to_int(), a.at(2).to_int()); }
-Tensor v_slice(const Values& a) {
-  const int64_t start = a.at(2).is_none() ? 0 : a.at(2).to_int();
-  const int64_t end = a.at(3).is_none() ? INT64_MAX : a.at(3).to_int();
-  return self_of(a).slice(a.at(1).to_int(), start, end, a.at(4).to_int());
+Tensor v_select(const Args& a) { return self_of(a).select(a.integer("dim"), a.integer("index")); }
+Tensor v_slice(const Args& a) {
+  const int64_t start = a.given("start") ? a.integer("start") : 0;
+  const int64_t end = a.given("end") ? a.integer("end") : INT64_MAX;
+  return self_of(a).slice(a.integer("dim"), start, end, a.integer("step"));
 }
-Tensor v_transpose(const Values& a) {
-  return self_of(a).transpose(a.at(1).to_int(), a.at(2).to_int());
+Tensor v_transpose(const Args& a) {
+  return self_of(a).transpose(a.integer("dim0"), a.integer("dim1"));
 }
-Tensor v_t(const Values& a) {
+Tensor v_t(const Args& a) {
   const Tensor& t = self_of(a);
   if (t.dim() > 2)
     op_error("t() expects a tensor with <= 2 dimensions, but self is " + std::to_string(t.dim()) +
              "D");
   return t.dim() < 2 ? same_view(t) : t.transpose(0, 1);
 }
-Tensor v_permute(const Values& a) { return self_of(a).permute(a.at(1).to_int_list()); }
+Tensor v_permute(const Args& a) { return self_of(a).permute(a.ints("dims")); }
 
 // ---- the list views ---------------------------------------------------------------------------
 
-std::vector<Tensor> l_split(const Values& a) {
+std::vector<Tensor> l_split(const Args& a) {
   const Tensor& t = self_of(a);
-  const int64_t split_size = a.at(1).to_int();
+  const int64_t split_size = a.integer("split_size");
   CRUCIBLE_CHECK(t.dim() != 0, "split expects at least a 1-dimensional tensor");
   if (split_size < 0)
     op_error("split expects split_size be non-negative, but got split_size=" +
              std::to_string(split_size));
-  const int64_t w = wrap_dim(a.at(2).to_int(), t.dim());
+  const int64_t w = wrap_dim(a.integer("dim"), t.dim());
   const int64_t n = t.shape()[w];
   if (split_size == 0 && n != 0)
     op_error("split_size can only be 0 if dimension size is 0, but got dimension size of " +
@@ -137,10 +137,10 @@ std::vector<Tensor> l_split(const Values& a) {
   return out;
 }
 
-std::vector<Tensor> l_split_with_sizes(const Values& a) {
+std::vector<Tensor> l_split_with_sizes(const Args& a) {
   const Tensor& t = self_of(a);
-  const std::vector<int64_t> sizes = a.at(1).to_int_list();
-  const int64_t dim = a.at(2).to_int();
+  const std::vector<int64_t> sizes = a.ints("split_sizes");
+  const int64_t dim = a.integer("dim");
   CRUCIBLE_CHECK(t.dim() != 0, "split expects at least a 1-dimensional tensor");
   const int64_t w = wrap_dim(dim, t.dim());
   const int64_t n = t.shape()[w];
@@ -167,10 +167,10 @@ std::vector<Tensor> l_split_with_sizes(const Values& a) {
   return out;
 }
 
-std::vector<Tensor> l_unbind(const Values& a) {
+std::vector<Tensor> l_unbind(const Args& a) {
   const Tensor& t = self_of(a);
   CRUCIBLE_CHECK(t.dim() != 0, "Dimension specified as 0 but tensor has no dimensions");
-  const int64_t w = wrap_dim(a.at(1).to_int(), t.dim());
+  const int64_t w = wrap_dim(a.integer("dim"), t.dim());
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(t.shape()[w]));
   for (int64_t i = 0; i < t.shape()[w]; ++i) out.push_back(t.select(w, i));
@@ -179,26 +179,30 @@ std::vector<Tensor> l_unbind(const Values& a) {
 
 // ---- kernels ------------------------------------------------------------------------------------
 
-using ViewFn = Tensor (*)(const Values&);
-using ListFn = std::vector<Tensor> (*)(const Values&);
+using ViewFn = Tensor (*)(const Args&);
+using ListFn = std::vector<Tensor> (*)(const Args&);
 
 template <ViewFn F>
-Values as_view(const OpDef&, const Values& a) {
+Values as_view(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   return {Value(F(a))};
 }
 
 template <ViewFn F>
-Values as_copy(const OpDef&, const Values& a) {
+Values as_copy(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   return {Value(contiguous_copy(F(a)))};
 }
 
 template <ListFn F>
-Values as_list(const OpDef&, const Values& a) {
+Values as_list(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   return {Value::tensor_list(F(a))};
 }
 
 template <ListFn F>
-Values as_list_copy(const OpDef&, const Values& a) {
+Values as_list_copy(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
   std::vector<Tensor> ts = F(a);
   for (Tensor& t : ts) t = contiguous_copy(t);
   return {Value::tensor_list(std::move(ts))};
