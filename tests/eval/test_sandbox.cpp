@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,7 +30,8 @@ namespace {
 // Runs each job in a fresh sandboxed worker; returns index -> payload or "FAILED: <detail>".
 std::map<size_t, std::string> run_sandboxed(const std::vector<size_t>& jobs,
                                             std::function<std::string(size_t)> job,
-                                            double cpu_seconds = 0) {
+                                            double cpu_seconds = 0,
+                                            std::function<std::string()> between = {}) {
   ScratchRoot scratch;
   SandboxOptions so;
   so.scratch_root = scratch.path();
@@ -37,8 +40,8 @@ std::map<size_t, std::string> run_sandboxed(const std::vector<size_t>& jobs,
   wo.workers = 1;
   wo.timeout_s = 20;
   wo.max_batch = 1;
-  wo.on_worker_start = [&so] {
-    std::string why = enter_sandbox(so);
+  wo.on_worker_start = [&so, &between] {
+    std::string why = enter_sandbox(so, between);
     if (!why.empty()) {
       set_worker_death_note(why.c_str());
       _exit(3);
@@ -160,6 +163,70 @@ TEST(Sandbox, ASandboxedProcessMayNameItsOwnThreads) {
     EXPECT_EQ(out[0], "named, oom_score_adj refused");
   else
     EXPECT_NE(out[0].find("sandbox: blocked"), std::string::npos) << out[0];
+}
+
+// What a device runtime started between Landlock's rules and the seccomp filter (CUDA binds a
+// local socket while it starts) may do: open its socket there; its threads stay under both
+// layers afterwards, so a thread it started cannot write outside the scratch folder or open a
+// socket once the filter is in.
+struct BetweenThread {
+  std::mutex m;
+  std::condition_variable cv;
+  std::string command, answer;
+  int socket_fd = -1;
+};
+BetweenThread* g_between = nullptr;
+
+std::string start_runtime_between() {
+  g_between = new BetweenThread;
+  g_between->socket_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  std::thread([b = g_between] {
+    std::unique_lock<std::mutex> lock(b->m);
+    for (;;) {
+      b->cv.wait(lock, [&] { return !b->command.empty(); });
+      if (b->command == "socket") {
+        b->answer = "socket " + std::to_string(socket(AF_UNIX, SOCK_STREAM, 0));
+      } else {
+        int fd = open(b->command.c_str(), O_WRONLY | O_CREAT, 0644);
+        b->answer = fd >= 0 ? "created" : std::string("refused: ") + std::strerror(errno);
+        if (fd >= 0) close(fd);
+      }
+      b->command.clear();
+      b->cv.notify_all();
+    }
+  }).detach();
+  return "";
+}
+
+std::string ask_between(const std::string& command) {
+  std::unique_lock<std::mutex> lock(g_between->m);
+  g_between->command = command;
+  g_between->cv.notify_all();
+  g_between->cv.wait(lock, [] { return g_between->command.empty(); });
+  return g_between->answer;
+}
+
+TEST(Sandbox, AStepBetweenLandlockAndTheFilterLeavesItsThreadsUnderBoth) {
+  const std::string outside = (std::filesystem::temp_directory_path() /
+                               ("crucible-sandbox-between-" + std::to_string(getpid())))
+                                  .string();
+  std::filesystem::remove(outside);
+  auto out = run_sandboxed(
+      {0, 1, 2},
+      [&](size_t i) -> std::string {
+        if (i == 0) return "socket opened between: " + std::to_string(g_between->socket_fd >= 0);
+        if (i == 1) return ask_between(outside);
+        return ask_between("socket");
+      },
+      0, start_runtime_between);
+  EXPECT_EQ(out[0], "socket opened between: 1");
+  if (landlock_abi_version() > 0)
+    EXPECT_EQ(out[1], std::string("refused: ") + std::strerror(EACCES));
+  else
+    EXPECT_NE(out[1].find("sandbox: blocked open"), std::string::npos) << out[1];
+  EXPECT_NE(out[2].find("sandbox: blocked socket() (network access)"), std::string::npos) << out[2];
+  EXPECT_FALSE(std::filesystem::exists(outside));
+  std::filesystem::remove(outside);
 }
 
 TEST(Sandbox, CpuTimeLimitStopsASpinningJobAndSaysSo) {
