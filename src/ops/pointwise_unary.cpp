@@ -44,8 +44,8 @@ void check_no_internal_overlap(const Tensor& t) {
 }
 
 // Floating ops on integral (and bool) inputs give f32; floating inputs keep their dtype.
-Values float_unary(const Values& args, double (*f)(double)) {
-  const Tensor& x = args.at(0).tensor();
+Values float_unary(const Args& args, double (*f)(double)) {
+  const Tensor& x = args.tensor("self");
   Tensor out = Tensor::empty(x.shape(), opsutil::to_float_dtype(x.dtype()));
   opsutil::map_unary(x, out, f);
   return {Value(out)};
@@ -82,8 +82,8 @@ void check_neg(const Tensor& x) {
                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
-Values neg_ref(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values neg_ref(const Args& args) {
+  const Tensor& x = args.tensor("self");
   check_neg(x);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   if (is_floating(x.dtype())) {
@@ -97,18 +97,18 @@ Values neg_ref(const Values& args) {
 }
 
 // gelu's approximation, checked with the input's dtype.
-std::string gelu_approximate(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+std::string gelu_approximate(const Args& args) {
+  const Tensor& x = args.tensor("self");
   const std::string approximate =
-      args.size() > 1 && !args[1].is_none() ? args[1].str_value() : std::string("none");
+      args.given("approximate") ? args.str("approximate") : std::string("none");
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
   if (!is_floating(x.dtype())) not_implemented_for("GeluKernelImpl", x.dtype());
   return approximate;
 }
 
-Values gelu_ref(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values gelu_ref(const Args& args) {
+  const Tensor& x = args.tensor("self");
   const std::string approximate = gelu_approximate(args);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   opsutil::map_unary(x, out, approximate == "tanh" ? gelu_tanh : gelu_none);
@@ -118,11 +118,11 @@ Values gelu_ref(const Values& args) {
 // Cost of an out-of-place unary op: `flops_per_element` per output element, the input's real
 // bytes read and the output written.
 CostFn unary_cost(double flops_per_element) {
-  return [flops_per_element](const Values& args, const Values& outputs) {
+  return [flops_per_element](const Args& args, const Values& outputs) {
     Cost c;
     const Tensor& out = outputs.at(0).tensor();
     c.flops = flops_per_element * static_cast<double>(out.numel());
-    c.bytes = real_bytes(args.at(0).tensor()) + static_cast<double>(out.numel() * out.itemsize());
+    c.bytes = real_bytes(args.tensor("self")) + static_cast<double>(out.numel() * out.itemsize());
     return c;
   };
 }
@@ -165,14 +165,14 @@ OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, MetaFn meta, 
 void register_relu_(OpRegistry& r) {
   OpDef op = OpDef::from_schema("aten::relu_(Tensor(a!) self) -> Tensor(a!)", "pointwise.unary");
   op.dtypes = without_bool();
-  op.meta = [](const Values& args) {
-    const Tensor& self = args.at(0).tensor();
+  op.meta = [](const Args& args) {
+    const Tensor& self = args.tensor("self");
     check_relu(self);
     check_no_internal_overlap(self);
-    return Values{args.at(0)};
+    return Values{args.value("self")};
   };
-  op.ref = [](const Values& args) {
-    const Tensor& self = args.at(0).tensor();
+  op.ref = [](const Args& args) {
+    const Tensor& self = args.tensor("self");
     check_relu(self);
     check_no_internal_overlap(self);
     Tensor result = relu_tensor(self);
@@ -183,7 +183,8 @@ void register_relu_(OpRegistry& r) {
     if (ctx.performance) return elementwise_perf_samples(1, perf_dtypes());
     std::vector<Sample> out;
     for (Sample& s : unary_samples(without_bool())) {
-      // A written-to tensor with stride 0 is an error in ATen: keep those as error cases.
+      // A written-to tensor with stride 0 is an error in ATen: keep those as error cases (self
+      // is the case's first positional literal).
       const auto& strides = s.call.args[0].tensor.strides;
       bool expanded = strides && std::find(strides->begin(), strides->end(), 0) != strides->end();
       if (expanded) s.label = "error: self expanded (internal overlap), " + s.label;
@@ -192,8 +193,8 @@ void register_relu_(OpRegistry& r) {
     out.push_back(make("error: bool self", {T({4, 5}, DType::Bool)}));
     return out;
   };
-  op.cost = [](const Values& args, const Values&) {
-    const Tensor& self = args.at(0).tensor();
+  op.cost = [](const Args& args, const Values&) {
+    const Tensor& self = args.tensor("self");
     return Cost{static_cast<double>(self.numel()), 2 * real_bytes(self)};
   };
   r.add(std::move(op));
@@ -203,9 +204,9 @@ void register_gelu(OpRegistry& r) {
   OpDef op = OpDef::from_schema("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
                                 "pointwise.unary");
   op.dtypes = floating_dtypes();
-  op.meta = [](const Values& args) {
+  op.meta = [](const Args& args) {
     gelu_approximate(args);
-    return Values{meta::fresh_like(args.at(0).tensor())};
+    return Values{meta::fresh_like(args.tensor("self"))};
   };
   op.ref = gelu_ref;
   op.samples = [](const SampleContext& ctx) {
@@ -242,30 +243,30 @@ void register_pointwise_unary_ops(OpRegistry& r) {
   // The meta of an op whose output is shaped like its input, of the input's dtype or of the
   // float op dtype.
   auto same_meta = [](void (*check)(const Tensor&)) {
-    return [check](const Values& args) {
-      check(args.at(0).tensor());
-      return Values{meta::fresh_like(args.at(0).tensor())};
+    return [check](const Args& args) {
+      check(args.tensor("self"));
+      return Values{meta::fresh_like(args.tensor("self"))};
     };
   };
-  const MetaFn float_meta = [](const Values& args) {
-    const Tensor& x = args.at(0).tensor();
+  const MetaFn float_meta = [](const Args& args) {
+    const Tensor& x = args.tensor("self");
     return Values{meta::fresh_like(x, opsutil::to_float_dtype(x.dtype()))};
   };
   r.add(unary_op("aten::relu(Tensor self) -> Tensor", without_bool(), same_meta(check_relu),
-                 [](const Values& args) { return Values{Value(relu_tensor(args.at(0).tensor()))}; },
+                 [](const Args& args) { return Values{Value(relu_tensor(args.tensor("self")))}; },
                  1, {DType::Bool}));
   register_relu_(r);
   r.add(unary_op("aten::neg(Tensor self) -> Tensor", without_bool(), same_meta(check_neg), neg_ref,
                  1, {DType::Bool}));
   r.add(unary_op(
       "aten::exp(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
-      [](const Values& args) { return float_unary(args, exp_f); }, 1));
+      [](const Args& args) { return float_unary(args, exp_f); }, 1));
   r.add(unary_op(
       "aten::tanh(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
-      [](const Values& args) { return float_unary(args, tanh_f); }, 1));
+      [](const Args& args) { return float_unary(args, tanh_f); }, 1));
   r.add(unary_op(
       "aten::sigmoid(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
-      [](const Values& args) { return float_unary(args, sigmoid_f); }, 4));
+      [](const Args& args) { return float_unary(args, sigmoid_f); }, 4));
   register_gelu(r);
 }
 

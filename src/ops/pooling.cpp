@@ -303,10 +303,11 @@ Tensor max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self,
 }
 
 // The checked geometry of max_pool{2,3}d_with_indices.
-Geo max_pool_geo(const Values& a, int64_t nsp) {
-  const Tensor& self = a.at(0).tensor();
-  const Geo g = window_geo(nsp == 2 ? "max_pool2d" : "max_pool3d", self, nsp, a.at(1), a.at(2),
-                           a.at(3), &a.at(4), a.at(5).to_bool());
+Geo max_pool_geo(const Args& a, int64_t nsp) {
+  const Tensor& self = a.tensor("self");
+  const Geo g =
+      window_geo(nsp == 2 ? "max_pool2d" : "max_pool3d", self, nsp, a.value("kernel_size"),
+                 a.value("stride"), a.value("padding"), &a.value("dilation"), a.flag("ceil_mode"));
   check_dtype(nsp == 2 ? "max_pool2d" : "max_pool3d_with_indices_cpu", self.dtype(), false);
   return g;
 }
@@ -316,50 +317,51 @@ Values max_forward_meta(const Geo& g, const Tensor& self) {
   return {meta::fresh(g.out_shape, self.dtype()), meta::fresh(g.out_shape, DType::Int64)};
 }
 
-Values max_pool2d_ref(const Values& a) { return max_forward(max_pool_geo(a, 2), a.at(0).tensor()); }
+Values max_pool2d_ref(const Args& a) { return max_forward(max_pool_geo(a, 2), a.tensor("self")); }
 
-Values max_pool3d_ref(const Values& a) { return max_forward(max_pool_geo(a, 3), a.at(0).tensor()); }
+Values max_pool3d_ref(const Args& a) { return max_forward(max_pool_geo(a, 3), a.tensor("self")); }
 
 // The checked geometry of max_pool{2,3}d_with_indices_backward.
-Geo max_pool_backward_geo(const Values& a, int64_t nsp) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Geo g = window_geo(nsp == 2 ? "max_pool2d" : "max_pool3d", self, nsp, a.at(2), a.at(3),
-                           a.at(4), &a.at(5), a.at(6).to_bool());
+Geo max_pool_backward_geo(const Args& a, int64_t nsp) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Geo g =
+      window_geo(nsp == 2 ? "max_pool2d" : "max_pool3d", self, nsp, a.value("kernel_size"),
+                 a.value("stride"), a.value("padding"), &a.value("dilation"), a.flag("ceil_mode"));
   check_dtype(nsp == 2 ? "max_pool2d_backward" : "max_pool3d_with_indices_backward_cpu",
               self.dtype(), false);
   CRUCIBLE_CHECK(go.dtype() == self.dtype(),
                  "expected grad_output and self to have the same dtype");
-  check_backward_shapes(g, go, a.at(7).tensor());
+  check_backward_shapes(g, go, a.tensor("indices"));
   return g;
 }
 
-Values max_pool_backward_ref(const Values& a, int64_t nsp) {
+Values max_pool_backward_ref(const Args& a, int64_t nsp) {
   const Geo g = max_pool_backward_geo(a, nsp);
-  return {max_backward(g, a.at(0).tensor(), a.at(1).tensor(), a.at(7).tensor())};
+  return {max_backward(g, a.tensor("grad_output"), a.tensor("self"), a.tensor("indices"))};
 }
 
 // grad_input: self's shape, grad_output's dtype.
-Values max_backward_meta(const Values& a) {
-  return {meta::fresh(a.at(1).tensor().shape(), a.at(0).tensor().dtype())};
+Values max_backward_meta(const Args& a) {
+  return {meta::fresh(a.tensor("self").shape(), a.tensor("grad_output").dtype())};
 }
 
-Geo adaptive_max_pool2d_geo(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const Geo g = adaptive_geo("adaptive_max_pool2d", self, 2, a.at(1));
+Geo adaptive_max_pool2d_geo(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const Geo g = adaptive_geo("adaptive_max_pool2d", self, 2, a.value("output_size"));
   check_dtype("adaptive_max_pool2d", self.dtype(), false);
   return g;
 }
 
-Values adaptive_max_pool2d_ref(const Values& a) {
-  return max_forward(adaptive_max_pool2d_geo(a), a.at(0).tensor());
+Values adaptive_max_pool2d_ref(const Args& a) {
+  return max_forward(adaptive_max_pool2d_geo(a), a.tensor("self"));
 }
 
 // The checked geometry of adaptive_max_pool2d_backward.
-Geo adaptive_max_pool2d_backward_geo(const Values& a) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
-  const Tensor& indices = a.at(2).tensor();
+Geo adaptive_max_pool2d_backward_geo(const Args& a) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
+  const Tensor& indices = a.tensor("indices");
   // The output size is grad_output's trailing dims.
   CRUCIBLE_CHECK(go.dim() >= 2,
                  "adaptive_max_pool2d_backward(): grad_output must have 2 spatial dims");
@@ -372,23 +374,27 @@ Geo adaptive_max_pool2d_backward_geo(const Values& a) {
   return g;
 }
 
-Values adaptive_max_pool2d_backward_ref(const Values& a) {
+Values adaptive_max_pool2d_backward_ref(const Args& a) {
   const Geo g = adaptive_max_pool2d_backward_geo(a);
-  return {max_backward(g, a.at(0).tensor(), a.at(1).tensor(), a.at(2).tensor())};
+  return {max_backward(g, a.tensor("grad_output"), a.tensor("self"), a.tensor("indices"))};
 }
 
-// The geometry a forward call (self first) or backward call (self second) was made with.
-Geo geo_of(const std::string& op, const Values& in) {
-  if (op == "adaptive_max_pool2d") return adaptive_geo(op, in[0].tensor(), 2, in[1]);
+// The geometry a forward call was made with.
+Geo geo_of(const std::string& op, const Args& in) {
+  if (op == "adaptive_max_pool2d")
+    return adaptive_geo(op, in.tensor("self"), 2, in.value("output_size"));
   const int64_t nsp = op == "max_pool2d" ? 2 : 3;
-  return window_geo(op, in[0].tensor(), nsp, in[1], in[2], in[3], &in[4], in[5].to_bool());
+  return window_geo(op, in.tensor("self"), nsp, in.value("kernel_size"), in.value("stride"),
+                    in.value("padding"), &in.value("dilation"), in.flag("ceil_mode"));
 }
 
 // Values must match exactly; each index must be an in-window position holding the max.
-ComparePolicy max_judge(const std::string& op) {
+ComparePolicy max_judge(const std::string& op, Schema schema) {
   ComparePolicy c;
   c.kind = ComparePolicy::Kind::Custom;
-  c.custom = [op](const Values& in, const Values& ref, const Values& cand) {
+  c.custom = [op, schema = std::move(schema)](const Values& values, const Values& ref,
+                                              const Values& cand) {
+    const Args in(values, schema);
     std::vector<TensorCheck> checks;
     checks.push_back(
         compare_tensors(ref.at(0).tensor(), cand.at(0).tensor(), 1.0, "output 0 (values)"));
@@ -404,7 +410,7 @@ ComparePolicy max_judge(const std::string& op) {
       return checks;
     }
     const Geo g = geo_of(op, in);
-    const std::vector<double> x = load(in[0].tensor());
+    const std::vector<double> x = load(in.tensor("self"));
     const Tensor& rv = ref.at(0).tensor();
     const int64_t ip = g.in_plane(), opl = g.out_plane();
     std::string first;
@@ -443,13 +449,14 @@ ComparePolicy max_judge(const std::string& op) {
 // A backward's grad_input element sums the grads of every output whose index lands on it (up to
 // prod(ceil(k/s)) for real indices, more for the role-drawn ones): sqrt of the largest such
 // count, counted from the indices argument itself.
-std::function<double(const Values&)> max_backward_tol(int64_t nsp, int indices_arg) {
-  return [nsp, indices_arg](const Values& a) {
-    if (static_cast<int>(a.size()) <= indices_arg || !a[1].is_tensor() ||
-        !a[indices_arg].is_tensor())
+std::function<double(const Values&)> max_backward_tol(Schema schema, int64_t nsp) {
+  return [schema = std::move(schema), nsp](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() <= a.index("indices") || !a.value("self").is_tensor() ||
+        !a.value("indices").is_tensor())
       return 1.0;
-    const Tensor& self = a[1].tensor();
-    const Tensor& idx = a[indices_arg].tensor();
+    const Tensor& self = a.tensor("self");
+    const Tensor& idx = a.tensor("indices");
     if (self.dim() < nsp || idx.dim() < nsp) return 1.0;
     int64_t in_plane = 1, out_plane = 1;
     for (int64_t i = 1; i <= nsp; ++i) {
@@ -470,11 +477,14 @@ std::function<double(const Values&)> max_backward_tol(int64_t nsp, int indices_a
   };
 }
 
-Cost pool_cost(const Values& a, const Values& out) {
+Cost pool_cost(const Args& a, const Values& out) {
   Cost c;
-  for (const Value& v : a) c.bytes += bytes_of(v);
+  for (const Value& v : a.values()) c.bytes += bytes_of(v);  // every argument
   for (const Value& v : out) c.bytes += bytes_of(v);
-  if (!a.empty() && a[0].is_tensor()) c.flops = static_cast<double>(a[0].tensor().numel());
+  // The first argument: grad_output of a backward, self of a forward.
+  const char* first = a.has("grad_output") ? "grad_output" : "self";
+  if (a.size() > 0 && a.value(first).is_tensor())
+    c.flops = static_cast<double>(a.tensor(first).numel());
   return c;
 }
 
@@ -489,13 +499,11 @@ void register_pooling_ops(OpRegistry& r) {
         "padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         "pooling");
     op.dtypes = samples::floating_dtypes();
-    op.meta = [](const Values& a) {
-      return max_forward_meta(max_pool_geo(a, 2), a.at(0).tensor());
-    };
+    op.meta = [](const Args& a) { return max_forward_meta(max_pool_geo(a, 2), a.tensor("self")); };
     op.ref = max_pool2d_ref;
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 2, false); };
     op.cost = pool_cost;
-    op.compare = max_judge("max_pool2d");
+    op.compare = max_judge("max_pool2d", op.schema);
     r.add(std::move(op));
   }
   {
@@ -505,16 +513,16 @@ void register_pooling_ops(OpRegistry& r) {
         "indices) -> Tensor",
         "pooling");
     op.dtypes = samples::floating_dtypes();
-    op.meta = [](const Values& a) {
+    op.meta = [](const Args& a) {
       max_pool_backward_geo(a, 2);
       return max_backward_meta(a);
     };
     op.value_checks = true;  // indices out of range
-    op.ref = [](const Values& a) { return max_pool_backward_ref(a, 2); };
+    op.ref = [](const Args& a) { return max_pool_backward_ref(a, 2); };
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 2, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
-    op.compare.tol_scale = max_backward_tol(2, 7);
+    op.compare.tol_scale = max_backward_tol(op.schema, 2);
     r.add(std::move(op));
   }
   {
@@ -523,13 +531,11 @@ void register_pooling_ops(OpRegistry& r) {
         "padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         "pooling");
     op.dtypes = samples::floating_dtypes();
-    op.meta = [](const Values& a) {
-      return max_forward_meta(max_pool_geo(a, 3), a.at(0).tensor());
-    };
+    op.meta = [](const Args& a) { return max_forward_meta(max_pool_geo(a, 3), a.tensor("self")); };
     op.ref = max_pool3d_ref;
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 3, false); };
     op.cost = pool_cost;
-    op.compare = max_judge("max_pool3d");
+    op.compare = max_judge("max_pool3d", op.schema);
     r.add(std::move(op));
   }
   {
@@ -539,16 +545,16 @@ void register_pooling_ops(OpRegistry& r) {
         "indices) -> Tensor",
         "pooling");
     op.dtypes = samples::floating_dtypes();
-    op.meta = [](const Values& a) {
+    op.meta = [](const Args& a) {
       max_pool_backward_geo(a, 3);
       return max_backward_meta(a);
     };
     op.value_checks = true;  // indices out of range
-    op.ref = [](const Values& a) { return max_pool_backward_ref(a, 3); };
+    op.ref = [](const Args& a) { return max_pool_backward_ref(a, 3); };
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 3, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
-    op.compare.tol_scale = max_backward_tol(3, 7);
+    op.compare.tol_scale = max_backward_tol(op.schema, 3);
     r.add(std::move(op));
   }
   {
@@ -556,13 +562,13 @@ void register_pooling_ops(OpRegistry& r) {
         "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
         "pooling");
     op.dtypes = samples::floating_dtypes();
-    op.meta = [](const Values& a) {
-      return max_forward_meta(adaptive_max_pool2d_geo(a), a.at(0).tensor());
+    op.meta = [](const Args& a) {
+      return max_forward_meta(adaptive_max_pool2d_geo(a), a.tensor("self"));
     };
     op.ref = adaptive_max_pool2d_ref;
     op.samples = [](const SampleContext& c) { return adaptive_max_samples(c, false); };
     op.cost = pool_cost;
-    op.compare = max_judge("adaptive_max_pool2d");
+    op.compare = max_judge("adaptive_max_pool2d", op.schema);
     r.add(std::move(op));
   }
   {
@@ -571,7 +577,7 @@ void register_pooling_ops(OpRegistry& r) {
         "Tensor",
         "pooling");
     op.dtypes = samples::floating_dtypes();
-    op.meta = [](const Values& a) {
+    op.meta = [](const Args& a) {
       adaptive_max_pool2d_backward_geo(a);
       return max_backward_meta(a);
     };
@@ -580,7 +586,7 @@ void register_pooling_ops(OpRegistry& r) {
     op.samples = [](const SampleContext& c) { return adaptive_max_samples(c, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
-    op.compare.tol_scale = max_backward_tol(2, 2);
+    op.compare.tol_scale = max_backward_tol(op.schema, 2);
     r.add(std::move(op));
   }
   register_pooling_avg_ops(r);

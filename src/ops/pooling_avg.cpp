@@ -149,34 +149,36 @@ std::optional<int64_t> divisor_of(const Value& v) {
 }
 
 // The checked geometry of avg_pool{2,3}d.
-Geo avg_pool_geo(const Values& a, int64_t nsp) {
-  const Tensor& self = a.at(0).tensor();
+Geo avg_pool_geo(const Args& a, int64_t nsp) {
+  const Tensor& self = a.tensor("self");
   const std::string name = nsp == 2 ? "avg_pool2d" : "avg_pool3d";
-  const Geo g = window_geo(name, self, nsp, a.at(1), a.at(2), a.at(3), nullptr, a.at(4).to_bool());
-  divisor_of(a.at(6));
+  const Geo g = window_geo(name, self, nsp, a.value("kernel_size"), a.value("stride"),
+                           a.value("padding"), nullptr, a.flag("ceil_mode"));
+  divisor_of(a.value("divisor_override"));
   check_dtype(nsp == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
   return g;
 }
 
-Values avg_pool_meta(const Values& a, int64_t nsp) {
-  return {meta::fresh(avg_pool_geo(a, nsp).out_shape, a.at(0).tensor().dtype())};
+Values avg_pool_meta(const Args& a, int64_t nsp) {
+  return {meta::fresh(avg_pool_geo(a, nsp).out_shape, a.tensor("self").dtype())};
 }
 
-Values avg_pool_ref(const Values& a, int64_t nsp) {
-  const Tensor& self = a.at(0).tensor();
+Values avg_pool_ref(const Args& a, int64_t nsp) {
+  const Tensor& self = a.tensor("self");
   const Geo g = avg_pool_geo(a, nsp);
-  const bool cip = a.at(5).to_bool();
-  const std::optional<int64_t> div = divisor_of(a.at(6));
+  const bool cip = a.flag("count_include_pad");
+  const std::optional<int64_t> div = divisor_of(a.value("divisor_override"));
   return {pool_forward(g, self, [&](const int64_t o[3]) { return avg_window(g, o, cip, div); })};
 }
 
 // The checked geometry of avg_pool{2,3}d_backward.
-Geo avg_pool_backward_geo(const Values& a, int64_t nsp) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
+Geo avg_pool_backward_geo(const Args& a, int64_t nsp) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
   const std::string name = nsp == 2 ? "avg_pool2d" : "avg_pool3d";
-  const Geo g = window_geo(name, self, nsp, a.at(2), a.at(3), a.at(4), nullptr, a.at(5).to_bool());
-  divisor_of(a.at(7));
+  const Geo g = window_geo(name, self, nsp, a.value("kernel_size"), a.value("stride"),
+                           a.value("padding"), nullptr, a.flag("ceil_mode"));
+  divisor_of(a.value("divisor_override"));
   check_dtype(nsp == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
               self.dtype(), true);
   CRUCIBLE_CHECK(go.dtype() == self.dtype(),
@@ -186,43 +188,43 @@ Geo avg_pool_backward_geo(const Values& a, int64_t nsp) {
 }
 
 // grad_input of a pooling backward: self's shape, grad_output's dtype.
-Values backward_meta(const Values& a) {
-  return {meta::fresh(a.at(1).tensor().shape(), a.at(0).tensor().dtype())};
+Values backward_meta(const Args& a) {
+  return {meta::fresh(a.tensor("self").shape(), a.tensor("grad_output").dtype())};
 }
 
-Values avg_pool_backward_ref(const Values& a, int64_t nsp) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
+Values avg_pool_backward_ref(const Args& a, int64_t nsp) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
   const Geo g = avg_pool_backward_geo(a, nsp);
-  const bool cip = a.at(6).to_bool();
-  const std::optional<int64_t> div = divisor_of(a.at(7));
+  const bool cip = a.flag("count_include_pad");
+  const std::optional<int64_t> div = divisor_of(a.value("divisor_override"));
   return {
       pool_backward(g, go, self, [&](const int64_t o[3]) { return avg_window(g, o, cip, div); })};
 }
 
 // The checked geometry of _adaptive_avg_pool{2,3}d.
-Geo adaptive_avg_geo(const Values& a, int64_t nsp) {
-  const Tensor& self = a.at(0).tensor();
+Geo adaptive_avg_geo(const Args& a, int64_t nsp) {
+  const Tensor& self = a.tensor("self");
   const std::string name = nsp == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
-  const Geo g = adaptive_geo(name, self, nsp, a.at(1));
+  const Geo g = adaptive_geo(name, self, nsp, a.value("output_size"));
   check_dtype(nsp == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", self.dtype(), false);
   return g;
 }
 
-Values adaptive_avg_meta(const Values& a, int64_t nsp) {
-  return {meta::fresh(adaptive_avg_geo(a, nsp).out_shape, a.at(0).tensor().dtype())};
+Values adaptive_avg_meta(const Args& a, int64_t nsp) {
+  return {meta::fresh(adaptive_avg_geo(a, nsp).out_shape, a.tensor("self").dtype())};
 }
 
-Values adaptive_avg_ref(const Values& a, int64_t nsp) {
-  const Tensor& self = a.at(0).tensor();
+Values adaptive_avg_ref(const Args& a, int64_t nsp) {
+  const Tensor& self = a.tensor("self");
   const Geo g = adaptive_avg_geo(a, nsp);
   return {pool_forward(g, self, [&](const int64_t o[3]) { return adaptive_window(g, o); })};
 }
 
 // The checked geometry of _adaptive_avg_pool{2,3}d_backward.
-Geo adaptive_avg_backward_geo(const Values& a, int64_t nsp) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
+Geo adaptive_avg_backward_geo(const Args& a, int64_t nsp) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
   const std::string name =
       nsp == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward";
   CRUCIBLE_CHECK(go.dim() == self.dim(),
@@ -247,37 +249,39 @@ Geo adaptive_avg_backward_geo(const Values& a, int64_t nsp) {
   return g;
 }
 
-Values adaptive_avg_backward_ref(const Values& a, int64_t nsp) {
-  const Tensor& go = a.at(0).tensor();
-  const Tensor& self = a.at(1).tensor();
+Values adaptive_avg_backward_ref(const Args& a, int64_t nsp) {
+  const Tensor& go = a.tensor("grad_output");
+  const Tensor& self = a.tensor("self");
   const Geo g = adaptive_avg_backward_geo(a, nsp);
   return {pool_backward(g, go, self, [&](const int64_t o[3]) { return adaptive_window(g, o); })};
 }
 
 // An output averages up to prod(k) elements (forward) and a grad_input element collects up to
 // prod(ceil(k/s)) windows (backward): sqrt of the window volume bounds both.
-std::function<double(const Values&)> window_tol(int kernel_arg) {
-  return [kernel_arg](const Values& a) {
-    if (static_cast<int>(a.size()) <= kernel_arg || a[kernel_arg].kind() != ValueKind::IntList)
+std::function<double(const Values&)> window_tol(Schema schema) {
+  return [schema = std::move(schema)](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() <= a.index("kernel_size") || a.value("kernel_size").kind() != ValueKind::IntList)
       return 1.0;
     double v = 1;
-    for (int64_t k : a[kernel_arg].to_int_list()) v *= static_cast<double>(std::max<int64_t>(k, 1));
+    for (int64_t k : a.ints("kernel_size")) v *= static_cast<double>(std::max<int64_t>(k, 1));
     return std::sqrt(v);
   };
 }
 
 // Adaptive windows span at most ceil(I/O) + 1 elements per dim.
-std::function<double(const Values&)> adaptive_tol(int64_t nsp, bool backward) {
-  return [nsp, backward](const Values& a) {
-    if (a.size() < 2 || !a[backward ? 1 : 0].is_tensor()) return 1.0;
-    const Tensor& self = a[backward ? 1 : 0].tensor();
+std::function<double(const Values&)> adaptive_tol(Schema schema, int64_t nsp, bool backward) {
+  return [schema = std::move(schema), nsp, backward](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() < 2 || !a.value("self").is_tensor()) return 1.0;
+    const Tensor& self = a.tensor("self");
     std::vector<int64_t> os;
     if (backward) {
-      if (!a[0].is_tensor() || a[0].tensor().dim() < nsp) return 1.0;
-      for (int64_t i = nsp; i >= 1; --i) os.push_back(a[0].tensor().size(-i));
+      if (!a.value("grad_output").is_tensor() || a.tensor("grad_output").dim() < nsp) return 1.0;
+      for (int64_t i = nsp; i >= 1; --i) os.push_back(a.tensor("grad_output").size(-i));
     } else {
-      if (a[1].kind() != ValueKind::IntList) return 1.0;
-      os = a[1].to_int_list();
+      if (a.value("output_size").kind() != ValueKind::IntList) return 1.0;
+      os = a.ints("output_size");
     }
     if (self.dim() < nsp || static_cast<int64_t>(os.size()) != nsp) return 1.0;
     double v = 1;
@@ -289,11 +293,14 @@ std::function<double(const Values&)> adaptive_tol(int64_t nsp, bool backward) {
   };
 }
 
-Cost avg_cost(const Values& a, const Values& out) {
+Cost avg_cost(const Args& a, const Values& out) {
   Cost c;
-  for (const Value& v : a) c.bytes += bytes_of(v);
+  for (const Value& v : a.values()) c.bytes += bytes_of(v);  // every argument
   for (const Value& v : out) c.bytes += bytes_of(v);
-  if (!a.empty() && a[0].is_tensor()) c.flops = static_cast<double>(a[0].tensor().numel());
+  // The first argument: grad_output of a backward, self of a forward.
+  const char* first = a.has("grad_output") ? "grad_output" : "self";
+  if (a.size() > 0 && a.value(first).is_tensor())
+    c.flops = static_cast<double>(a.tensor(first).numel());
   return c;
 }
 
@@ -463,6 +470,8 @@ std::vector<Sample> avg_samples(const SampleContext& ctx, int64_t nsp, bool back
     // grad_output from a valid geometry (the bad one may not have an output size at all).
     Sample s = avg_sample(nsp, "error: " + label,
                           {"", x, rep(2), rep(2), rep(0), false, true, {}, {}}, t, true);
+    // The case's positional literals, as the schema orders them: self, kernel_size, stride,
+    // padding, divisor_override.
     s.call.args[1] = T(w.x, t);
     s.call.args[2] = L(w.k);
     s.call.args[3] = L(w.s);
@@ -494,7 +503,7 @@ std::vector<Sample> avg_samples(const SampleContext& ctx, int64_t nsp, bool back
   if (backward) {
     Sample s = avg_sample(nsp, "error: grad_output of the wrong size",
                           {"", x, rep(2), rep(2), rep(0), false, true, {}, {}}, f32, true);
-    s.call.args[0] = T(x, f32);
+    s.call.args[0] = T(x, f32);  // grad_output, the first positional literal
     out.push_back(s);
   }
   return out;
@@ -598,11 +607,11 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                  "count_include_pad=True, int? divisor_override=None) -> Tensor",
                              "pooling");
       op.dtypes = avg_dtypes;
-      op.meta = [nsp](const Values& a) { return avg_pool_meta(a, nsp); };
-      op.ref = [nsp](const Values& a) { return avg_pool_ref(a, nsp); };
+      op.meta = [nsp](const Args& a) { return avg_pool_meta(a, nsp); };
+      op.ref = [nsp](const Args& a) { return avg_pool_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return avg_samples(c, nsp, false); };
       op.cost = avg_cost;
-      op.compare.tol_scale = window_tol(1);
+      op.compare.tol_scale = window_tol(op.schema);
       r.add(std::move(op));
     }
     {
@@ -613,14 +622,14 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                         "count_include_pad, int? divisor_override) -> Tensor",
                                     "pooling");
       op.dtypes = avg_dtypes;
-      op.meta = [nsp](const Values& a) {
+      op.meta = [nsp](const Args& a) {
         avg_pool_backward_geo(a, nsp);
         return backward_meta(a);
       };
-      op.ref = [nsp](const Values& a) { return avg_pool_backward_ref(a, nsp); };
+      op.ref = [nsp](const Args& a) { return avg_pool_backward_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return avg_samples(c, nsp, true); };
       op.cost = avg_cost;
-      op.compare.tol_scale = window_tol(2);
+      op.compare.tol_scale = window_tol(op.schema);
       r.add(std::move(op));
     }
     {
@@ -628,11 +637,11 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                         "] output_size) -> Tensor",
                                     "pooling");
       op.dtypes = floating_dtypes();
-      op.meta = [nsp](const Values& a) { return adaptive_avg_meta(a, nsp); };
-      op.ref = [nsp](const Values& a) { return adaptive_avg_ref(a, nsp); };
+      op.meta = [nsp](const Args& a) { return adaptive_avg_meta(a, nsp); };
+      op.ref = [nsp](const Args& a) { return adaptive_avg_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return adaptive_avg_samples(c, nsp, false); };
       op.cost = avg_cost;
-      op.compare.tol_scale = adaptive_tol(nsp, false);
+      op.compare.tol_scale = adaptive_tol(op.schema, nsp, false);
       r.add(std::move(op));
     }
     {
@@ -640,14 +649,14 @@ void register_pooling_avg_ops(OpRegistry& r) {
           "aten::_adaptive_avg_pool" + n + "d_backward(Tensor grad_output, Tensor self) -> Tensor",
           "pooling");
       op.dtypes = floating_dtypes();
-      op.meta = [nsp](const Values& a) {
+      op.meta = [nsp](const Args& a) {
         adaptive_avg_backward_geo(a, nsp);
         return backward_meta(a);
       };
-      op.ref = [nsp](const Values& a) { return adaptive_avg_backward_ref(a, nsp); };
+      op.ref = [nsp](const Args& a) { return adaptive_avg_backward_ref(a, nsp); };
       op.samples = [nsp](const SampleContext& c) { return adaptive_avg_samples(c, nsp, true); };
       op.cost = avg_cost;
-      op.compare.tol_scale = adaptive_tol(nsp, true);
+      op.compare.tol_scale = adaptive_tol(op.schema, nsp, true);
       r.add(std::move(op));
     }
   }

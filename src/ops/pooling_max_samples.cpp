@@ -128,6 +128,8 @@ void add_max_errors(std::vector<Sample>& out, int64_t nsp, bool backward) {
     } else {
       Sample s =
           max_bwd(nsp, "error: " + label, {"", x, rep(2), rep(2), rep(0), rep(1), false, {}}, f32);
+      // The case's positional literals, as the schema orders them: self, kernel_size, stride,
+      // padding, dilation.
       s.call.args[1] = T(w.x, f32);
       s.call.args[2] = L(w.k);
       s.call.args[3] = L(w.s);
@@ -160,7 +162,7 @@ void add_max_errors(std::vector<Sample>& out, int64_t nsp, bool backward) {
   } else {
     Win w{"", x, rep(2), rep(2), rep(0), rep(1), false, {}};
     Sample s = max_bwd(nsp, "error: grad_output of the wrong size", w, f32);
-    s.call.args[0] = T(x, f32);
+    s.call.args[0] = T(x, f32);  // grad_output, the first positional literal
     out.push_back(s);
   }
 }

@@ -33,6 +33,7 @@
 // contiguous tensors of self's dtype.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <string>
 
@@ -178,24 +179,24 @@ uint64_t stream_of(const char* op) { return hash_str(op); }
 // The number of significand bits of a floating dtype (11 for f16, 8 for bf16, 24, 53).
 int digits_of(DType t) { return float_info(t).mantissa_bits + 1; }
 
-DType float_dtype_arg(const Values& a, size_t i, const char* kernel) {
-  const DType t = creation::dtype_arg(a, i, DType::Float32);
+DType float_dtype_arg(const Args& a, const char* kernel) {
+  const DType t = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
   CRUCIBLE_CHECK(is_floating(t),
                  fmt::format("\"{}\" not implemented for '{}'", kernel, dtype_scalar_type_name(t)));
   return t;
 }
 
 // rand/randn(size, *, dtype, layout, device, pin_memory): the checked result, contiguous.
-Tensor sized_float_result(const Values& a, const char* kernel, bool meta) {
-  const Shape size = a.at(0).to_int_list();
-  creation::check_layout(a, 2);
+Tensor sized_float_result(const Args& a, const char* kernel, bool meta) {
+  const Shape size = a.ints("size");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType t = float_dtype_arg(a, 1, kernel);
+  const DType t = float_dtype_arg(a, kernel);
   return meta ? Tensor::meta(size, t) : Tensor::empty(size, t);
 }
 
 // rand: uniform on the dtype's grid in [0, 1).
-Values rand_ref(const Values& a, uint64_t seed) {
+Values rand_ref(const Args& a, uint64_t seed) {
   Tensor out = sized_float_result(a, "check_uniform_bounds", false);
   const DType t = out.dtype();
   Rng rng(seed, stream_of("aten.rand.default"));
@@ -204,7 +205,7 @@ Values rand_ref(const Values& a, uint64_t seed) {
   return {Value(out)};
 }
 
-Values randn_ref(const Values& a, uint64_t seed) {
+Values randn_ref(const Args& a, uint64_t seed) {
   Tensor out = sized_float_result(a, "normal_kernel_cpu", false);
   Rng rng(seed, stream_of("aten.randn.default"));
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, rng.normal());
@@ -212,11 +213,11 @@ Values randn_ref(const Values& a, uint64_t seed) {
 }
 
 // randperm(n, *, dtype=long, layout, device, pin_memory): the checked dtype.
-DType randperm_dtype(const Values& a) {
-  const int64_t n = a.at(0).to_int();
-  creation::check_layout(a, 2);
+DType randperm_dtype(const Args& a) {
+  const int64_t n = a.integer("n");
+  creation::check_layout(a, a.index("layout"));
   creation::check_sizes({n});
-  const DType t = creation::dtype_arg(a, 1, DType::Int64);
+  const DType t = creation::dtype_arg(a, a.index("dtype"), DType::Int64);
   if (t == DType::Bool) not_implemented_for("randperm", DType::Bool);
   // ATen's check_supported_max_int_with_precision: scalar_tensor(n - 1) in the dtype, then
   // the precision of the floating dtypes.
@@ -229,9 +230,9 @@ DType randperm_dtype(const Values& a) {
   return t;
 }
 
-Values randperm_ref(const Values& a, uint64_t seed) {
+Values randperm_ref(const Args& a, uint64_t seed) {
   const DType t = randperm_dtype(a);
-  const int64_t n = a.at(0).to_int();
+  const int64_t n = a.integer("n");
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
   Rng rng(seed, stream_of("aten.randperm.default"));
@@ -247,7 +248,7 @@ Values randperm_ref(const Values& a, uint64_t seed) {
   return {Value(out)};
 }
 
-bool dropout_train(const Values& a) { return a.size() < 3 || a[2].is_none() || a[2].to_bool(); }
+bool dropout_train(const Args& a) { return !a.given("train") || a.flag("train"); }
 
 double dropout_scale(double p) {
   const double p1m = 1.0 - p;
@@ -276,9 +277,9 @@ struct DropoutSpec {
   DType mask_dtype;
 };
 
-DropoutSpec native_dropout_spec(const Values& a) {
-  const Tensor& input = a.at(0).tensor();
-  const double p = a.at(1).to_double();
+DropoutSpec native_dropout_spec(const Args& a) {
+  const Tensor& input = a.tensor("input");
+  const double p = a.real("p");
   const Shape strides = creation::like_strides(input, MemoryFormat::Preserve);
   if (input.numel() == 0) return {strides, input.dtype()};
   if (dropout_train(a)) {
@@ -290,16 +291,16 @@ DropoutSpec native_dropout_spec(const Values& a) {
   return {strides, DType::Bool};
 }
 
-Values native_dropout_meta(const Values& a) {
-  const Tensor& input = a.at(0).tensor();
+Values native_dropout_meta(const Args& a) {
+  const Tensor& input = a.tensor("input");
   const DropoutSpec spec = native_dropout_spec(a);
   return {meta::fresh_strided(input.shape(), spec.strides, input.dtype()),
           meta::fresh_strided(input.shape(), spec.strides, spec.mask_dtype)};
 }
 
-Values native_dropout_ref(const Values& a, uint64_t seed) {
-  const Tensor& input = a.at(0).tensor();
-  const double p = a.at(1).to_double();
+Values native_dropout_ref(const Args& a, uint64_t seed) {
+  const Tensor& input = a.tensor("input");
+  const double p = a.real("p");
   const auto [strides, mask_dtype] = native_dropout_spec(a);
   if (input.numel() == 0) {
     Tensor out = Tensor::empty_strided(input.shape(), strides, input.dtype());
@@ -318,9 +319,9 @@ Values native_dropout_ref(const Values& a, uint64_t seed) {
 }
 
 // bernoulli.p(self, p, *, generator): contiguous, self's dtype.
-Values bernoulli_p_ref(const Values& a, uint64_t seed) {
-  const Tensor& self = a.at(0).tensor();
-  const double p = a.at(1).to_double();
+Values bernoulli_p_ref(const Args& a, uint64_t seed) {
+  const Tensor& self = a.tensor("self");
+  const double p = a.real("p");
   check_bernoulli_p(p);
   Tensor out = Tensor::empty(self.shape(), self.dtype());
   Rng rng(seed, stream_of("aten.bernoulli.p"));
@@ -335,8 +336,8 @@ void check_bernoulli_self(const Tensor& self) {
                              dtype_scalar_type_name(self.dtype())));
 }
 
-Values bernoulli_ref(const Values& a, uint64_t seed) {
-  const Tensor& self = a.at(0).tensor();
+Values bernoulli_ref(const Args& a, uint64_t seed) {
+  const Tensor& self = a.tensor("self");
   check_bernoulli_self(self);
   Tensor out = Tensor::empty(self.shape(), self.dtype());
   Rng rng(seed, stream_of("aten.bernoulli.default"));
@@ -370,7 +371,7 @@ void check_binary_independence(const std::vector<double>& v, Check& ck) {
   if (auto why = random_checks::runs_test(v)) ck.fail(*why);
 }
 
-std::vector<TensorCheck> judge_rand(const Values&, const Values& ref, const Values& cand) {
+std::vector<TensorCheck> judge_rand(const Args&, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
   if (check_meta(ref.at(0), cand.at(0), ck)) {
     const Tensor& t = cand[0].tensor();
@@ -387,7 +388,7 @@ std::vector<TensorCheck> judge_rand(const Values&, const Values& ref, const Valu
   return {ck.c};
 }
 
-std::vector<TensorCheck> judge_randn(const Values&, const Values& ref, const Values& cand) {
+std::vector<TensorCheck> judge_randn(const Args&, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
   if (check_meta(ref.at(0), cand.at(0), ck)) {
     const Tensor& t = cand[0].tensor();
@@ -402,7 +403,7 @@ std::vector<TensorCheck> judge_randn(const Values&, const Values& ref, const Val
   return {ck.c};
 }
 
-std::vector<TensorCheck> judge_randperm(const Values&, const Values& ref, const Values& cand) {
+std::vector<TensorCheck> judge_randperm(const Args&, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
   if (check_meta(ref.at(0), cand.at(0), ck)) {
     // The values, sorted, are 0..n-1 as the dtype represents them (the reference's, sorted).
@@ -430,10 +431,10 @@ std::vector<TensorCheck> judge_randperm(const Values&, const Values& ref, const 
   return {ck.c};
 }
 
-std::vector<TensorCheck> judge_native_dropout(const Values& in, const Values& ref,
+std::vector<TensorCheck> judge_native_dropout(const Args& in, const Values& ref,
                                               const Values& cand) {
-  const Tensor& input = in.at(0).tensor();
-  const double p = in.at(1).to_double();
+  const Tensor& input = in.tensor("input");
+  const double p = in.real("p");
   const bool train = dropout_train(in);
   Check out_ck("output 0", input.numel());
   Check mask_ck("output 1 (mask)", input.numel());
@@ -468,22 +469,21 @@ std::vector<TensorCheck> judge_native_dropout(const Values& in, const Values& re
   return {values, mask_ck.c};
 }
 
-std::vector<TensorCheck> judge_bernoulli_p(const Values& in, const Values& ref,
-                                           const Values& cand) {
+std::vector<TensorCheck> judge_bernoulli_p(const Args& in, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
   if (check_meta(ref.at(0), cand.at(0), ck)) {
     const std::vector<double> v = values_of(cand[0].tensor());
-    check_bernoulli(v, std::vector<double>(v.size(), in.at(1).to_double()), ck);
+    check_bernoulli(v, std::vector<double>(v.size(), in.real("p")), ck);
     check_binary_independence(v, ck);
   }
   return {ck.c};
 }
 
-std::vector<TensorCheck> judge_bernoulli(const Values& in, const Values& ref, const Values& cand) {
+std::vector<TensorCheck> judge_bernoulli(const Args& in, const Values& ref, const Values& cand) {
   Check ck("output 0", ref.at(0).tensor().numel());
   if (check_meta(ref.at(0), cand.at(0), ck)) {
     const std::vector<double> v = values_of(cand[0].tensor());
-    check_bernoulli(v, values_of(in.at(0).tensor()), ck);
+    check_bernoulli(v, values_of(in.tensor("self")), ck);
     check_binary_independence(v, ck);
   }
   return {ck.c};
@@ -499,34 +499,34 @@ int64_t numel_of_output(const Values& out, size_t k) {
 
 // rand: 2^digits equally likely values per element. randn: at least 64 values share the bulk
 // of the mass in every dtype (bf16 included), so two draws agree with probability < 1/64.
-double rand_collision(const Values&, const Values& out) {
+double rand_collision(const Args&, const Values& out) {
   if (numel_of_output(out, 0) == 0) return 0;
   const DType t = out[0].tensor().dtype();
   return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 0)),
                                         std::ldexp(1.0, -digits_of(t)));
 }
-double randn_collision(const Values&, const Values& out) {
+double randn_collision(const Args&, const Values& out) {
   return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 0)), 1.0 / 64);
 }
 // randperm: one of n! permutations.
-double randperm_collision(const Values&, const Values& out) {
+double randperm_collision(const Args&, const Values& out) {
   const auto n = static_cast<double>(numel_of_output(out, 0));
   return n < 2 ? 0 : -std::lgamma(n + 1) / std::log(10.0);
 }
 double bernoulli_q(double p) { return p * p + (1 - p) * (1 - p); }
 // native_dropout: the mask, Bernoulli(1 - p) per element in training; nothing drawn in eval.
-double dropout_collision(const Values& in, const Values& out) {
+double dropout_collision(const Args& in, const Values& out) {
   if (!dropout_train(in)) return 0;
   return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 1)),
-                                        bernoulli_q(in.at(1).to_double()));
+                                        bernoulli_q(in.real("p")));
 }
-double bernoulli_p_collision(const Values& in, const Values& out) {
+double bernoulli_p_collision(const Args& in, const Values& out) {
   return random_checks::collision_log10(static_cast<double>(numel_of_output(out, 0)),
-                                        bernoulli_q(in.at(1).to_double()));
+                                        bernoulli_q(in.real("p")));
 }
-double bernoulli_collision(const Values& in, const Values&) {
+double bernoulli_collision(const Args& in, const Values&) {
   double sum = 0;
-  const Tensor& p = in.at(0).tensor();
+  const Tensor& p = in.tensor("self");
   if (!is_floating(p.dtype())) return 0;
   for (int64_t i = 0; i < p.numel(); ++i)
     sum += random_checks::collision_log10(1, bernoulli_q(p.get(i)));
@@ -535,17 +535,24 @@ double bernoulli_collision(const Values& in, const Values&) {
 
 // ---- registration ----------------------------------------------------------------------------
 
-Cost written_cost(const Values& args, const Values& out) {
+Cost written_cost(const Args& args, const Values& out) {
   double bytes = 0;
   for (const Value& v : out)
     if (v.is_tensor()) bytes += creation::tensor_bytes(v.tensor());
-  if (!args.empty() && args[0].is_tensor()) bytes += creation::real_bytes(args[0].tensor());
+  // The tensor read (input, self); rand, randn and randperm read none.
+  const char* read = args.has("input") ? "input" : "self";
+  if (args.has(read) && args.value(read).is_tensor())
+    bytes += creation::real_bytes(args.tensor(read));
   return {0, bytes};
 }
 
+// A judge and a seed-collision probability reading the inputs by name.
+using JudgeFn =
+    std::function<std::vector<TensorCheck>(const Args& in, const Values& ref, const Values& cand)>;
+using CollisionFn = std::function<double(const Args& in, const Values& ref)>;
+
 OpDef random_op(std::string_view schema, MetaFn meta, SeededRefFn ref, SampleFn samples,
-                decltype(ComparePolicy::custom) judge, std::vector<DType> dtypes,
-                decltype(ComparePolicy::seed_collision_log10) collision) {
+                JudgeFn judge, std::vector<DType> dtypes, CollisionFn collision) {
   OpDef op = OpDef::from_schema(schema, "random");
   op.dtypes = std::move(dtypes);
   op.meta = std::move(meta);
@@ -553,9 +560,15 @@ OpDef random_op(std::string_view schema, MetaFn meta, SeededRefFn ref, SampleFn 
   op.samples = std::move(samples);
   op.cost = written_cost;
   op.compare.kind = ComparePolicy::Kind::Custom;
-  op.compare.custom = std::move(judge);
+  op.compare.custom = [judge = std::move(judge), schema = op.schema](
+                          const Values& in, const Values& ref_out, const Values& cand) {
+    return judge(Args(in, schema), ref_out, cand);
+  };
   op.compare.random = true;
-  op.compare.seed_collision_log10 = std::move(collision);
+  op.compare.seed_collision_log10 = [collision = std::move(collision), schema = op.schema](
+                                        const Values& in, const Values& ref_out) {
+    return collision(Args(in, schema), ref_out);
+  };
   return op;
 }
 
@@ -567,22 +580,20 @@ void register_random_ops(OpRegistry& r) {
       "pin_memory=None) -> Tensor";
   r.add(random_op(
       "aten::rand(SymInt[] size, " + kw,
-      [](const Values& a) {
+      [](const Args& a) {
         return Values{Value(sized_float_result(a, "check_uniform_bounds", true))};
       },
       rand_ref, sized_random_samples, judge_rand, floating_dtypes(), rand_collision));
   r.add(random_op(
       "aten::randn(SymInt[] size, " + kw,
-      [](const Values& a) {
-        return Values{Value(sized_float_result(a, "normal_kernel_cpu", true))};
-      },
+      [](const Args& a) { return Values{Value(sized_float_result(a, "normal_kernel_cpu", true))}; },
       randn_ref, sized_random_samples, judge_randn, floating_dtypes(), randn_collision));
   r.add(random_op(
       "aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? "
       "device=None, bool? pin_memory=None) -> Tensor",
-      [](const Values& a) {
+      [](const Args& a) {
         const DType t = randperm_dtype(a);
-        return Values{meta::fresh({a.at(0).to_int()}, t)};
+        return Values{meta::fresh({a.integer("n")}, t)};
       },
       randperm_ref, randperm_samples, judge_randperm,
       {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::Float16,
@@ -593,17 +604,17 @@ void register_random_ops(OpRegistry& r) {
                   judge_native_dropout, floating_dtypes(), dropout_collision));
   r.add(random_op(
       "aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-      [](const Values& a) {
-        check_bernoulli_p(a.at(1).to_double());
-        return Values{meta::fresh_like(a.at(0).tensor())};
+      [](const Args& a) {
+        check_bernoulli_p(a.real("p"));
+        return Values{meta::fresh_like(a.tensor("self"))};
       },
       bernoulli_p_ref, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes(),
       bernoulli_p_collision));
   OpDef bernoulli = random_op(
       "aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-      [](const Values& a) {
-        check_bernoulli_self(a.at(0).tensor());
-        return Values{meta::fresh_like(a.at(0).tensor())};
+      [](const Args& a) {
+        check_bernoulli_self(a.tensor("self"));
+        return Values{meta::fresh_like(a.tensor("self"))};
       },
       bernoulli_ref, bernoulli_samples, judge_bernoulli, floating_dtypes(), bernoulli_collision);
   bernoulli.value_checks = true;  // every probability must lie in [0, 1]

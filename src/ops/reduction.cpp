@@ -135,37 +135,37 @@ void check_reducible(DType t) {
   }
 }
 
-Values sum_dim_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values sum_dim_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   check_reducible(self.dtype());
-  ReducePlan p = plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
-  return {sum_into(self, p, sum_dtype(self, a.at(3)), /*divide=*/false)};
+  ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
+  return {sum_into(self, p, sum_dtype(self, a.value("dtype")), /*divide=*/false)};
 }
 
-Values sum_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values sum_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   check_reducible(self.dtype());
   ReducePlan p = plan_reduction(self, {}, false);
-  return {sum_into(self, p, sum_dtype(self, a.at(1)), /*divide=*/false)};
+  return {sum_into(self, p, sum_dtype(self, a.value("dtype")), /*divide=*/false)};
 }
 
-Values sum_dim_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values sum_dim_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
   check_reducible(self.dtype());
-  ReducePlan p = plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
-  return {meta::fresh(p.out_shape, sum_dtype(self, a.at(3)))};
+  ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
+  return {meta::fresh(p.out_shape, sum_dtype(self, a.value("dtype")))};
 }
 
-Values sum_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values sum_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
   check_reducible(self.dtype());
-  return {meta::fresh({}, sum_dtype(self, a.at(1)))};
+  return {meta::fresh({}, sum_dtype(self, a.value("dtype")))};
 }
 
 // mean's computation dtype (dtype= or the input's), checked to be floating.
-DType mean_dtype(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::optional<DType> dtype = a.at(3).opt_dtype();
+DType mean_dtype(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const std::optional<DType> dtype = a.opt_dtype("dtype");
   const DType in_dt = dtype ? *dtype : self.dtype();
   if (!is_floating(in_dt) || in_dt == DType::Float8E4M3FN || in_dt == DType::Float8E5M2) {
     op_error(
@@ -175,23 +175,23 @@ DType mean_dtype(const Values& a) {
   return in_dt;
 }
 
-Values mean_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values mean_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const DType in_dt = mean_dtype(a);
-  ReducePlan p = plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
+  ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
   return {sum_into(self, p, in_dt, /*divide=*/true)};
 }
 
-Values mean_meta(const Values& a) {
+Values mean_meta(const Args& a) {
   const DType in_dt = mean_dtype(a);
-  ReducePlan p = plan_reduction(a.at(0).tensor(), dims_of(a.at(1)), a.at(2).to_bool());
+  ReducePlan p = plan_reduction(a.tensor("self"), dims_of(a.value("dim")), a.flag("keepdim"));
   return {meta::fresh(p.out_shape, in_dt)};
 }
 
 // amax's checks and reduction plan.
-ReducePlan amax_plan(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::vector<int64_t> dims = dims_of(a.at(1));
+ReducePlan amax_plan(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const std::vector<int64_t> dims = dims_of(a.value("dim"));
   if (self.numel() == 0) {
     if (dims.empty()) {
       op_error(
@@ -205,15 +205,15 @@ ReducePlan amax_plan(const Values& a) {
       }
     }
   }
-  return plan_reduction(self, dims, a.at(2).to_bool());
+  return plan_reduction(self, dims, a.flag("keepdim"));
 }
 
-Values amax_meta(const Values& a) {
-  return {meta::fresh(amax_plan(a).out_shape, a.at(0).tensor().dtype())};
+Values amax_meta(const Args& a) {
+  return {meta::fresh(amax_plan(a).out_shape, a.tensor("self").dtype())};
 }
 
-Values amax_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values amax_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const ReducePlan p = amax_plan(a);
   Tensor out = Tensor::zeros(p.out_shape, self.dtype());
   const int64_t n = out.numel();
@@ -236,10 +236,10 @@ Values amax_ref(const Values& a) {
 
 // Number of input elements folded into each output element, for tolerances. A malformed call
 // (which the reference rejects anyway) counts as 1.
-double reduction_length(const Values& a, bool all_dims) {
-  if (a.empty() || !a[0].is_tensor()) return 1;
-  const Tensor& self = a[0].tensor();
-  std::vector<int64_t> dims = all_dims ? std::vector<int64_t>{} : dims_of(a.at(1));
+double reduction_length(const Args& a, bool all_dims) {
+  if (a.size() == 0 || !a.value("self").is_tensor()) return 1;
+  const Tensor& self = a.tensor("self");
+  std::vector<int64_t> dims = all_dims ? std::vector<int64_t>{} : dims_of(a.value("dim"));
   if (dims.empty()) return static_cast<double>(std::max<int64_t>(self.numel(), 1));
   double n = 1;
   for (int64_t d : dims) {
@@ -253,16 +253,18 @@ double reduction_length(const Values& a, bool all_dims) {
 // A sum of n terms, each rounded in the candidate's accumulator, is off by about sqrt(n) unit
 // roundoffs of the running sum when the errors are independent (and by n in the worst case);
 // sqrt(n) widens the per-dtype tolerance just enough for any sound summation order.
-ComparePolicy sum_compare(bool all_dims) {
+ComparePolicy sum_compare(Schema schema, bool all_dims) {
   ComparePolicy c;
-  c.tol_scale = [all_dims](const Values& a) { return std::sqrt(reduction_length(a, all_dims)); };
+  c.tol_scale = [schema = std::move(schema), all_dims](const Values& a) {
+    return std::sqrt(reduction_length(Args(a, schema), all_dims));
+  };
   return c;
 }
 
-Cost reduction_cost(const Values& a, const Values& out) {
+Cost reduction_cost(const Args& a, const Values& out) {
   Cost c;
-  if (a.empty() || !a[0].is_tensor()) return c;
-  const Tensor& self = a[0].tensor();
+  if (a.size() == 0 || !a.value("self").is_tensor()) return c;
+  const Tensor& self = a.tensor("self");
   c.flops = static_cast<double>(self.numel());
   c.bytes = static_cast<double>(self.numel() * self.itemsize());
   if (!out.empty() && out[0].is_tensor()) {
@@ -453,7 +455,7 @@ void register_reduction_ops(OpRegistry& r) {
     op.ref = sum_dim_ref;
     op.samples = sum_dim_samples;
     op.cost = reduction_cost;
-    op.compare = sum_compare(/*all_dims=*/false);
+    op.compare = sum_compare(op.schema, /*all_dims=*/false);
     r.add(std::move(op));
   }
   {
@@ -464,7 +466,7 @@ void register_reduction_ops(OpRegistry& r) {
     op.ref = sum_ref;
     op.samples = sum_samples;
     op.cost = reduction_cost;
-    op.compare = sum_compare(/*all_dims=*/true);
+    op.compare = sum_compare(op.schema, /*all_dims=*/true);
     r.add(std::move(op));
   }
   {
@@ -477,7 +479,7 @@ void register_reduction_ops(OpRegistry& r) {
     op.ref = mean_ref;
     op.samples = mean_samples;
     op.cost = reduction_cost;
-    op.compare = sum_compare(/*all_dims=*/false);
+    op.compare = sum_compare(op.schema, /*all_dims=*/false);
     r.add(std::move(op));
   }
   {

@@ -81,31 +81,31 @@ void scan_into(const Tensor& src, const Tensor& out, int64_t dim, bool product) 
 }
 
 // The scanned dim, wrapped (a 0-d input accepts 0 and -1).
-int64_t scan_dim(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.at(1).to_int(), self.dim());
-  if (self.dim() == 0) wrap_dim(a.at(1).to_int(), 0);
+int64_t scan_dim(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.integer("dim"), self.dim());
+  if (self.dim() == 0) wrap_dim(a.integer("dim"), 0);
   return dim;
 }
 
 // The result dtype of cumsum/cumprod.
-DType scan_dtype(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::optional<DType> dtype = a.at(2).opt_dtype();
+DType scan_dtype(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const std::optional<DType> dtype = a.opt_dtype("dtype");
   return dtype ? *dtype
                : (is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype());
 }
 
-Values scan_meta(const Values& a, bool product) {
-  const Tensor& self = a.at(0).tensor();
+Values scan_meta(const Args& a, bool product) {
+  const Tensor& self = a.tensor("self");
   scan_dim(a);
   const DType dt = scan_dtype(a);
   check_scan_dtypes(self.dtype(), dt, product);
   return {meta::fresh(self.shape(), dt)};
 }
 
-Values scan_ref(const Values& a, bool product) {
-  const Tensor& self = a.at(0).tensor();
+Values scan_ref(const Args& a, bool product) {
+  const Tensor& self = a.tensor("self");
   const int64_t dim = scan_dim(a);
   Tensor out = Tensor::empty(self.shape(), scan_dtype(a));
   scan_into(self, out, dim, product);
@@ -113,43 +113,45 @@ Values scan_ref(const Values& a, bool product) {
 }
 
 // cumsum_'s checks; returns the wrapped dim.
-int64_t cumsum_inplace_dim(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+int64_t cumsum_inplace_dim(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const int64_t dim = scan_dim(a);
-  if (auto dtype = a.at(2).opt_dtype(); dtype && *dtype != self.dtype())
+  if (auto dtype = a.opt_dtype("dtype"); dtype && *dtype != self.dtype())
     op_error("Bad in-place call: input tensor dtype " +
              std::string(dtype_cpp_type_name(self.dtype())) + " and output tensor dtype " +
              std::string(dtype_cpp_type_name(*dtype)) + " should match");
   return dim;
 }
 
-Values cumsum_inplace_meta(const Values& a) {
+Values cumsum_inplace_meta(const Args& a) {
   cumsum_inplace_dim(a);
-  check_scan_dtypes(a.at(0).tensor().dtype(), a.at(0).tensor().dtype(), /*product=*/false);
-  return {a.at(0)};
+  check_scan_dtypes(a.tensor("self").dtype(), a.tensor("self").dtype(), /*product=*/false);
+  return {a.value("self")};
 }
 
-Values cumsum_inplace_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values cumsum_inplace_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const int64_t dim = cumsum_inplace_dim(a);
   scan_into(self, self, dim, /*product=*/false);
   return {self};
 }
 
 // Each prefix is a sum (product) of up to `len` terms: sqrt(len) widening, as for sums.
-ComparePolicy scan_compare() {
+ComparePolicy scan_compare(Schema schema) {
   ComparePolicy c;
-  c.tol_scale = [](const Values& a) {
-    if (a.size() < 2 || !a[0].is_tensor() || a[0].tensor().dim() == 0) return 1.0;
-    const Tensor& t = a[0].tensor();
-    const int64_t d = a[1].to_int();
+  c.tol_scale = [schema = std::move(schema)](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() <= a.index("dim") || !a.value("self").is_tensor() || a.tensor("self").dim() == 0)
+      return 1.0;
+    const Tensor& t = a.tensor("self");
+    const int64_t d = a.integer("dim");
     if (d < -t.dim() || d >= t.dim()) return 1.0;
     return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(d), 1)));
   };
   return c;
 }
 
-Cost scan_cost(const Values& a, const Values& out) { return stats::read_write_cost(a, out); }
+Cost scan_cost(const Args& a, const Values& out) { return stats::read_write_cost(a, "self", out); }
 
 std::vector<Sample> scan_samples(const SampleContext& ctx, bool product, bool inplace) {
   std::vector<Sample> out;
@@ -220,11 +222,11 @@ void register_scan_ops(OpRegistry& r) {
                                       "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
                                   "scan");
     op.dtypes = all_numeric_dtypes();
-    op.meta = [product](const Values& a) { return scan_meta(a, product); };
-    op.ref = [product](const Values& a) { return scan_ref(a, product); };
+    op.meta = [product](const Args& a) { return scan_meta(a, product); };
+    op.ref = [product](const Args& a) { return scan_ref(a, product); };
     op.samples = [product](const SampleContext& ctx) { return scan_samples(ctx, product, false); };
     op.cost = scan_cost;
-    op.compare = scan_compare();
+    op.compare = scan_compare(op.schema);
     r.add(std::move(op));
   }
   OpDef op = OpDef::from_schema(
@@ -234,7 +236,7 @@ void register_scan_ops(OpRegistry& r) {
   op.ref = cumsum_inplace_ref;
   op.samples = [](const SampleContext& ctx) { return scan_samples(ctx, false, true); };
   op.cost = scan_cost;
-  op.compare = scan_compare();
+  op.compare = scan_compare(op.schema);
   r.add(std::move(op));
 }
 

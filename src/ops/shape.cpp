@@ -179,8 +179,8 @@ namespace {
 
 using namespace shape_ops;  // NOLINT(google-build-using-namespace)
 
-using ViewFn = std::function<Tensor(const Values& a)>;
-using ListFn = std::function<std::vector<Tensor>(const Values& a)>;
+using ViewFn = std::function<Tensor(const Args& a)>;
+using ListFn = std::function<std::vector<Tensor>(const Args& a)>;
 
 double bytes_of(const Values& outs) {
   double b = 0;
@@ -192,19 +192,19 @@ double bytes_of(const Values& outs) {
   return b;
 }
 
-const Tensor& self(const Values& a) { return a.at(0).tensor(); }
+const Tensor& self(const Args& a) { return a.tensor("self"); }
 
 // A view moves no data: the cost is zero (timings report latency only).
-Cost view_cost(const Values&, const Values&) { return {}; }
+Cost view_cost(const Args&, const Values&) { return {}; }
 // A copy reads and writes every output element once.
-Cost copy_cost(const Values&, const Values& out) { return {0, 2 * bytes_of(out)}; }
+Cost copy_cost(const Args&, const Values& out) { return {0, 2 * bytes_of(out)}; }
 
 void add_view(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "view");
   op.dtypes = samples::all_numeric_dtypes();
   // The view costs nothing to compute: the meta output is the reference's view itself.
-  op.meta = [fn](const Values& a) { return Values{fn(a)}; };
-  op.ref = [fn](const Values& a) { return Values{fn(a)}; };
+  op.meta = [fn](const Args& a) { return Values{fn(a)}; };
+  op.ref = [fn](const Args& a) { return Values{fn(a)}; };
   op.samples = std::move(samples);
   op.cost = view_cost;
   op.compare.output_is_view = true;
@@ -216,8 +216,8 @@ void add_copy(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samp
   OpDef op = OpDef::from_schema(schema, "view");
   op.compare.output_may_alias = may_alias;
   op.dtypes = samples::all_numeric_dtypes();
-  op.meta = [fn](const Values& a) { return Values{meta::fresh(fn(a).shape(), self(a).dtype())}; };
-  op.ref = [fn](const Values& a) { return Values{fn(a).clone()}; };
+  op.meta = [fn](const Args& a) { return Values{meta::fresh(fn(a).shape(), self(a).dtype())}; };
+  op.ref = [fn](const Args& a) { return Values{fn(a).clone()}; };
   op.samples = std::move(samples);
   op.cost = copy_cost;
   r.add(std::move(op));
@@ -226,13 +226,13 @@ void add_copy(OpRegistry& r, const char* schema, const ViewFn& fn, SampleFn samp
 void add_list(OpRegistry& r, const char* schema, const ListFn& fn, SampleFn samples, bool copy) {
   OpDef op = OpDef::from_schema(schema, "view");
   op.dtypes = samples::all_numeric_dtypes();
-  op.meta = [fn, copy](const Values& a) {
+  op.meta = [fn, copy](const Args& a) {
     std::vector<Tensor> ts = fn(a);
     if (copy)
       for (Tensor& t : ts) t = Tensor::meta(t.shape(), t.dtype());
     return Values{Value::tensor_list(std::move(ts))};
   };
-  op.ref = [fn, copy](const Values& a) {
+  op.ref = [fn, copy](const Args& a) {
     std::vector<Tensor> ts = fn(a);
     if (copy)
       for (Tensor& t : ts) t = t.clone();
@@ -247,43 +247,41 @@ void add_list(OpRegistry& r, const char* schema, const ListFn& fn, SampleFn samp
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  const ViewFn alias = [](const Values& a) {
+  const ViewFn alias = [](const Args& a) {
     return self(a).as_strided(self(a).shape(), self(a).strides(), self(a).offset());
   };
-  const ViewFn as_strided_fn = [](const Values& a) {
-    return as_strided(self(a), a.at(1).to_int_list(), a.at(2).to_int_list(), a.at(3));
+  const ViewFn as_strided_fn = [](const Args& a) {
+    return as_strided(self(a), a.ints("size"), a.ints("stride"), a.value("storage_offset"));
   };
-  const ViewFn expand = [](const Values& a) { return self(a).expand(a.at(1).to_int_list()); };
-  const ViewFn squeeze = [](const Values& a) { return squeeze_all(self(a)); };
-  const ViewFn squeeze_dim = [](const Values& a) {
-    return squeeze_dims(self(a), {a.at(1).to_int()});
+  const ViewFn expand = [](const Args& a) { return self(a).expand(a.ints("size")); };
+  const ViewFn squeeze = [](const Args& a) { return squeeze_all(self(a)); };
+  const ViewFn squeeze_dim = [](const Args& a) {
+    return squeeze_dims(self(a), {a.integer("dim")});
   };
-  const ViewFn squeeze_dims_fn = [](const Values& a) {
-    return squeeze_dims(self(a), a.at(1).to_int_list());
+  const ViewFn squeeze_dims_fn = [](const Args& a) { return squeeze_dims(self(a), a.ints("dim")); };
+  const ViewFn unsqueeze = [](const Args& a) { return self(a).unsqueeze(a.integer("dim")); };
+  const ViewFn diagonal_fn = [](const Args& a) {
+    return diagonal(self(a), a.integer("offset"), a.integer("dim1"), a.integer("dim2"));
   };
-  const ViewFn unsqueeze = [](const Values& a) { return self(a).unsqueeze(a.at(1).to_int()); };
-  const ViewFn diagonal_fn = [](const Values& a) {
-    return diagonal(self(a), a.at(1).to_int(), a.at(2).to_int(), a.at(3).to_int());
+  const ViewFn select = [](const Args& a) {
+    return self(a).select(a.integer("dim"), a.integer("index"));
   };
-  const ViewFn select = [](const Values& a) {
-    return self(a).select(a.at(1).to_int(), a.at(2).to_int());
+  const ViewFn slice_fn = [](const Args& a) {
+    return slice(self(a), a.integer("dim"), a.value("start"), a.value("end"), a.integer("step"));
   };
-  const ViewFn slice_fn = [](const Values& a) {
-    return slice(self(a), a.at(1).to_int(), a.at(2), a.at(3), a.at(4).to_int());
+  const ViewFn transpose = [](const Args& a) {
+    return self(a).transpose(a.integer("dim0"), a.integer("dim1"));
   };
-  const ViewFn transpose = [](const Values& a) {
-    return self(a).transpose(a.at(1).to_int(), a.at(2).to_int());
+  const ViewFn t = [](const Args& a) { return t_2d(self(a)); };
+  const ViewFn view = [](const Args& a) { return self(a).view(a.ints("size")); };
+  const ViewFn permute = [](const Args& a) { return self(a).permute(a.ints("dims")); };
+  const ListFn split_fn = [](const Args& a) {
+    return split(self(a), a.integer("split_size"), a.integer("dim"));
   };
-  const ViewFn t = [](const Values& a) { return t_2d(self(a)); };
-  const ViewFn view = [](const Values& a) { return self(a).view(a.at(1).to_int_list()); };
-  const ViewFn permute = [](const Values& a) { return self(a).permute(a.at(1).to_int_list()); };
-  const ListFn split_fn = [](const Values& a) {
-    return split(self(a), a.at(1).to_int(), a.at(2).to_int());
+  const ListFn split_sizes_fn = [](const Args& a) {
+    return split_with_sizes(self(a), a.ints("split_sizes"), a.integer("dim"));
   };
-  const ListFn split_sizes_fn = [](const Values& a) {
-    return split_with_sizes(self(a), a.at(1).to_int_list(), a.at(2).to_int());
-  };
-  const ListFn unbind_fn = [](const Values& a) { return unbind(self(a), a.at(1).to_int()); };
+  const ListFn unbind_fn = [](const Args& a) { return unbind(self(a), a.integer("dim")); };
 
   add_view(r, "aten::alias(Tensor(a) self) -> Tensor(a)", alias, alias_samples);
   add_copy(r, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", view, unsafe_view_samples,
@@ -307,8 +305,8 @@ void register_shape_ops(OpRegistry& r) {
     OpDef op =
         OpDef::from_schema("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", "view");
     op.dtypes = samples::all_numeric_dtypes();
-    op.meta = [unsqueeze](const Values& a) { return Values{unsqueeze(a)}; };
-    op.ref = [unsqueeze](const Values& a) { return Values{unsqueeze(a)}; };
+    op.meta = [unsqueeze](const Args& a) { return Values{unsqueeze(a)}; };
+    op.ref = [unsqueeze](const Args& a) { return Values{unsqueeze(a)}; };
     op.samples = unsqueeze_samples;
     op.cost = view_cost;
     r.add(std::move(op));

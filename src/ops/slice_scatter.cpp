@@ -64,39 +64,39 @@ Shape preserve_strides(const Tensor& self) {
 
 // The view of the output (the zeros of a backward, the clone of self of a scatter) that the
 // op writes.
-using ViewOf = Tensor (*)(const Tensor& out, const Values& a);
+using ViewOf = Tensor (*)(const Tensor& out, const Args& a);
 
-Tensor select_backward_view(const Tensor& o, const Values& a) {
-  return o.select(a.at(2).to_int(), a.at(3).to_int());
+Tensor select_backward_view(const Tensor& o, const Args& a) {
+  return o.select(a.integer("dim"), a.integer("index"));
 }
-Tensor slice_backward_view(const Tensor& o, const Values& a) {
-  return o.slice(a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int(), a.at(5).to_int());
+Tensor slice_backward_view(const Tensor& o, const Args& a) {
+  return o.slice(a.integer("dim"), a.integer("start"), a.integer("end"), a.integer("step"));
 }
-Tensor select_scatter_view(const Tensor& o, const Values& a) {
-  return o.select(a.at(2).to_int(), a.at(3).to_int());
+Tensor select_scatter_view(const Tensor& o, const Args& a) {
+  return o.select(a.integer("dim"), a.integer("index"));
 }
-Tensor slice_scatter_view(const Tensor& o, const Values& a) {
-  return shape_ops::slice(o, a.at(2).to_int(), a.at(3), a.at(4), a.at(5).to_int());
+Tensor slice_scatter_view(const Tensor& o, const Args& a) {
+  return shape_ops::slice(o, a.integer("dim"), a.value("start"), a.value("end"), a.integer("step"));
 }
-Tensor diagonal_scatter_view(const Tensor& o, const Values& a) {
-  return shape_ops::diagonal(o, a.at(2).to_int(), a.at(3).to_int(), a.at(4).to_int());
+Tensor diagonal_scatter_view(const Tensor& o, const Args& a) {
+  return shape_ops::diagonal(o, a.integer("offset"), a.integer("dim1"), a.integer("dim2"));
 }
-Tensor as_strided_scatter_view(const Tensor& o, const Values& a) {
-  return shape_ops::as_strided(o, a.at(2).to_int_list(), a.at(3).to_int_list(), a.at(4));
+Tensor as_strided_scatter_view(const Tensor& o, const Args& a) {
+  return shape_ops::as_strided(o, a.ints("size"), a.ints("stride"), a.value("storage_offset"));
 }
 
 // A backward: zeros of input_sizes in grad's dtype, its view given grad (broadcast).
-Values backward_ref(const Values& a, ViewOf view_of) {
-  const Tensor& grad = a.at(0).tensor();
-  Tensor out = Tensor::zeros(a.at(1).to_int_list(), grad.dtype());
+Values backward_ref(const Args& a, ViewOf view_of) {
+  const Tensor& grad = a.tensor("grad_output");
+  Tensor out = Tensor::zeros(a.ints("input_sizes"), grad.dtype());
   view_of(out, a).copy_from(grad);
   return {out};
 }
 
 // The backward's checks on a meta output: the view exists and grad broadcasts to it.
-Values backward_meta(const Values& a, ViewOf view_of) {
-  const Tensor& grad = a.at(0).tensor();
-  Tensor out = Tensor::meta(a.at(1).to_int_list(), grad.dtype());
+Values backward_meta(const Args& a, ViewOf view_of) {
+  const Tensor& grad = a.tensor("grad_output");
+  Tensor out = Tensor::meta(a.ints("input_sizes"), grad.dtype());
   const Tensor v = view_of(out, a);
   if (grad.shape() != v.shape()) grad.expand(v.shape());  // copy_from's broadcast check
   return {Value(out)};
@@ -104,9 +104,9 @@ Values backward_meta(const Values& a, ViewOf view_of) {
 
 // A scatter: a clone of self (contiguous, or preserving self's strides for as_strided_scatter)
 // whose view is overwritten by src.
-Values scatter_ref(const Values& a, ViewOf view_of, bool preserve) {
-  const Tensor& self = a.at(0).tensor();
-  const Tensor& src = a.at(1).tensor();
+Values scatter_ref(const Args& a, ViewOf view_of, bool preserve) {
+  const Tensor& self = a.tensor("self");
+  const Tensor& src = a.tensor("src");
   Tensor out = preserve ? Tensor::empty_strided(self.shape(), preserve_strides(self), self.dtype())
                         : Tensor::empty(self.shape(), self.dtype());
   out.copy_from(self);
@@ -116,22 +116,24 @@ Values scatter_ref(const Values& a, ViewOf view_of, bool preserve) {
   return {out};
 }
 
-Values scatter_meta(const Values& a, ViewOf view_of, bool preserve) {
-  const Tensor& self = a.at(0).tensor();
+Values scatter_meta(const Args& a, ViewOf view_of, bool preserve) {
+  const Tensor& self = a.tensor("self");
   Tensor out = preserve ? Tensor::meta_strided(self.shape(), preserve_strides(self), self.dtype())
                         : Tensor::meta(self.shape(), self.dtype());
-  check_src(view_of(out, a), a.at(1).tensor());
+  check_src(view_of(out, a), a.tensor("src"));
   return {Value(out)};
 }
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
 
 // Backward: grad read, output written. Scatter: self read, src read, output written.
-Cost scatter_cost(const Values& a, const Values& out) {
+Cost scatter_cost(const Args& a, const Values& out) {
   Cost c;
   if (out.empty() || !out[0].is_tensor()) return c;
-  c.bytes = nbytes(a.at(0).tensor()) + nbytes(out[0].tensor());
-  if (a.size() > 1 && a[1].is_tensor()) c.bytes += nbytes(a[1].tensor());
+  c.bytes =
+      nbytes(a.tensor(a.has("grad_output") ? "grad_output" : "self")) + nbytes(out[0].tensor());
+  if (a.has("src") && a.size() > a.index("src") && a.value("src").is_tensor())
+    c.bytes += nbytes(a.tensor("src"));
   return c;
 }
 
@@ -305,14 +307,13 @@ void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn sam
 
 void register_slice_scatter_ops(OpRegistry& r) {
   auto backward = [](ViewOf view_of) {
-    return std::pair<MetaFn, RefFn>{
-        [view_of](const Values& a) { return backward_meta(a, view_of); },
-        [view_of](const Values& a) { return backward_ref(a, view_of); }};
+    return std::pair<MetaFn, RefFn>{[view_of](const Args& a) { return backward_meta(a, view_of); },
+                                    [view_of](const Args& a) { return backward_ref(a, view_of); }};
   };
   auto scatter = [](ViewOf view_of, bool preserve = false) {
     return std::pair<MetaFn, RefFn>{
-        [view_of, preserve](const Values& a) { return scatter_meta(a, view_of, preserve); },
-        [view_of, preserve](const Values& a) { return scatter_ref(a, view_of, preserve); }};
+        [view_of, preserve](const Args& a) { return scatter_meta(a, view_of, preserve); },
+        [view_of, preserve](const Args& a) { return scatter_ref(a, view_of, preserve); }};
   };
   auto add_op = [&r](const char* schema, const std::pair<MetaFn, RefFn>& fns, SampleFn samples) {
     add(r, schema, fns.first, fns.second, std::move(samples));

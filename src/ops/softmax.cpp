@@ -37,13 +37,13 @@ bool softmax_dtype(DType t) {
 }
 
 // The checks of _softmax / _log_softmax and their output as a meta tensor.
-Values softmax_meta_common(const Values& args, bool log) {
-  const Tensor& self = args.at(0).tensor();
-  const int64_t dim = wrap_dim(args.at(1).to_int(), self.dim());
+Values softmax_meta_common(const Args& args, bool log) {
+  const Tensor& self = args.tensor("self");
+  const int64_t dim = wrap_dim(args.integer("dim"), self.dim());
   // half_to_float: ATen's CPU kernel raises for every dtype; CUDA's computes an f16 input into
   // an f32 result and raises for the others. The real-model calls that ask for it were recorded
   // on CUDA, so the reference computes as CUDA does (docs/aten-differences.md).
-  const bool half_to_float = args.at(2).to_bool();
+  const bool half_to_float = args.flag("half_to_float");
   if (half_to_float && self.dtype() != DType::Float16)
     op_error("conversion is supported for Half type only");
   Values out{meta::fresh(self.shape(), half_to_float ? DType::Float32 : self.dtype())};
@@ -57,11 +57,11 @@ Values softmax_meta_common(const Values& args, bool log) {
   return out;
 }
 
-Values softmax_common(const Values& args, bool log) {
+Values softmax_common(const Args& args, bool log) {
   Tensor out = meta::empty_as(softmax_meta_common(args, log).at(0));
-  const Tensor& self = args.at(0).tensor();
+  const Tensor& self = args.tensor("self");
   if (self.numel() == 0) return {out};
-  const int64_t dim = wrap_dim(args.at(1).to_int(), self.dim());
+  const int64_t dim = wrap_dim(args.integer("dim"), self.dim());
   // Rows along `dim`: outer x len x inner over the logical (row-major) index.
   const int64_t len = self.dim() == 0 ? 1 : self.size(dim);
   int64_t inner = 1;
@@ -91,19 +91,21 @@ Values softmax_common(const Values& args, bool log) {
   return {out};
 }
 
-Values softmax_ref(const Values& args) { return softmax_common(args, /*log=*/false); }
-Values softmax_meta(const Values& args) { return softmax_meta_common(args, /*log=*/false); }
-Values log_softmax_meta(const Values& args) { return softmax_meta_common(args, /*log=*/true); }
-Values log_softmax_ref(const Values& args) { return softmax_common(args, /*log=*/true); }
+Values softmax_ref(const Args& args) { return softmax_common(args, /*log=*/false); }
+Values softmax_meta(const Args& args) { return softmax_meta_common(args, /*log=*/false); }
+Values log_softmax_meta(const Args& args) { return softmax_meta_common(args, /*log=*/true); }
+Values log_softmax_ref(const Args& args) { return softmax_common(args, /*log=*/true); }
 
 // The normaliser is a sum of `len` exponentials; rounding it in the candidate's accumulator
 // costs about sqrt(len) roundoffs (independent errors), so the tolerance grows by sqrt(len).
-ComparePolicy softmax_compare() {
+ComparePolicy softmax_compare(Schema schema) {
   ComparePolicy c;
-  c.tol_scale = [](const Values& a) {
-    if (a.size() < 2 || !a[0].is_tensor() || a[0].tensor().dim() == 0) return 1.0;
-    const Tensor& t = a[0].tensor();
-    const int64_t d = a[1].to_int();
+  c.tol_scale = [schema = std::move(schema)](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() <= a.index("dim") || !a.value("self").is_tensor() || a.tensor("self").dim() == 0)
+      return 1.0;
+    const Tensor& t = a.tensor("self");
+    const int64_t d = a.integer("dim");
     if (d < -t.dim() || d >= t.dim()) return 1.0;
     return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(d), 1)));
   };
@@ -111,10 +113,10 @@ ComparePolicy softmax_compare() {
 }
 
 // max, subtract, exp, sum, divide (or log): five operations per element; one read, one write.
-Cost softmax_cost(const Values& a, const Values&) {
+Cost softmax_cost(const Args& a, const Values&) {
   Cost c;
-  if (a.empty() || !a[0].is_tensor()) return c;
-  const Tensor& t = a[0].tensor();
+  if (a.size() == 0 || !a.value("self").is_tensor()) return c;
+  const Tensor& t = a.tensor("self");
   c.flops = 5.0 * static_cast<double>(t.numel());
   c.bytes = 2.0 * static_cast<double>(t.numel() * t.itemsize());
   return c;
@@ -195,7 +197,7 @@ void register_softmax_ops(OpRegistry& r) {
     op.ref = softmax_ref;
     op.samples = softmax_samples;
     op.cost = softmax_cost;
-    op.compare = softmax_compare();
+    op.compare = softmax_compare(op.schema);
     r.add(std::move(op));
   }
   {
@@ -206,7 +208,7 @@ void register_softmax_ops(OpRegistry& r) {
     op.ref = log_softmax_ref;
     op.samples = softmax_samples;
     op.cost = softmax_cost;
-    op.compare = softmax_compare();
+    op.compare = softmax_compare(op.schema);
     r.add(std::move(op));
   }
 }

@@ -37,17 +37,17 @@ bool supported(DType t) {
 }
 
 // The checks of the softmax backwards and their output as a meta tensor.
-Values backward_meta(const Values& a, bool log) {
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& output = a.at(1).tensor();
-  const DType input_dtype = a.at(3).to_dtype();
+Values backward_meta(const Args& a, bool log) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& output = a.tensor("output");
+  const DType input_dtype = a.dtype("input_dtype");
   if (grad.shape() != output.shape())
     op_error(
         "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
         "'output'; but " +
         shape_str(grad.shape()) + " does not equal " + shape_str(output.shape()) +
         " (while checking arguments for softmax_backward)");
-  const int64_t dim = wrap_dim(a.at(2).to_int(), grad.dim());
+  const int64_t dim = wrap_dim(a.integer("dim"), grad.dim());
   DType out_dt = grad.dtype();
   if (grad.dtype() == DType::Float32 && input_dtype == DType::Float16) out_dt = DType::Float16;
   Values out{meta::fresh(grad.shape(), out_dt)};
@@ -63,12 +63,12 @@ Values backward_meta(const Values& a, bool log) {
   return out;
 }
 
-Values backward_ref(const Values& a, bool log) {
+Values backward_ref(const Args& a, bool log) {
   Tensor out = meta::empty_as(backward_meta(a, log).at(0));
-  const Tensor& grad = a.at(0).tensor();
-  const Tensor& output = a.at(1).tensor();
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& output = a.tensor("output");
   if (output.numel() == 0) return {out};
-  const int64_t dim = wrap_dim(a.at(2).to_int(), grad.dim());
+  const int64_t dim = wrap_dim(a.integer("dim"), grad.dim());
   const stats::Rows rows = stats::rows_of(grad.shape(), grad.dim() == 0 ? 0 : dim);
   for (int64_t r = 0; r < rows.count(); ++r) {
     double s = 0;
@@ -86,23 +86,26 @@ Values backward_ref(const Values& a, bool log) {
 }
 
 // The row sum has `len` terms: sqrt(len) widening (as softmax's forward).
-ComparePolicy backward_compare() {
+ComparePolicy backward_compare(Schema schema) {
   ComparePolicy c;
-  c.tol_scale = [](const Values& a) {
-    if (a.size() < 3 || !a[0].is_tensor() || a[0].tensor().dim() == 0) return 1.0;
-    const Tensor& t = a[0].tensor();
-    const int64_t d = a[2].to_int();
+  c.tol_scale = [schema = std::move(schema)](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() <= a.index("dim") || !a.value("grad_output").is_tensor() ||
+        a.tensor("grad_output").dim() == 0)
+      return 1.0;
+    const Tensor& t = a.tensor("grad_output");
+    const int64_t d = a.integer("dim");
     if (d < -t.dim() || d >= t.dim()) return 1.0;
     return std::sqrt(static_cast<double>(std::max<int64_t>(t.size(d), 1)));
   };
   return c;
 }
 
-Cost backward_cost(const Values& a, const Values& out) {
-  Cost c = stats::read_write_cost(a, out, 4.0);
-  if (a.size() > 1 && a[1].is_tensor())
-    c.bytes +=
-        static_cast<double>(a[1].tensor().numel()) * static_cast<double>(a[1].tensor().itemsize());
+Cost backward_cost(const Args& a, const Values& out) {
+  Cost c = stats::read_write_cost(a, "grad_output", out, 4.0);
+  if (a.size() > a.index("output") && a.value("output").is_tensor())
+    c.bytes += static_cast<double>(a.tensor("output").numel()) *
+               static_cast<double>(a.tensor("output").itemsize());
   return c;
 }
 
@@ -167,11 +170,11 @@ void register_softmax_backward_ops(OpRegistry& r) {
             "input_dtype) -> Tensor",
         "softmax.backward");
     op.dtypes = floating_dtypes();
-    op.meta = [log](const Values& a) { return backward_meta(a, log); };
-    op.ref = [log](const Values& a) { return backward_ref(a, log); };
+    op.meta = [log](const Args& a) { return backward_meta(a, log); };
+    op.ref = [log](const Args& a) { return backward_ref(a, log); };
     op.samples = [log](const SampleContext& ctx) { return backward_samples(ctx, log); };
     op.cost = backward_cost;
-    op.compare = backward_compare();
+    op.compare = backward_compare(op.schema);
     r.add(std::move(op));
   }
 }

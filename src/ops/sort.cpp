@@ -89,32 +89,32 @@ int64_t sort_dim(const Tensor& self, int64_t dim) {
   return self.dim() == 0 ? 0 : w;
 }
 
-Values sort_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return sort_rows(self, sort_dim(self, a.at(1).to_int()), a.at(2).to_bool(), -1);
+Values sort_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return sort_rows(self, sort_dim(self, a.integer("dim")), a.flag("descending"), -1);
 }
 
 // sort.stable(self, *, stable, dim, descending)
-Values sort_stable_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return sort_rows(self, sort_dim(self, a.at(2).to_int()), a.at(3).to_bool(), -1);
+Values sort_stable_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return sort_rows(self, sort_dim(self, a.integer("dim")), a.flag("descending"), -1);
 }
 
-Values sort_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return sort_rows_meta(self, sort_dim(self, a.at(1).to_int()), -1);
+Values sort_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return sort_rows_meta(self, sort_dim(self, a.integer("dim")), -1);
 }
 
-Values sort_stable_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  return sort_rows_meta(self, sort_dim(self, a.at(2).to_int()), -1);
+Values sort_stable_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  return sort_rows_meta(self, sort_dim(self, a.integer("dim")), -1);
 }
 
 // topk's checks; returns the wrapped dim.
-int64_t topk_dim(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t k = a.at(1).to_int();
-  const int64_t dim = sort_dim(self, a.at(2).to_int());
+int64_t topk_dim(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const int64_t k = a.integer("k");
+  const int64_t dim = sort_dim(self, a.integer("dim"));
   const int64_t size = self.dim() > 0 ? self.size(dim) : 1;
   if (k < 0 || k > size) op_error("selected index k out of range");
   if (self.dtype() == DType::Bool || self.dtype() == DType::Float8E4M3FN ||
@@ -123,23 +123,23 @@ int64_t topk_dim(const Values& a) {
   return dim;
 }
 
-Values topk_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values topk_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const int64_t dim = topk_dim(a);
   if (self.dim() == 0) return {meta::fresh({}, self.dtype()), meta::fresh({}, DType::Int64)};
-  return sort_rows_meta(self, dim, a.at(1).to_int());
+  return sort_rows_meta(self, dim, a.integer("k"));
 }
 
-Values topk_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t k = a.at(1).to_int();
+Values topk_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const int64_t k = a.integer("k");
   const int64_t dim = topk_dim(a);
   if (self.dim() == 0) return {self.clone(), Tensor::zeros({}, DType::Int64)};
-  return sort_rows(self, dim, /*descending=*/a.at(3).to_bool(), k);
+  return sort_rows(self, dim, /*descending=*/a.flag("largest"), k);
 }
 
-Values nonzero_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values nonzero_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   std::vector<std::vector<int64_t>> hits;
   int64_t i = 0;
   const bool fl = is_floating(self.dtype());
@@ -157,8 +157,8 @@ Values nonzero_ref(const Values& a) {
 }
 
 // nonzero: at most one row per element.
-Values nonzero_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values nonzero_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
   return {meta::fresh({self.numel(), self.dim()}, DType::Int64)};
 }
 
@@ -167,16 +167,16 @@ void check_local_scalar(const Tensor& self) {
 }
 
 // The number's kind (bool, int or float, by dtype); its value is the data's.
-Values local_scalar_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values local_scalar_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
   check_local_scalar(self);
   if (self.dtype() == DType::Bool) return {Value(false)};
   if (is_floating(self.dtype())) return {Value(0.0)};
   return {Value(int64_t{0})};
 }
 
-Values local_scalar_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values local_scalar_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   check_local_scalar(self);
   if (self.dtype() == DType::Bool) return {Value(self.get_int(0) != 0)};
   if (is_floating(self.dtype())) return {Value(self.get(0))};
@@ -187,16 +187,16 @@ Values local_scalar_ref(const Values& a) {
 
 // Sort and topk: values exactly; indices by what they select (ties in any order), or exactly
 // (`exact_indices`, for stable sorts); unsorted topk values as sets.
-ComparePolicy sort_compare(int dim_arg, int stable_arg, int sorted_arg) {
+ComparePolicy sort_compare(Schema schema) {
   ComparePolicy c;
   c.kind = ComparePolicy::Kind::Custom;
-  c.custom = [=](const Values& in, const Values& ref, const Values& cand) {
-    const Tensor& self = in.at(0).tensor();
-    const int64_t dim = sort_dim(self, in.at(static_cast<size_t>(dim_arg)).to_int());
-    const bool exact_indices = stable_arg >= 0 &&
-                               !in.at(static_cast<size_t>(stable_arg)).is_none() &&
-                               in.at(static_cast<size_t>(stable_arg)).to_bool();
-    const bool as_set = sorted_arg >= 0 && !in.at(static_cast<size_t>(sorted_arg)).to_bool();
+  c.custom = [schema = std::move(schema)](const Values& values, const Values& ref,
+                                          const Values& cand) {
+    const Args in(values, schema);
+    const Tensor& self = in.tensor("self");
+    const int64_t dim = sort_dim(self, in.integer("dim"));
+    const bool exact_indices = in.has("stable") && in.given("stable") && in.flag("stable");
+    const bool as_set = in.has("sorted") && !in.flag("sorted");
     const Tensor& rv = ref.at(0).tensor();
     const Tensor& cv = cand.at(0).tensor();
     std::vector<TensorCheck> checks;
@@ -217,10 +217,10 @@ ComparePolicy sort_compare(int dim_arg, int stable_arg, int sorted_arg) {
 // ---- samples ---------------------------------------------------------------------------------
 
 // n log2 n comparisons; read the input, write values and indices.
-Cost sort_cost(const Values& a, const Values& out) {
-  Cost c = stats::read_write_cost(a, out, 0);
-  if (!a.empty() && a[0].is_tensor()) {
-    const double n = static_cast<double>(a[0].tensor().numel());
+Cost sort_cost(const Args& a, const Values& out) {
+  Cost c = stats::read_write_cost(a, "self", out, 0);
+  if (a.size() > 0 && a.value("self").is_tensor()) {
+    const double n = static_cast<double>(a.tensor("self").numel());
     c.flops = n * std::max(1.0, std::log2(std::max(n, 2.0)));
   }
   return c;
@@ -428,7 +428,7 @@ void register_sort_ops(OpRegistry& r) {
     op.ref = sort_ref;
     op.samples = sort_samples;
     op.cost = sort_cost;
-    op.compare = sort_compare(1, -1, -1);
+    op.compare = sort_compare(op.schema);
     r.add(std::move(op));
   }
   {
@@ -441,7 +441,7 @@ void register_sort_ops(OpRegistry& r) {
     op.ref = sort_stable_ref;
     op.samples = sort_stable_samples;
     op.cost = sort_cost;
-    op.compare = sort_compare(2, 1, -1);
+    op.compare = sort_compare(op.schema);
     r.add(std::move(op));
   }
   {
@@ -454,7 +454,7 @@ void register_sort_ops(OpRegistry& r) {
     op.ref = topk_ref;
     op.samples = topk_samples;
     op.cost = sort_cost;
-    op.compare = sort_compare(2, -1, 4);
+    op.compare = sort_compare(op.schema);
     r.add(std::move(op));
   }
   {
@@ -464,7 +464,7 @@ void register_sort_ops(OpRegistry& r) {
     op.data_dependent = true;
     op.ref = nonzero_ref;
     op.samples = nonzero_samples;
-    op.cost = [](const Values& a, const Values& o) { return stats::read_write_cost(a, o); };
+    op.cost = [](const Args& a, const Values& o) { return stats::read_write_cost(a, "self", o); };
     r.add(std::move(op));
   }
   {
@@ -474,9 +474,10 @@ void register_sort_ops(OpRegistry& r) {
     op.data_dependent = true;
     op.ref = local_scalar_ref;
     op.samples = local_scalar_samples;
-    op.cost = [](const Values& a, const Values&) {
+    op.cost = [](const Args& a, const Values&) {
       Cost c;
-      if (!a.empty() && a[0].is_tensor()) c.bytes = static_cast<double>(a[0].tensor().itemsize());
+      if (a.size() > 0 && a.value("self").is_tensor())
+        c.bytes = static_cast<double>(a.tensor("self").itemsize());
       return c;
     };
     r.add(std::move(op));

@@ -81,21 +81,21 @@ void check_nonempty_dim(const char* name, const Tensor& self, int64_t dim_given,
 }
 
 // max.dim / min.dim: the checked dim and the output shape.
-std::pair<int64_t, Shape> minmax_dim_plan(const Values& a, bool want_max) {
-  const Tensor& self = a.at(0).tensor();
-  const int64_t given = a.at(1).to_int();
+std::pair<int64_t, Shape> minmax_dim_plan(const Args& a, bool want_max) {
+  const Tensor& self = a.tensor("self");
+  const int64_t given = a.integer("dim");
   const int64_t dim = wrap_dim(given, self.dim());
   check_nonempty_dim(want_max ? "max" : "min", self, given, dim);
-  return {dim, keep_shape(self, dim, a.at(2).to_bool())};
+  return {dim, keep_shape(self, dim, a.flag("keepdim"))};
 }
 
-Values minmax_dim_meta(const Values& a, bool want_max) {
+Values minmax_dim_meta(const Args& a, bool want_max) {
   const Shape shape = minmax_dim_plan(a, want_max).second;
-  return {meta::fresh(shape, a.at(0).tensor().dtype()), meta::fresh(shape, DType::Int64)};
+  return {meta::fresh(shape, a.tensor("self").dtype()), meta::fresh(shape, DType::Int64)};
 }
 
-Values minmax_dim_ref(const Values& a, bool want_max) {
-  const Tensor& self = a.at(0).tensor();
+Values minmax_dim_ref(const Args& a, bool want_max) {
+  const Tensor& self = a.tensor("self");
   const auto [dim, shape] = minmax_dim_plan(a, want_max);
   const Rows rows = stats::rows_of(self.shape(), dim);
   Tensor values = Tensor::empty(shape, self.dtype());
@@ -120,13 +120,13 @@ void check_minmax_all(const Tensor& self, bool want_max) {
              "reduction dim with the 'dim' argument.");
 }
 
-Values minmax_all_meta(const Values& a, bool want_max) {
-  check_minmax_all(a.at(0).tensor(), want_max);
-  return {meta::fresh({}, a.at(0).tensor().dtype())};
+Values minmax_all_meta(const Args& a, bool want_max) {
+  check_minmax_all(a.tensor("self"), want_max);
+  return {meta::fresh({}, a.tensor("self").dtype())};
 }
 
-Values minmax_all_ref(const Values& a, bool want_max) {
-  const Tensor& self = a.at(0).tensor();
+Values minmax_all_ref(const Args& a, bool want_max) {
+  const Tensor& self = a.tensor("self");
   check_minmax_all(self, want_max);
   const Rows rows = stats::flat_rows(self.numel());
   const int64_t k = pick_rows(self, rows, want_max)[0];
@@ -139,9 +139,9 @@ Values minmax_all_ref(const Values& a, bool want_max) {
 }
 
 // amin's checks and reduction plan.
-stats::ReducePlan amin_plan(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::vector<int64_t> dims = dims_of(a.at(1));
+stats::ReducePlan amin_plan(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const std::vector<int64_t> dims = dims_of(a.value("dim"));
   if (self.numel() == 0) {
     if (dims.empty())
       op_error(
@@ -152,15 +152,15 @@ stats::ReducePlan amin_plan(const Values& a) {
         op_error("amin(): Expected reduction dim " + std::to_string(d) + " to have non-zero size.");
     }
   }
-  return stats::plan_reduction(self, dims, a.at(2).to_bool());
+  return stats::plan_reduction(self, dims, a.flag("keepdim"));
 }
 
-Values amin_meta(const Values& a) {
-  return {meta::fresh(amin_plan(a).out_shape, a.at(0).tensor().dtype())};
+Values amin_meta(const Args& a) {
+  return {meta::fresh(amin_plan(a).out_shape, a.tensor("self").dtype())};
 }
 
-Values amin_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values amin_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const stats::ReducePlan p = amin_plan(a);
   Tensor out = Tensor::zeros(p.out_shape, self.dtype());
   const auto n = static_cast<size_t>(out.numel());
@@ -182,11 +182,11 @@ Values amin_ref(const Values& a) {
 }
 
 // argmax/argmin: the checked dim (none: flattened) and the output shape.
-std::pair<std::optional<int64_t>, Shape> arg_plan(const Values& a, bool want_max) {
-  const Tensor& self = a.at(0).tensor();
+std::pair<std::optional<int64_t>, Shape> arg_plan(const Args& a, bool want_max) {
+  const Tensor& self = a.tensor("self");
   const char* name = want_max ? "argmax" : "argmin";
-  const std::optional<int64_t> given = a.at(1).opt_int();
-  const bool keepdim = a.at(2).to_bool();
+  const std::optional<int64_t> given = a.opt_integer("dim");
+  const bool keepdim = a.flag("keepdim");
   std::optional<int64_t> dim;
   if (given) dim = wrap_dim(*given, self.dim());
   if (self.dtype() == DType::Bool)
@@ -205,12 +205,12 @@ std::pair<std::optional<int64_t>, Shape> arg_plan(const Values& a, bool want_max
   return {dim, shape};
 }
 
-Values arg_meta(const Values& a, bool want_max) {
+Values arg_meta(const Args& a, bool want_max) {
   return {meta::fresh(arg_plan(a, want_max).second, DType::Int64)};
 }
 
-Values arg_ref(const Values& a, bool want_max) {
-  const Tensor& self = a.at(0).tensor();
+Values arg_ref(const Args& a, bool want_max) {
+  const Tensor& self = a.tensor("self");
   const auto [dim, shape] = arg_plan(a, want_max);
   const Rows rows = dim ? stats::rows_of(self.shape(), *dim) : stats::flat_rows(self.numel());
   Tensor out = Tensor::empty(shape, DType::Int64);
@@ -237,44 +237,46 @@ Values anyall(const Tensor& self, const stats::ReducePlan& p, bool is_any) {
 }
 
 // The reduction plans of any/all's overloads.
-stats::ReducePlan anyall_default_plan(const Values& a) {
-  return stats::plan_reduction(a.at(0).tensor(), {}, false);
+stats::ReducePlan anyall_default_plan(const Args& a) {
+  return stats::plan_reduction(a.tensor("self"), {}, false);
 }
-stats::ReducePlan anyall_dim_plan(const Values& a) {
-  return stats::plan_reduction(a.at(0).tensor(), {a.at(1).to_int()}, a.at(2).to_bool());
+stats::ReducePlan anyall_dim_plan(const Args& a) {
+  return stats::plan_reduction(a.tensor("self"), {a.integer("dim")}, a.flag("keepdim"));
 }
-stats::ReducePlan anyall_dims_plan(const Values& a) {
-  const bool none = a.at(1).is_none();
-  return stats::plan_reduction(a.at(0).tensor(), dims_of(a.at(1)), a.at(2).to_bool(),
+stats::ReducePlan anyall_dims_plan(const Args& a) {
+  const bool none = !a.given("dim");
+  return stats::plan_reduction(a.tensor("self"), dims_of(a.value("dim")), a.flag("keepdim"),
                                /*allow_empty_dims=*/!none);
 }
 
-using AnyAllPlan = stats::ReducePlan (*)(const Values&);
+using AnyAllPlan = stats::ReducePlan (*)(const Args&);
 
 RefFn anyall_ref(AnyAllPlan plan, bool is_any) {
-  return [plan, is_any](const Values& a) { return anyall(a.at(0).tensor(), plan(a), is_any); };
+  return [plan, is_any](const Args& a) { return anyall(a.tensor("self"), plan(a), is_any); };
 }
 MetaFn anyall_meta(AnyAllPlan plan) {
-  return [plan](const Values& a) {
-    return Values{meta::fresh(plan(a).out_shape, anyall_dtype(a.at(0).tensor()))};
+  return [plan](const Args& a) {
+    return Values{meta::fresh(plan(a).out_shape, anyall_dtype(a.tensor("self")))};
   };
 }
 
 // ---- judges --------------------------------------------------------------------------------
 
-int64_t wrapped_or_flat(const Values& in, size_t dim_arg) {
-  const Tensor& self = in.at(0).tensor();
-  if (dim_arg >= in.size() || in[dim_arg].is_none()) return -1;
-  return self.dim() == 0 ? -1 : wrap_dim(in[dim_arg].to_int(), self.dim());
+int64_t wrapped_or_flat(const Args& in) {
+  const Tensor& self = in.tensor("self");
+  if (!in.given("dim")) return -1;
+  return self.dim() == 0 ? -1 : wrap_dim(in.integer("dim"), self.dim());
 }
 
 // argmax/argmin: any index of the extreme value.
-ComparePolicy arg_compare() {
+ComparePolicy arg_compare(Schema schema) {
   ComparePolicy c;
   c.kind = ComparePolicy::Kind::Custom;
-  c.custom = [](const Values& in, const Values& ref, const Values& cand) {
-    const Tensor& self = in.at(0).tensor();
-    const int64_t dim = wrapped_or_flat(in, 1);
+  c.custom = [schema = std::move(schema)](const Values& inputs, const Values& ref,
+                                          const Values& cand) {
+    const Args in(inputs, schema);
+    const Tensor& self = in.tensor("self");
+    const int64_t dim = wrapped_or_flat(in);
     const Tensor& ri = ref.at(0).tensor();
     const Rows rows = dim < 0 ? stats::flat_rows(self.numel()) : stats::rows_of(self.shape(), dim);
     Tensor values = Tensor::empty(ri.shape(), self.dtype());
@@ -289,12 +291,14 @@ ComparePolicy arg_compare() {
 }
 
 // max.dim/min.dim: exact values, any index of a tie.
-ComparePolicy minmax_dim_compare() {
+ComparePolicy minmax_dim_compare(Schema schema) {
   ComparePolicy c;
   c.kind = ComparePolicy::Kind::Custom;
-  c.custom = [](const Values& in, const Values& ref, const Values& cand) {
-    const Tensor& self = in.at(0).tensor();
-    const int64_t dim = wrapped_or_flat(in, 1);
+  c.custom = [schema = std::move(schema)](const Values& inputs, const Values& ref,
+                                          const Values& cand) {
+    const Args in(inputs, schema);
+    const Tensor& self = in.tensor("self");
+    const int64_t dim = wrapped_or_flat(in);
     return std::vector<TensorCheck>{
         judges::exact_values_check(ref.at(0).tensor(), cand.at(0).tensor(), "output 0 (values)"),
         judges::selected_index_check(self, dim, ref.at(0).tensor(), ref.at(1).tensor(),
@@ -411,21 +415,21 @@ std::vector<Sample> anyall_dims_samples(const SampleContext& ctx) {
   return out;
 }
 
-Cost select_cost(const Values& a, const Values& out) { return stats::read_write_cost(a, out); }
+Cost select_cost(const Args& a, const Values& out) { return stats::read_write_cost(a, out); }
 
 }  // namespace
 
 void register_statistics_ops(OpRegistry& r) {
   const std::vector<DType> all = all_numeric_dtypes();
   auto add = [&](const char* schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
-                 SampleFn samples, ComparePolicy compare = {}) {
+                 SampleFn samples, ComparePolicy (*compare)(Schema) = nullptr) {
     OpDef op = OpDef::from_schema(schema, "reduction");
     op.dtypes = std::move(dtypes);
     op.meta = std::move(meta);
     op.ref = std::move(ref);
     op.samples = std::move(samples);
     op.cost = select_cost;
-    op.compare = std::move(compare);
+    if (compare) op.compare = compare(op.schema);
     r.add(std::move(op));
   };
   add("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", all, amin_meta,
@@ -444,20 +448,20 @@ void register_statistics_ops(OpRegistry& r) {
   for (bool want_max : {true, false}) {
     const std::string n = want_max ? "max" : "min";
     add(("aten::arg" + n + "(Tensor self, int? dim=None, bool keepdim=False) -> Tensor").c_str(),
-        no_bool(), [want_max](const Values& a) { return arg_meta(a, want_max); },
-        [want_max](const Values& a) { return arg_ref(a, want_max); }, arg_samples, arg_compare());
+        no_bool(), [want_max](const Args& a) { return arg_meta(a, want_max); },
+        [want_max](const Args& a) { return arg_ref(a, want_max); }, arg_samples, arg_compare);
     add(("aten::" + n +
          ".dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
             .c_str(),
-        all, [want_max](const Values& a) { return minmax_dim_meta(a, want_max); },
-        [want_max](const Values& a) { return minmax_dim_ref(a, want_max); },
+        all, [want_max](const Args& a) { return minmax_dim_meta(a, want_max); },
+        [want_max](const Args& a) { return minmax_dim_ref(a, want_max); },
         [want_max](const SampleContext& ctx) {
           return minmax_dim_samples(ctx, want_max ? "max" : "min");
         },
-        minmax_dim_compare());
+        minmax_dim_compare);
     add(("aten::" + n + "(Tensor self) -> Tensor").c_str(), all,
-        [want_max](const Values& a) { return minmax_all_meta(a, want_max); },
-        [want_max](const Values& a) { return minmax_all_ref(a, want_max); }, minmax_all_samples);
+        [want_max](const Args& a) { return minmax_all_meta(a, want_max); },
+        [want_max](const Args& a) { return minmax_all_ref(a, want_max); }, minmax_all_samples);
   }
   register_statistics_moment_ops(r);
 }

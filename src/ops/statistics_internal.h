@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "crucible/core/value.h"
@@ -65,10 +66,13 @@ double reduction_length(const Tensor& self, const std::vector<int64_t>& dims);
 
 // One read of every input element and one write of every output element; `flops_per` per
 // input element.
+// `read_write_cost(args, ...)` reads the first argument; the Args form reads argument `input`.
 Cost read_write_cost(const Values& args, const Values& outputs, double flops_per = 1.0);
+Cost read_write_cost(const Args& a, std::string_view input, const Values& outputs,
+                     double flops_per = 1.0);
 
-// A compare policy widening the tolerance by sqrt(reduction length), from arg 0 and a dims
-// argument at `dims_arg` (-1: all dims).
-ComparePolicy sqrt_length_compare(int dims_arg);
+// A compare policy of an op with `schema` widening the tolerance by sqrt(reduction length), from
+// argument self and the dims argument named `dims` (nullptr: all dims).
+ComparePolicy sqrt_length_compare(Schema schema, const char* dims);
 
 }  // namespace crucible::stats

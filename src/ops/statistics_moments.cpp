@@ -50,9 +50,9 @@ bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2
 // ---- mean.default ------------------------------------------------------------------------
 
 // mean's computation dtype (dtype= or the input's), checked to be floating.
-DType mean_dtype(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const std::optional<DType> dtype = a.at(1).opt_dtype();
+DType mean_dtype(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const std::optional<DType> dtype = a.opt_dtype("dtype");
   const DType dt = dtype ? *dtype : self.dtype();
   if (!is_floating(dt) || is_fp8(dt)) {
     op_error(
@@ -62,10 +62,10 @@ DType mean_dtype(const Values& a) {
   return dt;
 }
 
-Values mean_meta(const Values& a) { return {meta::fresh({}, mean_dtype(a))}; }
+Values mean_meta(const Args& a) { return {meta::fresh({}, mean_dtype(a))}; }
 
-Values mean_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values mean_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const DType dt = mean_dtype(a);
   const bool convert = dt != self.dtype();
   double s = 0;
@@ -112,27 +112,27 @@ DType prod_dtype(const Tensor& self, const Value& dtype) {
   return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype();
 }
 
-Values prod_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const DType dt = prod_dtype(self, a.at(1));
+Values prod_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const DType dt = prod_dtype(self, a.value("dtype"));
   return {prod_into(self, stats::plan_reduction(self, {}, false), dt)};
 }
 
-Values prod_meta(const Values& a) {
-  return {meta::fresh({}, prod_dtype(a.at(0).tensor(), a.at(1)))};
+Values prod_meta(const Args& a) {
+  return {meta::fresh({}, prod_dtype(a.tensor("self"), a.value("dtype")))};
 }
 
-Values prod_dim_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const DType dt = prod_dtype(self, a.at(3));
-  return {meta::fresh(stats::plan_reduction(self, {a.at(1).to_int()}, a.at(2).to_bool()).out_shape,
+Values prod_dim_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const DType dt = prod_dtype(self, a.value("dtype"));
+  return {meta::fresh(stats::plan_reduction(self, {a.integer("dim")}, a.flag("keepdim")).out_shape,
                       dt)};
 }
 
-Values prod_dim_ref(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
-  const DType dt = prod_dtype(self, a.at(3));
-  return {prod_into(self, stats::plan_reduction(self, {a.at(1).to_int()}, a.at(2).to_bool()), dt)};
+Values prod_dim_ref(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const DType dt = prod_dtype(self, a.value("dtype"));
+  return {prod_into(self, stats::plan_reduction(self, {a.integer("dim")}, a.flag("keepdim")), dt)};
 }
 
 // ---- var / std -----------------------------------------------------------------------------
@@ -180,17 +180,17 @@ Tensor tensor_of(const Shape& shape, const std::vector<double>& vals, DType t, b
 }
 
 // var / std (.correction, .dim) and var_mean / std_mean.
-Values var_family(const Values& a, double correction, bool keepdim, bool root, bool with_mean) {
-  const Tensor& self = a.at(0).tensor();
-  const Moments m = moments(self, a.at(1), correction, keepdim);
+Values var_family(const Args& a, double correction, bool keepdim, bool root, bool with_mean) {
+  const Tensor& self = a.tensor("self");
+  const Moments m = moments(self, a.value("dim"), correction, keepdim);
   Values out{tensor_of(m.shape, m.var, self.dtype(), root)};
   if (with_mean) out.emplace_back(tensor_of(m.shape, m.mean, self.dtype(), false));
   return out;
 }
 
-Values var_family_meta(const Values& a, bool keepdim, bool with_mean) {
-  const Tensor& self = a.at(0).tensor();
-  const Shape shape = moments_plan(self, a.at(1), keepdim).out_shape;
+Values var_family_meta(const Args& a, bool keepdim, bool with_mean) {
+  const Tensor& self = a.tensor("self");
+  const Shape shape = moments_plan(self, a.value("dim"), keepdim).out_shape;
   Values out{meta::fresh(shape, self.dtype())};
   if (with_mean) out.push_back(meta::fresh(shape, self.dtype()));
   return out;
@@ -204,17 +204,19 @@ DType logsumexp_dtype(const Tensor& self) {
   return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Float32 : self.dtype();
 }
 
-Values logsumexp_meta(const Values& a) {
-  const Tensor& self = a.at(0).tensor();
+Values logsumexp_meta(const Args& a) {
+  const Tensor& self = a.tensor("self");
   const DType dt = logsumexp_dtype(self);
-  const stats::ReducePlan p = stats::plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
+  const stats::ReducePlan p =
+      stats::plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
   return {meta::fresh(p.out_shape, dt)};
 }
 
-Values logsumexp_ref(const Values& a) {
-  Tensor self = a.at(0).tensor();
+Values logsumexp_ref(const Args& a) {
+  Tensor self = a.tensor("self");
   if (logsumexp_dtype(self) != self.dtype()) self = self.to(DType::Float32);
-  const stats::ReducePlan p = stats::plan_reduction(self, dims_of(a.at(1)), a.at(2).to_bool());
+  const stats::ReducePlan p =
+      stats::plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
   const auto n = static_cast<size_t>(numel_of(p.out_shape));
   std::vector<double> mx(n, -kInf), sum(n, 0.0);
   stats::for_each_reduced(self, p, [&](int64_t o, int64_t i) {
@@ -383,64 +385,68 @@ std::vector<Sample> logsumexp_samples(const SampleContext& ctx) {
   return out;
 }
 
-Cost moment_cost(const Values& a, const Values& out) { return stats::read_write_cost(a, out, 3.0); }
-Cost plain_cost(const Values& a, const Values& out) { return stats::read_write_cost(a, out); }
+Cost moment_cost(const Args& a, const Values& out) {
+  return stats::read_write_cost(a, "self", out, 3.0);
+}
+Cost plain_cost(const Args& a, const Values& out) { return stats::read_write_cost(a, "self", out); }
 
 }  // namespace
 
 void register_statistics_moment_ops(OpRegistry& r) {
   auto add = [&](const char* schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
-                 SampleFn samples, ComparePolicy compare, CostFn cost = plain_cost) {
+                 SampleFn samples, const char* length_dims, CostFn cost = plain_cost) {
     OpDef op = OpDef::from_schema(schema, "reduction");
     op.dtypes = std::move(dtypes);
     op.meta = std::move(meta);
     op.ref = std::move(ref);
     op.samples = std::move(samples);
     op.cost = std::move(cost);
-    op.compare = std::move(compare);
+    // The sums are accumulated over the reduced elements: sqrt(length) widening.
+    op.compare = stats::sqrt_length_compare(op.schema, length_dims);
     r.add(std::move(op));
   };
   const std::vector<DType> all = all_numeric_dtypes();
   const std::vector<DType> fl = floating_dtypes();
   add("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", fl, mean_meta, mean_ref,
-      mean_samples, stats::sqrt_length_compare(-1));
+      mean_samples, nullptr);
   add("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", all, prod_meta, prod_ref,
-      prod_samples, stats::sqrt_length_compare(-1));
+      prod_samples, nullptr);
   add("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) "
       "-> Tensor",
-      all, prod_dim_meta, prod_dim_ref, prod_dim_samples, stats::sqrt_length_compare(1));
+      all, prod_dim_meta, prod_dim_ref, prod_dim_samples, "dim");
   // The sums of squares are accumulated over the reduced elements: sqrt(length) widening.
-  const ComparePolicy c = stats::sqrt_length_compare(1);
+  const char* c = "dim";
   for (const bool root : {false, true}) {
     const std::string n = root ? "std" : "var";
     add(("aten::" + n +
          ".correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
          "keepdim=False) -> Tensor")
             .c_str(),
-        fl, [](const Values& a) { return var_family_meta(a, a.at(3).to_bool(), false); },
-        [root](const Values& a) {
-          return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), root, false);
+        fl, [](const Args& a) { return var_family_meta(a, a.flag("keepdim"), false); },
+        [root](const Args& a) {
+          return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), root,
+                            false);
         },
         var_samples, c, moment_cost);
     add(("aten::" + n +
          "_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
          "keepdim=False) -> (Tensor, Tensor)")
             .c_str(),
-        fl, [](const Values& a) { return var_family_meta(a, a.at(3).to_bool(), true); },
-        [root](const Values& a) {
-          return var_family(a, correction_of(a.at(2)), a.at(3).to_bool(), root, true);
+        fl, [](const Args& a) { return var_family_meta(a, a.flag("keepdim"), true); },
+        [root](const Args& a) {
+          return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), root, true);
         },
         var_samples, c, moment_cost);
   }
   add(
       "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
-      fl, [](const Values& a) { return var_family_meta(a, a.at(3).to_bool(), false); },
-      [](const Values& a) {
-        return var_family(a, a.at(2).to_bool() ? 1.0 : 0.0, a.at(3).to_bool(), false, false);
+      fl, [](const Args& a) { return var_family_meta(a, a.flag("keepdim"), false); },
+      [](const Args& a) {
+        return var_family(a, a.flag("unbiased") ? 1.0 : 0.0, a.flag("keepdim"), false, false);
       },
       var_dim_samples, c, moment_cost);
   add("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", all, logsumexp_meta,
-      logsumexp_ref, logsumexp_samples, stats::sqrt_length_compare(1), moment_cost);
+      logsumexp_ref, logsumexp_samples, "dim", moment_cost);
 }
 
 }  // namespace crucible

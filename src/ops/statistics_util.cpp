@@ -75,10 +75,10 @@ double reduction_length(const Tensor& self, const std::vector<int64_t>& dims) {
   return std::max(n, 1.0);
 }
 
-Cost read_write_cost(const Values& args, const Values& outputs, double flops_per) {
+namespace {
+
+Cost read_write_cost_of(const Tensor& self, const Values& outputs, double flops_per) {
   Cost c;
-  if (args.empty() || !args[0].is_tensor()) return c;
-  const Tensor& self = args[0].tensor();
   c.flops = flops_per * static_cast<double>(self.numel());
   c.bytes = static_cast<double>(self.numel()) * static_cast<double>(self.itemsize());
   for (const Value& v : outputs) {
@@ -89,13 +89,27 @@ Cost read_write_cost(const Values& args, const Values& outputs, double flops_per
   return c;
 }
 
-ComparePolicy sqrt_length_compare(int dims_arg) {
+}  // namespace
+
+Cost read_write_cost(const Values& args, const Values& outputs, double flops_per) {
+  // The first argument, whatever its name (callers whose ops name it differently).
+  if (args.empty() || !args[0].is_tensor()) return Cost{};
+  return read_write_cost_of(args[0].tensor(), outputs, flops_per);
+}
+
+Cost read_write_cost(const Args& a, std::string_view input, const Values& outputs,
+                     double flops_per) {
+  if (a.size() == 0 || !a.value(input).is_tensor()) return Cost{};
+  return read_write_cost_of(a.tensor(input), outputs, flops_per);
+}
+
+ComparePolicy sqrt_length_compare(Schema schema, const char* dims) {
   ComparePolicy c;
-  c.tol_scale = [dims_arg](const Values& a) {
-    if (a.empty() || !a[0].is_tensor()) return 1.0;
-    std::vector<int64_t> dims;
-    if (dims_arg >= 0 && static_cast<size_t>(dims_arg) < a.size()) dims = dims_of(a[dims_arg]);
-    return std::sqrt(reduction_length(a[0].tensor(), dims));
+  c.tol_scale = [schema = std::move(schema), dims](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() == 0 || !a.value("self").is_tensor()) return 1.0;
+    return std::sqrt(
+        reduction_length(a.tensor("self"), dims ? dims_of(a.value(dims)) : std::vector<int64_t>{}));
   };
   return c;
 }

@@ -243,31 +243,36 @@ Resolved resolve_default(const Value& out_size, const Value& sh, const Value& sw
   return r;
 }
 
-// The arguments of one call, by the argument positions of its overload.
+// The arguments of one call, read by the names of its overload.
 struct Call {
   std::vector<int64_t> in_size;
   bool align = false;
   Resolved r;
 };
 
-Call parse_call(const Values& a, Mode mode, bool vec, bool bwd) {
-  const Tensor& t = a.at(0).tensor();
+// The name of the resampled tensor: grad_output (backward), input (.vec) or self.
+const char* x_name(const Args& a) {
+  if (a.has("grad_output")) return "grad_output";
+  return a.has("input") ? "input" : "self";
+}
+
+Call parse_call(const Args& a, Mode mode, bool vec, bool bwd) {
+  const Tensor& t = a.tensor(x_name(a));
   Call c;
-  size_t k = 1;
-  const Value& out_size = a.at(k++);
-  c.in_size = bwd ? a.at(k++).to_int_list() : t.shape();
-  c.align = mode != Mode::Nearest ? a.at(k++).to_bool() : false;
+  const Value& out_size = a.value("output_size");
+  c.in_size = bwd ? a.ints("input_size") : t.shape();
+  c.align = mode != Mode::Nearest ? a.flag("align_corners") : false;
   if (vec) {
-    c.r = resolve_vec(c.in_size, out_size, a.at(k));
+    c.r = resolve_vec(c.in_size, out_size, a.value("scale_factors"));
   } else {
-    c.r = resolve_default(out_size, a.at(k), a.at(k + 1));
+    c.r = resolve_default(out_size, a.value("scales_h"), a.value("scales_w"));
   }
   return c;
 }
 
 RefFn make_ref(Mode mode, bool vec, bool bwd) {
-  return [mode, vec, bwd](const Values& a) -> Values {
-    const Tensor& t = a.at(0).tensor();
+  return [mode, vec, bwd](const Args& a) -> Values {
+    const Tensor& t = a.tensor(x_name(a));
     const Call c = parse_call(a, mode, vec, bwd);
     if (bwd) return {backward(t, mode, c.r, c.in_size, c.align)};
     return {forward(t, mode, c.r, c.align)};
@@ -275,8 +280,8 @@ RefFn make_ref(Mode mode, bool vec, bool bwd) {
 }
 
 MetaFn make_meta(Mode mode, bool vec, bool bwd) {
-  return [mode, vec, bwd](const Values& a) -> Values {
-    const Tensor& t = a.at(0).tensor();
+  return [mode, vec, bwd](const Args& a) -> Values {
+    const Tensor& t = a.tensor(x_name(a));
     const Call c = parse_call(a, mode, vec, bwd);
     if (bwd) {
       check_backward(t, mode, c.r, c.in_size);
@@ -457,18 +462,18 @@ std::vector<Sample> upsample_samples(const SampleContext& ctx, Mode mode, bool v
 }
 
 // Backward: each input gradient sums about (out/in) * taps output gradients per axis.
-ComparePolicy upsample_compare(bool bwd) {
+ComparePolicy upsample_compare(Schema schema, bool bwd) {
   ComparePolicy c;
   if (!bwd) return c;
-  c.tol_scale = [](const Values& a) {
-    if (a.empty() || !a[0].is_tensor() || a.size() < 3) return 1.0;
+  c.tol_scale = [schema = std::move(schema)](const Values& values) {
+    const Args a(values, schema);
+    if (a.size() < 3 || !a.value("grad_output").is_tensor()) return 1.0;
     double in = 1;
-    for (const Value& v : a) {
-      if (v.kind() == ValueKind::IntList && v.to_int_list().size() == 4) {
-        in = static_cast<double>(std::max<int64_t>(numel_of(v.to_int_list()), 1));
-      }
+    const Value& v = a.value("input_size");
+    if (v.kind() == ValueKind::IntList && v.to_int_list().size() == 4) {
+      in = static_cast<double>(std::max<int64_t>(numel_of(v.to_int_list()), 1));
     }
-    const double ratio = static_cast<double>(a[0].tensor().numel()) / in;
+    const double ratio = static_cast<double>(a.tensor("grad_output").numel()) / in;
     return std::sqrt(std::max(1.0, 16.0 * ratio));
   };
   return c;
@@ -476,13 +481,14 @@ ComparePolicy upsample_compare(bool bwd) {
 
 CostFn upsample_cost(Mode mode) {
   const double taps = mode == Mode::Nearest ? 1 : mode == Mode::Linear ? 4 : 16;
-  return [taps](const Values& a, const Values& out) {
+  return [taps](const Args& a, const Values& out) {
     Cost c;
-    if (a.empty() || out.empty() || !out[0].is_tensor()) return c;
+    if (a.size() == 0 || out.empty() || !out[0].is_tensor()) return c;
+    const Value& x = a.value(x_name(a));
     const double big = std::max(static_cast<double>(out[0].tensor().numel()),
-                                a[0].is_tensor() ? static_cast<double>(a[0].tensor().numel()) : 0);
+                                x.is_tensor() ? static_cast<double>(x.tensor().numel()) : 0);
     c.flops = 2.0 * taps * big;
-    c.bytes = nnops::bytes_of(a[0]) + nnops::bytes_of(out[0]);
+    c.bytes = nnops::bytes_of(x) + nnops::bytes_of(out[0]);
     return c;
   };
 }
@@ -497,7 +503,7 @@ void add_op(OpRegistry& r, const std::string& schema, Mode mode, bool vec, bool 
     return upsample_samples(c, mode, vec, bwd);
   };
   op.cost = upsample_cost(mode);
-  op.compare = upsample_compare(bwd);
+  op.compare = upsample_compare(op.schema, bwd);
   r.add(std::move(op));
 }
 

@@ -130,7 +130,9 @@ bool misses_a_result(const DerivedVariant& v, const Values& results) {
   return false;
 }
 
-// The functional op's performance samples made into the variant's.
+// The functional op's performance samples made into the variant's. Here and below, an in-place
+// overload's destination is the first positional literal of the case (self, whatever the op),
+// so it is read by position.
 std::vector<Sample> performance_samples(const OpDef& variant, const DerivedVariant& v) {
   const OpDef& f = *v.functional;
   std::vector<Sample> out;

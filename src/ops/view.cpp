@@ -22,11 +22,9 @@ namespace {
 
 using namespace samples;
 
-Values view_ref(const Values& args) { return {args.at(0).tensor().view(args.at(1).to_int_list())}; }
+Values view_ref(const Args& args) { return {args.tensor("self").view(args.ints("size"))}; }
 
-Values permute_ref(const Values& args) {
-  return {args.at(0).tensor().permute(args.at(1).to_int_list())};
-}
+Values permute_ref(const Args& args) { return {args.tensor("self").permute(args.ints("dims"))}; }
 
 // A view moves no data: the cost is zero (timings report latency only).
 Cost view_cost(const Values&, const Values&) { return {}; }

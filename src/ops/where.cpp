@@ -70,23 +70,23 @@ struct OutSpec {
 };
 
 // where's checks and output.
-OutSpec where_spec(const Values& args) {
-  const Tensor& cond = args.at(0).tensor();
+OutSpec where_spec(const Args& args) {
+  const Tensor& cond = args.tensor("condition");
   CRUCIBLE_CHECK(cond.dtype() == DType::Bool || cond.dtype() == DType::UInt8,
                  "where expected condition to be a boolean tensor, but got a tensor with dtype " +
                      scalar_type_name(cond.dtype()));
-  const Tensor a = arith::operand(args.at(1)), b = arith::operand(args.at(2));
-  const DType rt = arith::promoted({args[1], args[2]});
+  const Tensor a = arith::operand(args.value("self")), b = arith::operand(args.value("other"));
+  const DType rt = arith::promoted({args.value("self"), args.value("other")});
   arith::require_modelled(rt, "where");
   const Tensor ins[] = {cond, a, b};
   return {arith::broadcast_all(ins), rt};
 }
 
-Values where_ref(const Values& args) {
+Values where_ref(const Args& args) {
   const OutSpec spec = where_spec(args);
   const DType rt = spec.dtype;
-  const Tensor ins[] = {args.at(0).tensor(), arith::operand(args.at(1)),
-                        arith::operand(args.at(2))};
+  const Tensor ins[] = {args.tensor("condition"), arith::operand(args.value("self")),
+                        arith::operand(args.value("other"))};
   Tensor out = Tensor::empty(spec.shape, rt);
   if (is_floating(rt))
     arith::map_float(ins, out, [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
@@ -137,19 +137,19 @@ Scalar fill_value(const Value& v) {
   return Scalar(t.get_int(0));
 }
 
-Values masked_fill_meta(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mask = args.at(1).tensor();
-  const std::optional<Scalar> value = known_fill_value(args.at(2));
+Values masked_fill_meta(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mask = args.tensor("mask");
+  const std::optional<Scalar> value = known_fill_value(args.value("value"));
   const Shape shape = broadcast_shapes(self.shape(), mask.shape());
   check_fill(self.dtype(), mask, value ? &*value : nullptr);
   return {meta::fresh(shape, self.dtype())};
 }
 
-Values masked_fill_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mask = args.at(1).tensor();
-  const Scalar value = fill_value(args.at(2));
+Values masked_fill_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mask = args.tensor("mask");
+  const Scalar value = fill_value(args.value("value"));
   Tensor out = Tensor::empty(broadcast_shapes(self.shape(), mask.shape()), self.dtype());
   out.copy_from(self);
   fill_masked(out, mask, value);
@@ -167,19 +167,19 @@ void check_fill_self(const Tensor& self, const Tensor& mask) {
       unsupported("masked_fill_ on an expanded self (ATen only warns) is not modelled");
 }
 
-Values masked_fill_inplace_meta(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mask = args.at(1).tensor();
-  const std::optional<Scalar> value = known_fill_value(args.at(2));
+Values masked_fill_inplace_meta(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mask = args.tensor("mask");
+  const std::optional<Scalar> value = known_fill_value(args.value("value"));
   check_fill_self(self, mask);
   check_fill(self.dtype(), mask, value ? &*value : nullptr);
-  return {args.at(0)};
+  return {args.value("self")};
 }
 
-Values masked_fill_inplace_ref(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mask = args.at(1).tensor();
-  const Scalar value = fill_value(args.at(2));
+Values masked_fill_inplace_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mask = args.tensor("mask");
+  const Scalar value = fill_value(args.value("value"));
   check_fill_self(self, mask);
   // Filled in a copy first: the mask may alias self.
   Tensor tmp = self.clone();
@@ -240,30 +240,28 @@ Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
   return {Value(out)};
 }
 
-Value arg_or_none(const Values& args, size_t i) { return args.size() > i ? args[i] : Value(); }
-
-Values clamp_ref(const Values& args) {
-  return clamp_scalar(args.at(0).tensor(), arg_or_none(args, 1), arg_or_none(args, 2));
+Values clamp_ref(const Args& args) {
+  return clamp_scalar(args.tensor("self"), args.value("min"), args.value("max"));
 }
 
-Values clamp_meta(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  return {meta::fresh(self.shape(),
-                      clamp_scalar_dtype(self, arg_or_none(args, 1), arg_or_none(args, 2)))};
+Values clamp_meta(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  return {
+      meta::fresh(self.shape(), clamp_scalar_dtype(self, args.value("min"), args.value("max")))};
 }
 
 // The inputs of clamp with Tensor bounds: self, then the bounds given.
-std::vector<Tensor> clamp_tensor_inputs(const Values& args) {
-  std::vector<Tensor> ins = {args.at(0).tensor()};
-  for (size_t i : {size_t{1}, size_t{2}})
-    if (!arg_or_none(args, i).is_none()) ins.push_back(args[i].tensor());
+std::vector<Tensor> clamp_tensor_inputs(const Args& args) {
+  std::vector<Tensor> ins = {args.tensor("self")};
+  for (const char* bound : {"min", "max"})
+    if (args.given(bound)) ins.push_back(args.tensor(bound));
   return ins;
 }
 
 // The checks and output of clamp with Tensor bounds.
-OutSpec clamp_tensor_spec(const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Value lo = arg_or_none(args, 1), hi = arg_or_none(args, 2);
+OutSpec clamp_tensor_spec(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Value lo = args.value("min"), hi = args.value("max");
   const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
   CRUCIBLE_CHECK(has_lo || has_hi, kNoBound);
   const DType rt = arith::promoted({Value(self), lo, hi});
@@ -273,10 +271,10 @@ OutSpec clamp_tensor_spec(const Values& args) {
   return {arith::broadcast_all(clamp_tensor_inputs(args)), rt};
 }
 
-Values clamp_tensor_ref(const Values& args) {
+Values clamp_tensor_ref(const Args& args) {
   const OutSpec spec = clamp_tensor_spec(args);
   const DType rt = spec.dtype;
-  const bool has_lo = !arg_or_none(args, 1).is_none(), has_hi = !arg_or_none(args, 2).is_none();
+  const bool has_lo = !args.value("min").is_none(), has_hi = !args.value("max").is_none();
   const std::vector<Tensor> ins = clamp_tensor_inputs(args);
   Tensor out = Tensor::empty(spec.shape, rt);
   const size_t hi_at = has_lo ? 2 : 1;
@@ -506,8 +504,8 @@ std::vector<Sample> clamp_one_samples(const SampleContext& ctx, bool is_min) {
 }
 
 // The meta of an op whose output is a fresh tensor of the given shape and dtype.
-MetaFn spec_meta(OutSpec (*spec_of)(const Values&)) {
-  return [spec_of](const Values& args) {
+MetaFn spec_meta(OutSpec (*spec_of)(const Args&)) {
+  return [spec_of](const Args& args) {
     const OutSpec spec = spec_of(args);
     return Values{meta::fresh(spec.shape, spec.dtype)};
   };
@@ -516,14 +514,13 @@ MetaFn spec_meta(OutSpec (*spec_of)(const Values&)) {
 // The meta of the in-place form (arith::inplace_of) of an op with meta `meta`.
 MetaFn inplace_meta(MetaFn meta) {
   return [meta = std::move(meta)](const Args& a) {
-    const Values& args = a;
-    const Tensor& self = args.at(0).tensor();
+    const Tensor& self = a.tensor("self");
     // inplace_of rejects an internally overlapping self first: check_inplace against self's
     // own shape and dtype checks exactly that.
     arith::check_inplace(self, self.shape(), self.dtype());
     const Tensor result = meta(a).at(0).tensor();
     arith::check_inplace(self, result.shape(), result.dtype());
-    return Values{args.at(0)};
+    return Values{a.value("self")};
   };
 }
 
@@ -572,19 +569,19 @@ void register_where_ops(OpRegistry& r) {
                spec_meta(clamp_tensor_spec), clamp_tensor_ref, clamp_tensor_samples, 2));
   r.add(sel_op(
       "aten::clamp_min(Tensor self, Scalar min) -> Tensor",
-      [](const Values& a) {
-        return Values{meta::fresh(a.at(0).tensor().shape(),
-                                  clamp_scalar_dtype(a.at(0).tensor(), a.at(1), Value()))};
+      [](const Args& a) {
+        return Values{meta::fresh(a.tensor("self").shape(),
+                                  clamp_scalar_dtype(a.tensor("self"), a.value("min"), Value()))};
       },
-      [](const Values& a) { return clamp_scalar(a.at(0).tensor(), a.at(1), Value()); },
+      [](const Args& a) { return clamp_scalar(a.tensor("self"), a.value("min"), Value()); },
       [](const SampleContext& c) { return clamp_one_samples(c, true); }, 1));
   r.add(sel_op(
       "aten::clamp_max(Tensor self, Scalar max) -> Tensor",
-      [](const Values& a) {
-        return Values{meta::fresh(a.at(0).tensor().shape(),
-                                  clamp_scalar_dtype(a.at(0).tensor(), Value(), a.at(1)))};
+      [](const Args& a) {
+        return Values{meta::fresh(a.tensor("self").shape(),
+                                  clamp_scalar_dtype(a.tensor("self"), Value(), a.value("max")))};
       },
-      [](const Values& a) { return clamp_scalar(a.at(0).tensor(), Value(), a.at(1)); },
+      [](const Args& a) { return clamp_scalar(a.tensor("self"), Value(), a.value("max")); },
       [](const SampleContext& c) { return clamp_one_samples(c, false); }, 1));
   r.add(sel_op(
       "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
