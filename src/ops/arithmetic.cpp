@@ -424,58 +424,53 @@ std::vector<Sample> sub_out_samples(const SampleContext& ctx) {
 }  // namespace
 
 void register_arithmetic_ops(OpRegistry& r) {
-  OpDef sub_s =
-      binary_op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                arith::named_meta(sub_spec, binmeta::fresh_meta), sub_ref, sub_scalar_samples, 2);
+  OpDef sub_s = binary_op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                          binmeta::fresh_meta(sub_spec), sub_ref, sub_scalar_samples, 2);
   sub_s.dtypes = without_bool();
   r.add(std::move(sub_s));
-  OpDef rsub_s =
-      binary_op("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                arith::named_meta(rsub_spec, binmeta::fresh_meta), rsub_ref, sub_scalar_samples, 2);
+  OpDef rsub_s = binary_op("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                           binmeta::fresh_meta(rsub_spec), rsub_ref, sub_scalar_samples, 2);
   rsub_s.dtypes = without_bool();
   r.add(std::move(rsub_s));
   OpDef rsub_t =
       binary_op("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                arith::named_meta(rsub_spec, binmeta::fresh_meta), rsub_ref, rsub_samples, 2);
+                binmeta::fresh_meta(rsub_spec), rsub_ref, rsub_samples, 2);
   rsub_t.dtypes = without_bool();
   r.add(std::move(rsub_t));
   r.add(binary_op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                  arith::named_meta(mul_spec, binmeta::inplace_meta), arith::inplace_of(mul_ref),
-                  mul_inplace_samples, 1, true));
+                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref), mul_inplace_samples,
+                  1, true));
   r.add(binary_op("aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-                  arith::named_meta(mul_spec, binmeta::inplace_meta), arith::inplace_of(mul_ref),
+                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref),
                   mul_scalar_inplace_samples, 1, true));
-  OpDef sub_ =
-      binary_op("aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-                arith::named_meta(sub_spec, binmeta::inplace_meta), arith::inplace_of(sub_ref),
-                sub_inplace_samples, 2, true);
+  OpDef sub_ = binary_op(
+      "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+      binmeta::inplace_meta(sub_spec), arith::inplace_of(sub_ref), sub_inplace_samples, 2, true);
   sub_.dtypes = without_bool();
   r.add(std::move(sub_));
   OpDef div_ = binary_op("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                         arith::named_meta(div_spec, binmeta::inplace_meta),
-                         arith::inplace_of(div_ref), div_inplace_samples, 1, true);
+                         binmeta::inplace_meta(div_spec), arith::inplace_of(div_ref),
+                         div_inplace_samples, 1, true);
   div_.dtypes = floating_dtypes();  // an integral self cannot hold the float quotient
   r.add(std::move(div_));
   r.add(binary_op("aten::div.Scalar(Tensor self, Scalar other) -> Tensor",
-                  arith::named_meta(div_spec, binmeta::fresh_meta), div_ref, div_scalar_samples,
-                  1));
+                  binmeta::fresh_meta(div_spec), div_ref, div_scalar_samples, 1));
   r.add(binary_op(
       "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      arith::named_meta(add_spec_of, binmeta::out_meta, 3), arith::out_of(add_ref),
+      binmeta::out_meta(add_spec_of, 3), arith::out_of(add_ref),
       [](const SampleContext& c) { return out_samples(c, 0); }, 2));
   OpDef sub_out = binary_op(
       "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      arith::named_meta(sub_spec, binmeta::out_meta, 3), arith::out_of(sub_ref), sub_out_samples,
-      2);
+      binmeta::out_meta(sub_spec, 3), arith::out_of(sub_ref), sub_out_samples, 2);
   sub_out.dtypes = without_bool();
   r.add(std::move(sub_out));
   r.add(binary_op(
       "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      arith::named_meta(mul_spec, binmeta::out_meta, 2), arith::out_of(mul_ref),
+      binmeta::out_meta(mul_spec, 2), arith::out_of(mul_ref),
       [](const SampleContext& c) { return out_samples(c, 1); }, 1));
   r.add(binary_op(
       "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      arith::named_meta(div_spec, binmeta::out_meta, 2), arith::out_of(div_ref),
+      binmeta::out_meta(div_spec, 2), arith::out_of(div_ref),
       [](const SampleContext& c) { return out_samples(c, 2); }, 1));
   register_arithmetic_division_ops(r);
   register_arithmetic_math_ops(r);

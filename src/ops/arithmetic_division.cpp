@@ -170,7 +170,7 @@ Values div_mode_ref(const Args& a) {
   return {Value(out)};
 }
 
-// A spec function reading its arguments by name (made a meta function by arith::named_meta).
+// A spec function reading its arguments by name (binmeta::fresh_meta and its kin take it as is).
 using NamedSpecFn = std::function<Spec(const Args&)>;
 
 NamedSpecFn mode_spec(Mode m) {
@@ -338,7 +338,7 @@ OpDef division_op(std::string_view schema, NamedSpecFn spec, RefFn ref, SampleFn
                   double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = no_bool();
-  op.meta = arith::named_meta(std::move(spec), binmeta::fresh_meta);
+  op.meta = binmeta::fresh_meta(std::move(spec));
   op.value_checks = true;
   op.ref = std::move(ref);
   op.samples = std::move(samples);

@@ -71,17 +71,6 @@ RefFn inplace_of(RefFn ref);
 RefFn out_of(RefFn ref);
 RefFn out_of(RefFn ref, size_t out_arg);
 
-// A meta function built by a builder of plain-values spec functions (binmeta::fresh_meta,
-// inplace_meta, out_meta) from `spec`, a spec function that reads its arguments by name: the
-// builder's spec function is `spec` bound to each call's Args. `extra` are the builder's further
-// arguments.
-template <class SpecF, class Build, class... Extra>
-MetaFn named_meta(SpecF spec, Build build, Extra... extra) {
-  return [spec = std::move(spec), build, extra...](const Args& a) {
-    return build([&a, &spec](const Values&) { return spec(a); }, extra...)(a);
-  };
-}
-
 // Elementwise cost: `flops` per output element; bytes = the real bytes of the tensor arguments
 // read + the output written. An argument sharing the output's storage (out=, in-place self) is
 // counted as read only when `reads_output` (in-place ops read self).

@@ -131,7 +131,7 @@ Values atan2_ref(const Args& a) {
   return {Value(out)};
 }
 
-// A spec function reading its arguments by name (made a meta function by arith::named_meta).
+// A spec function reading its arguments by name (binmeta::fresh_meta and its kin take it as is).
 using NamedSpecFn = std::function<Spec(const Args&)>;
 
 NamedSpecFn extremum_spec(bool is_max) {
@@ -548,43 +548,38 @@ std::vector<DType> no_bool() {
 void register_arithmetic_math_ops(OpRegistry& r) {
   // pow: ~20 FLOPs per element (exp/log) as a nominal cost.
   r.add(math_op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
-                arith::named_meta(pow_spec_of, binmeta::fresh_meta), pow_tt_ref, pow_tt_samples, 20,
-                no_bool()));
+                binmeta::fresh_meta(pow_spec_of), pow_tt_ref, pow_tt_samples, 20, no_bool()));
   r.add(math_op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-                arith::named_meta(pow_ts_spec, binmeta::fresh_meta), pow_ts_ref, pow_ts_samples,
-                20));
+                binmeta::fresh_meta(pow_ts_spec), pow_ts_ref, pow_ts_samples, 20));
   r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
-                arith::named_meta(pow_spec_of, binmeta::fresh_meta), pow_scalar_ref,
-                pow_scalar_samples, 20));
-  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor",
-                arith::named_meta(atan2_spec, binmeta::fresh_meta), atan2_ref, binary_all_samples,
-                20));
+                binmeta::fresh_meta(pow_spec_of), pow_scalar_ref, pow_scalar_samples, 20));
+  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", binmeta::fresh_meta(atan2_spec),
+                atan2_ref, binary_all_samples, 20));
   r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                arith::named_meta(atan2_spec, binmeta::out_meta, 2), arith::out_of(atan2_ref),
-                atan2_out_samples, 20));
+                binmeta::out_meta(atan2_spec, 2), arith::out_of(atan2_ref), atan2_out_samples, 20));
   r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor",
-                arith::named_meta(extremum_spec(true), binmeta::fresh_meta), extremum_ref(true),
-                binary_all_samples, 1));
+                binmeta::fresh_meta(extremum_spec(true)), extremum_ref(true), binary_all_samples,
+                1));
   r.add(math_op("aten::minimum(Tensor self, Tensor other) -> Tensor",
-                arith::named_meta(extremum_spec(false), binmeta::fresh_meta), extremum_ref(false),
-                binary_all_samples, 1));
+                binmeta::fresh_meta(extremum_spec(false)), extremum_ref(false), binary_all_samples,
+                1));
   r.add(math_op(
       "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-      arith::named_meta([](const Args& a) { return lerp_spec(a, false); }, binmeta::fresh_meta),
+      binmeta::fresh_meta([](const Args& a) { return lerp_spec(a, false); }),
       [](const Args& a) { return lerp_ref(a, false); },
       [](const SampleContext& c) { return lerp_samples(c, false); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-      arith::named_meta([](const Args& a) { return lerp_spec(a, true); }, binmeta::fresh_meta),
+      binmeta::fresh_meta([](const Args& a) { return lerp_spec(a, true); }),
       [](const Args& a) { return lerp_ref(a, true); },
       [](const SampleContext& c) { return lerp_samples(c, true); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      arith::named_meta(addcmul_spec, binmeta::fresh_meta), addcmul_ref,
+      binmeta::fresh_meta(addcmul_spec), addcmul_ref,
       [](const SampleContext& c) { return addc_samples(c, false); }, 3, no_bool()));
   r.add(math_op(
       "aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      arith::named_meta(addcdiv_spec, binmeta::fresh_meta), addcdiv_ref,
+      binmeta::fresh_meta(addcdiv_spec), addcdiv_ref,
       [](const SampleContext& c) { return addc_samples(c, true); }, 3, floating_dtypes()));
 }
 

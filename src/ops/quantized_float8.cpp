@@ -29,7 +29,7 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-bool is_real(DType t) { return !is_complex(t) && t != DType::Undefined; }
+bool is_real(DType t) { return !is_complex(t); }
 
 // TorchAO's _expand_scale_to_tensor_shape: a scale of the tensor's shape or of one element is
 // used as is; otherwise it must have the tensor's rank, and each of the tensor's dims must be a
