@@ -50,14 +50,14 @@ def ticked(cell):
 
 def read_differences(path):
     """The rows of every table whose first cell is a backticked op name (`aten.`,
-    `quantized_decomposed.`)."""
+    `quantized_decomposed.`, `torchao.`)."""
     rows = []
     if not os.path.isfile(path):
         fail(f"--doc: {path} does not exist")
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             line = line.rstrip("\n")
-            if not line.startswith(("| `aten.", "| `quantized_decomposed.")):
+            if not line.startswith(("| `aten.", "| `quantized_decomposed.", "| `torchao.")):
                 continue
             cells = split_cells(line)
             ops = ticked(cells[0]) if cells else []

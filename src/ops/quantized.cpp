@@ -72,11 +72,11 @@ NibblePlace int4_place(int64_t n, int64_t k, int64_t N, int64_t K) {
   return {base + k * nb_size / 2 + j / 2, (j % 2) == 1};
 }
 
-Shape weight_int8pack_mm_shape(const Values& args) {
+Shape weight_int8pack_mm_shape(const Args& args) {
   static const char* fn = "_weight_int8pack_mm_cpu";
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const Tensor& scales = args.at(2).tensor();
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
+  const Tensor& scales = args.tensor("scales");
   if (!is_low_float(a.dtype())) fail(fn, "expect A to be either 32-bit or 16-bit float tensor.");
   if (!a.is_contiguous()) fail(fn, "expect A to be contiguous.");
   if (a.dim() != 2) fail(fn, "expect A to be 2D tensor.");
@@ -94,10 +94,10 @@ Shape weight_int8pack_mm_shape(const Values& args) {
   return {a.size(0), n};
 }
 
-Shape int_mm_shape(const Values& args) {
+Shape int_mm_shape(const Args& args) {
   static const std::string fn = "int_mm_out_cpu";
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mat2 = args.at(1).tensor();
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat2 = args.tensor("mat2");
   if (self.dim() != 2)
     op_error(fn + ": Expected self to be of dimension 2 but got " + std::to_string(self.dim()));
   if (mat2.dim() != 2)
@@ -117,9 +117,9 @@ Shape int_mm_shape(const Values& args) {
   return {self.size(0), mat2.size(1)};
 }
 
-Shape convert_int4pack_shape(const Values& args) {
+Shape convert_int4pack_shape(const Args& args) {
   static const char* fn = "_convert_weight_to_int4pack_cpu";
-  const Tensor& w = args.at(0).tensor();
+  const Tensor& w = args.tensor("self");
   if (w.dim() != 2) fail(fn, "expect weight to be 2D tensor.");
   if (w.dtype() != DType::Int32) fail(fn, "expect weight to be kInt.");
   // ATen's kernel reads past the weight where these do not hold (pairs of columns, whole
@@ -130,12 +130,12 @@ Shape convert_int4pack_shape(const Values& args) {
   return {w.size(0), w.size(1) / 2};
 }
 
-Shape weight_int4pack_mm_shape(const Values& args) {
+Shape weight_int4pack_mm_shape(const Args& args) {
   static const char* fn = "_weight_int4pack_mm_cpu";
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const int64_t group = args.at(2).to_int();
-  const Tensor& sz = args.at(3).tensor();
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
+  const int64_t group = args.integer("qGroupSize");
+  const Tensor& sz = args.tensor("qScaleAndZeros");
   if (!is_low_float(a.dtype())) fail(fn, "expect A to be either 32-bit or 16-bit float tensor.");
   if (!a.is_contiguous()) fail(fn, "expect A to be contiguous.");
   if (a.dim() != 2) fail(fn, "expect A to be 2D tensor.");
@@ -167,13 +167,13 @@ Shape weight_int4pack_mm_shape(const Values& args) {
   return {a.size(0), n};
 }
 
-Shape scaled_mm_shape(const Values& args, DType* out_dtype) {
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const Tensor& sa = args.at(2).tensor();
-  const Tensor& sb = args.at(3).tensor();
-  const std::optional<Tensor> bias = args.at(4).opt_tensor();
-  const std::optional<DType> od = args.at(6).opt_dtype();
+Shape scaled_mm_shape(const Args& args, DType* out_dtype) {
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
+  const Tensor& sa = args.tensor("scale_a");
+  const Tensor& sb = args.tensor("scale_b");
+  const std::optional<Tensor> bias = args.opt_tensor("bias");
+  const std::optional<DType> od = args.opt_dtype("out_dtype");
   CRUCIBLE_CHECK(a.dim() == 2, "mat1 must be a matrix");
   CRUCIBLE_CHECK(b.dim() == 2, "mat2 must be a matrix");
   if (a.size(1) != b.size(0)) {
@@ -221,15 +221,15 @@ std::vector<double> load(const Tensor& t) {
   return v;
 }
 
-Values weight_int8pack_mm_meta(const Values& args) {
-  return {meta::fresh(weight_int8pack_mm_shape(args), args.at(0).tensor().dtype())};
+Values weight_int8pack_mm_meta(const Args& args) {
+  return {meta::fresh(weight_int8pack_mm_shape(args), args.tensor("self").dtype())};
 }
 
-Values weight_int8pack_mm_ref(const Values& args) {
+Values weight_int8pack_mm_ref(const Args& args) {
   const Shape s = weight_int8pack_mm_shape(args);
-  const Tensor& a = args.at(0).tensor();
-  const std::vector<double> av = load(a), bv = load(args.at(1).tensor()),
-                            sv = load(args.at(2).tensor());
+  const Tensor& a = args.tensor("self");
+  const std::vector<double> av = load(a), bv = load(args.tensor("mat2")),
+                            sv = load(args.tensor("scales"));
   const int64_t m = s[0], n = s[1], k = a.size(1);
   Tensor out = Tensor::uninitialized(s, a.dtype());
   for (int64_t i = 0; i < m; ++i)
@@ -241,12 +241,12 @@ Values weight_int8pack_mm_ref(const Values& args) {
   return {out};
 }
 
-Values int_mm_meta(const Values& args) { return {meta::fresh(int_mm_shape(args), DType::Int32)}; }
+Values int_mm_meta(const Args& args) { return {meta::fresh(int_mm_shape(args), DType::Int32)}; }
 
-Values int_mm_ref(const Values& args) {
+Values int_mm_ref(const Args& args) {
   const Shape s = int_mm_shape(args);
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
   const int64_t m = s[0], n = s[1], k = a.size(1);
   Tensor out = Tensor::uninitialized(s, DType::Int32);
   for (int64_t i = 0; i < m; ++i)
@@ -258,13 +258,13 @@ Values int_mm_ref(const Values& args) {
   return {out};
 }
 
-Values convert_int4pack_meta(const Values& args) {
+Values convert_int4pack_meta(const Args& args) {
   return {meta::fresh(convert_int4pack_shape(args), DType::UInt8)};
 }
 
-Values convert_int4pack_ref(const Values& args) {
+Values convert_int4pack_ref(const Args& args) {
   const Shape s = convert_int4pack_shape(args);
-  const Tensor& w = args.at(0).tensor();
+  const Tensor& w = args.tensor("self");
   const int64_t n_total = w.size(0), k_total = w.size(1);
   Tensor out = Tensor::zeros(s, DType::UInt8);
   std::vector<uint8_t> bytes(static_cast<size_t>(out.numel()), 0);
@@ -279,16 +279,16 @@ Values convert_int4pack_ref(const Values& args) {
   return {out};
 }
 
-Values weight_int4pack_mm_meta(const Values& args) {
-  return {meta::fresh(weight_int4pack_mm_shape(args), args.at(0).tensor().dtype())};
+Values weight_int4pack_mm_meta(const Args& args) {
+  return {meta::fresh(weight_int4pack_mm_shape(args), args.tensor("self").dtype())};
 }
 
-Values weight_int4pack_mm_ref(const Values& args) {
+Values weight_int4pack_mm_ref(const Args& args) {
   const Shape s = weight_int4pack_mm_shape(args);
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const int64_t group = args.at(2).to_int();
-  const Tensor& sz = args.at(3).tensor();
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
+  const int64_t group = args.integer("qGroupSize");
+  const Tensor& sz = args.tensor("qScaleAndZeros");
   const int64_t m = s[0], n = s[1], k = a.size(1);
   const std::vector<double> av = load(a), szv = load(sz);
   std::vector<double> w(static_cast<size_t>(n * k));
@@ -310,21 +310,21 @@ Values weight_int4pack_mm_ref(const Values& args) {
   return {out};
 }
 
-Values scaled_mm_meta(const Values& args) {
+Values scaled_mm_meta(const Args& args) {
   DType out = DType::Float32;
   const Shape s = scaled_mm_shape(args, &out);
   return {meta::fresh(s, out)};
 }
 
-Values scaled_mm_ref(const Values& args) {
+Values scaled_mm_ref(const Args& args) {
   DType out_dtype = DType::Float32;
   const Shape s = scaled_mm_shape(args, &out_dtype);
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const Tensor& sa = args.at(2).tensor();
-  const Tensor& sb = args.at(3).tensor();
-  const std::optional<Tensor> bias = args.at(4).opt_tensor();
-  const std::optional<Tensor> scale_result = args.at(5).opt_tensor();
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
+  const Tensor& sa = args.tensor("scale_a");
+  const Tensor& sb = args.tensor("scale_b");
+  const std::optional<Tensor> bias = args.opt_tensor("bias");
+  const std::optional<Tensor> scale_result = args.opt_tensor("scale_result");
   const int64_t m = s[0], n = s[1], k = a.size(1);
   const Tensor ac = a.contiguous(), bc = b.contiguous();
   const std::vector<double> av = load(ac), bv = load(bc);
@@ -410,8 +410,8 @@ void register_quantized_ops(OpRegistry& r) {
     op.meta = convert_int4pack_meta;
     op.ref = convert_int4pack_ref;
     op.samples = convert_int4pack_samples;
-    op.cost = [](const Values& a, const Values& out) {
-      return Cost{0, bytes_of(a.at(0)) + (out.empty() ? 0 : bytes_of(out[0]))};
+    op.cost = [](const Args& a, const Values& out) {
+      return Cost{0, bytes_of(a.value("self")) + (out.empty() ? 0 : bytes_of(out[0]))};
     };
     r.add(std::move(op));
   }

@@ -33,12 +33,12 @@ struct NibblePlace {
 NibblePlace int4_place(int64_t n, int64_t k, int64_t N, int64_t K);
 
 // Shape checks; each returns the output shape and raises ATen's errors.
-Shape weight_int8pack_mm_shape(const Values& args);
-Shape int_mm_shape(const Values& args);
-Shape convert_int4pack_shape(const Values& args);
-Shape weight_int4pack_mm_shape(const Values& args);
+Shape weight_int8pack_mm_shape(const Args& args);
+Shape int_mm_shape(const Args& args);
+Shape convert_int4pack_shape(const Args& args);
+Shape weight_int4pack_mm_shape(const Args& args);
 // _scaled_mm: the output shape, and its dtype in `out_dtype`.
-Shape scaled_mm_shape(const Values& args, DType* out_dtype);
+Shape scaled_mm_shape(const Args& args, DType* out_dtype);
 
 std::vector<Sample> weight_int8pack_mm_samples(const SampleContext& ctx);
 std::vector<Sample> int_mm_samples(const SampleContext& ctx);

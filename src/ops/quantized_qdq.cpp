@@ -134,20 +134,20 @@ Tensor map_params(const Tensor& x, DType out_dtype, const Tensor& scales,
 
 // --- per token ---
 
-Values choose_qparams_meta(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values choose_qparams_meta(const Args& args) {
+  const Tensor& x = args.tensor("input");
   check_input(x, "choose_qparams_per_token");
-  if (args.at(1).to_dtype() != DType::Int8)
+  if (args.dtype("dtype") != DType::Int8)
     op_error("unsupported dtype in choose_qparams_per_token: " +
-             std::string(dtype_code(args.at(1).to_dtype())));
+             std::string(dtype_code(args.dtype("dtype"))));
   if (x.dim() == 0) op_error("choose_qparams_per_token: expecting at least a 1-d input");
   const DType st = x.dtype() == DType::Float16 ? DType::Float32 : x.dtype();
   return {meta::fresh(per_token_param_shape(x), st), meta::fresh(per_token_param_shape(x), st)};
 }
 
-Values choose_qparams_ref(const Values& args) {
+Values choose_qparams_ref(const Args& args) {
   const Values m = choose_qparams_meta(args);
-  const Tensor x = args.at(0).tensor().contiguous();
+  const Tensor x = args.tensor("input").contiguous();
   const int64_t k = x.size(x.dim() - 1), rows = k == 0 ? 0 : x.numel() / k;
   const DType st = m[0].tensor().dtype();
   Tensor scales = Tensor::uninitialized(per_token_param_shape(x), st);
@@ -164,12 +164,12 @@ Values choose_qparams_ref(const Values& args) {
   return {scales, zeros};
 }
 
-Values quantize_per_token_meta(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values quantize_per_token_meta(const Args& args) {
+  const Tensor& x = args.tensor("input");
   check_input(x, "quantize_per_token");
-  check_bounds(args.at(3).to_int(), args.at(4).to_int(), args.at(5).to_dtype());
-  check_per_token_params(x, args.at(1).tensor(), args.at(2).tensor());
-  return {meta::fresh(x.shape(), args.at(5).to_dtype())};
+  check_bounds(args.integer("quant_min"), args.integer("quant_max"), args.dtype("dtype"));
+  check_per_token_params(x, args.tensor("scales"), args.tensor("zero_points"));
+  return {meta::fresh(x.shape(), args.dtype("dtype"))};
 }
 
 int64_t row_of(int64_t i, const Tensor& x) {
@@ -177,32 +177,32 @@ int64_t row_of(int64_t i, const Tensor& x) {
   return k == 0 ? 0 : i / k;
 }
 
-Values quantize_per_token_ref(const Values& args) {
+Values quantize_per_token_ref(const Args& args) {
   const Values m = quantize_per_token_meta(args);
-  const Tensor& x = args.at(0).tensor();
+  const Tensor& x = args.tensor("input");
   return {map_params(
-      x, args.at(5).to_dtype(), args.at(1).tensor(), args.at(2).tensor(),
-      [&](int64_t i) { return row_of(i, x); }, true, static_cast<double>(args.at(3).to_int()),
-      static_cast<double>(args.at(4).to_int()))};
+      x, args.dtype("dtype"), args.tensor("scales"), args.tensor("zero_points"),
+      [&](int64_t i) { return row_of(i, x); }, true, static_cast<double>(args.integer("quant_min")),
+      static_cast<double>(args.integer("quant_max")))};
 }
 
-Values dequantize_per_token_meta(const Values& args) {
-  const Tensor& q = args.at(0).tensor();
-  check_bounds(args.at(3).to_int(), args.at(4).to_int(), args.at(5).to_dtype());
-  if (q.dtype() != args.at(5).to_dtype())
-    op_error("Expecting input to have dtype " + std::string(dtype_code(args.at(5).to_dtype())) +
+Values dequantize_per_token_meta(const Args& args) {
+  const Tensor& q = args.tensor("input");
+  check_bounds(args.integer("quant_min"), args.integer("quant_max"), args.dtype("dtype"));
+  if (q.dtype() != args.dtype("dtype"))
+    op_error("Expecting input to have dtype " + std::string(dtype_code(args.dtype("dtype"))) +
              ", got " + std::string(dtype_code(q.dtype())));
-  check_per_token_params(q, args.at(1).tensor(), args.at(2).tensor());
-  if (!is_input_float(args.at(6).to_dtype()) && args.at(6).to_dtype() != DType::Float64)
+  check_per_token_params(q, args.tensor("scales"), args.tensor("zero_points"));
+  if (!is_input_float(args.dtype("output_dtype")) && args.dtype("output_dtype") != DType::Float64)
     op_error("dequantize_per_token: output_dtype must be floating");
-  return {meta::fresh(q.shape(), args.at(6).to_dtype())};
+  return {meta::fresh(q.shape(), args.dtype("output_dtype"))};
 }
 
-Values dequantize_per_token_ref(const Values& args) {
+Values dequantize_per_token_ref(const Args& args) {
   dequantize_per_token_meta(args);
-  const Tensor& q = args.at(0).tensor();
+  const Tensor& q = args.tensor("input");
   return {map_params(
-      q, args.at(6).to_dtype(), args.at(1).tensor(), args.at(2).tensor(),
+      q, args.dtype("output_dtype"), args.tensor("scales"), args.tensor("zero_points"),
       [&](int64_t i) { return row_of(i, q); }, false, 0, 0)};
 }
 
@@ -214,81 +214,86 @@ int64_t channel_of(int64_t i, const Tensor& x, int64_t axis) {
   return (i / inner) % x.size(axis);
 }
 
-Values quantize_per_channel_meta(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values quantize_per_channel_meta(const Args& args) {
+  const Tensor& x = args.tensor("input");
   check_input(x, "quantize_per_channel");
-  check_bounds(args.at(4).to_int(), args.at(5).to_int(), args.at(6).to_dtype());
-  check_per_channel_params(x, args.at(1).tensor(), args.at(2).tensor(), args.at(3).to_int());
-  return {meta::fresh(x.shape(), args.at(6).to_dtype())};
+  check_bounds(args.integer("quant_min"), args.integer("quant_max"), args.dtype("dtype"));
+  check_per_channel_params(x, args.tensor("scales"), args.tensor("zero_points"),
+                           args.integer("axis"));
+  return {meta::fresh(x.shape(), args.dtype("dtype"))};
 }
 
-Values quantize_per_channel_ref(const Values& args) {
+Values quantize_per_channel_ref(const Args& args) {
   quantize_per_channel_meta(args);
-  const Tensor& x = args.at(0).tensor();
-  const int64_t axis = args.at(3).to_int();
+  const Tensor& x = args.tensor("input");
+  const int64_t axis = args.integer("axis");
   return {map_params(
-      x, args.at(6).to_dtype(), args.at(1).tensor(), args.at(2).tensor(),
+      x, args.dtype("dtype"), args.tensor("scales"), args.tensor("zero_points"),
       [&](int64_t i) { return channel_of(i, x, axis); }, true,
-      static_cast<double>(args.at(4).to_int()), static_cast<double>(args.at(5).to_int()))};
+      static_cast<double>(args.integer("quant_min")),
+      static_cast<double>(args.integer("quant_max")))};
 }
 
-Values dequantize_per_channel_meta(const Values& args) {
-  const Tensor& q = args.at(0).tensor();
-  check_bounds(args.at(4).to_int(), args.at(5).to_int(), args.at(6).to_dtype());
-  if (q.dtype() != args.at(6).to_dtype())
-    op_error("Expecting input to have dtype " + std::string(dtype_code(args.at(6).to_dtype())) +
+Values dequantize_per_channel_meta(const Args& args) {
+  const Tensor& q = args.tensor("input");
+  check_bounds(args.integer("quant_min"), args.integer("quant_max"), args.dtype("dtype"));
+  if (q.dtype() != args.dtype("dtype"))
+    op_error("Expecting input to have dtype " + std::string(dtype_code(args.dtype("dtype"))) +
              ", got " + std::string(dtype_code(q.dtype())));
-  check_per_channel_params(q, args.at(1).tensor(), args.at(2).opt_tensor(), args.at(3).to_int());
-  return {meta::fresh(q.shape(), args.at(7).opt_dtype().value_or(DType::Float32))};
+  check_per_channel_params(q, args.tensor("scales"), args.opt_tensor("zero_points"),
+                           args.integer("axis"));
+  return {meta::fresh(q.shape(), args.opt_dtype("out_dtype").value_or(DType::Float32))};
 }
 
-Values dequantize_per_channel_ref(const Values& args) {
+Values dequantize_per_channel_ref(const Args& args) {
   const Values m = dequantize_per_channel_meta(args);
-  const Tensor& q = args.at(0).tensor();
-  const int64_t axis = args.at(3).to_int();
+  const Tensor& q = args.tensor("input");
+  const int64_t axis = args.integer("axis");
   return {map_params(
-      q, m[0].tensor().dtype(), args.at(1).tensor(), args.at(2).opt_tensor(),
+      q, m[0].tensor().dtype(), args.tensor("scales"), args.opt_tensor("zero_points"),
       [&](int64_t i) { return channel_of(i, q, axis); }, false, 0, 0)};
 }
 
 // --- per channel group ---
 
-Values quantize_group_meta(const Values& args) {
-  const Tensor& x = args.at(0).tensor();
+Values quantize_group_meta(const Args& args) {
+  const Tensor& x = args.tensor("input");
   check_input(x, "quantize_per_channel_group");
-  check_bounds(args.at(3).to_int(), args.at(4).to_int(), args.at(5).to_dtype());
-  check_group_params(x, args.at(1).tensor(), args.at(2).tensor(), args.at(6).to_int());
-  return {meta::fresh(x.shape(), args.at(5).to_dtype())};
+  check_bounds(args.integer("quant_min"), args.integer("quant_max"), args.dtype("dtype"));
+  check_group_params(x, args.tensor("scales"), args.tensor("zero_points"),
+                     args.integer("group_size"));
+  return {meta::fresh(x.shape(), args.dtype("dtype"))};
 }
 
-Values quantize_group_ref(const Values& args) {
+Values quantize_group_ref(const Args& args) {
   quantize_group_meta(args);
-  const int64_t g = args.at(6).to_int();
+  const int64_t g = args.integer("group_size");
   return {map_params(
-      args.at(0).tensor(), args.at(5).to_dtype(), args.at(1).tensor(), args.at(2).tensor(),
-      [g](int64_t i) { return i / g; }, true, static_cast<double>(args.at(3).to_int()),
-      static_cast<double>(args.at(4).to_int()))};
+      args.tensor("input"), args.dtype("dtype"), args.tensor("scales"), args.tensor("zero_points"),
+      [g](int64_t i) { return i / g; }, true, static_cast<double>(args.integer("quant_min")),
+      static_cast<double>(args.integer("quant_max")))};
 }
 
-Values dequantize_group_meta(const Values& args) {
-  const Tensor& q = args.at(0).tensor();
-  check_bounds(args.at(3).to_int(), args.at(4).to_int(), args.at(5).to_dtype());
-  if (q.dtype() != args.at(5).to_dtype())
-    op_error("Expecting input to have dtype " + std::string(dtype_code(args.at(5).to_dtype())) +
+Values dequantize_group_meta(const Args& args) {
+  const Tensor& q = args.tensor("input");
+  check_bounds(args.integer("quant_min"), args.integer("quant_max"), args.dtype("dtype"));
+  if (q.dtype() != args.dtype("dtype"))
+    op_error("Expecting input to have dtype " + std::string(dtype_code(args.dtype("dtype"))) +
              ", got " + std::string(dtype_code(q.dtype())));
-  check_group_params(q, args.at(1).tensor(), args.at(2).opt_tensor(), args.at(6).to_int());
-  const DType out = args.at(7).to_dtype();
+  check_group_params(q, args.tensor("scales"), args.opt_tensor("zero_points"),
+                     args.integer("group_size"));
+  const DType out = args.dtype("output_dtype");
   if (!is_input_float(out) && out != DType::Float64)
     op_error("dequantize_per_channel_group: output_dtype must be floating");
   return {meta::fresh(q.shape(), out)};
 }
 
-Values dequantize_group_ref(const Values& args) {
+Values dequantize_group_ref(const Args& args) {
   dequantize_group_meta(args);
-  const int64_t g = args.at(6).to_int();
+  const int64_t g = args.integer("group_size");
   return {map_params(
-      args.at(0).tensor(), args.at(7).to_dtype(), args.at(1).tensor(), args.at(2).opt_tensor(),
-      [g](int64_t i) { return i / g; }, false, 0, 0)};
+      args.tensor("input"), args.dtype("output_dtype"), args.tensor("scales"),
+      args.opt_tensor("zero_points"), [g](int64_t i) { return i / g; }, false, 0, 0)};
 }
 
 // --- samples ---

@@ -78,7 +78,9 @@ std::vector<Difference> read_differences(const std::string& path) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    if (line.rfind("| `aten.", 0) != 0 && line.rfind("| `quantized_decomposed.", 0) != 0) continue;
+    if (line.rfind("| `aten.", 0) != 0 && line.rfind("| `quantized_decomposed.", 0) != 0 &&
+        line.rfind("| `torchao.", 0) != 0)
+      continue;
     auto cells = split_cells(line);
     Difference d;
     d.line = n;
@@ -183,7 +185,8 @@ TEST(AtenDifferencesDoc, EveryRowNamesAnOpCasesAndAReason) {
   ASSERT_FALSE(ds.empty()) << kDoc << " lists no differences (or could not be read)";
   static const std::regex selector(R"(\*|dtype:[a-z0-9,]+|label:.+|[0-9a-f]{16})");
   for (const Difference& d : ds) {
-    EXPECT_TRUE(d.op.rfind("aten.", 0) == 0 || d.op.rfind("quantized_decomposed.", 0) == 0)
+    EXPECT_TRUE(d.op.rfind("aten.", 0) == 0 || d.op.rfind("quantized_decomposed.", 0) == 0 ||
+                d.op.rfind("torchao.", 0) == 0)
         << kDoc << ":" << d.line;
     EXPECT_FALSE(d.selectors.empty()) << kDoc << ":" << d.line << ": no cases named";
     for (const std::string& s : d.selectors)

@@ -201,9 +201,10 @@ void check_same_dtype(DType a, DType b, const char* what) {
   }
 }
 
-Values mm_kernel(const OpDef&, const Values& args) {
-  const Tensor& a = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
+Values mm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
+  const Tensor& a = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
   CRUCIBLE_CHECK(a.dim() == 2, "self must be a matrix");
   CRUCIBLE_CHECK(b.dim() == 2, "mat2 must be a matrix");
   if (a.size(1) != b.size(0))
@@ -214,10 +215,11 @@ Values mm_kernel(const OpDef&, const Values& args) {
   return {out.view({a.size(0), b.size(1)})};
 }
 
-Values addmm_kernel(const OpDef&, const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& a = args.at(1).tensor();
-  const Tensor& b = args.at(2).tensor();
+Values addmm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
+  const Tensor& self = args.tensor("self");
+  const Tensor& a = args.tensor("mat1");
+  const Tensor& b = args.tensor("mat2");
   check_same_dtype(self.dtype(), b.dtype(), "self and mat2");
   check_same_dtype(a.dtype(), b.dtype(), "mat1 and mat2");
   CRUCIBLE_CHECK(a.dim() == 2,
@@ -228,8 +230,8 @@ Values addmm_kernel(const OpDef&, const Values& args) {
     op_error("mat1 and mat2 shapes cannot be multiplied (" + mnk(a, b) + ")");
   const Shape target{a.size(0), b.size(1)};
   const Tensor s = expand_self(self, target);
-  Tensor out = product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.at(3).to_scalar(),
-                       args.at(4).to_scalar(), a.dtype());
+  Tensor out = product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.scalar("beta"),
+                       args.scalar("alpha"), a.dtype());
   return {out.view(target)};
 }
 
@@ -250,18 +252,20 @@ void check_batch_dtypes(const Tensor& b1, const Tensor& b2) {
   }
 }
 
-Values bmm_kernel(const OpDef&, const Values& args) {
-  const Tensor& b1 = args.at(0).tensor();
-  const Tensor& b2 = args.at(1).tensor();
+Values bmm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
+  const Tensor& b1 = args.tensor("self");
+  const Tensor& b2 = args.tensor("mat2");
   check_batches(b1, b2);
   check_batch_dtypes(b1, b2);
   return {product(b1, b2, Tensor(), Scalar(0.0), Scalar(1.0), b2.dtype())};
 }
 
-Values baddbmm_kernel(const OpDef&, const Values& args) {
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& b1 = args.at(1).tensor();
-  const Tensor& b2 = args.at(2).tensor();
+Values baddbmm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
+  const Tensor& self = args.tensor("self");
+  const Tensor& b1 = args.tensor("batch1");
+  const Tensor& b2 = args.tensor("batch2");
   CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   const Shape target{b1.size(0), b1.size(1), b2.size(2)};
@@ -273,7 +277,7 @@ Values baddbmm_kernel(const OpDef&, const Values& args) {
   }
   check_batches(b1, b2);
   check_batch_dtypes(b1, b2);
-  return {product(b1, b2, s, args.at(3).to_scalar(), args.at(4).to_scalar(), b1.dtype())};
+  return {product(b1, b2, s, args.scalar("beta"), args.scalar("alpha"), b1.dtype())};
 }
 
 // Every float and integer dtype, and bool: ATen's kernel dispatch raises for bool, but an

@@ -39,10 +39,11 @@ void gemm_nt(const Tensor& a, const float* w, int64_t n, float* c) {
   gemm_f32(m, n, k, 1.0f, {a.data<float>(), k, 1}, {w, 1, k}, 0.0f, c, n);
 }
 
-Values int_mm_kernel(const OpDef& op, const Values& args) {
+Values int_mm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   const Tensor out_meta = op.run_meta(args).at(0).tensor();
-  const Tensor& self = args.at(0).tensor();
-  const Tensor& mat2 = args.at(1).tensor();
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat2 = args.tensor("mat2");
   const int64_t m = self.size(0), k = self.size(1), n = mat2.size(1);
   Tensor out = Tensor::uninitialized({m, n}, DType::Int32);
   if (out.numel() == 0) return {out};
@@ -68,12 +69,13 @@ Values int_mm_kernel(const OpDef& op, const Values& args) {
   return {out};
 }
 
-Values weight_int8pack_mm_kernel(const OpDef& op, const Values& args) {
+Values weight_int8pack_mm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   op.run_meta(args);
-  const Tensor& a0 = args.at(0).tensor();
-  const Tensor& w = args.at(1).tensor();
+  const Tensor& a0 = args.tensor("self");
+  const Tensor& w = args.tensor("mat2");
   const int64_t m = a0.size(0), k = a0.size(1), n = w.size(0);
-  const Tensor a = as_f32(a0), s = as_f32(args.at(2).tensor());
+  const Tensor a = as_f32(a0), s = as_f32(args.tensor("scales"));
   Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
   if (c.numel() == 0) return {finish(c, a0.dtype())};
   const int8_t* wd = w.data<int8_t>();
@@ -92,9 +94,10 @@ Values weight_int8pack_mm_kernel(const OpDef& op, const Values& args) {
   return {finish(c, a0.dtype())};
 }
 
-Values convert_int4pack_kernel(const OpDef& op, const Values& args) {
+Values convert_int4pack_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   const Tensor meta = op.run_meta(args).at(0).tensor();
-  const Tensor w = args.at(0).tensor().contiguous();
+  const Tensor w = args.tensor("self").contiguous();
   const int64_t n_total = w.size(0), k_total = w.size(1);
   Tensor out = Tensor::zeros(meta.shape(), DType::UInt8);
   uint8_t* od = out.data<uint8_t>();
@@ -113,12 +116,13 @@ Values convert_int4pack_kernel(const OpDef& op, const Values& args) {
   return {out};
 }
 
-Values weight_int4pack_mm_kernel(const OpDef& op, const Values& args) {
+Values weight_int4pack_mm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   op.run_meta(args);
-  const Tensor& a0 = args.at(0).tensor();
-  const Tensor& b = args.at(1).tensor();
-  const int64_t group = args.at(2).to_int();
-  const Tensor sz = as_f32(args.at(3).tensor());
+  const Tensor& a0 = args.tensor("self");
+  const Tensor& b = args.tensor("mat2");
+  const int64_t group = args.integer("qGroupSize");
+  const Tensor sz = as_f32(args.tensor("qScaleAndZeros"));
   const int64_t m = a0.size(0), k = a0.size(1), n = b.size(0);
   const Tensor a = as_f32(a0);
   Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
@@ -144,13 +148,14 @@ Values weight_int4pack_mm_kernel(const OpDef& op, const Values& args) {
   return {finish(c, a0.dtype())};
 }
 
-Values scaled_mm_kernel(const OpDef& op, const Values& args) {
+Values scaled_mm_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   const Tensor meta = op.run_meta(args).at(0).tensor();
-  const Tensor a = as_f32(args.at(0).tensor());
-  const Tensor b = as_f32(args.at(1).tensor());
-  const Tensor sa = as_f32(args.at(2).tensor()), sb = as_f32(args.at(3).tensor());
-  const std::optional<Tensor> bias = args.at(4).opt_tensor();
-  const std::optional<Tensor> scale_result = args.at(5).opt_tensor();
+  const Tensor a = as_f32(args.tensor("self"));
+  const Tensor b = as_f32(args.tensor("mat2"));
+  const Tensor sa = as_f32(args.tensor("scale_a")), sb = as_f32(args.tensor("scale_b"));
+  const std::optional<Tensor> bias = args.opt_tensor("bias");
+  const std::optional<Tensor> scale_result = args.opt_tensor("scale_result");
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
   if (c.numel() == 0) return {finish(c, meta.dtype())};
@@ -174,9 +179,10 @@ Values scaled_mm_kernel(const OpDef& op, const Values& args) {
   return {finish(c, meta.dtype())};
 }
 
-Values choose_qparams_kernel(const OpDef& op, const Values& args) {
+Values choose_qparams_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   const Values meta = op.run_meta(args);
-  const Tensor x = as_f32(args.at(0).tensor());
+  const Tensor x = as_f32(args.tensor("input"));
   const int64_t k = x.size(x.dim() - 1), rows = k == 0 ? 0 : x.numel() / k;
   const DType st = meta[0].tensor().dtype();
   Tensor scales = Tensor::uninitialized(meta[0].tensor().shape(), DType::Float64);
@@ -197,13 +203,14 @@ Values choose_qparams_kernel(const OpDef& op, const Values& args) {
   return {scales.to(st), Tensor::zeros(meta[1].tensor().shape(), st)};
 }
 
-Values quantize_per_token_kernel(const OpDef& op, const Values& args) {
+Values quantize_per_token_kernel(const OpDef& op, const Values& call_values) {
+  const Args args(call_values, op.schema);
   const Tensor meta = op.run_meta(args).at(0).tensor();
-  const Tensor x = as_f32(args.at(0).tensor());
-  const Tensor s = args.at(1).tensor().contiguous().to(DType::Float64);
-  const Tensor z = args.at(2).tensor().contiguous().to(DType::Float64);
-  const double qmin = static_cast<double>(args.at(3).to_int());
-  const double qmax = static_cast<double>(args.at(4).to_int());
+  const Tensor x = as_f32(args.tensor("input"));
+  const Tensor s = args.tensor("scales").contiguous().to(DType::Float64);
+  const Tensor z = args.tensor("zero_points").contiguous().to(DType::Float64);
+  const double qmin = static_cast<double>(args.integer("quant_min"));
+  const double qmax = static_cast<double>(args.integer("quant_max"));
   const int64_t k = x.dim() == 0 ? 1 : x.size(x.dim() - 1);
   const int64_t rows = k == 0 ? 0 : x.numel() / k;
   Tensor out = Tensor::uninitialized(x.shape(), meta.dtype());

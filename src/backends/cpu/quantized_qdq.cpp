@@ -84,39 +84,45 @@ std::vector<double> opt_doubles(const Value& v) {
   return t ? as_doubles(*t) : std::vector<double>();
 }
 
-Values dequantize_per_token_kernel(const OpDef& op, const Values& a) {
+Values dequantize_per_token_kernel(const OpDef& op, const Values& call_values) {
+  const Args a(call_values, op.schema);
   const Tensor meta = op.run_meta(a).at(0).tensor();
-  const Tensor& q = a.at(0).tensor();
-  return {dequantize(q, meta.dtype(), as_doubles(a.at(1).tensor()), as_doubles(a.at(2).tensor()),
-                     per_token(q))};
+  const Tensor& q = a.tensor("input");
+  return {dequantize(q, meta.dtype(), as_doubles(a.tensor("scales")),
+                     as_doubles(a.tensor("zero_points")), per_token(q))};
 }
 
-Values quantize_per_channel_kernel(const OpDef& op, const Values& a) {
+Values quantize_per_channel_kernel(const OpDef& op, const Values& call_values) {
+  const Args a(call_values, op.schema);
   const Tensor meta = op.run_meta(a).at(0).tensor();
-  const Tensor& x = a.at(0).tensor();
-  return {quantize(x, meta, as_doubles(a.at(1).tensor()), as_doubles(a.at(2).tensor()),
-                   per_channel(x, a.at(3).to_int()), static_cast<double>(a.at(4).to_int()),
-                   static_cast<double>(a.at(5).to_int()))};
+  const Tensor& x = a.tensor("input");
+  return {quantize(x, meta, as_doubles(a.tensor("scales")), as_doubles(a.tensor("zero_points")),
+                   per_channel(x, a.integer("axis")), static_cast<double>(a.integer("quant_min")),
+                   static_cast<double>(a.integer("quant_max")))};
 }
 
-Values dequantize_per_channel_kernel(const OpDef& op, const Values& a) {
+Values dequantize_per_channel_kernel(const OpDef& op, const Values& call_values) {
+  const Args a(call_values, op.schema);
   const Tensor meta = op.run_meta(a).at(0).tensor();
-  const Tensor& q = a.at(0).tensor();
-  return {dequantize(q, meta.dtype(), as_doubles(a.at(1).tensor()), opt_doubles(a.at(2)),
-                     per_channel(q, a.at(3).to_int()))};
+  const Tensor& q = a.tensor("input");
+  return {dequantize(q, meta.dtype(), as_doubles(a.tensor("scales")),
+                     opt_doubles(a.value("zero_points")), per_channel(q, a.integer("axis")))};
 }
 
-Values quantize_group_kernel(const OpDef& op, const Values& a) {
+Values quantize_group_kernel(const OpDef& op, const Values& call_values) {
+  const Args a(call_values, op.schema);
   const Tensor meta = op.run_meta(a).at(0).tensor();
-  return {quantize(a.at(0).tensor(), meta, as_doubles(a.at(1).tensor()),
-                   as_doubles(a.at(2).tensor()), {a.at(6).to_int(), INT64_MAX},
-                   static_cast<double>(a.at(3).to_int()), static_cast<double>(a.at(4).to_int()))};
+  return {quantize(a.tensor("input"), meta, as_doubles(a.tensor("scales")),
+                   as_doubles(a.tensor("zero_points")), {a.integer("group_size"), INT64_MAX},
+                   static_cast<double>(a.integer("quant_min")),
+                   static_cast<double>(a.integer("quant_max")))};
 }
 
-Values dequantize_group_kernel(const OpDef& op, const Values& a) {
+Values dequantize_group_kernel(const OpDef& op, const Values& call_values) {
+  const Args a(call_values, op.schema);
   const Tensor meta = op.run_meta(a).at(0).tensor();
-  return {dequantize(a.at(0).tensor(), meta.dtype(), as_doubles(a.at(1).tensor()),
-                     opt_doubles(a.at(2)), {a.at(6).to_int(), INT64_MAX})};
+  return {dequantize(a.tensor("input"), meta.dtype(), as_doubles(a.tensor("scales")),
+                     opt_doubles(a.value("zero_points")), {a.integer("group_size"), INT64_MAX})};
 }
 
 // Where each element finds its scale (TorchAO's block-wise expansion; the meta function has
