@@ -457,20 +457,20 @@ void register_arithmetic_ops(OpRegistry& r) {
                   binmeta::fresh_meta(div_spec), div_ref, div_scalar_samples, 1));
   r.add(binary_op(
       "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(add_spec_of, 3), arith::out_of(add_ref),
+      binmeta::out_meta(add_spec_of), arith::out_of(add_ref),
       [](const SampleContext& c) { return out_samples(c, 0); }, 2));
   OpDef sub_out = binary_op(
       "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(sub_spec, 3), arith::out_of(sub_ref), sub_out_samples, 2);
+      binmeta::out_meta(sub_spec), arith::out_of(sub_ref), sub_out_samples, 2);
   sub_out.dtypes = without_bool();
   r.add(std::move(sub_out));
   r.add(binary_op(
       "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(mul_spec, 2), arith::out_of(mul_ref),
+      binmeta::out_meta(mul_spec), arith::out_of(mul_ref),
       [](const SampleContext& c) { return out_samples(c, 1); }, 1));
   r.add(binary_op(
       "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(div_spec, 2), arith::out_of(div_ref),
+      binmeta::out_meta(div_spec), arith::out_of(div_ref),
       [](const SampleContext& c) { return out_samples(c, 2); }, 1));
   register_arithmetic_division_ops(r);
   register_arithmetic_math_ops(r);

@@ -65,11 +65,9 @@ void check_inplace(const Tensor& self, const Shape& result_shape, DType result_d
 void check_out(const Tensor& out, const Shape& result_shape, DType result_dtype);
 
 // Wraps an out-of-place reference as the in-place op on self (the result is computed first,
-// then copied into self, converting to self's dtype) or the out= op on the argument `out`
-// (or the argument at index `out_arg`).
+// then copied into self, converting to self's dtype) or the out= op on the argument `out`.
 RefFn inplace_of(RefFn ref);
 RefFn out_of(RefFn ref);
-RefFn out_of(RefFn ref, size_t out_arg);
 
 // Elementwise cost: `flops` per output element; bytes = the real bytes of the tensor arguments
 // read + the output written. An argument sharing the output's storage (out=, in-place self) is

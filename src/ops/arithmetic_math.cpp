@@ -556,7 +556,7 @@ void register_arithmetic_math_ops(OpRegistry& r) {
   r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", binmeta::fresh_meta(atan2_spec),
                 atan2_ref, binary_all_samples, 20));
   r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                binmeta::out_meta(atan2_spec, 2), arith::out_of(atan2_ref), atan2_out_samples, 20));
+                binmeta::out_meta(atan2_spec), arith::out_of(atan2_ref), atan2_out_samples, 20));
   r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor",
                 binmeta::fresh_meta(extremum_spec(true)), extremum_ref(true), binary_all_samples,
                 1));

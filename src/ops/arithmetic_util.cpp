@@ -256,18 +256,6 @@ RefFn out_of(RefFn ref) {
   };
 }
 
-RefFn out_of(RefFn ref, size_t out_arg) {
-  return [ref = std::move(ref), out_arg](const Args& a) -> Values {
-    // Inherently positional: the caller gives the out argument's index in the schema.
-    const Values& args = a;
-    const Tensor& out = args.at(out_arg).tensor();
-    const Tensor result = ref(a).at(0).tensor();
-    check_out(out, result.shape(), result.dtype());
-    out.copy_from(result);  // computed in the common dtype, then cast to out's dtype
-    return {Value(out)};
-  };
-}
-
 CostFn elementwise_cost(double flops, bool reads_output) {
   return [flops, reads_output](const Values& args, const Values& outputs) {
     Cost c;

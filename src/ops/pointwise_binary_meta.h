@@ -52,15 +52,14 @@ MetaFn inplace_meta(F spec) {
   };
 }
 
-// The meta function of the out= overload arith::out_of(ref, out_arg) makes: the op's checks,
-// then out's (arith::check_out); out is returned. `out_arg` is out's position in the schema,
-// as arith::out_of takes it (a generic wrapper: out is read by that position).
+// The meta function of the out= overload arith::out_of(ref) makes: the op's checks, then
+// those of the argument `out` (arith::check_out); out is returned.
 template <class F>
-MetaFn out_meta(F spec, size_t out_arg) {
-  return [spec = std::move(spec), out_arg](const Args& args) {
+MetaFn out_meta(F spec) {
+  return [spec = std::move(spec)](const Args& args) {
     const Spec s = spec(args);
-    arith::check_out(args.values().at(out_arg).tensor(), s.shape, s.dtype);
-    return Values{args.values().at(out_arg)};
+    arith::check_out(args.tensor("out"), s.shape, s.dtype);
+    return Values{args.value("out")};
   };
 }
 

@@ -196,10 +196,10 @@ struct Emitter {
         const Float8Weight q = quantize_float8(w, true, DType::Float32);
         param(W + ".fp8", q.q);
         param(W + ".fp8_scale", q.scale);
-        lines.push_back(
-            fmt::format("%{0}__w = torchao.dequantize_affine_float8_non_decomposed.default(%{1}.fp8, "
-                        "%{1}.fp8_scale, {2})",
-                        o, W, code(xd)));
+        lines.push_back(fmt::format(
+            "%{0}__w = torchao.dequantize_affine_float8_non_decomposed.default(%{1}.fp8, "
+            "%{1}.fp8_scale, {2})",
+            o, W, code(xd)));
         lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{0}__w, [1, 0])", o));
         lines.push_back(fmt::format("%{} = aten.mm.default(%{}, %{}__wt)", p, x, o));
         break;
@@ -225,9 +225,10 @@ struct Emitter {
               fmt::format("%{0}__aq_s32 = aten._to_copy.default(%{0}__aq_s, dtype=f32)", o));
           s32 = o + "__aq_s32";
         }
-        lines.push_back(fmt::format(
-            "%{0}__aq_x8 = torchao.quantize_affine_float8_non_decomposed.default(%{1}, %{2}, f8e4m3fn)", o,
-            x, s32));
+        lines.push_back(
+            fmt::format("%{0}__aq_x8 = torchao.quantize_affine_float8_non_decomposed.default(%{1}, "
+                        "%{2}, f8e4m3fn)",
+                        o, x, s32));
         lines.push_back(fmt::format(
             "%{0} = aten._scaled_mm.default(%{1}__aq_x8, %{2}, %{3}, %{2}_scale, None, None, {4})",
             p, o, wn, s32, code(xd)));

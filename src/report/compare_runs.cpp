@@ -168,7 +168,8 @@ std::string comparison_markdown(const RunComparison& c) {
   std::string m = "# crucible compare\n\n";
   m += fmt::format(
       "- before: `{}`\n- after: `{}`\n- {} cases in both runs, {} timed in both; "
-      "a change counts when the candidate's p10..p90 times and the median speed-ups of the two runs "
+      "a change counts when the candidate's p10..p90 times and the median speed-ups of the two "
+      "runs "
       "part by a factor of {}\n- **{}**\n",
       c.before, c.after, c.cases_compared, c.timed_compared, c.min_change,
       c.regressed() ? "regressed" : "no regression");

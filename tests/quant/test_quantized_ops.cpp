@@ -180,16 +180,16 @@ TEST(QuantizedOps, ChooseQparamsPerTokenIsAmaxOver127WithEps) {
 TEST(QuantizedOps, QuantizeFloat8SaturatesPerRow) {
   const Tensor x = floats({2, 3}, DType::Float32, {1000, -1000, 3.3, 1, 2, 4});
   const Tensor s = floats({2, 1}, DType::Float32, {1, 0.5});
-  const Tensor q =
-      run_ref("torchao.quantize_affine_float8_non_decomposed.default", {x, s, Value(DType::Float8E4M3FN)})[0]
-          .tensor();
+  const Tensor q = run_ref("torchao.quantize_affine_float8_non_decomposed.default",
+                           {x, s, Value(DType::Float8E4M3FN)})[0]
+                       .tensor();
   EXPECT_EQ(q.get(0), 448.0);  // saturated, not NaN
   EXPECT_EQ(q.get(1), -448.0);
   EXPECT_EQ(q.get(2), 3.25);  // e4m3: 3 mantissa bits
   EXPECT_EQ(q.get(4), 4.0);   // 2 / 0.5
-  const Tensor d =
-      run_ref("torchao.dequantize_affine_float8_non_decomposed.default", {q, s, Value(DType::Float32)})[0]
-          .tensor();
+  const Tensor d = run_ref("torchao.dequantize_affine_float8_non_decomposed.default",
+                           {q, s, Value(DType::Float32)})[0]
+                       .tensor();
   EXPECT_EQ(d.get(5), 4.0);  // 8 * 0.5
 }
 
