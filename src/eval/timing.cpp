@@ -111,7 +111,7 @@ TimingStats stats_of(std::vector<double> xs) {
 
 // Turns and settled threads. A thread pool keeps its workers spinning for a while after a call
 // so that the next call starts without a wake-up (libgomp, which ATen uses, spins for about
-// 20 ms here; crucible's cpu pool for 50 us). Alternating sample by sample, those spinning
+// 20 ms here; crucible's cpu pool for 1 ms). Alternating sample by sample, those spinning
 // workers of one backend share the cores with the other backend's next sample: on this 2-core
 // machine an in-place add of 3 MB measured 430 us after an ATen sample and 235 us alone. So
 // the backends take turns of kTurn samples: before a turn the harness sleeps in 200 us steps

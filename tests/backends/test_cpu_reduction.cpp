@@ -43,6 +43,27 @@ TEST(CpuReduction, LongRowSumMatchesReferenceOnEveryThreadCount) {
   set_num_threads(saved);
 }
 
+TEST(CpuReduction, WideColumnSumsAreSplitByColumnsInTheReferencesOrder) {
+  // [tokens, features] summed over tokens (a bias gradient): columns split over the threads,
+  // each summed over every row in order, so the f32 results equal the reference's bits on any
+  // thread count, cancelling huge terms included.
+  Tensor x = Tensor::empty({40, 1500}, DType::Float32);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::cos(0.37 * static_cast<double>(i)) * 3);
+  x.set(7, 3e38);  // column 7: 3e38 + ... - 3e38 in row order
+  x.set(1500 + 7, 1.5);
+  x.set(2 * 1500 + 7, -3e38);
+  const Values args{Value(x), Value(std::vector<int64_t>{0}), Value(true), Value()};
+  const Tensor want = ref("aten.sum.dim_IntList", args).at(0).tensor();
+  const int saved = num_threads();
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    const Tensor got = run("aten.sum.dim_IntList", args).at(0).tensor();
+    ASSERT_EQ(got.shape(), (Shape{1, 1500}));
+    for (int64_t j = 0; j < 1500; ++j) ASSERT_EQ(got.get(j), want.get(j)) << threads << " " << j;
+  }
+  set_num_threads(saved);
+}
+
 TEST(CpuReduction, CancellingHugeTermsAreSummedInOrder) {
   // Row 0 in order: 3e38 + 1.5 loses the 1.5, - 3e38 gives 0 (what the reference computes);
   // summed in eight interleaved accumulators it would give 1.5.

@@ -59,8 +59,12 @@ struct Job {
 
 constexpr int64_t kChunksPerThread = 4;
 
-// Spins for a short while (a kernel call often follows another), then blocks.
-constexpr auto kSpin = std::chrono::microseconds(50);
+// Spins for a while (a kernel call often follows another), then blocks. Waking a blocked
+// worker costs tens of microseconds in a VM, so a spin shorter than the gap between two ops
+// (the caller's own work between them: allocating, checking, copying) leaves the second
+// thread asleep for every op of a model and mid-sized ops run on one core. One millisecond
+// covers those gaps; libgomp, which ATen uses, spins for about 20 ms by default.
+constexpr auto kSpin = std::chrono::milliseconds(1);
 
 class ThreadPool {
  public:

@@ -35,6 +35,7 @@ void register_anyall_kernels(KernelTable& t);   // reduction_anyall.cpp
 namespace {
 
 constexpr int64_t kBlock = 1 << 14;  // elements per partial sum of a row
+constexpr int64_t kColSplit = 256;   // fewest columns per task when columns are split
 
 // Whether a sum computed in another order than the reference's sequential one is certain to
 // pass the comparison. A sum is made of consecutive parts (blocks of a row, runs, row ranges of
@@ -82,6 +83,15 @@ double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
 // Rows [outer, red] -> out[outer], in blocks of kBlock (spread over the pool with the rows).
 template <typename T>
 void sum_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
+  if (red <= 16) {
+    // Short rows (a dim of size 1 kept by keepdim, pairs, small windows): summed in the
+    // reference's order, with no vector loop or order check to set up per row.
+    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t o = lo; o < hi; ++o) out[o] = sum_sequential(x + o * red, red);
+                 });
+    return;
+  }
   const StatLoops<T>& k = stat_loops<T>();
   const int64_t nblk = std::max<int64_t>(1, (red + kBlock - 1) / kBlock);
   auto finish = [&](int64_t o, const Partial* part) {
@@ -121,6 +131,20 @@ void sum_cols(const T* x, int64_t outer, int64_t red, int64_t inner, DType out_d
   const StatLoops<T>& k = stat_loops<T>();
   const int threads = num_threads();
   const int64_t parts = std::min<int64_t>(threads, red / 16);
+  if (outer < threads && parts > 1 && inner >= kColSplit * threads) {
+    // Wide rows (a linear layer's bias gradient: [tokens, features] summed over tokens): the
+    // columns are split over the pool, each range summed over every row in the reference's
+    // order, so no order check is needed and each thread reads its own part of every row.
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* base = x + o * red * inner;
+      double* acc = out + o * inner;
+      parallel_for(0, inner, kColSplit, [&](int64_t lo, int64_t hi) {
+        std::fill(acc + lo, acc + hi, 0.0);
+        k.col_sum(base + lo, red, inner, hi - lo, acc + lo, nullptr);
+      });
+    }
+    return;
+  }
   if (outer >= threads || parts <= 1) {
     parallel_for(0, outer, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t o = lo; o < hi; ++o) {
