@@ -4,6 +4,10 @@
 
 #include <bit>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "crucible/numeric.h"
 
 namespace crucible {
@@ -15,9 +19,35 @@ using numeric::kFloat8E4M3FN;
 using numeric::kFloat8E5M2;
 using numeric::kHalf;
 
+// The processor's own conversions (F16C) where it has them: half -> float is exact, and
+// float -> half rounds to nearest, ties to even, once. A double is handed to them only when it
+// is a float exactly, so f64 -> f16 still rounds once. Materialising, rounding and comparing
+// f16 tensors converts every element, and the generic routines cost tens of cycles each.
+#if defined(__x86_64__)
+namespace {
+const bool g_f16c = __builtin_cpu_supports("f16c");
+__attribute__((target("f16c"))) float f16c_to_float(uint16_t bits) { return _cvtsh_ss(bits); }
+__attribute__((target("f16c"))) uint16_t f16c_from_float(float x) {
+  return static_cast<uint16_t>(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT));
+}
+}  // namespace
+
+uint16_t half_from_double(double x) {
+  if (g_f16c) {
+    const auto f = static_cast<float>(x);
+    if (static_cast<double>(f) == x) return f16c_from_float(f);
+  }
+  return static_cast<uint16_t>(encode(x, kHalf));
+}
+uint16_t half_from_float(float x) {
+  return g_f16c ? f16c_from_float(x) : static_cast<uint16_t>(encode(x, kHalf));
+}
+float half_to_float(uint16_t bits) { return g_f16c ? f16c_to_float(bits) : decode(bits, kHalf); }
+#else
 uint16_t half_from_double(double x) { return static_cast<uint16_t>(encode(x, kHalf)); }
 uint16_t half_from_float(float x) { return half_from_double(static_cast<double>(x)); }
 float half_to_float(uint16_t bits) { return decode(bits, kHalf); }
+#endif
 
 uint16_t bf16_from_double(double x) { return static_cast<uint16_t>(encode(x, kBFloat16)); }
 uint16_t bf16_from_float(float x) { return bf16_from_double(static_cast<double>(x)); }

@@ -224,6 +224,10 @@ class DirBackend final : public Backend {
         if (k.op == op && k.cuda) return 0;
       return -1;
     };
+    // Candidate processes that may start CUDA (.cu kernels; Python kernels, which may use
+    // torch.cuda) are forked by a zygote that forked before the worker could start CUDA.
+    for (const BuiltKernel& k : b->kernels)
+      opts.zygote = opts.zygote || k.cuda || !k.python.empty();
     // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(
         name_,

@@ -57,30 +57,60 @@ void become_clean_child(int sock, int out_fd, pid_t parent) {
 
 }  // namespace
 
+void CandidateProcess::child_main(const KernelHostSetup& setup, const CandidateIsolation& isolation,
+                                  int sock, int out_fd, char* note, size_t note_size, uint32_t tag,
+                                  pid_t parent) {
+  become_clean_child(sock, out_fd, parent);
+  if (isolation.adopt_note_page) isolation.adopt_note_page(note, note_size);
+  KernelHostSetup s = setup;
+  s.enter_sandbox = isolation.enter_sandbox;
+  s.call_started = isolation.call_started;
+  run_kernel_host(3, tag, s);
+}
+
 CandidateProcess::CandidateProcess(const KernelHostSetup& setup,
-                                   const CandidateIsolation& isolation)
-    : isolation_(isolation) {
+                                   const CandidateIsolation& isolation, CandidateZygote* zygote)
+    : isolation_(isolation), zygote_(zygote) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     internal_error(std::string("socketpair: ") + std::strerror(errno));
   out_fd_ = memfd_create("crucible-kernel-output", MFD_CLOEXEC);
   if (out_fd_ < 0) internal_error(std::string("memfd_create: ") + std::strerror(errno));
-  void* page = mmap(nullptr, kNotePage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  // The note page is shared with the candidate process: anonymous memory it inherits, or
+  // (through the zygote, which forked before this page existed) a memory file it maps.
+  int note_fd = -1;
+  if (zygote_) {
+    note_fd = memfd_create("crucible-kernel-note", MFD_CLOEXEC);
+    if (note_fd < 0 || ftruncate(note_fd, kNotePage) != 0)
+      internal_error(std::string("memfd_create for a note page: ") + std::strerror(errno));
+  }
+  void* page =
+      zygote_ ? mmap(nullptr, kNotePage, PROT_READ | PROT_WRITE, MAP_SHARED, note_fd, 0)
+              : mmap(nullptr, kNotePage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) internal_error(std::string("mmap: ") + std::strerror(errno));
   note_ = static_cast<char*>(page);
-  const pid_t parent = getpid();
   tag_ = static_cast<uint32_t>(unpredictable_u64()) | 1u;
-  std::fflush(nullptr);
-  pid_ = fork();
-  if (pid_ < 0)
-    internal_error(std::string("cannot fork a candidate process: ") + std::strerror(errno));
-  if (pid_ == 0) {
-    become_clean_child(sv[1], out_fd_, parent);
-    if (isolation_.adopt_note_page) isolation_.adopt_note_page(note_, kNotePage);
-    KernelHostSetup s = setup;
-    s.enter_sandbox = isolation_.enter_sandbox;
-    s.call_started = isolation_.call_started;
-    run_kernel_host(3, tag_, s);
+  if (zygote_) {
+    ZygoteSpawn z;
+    z.op = setup.op;
+    z.cuda_device = setup.cuda_device;
+    z.tag = tag_;
+    try {
+      pid_ = zygote_->spawn(z, sv[1], out_fd_, note_fd, kNotePage);
+    } catch (...) {
+      ::close(note_fd);
+      ::close(sv[0]);
+      ::close(sv[1]);
+      throw;
+    }
+    ::close(note_fd);
+  } else {
+    const pid_t parent = getpid();
+    std::fflush(nullptr);
+    pid_ = fork();
+    if (pid_ < 0)
+      internal_error(std::string("cannot fork a candidate process: ") + std::strerror(errno));
+    if (pid_ == 0) child_main(setup, isolation_, sv[1], out_fd_, note_, kNotePage, tag_, parent);
   }
   ::close(sv[1]);
   sock_ = sv[0];
@@ -145,9 +175,7 @@ CandidateProcess::CandidateProcess(const KernelHostSetup& setup,
 CandidateProcess::~CandidateProcess() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
-    int status;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    reap();
   }
   if (sock_ >= 0) ::close(sock_);
   if (out_fd_ >= 0) ::close(out_fd_);
@@ -173,11 +201,18 @@ std::string CandidateProcess::request(const std::string& payload, int pass_fd, s
   died();
 }
 
-void CandidateProcess::died() {
+int CandidateProcess::reap() {
+  if (zygote_) return zygote_->wait(pid_);
   int status = 0;
   pid_t got;
   while ((got = waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
+  return got == pid_ ? status : -1;
+}
+
+void CandidateProcess::died() {
+  const int status = reap();
+  const bool got = status >= 0;
   pid_ = -1;
   std::string note(note_, strnlen(note_, kNotePage));
   std::string output = take_output();
@@ -185,7 +220,7 @@ void CandidateProcess::died() {
   if (!note.empty()) words += "; its last note: «" + note + "»";
   if (!output.empty())
     words += "; it printed (the kernel's words, not crucible's): «" + output + "»";
-  if (got > 0 && WIFSIGNALED(status)) {
+  if (got && WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const std::string detail =
         fmt::format("the kernel's process was killed by {}{}", signal_text(sig), words);
@@ -200,7 +235,7 @@ void CandidateProcess::died() {
     _exit(128 + sig);
   }
   kernel_fault(fmt::format("the kernel's process exited with status {} during the call{}",
-                           got > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, words));
+                           got && WIFEXITED(status) ? WEXITSTATUS(status) : -1, words));
 }
 
 void CandidateProcess::flush_l2() {

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "backends/plugin/candidate_zygote.h"
 #include "backends/plugin/kernel_host.h"
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
@@ -19,7 +20,9 @@ namespace crucible {
 
 class CandidateProcess {
  public:
-  CandidateProcess(const KernelHostSetup& setup, const CandidateIsolation& isolation);
+  // Forks the candidate process, or has `zygote` fork it (candidate_zygote.h).
+  CandidateProcess(const KernelHostSetup& setup, const CandidateIsolation& isolation,
+                   CandidateZygote* zygote = nullptr);
   ~CandidateProcess();
   CandidateProcess(const CandidateProcess&) = delete;
   CandidateProcess& operator=(const CandidateProcess&) = delete;
@@ -64,8 +67,16 @@ class CandidateProcess {
   // few KiB; the rest is counted, not kept).
   std::string take_output();
 
+  // What a candidate process runs, in it: a clean process state, its note page, then the kernel
+  // host (kernel_host.h). `parent` is the process that forked it.
+  [[noreturn]] static void child_main(const KernelHostSetup& setup,
+                                      const CandidateIsolation& isolation, int sock, int out_fd,
+                                      char* note, size_t note_size, uint32_t tag, pid_t parent);
+
  private:
   [[noreturn]] void died();
+  // Waits for the process to end; its wait status, or -1 when that cannot be known.
+  int reap();
   pid_t pid_ = -1;
   int sock_ = -1;
   uint32_t tag_ = 0;
@@ -81,6 +92,7 @@ class CandidateProcess {
   int64_t calls_ = 0;
   uint64_t arenas_[4] = {};
   CandidateIsolation isolation_;
+  CandidateZygote* zygote_ = nullptr;
 };
 
 }  // namespace crucible

@@ -123,7 +123,10 @@ class KernelBackend final : public Backend {
   std::string name() const override { return name_; }
   std::string version() const override { return opts_.version; }
   bool untrusted() const override { return true; }
-  void isolate_candidates(const CandidateIsolation& isolation) override { isolation_ = isolation; }
+  void isolate_candidates(const CandidateIsolation& isolation) override {
+    isolation_ = isolation;
+    if (opts_.zygote) start_zygote();
+  }
 
   bool has_op(const OpDef& op) const override {
     if (!opts_.library_per_op && listed_) return listing_.count(op.name) > 0;
@@ -409,13 +412,11 @@ class KernelBackend final : public Backend {
     if (host_ && host_op_ == op.name) return host_.get();
     host_.reset();
     if (!spawn_error_.empty() && spawn_op_ == op.name) return nullptr;
-    KernelHostSetup setup;
-    setup.op = opts_.library_per_op ? op.name : "";
-    setup.loader = loader_;
-    setup.prepare = opts_.prepare_candidate;
-    setup.cuda_device = opts_.cuda_device ? opts_.cuda_device(op.name) : -1;
+    if (opts_.zygote && !zygote_) start_zygote();
+    const KernelHostSetup setup = setup_for(opts_.library_per_op ? op.name : "",
+                                            opts_.cuda_device ? opts_.cuda_device(op.name) : -1);
     try {
-      host_ = std::make_unique<CandidateProcess>(setup, isolation_);
+      host_ = std::make_unique<CandidateProcess>(setup, isolation_, zygote_.get());
     } catch (const Error& e) {
       spawn_error_ = e.what();
       spawn_op_ = op.name;
@@ -431,6 +432,27 @@ class KernelBackend final : public Backend {
     return host_.get();
   }
 
+  KernelHostSetup setup_for(const std::string& op, int cuda_device) const {
+    KernelHostSetup setup;
+    setup.op = op;
+    setup.loader = loader_;
+    setup.prepare = opts_.prepare_candidate;
+    setup.cuda_device = cuda_device;
+    return setup;
+  }
+
+  // Forks the zygote from this worker as it is now: it keeps the loader, options and isolation
+  // as they are (all set before any case runs).
+  void start_zygote() const {
+    host_.reset();
+    zygote_.reset();
+    zygote_ = std::make_unique<CandidateZygote>([this](const ZygoteSpawn& z, int sock, int out_fd,
+                                                       char* note, size_t note_size, pid_t parent) {
+      CandidateProcess::child_main(setup_for(z.op, z.cuda_device), isolation_, sock, out_fd, note,
+                                   note_size, z.tag, parent);
+    });
+  }
+
   void retire() {
     fast_.reset();
     fast_args_ = nullptr;
@@ -441,6 +463,7 @@ class KernelBackend final : public Backend {
   KernelLoader loader_;
   KernelBackendOptions opts_;
   CandidateIsolation isolation_;
+  mutable std::unique_ptr<CandidateZygote> zygote_;  // declared first: outlives host_
   mutable std::unique_ptr<CandidateProcess> host_;
   mutable std::string host_op_;
   mutable bool listed_ = false;
@@ -480,7 +503,10 @@ std::unique_ptr<Backend> make_plugin_backend(const std::string& spec) {
   // candidate process loads it): a CUDA plugin's candidate processes start CUDA first.
   auto make_inner = [&](bool cuda) {
     KernelBackendOptions o = opts;
-    if (cuda) o.cuda_device = [](const std::string&) { return 0; };
+    if (cuda) {
+      o.cuda_device = [](const std::string&) { return 0; };
+      o.zygote = true;
+    }
     return make_kernel_backend(
         spec,
         [path, cuda](const std::string&) {

@@ -70,6 +70,11 @@ struct KernelBackendOptions {
   // folder's .cu sources, a plugin's probed description): the candidate process starts CUDA
   // before it enters the sandbox (docs/gpu.md).
   std::function<int(const std::string& op)> cuda_device;
+  // Candidate processes are forked by a zygote forked from the worker when the backend is
+  // isolated, before any case runs (candidate_zygote.h), not by the worker itself: set where a
+  // candidate process may start CUDA, which it cannot do when forked from a worker that has
+  // started CUDA (an aten:cuda baseline or reference in the same worker).
+  bool zygote = false;
 };
 
 // Loads the kernels of `op` (or, for a whole library, all of them) in a candidate process.
