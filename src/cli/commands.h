@@ -177,6 +177,7 @@ struct ModelsFlags {
   std::vector<std::string> force;     // --force op=backend
   std::string cache;                  // --policy-cache <file.json>
   uint64_t seed = 0;
+  double timeout_s = 600;  // --timeout: the judged step's worker
 };
 CLI::App* add_models_command(CLI::App& app, ModelsFlags& f);
 int command_models(const ModelsFlags& f);

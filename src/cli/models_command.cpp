@@ -10,6 +10,7 @@
 #include "crucible/graph/values.h"
 #include "crucible/models/kernel_policy.h"
 #include "crucible/models/zoo.h"
+#include "eval/policy_judge.h"
 #include "suites/model_judge.h"
 
 #include <fstream>
@@ -43,6 +44,9 @@ CLI::App* add_models_command(CLI::App& app, ModelsFlags& f) {
   m->add_option("--force", f.force, "op=backend: run this op on that backend (repeatable)");
   m->add_option("--policy-cache", f.cache, "a JSON file caching the fastest choices");
   m->add_option("--seed", f.seed, "seed of the model's values");
+  m->add_option("--timeout", f.timeout_s,
+                "seconds the judged step of --run may take in its worker (default 600)")
+      ->check(CLI::PositiveNumber);
   return m;
 }
 
@@ -79,15 +83,23 @@ static int run_with_policy(const ModelsFlags& f) {
   // fastest's trials run in a worker process: a kernel that crashes there is rejected.
   const std::vector<models::OpChoice> choices = models::choose_kernels(
       g, policy, f.seed, isolated_trial_runner({.backends = policy.backends}));
-  models::PolicyBackend backend(choices, policy.backends);
-  CaseResult r;
-  r.op = "model:zoo-" + c.name;
-  judge_model(g, backend, ModelJudgeOptions{.seed = f.seed}, r);
+  // The judged step runs in a worker process too: a kernel that crashes, hangs or allocates
+  // past the limit there is the verdict.
+  CaseResult base;
+  base.op = base.case_id = "model:zoo-" + c.name;
+  PolicyJudgeOptions isolation;
+  isolation.timeout_s = f.timeout_s;
+  const PolicyJudgeResult judged = judge_policy_isolated(
+      g, choices, policy.backends, ModelJudgeOptions{.seed = f.seed}, isolation, base);
+  const CaseResult& r = judged.result;
   fmt::print("{} under policy {} over {}\n", r.op, f.policy, fmt::join(f.backends, ","));
   fmt::print("  {:<48} {:<10} {:>6}  {}\n", "op", "backend", "calls", "why");
   for (const models::OpChoice& ch : choices) {
-    const auto it = backend.ran().find(ch.op);
-    const int64_t calls = it == backend.ran().end() ? 0 : it->second.second;
+    // "-": the worker died before it could count.
+    const auto it = judged.ran.find(ch.op);
+    const std::string calls = judged.ran.empty() && r.status != Status::Passed
+                                  ? "-"
+                                  : std::to_string(it == judged.ran.end() ? 0 : it->second.second);
     std::string why = ch.why;
     for (const auto& [b, s] : ch.seconds) why += fmt::format("; {} {:.3g} ms", b, s * 1e3);
     for (const auto& [b, w] : ch.rejected) why += fmt::format("; {} rejected: {}", b, w);

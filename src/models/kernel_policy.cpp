@@ -202,6 +202,16 @@ PolicyBackend::PolicyBackend(const std::vector<OpChoice>& choices,
   }
 }
 
+bool PolicyBackend::untrusted() const {
+  for (const auto& [name, b] : backends_)
+    if (b->untrusted()) return true;
+  return false;
+}
+
+void PolicyBackend::isolate_candidates(const CandidateIsolation& isolation) {
+  for (auto& [name, b] : backends_) b->isolate_candidates(isolation);
+}
+
 Backend& PolicyBackend::of(const std::string& op) const {
   const auto it = choice_.find(op);
   if (it == choice_.end()) unsupported("policy: no backend chosen for " + op);

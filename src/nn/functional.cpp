@@ -161,8 +161,9 @@ Var adaptive_avg_pool2d(Tracer& t, const Var& x, int64_t out_h, int64_t out_w) {
                  "adaptive_avg_pool");
 }
 
-Var embedding(Tracer& t, const Var& weight, const Var& indices) {
-  return t.call1("aten.embedding.default", {weight, indices});
+Var embedding(Tracer& t, const Var& weight, const Var& indices, int64_t padding_idx) {
+  if (padding_idx < 0) return t.call1("aten.embedding.default", {weight, indices});
+  return t.call1("aten.embedding.default", {weight, indices, padding_idx});
 }
 
 Var dropout(Tracer& t, const Var& x, double p, bool training) {

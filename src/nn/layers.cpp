@@ -80,12 +80,16 @@ Var GroupNorm::forward(Tracer& t, const Var& x) const {
   return F::group_norm(t, x, groups, param(t, "weight"), param(t, "bias"), eps);
 }
 
-Embedding::Embedding(int64_t num, int64_t dim, double init_std) : num(num), dim(dim) {
+Embedding::Embedding(int64_t num, int64_t dim, double init_std, int64_t padding_idx)
+    : num(num), dim(dim), padding_idx(padding_idx) {
+  if (padding_idx >= num)
+    usage_error("Embedding: padding_idx " + std::to_string(padding_idx) + " is not below " +
+                std::to_string(num) + " rows");
   register_parameter("weight", {num, dim}, normal_init(0, init_std));
 }
 
 Var Embedding::forward(Tracer& t, const Var& indices) const {
-  return F::embedding(t, param(t, "weight"), indices);
+  return F::embedding(t, param(t, "weight"), indices, padding_idx);
 }
 
 MultiheadAttention::MultiheadAttention(const Config& c) : config(c) {

@@ -64,6 +64,9 @@ class PolicyBackend final : public Backend {
  public:
   PolicyBackend(const std::vector<OpChoice>& choices, const std::vector<std::string>& backends);
   std::string name() const override { return "policy"; }
+  // Untrusted when one of its backends is (plugin:, dir:); isolation reaches each of them.
+  bool untrusted() const override;
+  void isolate_candidates(const CandidateIsolation& isolation) override;
   bool has_op(const OpDef& op) const override { return choice_.contains(op.name); }
   bool supports(const OpDef& op, const Values& args, std::string* why) const override;
   Values run(const OpDef& op, const Values& args) override;

@@ -61,7 +61,8 @@ Var max_pool2d(Tracer& t, const Var& x, int64_t kernel, int64_t stride, int64_t 
 Var avg_pool2d(Tracer& t, const Var& x, int64_t kernel, int64_t stride);
 Var adaptive_avg_pool2d(Tracer& t, const Var& x, int64_t out_h, int64_t out_w);
 
-Var embedding(Tracer& t, const Var& weight, const Var& indices);
+// padding_idx >= 0: that row's gradient is zero (ATen's padding_idx; the row still reads).
+Var embedding(Tracer& t, const Var& weight, const Var& indices, int64_t padding_idx = -1);
 // native_dropout when training and p > 0 (the mask drawn from the backend's seeded RNG); x
 // itself otherwise.
 Var dropout(Tracer& t, const Var& x, double p, bool training);

@@ -58,9 +58,10 @@ class GroupNorm : public Module {
 
 class Embedding : public Module {
  public:
-  Embedding(int64_t num, int64_t dim, double init_std = 1.0);
+  // padding_idx >= 0: that row gets no gradient (PyTorch's nn.Embedding(padding_idx=)).
+  Embedding(int64_t num, int64_t dim, double init_std = 1.0, int64_t padding_idx = -1);
   Var forward(Tracer& t, const Var& indices) const;
-  int64_t num, dim;
+  int64_t num, dim, padding_idx;
 };
 
 class Dropout : public Module {

@@ -80,10 +80,14 @@ BERT::BERT(const Json& args) {
     usage_error("BERT: hidden_size is not divisible by num_attention_heads");
   if (p < 0 || p >= 1) usage_error("BERT: hidden_dropout_prob must be in [0, 1)");
   if (type_vocab <= 0) usage_error("BERT: type_vocab_size must be positive");
+  pad_token = detail::int_arg(args, "pad_token_id", -1);
+  if (pad_token < -1 || pad_token >= vocab)
+    usage_error("BERT: pad_token_id " + std::to_string(pad_token) +
+                " is not a token id (or -1 for none)");
   dropout_ = &register_module("dropout", std::make_unique<nn::Dropout>(p));
   auto& bert = register_module("bert", std::make_unique<Container>());
   auto& emb = bert.add("embeddings", std::make_unique<Container>());
-  word_ = &emb.add("word_embeddings", std::make_unique<nn::Embedding>(vocab, dim, 0.02));
+  word_ = &emb.add("word_embeddings", std::make_unique<nn::Embedding>(vocab, dim, 0.02, pad_token));
   position_ =
       &emb.add("position_embeddings", std::make_unique<nn::Embedding>(positions, dim, 0.02));
   token_type_ =
