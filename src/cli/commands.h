@@ -49,6 +49,7 @@ struct GenerateFlags {
 // that cannot mean anything is a Usage error naming the flag. command_run checks the flags
 // against each other.
 struct RunFlags {
+  std::string gpus = "auto";
   std::string suite = "smoke";
   std::string backend;
   std::string reference = "ref";

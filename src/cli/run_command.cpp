@@ -208,6 +208,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.perf = f.perf;
   o.cold_cache = !f.warm_cache;
   o.workers = f.workers;
+  o.gpus = f.gpus;
   o.threads = f.threads;
   o.timeout_s = f.timeout;
   o.memory_limit = f.memory_limit;

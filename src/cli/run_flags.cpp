@@ -220,6 +220,15 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->default_str("0");
   flag("--workers", "worker processes (default: number of cores; at most 4 x the cores)", "INT",
        [&f](const std::string& s) { f.workers = parallelism("--workers", s, "worker processes"); });
+  flag("--gpus",
+       "GPUs the workers are spread over, one per worker in turn: auto (every visible GPU when "
+       "there are several), all, or a list such as 0,1",
+       "LIST",
+       [&f](const std::string& s) {
+         if (s.empty()) refuse("--gpus", s, "give auto, all or a list of devices such as 0,1");
+         f.gpus = s;
+       })
+      ->default_str("auto");
   flag("--threads",
        "threads each backend call may use, the same for candidate and baseline (default: number "
        "of cores; at most 4 x the cores)",

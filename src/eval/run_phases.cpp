@@ -23,6 +23,7 @@
 #include "crucible/core/error.h"
 #include "crucible/core/tensor.h"
 #include "crucible/eval/evaluate.h"
+#include "crucible/eval/gpus.h"
 #include "crucible/eval/workers.h"
 #include "eval/progress.h"
 #include "eval/run_folder.h"
@@ -146,6 +147,7 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
   wo.timeout_s = timeout_s;
   wo.memory_limit = plan.options.memory_limit;
   wo.on_worker_start = [&plan, wb] {
+    assign_worker_gpu(plan.gpus, worker_slot());  // before anything here can start CUDA
     const RunOptions& o = plan.options;
     set_allocation_limit(o.memory_limit);
     wb->reference = BackendRegistry::instance().create(o.reference);

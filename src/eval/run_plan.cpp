@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "crucible/backends/backend.h"
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
+#include "crucible/eval/gpus.h"
 #include "crucible/eval/saved_inputs.h"
 #include "crucible/report/atomic_file.h"
 #include "eval/run_folder.h"
@@ -219,6 +221,17 @@ RunPlan make_run_plan(const RunOptions& opts) {
   const bool untrusted = check_backends(plan);
   plan.sandboxed = untrusted && plan.options.sandbox;
   if (plan.sandboxed) set_up_sandbox(plan);
+  std::string named;  // a backend that names its CUDA device
+  for (const std::string& spec : {plan.options.backend, plan.options.reference,
+                                  plan.options.perf ? plan.options.baseline : std::string()})
+    if (spec.find("cuda:") != std::string::npos) named = spec;
+  plan.gpus = plan_gpus(plan.options.gpus, named);
+  if (!plan.gpus.empty() && plan.options.progress) {
+    std::string list;
+    for (const std::string& g : plan.gpus) list += (list.empty() ? "" : ", ") + g;
+    std::fprintf(stderr, "crucible: %d workers over %zu GPUs (CUDA_VISIBLE_DEVICES %s, in turn)\n",
+                 plan.options.workers, plan.gpus.size(), list.c_str());
+  }
   plan.cases = plan_cases(plan.options);
   if (plan.options.shard.active()) {
     if (plan.options.suite.suite == "case")

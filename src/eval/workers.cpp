@@ -97,6 +97,10 @@ constexpr uint32_t kMaxFrame = uint32_t{64} << 20;
 // A worker that died between jobs this many times with the same job at the head of its batch
 // is charged that job (a worker that cannot stay alive must not loop forever).
 constexpr int kMaxIdleDeaths = 3;
+// A job whose worker was killed from outside (SIGKILL, nothing said) runs again this many times.
+constexpr int kMaxOutsideKills = 1;
+
+int g_worker_slot = -1;  // in a worker: its slot in the pool
 
 // In a new worker: closes every descriptor but 0, 1, 2 and the worker's two pipe ends (the
 // results file, the run folder's lock, other workers' pipes, whatever the parent had open).
@@ -166,12 +170,16 @@ struct WorkerPool::Worker {
   Clock::time_point job_start;
   std::string buf;             // bytes read but not yet parsed
   SharedPage* page = nullptr;  // the running job and the death note (set_worker_death_note)
+  int slot = 0;                // its place in the pool, kept by the workers that replace it
 };
+
+int worker_slot() { return g_worker_slot; }
 
 WorkerPool::WorkerPool(WorkerOptions opts, Job job) : opts_(std::move(opts)), job_(std::move(job)) {
   if (opts_.workers < 1) opts_.workers = 1;
   for (int i = 0; i < opts_.workers; ++i) {
     workers_.push_back(new Worker());
+    workers_.back()->slot = static_cast<int>(workers_.size()) - 1;
     void* page =
         mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED)
@@ -216,6 +224,7 @@ void WorkerPool::spawn(Worker& w) {
       struct rlimit rl = {lim, lim};
       setrlimit(RLIMIT_DATA, &rl);
     }
+    g_worker_slot = w.slot;
     if (opts_.on_worker_start) opts_.on_worker_start();
     page->running.store(0);
     const int in = down[0], out = up[1];
@@ -276,7 +285,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
                      const OnFailure& on_failure) {
   IgnoreSigpipe ignore_sigpipe;
   std::deque<size_t> queue(indices.begin(), indices.end());
-  std::map<size_t, int> idle_deaths;  // job at the head of a batch -> deaths between jobs
+  std::map<size_t, int> idle_deaths;    // job at the head of a batch -> deaths between jobs
+  std::map<size_t, int> outside_kills;  // job -> times its worker was killed from outside
   const int nworkers = static_cast<int>(workers_.size());
   auto any_busy = [&] {
     for (Worker* w : workers_)
@@ -408,6 +418,16 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
           ++idle_deaths[w.outstanding.front()] < kMaxIdleDeaths) {
         // It died between jobs (killed from outside, out of memory elsewhere): no job is
         // charged; its batch goes to a fresh worker.
+        for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
+          queue.push_front(*it);
+        w.outstanding.clear();
+        continue;
+      }
+      if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && w.page->note[0] == '\0' &&
+          !w.outstanding.empty() && ++outside_kills[w.outstanding.front()] <= kMaxOutsideKills) {
+        // Killed by SIGKILL with nothing said: from outside (an operator, the kernel's OOM
+        // killer, a GPU's worker stopped), not by this case's own code, which crucible reports
+        // with a note. The case runs again on the next free worker; killed again, it is charged.
         for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
           queue.push_front(*it);
         w.outstanding.clear();

@@ -22,7 +22,10 @@ struct RunOptions {
   std::string baseline;  // empty: the reference
   bool perf = false;
   bool cold_cache = true;
-  int workers = 0;        // 0: number of cores
+  int workers = 0;  // 0: number of cores
+  // --gpus: the GPUs the workers are spread over, one per worker in turn ("auto": every visible
+  // one when there are several; "all"; or a list such as "0,1"; crucible/eval/gpus.h).
+  std::string gpus = "auto";
   int threads = 0;        // threads per backend call (Backend::set_num_threads); 0: number of cores
   double timeout_s = 60;  // positive and finite
   size_t memory_limit = size_t{4} << 30;  // 0: no limit

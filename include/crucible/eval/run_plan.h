@@ -44,6 +44,10 @@ struct RunPlan {
   std::unique_ptr<ScratchRoot> scratch;
   std::unique_ptr<SandboxOptions> sandbox;
 
+  // The GPUs the workers are spread over (worker slot k gets the (k mod n)-th as its only
+  // device; crucible/eval/gpus.h); empty: the workers see what the environment shows.
+  std::vector<std::string> gpus;
+
   // The suite's cases (or the single --op/--case), in order; with --shard, this shard's.
   std::vector<SuiteCase> cases;
   // With --shard: the split, as the manifest records it (spec.count 0: not sharded).

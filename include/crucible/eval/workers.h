@@ -21,6 +21,10 @@ struct WorkerOptions {
   std::function<void()> on_worker_start;
 };
 
+// In a worker process: its slot in the pool (0 .. workers - 1; a worker that replaces a dead one
+// takes its slot), e.g. to choose its GPU. -1 in a process that is no pool's worker.
+int worker_slot();
+
 // How a job ended when its worker could not report it.
 struct JobFailure {
   enum class Kind : uint8_t { Crashed, TimedOut } kind = Kind::Crashed;
