@@ -88,6 +88,13 @@ TEST(FlagGems, TheStandInTableRunsEndToEndWithTheRightVerdicts) {
             std::string::npos)
       << o.out;
 
+  // The manifest says the same.
+  const std::string manifest = read_text(out + "/manifest.json");
+  EXPECT_NE(manifest.find("2 registered by FlagGems, not in the catalog (_upsample_bicubic2d_aa, "
+                          "fused_standin_op)"),
+            std::string::npos)
+      << manifest;
+
   // Per op, each case's verdict and detail.
   struct Verdict {
     std::string status, detail;

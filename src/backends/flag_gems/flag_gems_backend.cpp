@@ -189,10 +189,18 @@ class FlagGemsBackend final : public Backend {
   }
 
   std::string name() const override { return name_; }
+  // In the run's manifest (manifest.json, the report): what ran, and which of FlagGems'
+  // registrations are not in the catalog.
   std::string version() const override {
-    return fmt::format("{}: {} kernels; {} registered by FlagGems, not in the catalog; run by {}",
-                       describe(prepared_->table), prepared_->kernels.size(),
-                       prepared_->not_in_catalog.size(), python_kernel_runtime());
+    std::string v = fmt::format("{}: {} kernels; {} registered by FlagGems, not in the catalog",
+                                describe(prepared_->table), prepared_->kernels.size(),
+                                prepared_->not_in_catalog.size());
+    if (!prepared_->not_in_catalog.empty()) {
+      std::string list;
+      for (const std::string& k : prepared_->not_in_catalog) list += (list.empty() ? "" : ", ") + k;
+      v += " (" + list + ")";
+    }
+    return v + "; run by " + python_kernel_runtime();
   }
   Device device() const override { return Device::cpu(); }
   bool untrusted() const override { return true; }
