@@ -179,5 +179,41 @@ TEST(FlagGems, BackendsListsItWithItsState) {
       << state;
 }
 
+// Whether a CUDA device is visible, asked of nvidia-smi (this process never starts CUDA).
+bool gpu_visible() {
+  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+  if (!p) return false;
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  return out.find("GPU ") != std::string::npos;
+}
+
+// The GPU machine (ctest label gpu): the stand-in claims FlagGems' device, so each kernel's
+// candidate process starts CUDA before its sandbox and the kernels receive CUDA tensors (the
+// stand-in's relu and add raise on any other). Runs with the interpreter crucible was built
+// with (or $CRUCIBLE_PYTHON), whose PyTorch has CUDA there.
+TEST(FlagGemsGpu, TheStandInRunsOnDeviceTensors) {
+  if (!gpu_visible()) GTEST_SKIP() << "no CUDA device is visible (nvidia-smi -L lists none)";
+  const std::string out = temp_dir("flag-gems-gpu");
+  Output o = crucible_env("PYTHONPATH=" + shell_quote(standin()) + " STANDIN_FLAG_GEMS_DEVICE=cuda",
+                          "run --suite opinfo --backend flag_gems --ops "
+                          "relu.default,abs.default --dtypes f32 --timeout 60 -q --out " +
+                              out);
+  ASSERT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("device cuda"), std::string::npos) << o.out;
+  std::map<std::string, std::map<std::string, int>> n;
+  std::string relu_detail;
+  for (const auto& l : read_jsonl(out + "/results.jsonl")) {
+    if (l.value("record", "case") != "case") continue;
+    n[l["op"]][l["status"]]++;
+    if (l["op"] == "aten.relu.default" && l["status"] != "passed") relu_detail = l["detail"];
+  }
+  EXPECT_GE(n["aten.relu.default"]["passed"], 10) << relu_detail;
+  EXPECT_EQ(n["aten.relu.default"].size(), 1u) << relu_detail;
+  EXPECT_GE(n["aten.abs.default"]["failed"], 20);
+}
+
 }  // namespace
 }  // namespace crucible::e2e
