@@ -54,6 +54,30 @@ TEST(FlagGems, AFlagGemsThatCannotBeImportedIsAnErrorNamingTheInterpreterTheErro
       << o.out;
 }
 
+TEST(FlagGems, AProbeThatDiesOrATableThatCannotBeReadIsAnError) {
+  const std::string broken = std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/flag_gems_broken";
+  const std::string env = kPython + " PYTHONPATH=" + shell_quote(broken) + " BROKEN_FLAG_GEMS=";
+  // The interpreter dies while importing it: what it printed is quoted.
+  Output o = crucible_env(env + "killed", "run --suite smoke --backend flag_gems -q");
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.out.find("the probe that imports flag_gems in /usr/bin/python3 died of signal 9"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("broken flag_gems: about to die"), std::string::npos) << o.out;
+  // No enable() and registrar class to read the table through.
+  o = crucible_env(env + "no-registrar", "run --suite smoke --backend flag_gems -q");
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.out.find("but its op table cannot be read: RuntimeError:"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("has no enable() and registrar class"), std::string::npos) << o.out;
+  // enable() raises: Python's error and its traceback.
+  o = crucible_env(env + "raises", "run --suite smoke --backend flag_gems -q");
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.out.find("ValueError: broken flag_gems: enable() refuses"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("Traceback (most recent call last)"), std::string::npos) << o.out;
+}
+
 TEST(FlagGems, AFlagGemsForCudaWithNoVisibleDeviceIsAnError) {
   // The stand-in claims FlagGems' device; no CUDA device is visible (none here, and
   // CUDA_VISIBLE_DEVICES hides any elsewhere): exit status 2 before any case runs.

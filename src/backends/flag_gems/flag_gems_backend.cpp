@@ -42,6 +42,14 @@ struct Prepared {
 // A Python string literal (JSON's escapes are Python's for these strings).
 std::string py_literal(const std::string& s) { return nlohmann::json(s).dump(); }
 
+// Text for a comment line: printable ASCII only (a name with a line break cannot end the
+// comment).
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c >= 0x20 && c < 0x7F ? c : '?';
+  return out;
+}
+
 std::string kernel_source(const flag_gems::TableEntry& e, const std::string& vendor) {
   const std::string impl = dir::kernel_impl_symbols(e.op)[0];
   std::string s = fmt::format(
@@ -53,7 +61,7 @@ std::string kernel_source(const flag_gems::TableEntry& e, const std::string& ven
       "# candidate process writes only in its scratch folder.\n"
       "os.environ[\"FLAGGEMS_CACHE_DIR\"] = os.path.join(os.environ.get(\"TMPDIR\") or \"/tmp\", "
       "\"flaggems-cache\")\n",
-      e.op, py_literal(e.key), e.function);
+      e.op, comment_text(py_literal(e.key)), comment_text(e.function));
   // The vendor the probe detected, so that FlagGems does not start programs to detect it again.
   if (!vendor.empty())
     s += fmt::format("os.environ.setdefault(\"GEMS_VENDOR\", {})\n", py_literal(vendor));
