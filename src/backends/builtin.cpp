@@ -1,7 +1,9 @@
 // The backends built into this binary.
+#include "backends/backend_state.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/dir/dir_backend.h"
 #include "backends/faulty/faulty_backend.h"
+#include "backends/flag_gems/flag_gems_backend.h"
 #include "backends/plugin/kernel_library.h"
 #include "backends/ref/ref_backend.h"
 #include "crucible/backends/backend.h"
@@ -28,8 +30,17 @@ void register_builtin_backends(BackendRegistry& r) {
          "dir:<folder>: kernel sources, one op per sub-folder, compiled on the fly "
          "(docs/kernel-folders.md)",
          true, [](const std::string& spec) { return make_dir_backend(spec); }});
+  r.add({"flag_gems",
+         "FlagGems' Triton kernels (its own op table) from the Python environment of "
+         "$CRUCIBLE_PYTHON, on CUDA (docs/gpu.md, \"FlagGems\")",
+         true, [](const std::string& spec) { return make_flag_gems_backend(spec); }});
   r.add({"faulty", "kernels that are wrong on purpose (for crucible's own tests)", false,
          [](const std::string&) { return make_faulty_backend(); }});
+}
+
+std::string backend_state(const std::string& name) {
+  if (name == "flag_gems") return flag_gems_state();
+  return "";
 }
 
 }  // namespace crucible

@@ -107,6 +107,9 @@ int command_generate(const GenerateFlags& f, const std::vector<std::string>& arg
 
 int command_run(RunFlags flags, const std::vector<std::string>& argv);
 int command_ops(const std::string& backend, bool json);
+// `crucible backends`: every backend with its state (a backend that needs something from the
+// machine, such as flag_gems, says whether it can run here and why not).
+int command_backends(bool json);
 // meta: each call of a catalog op also goes through the op's meta function (outputs printed,
 // invalid calls listed with file:line, exit status 1 when there are any).
 int command_parse(const std::string& path, bool quiet, bool meta);

@@ -35,6 +35,11 @@ int run_cli(int argc, char** argv) {
   ops->add_option("--backend", ops_backend, "show which ops and dtypes this backend supports");
   ops->add_flag("--json", ops_json, "print JSON instead of a table");
 
+  bool backends_json = false;
+  CLI::App* backends = app.add_subcommand(
+      "backends", "list the backends of this build and whether each can run here");
+  backends->add_flag("--json", backends_json, "print JSON");
+
   std::string parse_path;
   bool parse_quiet = false;
   CLI::App* parse = app.add_subcommand("parse", "validate and pretty-print a trace file or folder");
@@ -110,6 +115,7 @@ int run_cli(int argc, char** argv) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
     const char* sub = run->parsed()         ? "run "
                       : ops->parsed()       ? "ops "
+                      : backends->parsed()  ? "backends "
                       : parse->parsed()     ? "parse "
                       : calibrate->parsed() ? "calibrate "
                       : graph->parsed()     ? "graph "
@@ -132,6 +138,7 @@ int run_cli(int argc, char** argv) {
     return command_run(rf, args);
   }
   if (ops->parsed()) return command_ops(ops_backend, ops_json);
+  if (backends->parsed()) return command_backends(backends_json);
   if (parse->parsed()) return command_parse(parse_path, parse_quiet, parse_meta);
   if (generate->parsed()) return command_generate(gf, args);
   if (calibrate->parsed()) return command_calibrate(cal_threads, cal_cached, cal_json);

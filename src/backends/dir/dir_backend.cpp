@@ -205,7 +205,8 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
 
 class DirBackend final : public Backend {
  public:
-  DirBackend(std::string name, std::shared_ptr<const FolderBuild> build)
+  DirBackend(std::string name, std::shared_ptr<const FolderBuild> build,
+             const DirBackendOptions& options)
       : name_(std::move(name)), build_(std::move(build)) {
     KernelBackendOptions opts;
     opts.version = version();
@@ -218,10 +219,15 @@ class DirBackend final : public Backend {
         if (k.op == op && !k.python.empty()) allow_programs_in_sandbox(python_program_dirs());
     };
     // A .cu kernel's candidate process starts CUDA (on the first visible device) before it
-    // enters the sandbox; its kernels receive device tensors (docs/gpu.md).
-    opts.cuda_device = [b](const std::string& op) {
-      for (const BuiltKernel& k : b->kernels)
-        if (k.op == op && k.cuda) return 0;
+    // enters the sandbox; its kernels receive device tensors (docs/gpu.md). So does a Python
+    // kernel's when the folder's Python kernels run on CUDA (`--backend flag_gems`).
+    const int python_device = options.python_cuda_device;
+    opts.cuda_device = [b, python_device](const std::string& op) {
+      for (const BuiltKernel& k : b->kernels) {
+        if (k.op != op) continue;
+        if (k.cuda) return 0;
+        if (!k.python.empty() && python_device >= 0) return python_device;
+      }
       return -1;
     };
     // Candidate processes that may start CUDA (.cu kernels; Python kernels, which may use
@@ -339,7 +345,12 @@ std::unique_ptr<Backend> make_dir_backend(const std::string& spec) {
   std::string folder = spec.substr(spec.find(':') + 1);
   if (folder.empty())
     usage_error("dir: needs a folder: --backend dir:<folder> (see docs/kernel-folders.md)");
-  return std::make_unique<DirBackend>(spec, build_folder(folder));
+  return std::make_unique<DirBackend>(spec, build_folder(folder), DirBackendOptions{});
+}
+
+std::unique_ptr<Backend> make_dir_backend(const std::string& name, const std::string& folder,
+                                          const DirBackendOptions& options) {
+  return std::make_unique<DirBackend>(name, build_folder(folder), options);
 }
 
 }  // namespace crucible

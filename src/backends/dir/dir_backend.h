@@ -16,4 +16,15 @@ namespace crucible {
 // `spec` is "dir:<folder>".
 std::unique_ptr<Backend> make_dir_backend(const std::string& spec);
 
+struct DirBackendOptions {
+  // The CUDA device (an index among the visible ones) the folder's Python kernels run on: their
+  // candidate processes start CUDA before they enter the sandbox and the kernels receive device
+  // tensors, as .cu kernels do (docs/gpu.md). -1: Python kernels run on the CPU.
+  int python_cuda_device = -1;
+};
+
+// A kernel folder as a backend named `name` (`--backend flag_gems` synthesizes one).
+std::unique_ptr<Backend> make_dir_backend(const std::string& name, const std::string& folder,
+                                          const DirBackendOptions& options);
+
 }  // namespace crucible

@@ -593,8 +593,12 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
   // and the filter (synchronised to every thread, CUDA's included). No socket can be opened
   // after. Other candidates enter the sandbox when asked to load.
   std::string cuda_error, sandbox_error;
-  bool sandboxed = false;
+  bool sandboxed = false, prepared = false;
   if (setup.cuda_device >= 0) {
+    // What the candidate needs from the sandbox (a Python kernel's programs) is decided before
+    // it is entered here.
+    if (setup.prepare) setup.prepare(setup.op);
+    prepared = true;
     auto start = [&] {
       cuda_error = CudaRuntime::start(setup.cuda_device);
       return std::string();
@@ -639,7 +643,7 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
     load_error = "cannot start CUDA in the kernel's process: " + cuda_error;
     load_kind = static_cast<uint8_t>(ErrorKind::Usage);
   }
-  if (setup.prepare && load_error.empty()) setup.prepare(setup.op);
+  if (setup.prepare && !prepared && load_error.empty()) setup.prepare(setup.op);
   if (setup.enter_sandbox && load_error.empty()) {
     std::string why = sandboxed ? sandbox_error : setup.enter_sandbox({});
     if (!why.empty()) {

@@ -184,8 +184,8 @@ def _fresh(op, i, r, out, inputs):
     if r.dtype != out.dtype or tuple(r.shape) != tuple(out.shape):
         raise Refused("output %d: the kernel returned a %s where %s returns a %s"
                       % (i, _what(r), op, _what(out)))
-    if r.device.type != "cpu":
-        r = r.cpu()
+    if r.device != out.device:
+        r = r.to(out.device)
     for name, t in inputs:
         if _overlap(r, t):
             raise Refused("output %d: the kernel returned a tensor that shares memory with input "

@@ -29,9 +29,7 @@
 
 namespace crucible {
 
-namespace {
-
-std::string python_executable() {
+std::string python_interpreter() {
   const char* e = std::getenv("CRUCIBLE_PYTHON");
 #ifdef CRUCIBLE_PYTHON_EXECUTABLE
   return e && *e ? e : CRUCIBLE_PYTHON_EXECUTABLE;
@@ -40,12 +38,10 @@ std::string python_executable() {
 #endif
 }
 
-}  // namespace
-
 std::vector<std::string> python_program_dirs() {
   std::vector<std::string> dirs = system_toolchain_dirs();
   // <env>/bin/python -> <env> (a virtual environment, a conda or pyenv installation).
-  std::string exe = python_executable();
+  std::string exe = python_interpreter();
   for (int up = 0; up < 2; ++up) {
     const size_t slash = exe.find_last_of('/');
     exe = slash == std::string::npos || slash == 0 ? "" : exe.substr(0, slash);
@@ -496,7 +492,7 @@ void initialize_python() {
   config.buffered_stdio = 0;           // prints reach the captured output before a crash
   config.write_bytecode = 0;           // nothing written beside the kernels
   config.parse_argv = 0;
-  const std::string exe = python_executable();
+  const std::string exe = python_interpreter();
   PyStatus st = PyConfig_SetBytesString(&config, &config.program_name, exe.c_str());
   if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
@@ -550,7 +546,7 @@ LoadedKernel load_python_kernel(const PythonKernelSource& source) {
       compile_error(fmt::format(
           "{}: cannot import torch in the Python of {} (set CRUCIBLE_PYTHON to an interpreter "
           "of Python {}.{} with PyTorch; python3-torch on Debian): {}",
-          source.origin, python_executable(), PY_MAJOR_VERSION, PY_MINOR_VERSION, r.text));
+          source.origin, python_interpreter(), PY_MAJOR_VERSION, PY_MINOR_VERSION, r.text));
     }
     g_kernel.bridge = module.release();
     Ref names(PyList_New(0));
@@ -582,7 +578,7 @@ LoadedKernel load_python_kernel(const PythonKernelSource& source) {
 
 std::string python_kernel_runtime() {
   return fmt::format("CPython {} embedded (torch from the environment of {})", PY_VERSION,
-                     python_executable());
+                     python_interpreter());
 }
 
 #endif

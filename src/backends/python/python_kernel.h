@@ -39,6 +39,10 @@ LoadedKernel load_python_kernel(const PythonKernelSource& source);
 // executed.
 std::vector<std::string> python_program_dirs();
 
+// The interpreter whose environment Python kernels use: $CRUCIBLE_PYTHON, else the one crucible
+// was built with (/usr/bin/python3 on Debian).
+std::string python_interpreter();
+
 // "CPython 3.11.2 (embedded; torch from /usr/bin/python3's environment)", or why Python kernels
 // cannot run in this build.
 std::string python_kernel_runtime();
