@@ -60,7 +60,14 @@ std::string kernel_source(const flag_gems::TableEntry& e, const std::string& ven
       "# FlagGems writes the code it generates under FLAGGEMS_CACHE_DIR (else ~/.flaggems); a\n"
       "# candidate process writes only in its scratch folder.\n"
       "os.environ[\"FLAGGEMS_CACHE_DIR\"] = os.path.join(os.environ.get(\"TMPDIR\") or \"/tmp\", "
-      "\"flaggems-cache\")\n",
+      "\"flaggems-cache\")\n\n"
+      "# FlagGems makes a multiprocessing.Lock at import (a POSIX semaphore in /dev/shm, which\n"
+      "# the sandbox keeps closed: a file shared with every process of the machine). Its lock\n"
+      "# orders benchmarks between processes; a candidate process is one process, so a\n"
+      "# thread lock means the same here.\n"
+      "import multiprocessing\n"
+      "import threading\n"
+      "multiprocessing.Lock = lambda *args, **kwargs: threading.Lock()\n",
       e.op, comment_text(py_literal(e.key)), comment_text(e.function));
   // The vendor the probe detected, so that FlagGems does not start programs to detect it again.
   if (!vendor.empty())
