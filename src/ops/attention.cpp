@@ -1,4 +1,5 @@
-// Scaled-dot-product attention as PyTorch 2.x dispatches it:
+// Scaled-dot-product attention as PyTorch 2.x dispatches it (the flash and memory-efficient CUDA
+// variants are in attention_cuda.cpp):
 // aten._scaled_dot_product_flash_attention_for_cpu.default and its _backward (what CPU eager
 // runs), aten._scaled_dot_product_cudnn_attention.default and its _backward (what CUDA runs for
 // f16/bf16 inputs).
@@ -24,7 +25,8 @@
 //    of query / key / value (alloc_with_matching_layout: dims sorted by the input's strides);
 //    logsumexp is f32 [B, H, L, 1] (None when compute_log_sumexp is false); cum_seq_q / cum_seq_k /
 //    debug_attn_mask are undefined (None), max_q / max_k are L and S, philox_seed /
-//    philox_offset are 0-d i64 (judged by shape and dtype only). Its backward ignores the RNG
+//    philox_offset are 0-d i64 (ComparePolicy::unspecified_outputs: judged by shape and dtype
+//    only). Its backward ignores the RNG
 //    state, cum_seq and max arguments when dropout_p is 0.
 //  - dropout_p > 0 makes the CUDA ops random: crucible's reference computes dropout_p = 0 only
 //    and refuses other values as unsupported (no sample uses them).
@@ -48,7 +50,6 @@
 #include "crucible/core/error.h"
 #include "ops/attention_internal.h"
 #include "ops/families.h"
-#include "ops/judges.h"
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
@@ -73,13 +74,9 @@ Shape matching_strides(const Tensor& like, const Shape& shape) {
   return strides;
 }
 
-}  // namespace attention
-
 namespace {
-
-using attention::Dims;
-using OptT = std::optional<Tensor>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
 
 std::string tname(const Tensor& t) { return scalar_type_name(t.dtype()); }
 
@@ -147,14 +144,6 @@ double scale_of(const Value& scale, int64_t e) {
 // ---------------------------------------------------------------------------------------------
 // The f64 computation shared by every variant.
 
-struct Call {
-  Tensor q, k, v;  // f64, contiguous
-  Tensor mask;     // f64 [B, Hq, L, S] contiguous, or undefined
-  bool causal = false;
-  double scale = 1;
-  Dims d;
-};
-
 Call make_call(const Tensor& q, const Tensor& k, const Tensor& v, const OptT& mask, bool causal,
                double scale) {
   Call c;
@@ -167,6 +156,8 @@ Call make_call(const Tensor& q, const Tensor& k, const Tensor& v, const OptT& ma
   c.scale = scale;
   return c;
 }
+
+namespace {
 
 // The scores of query row (b, h, i) into s[0..S).
 void scores(const Call& c, int64_t b, int64_t h, int64_t i, std::vector<double>& s) {
@@ -181,21 +172,18 @@ void scores(const Call& c, int64_t b, int64_t h, int64_t i, std::vector<double>&
     for (int64_t e = 0; e < d.e; ++e) acc += qr[e] * kr[e];
     double x = acc * c.scale;
     if (mr) x += mr[j];
-    if (c.causal && j > i) x = -kInf;
+    if (c.causal && j > i + c.causal_offset) x = -kInf;
     s[static_cast<size_t>(j)] = x;
   }
 }
 
-// out [B, Hq, L, Ev] and lse [B, Hq, L], row-major, in f64.
-struct Forward {
-  std::vector<double> out, lse;
-};
+}  // namespace
 
 Forward forward(const Call& c) {
   const Dims& d = c.d;
   Forward f;
   f.out.assign(static_cast<size_t>(d.b * d.hq * d.l * d.ev), 0.0);
-  f.lse.assign(static_cast<size_t>(d.b * d.hq * d.l), -kInf);
+  f.lse.assign(static_cast<size_t>(d.b * d.hq * d.l), c.masked_lse);
   std::vector<double> s(static_cast<size_t>(d.s));
   for (int64_t b = 0; b < d.b; ++b) {
     for (int64_t h = 0; h < d.hq; ++h) {
@@ -210,7 +198,10 @@ Forward forward(const Call& c) {
         }
         if (nan) m = std::numeric_limits<double>::quiet_NaN();
         const int64_t row = (b * d.hq + h) * d.l + i;
-        if (m == -kInf) continue;  // every key masked: out 0, lse -inf
+        if (m == -kInf) {  // every key masked: out 0
+          f.lse[static_cast<size_t>(row)] = c.masked_lse;
+          continue;
+        }
         double sum = 0;
         for (double& x : s) {
           x = std::exp(x - m);
@@ -229,14 +220,8 @@ Forward forward(const Call& c) {
   return f;
 }
 
-// Gradients dQ [B, Hq, L, E], dK [B, Hk, S, E], dV [B, Hk, S, Ev] in f64, row-major, from
-// grad_out and out ([B, Hq, L, Ev]) and lse (B * Hq * L values, row-major).
-struct Backward {
-  std::vector<double> dq, dk, dv;
-};
-
 Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
-                  const std::vector<double>& lse) {
+                  const std::vector<double>& lse, std::vector<double>* ds_out) {
   const Dims& d = c.d;
   const Tensor g = grad_out.to(DType::Float64).contiguous();
   const Tensor o = out.to(DType::Float64).contiguous();
@@ -244,6 +229,7 @@ Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
   r.dq.assign(static_cast<size_t>(d.b * d.hq * d.l * d.e), 0.0);
   r.dk.assign(static_cast<size_t>(d.b * d.hk * d.s * d.e), 0.0);
   r.dv.assign(static_cast<size_t>(d.b * d.hk * d.s * d.ev), 0.0);
+  if (ds_out) ds_out->assign(static_cast<size_t>(d.b * d.hq * d.l * d.s), 0.0);
   std::vector<double> s(static_cast<size_t>(d.s));
   for (int64_t b = 0; b < d.b; ++b) {
     for (int64_t h = 0; h < d.hq; ++h) {
@@ -266,6 +252,7 @@ Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
             r.dv[static_cast<size_t>(kv * d.ev + e)] += p * gr[e];
             dp += gr[e] * vr[e];
           }
+          if (ds_out) (*ds_out)[static_cast<size_t>(row * d.s + j)] = p * (dp - dd);
           const double ds = p * (dp - dd) * c.scale;
           for (int64_t e = 0; e < d.e; ++e) {
             r.dq[static_cast<size_t>(row * d.e + e)] += ds * kr[e];
@@ -291,6 +278,71 @@ std::vector<double> values_of(const Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get(i);
   return v;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Costs and judges.
+
+// The products of a call: L*S*E multiply-adds for the scores, L*S*Ev for P V.
+double products(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return 0;
+  return static_cast<double>(q.size(0) * q.size(1) * q.size(2) * k.size(2)) *
+         static_cast<double>(q.size(3) + v.size(3));
+}
+
+// Forward: 2 flops per multiply-add of the two products (+ the softmax, negligible); backward:
+// the scores again, dV, dP, dQ and dK (5 products of L*S*E). Bytes: every tensor in and out.
+CostFn attention_cost(double products_factor) {
+  return [products_factor](const Args& a, const Values& out) {
+    Cost c;
+    c.flops = 2 * products_factor * products(a.tensor("query"), a.tensor("key"), a.tensor("value"));
+    c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
+    return c;
+  };
+}
+
+// The forward sums over S keys of scores that are sums over E: sqrt of the longer length. The
+// backward chains two sums (dP = dO V^T over Ev, then dQ over S keys and dK, dV over L
+// queries): sqrt of the product of the lengths.
+// Inherently positional: a comparison policy sees the plain values, so query, key and value are
+// given by query's index in the schema (`q_arg`).
+double attention_tol_scale(const Values& a, int q_arg, bool backward) {
+  const Tensor& q = a.at(static_cast<size_t>(q_arg)).tensor();
+  const Tensor& k = a.at(static_cast<size_t>(q_arg + 1)).tensor();
+  const Tensor& v = a.at(static_cast<size_t>(q_arg + 2)).tensor();
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return 1.0;
+  const double seq = static_cast<double>(std::max({q.size(2), k.size(2), int64_t{1}}));
+  const double head = static_cast<double>(std::max({q.size(3), v.size(3), int64_t{1}}));
+  return std::sqrt(backward ? seq * head : std::max(seq, head));
+}
+
+ComparePolicy attention_compare(int q_arg, bool backward) {
+  ComparePolicy c;
+  c.tol_scale = [q_arg, backward](const Values& a) {
+    return attention_tol_scale(a, q_arg, backward);
+  };
+  return c;
+}
+
+// grad_out and out [B, Hq, L, Ev]; logsumexp [B, Hq, L] (`lse_shape`).
+void check_saved(const std::string& who, const Tensor& g, const Tensor& out, const Tensor& lse,
+                 const Dims& d, const Shape& lse_shape) {
+  const Shape o{d.b, d.hq, d.l, d.ev};
+  check_shape(who, "grad_out", g, o);
+  check_shape(who, "out", out, o);
+  check_shape(who, "logsumexp", lse, lse_shape);
+  if (g.dtype() != out.dtype() || !nnops::is_std_float(lse.dtype())) {
+    op_error(who +
+             ": grad_out and out must have the same dtype and logsumexp a floating one, "
+             "got " +
+             tname(g) + ", " + tname(out) + " and " + tname(lse));
+  }
+}
+
+}  // namespace attention
+
+namespace {
+
+using namespace attention;  // NOLINT(google-build-using-namespace)
 
 // ---------------------------------------------------------------------------------------------
 // _scaled_dot_product_flash_attention_for_cpu and its backward.
@@ -336,21 +388,6 @@ Values flash_cpu_ref(const Args& a) {
                            scale_of(a.value("scale"), q.size(3)));
   const Forward f = forward(c);
   return {filled(spec[0], f.out), filled(spec[1], f.lse)};
-}
-
-// grad_out and out [B, Hq, L, Ev]; logsumexp [B, Hq, L] (`lse_shape`).
-void check_saved(const std::string& who, const Tensor& g, const Tensor& out, const Tensor& lse,
-                 const Dims& d, const Shape& lse_shape) {
-  const Shape o{d.b, d.hq, d.l, d.ev};
-  check_shape(who, "grad_out", g, o);
-  check_shape(who, "out", out, o);
-  check_shape(who, "logsumexp", lse, lse_shape);
-  if (g.dtype() != out.dtype() || !nnops::is_std_float(lse.dtype())) {
-    op_error(who +
-             ": grad_out and out must have the same dtype and logsumexp a floating one, "
-             "got " +
-             tname(g) + ", " + tname(out) + " and " + tname(lse));
-  }
 }
 
 Values flash_cpu_backward_meta(const Args& a) {
@@ -451,90 +488,6 @@ Values cudnn_backward_ref(const Args& a) {
   return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
 }
 
-// ---------------------------------------------------------------------------------------------
-// Costs and judges.
-
-// The products of a call: L*S*E multiply-adds for the scores, L*S*Ev for P V.
-double products(const Tensor& q, const Tensor& k, const Tensor& v) {
-  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return 0;
-  return static_cast<double>(q.size(0) * q.size(1) * q.size(2) * k.size(2)) *
-         static_cast<double>(q.size(3) + v.size(3));
-}
-
-// Forward: 2 flops per multiply-add of the two products (+ the softmax, negligible); backward:
-// the scores again, dV, dP, dQ and dK (5 products of L*S*E). Bytes: every tensor in and out.
-CostFn attention_cost(double products_factor) {
-  return [products_factor](const Args& a, const Values& out) {
-    Cost c;
-    c.flops = 2 * products_factor * products(a.tensor("query"), a.tensor("key"), a.tensor("value"));
-    c.bytes = nnops::bytes_of_all(a) + nnops::bytes_of_all(out);
-    return c;
-  };
-}
-
-// The forward sums over S keys of scores that are sums over E: sqrt of the longer length. The
-// backward chains two sums (dP = dO V^T over Ev, then dQ over S keys and dK, dV over L
-// queries): sqrt of the product of the lengths.
-// Inherently positional: a comparison policy sees the plain values, so query, key and value are
-// given by query's index in the schema (`q_arg`).
-double attention_tol_scale(const Values& a, int q_arg, bool backward) {
-  const Tensor& q = a.at(static_cast<size_t>(q_arg)).tensor();
-  const Tensor& k = a.at(static_cast<size_t>(q_arg + 1)).tensor();
-  const Tensor& v = a.at(static_cast<size_t>(q_arg + 2)).tensor();
-  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return 1.0;
-  const double seq = static_cast<double>(std::max({q.size(2), k.size(2), int64_t{1}}));
-  const double head = static_cast<double>(std::max({q.size(3), v.size(3), int64_t{1}}));
-  return std::sqrt(backward ? seq * head : std::max(seq, head));
-}
-
-ComparePolicy attention_compare(int q_arg, bool backward) {
-  ComparePolicy c;
-  c.tol_scale = [q_arg, backward](const Values& a) {
-    return attention_tol_scale(a, q_arg, backward);
-  };
-  return c;
-}
-
-// cuDNN's forward: out and logsumexp by value, philox_seed / philox_offset by shape and dtype,
-// max_q / max_k exactly, the undefined outputs undefined.
-ComparePolicy cudnn_forward_compare() {
-  ComparePolicy policy;
-  policy.kind = ComparePolicy::Kind::Custom;
-  policy.custom = [](const Values& in, const Values& ref, const Values& cand) {
-    std::vector<TensorCheck> checks;
-    const double scale = std::max(1.0, attention_tol_scale(in, 0, false));
-    for (size_t i = 0; i < ref.size(); ++i) {
-      const std::string what = "output " + std::to_string(i);
-      const Value& r = ref[i];
-      const Value c = i < cand.size() ? cand[i] : Value();
-      TensorCheck t;
-      t.what = what;
-      if (r.is_tensor()) {
-        if (!c.is_tensor()) {
-          t.passed = false;
-          t.reason = what + ": expected a tensor, got " + std::string(value_kind_name(c.kind()));
-        } else if (i == 6 || i == 7) {
-          t = judges::shape_dtype_check(r.tensor(), c.tensor(), what);
-        } else {
-          t = compare_tensors(r.tensor(), c.tensor(), scale, what);
-        }
-      } else if (r.is_none()) {
-        if (!c.is_none()) {
-          t.passed = false;
-          t.reason = what + ": expected None (an undefined tensor), got " +
-                     std::string(value_kind_name(c.kind()));
-        }
-      } else if (!c.is_scalar() || c.to_int() != r.to_int()) {
-        t.passed = false;
-        t.reason = what + ": expected " + std::to_string(r.to_int());
-      }
-      checks.push_back(std::move(t));
-    }
-    return checks;
-  };
-  return policy;
-}
-
 }  // namespace
 
 void register_attention_ops(OpRegistry& r) {
@@ -580,7 +533,10 @@ void register_attention_ops(OpRegistry& r) {
     op.ref = cudnn_ref;
     op.samples = attention::cudnn_samples;
     op.cost = attention_cost(1);
-    op.compare = cudnn_forward_compare();
+    // out and logsumexp by value, philox_seed and philox_offset by shape and dtype, max_q and
+    // max_k exactly, the undefined outputs undefined.
+    op.compare = attention_compare(0, false);
+    op.compare.unspecified_outputs = {6, 7};
     r.add(std::move(op));
   }
   {

@@ -196,6 +196,7 @@ const OpRegistry& OpRegistry::catalog() {
     register_creation_permuted_ops(*r);
     register_detach_ops(*r);
     register_attention_ops(*r);
+    register_attention_cuda_ops(*r);
     register_quantized_ops(*r);
     for (auto& [name, op] : r->ops_) complete_samples(*op);
     // The in-place and out= overloads ATen has for these ops, derived from them.

@@ -48,5 +48,6 @@ void register_bn_functional_ops(OpRegistry& r);        // batch_norm_functional.
 void register_creation_permuted_ops(OpRegistry& r);    // creation_permuted.cpp
 void register_detach_ops(OpRegistry& r);               // detach.cpp
 void register_attention_ops(OpRegistry& r);            // attention.cpp
+void register_attention_cuda_ops(OpRegistry& r);       // attention_cuda.cpp
 
 }  // namespace crucible

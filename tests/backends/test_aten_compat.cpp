@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,11 @@ TEST_F(AtenCompatTest, ComposedOpsAreSupported) {
         "aten._scaled_dot_product_flash_attention_for_cpu.default",
         "aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
         "aten._scaled_dot_product_cudnn_attention.default",
-        "aten._scaled_dot_product_cudnn_attention_backward.default"}) {
+        "aten._scaled_dot_product_cudnn_attention_backward.default",
+        "aten._scaled_dot_product_flash_attention.default",
+        "aten._scaled_dot_product_flash_attention_backward.default",
+        "aten._scaled_dot_product_efficient_attention.default",
+        "aten._scaled_dot_product_efficient_attention_backward.default"}) {
     EXPECT_TRUE(aten->has_op(cat.get(name))) << name;
     EXPECT_FALSE(aten->supported_dtypes(cat.get(name)).empty()) << name;
   }
@@ -240,6 +245,69 @@ TEST_F(AtenCompatTest, CudnnAttentionForwardAndBackward) {
 }
 
 #endif
+
+// FlashAttention's composition: bottom-right causal (L 7 > S 3 leaves rows that see no key,
+// logsumexp +inf), grouped-query heads, f16; the backward on its outputs. Values as the
+// reference's within f16 rounding; the RNG outputs of the same shapes and dtypes.
+TEST_F(AtenCompatTest, FlashAttentionForwardAndBackward) {
+  const DType h = DType::Float16;
+  const Tensor q = filled({1, 4, 7, 8}, h, 0.37), k = filled({1, 2, 3, 8}, h, 0.23, 1.0),
+               v = filled({1, 2, 3, 8}, h, 0.29, 2.0);
+  const Values fwd = {Value(q), Value(k), Value(v), Value(0.0), Value(true)};
+  const Values got = call(*aten, "aten._scaled_dot_product_flash_attention.default", fwd);
+  const Values want = call(*ref, "aten._scaled_dot_product_flash_attention.default", fwd);
+  ASSERT_EQ(got.size(), 9u);
+  for (size_t i : {0, 1}) expect_close(got[i].tensor(), want[i].tensor(), 2e-3, "flash");
+  EXPECT_EQ(got[1].tensor().get(0), std::numeric_limits<double>::infinity());
+  for (size_t i : {6, 7, 8}) {
+    EXPECT_EQ(got[i].tensor().shape(), want[i].tensor().shape()) << i;
+    EXPECT_EQ(got[i].tensor().dtype(), want[i].tensor().dtype()) << i;
+  }
+  EXPECT_TRUE(got[2].is_none() && got[3].is_none());
+  EXPECT_EQ(got[4].to_int(), 7);
+  EXPECT_EQ(got[5].to_int(), 3);
+  const Tensor grad = filled({1, 4, 7, 8}, h, 0.61, 3.0);
+  const Values bwd = {Value(grad), Value(q), Value(k), Value(v),   want[0],     want[1], Value(),
+                      Value(),     want[4],  want[5],  Value(0.0), Value(true), want[6], want[7]};
+  expect_all_close(call(*aten, "aten._scaled_dot_product_flash_attention_backward.default", bwd),
+                   call(*ref, "aten._scaled_dot_product_flash_attention_backward.default", bwd),
+                   4e-3, "flash backward");
+}
+
+// Memory-efficient attention's composition: an aligned bias, top-left causal, the padded
+// logsumexp; the backward's grad_bias.
+TEST_F(AtenCompatTest, EfficientAttentionForwardAndBackward) {
+  const DType f = DType::Float32;
+  const Tensor q = filled({2, 2, 5, 4}, f, 0.37), k = filled({2, 2, 6, 4}, f, 0.23, 1.0),
+               v = filled({2, 2, 6, 8}, f, 0.29, 2.0);
+  const Tensor bias = filled({2, 2, 5, 8}, f, 0.41, 0.5).slice(3, 0, 6);
+  const Values fwd = {Value(q),    Value(k),   Value(v),   Value(bias),
+                      Value(true), Value(0.0), Value(true)};
+  const Values got = call(*aten, "aten._scaled_dot_product_efficient_attention.default", fwd);
+  const Values want = call(*ref, "aten._scaled_dot_product_efficient_attention.default", fwd);
+  ASSERT_EQ(got.size(), 4u);
+  for (size_t i : {0, 1}) expect_close(got[i].tensor(), want[i].tensor(), 1e-5, "efficient");
+  EXPECT_EQ(got[1].tensor().shape(), (Shape{2, 2, 32}));
+  const Tensor grad = filled({2, 2, 5, 8}, f, 0.61, 3.0);
+  const Values bwd = {Value(grad),
+                      Value(q),
+                      Value(k),
+                      Value(v),
+                      Value(bias),
+                      want[0],
+                      want[1],
+                      want[2],
+                      want[3],
+                      Value(0.0),
+                      Value(std::vector<bool>{true, true, true, true}),
+                      Value(true)};
+  const Values gb =
+      call(*aten, "aten._scaled_dot_product_efficient_attention_backward.default", bwd);
+  expect_all_close(gb,
+                   call(*ref, "aten._scaled_dot_product_efficient_attention_backward.default", bwd),
+                   1e-5, "efficient backward");
+  ASSERT_TRUE(gb[3].is_tensor());
+}
 
 }  // namespace
 }  // namespace crucible

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "test_cpu_nn_check.h"
@@ -17,6 +18,10 @@ const char* const kFlash = "aten._scaled_dot_product_flash_attention_for_cpu.def
 const char* const kFlashBw = "aten._scaled_dot_product_flash_attention_for_cpu_backward.default";
 const char* const kCudnn = "aten._scaled_dot_product_cudnn_attention.default";
 const char* const kCudnnBw = "aten._scaled_dot_product_cudnn_attention_backward.default";
+const char* const kFlashCuda = "aten._scaled_dot_product_flash_attention.default";
+const char* const kFlashCudaBw = "aten._scaled_dot_product_flash_attention_backward.default";
+const char* const kEff = "aten._scaled_dot_product_efficient_attention.default";
+const char* const kEffBw = "aten._scaled_dot_product_efficient_attention_backward.default";
 
 // [B, H, L, E] sliced out of a [B, L, 3 * H * E] projection.
 Tensor qkv_slice(int64_t b, int64_t h, int64_t l, int64_t e, DType t, int seed) {
@@ -103,6 +108,49 @@ TEST(CpuAttention, CudnnMatchesReference) {
   expect_matches_ref(kCudnn, {filled({2, 2, 33, 8}, h, 1), filled({2, 2, 17, 8}, h, 2),
                               filled({2, 2, 17, 8}, h, 3), filled({1, 1, 33, 17}, h, 4), true, 0.0,
                               false, false, Value()});
+}
+
+// FlashAttention: bottom-right causal across query blocks (L > S leaves rows that see no key,
+// logsumexp +inf), grouped-query heads, the traced layout.
+TEST(CpuAttention, FlashCudaVariantMatchesReference) {
+  const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> shapes = {
+      {4, 4, 80, 80}, {8, 2, 70, 130}, {4, 2, 130, 40}};
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    for (const auto& [hq, hk, l, s] : shapes) {
+      const Tensor q = qkv_slice(1, hq, l, 16, t, 1), k = qkv_slice(1, hk, s, 16, t, 2),
+                   v = qkv_slice(1, hk, s, 16, t, 3);
+      const Values f = expect_matches_ref(kFlashCuda, {q, k, v, 0.0, true, false, 0.25}, 3);
+      EXPECT_EQ(std::isinf(f[1].tensor().get(0)), l > s);  // row 0 sees no key when L > S
+      EXPECT_EQ(f[0].tensor().strides(), (Shape{l * hq * 16, 16, hq * 16, 1}));
+      const Tensor g = filled(f[0].tensor().shape(), t, 9);
+      expect_matches_ref(
+          kFlashCudaBw,
+          {g, q, k, v, f[0], f[1], Value(), Value(), l, s, 0.0, true, f[6], f[7], 0.25}, 3);
+    }
+  }
+}
+
+// Memory-efficient attention: the padded logsumexp, an aligned bias and its gradient, f32.
+TEST(CpuAttention, EfficientMatchesReference) {
+  for (DType t : {DType::Float16, DType::Float32}) {
+    const Tensor q = qkv_slice(2, 2, 70, 8, t, 1), k = qkv_slice(2, 2, 45, 8, t, 2),
+                 v = qkv_slice(2, 2, 45, 8, t, 3);
+    const Tensor bias = filled({2, 2, 70, 48}, t, 4).slice(3, 0, 45);
+    for (bool causal : {false, true}) {
+      const Values f = expect_matches_ref(kEff, {q, k, v, bias, true, 0.0, causal, 0.3}, 3);
+      EXPECT_EQ(f[1].tensor().shape(), (Shape{2, 2, 96}));
+      EXPECT_TRUE(std::isinf(f[1].tensor().get(95)));
+      const Tensor g = filled(f[0].tensor().shape(), t, 9);
+      const Values b =
+          expect_matches_ref(kEffBw,
+                             {g, q, k, v, bias, f[0], f[1], f[2], f[3], 0.0,
+                              Value(std::vector<bool>{true, true, true, true}), causal, 0.3},
+                             3);
+      EXPECT_EQ(b[3].tensor().strides(), (Shape{2 * 70 * 48, 70 * 48, 48, 1}));
+    }
+    const Values n = expect_matches_ref(kEff, {q, k, v, Value(), false, 0.0, true, Value()}, 3);
+    EXPECT_EQ(n[1].tensor().numel(), 0);
+  }
 }
 
 TEST(CpuAttention, DetachSharesStorage) {

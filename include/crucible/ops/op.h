@@ -2,6 +2,7 @@
 // sample generator, argument roles, cost model and comparison policy side by side.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -94,6 +95,18 @@ struct ComparePolicy {
   // and a kernel that writes nothing is right. The kernel-ABI guards must not fail such an
   // output as "unwritten" (their poison check skips it).
   bool values_unspecified = false;
+  // The outputs (by index in the schema's returns) whose values are unspecified while the op's
+  // other outputs are data: RNG state returned beside a result (the attention ops' rng_state,
+  // philox_seed and philox_offset), unused or empty buffers. Each is judged by shape, dtype and
+  // strides only (as Kind::ShapeOnly judges every output); the kernel-ABI guards skip their
+  // "unwritten elements" and "same result on a second call" checks, and the model and op-by-op
+  // flows do not compare them. A wrong shape or dtype there still fails.
+  std::vector<size_t> unspecified_outputs;
+  bool output_unspecified(size_t index) const {
+    return values_unspecified || kind == Kind::ShapeOnly ||
+           std::find(unspecified_outputs.begin(), unspecified_outputs.end(), index) !=
+               unspecified_outputs.end();
+  }
 };
 
 // Below this (log10 of the probability that two seeds give the same bytes), a random op whose

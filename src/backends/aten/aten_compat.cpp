@@ -210,14 +210,16 @@ double attention_scale(const OpDef& op, const Values& args, const at::Tensor& q)
   return s ? *s : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
 }
 
-// Scores q k^T * scale + mask, the causal mask (top-left aligned) on top, in `acc`.
+// Scores q k^T * scale + mask, the causal mask on top (key j > i + causal_offset masked: 0 aligns
+// it at the top left, S - L at the bottom right), in `acc`.
 at::Tensor attention_scores(const at::Tensor& q, const at::Tensor& k, const at::Tensor& mask,
-                            bool causal, double scale, at::ScalarType acc) {
+                            bool causal, double scale, at::ScalarType acc,
+                            int64_t causal_offset = 0) {
   at::Tensor s = at::matmul(q.to(acc), query_heads(k, q.size(1), acc).transpose(-2, -1)).mul(scale);
   if (mask.defined()) s = s.add(mask.to(acc));
   if (causal) {
     const at::Tensor above =
-        at::ones({s.size(-2), s.size(-1)}, s.options().dtype(at::kBool)).triu(1);
+        at::ones({s.size(-2), s.size(-1)}, s.options().dtype(at::kBool)).triu(1 + causal_offset);
     s = s.masked_fill(above, -std::numeric_limits<double>::infinity());
   }
   return s;
@@ -242,35 +244,54 @@ struct Forward {
   at::Tensor lse;  // [B, H, L], accumulate dtype
 };
 
+// The variants' differences: the mask's argument ("" for none), the causal alignment (true: at
+// the bottom right, as FlashAttention aligns it) and the name of the incoming gradient.
+struct Variant {
+  std::string_view mask;
+  bool bottom_right = false;
+  std::string_view grad_out = "grad_out";
+};
+
+at::Tensor mask_arg(const OpDef& op, const Values& args, const Variant& var, CallContext& ctx) {
+  return var.mask.empty() ? at::Tensor() : tensor_arg(op, args, var.mask, ctx);
+}
+
+int64_t causal_offset(const at::Tensor& q, const at::Tensor& k, const Variant& var) {
+  return var.bottom_right ? k.size(2) - q.size(2) : 0;
+}
+
 Forward attention_forward(const OpDef& op, const Values& args, CallContext& ctx,
-                          std::string_view mask_name) {
+                          const Variant& var) {
   const at::Tensor q = tensor_arg(op, args, "query", ctx);
   const at::Tensor k = tensor_arg(op, args, "key", ctx);
   const at::Tensor v = tensor_arg(op, args, "value", ctx);
   const at::ScalarType acc = accumulate_type(q);
   const at::Tensor s =
-      attention_scores(q, k, tensor_arg(op, args, mask_name, ctx),
-                       arg(op, args, "is_causal").to_bool(), attention_scale(op, args, q), acc);
+      attention_scores(q, k, mask_arg(op, args, var, ctx), arg(op, args, "is_causal").to_bool(),
+                       attention_scale(op, args, q), acc, causal_offset(q, k, var));
   Forward f;
   f.lse = at::logsumexp(s, -1);
   f.out = at::matmul(attention_probs(s, f.lse), query_heads(v, q.size(1), acc));
   return f;
 }
 
+// dQ, dK, dV and dS = P * (dP - D) (the gradient of an additive mask).
 std::vector<at::Tensor> attention_backward(const OpDef& op, const Values& args, CallContext& ctx,
-                                           std::string_view mask_name) {
+                                           const Variant& var) {
   const at::Tensor q = tensor_arg(op, args, "query", ctx);
   const at::Tensor k = tensor_arg(op, args, "key", ctx);
   const at::Tensor v = tensor_arg(op, args, "value", ctx);
   const at::ScalarType acc = accumulate_type(q);
   const double scale = attention_scale(op, args, q);
   const int64_t hq = q.size(1);
-  const at::Tensor s = attention_scores(q, k, tensor_arg(op, args, mask_name, ctx),
-                                        arg(op, args, "is_causal").to_bool(), scale, acc);
+  const at::Tensor s =
+      attention_scores(q, k, mask_arg(op, args, var, ctx), arg(op, args, "is_causal").to_bool(),
+                       scale, acc, causal_offset(q, k, var));
   at::Tensor lse = tensor_arg(op, args, "logsumexp", ctx).to(acc);
-  if (lse.dim() == 4) lse = lse.squeeze(-1);  // cuDNN's [B, H, L, 1]
+  if (lse.dim() == 4) lse = lse.squeeze(-1);                          // cuDNN's [B, H, L, 1]
+  if (lse.size(-1) != q.size(2)) lse = lse.narrow(-1, 0, q.size(2));  // padded rows
   const at::Tensor p = attention_probs(s, lse);
-  const at::Tensor go = tensor_arg(op, args, "grad_out", ctx).to(acc);
+  const at::Tensor go = tensor_arg(op, args, var.grad_out, ctx).to(acc);
   const at::Tensor o = tensor_arg(op, args, "out", ctx).to(acc);
   const at::Tensor d = go.mul(o).sum(-1, true);
   const at::Tensor ds = p.mul(at::matmul(go, query_heads(v, hq, acc).transpose(-2, -1)).sub(d));
@@ -283,20 +304,26 @@ std::vector<at::Tensor> attention_backward(const OpDef& op, const Values& args, 
     dk = dk.view({dk.size(0), hk, g, dk.size(2), dk.size(3)}).sum(2);
     dv = dv.view({dv.size(0), hk, g, dv.size(2), dv.size(3)}).sum(2);
   }
-  return {dq, dk, dv};
+  return {dq, dk, dv, ds};
+}
+
+std::vector<at::Tensor> gradients(std::vector<at::Tensor> g) {
+  g.pop_back();
+  return g;
 }
 
 Values flash_cpu(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
   refuse_dropout(op, args);
-  const Forward f = attention_forward(op, args, ctx, "attn_mask");
+  const Forward f = attention_forward(op, args, ctx, {.mask = "attn_mask"});
   return as_meta_says(op, meta, {f.out, f.lse}, ctx);
 }
 
 Values flash_cpu_backward(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
   refuse_dropout(op, args);
-  return as_meta_says(op, meta, attention_backward(op, args, ctx, "attn_mask"), ctx);
+  return as_meta_says(op, meta, gradients(attention_backward(op, args, ctx, {.mask = "attn_mask"})),
+                      ctx);
 }
 
 // cuDNN's forward: out, logsumexp [B, H, L, 1], no cum_seq / debug mask, max_q / max_k and the
@@ -304,7 +331,7 @@ Values flash_cpu_backward(const OpDef& op, const Values& args, CallContext& ctx)
 Values cudnn(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
   refuse_dropout(op, args);
-  const Forward f = attention_forward(op, args, ctx, "attn_bias");
+  const Forward f = attention_forward(op, args, ctx, {.mask = "attn_bias"});
   const at::Tensor zero = at::zeros({}, f.out.options().dtype(at::kLong));
   return as_meta_says(op, meta,
                       {f.out, f.lse.unsqueeze(-1), at::Tensor(), at::Tensor(), at::Tensor(),
@@ -315,7 +342,62 @@ Values cudnn(const OpDef& op, const Values& args, CallContext& ctx) {
 Values cudnn_backward(const OpDef& op, const Values& args, CallContext& ctx) {
   const Values meta = op.run_meta(args);
   refuse_dropout(op, args);
-  return as_meta_says(op, meta, attention_backward(op, args, ctx, "attn_bias"), ctx);
+  return as_meta_says(op, meta, gradients(attention_backward(op, args, ctx, {.mask = "attn_bias"})),
+                      ctx);
+}
+
+// FlashAttention's forward: causal at the bottom right, logsumexp +inf for a row that sees no
+// key; no cum_seq, max_q / max_k from the meta function, rng_state / unused zeros (their values
+// are unspecified at dropout_p = 0), an empty debug mask.
+Values flash(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  const Forward f = attention_forward(op, args, ctx, {.mask = "", .bottom_right = true});
+  const double inf = std::numeric_limits<double>::infinity();
+  const at::Tensor lse = at::where(f.lse.eq(-inf), at::full_like(f.lse, inf), f.lse);
+  const auto i64 = f.out.options().dtype(at::kLong);
+  return as_meta_says(op, meta,
+                      {f.out, lse, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
+                       at::zeros({2}, i64), at::zeros({}, i64), at::empty({0}, f.out.options())},
+                      ctx);
+}
+
+Values flash_backward(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  return as_meta_says(
+      op, meta, gradients(attention_backward(op, args, ctx, {.mask = "", .bottom_right = true})),
+      ctx);
+}
+
+// Memory-efficient attention's forward: causal at the top left, logsumexp 0 for a row whose keys
+// are all masked, padded with +inf to a multiple of 32 rows (empty without compute_log_sumexp).
+Values efficient(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  const Forward f = attention_forward(op, args, ctx, {.mask = "attn_bias"});
+  const double inf = std::numeric_limits<double>::infinity();
+  at::Tensor lse = at::where(f.lse.eq(-inf), at::zeros_like(f.lse), f.lse);
+  const int64_t m = meta[1].tensor().size(2);
+  if (m == 0) {
+    lse = lse.narrow(-1, 0, 0);
+  } else if (m > lse.size(-1)) {
+    lse = at::cat({lse, at::full({lse.size(0), lse.size(1), m - lse.size(-1)}, inf, lse.options())},
+                  -1);
+  }
+  const at::Tensor zero = at::zeros({}, f.out.options().dtype(at::kLong));
+  return as_meta_says(op, meta, {f.out, lse, zero, zero}, ctx);
+}
+
+// The gradients and, when the meta function gives one (attn_bias and grad_input_mask[3]),
+// grad_bias = dS.
+Values efficient_backward(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  refuse_dropout(op, args);
+  std::vector<at::Tensor> g =
+      attention_backward(op, args, ctx, {.mask = "attn_bias", .grad_out = "grad_out_"});
+  if (!meta[3].is_tensor()) g.back() = at::Tensor();
+  return as_meta_says(op, meta, g, ctx);
 }
 
 const std::map<std::string, Composition, std::less<>>& table() {
@@ -330,6 +412,10 @@ const std::map<std::string, Composition, std::less<>>& table() {
       {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", {flash_cpu_backward}},
       {"aten._scaled_dot_product_cudnn_attention.default", {cudnn}},
       {"aten._scaled_dot_product_cudnn_attention_backward.default", {cudnn_backward}},
+      {"aten._scaled_dot_product_flash_attention.default", {flash}},
+      {"aten._scaled_dot_product_flash_attention_backward.default", {flash_backward}},
+      {"aten._scaled_dot_product_efficient_attention.default", {efficient}},
+      {"aten._scaled_dot_product_efficient_attention_backward.default", {efficient_backward}},
   };
   return t;
 }

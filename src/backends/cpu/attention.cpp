@@ -1,5 +1,8 @@
-// The `cpu` backend's scaled-dot-product attention: _scaled_dot_product_flash_attention_for_cpu
-// and _scaled_dot_product_cudnn_attention, forward and backward.
+// The `cpu` backend's scaled-dot-product attention: _scaled_dot_product_flash_attention_for_cpu,
+// _scaled_dot_product_cudnn_attention, _scaled_dot_product_flash_attention and
+// _scaled_dot_product_efficient_attention, forward and backward (the variants differ in their
+// checks and layouts, which the catalog's meta functions give, in the alignment of the causal
+// mask and in the logsumexp of a row whose keys are all masked).
 //
 // Blocked attention on the cpu backend's gemm: per (batch, head), 64 query rows at a time, the
 // scores S = scale * Q K^T (+ mask, causal -inf) are one gemm, the row softmax (max, exp, sum,
@@ -109,6 +112,10 @@ struct Inputs {
   Dims d;
   T scale = 1;
   bool causal = false;
+  // is_causal masks key j > i + causal_offset (0: top left; S - L: bottom right, FlashAttention).
+  int64_t causal_offset = 0;
+  // The logsumexp of a row whose keys are all masked (its output is 0).
+  T masked_lse = -std::numeric_limits<T>::infinity();
   View4<T> q, k, v, mask;  // mask.p null when absent (mask expanded to [B, Hq, L, S])
   Tensor keep[4];
 };
@@ -152,7 +159,7 @@ void block_scores(const Inputs<T>& in, int64_t b, int64_t h, int64_t i0, int64_t
       for (int64_t j = 0; j < d.s; ++j) row[j] += m[j * in.mask.s[3]];
     }
     if (in.causal) {
-      for (int64_t j = std::max<int64_t>(i0 + r + 1, 0); j < d.s; ++j)
+      for (int64_t j = std::max<int64_t>(i0 + r + 1 + in.causal_offset, 0); j < d.s; ++j)
         row[j] = -std::numeric_limits<T>::infinity();
     }
   }
@@ -167,7 +174,8 @@ void forward(const Inputs<T>& in, T* out, T* lse) {
     std::vector<T> sc(static_cast<size_t>(kBlock * std::max<int64_t>(d.s, 1)));
     for (int64_t i0 = 0; i0 < d.l; i0 += kBlock) {
       const int64_t rows = std::min(kBlock, d.l - i0);
-      const int64_t cols = in.causal ? std::min(d.s, i0 + rows) : d.s;
+      const int64_t cols =
+          in.causal ? std::clamp<int64_t>(i0 + rows + in.causal_offset, 0, d.s) : d.s;
       block_scores(in, b, h, i0, rows, sc.data(), cols);
       for (int64_t r = 0; r < rows; ++r) {
         T* row = sc.data() + r * d.s;
@@ -181,7 +189,7 @@ void forward(const Inputs<T>& in, T* out, T* lse) {
         T* lrow = lse + task * d.l + i0 + r;
         if (m == -std::numeric_limits<T>::infinity()) {  // every key masked
           std::fill(row, row + cols, T(0));
-          *lrow = m;
+          *lrow = in.masked_lse;
           continue;
         }
         T sum = 0;
@@ -202,9 +210,10 @@ void forward(const Inputs<T>& in, T* out, T* lse) {
 }
 
 // Backward into contiguous work buffers dq [B, Hq, L, E], dk [B, Hk, S, E], dv [B, Hk, S, Ev].
+// `dbias` (or null): the gradient of an additive mask, dS = P * (dP - D), [B, Hq, L, S].
 template <typename T>
 void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const View4<T>& lse, T* dq,
-              T* dk, T* dv) {
+              T* dk, T* dv, T* dbias) {
   const Dims& d = in.d;
   for_tasks(d.b * d.hk, [&](int64_t task) {
     const int64_t b = task / d.hk, kh = task % d.hk;
@@ -238,6 +247,7 @@ void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const V
           T* dsr = dp.data() + r * d.s;
           const T* pr = p.data() + r * d.s;
           for (int64_t j = 0; j < d.s; ++j) dsr[j] = pr[j] * (dsr[j] - dd);
+          if (dbias) std::copy(dsr, dsr + d.s, dbias + ((b * d.hq + h) * d.l + i0 + r) * d.s);
         }
         // dQ = scale dS K; dK += scale dS^T Q
         T* dq_rows = dq + ((b * d.hq + h) * d.l + i0) * d.e;
@@ -276,9 +286,11 @@ std::pair<Tensor, Tensor> run_forward(const Inputs<T>& in, const Value& spec_out
   return {laid_out(spec_out, out), lse_out};
 }
 
+// `dbias_spec`: the meta output of the mask's gradient, or a non-tensor when not asked for.
 template <typename T>
 Values run_backward(const Inputs<T>& in, const Tensor& grad_out, const Tensor& out,
-                    const Tensor& lse, const Values& spec, DType work) {
+                    const Tensor& lse, const Values& spec, DType work,
+                    const Value& dbias_spec = Value()) {
   const Dims& d = in.d;
   Tensor keep[3];
   const View4<T> g = view_of<T>(grad_out, work, keep[0]);
@@ -287,8 +299,13 @@ Values run_backward(const Inputs<T>& in, const Tensor& grad_out, const Tensor& o
   Tensor dq = Tensor::uninitialized({d.b, d.hq, d.l, d.e}, work);
   Tensor dk = Tensor::uninitialized({d.b, d.hk, d.s, d.e}, work);
   Tensor dv = Tensor::uninitialized({d.b, d.hk, d.s, d.ev}, work);
-  backward(in, g, o, l, dq.data<T>(), dk.data<T>(), dv.data<T>());
-  return {laid_out(spec[0], dq), laid_out(spec[1], dk), laid_out(spec[2], dv)};
+  Tensor dbias;
+  if (dbias_spec.is_tensor()) dbias = Tensor::uninitialized({d.b, d.hq, d.l, d.s}, work);
+  backward(in, g, o, l, dq.data<T>(), dk.data<T>(), dv.data<T>(),
+           dbias.defined() ? dbias.data<T>() : nullptr);
+  Values r{laid_out(spec[0], dq), laid_out(spec[1], dk), laid_out(spec[2], dv)};
+  if (dbias.defined()) r.push_back(laid_out(dbias_spec, dbias));
+  return r;
 }
 
 // Dispatches on the compute type of `t`.
@@ -359,6 +376,90 @@ Values cudnn_backward_kernel(const OpDef& op, const Values& args) {
   });
 }
 
+// _scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, return_debug_mask, *,
+// scale) -> (out, lse, cum_seq_q, cum_seq_k, max_q, max_k, rng_state, unused, debug_attn_mask):
+// causal aligned at the bottom right, a row that sees no key has logsumexp +inf.
+Values flash_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  Values spec = op.run_meta(a);
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    Inputs<T> in = inputs_of<T>(q, k, v, std::nullopt, a.flag("is_causal"),
+                                scale_of(a.value("scale"), q.size(3)), work);
+    in.causal_offset = in.d.s - in.d.l;
+    in.masked_lse = std::numeric_limits<T>::infinity();
+    auto [out, lse] = run_forward(in, spec[0], spec[1], work);
+    Values r = spec;
+    r[0] = out;
+    r[1] = lse;
+    r[6] = Tensor::zeros({2}, DType::Int64);
+    r[7] = Tensor::zeros({}, DType::Int64);
+    r[8] = Tensor::zeros({0}, q.dtype());
+    return r;
+  });
+}
+
+// (grad_out, q, k, v, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal,
+// philox_seed, philox_offset, *, scale)
+Values flash_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Values spec = op.run_meta(a);
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    Inputs<T> in = inputs_of<T>(q, k, v, std::nullopt, a.flag("is_causal"),
+                                scale_of(a.value("scale"), q.size(3)), work);
+    in.causal_offset = in.d.s - in.d.l;
+    return run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), spec,
+                        work);
+  });
+}
+
+// _scaled_dot_product_efficient_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
+// is_causal, *, scale) -> (out, log_sumexp, philox_seed, philox_offset): log_sumexp padded to a
+// multiple of 32 rows with +inf; a row whose keys are all masked has logsumexp 0.
+Values efficient_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  Values spec = op.run_meta(a);
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
+                                scale_of(a.value("scale"), q.size(3)), work);
+    in.masked_lse = T(0);
+    const Dims& d = in.d;
+    Tensor out = Tensor::uninitialized({d.b, d.hq, d.l, d.ev}, work);
+    Tensor lse = Tensor::uninitialized({d.b, d.hq, d.l}, work);
+    forward(in, out.data<T>(), lse.data<T>());
+    Values r = spec;
+    r[0] = laid_out(spec[0], out);
+    const Tensor& ls = spec[1].tensor();
+    Tensor lse_out = Tensor::uninitialized_strided(ls.shape(), ls.strides(), ls.dtype());
+    if (ls.numel() > 0) {
+      lse_out.fill(std::numeric_limits<double>::infinity());
+      lse_out.slice(2, 0, d.l).copy_from(lse);
+    }
+    r[1] = lse_out;
+    r[2] = Tensor::zeros({}, DType::Int64);
+    r[3] = Tensor::zeros({}, DType::Int64);
+    return r;
+  });
+}
+
+// (grad_out_, q, k, v, attn_bias, out, logsumexp, philox_seed, philox_offset, dropout_p,
+// grad_input_mask, is_causal, *, scale) -> (grad_q, grad_k, grad_v, grad_bias or None)
+Values efficient_backward_kernel(const OpDef& op, const Values& args) {
+  const Args a(args, op.schema);
+  const Values spec = op.run_meta(a);
+  const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  return on_work(q.dtype(), [&]<typename T>(DType work) {
+    const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
+                                      scale_of(a.value("scale"), q.size(3)), work);
+    Values r = run_backward(in, a.tensor("grad_out_"), a.tensor("out"), a.tensor("logsumexp"), spec,
+                            work, spec[3]);
+    if (r.size() == 3) r.push_back(Value());
+    return r;
+  });
+}
+
 }  // namespace
 
 void register_attention_kernels(KernelTable& t) {
@@ -371,6 +472,13 @@ void register_attention_kernels(KernelTable& t) {
   t.add("aten._scaled_dot_product_cudnn_attention.default", {cudnn_kernel, nullptr, floats});
   t.add("aten._scaled_dot_product_cudnn_attention_backward.default",
         {cudnn_backward_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_flash_attention.default", {flash_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_flash_attention_backward.default",
+        {flash_backward_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_efficient_attention.default",
+        {efficient_kernel, nullptr, floats});
+  t.add("aten._scaled_dot_product_efficient_attention_backward.default",
+        {efficient_backward_kernel, nullptr, floats});
 }
 
 }  // namespace crucible::cpu

@@ -617,7 +617,7 @@ std::vector<WrittenOutput> KernelCall::written() const {
   std::vector<WrittenOutput> w;
   for (const Out& o : outs_)
     if (o.how == OutHow::AsGiven && o.copied.defined() && o.poison.defined())
-      w.push_back({describe(o), o.copied, o.poison});
+      w.push_back({describe(o), o.copied, o.poison, o.slot});
   return w;
 }
 

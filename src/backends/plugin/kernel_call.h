@@ -47,6 +47,7 @@ struct WrittenOutput {
   std::string what;  // "output 0", "output 1[2]"
   Tensor tensor;
   Tensor poison;
+  size_t output = 0;  // its index among the op's returns
 };
 
 class KernelCall {
