@@ -293,9 +293,17 @@ Values reduce_sum(const Args& a, bool mean, bool all_dims) {
       sum_floating<double>(in, plan.reduced, out_dtype, acc.data());
   }
   const double count = static_cast<double>(plan.count);
-  for (int64_t i = 0; i < n; ++i) {
-    const double s = acc[static_cast<size_t>(i)];
-    store_from_double(dst + i * isz, out_dtype, mean ? s / count : s);
+  if (mean)
+    for (double& s : acc) s /= count;
+  // Rounded once into the output: f32 and f64 directly, the rest per element.
+  if (out_dtype == DType::Float32) {
+    auto* o = reinterpret_cast<float*>(dst);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
+  } else if (out_dtype == DType::Float64) {
+    std::copy(acc.begin(), acc.begin() + n, reinterpret_cast<double*>(dst));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      store_from_double(dst + i * isz, out_dtype, acc[static_cast<size_t>(i)]);
   }
   return {Value(out)};
 }
