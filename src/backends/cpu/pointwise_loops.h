@@ -218,7 +218,7 @@ CRUCIBLE_BINARY(FGeluTanhBackward, gelu_tanh_backward(a, b))
 CRUCIBLE_BINARY(FSiluBackward, silu_backward(a, b))
 CRUCIBLE_BINARY(FMishBackward, mish_backward(a, b))
 // ATen's formula: the gradient times 1/6 rounded to T (a product, not a division).
-CRUCIBLE_BINARY(FHardsigmoidBackward, sel(b > T(-3) && b < T(3), a * (T(1) / T(6)), T(0)))
+CRUCIBLE_BINARY(FHardsigmoidBackward, sel(b > T(-3) && b < T(3), a*(T(1) / T(6)), T(0)))
 CRUCIBLE_BINARY(FHardswishBackward, sel(b < T(-3), T(0), sel(b >= T(3), a, a*(b / T(3) + T(0.5)))))
 CRUCIBLE_BINARY(FHardtanhBackward, sel(b <= s0 || b >= s1, T(0), a))
 CRUCIBLE_BINARY(FLeakyReluBackward, sel(b > T(0), a, a* s0))
