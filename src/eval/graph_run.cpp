@@ -10,7 +10,7 @@
 #include "crucible/core/error.h"
 #include "crucible/eval/workers.h"
 #include "crucible/graph/safetensors.h"
-#include "sandbox/death_note.h"
+#include "eval/candidate_isolation.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {
@@ -77,16 +77,7 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
   wo.on_worker_start = [&] {
     set_allocation_limit(o.memory_limit);
     backend = BackendRegistry::instance().create(o.backend);
-    CandidateIsolation iso;
-    if (sandbox) {
-      const SandboxOptions* sb = sandbox.get();
-      iso.enter_sandbox = [sb](const std::function<std::string()>& between) {
-        return enter_sandbox(*sb, between);
-      };
-    }
-    iso.call_started = sandbox_job_started;
-    iso.adopt_note_page = adopt_worker_death_note_page;
-    iso.set_note = [](const std::string& note) { set_worker_death_note(note.c_str()); };
+    const CandidateIsolation iso = worker_candidate_isolation(sandbox.get());
     if (o.threads > 0) backend->set_num_threads(o.threads);
     backend->isolate_candidates(iso);
   };

@@ -12,7 +12,7 @@
 #include "crucible/core/error.h"
 #include "crucible/core/tensor.h"
 #include "crucible/eval/workers.h"
-#include "sandbox/death_note.h"
+#include "eval/candidate_isolation.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {
@@ -58,16 +58,7 @@ PolicyJudgeResult judge_policy_isolated(const graph::Graph& g,
   wo.on_worker_start = [&] {
     set_allocation_limit(isolation.memory_limit);
     backend = std::make_unique<models::PolicyBackend>(choices, backends);
-    CandidateIsolation iso;
-    if (sandbox) {
-      const SandboxOptions* sb = sandbox.get();
-      iso.enter_sandbox = [sb](const std::function<std::string()>& between) {
-        return enter_sandbox(*sb, between);
-      };
-    }
-    iso.call_started = sandbox_job_started;
-    iso.adopt_note_page = adopt_worker_death_note_page;
-    iso.set_note = [](const std::string& note) { set_worker_death_note(note.c_str()); };
+    const CandidateIsolation iso = worker_candidate_isolation(sandbox.get());
     backend->isolate_candidates(iso);
   };
   WorkerPool pool(wo, [&](size_t) {

@@ -25,9 +25,9 @@
 #include "crucible/eval/evaluate.h"
 #include "crucible/eval/gpus.h"
 #include "crucible/eval/workers.h"
+#include "eval/candidate_isolation.h"
 #include "eval/progress.h"
 #include "eval/run_folder.h"
-#include "sandbox/death_note.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {
@@ -155,16 +155,8 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
     if (o.perf) wb->baseline = BackendRegistry::instance().create(o.baseline);
     // Kernels from outside run in candidate processes of their own, sandboxed; this worker
     // (which judges) never loads them.
-    CandidateIsolation iso;
-    if (plan.sandboxed) {
-      const SandboxOptions* sandbox = plan.sandbox.get();
-      iso.enter_sandbox = [sandbox](const std::function<std::string()>& between) {
-        return enter_sandbox(*sandbox, between);
-      };
-    }
-    iso.call_started = sandbox_job_started;
-    iso.adopt_note_page = adopt_worker_death_note_page;
-    iso.set_note = [](const std::string& note) { set_worker_death_note(note.c_str()); };
+    const CandidateIsolation iso =
+        worker_candidate_isolation(plan.sandboxed ? plan.sandbox.get() : nullptr);
     for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
       if (b) {
         b->set_num_threads(o.threads);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/delegating_backend.h"
 #include "backends/dir/elf_symbols.h"
 #include "backends/dir/kernel_compiler.h"
 #include "backends/dir/kernel_folder.h"
@@ -203,7 +204,7 @@ std::shared_ptr<const FolderBuild> build_folder(const std::string& folder) {
   return b;
 }
 
-class DirBackend final : public Backend {
+class DirBackend final : public DelegatingBackend {
  public:
   DirBackend(std::string name, std::shared_ptr<const FolderBuild> build,
              const DirBackendOptions& options)
@@ -311,22 +312,6 @@ class DirBackend final : public Backend {
     return inner_->run(op, args);
   }
 
-  void manual_seed(uint64_t seed) override {
-    Backend::manual_seed(seed);
-    inner_->manual_seed(seed);
-  }
-  void set_num_threads(int n) override { inner_->set_num_threads(n); }
-  void isolate_candidates(const CandidateIsolation& isolation) override {
-    inner_->isolate_candidates(isolation);
-  }
-  Tensor allocate(const Shape& shape, const Shape& strides, DType dtype) override {
-    return inner_->allocate(shape, strides, dtype);
-  }
-  Tensor to_device(const Tensor& host) override { return inner_->to_device(host); }
-  Tensor to_host(const Tensor& t) override { return inner_->to_host(t); }
-  void synchronize() override { inner_->synchronize(); }
-  std::unique_ptr<DeviceTimer> make_timer() override { return inner_->make_timer(); }
-
  private:
   const BuiltKernel* find(const OpDef& op) const {
     for (const BuiltKernel& k : build_->kernels)
@@ -336,7 +321,6 @@ class DirBackend final : public Backend {
 
   std::string name_;
   std::shared_ptr<const FolderBuild> build_;
-  std::unique_ptr<Backend> inner_;
 };
 
 }  // namespace

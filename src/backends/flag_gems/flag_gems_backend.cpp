@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/delegating_backend.h"
 #include "backends/dir/dir_backend.h"
 #include "backends/dir/kernel_folder.h"
 #include "backends/flag_gems/flag_gems_table.h"
@@ -189,7 +190,7 @@ std::shared_ptr<const Prepared> prepare() {
   return p;
 }
 
-class FlagGemsBackend final : public Backend {
+class FlagGemsBackend final : public DelegatingBackend {
  public:
   FlagGemsBackend(std::string name, std::shared_ptr<const Prepared> p)
       : name_(std::move(name)), prepared_(std::move(p)) {
@@ -231,28 +232,10 @@ class FlagGemsBackend final : public Backend {
     }
     return inner_->supports(op, args, why);
   }
-  Values run(const OpDef& op, const Values& args) override { return inner_->run(op, args); }
-
-  void manual_seed(uint64_t seed) override {
-    Backend::manual_seed(seed);
-    inner_->manual_seed(seed);
-  }
-  void set_num_threads(int n) override { inner_->set_num_threads(n); }
-  void isolate_candidates(const CandidateIsolation& isolation) override {
-    inner_->isolate_candidates(isolation);
-  }
-  Tensor allocate(const Shape& shape, const Shape& strides, DType dtype) override {
-    return inner_->allocate(shape, strides, dtype);
-  }
-  Tensor to_device(const Tensor& host) override { return inner_->to_device(host); }
-  Tensor to_host(const Tensor& t) override { return inner_->to_host(t); }
-  void synchronize() override { inner_->synchronize(); }
-  std::unique_ptr<DeviceTimer> make_timer() override { return inner_->make_timer(); }
 
  private:
   std::string name_;
   std::shared_ptr<const Prepared> prepared_;
-  std::unique_ptr<Backend> inner_;
 };
 
 }  // namespace

@@ -5,16 +5,17 @@
 
 #include <fmt/format.h>
 
+#include "backends/delegating_backend.h"
 #include "backends/plugin/probe.h"
 
 namespace crucible {
 
 namespace {
 
-class ProbedBackend final : public Backend {
+class ProbedBackend final : public DelegatingBackend {
  public:
   ProbedBackend(std::unique_ptr<Backend> inner, PluginDescription d)
-      : inner_(std::move(inner)), d_(std::move(d)) {}
+      : DelegatingBackend(std::move(inner)), d_(std::move(d)) {}
 
   std::string name() const override { return inner_->name(); }
   std::string version() const override {
@@ -39,26 +40,8 @@ class ProbedBackend final : public Backend {
     }
     return inner_->supports(op, args, why);
   }
-  Values run(const OpDef& op, const Values& args) override { return inner_->run(op, args); }
-
-  void manual_seed(uint64_t seed) override {
-    Backend::manual_seed(seed);
-    inner_->manual_seed(seed);
-  }
-  void set_num_threads(int n) override { inner_->set_num_threads(n); }
-  void isolate_candidates(const CandidateIsolation& isolation) override {
-    inner_->isolate_candidates(isolation);
-  }
-  Tensor allocate(const Shape& shape, const Shape& strides, DType dtype) override {
-    return inner_->allocate(shape, strides, dtype);
-  }
-  Tensor to_device(const Tensor& host) override { return inner_->to_device(host); }
-  Tensor to_host(const Tensor& t) override { return inner_->to_host(t); }
-  void synchronize() override { inner_->synchronize(); }
-  std::unique_ptr<DeviceTimer> make_timer() override { return inner_->make_timer(); }
 
  private:
-  std::unique_ptr<Backend> inner_;
   PluginDescription d_;
 };
 
