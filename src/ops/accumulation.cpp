@@ -23,13 +23,15 @@ namespace crucible::judges {
 namespace {
 
 // |x| of every floating tensor (non-finite elements as 0: an infinity in the inputs makes the
-// reference itself non-finite there, which the candidate must match), |s| of every number.
-Values magnitudes(const Values& args) {
+// reference itself non-finite there, which the candidate must match), |s| of every number;
+// `widen`: the tensors in f64, so that a sum of magnitudes is not rounded (or overflowed) into
+// the inputs' dtype.
+Values magnitudes(const Values& args, bool widen = false) {
   Values out;
   out.reserve(args.size());
   for (const Value& v : args) {
     if (v.is_tensor() && v.tensor().defined() && is_floating(v.tensor().dtype())) {
-      Tensor t = v.tensor().contiguous().clone();
+      Tensor t = widen ? v.tensor().to(DType::Float64) : v.tensor().contiguous().clone();
       for (int64_t i = 0; i < t.numel(); ++i) {
         const double x = t.get(i);
         t.set(i, std::isfinite(x) ? std::fabs(x) : 0.0);
@@ -93,6 +95,86 @@ ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema
             check = compare_tensors(r, c, scale, what, overflow);
           }
         }
+      }
+      checks.push_back(std::move(check));
+    }
+    return checks;
+  };
+  return p;
+}
+
+ComparePolicy unordered_accumulation_policy(ComparePolicy base, RefFn ref, Schema schema) {
+  ComparePolicy p = std::move(base);
+  auto tol_scale = p.tol_scale;
+  p.kind = ComparePolicy::Kind::Custom;
+  p.custom = [tol_scale, ref, schema = std::move(schema)](
+                 const Values& inputs, const Values& ref_out, const Values& cand_out) {
+    const double terms = tol_scale ? std::max(1.0, tol_scale(inputs)) : 1.0;
+    std::vector<TensorCheck> checks;
+    std::optional<Values> bound;  // the reference on the magnitudes, computed when needed
+    for (size_t k = 0; k < ref_out.size() && k < cand_out.size(); ++k) {
+      const std::string what = fmt::format("output {}", k);
+      if (!ref_out[k].is_tensor()) continue;
+      const Tensor& r = ref_out[k].tensor();
+      if (!cand_out[k].is_tensor()) {
+        TensorCheck c;
+        c.what = what;
+        c.passed = false;
+        c.reason = what + ": expected a tensor";
+        checks.push_back(std::move(c));
+        continue;
+      }
+      const Tensor& c = cand_out[k].tensor();
+      TensorCheck meta = shape_dtype_check(r, c, what);
+      if (!meta.passed) {
+        checks.push_back(std::move(meta));
+        continue;
+      }
+      // The ordinary tolerance grows as sums of random terms do (sqrt of their count).
+      const double scale = std::sqrt(terms);
+      TensorCheck check = compare_tensors(r, c, scale, what);
+      if (check.passed || !is_floating(r.dtype()) || is_complex(r.dtype())) {
+        checks.push_back(std::move(check));
+        continue;
+      }
+      if (!bound) {
+        try {
+          bound = ref(Args(magnitudes(inputs, true), schema));
+        } catch (const Error&) {
+          bound = Values{};
+        }
+      }
+      if (bound->size() <= k || !(*bound)[k].is_tensor() ||
+          (*bound)[k].tensor().shape() != r.shape()) {
+        checks.push_back(std::move(check));
+        continue;
+      }
+      const Tensor& mag = (*bound)[k].tensor();
+      // Unit roundoff of the dtype; k of them bound the k - 1 roundings of a sum of k terms
+      // (with room to spare for the reference's own rounding).
+      const FloatInfo info = float_info(r.dtype());
+      const double u = std::ldexp(1.0, -(info.mantissa_bits + 1));
+      const double gamma = terms * u;
+      Tensor adjusted = c.contiguous().clone();
+      int64_t accepted = 0;
+      for (int64_t i = 0; i < r.numel(); ++i) {
+        const double want = r.get(i), got = adjusted.get(i), m = mag.get(i);
+        if (got == want || (std::isnan(got) && std::isnan(want))) continue;
+        // Partial sums can overflow only where the magnitudes add up past the dtype's max;
+        // there a non-finite result is one of the orders' results.
+        const bool within = std::isfinite(got) && std::isfinite(want)
+                                ? std::fabs(got - want) <= gamma * m
+                                : !std::isfinite(got) && m > info.max;
+        if (within) {
+          adjusted.set(i, want);
+          ++accepted;
+        }
+      }
+      check = compare_tensors(r, adjusted, scale, what);
+      if (accepted > 0 && !check.passed) {
+        check.reason += fmt::format(
+            "; {} elements accepted within the error of {} additions in {} in any order", accepted,
+            static_cast<int64_t>(terms), dtype_code(r.dtype()));
       }
       checks.push_back(std::move(check));
     }

@@ -50,4 +50,16 @@ TensorCheck same_multiset_check(const Tensor& ref, const Tensor& cand, int64_t d
 // although the exact (f64 reference) result is finite. Everything else of `base` is kept.
 ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema schema);
 
+// Ops whose output elements are sums of input terms that ATen's kernels add in the output's
+// own precision in an unspecified order (CUDA's atomics in the backward of padding and max
+// pooling): the order changes from run to run, so the error of one run is not the error of the
+// next. base.tol_scale gives k, the most terms of one sum. A Custom policy that compares as
+// Kind::Values does (tolerance scaled by sqrt(k), as for sums of random terms) and accepts the
+// elements whose error is within the worst case of any order: (k - 1) unit roundoffs of the dtype
+// times the sum of the magnitudes of the terms (`ref` run on the magnitudes of the inputs); where
+// that sum of magnitudes overflows the dtype, a partial sum may overflow, and a non-finite
+// candidate element is accepted. The bound does not depend on the order, so neither does the
+// verdict.
+ComparePolicy unordered_accumulation_policy(ComparePolicy base, RefFn ref, Schema schema);
+
 }  // namespace crucible::judges

@@ -34,6 +34,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
+#include "ops/judges.h"
 #include "ops/meta_fn.h"
 #include "ops/pooling_internal.h"
 #include "ops/samples.h"
@@ -447,8 +448,10 @@ ComparePolicy max_judge(const std::string& op, Schema schema) {
 }
 
 // A backward's grad_input element sums the grads of every output whose index lands on it (up to
-// prod(ceil(k/s)) for real indices, more for the role-drawn ones): sqrt of the largest such
-// count, counted from the indices argument itself.
+// prod(ceil(k/s)) for real indices, more for the role-drawn ones), counted from the indices
+// argument itself: the most terms of one sum, which the unordered-accumulation judge
+// (judges.h) needs, as ATen's CUDA kernels add them with atomics in an order that changes
+// between runs.
 std::function<double(const Values&)> max_backward_tol(Schema schema, int64_t nsp) {
   return [schema = std::move(schema), nsp](const Values& values) {
     const Args a(values, schema);
@@ -473,7 +476,7 @@ std::function<double(const Values&)> max_backward_tol(Schema schema, int64_t nsp
         if (at >= 0 && at < in_plane) most = std::max(most, ++hits[at]);
       }
     }
-    return std::sqrt(static_cast<double>(most));
+    return static_cast<double>(most);
   };
 }
 
@@ -523,6 +526,7 @@ void register_pooling_ops(OpRegistry& r) {
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
     op.compare.tol_scale = max_backward_tol(op.schema, 2);
+    op.compare = judges::unordered_accumulation_policy(op.compare, op.ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -555,6 +559,7 @@ void register_pooling_ops(OpRegistry& r) {
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
     op.compare.tol_scale = max_backward_tol(op.schema, 3);
+    op.compare = judges::unordered_accumulation_policy(op.compare, op.ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -587,6 +592,7 @@ void register_pooling_ops(OpRegistry& r) {
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
     op.compare.tol_scale = max_backward_tol(op.schema, 2);
+    op.compare = judges::unordered_accumulation_policy(op.compare, op.ref, op.schema);
     r.add(std::move(op));
   }
   register_pooling_avg_ops(r);

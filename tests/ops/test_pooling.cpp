@@ -4,9 +4,12 @@
 // every correctness sample materialising and running.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crucible/cases/case.h"
@@ -270,6 +273,66 @@ TEST(Pooling, SamplesMaterialiseAndRun) {
     EXPECT_FALSE(op->samples(SampleContext{true}).empty()) << op->name;
   }
   EXPECT_EQ(ops, 14);
+}
+
+// ATen's CUDA max-pool backward adds the gradients that land on one input with atomics in the
+// gradient's precision, in an order that changes between runs: every order must pass, and a
+// kernel that drops one of the gradients must still fail.
+TEST(Pooling, BackwardToleranceCoversEveryOrderOfAddsInTheOutputsPrecision) {
+  int checked = 0, wrong_failed = 0;
+  for (const auto& [name, nsp] : std::vector<std::pair<std::string, int>>{
+           {"aten.max_pool2d_with_indices_backward.default", 2},
+           {"aten.max_pool3d_with_indices_backward.default", 3}}) {
+    const OpDef& op = pool_ops().get(name);
+    for (const Sample& s : op.samples(SampleContext{false})) {
+      if (s.label.rfind("error:", 0) == 0) continue;
+      const Values args = materialize(op, s.call, 3);
+      const Tensor& g = args[0].tensor();
+      if (g.dtype() != DType::Float16 && g.dtype() != DType::BFloat16) continue;
+      const Tensor& self = args[1].tensor();
+      const Tensor& idx = args.back().tensor();
+      int64_t in_plane = 1, out_plane = 1;
+      for (int i = 1; i <= nsp; ++i) {
+        in_plane *= self.size(-i);
+        out_plane *= idx.size(-i);
+      }
+      const Tensor ref = op.run_ref(args)[0].tensor();
+      Tensor one = Tensor::empty({1}, g.dtype());
+      auto round = [&](double x) {
+        one.set(0, x);
+        return one.get(0);
+      };
+      for (int order = 0; order < 3; ++order) {
+        std::vector<int64_t> seq(static_cast<size_t>(g.numel()));
+        for (int64_t i = 0; i < g.numel(); ++i) seq[static_cast<size_t>(i)] = i;
+        if (order == 1) std::reverse(seq.begin(), seq.end());
+        if (order == 2) std::shuffle(seq.begin(), seq.end(), std::mt19937(9));
+        std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
+        int64_t first_shared = -1;
+        std::vector<int> hits(acc.size(), 0);
+        for (int64_t i : seq) {
+          const int64_t at = i / out_plane * in_plane + idx.get_int(i);
+          double& a = acc[static_cast<size_t>(at)];
+          a = round(a + g.get(i));
+          if (++hits[static_cast<size_t>(at)] == 2 && g.get(i) != 0) first_shared = i;
+        }
+        Tensor got = Tensor::empty(self.shape(), g.dtype());
+        for (int64_t i = 0; i < got.numel(); ++i) got.set(i, acc[static_cast<size_t>(i)]);
+        const std::vector<TensorCheck> c = op.compare.custom(args, {ref}, {got});
+        ASSERT_EQ(c.size(), 1u);
+        EXPECT_TRUE(c[0].passed) << name << " " << s.label << " order " << order << ": "
+                                 << c[0].reason;
+        ++checked;
+        if (order == 0 && first_shared >= 0 && std::isfinite(g.get(first_shared))) {
+          const int64_t at = first_shared / out_plane * in_plane + idx.get_int(first_shared);
+          got.set(at, round(got.get(at) - g.get(first_shared)));
+          if (!op.compare.custom(args, {ref}, {got}).at(0).passed) ++wrong_failed;
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 6);
+  EXPECT_GE(wrong_failed, 2);
 }
 
 }  // namespace
