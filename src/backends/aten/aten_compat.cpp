@@ -1,6 +1,8 @@
 // The aten backend's compatibility table: ops PyTorch 2.x exports that libtorch 1.13 lacks,
 // computed by compositions of libtorch 1.13 ops that do what PyTorch 2.x's kernels do
-// (docs/aten-backend.md, "Ops libtorch 1.13 lacks, composed").
+// (docs/aten-backend.md, "Ops libtorch 1.13 lacks, composed"), and the quantize/dequantize
+// steps PyTorch and TorchAO register from Python only (quantized_decomposed, torchao), which
+// no libtorch has.
 //
 // Every composition first runs the catalog's meta function: it raises ATen 2.x's errors for
 // invalid calls (libtorch 1.13 has no checks of its own for these ops) and describes each fresh
@@ -400,6 +402,157 @@ Values efficient_backward(const OpDef& op, const Values& args, CallContext& ctx)
   return as_meta_says(op, meta, g, ctx);
 }
 
+// --- quantized_decomposed: the quantize and dequantize steps of the quantization recipes ---
+// PyTorch registers them from Python (torch/ao/quantization/fx/_decomposed.py), so no libtorch
+// has them in C++; these are the catalog's definitions (src/ops/quantized_qdq.cpp) in ATen ops:
+// x / scale + zero_point in double, rounded half to even, a NaN quantized to 0, clamped; (q - zp) *
+// scale in double, rounded once to the output dtype.
+
+at::ScalarType scalar_type_of(DType t) {
+  const auto s = to_scalar_type(t);
+  if (!s) unsupported("libtorch " TORCH_VERSION " has no dtype " + std::string(dtype_code(t)));
+  return *s;
+}
+
+at::Tensor quantized(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& zp,
+                     const OpDef& op, const Values& args) {
+  at::Tensor v = x.to(at::kDouble).div(scale.to(at::kDouble));
+  if (zp.defined()) v = v.add(zp.to(at::kDouble));
+  v = at::round(v);
+  v = at::where(v.isnan(), at::zeros_like(v), v);
+  v = v.clamp(static_cast<double>(arg(op, args, "quant_min").to_int()),
+              static_cast<double>(arg(op, args, "quant_max").to_int()));
+  return v.to(scalar_type_of(arg(op, args, "dtype").to_dtype()));
+}
+
+at::Tensor dequantized(const at::Tensor& q, const at::Tensor& scale, const at::Tensor& zp,
+                       DType out) {
+  at::Tensor v = q.to(at::kDouble);
+  if (zp.defined()) v = v.sub(zp.to(at::kDouble));
+  return v.mul(scale.to(at::kDouble)).to(scalar_type_of(out));
+}
+
+// The per-token parameters ([..., 1]) and per-channel ones (size C at `axis`, 1 elsewhere)
+// shaped to broadcast against the input.
+std::vector<int64_t> per_token_shape(const at::Tensor& x) {
+  std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
+  if (!s.empty()) s.back() = 1;
+  return s;
+}
+
+at::Tensor shaped(const at::Tensor& p, const std::vector<int64_t>& shape) {
+  return p.defined() ? p.reshape(shape) : p;
+}
+
+Values choose_qparams_per_token(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor x = tensor_arg(op, args, "input", ctx);
+  const at::ScalarType st = scalar_type_of(meta[0].tensor().dtype());
+  at::Tensor scale = x.to(at::kDouble).abs().amax(-1, true);
+  scale = at::where(scale.isnan(), scale, scale.clamp_min(1e-5)).div(127.0).to(st);
+  return as_meta_says(op, meta, {scale, at::zeros_like(scale)}, ctx);
+}
+
+Values quantize_per_token(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor x = tensor_arg(op, args, "input", ctx);
+  const std::vector<int64_t> ps = per_token_shape(x);
+  return as_meta_says(op, meta,
+                      {quantized(x, shaped(tensor_arg(op, args, "scales", ctx), ps),
+                                 shaped(tensor_arg(op, args, "zero_points", ctx), ps), op, args)},
+                      ctx);
+}
+
+Values dequantize_per_token(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor q = tensor_arg(op, args, "input", ctx);
+  const std::vector<int64_t> ps = per_token_shape(q);
+  return as_meta_says(
+      op, meta,
+      {dequantized(q, shaped(tensor_arg(op, args, "scales", ctx), ps),
+                   shaped(tensor_arg(op, args, "zero_points", ctx), ps), meta[0].tensor().dtype())},
+      ctx);
+}
+
+std::vector<int64_t> per_channel_shape(const at::Tensor& x, int64_t axis) {
+  std::vector<int64_t> s(static_cast<size_t>(x.dim()), 1);
+  s[static_cast<size_t>(axis)] = x.size(axis);
+  return s;
+}
+
+Values quantize_per_channel(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor x = tensor_arg(op, args, "input", ctx);
+  const std::vector<int64_t> ps = per_channel_shape(x, arg(op, args, "axis").to_int());
+  return as_meta_says(op, meta,
+                      {quantized(x, shaped(tensor_arg(op, args, "scales", ctx), ps),
+                                 shaped(tensor_arg(op, args, "zero_points", ctx), ps), op, args)},
+                      ctx);
+}
+
+Values dequantize_per_channel(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor q = tensor_arg(op, args, "input", ctx);
+  const std::vector<int64_t> ps = per_channel_shape(q, arg(op, args, "axis").to_int());
+  return as_meta_says(
+      op, meta,
+      {dequantized(q, shaped(tensor_arg(op, args, "scales", ctx), ps),
+                   shaped(tensor_arg(op, args, "zero_points", ctx), ps), meta[0].tensor().dtype())},
+      ctx);
+}
+
+// Groups of group_size along the last dim of a 2-d input: one parameter per group.
+Values quantize_per_channel_group(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor x = tensor_arg(op, args, "input", ctx);
+  const int64_t g = arg(op, args, "group_size").to_int();
+  const at::Tensor q =
+      quantized(x.reshape({-1, g}), shaped(tensor_arg(op, args, "scales", ctx), {-1, 1}),
+                shaped(tensor_arg(op, args, "zero_points", ctx), {-1, 1}), op, args);
+  return as_meta_says(op, meta, {q.reshape(x.sizes())}, ctx);
+}
+
+Values dequantize_per_channel_group(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor q = tensor_arg(op, args, "input", ctx);
+  const int64_t g = arg(op, args, "group_size").to_int();
+  const at::Tensor x = dequantized(
+      q.reshape({-1, g}), shaped(tensor_arg(op, args, "scales", ctx), {-1, 1}),
+      shaped(tensor_arg(op, args, "zero_points", ctx), {-1, 1}), meta[0].tensor().dtype());
+  return as_meta_says(op, meta, {x.reshape(q.sizes())}, ctx);
+}
+
+// --- torchao's float8 steps (src/ops/quantized_float8.cpp): x / scale in double, clamped to
+// the float8 dtype's largest finite value (NaN stays NaN), rounded once; q * scale in double. A
+// scale of one element is tensor-wise; a block-wise one is repeated over each dim's block.
+
+at::Tensor expanded_scale(const at::Tensor& scale, const at::Tensor& x) {
+  if (scale.numel() == 1 || scale.sizes() == x.sizes()) return scale.to(at::kDouble);
+  at::Tensor s = scale.to(at::kDouble);
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (s.size(d) != x.size(d)) s = s.repeat_interleave(x.size(d) / s.size(d), d);
+  return s;
+}
+
+Values quantize_float8(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor x = tensor_arg(op, args, "tensor", ctx);
+  const DType dt = meta[0].tensor().dtype();
+  const at::ScalarType st = scalar_type_of(dt);
+  const double mx = float_info(dt).max;
+  const at::Tensor v =
+      x.to(at::kDouble).div(expanded_scale(tensor_arg(op, args, "scale", ctx), x)).clamp(-mx, mx);
+  return as_meta_says(op, meta, {v.to(st)}, ctx);
+}
+
+Values dequantize_float8(const OpDef& op, const Values& args, CallContext& ctx) {
+  const Values meta = op.run_meta(args);
+  const at::Tensor q = tensor_arg(op, args, "tensor", ctx);
+  const at::ScalarType st = scalar_type_of(meta[0].tensor().dtype());
+  const at::Tensor v = q.to(at::kDouble).mul(expanded_scale(tensor_arg(op, args, "scale", ctx), q));
+  return as_meta_says(op, meta, {v.to(st)}, ctx);
+}
+
 const std::map<std::string, Composition, std::less<>>& table() {
   static const std::map<std::string, Composition, std::less<>> t = {
       {"aten.squeeze.dims", {squeeze_dims}},
@@ -416,6 +569,15 @@ const std::map<std::string, Composition, std::less<>>& table() {
       {"aten._scaled_dot_product_flash_attention_backward.default", {flash_backward}},
       {"aten._scaled_dot_product_efficient_attention.default", {efficient}},
       {"aten._scaled_dot_product_efficient_attention_backward.default", {efficient_backward}},
+      {"quantized_decomposed.choose_qparams_per_token.default", {choose_qparams_per_token}},
+      {"quantized_decomposed.quantize_per_token.default", {quantize_per_token}},
+      {"quantized_decomposed.dequantize_per_token.default", {dequantize_per_token}},
+      {"quantized_decomposed.quantize_per_channel.default", {quantize_per_channel}},
+      {"quantized_decomposed.dequantize_per_channel.default", {dequantize_per_channel}},
+      {"quantized_decomposed.quantize_per_channel_group.default", {quantize_per_channel_group}},
+      {"quantized_decomposed.dequantize_per_channel_group.default", {dequantize_per_channel_group}},
+      {"torchao.quantize_affine_float8_non_decomposed.default", {quantize_float8}},
+      {"torchao.dequantize_affine_float8_non_decomposed.default", {dequantize_float8}},
   };
   return t;
 }
