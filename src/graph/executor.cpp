@@ -155,14 +155,37 @@ std::vector<std::string> missing_ops(const Graph& g, const Backend& backend, boo
   return out;
 }
 
-ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options) {
-  const std::vector<std::string> missing = missing_ops(g, backend, options.golden);
+namespace {
+
+void require_every_op(const Graph& g, const Backend& backend, bool golden) {
+  const std::vector<std::string> missing = missing_ops(g, backend, golden);
   if (!missing.empty()) {
     std::string s;
     for (const std::string& m : missing) s += (s.empty() ? "" : "; ") + m;
     unsupported(g.file + ": backend " + backend.name() + " cannot run " +
                 std::to_string(missing.size()) + " op(s) of graph " + g.name + ": " + s);
   }
+}
+
+}  // namespace
+
+TensorMap upload_declarations(const Graph& g, Backend& backend, const ExecOptions& options) {
+  if (options.golden || options.perturb_ulps > 0)
+    internal_error("graph executor: resident declarations are for plain runs");
+  require_every_op(g, backend, false);
+  TensorMap out;
+  for (auto& [name, t] :
+       materialize_declarations(g, options.seed, options.weights, options.weights_file,
+                                options.inputs, options.inputs_file))
+    out.emplace(name, backend.to_device(t));
+  backend.synchronize();
+  return out;
+}
+
+ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options) {
+  if (options.resident && (options.golden || options.perturb_ulps > 0))
+    internal_error("graph executor: resident declarations are for plain runs");
+  if (!options.resident) require_every_op(g, backend, options.golden);
   ExecResult result;
   // The node after which each value is no longer needed (graph outputs: never dropped).
   std::map<std::string, size_t, std::less<>> last_use;
@@ -178,9 +201,19 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
   Rng noise(options.perturb_seed, hash_str("graph perturbation"));
   backend.manual_seed(options.seed);  // random ops (dropout) draw from the run's seed
   std::map<std::string, Tensor, std::less<>> live;
+  if (options.resident) {
+    for (const Declaration& d : g.decls) {
+      const auto it = options.resident->find(d.name);
+      if (it == options.resident->end())
+        internal_error("graph executor: no resident value for declaration %" + d.name);
+      live.emplace(d.name, it->second);
+    }
+  }
   for (auto& [name, t] :
-       materialize_declarations(g, options.seed, options.weights, options.weights_file,
-                                options.inputs, options.inputs_file)) {
+       options.resident
+           ? TensorMap{}
+           : materialize_declarations(g, options.seed, options.weights, options.weights_file,
+                                      options.inputs, options.inputs_file)) {
     Tensor v = options.golden && promotable(t.dtype()) ? t.to(DType::Float64) : t;
     // Inputs and parameters carry the rounding of whatever made them; constants and buffers
     // (masks, position tables, running statistics) are taken as exact.
@@ -231,7 +264,7 @@ ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options)
   }
   for (const GraphOutput& o : g.outputs) {
     const Tensor& t = lookup(o.value);
-    result.outputs.push_back(t.defined() ? backend.to_host(t) : t);
+    result.outputs.push_back(t.defined() && !options.device_outputs ? backend.to_host(t) : t);
   }
   return result;
 }

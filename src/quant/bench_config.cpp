@@ -260,9 +260,10 @@ BenchConfig parse_bench_config(const std::string& text, const std::string& file)
     }
     if (m["device"]) {
       mp.device = r.str(m["device"], "device");
-      if (mp.device != "cpu")
+      if (mp.device != "cpu" && mp.device != "cuda")
         r.fail(m["device"], "device '" + mp.device +
-                                "' is not available to the micro-benchmark here; use device: cpu");
+                                "' is not one the micro-benchmark runs on; use device: cpu or "
+                                "device: cuda (with a backend on CUDA, e.g. --backend aten:cuda)");
     }
     for (const char* k : {"use_torch_compile", "enable_profiler", "enable_memory_profiler"})
       if (m[k]) r.boolean(m[k], k);

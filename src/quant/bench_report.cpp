@@ -135,7 +135,7 @@ nlohmann::json oss_records(const std::vector<BenchRow>& rows, const nlohmann::js
           {"name", "crucible quantization micro-benchmark"},
           {"mode", "inference"},
           {"dtype", std::string(dtype_code(r.dtype))},
-          {"extra_info", {{"device", "cpu"}, {"backend", r.backend}, {"recipe", r.recipe}}}};
+          {"extra_info", {{"device", r.device}, {"backend", r.backend}, {"recipe", r.recipe}}}};
       rec["model"] = {
           {"name", fmt::format("{}-{}-{}x{}x{}", r.model_name, r.model_type, r.m, r.k, r.n)},
           {"type", "micro-benchmark"},

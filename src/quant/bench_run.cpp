@@ -131,6 +131,14 @@ std::vector<BenchRow> run_bench(const BenchConfig& config, const BenchOptions& o
   auto backend = BackendRegistry::instance().create(o.backend);
   auto ref = BackendRegistry::instance().create("ref");
   for (const ModelParams& mp : config.models) {
+    // The model runs where the config says: a backend on another device is an error, not a
+    // silent run elsewhere.
+    const bool on_cuda = backend->device().type == DeviceType::CUDA;
+    if ((mp.device == "cuda") != on_cuda)
+      usage_error(fmt::format("model_params '{}' has device: {}, and --backend {} runs on {}: {}",
+                              mp.name, mp.device, o.backend, on_cuda ? "cuda" : "cpu",
+                              mp.device == "cuda" ? "run it with --backend aten:cuda"
+                                                  : "set device: cuda in the config"));
     for (const MatrixShape& shape : mp.shapes) {
       Prepared p{bench_model(mp.model_type, shape, mp.high_precision_dtype), {}, {}, {}, {}, 0};
       p.values = graph::materialize_declarations(p.g, o.seed);
@@ -157,6 +165,7 @@ std::vector<BenchRow> run_bench(const BenchConfig& config, const BenchOptions& o
         row.shape_label = shape.label;
         row.recipe = recipe.name;
         row.backend = o.backend;
+        row.device = mp.device;
         row.m = shape.m, row.k = shape.k, row.n = shape.n;
         row.dtype = mp.high_precision_dtype;
         row.baseline_sqnr_f64_db = p.baseline_sqnr;
@@ -183,21 +192,37 @@ std::vector<BenchRow> run_bench(const BenchConfig& config, const BenchOptions& o
               act_in[d.name] = graph::materialize_declaration(d, o.seed);
           const graph::TensorMap none;
           const graph::ExecOptions ae = exec_options(none, act_in, o.seed);
-          auto timed = [](const std::function<void()>& f) {
+          // The timed runs: every declaration (weights, inputs) put on the backend's device
+          // once, the outputs left there, each run ended by waiting for the device. A run
+          // times the model's ops, not the materialisation or the copies.
+          const graph::TensorMap rb = graph::upload_declarations(p.g, *backend, be);
+          const graph::TensorMap rq = graph::upload_declarations(q.graph, *backend, qe);
+          const graph::TensorMap ra =
+              act ? graph::upload_declarations(*act, *backend, ae) : graph::TensorMap{};
+          auto resident = [](const graph::TensorMap& r) {
+            graph::ExecOptions e;
+            e.resident = &r;
+            e.device_outputs = true;
+            return e;
+          };
+          const graph::ExecOptions tbe = resident(rb), tqe = resident(rq), tae = resident(ra);
+          Backend& b = *backend;
+          auto timed = [&b](const graph::Graph& g, const graph::ExecOptions& e) {
             const auto t0 = Clock::now();
-            f();
+            graph::execute(g, b, e);
+            b.synchronize();
             return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
           };
           // Warm-up, then alternating samples.
-          graph::execute(p.g, *backend, be);
-          graph::execute(q.graph, *backend, qe);
-          if (act) graph::execute(*act, *backend, ae);
+          timed(p.g, tbe);
+          timed(q.graph, tqe);
+          if (act) timed(*act, tae);
           std::vector<double> tb, tq, ta;
           const auto start = Clock::now();
           for (int s = 0; s < o.samples; ++s) {
-            tb.push_back(timed([&] { graph::execute(p.g, *backend, be); }));
-            tq.push_back(timed([&] { graph::execute(q.graph, *backend, qe); }));
-            if (act) ta.push_back(timed([&] { graph::execute(*act, *backend, ae); }));
+            tb.push_back(timed(p.g, tbe));
+            tq.push_back(timed(q.graph, tqe));
+            if (act) ta.push_back(timed(*act, tae));
             if (std::chrono::duration<double>(Clock::now() - start).count() > o.max_seconds) break;
           }
           row.samples = static_cast<int>(tb.size());

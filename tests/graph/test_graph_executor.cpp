@@ -8,6 +8,7 @@
 #include <string>
 
 #include "crucible/backends/backend.h"
+#include "crucible/core/error.h"
 #include "crucible/graph/executor.h"
 #include "crucible/graph/parse.h"
 #include "crucible/graph/values.h"
@@ -41,6 +42,30 @@ TEST(GraphExecutor, RefAndCpuAgreeOnTheExamples) {
       EXPECT_LE(agreement(cpu.outputs[i], ref.outputs[i], 1e-5, 1e-4), 1.0) << name << " " << i;
     }
   }
+}
+
+// Declarations put on the device once (the timed runs of crucible bench) give the same
+// outputs as a plain run, left as the backend's own tensors; a missing one is an internal error.
+TEST(GraphExecutor, ResidentDeclarationsGiveThePlainRunsOutputs) {
+  const Graph g = read_graph(example("mlp.graph"));
+  auto cpu = BackendRegistry::instance().create("cpu");
+  const ExecResult plain = execute(g, *cpu, {.seed = 5});
+  const TensorMap resident = upload_declarations(g, *cpu, {.seed = 5});
+  EXPECT_EQ(resident.size(), g.decls.size());
+  ExecOptions o;
+  o.resident = &resident;
+  o.device_outputs = true;
+  for (int run = 0; run < 2; ++run) {
+    const ExecResult r = execute(g, *cpu, o);
+    cpu->synchronize();
+    ASSERT_EQ(r.outputs.size(), plain.outputs.size());
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      EXPECT_EQ(agreement(r.outputs[i], plain.outputs[i], 0, 0), 0.0) << run << " " << i;
+  }
+  TensorMap partial = resident;
+  partial.erase(partial.begin());
+  o.resident = &partial;
+  EXPECT_THROW(execute(g, *cpu, o), Error);
 }
 
 // The MLP in double from the materialised values, as the graph computes it.

@@ -124,8 +124,26 @@ TEST(BenchConfig, UnknownKeysAndWrongTypesNameTheirPlace) {
                    "    model_type: ln_linear_tanh\n");
   EXPECT_NE(e.find("unknown model_type 'ln_linear_tanh'"), std::string::npos) << e;
   e = config_error(std::string("quantization_config_recipe_names: [int8wo]\n") + kShapes +
-                   "    device: cuda\n");
-  EXPECT_NE(e.find("use device: cpu"), std::string::npos) << e;
+                   "    device: tpu\n");
+  EXPECT_NE(e.find("use device: cpu or device: cuda"), std::string::npos) << e;
+}
+
+// A model on CUDA with a backend on the CPU (or the other way round) is refused before any
+// row runs, naming the fix.
+TEST(BenchRun, ADeviceTheBackendDoesNotRunOnIsRefused) {
+  const BenchConfig c = parse_bench_config(
+      std::string("quantization_config_recipe_names: [int8wo]\n") + kShapes + "    device: cuda\n",
+      "cfg.yaml");
+  BenchOptions o;
+  o.backend = "cpu";
+  int rows = 0;
+  try {
+    run_bench(c, o, [&](const BenchRow&) { ++rows; });
+    ADD_FAILURE() << "ran on the wrong device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend aten:cuda"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rows, 0);
 }
 
 TEST(BenchConfig, MalformedShapesNameTheirPlace) {

@@ -33,6 +33,14 @@ struct ExecOptions {
   // 0: none.
   double perturb_ulps = 0;
   uint64_t perturb_seed = 0;
+  // Every declaration already on the backend's device (upload_declarations): used as it is,
+  // nothing materialised, uploaded or checked again -- the repeated, timed runs of one graph
+  // (crucible bench). Not with golden or perturb_ulps.
+  const TensorMap* resident = nullptr;
+  // The outputs stay on the backend's device (ExecResult::outputs are the backend's own tensors,
+  // not host copies, and nothing waits for them): the caller synchronizes before it reads or
+  // times them.
+  bool device_outputs = false;
 };
 
 struct ExecResult {
@@ -50,6 +58,10 @@ std::vector<std::string> missing_ops(const Graph& g, const Backend& backend, boo
 // Unsupported error listing every missing op, raised before anything runs; an error while running
 // names the node (file:line and its statement).
 ExecResult execute(const Graph& g, Backend& backend, const ExecOptions& options = {});
+// The graph's declarations materialised as `options` says (seed, weights, inputs) and put on the
+// backend's device once, for ExecOptions::resident; first checks that the backend can run every
+// node (the Unsupported error of execute).
+TensorMap upload_declarations(const Graph& g, Backend& backend, const ExecOptions& options);
 // The same on a backend created by name through the backend registry ("ref", "cpu", "dir:...").
 // With options.golden the backend must be "ref".
 ExecResult execute(const Graph& g, const std::string& backend, const ExecOptions& options = {});

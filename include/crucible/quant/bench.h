@@ -29,6 +29,7 @@ struct BenchOptions {
 
 struct BenchRow {
   std::string model_name, model_type, shape_label, recipe, backend;
+  std::string device = "cpu";  // the config's device (the backend's)
   int64_t m = 0, k = 0, n = 0;
   DType dtype = DType::Float32;
   std::string status;  // "ok", "failed" (below --min-sqnr), "unsupported", "error"
