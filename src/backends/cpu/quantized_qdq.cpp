@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/quantized_deq.h"
 #include "backends/cpu/quantized_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
@@ -54,8 +55,40 @@ Tensor quantize(const Tensor& x0, const Tensor& out_meta, const std::vector<doub
   return out;
 }
 
+// An f32 dequantize of 8-bit or int32 values: run by run of elements sharing a parameter,
+// each run one call of the vector loops (the same double arithmetic, rounded once).
+Tensor dequantize_f32(const Tensor& q0, const std::vector<double>& s, const std::vector<double>& z,
+                      ParamMap map) {
+  const Tensor q = q0.contiguous();
+  Tensor out = Tensor::uninitialized(q.shape(), DType::Float32);
+  float* od = out.data<float>();
+  const QuantDeqKernels& deq = quant_deq_kernels();
+  const DType dt = q.dtype();
+  const void* qd = q.data_ptr();
+  parallel_for(0, q.numel(), 16384, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1;) {
+      const int64_t p = map.param(i);
+      const int64_t len = std::min(i1, (i / map.inner + 1) * map.inner) - i;
+      const double zp = z.empty() ? 0.0 : z[static_cast<size_t>(p)];
+      const double sc = s[static_cast<size_t>(p)];
+      if (dt == DType::UInt8)
+        deq.affine_u8(static_cast<const uint8_t*>(qd) + i, len, zp, sc, od + i);
+      else if (dt == DType::Int8)
+        deq.affine_i8(static_cast<const int8_t*>(qd) + i, len, zp, sc, od + i);
+      else
+        deq.affine_i32(static_cast<const int32_t*>(qd) + i, len, zp, sc, od + i);
+      i += len;
+    }
+  });
+  return out;
+}
+
 Tensor dequantize(const Tensor& q0, DType out_dtype, const std::vector<double>& s,
                   const std::vector<double>& z, ParamMap map) {
+  const DType in = q0.dtype();
+  if (out_dtype == DType::Float32 &&
+      (in == DType::UInt8 || in == DType::Int8 || in == DType::Int32))
+    return dequantize_f32(q0, s, z, map);
   const Tensor q = q0.contiguous().to(DType::Int32);
   Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
   const int32_t* qd = q.data<int32_t>();
@@ -149,6 +182,10 @@ class ScaleMap {
     return index;
   }
   int64_t at(int64_t base, int64_t j) const { return single_ ? 0 : base + j / block_; }
+  // The end of the run of a row's elements that share element j's scale.
+  int64_t run_end(int64_t j) const {
+    return single_ ? k_ : std::min(k_, (j / block_ + 1) * block_);
+  }
 
  private:
   Shape shape_, scale_;
@@ -203,6 +240,27 @@ Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
   const int64_t k = map.row_len();
   const bool fp8 = q.dtype() == DType::Float8E4M3FN || q.dtype() == DType::Float8E5M2;
   const bool e4 = q.dtype() == DType::Float8E4M3FN;
+  if (fp8 && scale.dtype() == DType::Float32 && meta.dtype() == DType::Float32) {
+    // fp8 x f32 is exact in double, so one f32 multiply rounds as the reference does.
+    const Tensor sf = scale.contiguous();
+    const float* sd = sf.data<float>();
+    const uint8_t* qd = static_cast<const uint8_t*>(q.data_ptr());
+    Tensor out = Tensor::uninitialized(q.shape(), DType::Float32);
+    float* od = out.data<float>();
+    const QuantDeqKernels& deq = quant_deq_kernels();
+    parallel_for(0, q.numel() / k, std::max<int64_t>(1, 16384 / k), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = map.base(r);
+        for (int64_t j = 0; j < k;) {
+          const int64_t at = map.at(base, j);
+          const int64_t e = map.run_end(j);
+          deq.fp8_scaled(qd + r * k + j, e - j, e4, sd[at], od + r * k + j);
+          j = e;
+        }
+      }
+    });
+    return {out};
+  }
   const Tensor wide_in = fp8 ? q : q.to(DType::Float64);
   // The product is formed in double and rounded once to the output dtype, as the reference.
   Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
