@@ -147,7 +147,7 @@ TEST(CpuQuantMatmul, EveryPanelAndThreadSplitGivesTheExactProduct) {
           for (const int64_t panel : {int64_t{0}, int64_t{1}, int64_t{17}, int64_t{64}, n + 5}) {
             cpu::set_num_threads(threads);
             std::vector<float> c(static_cast<size_t>(m * n), -1e30f);
-            cpu::quantized_matmul(m, n, k, a.data(), w.source(k_major, align), c.data(), panel);
+            cpu::quantized_matmul(m, n, k, a.data(), w.source(k_major, align), c.data(), n, panel);
             for (int64_t e = 0; e < m * n; ++e)
               ASSERT_EQ(c[e], want[e]) << "m " << m << (k_major ? " k-major" : " row-major")
                                        << " align " << align << " threads " << threads << " panel "

@@ -5,6 +5,7 @@
 // per-token quantize steps the dynamic recipes run on every call. Argument checks are the
 // catalog's meta functions.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/quantized_decode.h"
 #include "backends/cpu/quantized_deq.h"
 #include "backends/cpu/quantized_kernels.h"
 #include "backends/cpu/quantized_matmul.h"
@@ -33,6 +35,29 @@ Tensor as_f32(const Tensor& t) {
 Tensor finish(const Tensor& f32, DType dt) { return dt == DType::Float32 ? f32 : f32.to(dt); }
 
 bool is_e4m3(DType t) { return t == DType::Float8E4M3FN; }
+
+// Whether a product of m rows takes the register-fused AVX-512 loops (quantized_decode.h).
+bool fused_decode(int64_t m) {
+  const CpuFeatures& f = cpu_features();
+  return m >= 1 && m <= qk::kFusedDecodeRows && isa_level() == "avx512" && f.avx512bw && f.avx512vl;
+}
+
+// Weight values per task of the fused loops (fewer stay on the calling thread).
+constexpr int64_t kFusedTaskValues = int64_t{1} << 18;
+
+// The fused row-major loops over W's rows, four at a time, spread over the pool; false when a
+// tile gave up (an e4m3 NaN code).
+bool fused_rows(qk::RowCode code, int64_t m, int64_t n, int64_t k, const float* a, const uint8_t* w,
+                int64_t ldw, float* c) {
+  const int64_t tiles = (n + 3) / 4;
+  std::atomic<bool> ok{true};
+  parallel_for(
+      0, tiles, std::max<int64_t>(1, kFusedTaskValues / (4 * k)), [&](int64_t t0, int64_t t1) {
+        if (!qk::fused_rows_avx512(code, m, t0 * 4, std::min(n, t1 * 4), k, a, k, w, ldw, c, n))
+          ok = false;
+      });
+  return ok;
+}
 
 Values int_mm_kernel(const OpDef& op, const Values& call_values) {
   const Args args(call_values, op.schema);
@@ -84,7 +109,9 @@ Values weight_int8pack_mm_kernel(const OpDef& op, const Values& call_values) {
       deq.int8_scaled(wd + j * k + q0, q1 - q0, 1.0f, out + (j - j0) * ld);
   };
   float* cd = c.data<float>();
-  quantized_matmul(m, n, k, a.data<float>(), src, cd);
+  if (!fused_decode(m) || !fused_rows(qk::RowCode::Int8, m, n, k, a.data<float>(),
+                                      reinterpret_cast<const uint8_t*>(wd), k, cd))
+    quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
   parallel_for(0, m, std::max<int64_t>(1, 16384 / n), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) cd[i * n + j] *= sd[j];
@@ -150,7 +177,25 @@ Values weight_int4pack_mm_kernel(const OpDef& op, const Values& call_values) {
       }
     }
   };
-  quantized_matmul(m, n, k, a.data<float>(), src, c.data<float>());
+  float* cd = c.data<float>();
+  const int64_t full = n / kBlock;  // full blocks; a last one of 16, 32 or 48 columns follows
+  if (!fused_decode(m)) {
+    quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
+  } else {
+    parallel_for(0, full, std::max<int64_t>(1, kFusedTaskValues / (kBlock * k)),
+                 [&](int64_t b0, int64_t b1) {
+                   qk::fused_int4_avx512(m, b0, b1, n, k, a.data<float>(), k, bd, szd, group, cd,
+                                         n);
+                 });
+    if (full * kBlock < n) {
+      const int64_t j0 = full * kBlock;
+      WeightSource last = src;
+      last.fill = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1, float* out, int64_t ld) {
+        src.fill(j0 + r0, j0 + r1, q0, q1, out, ld);
+      };
+      quantized_matmul(m, n - j0, k, a.data<float>(), last, cd + j0, n);
+    }
+  }
   return {finish(c, a0.dtype())};
 }
 
@@ -189,7 +234,15 @@ Values scaled_mm_kernel(const OpDef& op, const Values& call_values) {
       for (int64_t q = q0; q < q1; ++q)
         deq.fp8_scaled(bd + q * ldb + j0, j1 - j0, e4b, 1.0f, out + (q - q0) * ld);
   };
-  quantized_matmul(m, n, k, a.data<float>(), src, cd);
+  bool done = false;
+  if (column_major && fused_decode(m)) {
+    // e4m3 widens as value * 2^-8 there: the sums times 2^8 (exact) are the products' sums.
+    done = fused_rows(e4b ? qk::RowCode::E4M3Over256 : qk::RowCode::E5M2, m, n, k, a.data<float>(),
+                      bd, ldb, cd);
+    if (done && e4b)
+      for (int64_t i = 0; i < m * n; ++i) cd[i] *= 256.0f;
+  }
+  if (!done) quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
   const bool rowwise = sa.numel() != 1 || sb.numel() != 1;
   const bool fp8_out = meta.dtype() == DType::Float8E4M3FN || meta.dtype() == DType::Float8E5M2;
   const float post = scale_result && fp8_out ? as_f32(*scale_result).data<float>()[0] : 1.0f;

@@ -24,9 +24,9 @@ struct WeightSource {
   int64_t align = 1;
 };
 
-// c[i * n + j] = sum_q a[i * k + q] * W[j, q] (f32). `panel_rows` > 0 forces the prefill path
-// with panels of that many rows (rounded up to `align`), for tests; 0 chooses by m.
+// c[i * ldc + j] = sum_q a[i * k + q] * W[j, q] (f32). `panel_rows` > 0 forces the prefill
+// path with panels of that many rows (rounded up to `align`), for tests; 0 chooses by m.
 void quantized_matmul(int64_t m, int64_t n, int64_t k, const float* a, const WeightSource& w,
-                      float* c, int64_t panel_rows = 0);
+                      float* c, int64_t ldc, int64_t panel_rows = 0);
 
 }  // namespace crucible::cpu
