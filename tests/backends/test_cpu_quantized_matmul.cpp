@@ -181,7 +181,7 @@ Tensor fp8_tensor(const Shape& shape, DType dt, int seed) {
 // Weights in [-8, 8): with the full int8 range, f32 sums of 100 terms of up to 256 already
 // differ from the f64 reference by more than the op's tolerance, whatever the summation order.
 TEST(CpuQuantMatmul, Int8PackMmMatchesReferenceOnEveryPath) {
-  for (const int64_t m : {1, 16, 300})
+  for (const int64_t m : {1, 6, 16, 300})
     for (const int threads : {1, 3}) {
       const int64_t n = 37, k = 100;
       expect_matches_ref("aten._weight_int8pack_mm.default",
@@ -204,7 +204,7 @@ TEST(CpuQuantMatmul, Int4PackMmMatchesReferenceOnEveryPath) {
   for (int64_t i = 0; i < sz.numel(); ++i)
     sz.set(i, i % 2 == 0 ? 0.01 + 0.001 * static_cast<double>(i % 97)
                          : -0.05 + 0.001 * static_cast<double>(i % 89));
-  for (const int64_t m : {1, 16, 300})
+  for (const int64_t m : {1, 6, 16, 300})
     for (const int threads : {1, 3})
       expect_matches_ref("aten._weight_int4pack_mm_for_cpu.default",
                          {filled({m, k}, DType::Float32, 5), packed, Value(group), sz}, threads);
@@ -212,20 +212,23 @@ TEST(CpuQuantMatmul, Int4PackMmMatchesReferenceOnEveryPath) {
 
 TEST(CpuQuantMatmul, ScaledMmMatchesReferenceForBothLayoutsAndScalings) {
   const int64_t n = 37, k = 100;
-  for (const int64_t m : {1, 16, 300})
-    for (const bool column_major : {true, false})
-      for (const bool rowwise : {false, true}) {
-        const Tensor a = fp8_tensor({m, k}, DType::Float8E4M3FN, 6);
-        // A linear weight's transpose (column-major [k, n]) or a contiguous [k, n].
-        const Tensor b = column_major ? fp8_tensor({n, k}, DType::Float8E5M2, 7).transpose(0, 1)
-                                      : fp8_tensor({k, n}, DType::Float8E5M2, 7);
-        const Tensor sa = rowwise ? positive({m, 1}, 8, 0.1) : Tensor::scalar(0.5, DType::Float32);
-        const Tensor sb = rowwise ? positive({1, n}, 9, 0.1) : Tensor::scalar(0.25, DType::Float32);
-        expect_matches_ref("aten._scaled_mm.default",
-                           {a, b, sa, sb, filled({n}, DType::Float32, 10), Value(),
-                            Value(DType::Float32), Value(false)},
-                           3);
-      }
+  for (const int64_t m : {1, 6, 16, 300})
+    for (const DType wt : {DType::Float8E5M2, DType::Float8E4M3FN})
+      for (const bool column_major : {true, false})
+        for (const bool rowwise : {false, true}) {
+          const Tensor a = fp8_tensor({m, k}, DType::Float8E4M3FN, 6);
+          // A linear weight's transpose (column-major [k, n]) or a contiguous [k, n].
+          const Tensor b =
+              column_major ? fp8_tensor({n, k}, wt, 7).transpose(0, 1) : fp8_tensor({k, n}, wt, 7);
+          const Tensor sa =
+              rowwise ? positive({m, 1}, 8, 0.1) : Tensor::scalar(0.5, DType::Float32);
+          const Tensor sb =
+              rowwise ? positive({1, n}, 9, 0.1) : Tensor::scalar(0.25, DType::Float32);
+          expect_matches_ref("aten._scaled_mm.default",
+                             {a, b, sa, sb, filled({n}, DType::Float32, 10), Value(),
+                              Value(DType::Float32), Value(false)},
+                             3);
+        }
 }
 
 // A NaN code in the weight: the f32 strip loops see it and the strip is computed again in
