@@ -15,6 +15,7 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/quantized_deq.h"
+#include "backends/cpu/quantized_kernels.h"
 #include "backends/cpu/quantized_matmul.h"
 #include "crucible/core/half.h"
 #include "test_cpu_nn_check.h"
@@ -103,6 +104,40 @@ TEST(CpuQuantDeq, Int4BlocksAndAffineRunsOnEveryLevel) {
       EXPECT_EQ(b[i], static_cast<float>((i8[i] - z) * s)) << name;
       EXPECT_EQ(c[i], static_cast<float>((i32[i] - z) * s)) << name;
     }
+  }
+}
+
+// The float8 quantize's encoders against the generic ones: every code's value, every midpoint
+// between neighbours (the ties) and a step either side of it, and values spread over the range.
+TEST(CpuQuantDeq, Float8EncodersRoundAsTheGenericOnes) {
+  for (const bool e4 : {true, false}) {
+    const double mx = e4 ? 448.0 : 57344.0;
+    std::vector<double> vals = {0.0, -0.0, mx, -mx};
+    std::vector<double> codes;
+    for (int c = 0; c < 128; ++c) {
+      const double v = e4 ? fp8e4m3fn_to_float(static_cast<uint8_t>(c))
+                          : fp8e5m2_to_float(static_cast<uint8_t>(c));
+      if (std::isfinite(v) && v <= mx) codes.push_back(v);
+    }
+    for (size_t i = 0; i < codes.size(); ++i) {
+      vals.push_back(codes[i]);
+      if (i + 1 < codes.size()) {
+        const double mid = (codes[i] + codes[i + 1]) / 2;
+        vals.insert(vals.end(), {mid, std::nextafter(mid, 0.0), std::nextafter(mid, mx)});
+      }
+    }
+    uint64_t state = 12345;
+    for (int i = 0; i < 20000; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double u = static_cast<double>(state >> 11) * 0x1p-53;
+      vals.push_back(std::min(mx, std::ldexp(1.0 + u, static_cast<int>(state % 40) - 24)));
+    }
+    for (const double v0 : vals)
+      for (const double v : {v0, -v0}) {
+        const uint8_t want = e4 ? fp8e4m3fn_from_double(v) : fp8e5m2_from_double(v);
+        const uint8_t got = e4 ? cpu::qk::e4m3_from_double(v) : cpu::qk::e5m2_from_double(v);
+        ASSERT_EQ(int(got), int(want)) << (e4 ? "e4m3 " : "e5m2 ") << v;
+      }
   }
 }
 

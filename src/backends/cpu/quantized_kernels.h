@@ -25,4 +25,10 @@ void int8_gemm_nt_vnni(int64_t m, int64_t n, int64_t k, const int8_t* a, const i
 void quantize_int8_avx512(const float* x, int64_t n, double scale, double zp, double qmin,
                           double qmax, int8_t* q);
 
+// The float8 code of a double that is not NaN and within the format's range (the float8
+// quantize clamps first), rounded to nearest, ties to even: fp8e4m3fn_from_double's and
+// fp8e5m2_from_double's result, without their generic encoder.
+uint8_t e4m3_from_double(double v);
+uint8_t e5m2_from_double(double v);
+
 }  // namespace crucible::cpu::qk

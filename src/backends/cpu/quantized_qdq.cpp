@@ -4,6 +4,7 @@
 // catalog's meta functions; values follow its definition (x / scale in double, round half to even,
 // NaN to 0).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -15,6 +16,35 @@
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
+
+namespace crucible::cpu::qk {
+
+// Round to nearest, ties to even, by keeping the format's mantissa bits of the double (the
+// carry of the rounding moves into the exponent by itself); below the smallest normal the
+// quantum is fixed and nearbyint rounds.
+uint8_t e4m3_from_double(double v) {
+  const auto sign = static_cast<uint8_t>((std::bit_cast<uint64_t>(v) >> 63) << 7);
+  const double a = std::fabs(v);
+  if (a < 0x1p-6)
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p9)));
+  uint64_t b = std::bit_cast<uint64_t>(a);
+  b += ((uint64_t{1} << 48) - 1) + ((b >> 49) & 1);
+  const auto e = static_cast<int>(b >> 52) - 1023;
+  return static_cast<uint8_t>(sign | ((e + 7) << 3) | ((b >> 49) & 7));
+}
+
+uint8_t e5m2_from_double(double v) {
+  const auto sign = static_cast<uint8_t>((std::bit_cast<uint64_t>(v) >> 63) << 7);
+  const double a = std::fabs(v);
+  if (a < 0x1p-14)
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p16)));
+  uint64_t b = std::bit_cast<uint64_t>(a);
+  b += ((uint64_t{1} << 49) - 1) + ((b >> 50) & 1);
+  const auto e = static_cast<int>(b >> 52) - 1023;
+  return static_cast<uint8_t>(sign | ((e + 15) << 2) | ((b >> 50) & 3));
+}
+
+}  // namespace crucible::cpu::qk
 
 namespace crucible::cpu {
 namespace {
@@ -203,9 +233,31 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
   const DType dt = meta.dtype();
   const double mx = float_info(dt).max;
   const int64_t k = map.row_len();
+  const float* xd = x.data<float>();
+  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
+    // Quotients in double, rounded once to the float8 code, written directly.
+    const bool e4 = dt == DType::Float8E4M3FN;
+    Tensor out = Tensor::uninitialized(x.shape(), dt);
+    uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
+    parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = map.base(r);
+        for (int64_t j = 0; j < k;) {
+          const double sc = s[static_cast<size_t>(map.at(base, j))];
+          const int64_t e = map.run_end(j);
+          for (; j < e; ++j) {
+            const double v = xd[r * k + j] / sc;
+            od[r * k + j] = std::isnan(v) ? (e4 ? fp8e4m3fn_from_double(v) : fp8e5m2_from_double(v))
+                            : e4          ? qk::e4m3_from_double(std::clamp(v, -mx, mx))
+                                          : qk::e5m2_from_double(std::clamp(v, -mx, mx));
+          }
+        }
+      }
+    });
+    return {out};
+  }
   // Quotients in double, rounded once to the target dtype.
   Tensor wide = Tensor::uninitialized(x.shape(), DType::Float64);
-  const float* xd = x.data<float>();
   double* wd = wide.data<double>();
   parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -217,16 +269,6 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
       }
     }
   });
-  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
-    const bool e4 = dt == DType::Float8E4M3FN;
-    Tensor out = Tensor::uninitialized(x.shape(), dt);
-    uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
-    parallel_for(0, x.numel(), 4096, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        od[i] = e4 ? fp8e4m3fn_from_double(wd[i]) : fp8e5m2_from_double(wd[i]);
-    });
-    return {out};
-  }
   return {wide.to(dt)};
 }
 
