@@ -1,7 +1,8 @@
 // The `cpu` backend's quantized family: _int_mm (AVX-512 VNNI vpdpbusd), _weight_int8pack_mm,
-// _weight_int4pack_mm_for_cpu and _scaled_mm (the packed weight read in strips or panels that
-// are dequantized into a small f32 buffer and multiplied there, quantized_matmul.h; _scaled_mm's
-// scales and bias applied after, rounded once), _convert_weight_to_int4pack_for_cpu, and the
+// _weight_int4pack_mm_for_cpu and _scaled_mm (up to 16 rows: the packed weight widened in
+// registers, quantized_decode.h; otherwise read in strips or panels that are dequantized into an
+// f32 buffer and multiplied there, quantized_matmul.h; _scaled_mm's scales and bias applied
+// after, rounded once), _convert_weight_to_int4pack_for_cpu, and the
 // per-token quantize steps the dynamic recipes run on every call. Argument checks are the
 // catalog's meta functions.
 #include <algorithm>

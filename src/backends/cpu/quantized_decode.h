@@ -1,9 +1,9 @@
 // The `cpu` backend's decode-sized quantized products fused in registers (AVX-512, a product
 // of at most kFusedDecodeRows rows of A): each vector of the packed weight is widened in
-// registers and multiplied into every row of A at once, so a call reads the packed weight once
-// and writes nothing else. Larger products, other ISA levels and the rows these give back take
-// the strips and panels of quantized_matmul.h. Called only where cpu_features() reports
-// AVX-512 (F, BW, VL).
+// registers and multiplied into four rows of A at once (again, from L1, for each further four
+// rows), so a call reads the packed weight from memory once and writes nothing else. Larger
+// products, other ISA levels and the rows these give back take the strips and panels of
+// quantized_matmul.h. Called only where cpu_features() reports AVX-512 (F, BW, VL).
 #pragma once
 
 #include <cstdint>

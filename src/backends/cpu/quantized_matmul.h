@@ -1,11 +1,13 @@
 // The `cpu` backend's products with a quantized weight: C [m, n] = A [m, k] @ W^T for an f32 A
 // and a weight W [n, k] stored packed (int8, int4, float8), never widened whole. The weight is
 // read in strips that a `WeightSource` dequantizes into a small f32 buffer:
-//  - decode (m <= kSmallGemmMaxRows): strips of 16 rows (64 columns of a column-major source)
-//    by at most 1024 (256) of K, in L2, each multiplied with every row of A by the small-product
-//    loops (gemm_small.h) while it is there; the strips are spread over the thread pool. Memory
-//    traffic is the packed weight, read once.
-//  - prefill: panels of W's rows (about 8 MB of f32 each) dequantized by the pool and multiplied
+//  - decode (m <= kSmallGemmMaxRows), where the register-fused loops of quantized_decode.h do
+//    not apply (no AVX-512, int4's last partial block, a _scaled_mm weight that is not a
+//    transpose): strips of 16 rows (64 columns of a column-major source) by at most 1024 (256)
+//    of K, in L2, each multiplied with every row of A by the small-product loops (gemm_small.h)
+//    while it is there; the strips are spread over the thread pool. Memory traffic is the
+//    packed weight, read once.
+//  - prefill: panels of W's rows (about 32 MB of f32 each) dequantized by the pool and multiplied
 //    by the f32 gemm (gemm.h), panel after panel: the dequantization costs O(n * k) once per call.
 #pragma once
 
