@@ -169,6 +169,7 @@ struct IntWeight {
 TEST(CpuQuantMatmul, EveryPanelAndThreadSplitGivesTheExactProduct) {
   const int64_t n = 203, k = 1030;  // K beyond one row-major strip chunk, N odd
   const IntWeight w(n, k);
+  const int threads_before = cpu::num_threads();
   for (const int64_t m : {1, 5, 16, 20}) {
     std::vector<float> a(static_cast<size_t>(m * k));
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
@@ -189,7 +190,7 @@ TEST(CpuQuantMatmul, EveryPanelAndThreadSplitGivesTheExactProduct) {
                                        << panel << " at (" << e / n << ", " << e % n << ")";
           }
   }
-  cpu::set_num_threads(2);
+  cpu::set_num_threads(threads_before);
 }
 
 Tensor int_tensor(const Shape& shape, DType dt, int64_t lo, int64_t span, int seed) {
