@@ -217,7 +217,7 @@ Tensor fp8_tensor(const Shape& shape, DType dt, int seed) {
 // Weights in [-8, 8): with the full int8 range, f32 sums of 100 terms of up to 256 already
 // differ from the f64 reference by more than the op's tolerance, whatever the summation order.
 TEST(CpuQuantMatmul, Int8PackMmMatchesReferenceOnEveryPath) {
-  for (const int64_t m : {1, 6, 16, 300})
+  for (const int64_t m : {1, 6, 13, 16, 300})
     for (const int threads : {1, 3}) {
       const int64_t n = 37, k = 100;
       expect_matches_ref("aten._weight_int8pack_mm.default",
@@ -240,7 +240,7 @@ TEST(CpuQuantMatmul, Int4PackMmMatchesReferenceOnEveryPath) {
   for (int64_t i = 0; i < sz.numel(); ++i)
     sz.set(i, i % 2 == 0 ? 0.01 + 0.001 * static_cast<double>(i % 97)
                          : -0.05 + 0.001 * static_cast<double>(i % 89));
-  for (const int64_t m : {1, 6, 16, 300})
+  for (const int64_t m : {1, 6, 13, 16, 300})
     for (const int threads : {1, 3})
       expect_matches_ref("aten._weight_int4pack_mm_for_cpu.default",
                          {filled({m, k}, DType::Float32, 5), packed, Value(group), sz}, threads);
@@ -248,7 +248,7 @@ TEST(CpuQuantMatmul, Int4PackMmMatchesReferenceOnEveryPath) {
 
 TEST(CpuQuantMatmul, ScaledMmMatchesReferenceForBothLayoutsAndScalings) {
   const int64_t n = 37, k = 100;
-  for (const int64_t m : {1, 6, 16, 300})
+  for (const int64_t m : {1, 6, 13, 16, 300})
     for (const DType wt : {DType::Float8E5M2, DType::Float8E4M3FN})
       for (const bool column_major : {true, false})
         for (const bool rowwise : {false, true}) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cpu/quantized_decode.h"
 
@@ -32,32 +33,38 @@ inline __m512 widen(__m128i b) {
   }
 }
 
-// A tile of MR rows of A by 4 rows of W.
-template <RowCode C, int MR>
+// A tile of MR rows of A by NR rows of W (4 x 4, or 8 x 2 where A has 8 rows: each widened
+// vector of W then serves twice as many rows of A).
+template <RowCode C, int MR, int NR = 4>
 bool rows_tile(int64_t k, const float* a, int64_t lda, const uint8_t* const* wr, float* out,
                int64_t ldo) {
-  __m512 acc[MR][4];
+  __m512 acc[MR][NR];
   for (int i = 0; i < MR; ++i)
-    for (int r = 0; r < 4; ++r) acc[i][r] = _mm512_setzero_ps();
+    for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_setzero_ps();
   __mmask16 nan = 0;
   const __m128i low7 = _mm_set1_epi8(0x7F);
-  for (int64_t q = 0; q < k; q += 16) {
-    const __mmask16 mk = k - q >= 16 ? __mmask16{0xFFFF} : __mmask16((1u << (k - q)) - 1);
-    __m512 wv[4];
-    for (int r = 0; r < 4; ++r) {
-      const __m128i b = _mm_maskz_loadu_epi8(mk, wr[r] + q);
+  // Full vectors of K unmasked (the loads of A fold into the fmas), then the masked tail.
+  auto step = [&](int64_t q, __mmask16 mk, auto masked) {
+    __m512 wv[NR];
+    for (int r = 0; r < NR; ++r) {
+      const __m128i b = masked ? _mm_maskz_loadu_epi8(mk, wr[r] + q)
+                               : _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[r] + q));
       if constexpr (C == RowCode::E4M3Over256)
         nan |= _mm_cmpeq_epi8_mask(_mm_and_si128(b, low7), low7);
       wv[r] = widen<C>(b);
     }
     for (int i = 0; i < MR; ++i) {
-      const __m512 av = _mm512_maskz_loadu_ps(mk, a + i * lda + q);
-      for (int r = 0; r < 4; ++r) acc[i][r] = _mm512_fmadd_ps(av, wv[r], acc[i][r]);
+      const __m512 av =
+          masked ? _mm512_maskz_loadu_ps(mk, a + i * lda + q) : _mm512_loadu_ps(a + i * lda + q);
+      for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_fmadd_ps(av, wv[r], acc[i][r]);
     }
-  }
+  };
+  int64_t q = 0;
+  for (; q + 16 <= k; q += 16) step(q, __mmask16{0xFFFF}, std::false_type{});
+  if (q < k) step(q, static_cast<__mmask16>((1u << (k - q)) - 1), std::true_type{});
   if (nan) return false;
   for (int i = 0; i < MR; ++i)
-    for (int r = 0; r < 4; ++r) out[i * ldo + r] = hsum(acc[i][r]);
+    for (int r = 0; r < NR; ++r) out[i * ldo + r] = hsum(acc[i][r]);
   return true;
 }
 
@@ -69,12 +76,17 @@ bool rows(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t 
     const int64_t nr = std::min<int64_t>(4, j1 - j);
     const uint8_t* wr[4];
     for (int64_t r = 0; r < 4; ++r) wr[r] = w + (j + std::min(r, nr - 1)) * ldw;
-    // Every four rows of A against these four rows of W (read again from L1).
-    for (int64_t i0 = 0; i0 < m; i0 += 4) {
-      float out[4 * 4];
+    // Every eight (then four) rows of A against these four rows of W (read again from L1).
+    for (int64_t i0 = 0; i0 < m;) {
+      float out[8 * 4];
       bool tile_ok = false;
       const float* ai = a + i0 * lda;
-      switch (std::min<int64_t>(4, m - i0)) {
+      const int64_t mr = m - i0 >= 8 ? 8 : std::min<int64_t>(4, m - i0);
+      switch (mr) {
+        case 8:
+          tile_ok = rows_tile<C, 8, 2>(k, ai, lda, wr, out, 4) &&
+                    rows_tile<C, 8, 2>(k, ai, lda, wr + 2, out + 2, 4);
+          break;
         case 1:
           tile_ok = rows_tile<C, 1>(k, ai, lda, wr, out, 4);
           break;
@@ -92,8 +104,9 @@ bool rows(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t 
         ok = false;
         break;
       }
-      for (int64_t i = 0; i < std::min<int64_t>(4, m - i0); ++i)
+      for (int64_t i = 0; i < mr; ++i)
         for (int64_t r = 0; r < nr; ++r) c[(i0 + i) * ldc + j + r] = out[i * 4 + r];
+      i0 += mr;
     }
   }
   return ok;
