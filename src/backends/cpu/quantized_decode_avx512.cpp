@@ -112,13 +112,15 @@ bool rows(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t 
   return ok;
 }
 
-// One 64-column int4 block for MR rows of A.
-template <int MR>
+// Vectors [V0, V0 + NV) of one 64-column int4 block (16 columns each: 0-1 from the low
+// nibbles, 2-3 from the high ones) for MR rows of A: all four for up to 4 rows, two at a time
+// for 8 (each dequantized vector then serves twice the rows).
+template <int MR, int V0, int NV>
 void int4_block(int64_t jb, int64_t n, int64_t k, const float* a, int64_t lda, const uint8_t* blk,
                 const float* sz, int64_t group, float* c, int64_t ldc) {
-  __m512 acc[MR][4];
+  __m512 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < 4; ++v) acc[i][v] = _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   const __m256i low4 = _mm256_set1_epi8(0x0F);
@@ -126,9 +128,10 @@ void int4_block(int64_t jb, int64_t n, int64_t k, const float* a, int64_t lda, c
   for (int64_t g0 = 0; g0 < k; g0 += group) {
     // Columns jb + 16 v + [0, 16): (scale, zero) pairs at sz[((g * n) + col) * 2].
     const float* p = sz + ((g0 / group) * n + jb) * 2;
-    __m512 s[4], z[4];
-    for (int v = 0; v < 4; ++v) {
-      const __m512 lo = _mm512_loadu_ps(p + 32 * v), hi = _mm512_loadu_ps(p + 32 * v + 16);
+    __m512 s[NV], z[NV];
+    for (int v = 0; v < NV; ++v) {
+      const __m512 lo = _mm512_loadu_ps(p + 32 * (V0 + v));
+      const __m512 hi = _mm512_loadu_ps(p + 32 * (V0 + v) + 16);
       s[v] = _mm512_permutex2var_ps(lo, even, hi);
       z[v] = _mm512_permutex2var_ps(lo, odd, hi);
     }
@@ -139,20 +142,20 @@ void int4_block(int64_t jb, int64_t n, int64_t k, const float* a, int64_t lda, c
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
       const __m128i parts[4] = {_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1),
                                 _mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1)};
-      __m512 wv[4];
-      for (int v = 0; v < 4; ++v) {
+      __m512 wv[NV];
+      for (int v = 0; v < NV; ++v) {
         const __m512 x = _mm512_maskz_cvtepi32_ps(
-            0xFFFF, _mm512_sub_epi32(_mm512_maskz_cvtepu8_epi32(0xFFFF, parts[v]), eight));
+            0xFFFF, _mm512_sub_epi32(_mm512_maskz_cvtepu8_epi32(0xFFFF, parts[V0 + v]), eight));
         wv[v] = _mm512_fmadd_ps(x, s[v], z[v]);
       }
       for (int i = 0; i < MR; ++i) {
         const __m512 av = _mm512_set1_ps(a[i * lda + q]);
-        for (int v = 0; v < 4; ++v) acc[i][v] = _mm512_fmadd_ps(av, wv[v], acc[i][v]);
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, wv[v], acc[i][v]);
       }
     }
   }
   for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < 4; ++v) _mm512_storeu_ps(c + i * ldc + jb + 16 * v, acc[i][v]);
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(c + i * ldc + jb + 16 * (V0 + v), acc[i][v]);
 }
 
 }  // namespace
@@ -175,23 +178,29 @@ void fused_int4_avx512(int64_t m, int64_t b0, int64_t b1, int64_t n, int64_t k, 
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t jb = b * 64;
     const uint8_t* blk = packed + jb * k / 2;
-    for (int64_t i0 = 0; i0 < m; i0 += 4) {
+    for (int64_t i0 = 0; i0 < m;) {
       const float* ai = a + i0 * lda;
       float* ci = c + i0 * ldc;
-      switch (std::min<int64_t>(4, m - i0)) {
+      const int64_t mr = m - i0 >= 8 ? 8 : std::min<int64_t>(4, m - i0);
+      switch (mr) {
+        case 8:
+          int4_block<8, 0, 2>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
+          int4_block<8, 2, 2>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
+          break;
         case 1:
-          int4_block<1>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
+          int4_block<1, 0, 4>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
           break;
         case 2:
-          int4_block<2>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
+          int4_block<2, 0, 4>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
           break;
         case 3:
-          int4_block<3>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
+          int4_block<3, 0, 4>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
           break;
         default:
-          int4_block<4>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
+          int4_block<4, 0, 4>(jb, n, k, ai, lda, blk, scale_zero, group, ci, ldc);
           break;
       }
+      i0 += mr;
     }
   }
 }
