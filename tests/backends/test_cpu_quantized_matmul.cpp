@@ -227,6 +227,16 @@ TEST(CpuQuantMatmul, Int8PackMmMatchesReferenceOnEveryPath) {
     }
 }
 
+TEST(CpuQuantMatmul, EmptyInnerDimensionGivesZeros) {
+  for (const int64_t m : {3, 40}) {
+    const Values got =
+        expect_matches_ref("aten._weight_int8pack_mm.default",
+                           {filled({m, 0}, DType::Float32, 1), Tensor::zeros({5, 0}, DType::Int8),
+                            positive({5}, 3, 0.01)});
+    for (int64_t i = 0; i < m * 5; ++i) EXPECT_EQ(got[0].tensor().get(i), 0.0);
+  }
+}
+
 TEST(CpuQuantMatmul, Int4PackMmMatchesReferenceOnEveryPath) {
   // N = 144: two full blocks of 64 and a partial one of 16. K = 300: not a multiple of the
   // group (32), beyond one k-major strip chunk (256).

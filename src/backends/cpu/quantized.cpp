@@ -53,7 +53,8 @@ bool fused_rows(qk::RowCode code, int64_t m, int64_t n, int64_t k, const float* 
   const int64_t tiles = (n + 3) / 4;
   std::atomic<bool> ok{true};
   parallel_for(
-      0, tiles, std::max<int64_t>(1, kFusedTaskValues / (4 * k)), [&](int64_t t0, int64_t t1) {
+      0, tiles, std::max<int64_t>(1, kFusedTaskValues / std::max<int64_t>(1, 4 * k)),
+      [&](int64_t t0, int64_t t1) {
         if (!qk::fused_rows_avx512(code, m, t0 * 4, std::min(n, t1 * 4), k, a, k, w, ldw, c, n))
           ok = false;
       });
@@ -183,7 +184,7 @@ Values weight_int4pack_mm_kernel(const OpDef& op, const Values& call_values) {
   if (!fused_decode(m)) {
     quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
   } else {
-    parallel_for(0, full, std::max<int64_t>(1, kFusedTaskValues / (kBlock * k)),
+    parallel_for(0, full, std::max<int64_t>(1, kFusedTaskValues / std::max<int64_t>(1, kBlock * k)),
                  [&](int64_t b0, int64_t b1) {
                    qk::fused_int4_avx512(m, b0, b1, n, k, a.data<float>(), k, bd, szd, group, cd,
                                          n);

@@ -1,8 +1,9 @@
 // The `cpu` backend's decode-sized quantized products fused in registers (AVX-512, a product
 // of at most kFusedDecodeRows rows of A): each vector of the packed weight is widened in
-// registers and multiplied into four rows of A at once (again, from L1, for each further four
-// rows), so a call reads the packed weight from memory once and writes nothing else. Larger
-// products, other ISA levels and the rows these give back take the strips and panels of
+// registers and multiplied into four or eight rows of A at once (and again, from L1, into the
+// rows after those), so a call reads the packed weight from memory once and writes nothing
+// else.
+// Larger products, other ISA levels and the rows these give back take the strips and panels of
 // quantized_matmul.h. Called only where cpu_features() reports AVX-512 (F, BW, VL).
 #pragma once
 
