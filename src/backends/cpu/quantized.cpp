@@ -1,10 +1,12 @@
-// The `cpu` backend's quantized family: _int_mm (AVX-512 VNNI vpdpbusd), _weight_int8pack_mm
-// and _weight_int4pack_mm_for_cpu (decode-sized calls fused int8 -> f32 FMA; larger ones
-// dequantize the weight once and run the f32 gemm), _convert_weight_to_int4pack_for_cpu,
-// _scaled_mm (fp8 widened to f32, f32 gemm, scales and bias applied, rounded once), and the
+// The `cpu` backend's quantized family: _int_mm (AVX-512 VNNI vpdpbusd), _weight_int8pack_mm,
+// _weight_int4pack_mm_for_cpu and _scaled_mm (up to 16 rows: the packed weight widened in
+// registers, quantized_decode.h; otherwise read in strips or panels that are dequantized into an
+// f32 buffer and multiplied there, quantized_matmul.h; _scaled_mm's scales and bias applied
+// after, rounded once), _convert_weight_to_int4pack_for_cpu, and the
 // per-token quantize steps the dynamic recipes run on every call. Argument checks are the
 // catalog's meta functions.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,15 +17,15 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/quantized_decode.h"
+#include "backends/cpu/quantized_deq.h"
 #include "backends/cpu/quantized_kernels.h"
+#include "backends/cpu/quantized_matmul.h"
 #include "crucible/core/error.h"
 #include "ops/quantized_internal.h"
 
 namespace crucible::cpu {
 namespace {
-
-// Decode-sized products (at most this many rows) run the fused int8 kernel.
-constexpr int64_t kFusedRows = 8;
 
 bool vnni() { return isa_level() == "avx512" && cpu_features().avx512vnni; }
 
@@ -33,10 +35,30 @@ Tensor as_f32(const Tensor& t) {
 
 Tensor finish(const Tensor& f32, DType dt) { return dt == DType::Float32 ? f32 : f32.to(dt); }
 
-// C [m, n] = A [m, k] @ W^T for an f32 W [n, k].
-void gemm_nt(const Tensor& a, const float* w, int64_t n, float* c) {
-  const int64_t m = a.size(0), k = a.size(1);
-  gemm_f32(m, n, k, 1.0f, {a.data<float>(), k, 1}, {w, 1, k}, 0.0f, c, n);
+bool is_e4m3(DType t) { return t == DType::Float8E4M3FN; }
+
+// Whether a product of m rows takes the register-fused AVX-512 loops (quantized_decode.h).
+bool fused_decode(int64_t m) {
+  const CpuFeatures& f = cpu_features();
+  return m >= 1 && m <= qk::kFusedDecodeRows && isa_level() == "avx512" && f.avx512bw && f.avx512vl;
+}
+
+// Weight values per task of the fused loops (fewer stay on the calling thread).
+constexpr int64_t kFusedTaskValues = int64_t{1} << 18;
+
+// The fused row-major loops over W's rows, four at a time, spread over the pool; false when a
+// tile gave up (an e4m3 NaN code).
+bool fused_rows(qk::RowCode code, int64_t m, int64_t n, int64_t k, const float* a, const uint8_t* w,
+                int64_t ldw, float* c) {
+  const int64_t tiles = (n + 3) / 4;
+  std::atomic<bool> ok{true};
+  parallel_for(
+      0, tiles, std::max<int64_t>(1, kFusedTaskValues / std::max<int64_t>(1, 4 * k)),
+      [&](int64_t t0, int64_t t1) {
+        if (!qk::fused_rows_avx512(code, m, t0 * 4, std::min(n, t1 * 4), k, a, k, w, ldw, c, n))
+          ok = false;
+      });
+  return ok;
 }
 
 Values int_mm_kernel(const OpDef& op, const Values& call_values) {
@@ -80,17 +102,22 @@ Values weight_int8pack_mm_kernel(const OpDef& op, const Values& call_values) {
   if (c.numel() == 0) return {finish(c, a0.dtype())};
   const int8_t* wd = w.data<int8_t>();
   const float* sd = s.data<float>();
-  if (m <= kFusedRows && isa_level() == "avx512") {
-    qk::int8_weight_gemv_avx512(m, n, k, a.data<float>(), wd, sd, c.data<float>());
-    return {finish(c, a0.dtype())};
-  }
-  // Dequantize once (the scale folded into the weight) and multiply in f32.
-  std::vector<float> wf(static_cast<size_t>(n * k));
-  parallel_for(0, n, 16, [&](int64_t j0, int64_t j1) {
+  const QuantDeqKernels& deq = quant_deq_kernels();
+  // The int8 values widened exactly, the scales applied to the sums (the reference's order:
+  // an infinite scale gives +-inf, not the NaN of an inf - inf inside the sum).
+  WeightSource src;
+  src.fill = [&](int64_t j0, int64_t j1, int64_t q0, int64_t q1, float* out, int64_t ld) {
     for (int64_t j = j0; j < j1; ++j)
-      for (int64_t q = 0; q < k; ++q) wf[j * k + q] = static_cast<float>(wd[j * k + q]) * sd[j];
+      deq.int8_scaled(wd + j * k + q0, q1 - q0, 1.0f, out + (j - j0) * ld);
+  };
+  float* cd = c.data<float>();
+  if (!fused_decode(m) || !fused_rows(qk::RowCode::Int8, m, n, k, a.data<float>(),
+                                      reinterpret_cast<const uint8_t*>(wd), k, cd))
+    quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
+  parallel_for(0, m, std::max<int64_t>(1, 16384 / n), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) cd[i * n + j] *= sd[j];
   });
-  gemm_nt(a, wf.data(), n, c.data<float>());
   return {finish(c, a0.dtype())};
 }
 
@@ -129,50 +156,107 @@ Values weight_int4pack_mm_kernel(const OpDef& op, const Values& call_values) {
   if (c.numel() == 0) return {finish(c, a0.dtype())};
   const uint8_t* bd = b.data<uint8_t>();
   const float* szd = sz.data<float>();
-  // Dequantize W [n, k] once: (q - 8) * scale + zero per group.
-  std::vector<float> wf(static_cast<size_t>(n * k));
-  const int64_t blocks = (n + quantized::kInt4BlockN - 1) / quantized::kInt4BlockN;
-  parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk)
-      for (int64_t j = blk * quantized::kInt4BlockN;
-           j < std::min(n, (blk + 1) * quantized::kInt4BlockN); ++j)
-        for (int64_t q = 0; q < k; ++q) {
-          const quantized::NibblePlace p = quantized::int4_place(j, q, n, k);
-          const int v = p.high ? bd[p.byte] >> 4 : bd[p.byte] & 0xF;
-          const int64_t g = q / group;
-          wf[j * k + q] =
-              static_cast<float>(v - 8) * szd[(g * n + j) * 2] + szd[(g * n + j) * 2 + 1];
+  const QuantDeqKernels& deq = quant_deq_kernels();
+  constexpr int64_t kBlock = quantized::kInt4BlockN;
+  // W^T's rows, block by block (64 columns, k-major) and group by group (one scale and zero
+  // per column of a group).
+  WeightSource src;
+  src.k_major = true;
+  src.align = kBlock;
+  src.fill = [&](int64_t j0, int64_t j1, int64_t q0, int64_t q1, float* out, int64_t ld) {
+    float sc[kBlock], ze[kBlock];
+    for (int64_t jb = j0; jb < j1; jb += kBlock) {
+      const int64_t width = std::min(kBlock, n - jb);
+      const uint8_t* blk = bd + jb * k / 2;
+      for (int64_t qa = q0; qa < q1;) {
+        const int64_t g = qa / group, qb = std::min(q1, (g + 1) * group);
+        for (int64_t d = 0; d < width; ++d) {
+          sc[d] = szd[(g * n + jb + d) * 2];
+          ze[d] = szd[(g * n + jb + d) * 2 + 1];
         }
-  });
-  gemm_nt(a, wf.data(), n, c.data<float>());
+        deq.int4_block(blk, width, qa, qb, sc, ze, out + (qa - q0) * ld + (jb - j0), ld);
+        qa = qb;
+      }
+    }
+  };
+  float* cd = c.data<float>();
+  const int64_t full = n / kBlock;  // full blocks; a last one of 16, 32 or 48 columns follows
+  if (!fused_decode(m)) {
+    quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
+  } else {
+    parallel_for(0, full, std::max<int64_t>(1, kFusedTaskValues / std::max<int64_t>(1, kBlock * k)),
+                 [&](int64_t b0, int64_t b1) {
+                   qk::fused_int4_avx512(m, b0, b1, n, k, a.data<float>(), k, bd, szd, group, cd,
+                                         n);
+                 });
+    if (full * kBlock < n) {
+      const int64_t j0 = full * kBlock;
+      WeightSource last = src;
+      last.fill = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1, float* out, int64_t ld) {
+        src.fill(j0 + r0, j0 + r1, q0, q1, out, ld);
+      };
+      quantized_matmul(m, n - j0, k, a.data<float>(), last, cd + j0, n);
+    }
+  }
   return {finish(c, a0.dtype())};
 }
 
 Values scaled_mm_kernel(const OpDef& op, const Values& call_values) {
   const Args args(call_values, op.schema);
   const Tensor meta = op.run_meta(args).at(0).tensor();
-  const Tensor a = as_f32(args.tensor("self"));
-  const Tensor b = as_f32(args.tensor("mat2"));
+  const Tensor& a8 = args.tensor("self");
+  const Tensor& b8 = args.tensor("mat2");
   const Tensor sa = as_f32(args.tensor("scale_a")), sb = as_f32(args.tensor("scale_b"));
   const std::optional<Tensor> bias = args.opt_tensor("bias");
   const std::optional<Tensor> scale_result = args.opt_tensor("scale_result");
-  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  const int64_t m = a8.size(0), k = a8.size(1), n = b8.size(1);
   Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
   if (c.numel() == 0) return {finish(c, meta.dtype())};
   float* cd = c.data<float>();
-  gemm_f32(m, n, k, 1.0f, {a.data<float>(), k, 1}, {b.data<float>(), n, 1}, 0.0f, cd, n);
+  // The fp8 values widened exactly (their products and sums are then the f32 gemm's).
+  const QuantDeqKernels& deq = quant_deq_kernels();
+  const Tensor ac = a8.contiguous();
+  Tensor a = Tensor::uninitialized({m, k}, DType::Float32);
+  deq.fp8_scaled(static_cast<const uint8_t*>(ac.data_ptr()), m * k, is_e4m3(a8.dtype()), 1.0f,
+                 a.data<float>());
+  // mat2 [k, n] as W^T: column-major (a linear weight's transpose) gives W's rows, any other
+  // layout is made contiguous and gives W^T's rows.
+  const bool column_major = b8.stride(0) == 1 && k > 1;
+  const Tensor bc = column_major ? b8 : b8.contiguous();
+  const uint8_t* bd = static_cast<const uint8_t*>(bc.data_ptr());
+  const int64_t ldb = column_major ? b8.stride(1) : n;
+  const bool e4b = is_e4m3(b8.dtype());
+  WeightSource src;
+  src.k_major = !column_major;
+  src.fill = [&](int64_t j0, int64_t j1, int64_t q0, int64_t q1, float* out, int64_t ld) {
+    if (column_major)
+      for (int64_t j = j0; j < j1; ++j)
+        deq.fp8_scaled(bd + j * ldb + q0, q1 - q0, e4b, 1.0f, out + (j - j0) * ld);
+    else
+      for (int64_t q = q0; q < q1; ++q)
+        deq.fp8_scaled(bd + q * ldb + j0, j1 - j0, e4b, 1.0f, out + (q - q0) * ld);
+  };
+  bool done = false;
+  if (column_major && fused_decode(m)) {
+    // e4m3 widens as value * 2^-8 there: the sums times 2^8 (exact) are the products' sums.
+    done = fused_rows(e4b ? qk::RowCode::E4M3Over256 : qk::RowCode::E5M2, m, n, k, a.data<float>(),
+                      bd, ldb, cd);
+    if (done && e4b)
+      for (int64_t i = 0; i < m * n; ++i) cd[i] *= 256.0f;
+  }
+  if (!done) quantized_matmul(m, n, k, a.data<float>(), src, cd, n);
   const bool rowwise = sa.numel() != 1 || sb.numel() != 1;
   const bool fp8_out = meta.dtype() == DType::Float8E4M3FN || meta.dtype() == DType::Float8E5M2;
   const float post = scale_result && fp8_out ? as_f32(*scale_result).data<float>()[0] : 1.0f;
   const Tensor bf = bias ? as_f32(*bias) : Tensor();
-  const float* bd = bias ? bf.data<float>() : nullptr;
+  const float* biasd = bias ? bf.data<float>() : nullptr;
   const float* sad = sa.data<float>();
   const float* sbd = sb.data<float>();
   parallel_for(0, m, 16, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) {
         float v = cd[i * n + j] * (rowwise ? sad[i] * sbd[j] : sad[0] * sbd[0]);
-        if (bd) v += bd[j];
+        if (biasd) v += biasd[j];
         cd[i * n + j] = v * post;
       }
   });

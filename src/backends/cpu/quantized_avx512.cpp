@@ -14,7 +14,7 @@
 namespace crucible::cpu::qk {
 namespace {
 
-// Horizontal sums through memory (GCC 12 warns about the undefined pass-through of the
+// Horizontal sum through memory (GCC 12 warns about the undefined pass-through of the
 // unmasked extracts _mm512_reduce_add_* use).
 inline int32_t hsum(__m512i v) {
   alignas(64) int32_t x[16];
@@ -22,13 +22,6 @@ inline int32_t hsum(__m512i v) {
   uint32_t s = 0;
   for (int i = 0; i < 16; ++i) s += static_cast<uint32_t>(x[i]);
   return static_cast<int32_t>(s);
-}
-inline float hsum(__m512 v) {
-  alignas(64) float x[16];
-  _mm512_store_ps(x, v);
-  float s = 0;
-  for (int i = 0; i < 16; ++i) s += x[i];
-  return s;
 }
 
 // The mask of the first `r` (0..64) bytes of a 64-byte vector.
@@ -136,29 +129,6 @@ void int8_gemm_nt_vnni(int64_t m, int64_t n, int64_t k, const int8_t* a, const i
     }
   });
   std::free(au);
-}
-
-void int8_weight_gemv_avx512(int64_t m, int64_t n, int64_t k, const float* a, const int8_t* w,
-                             const float* scale, float* c) {
-  parallel_for(0, n, 16, [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j) {
-      const int8_t* wr = w + j * k;
-      for (int64_t i = 0; i < m; ++i) {
-        const float* ar = a + i * k;
-        __m512 acc = _mm512_setzero_ps();
-        int64_t q = 0;
-        for (; q + 16 <= k; q += 16) {
-          const __m512 wf = _mm512_maskz_cvtepi32_ps(
-              0xffff, _mm512_maskz_cvtepi8_epi32(
-                          0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + q))));
-          acc = _mm512_fmadd_ps(_mm512_loadu_ps(ar + q), wf, acc);
-        }
-        float s = hsum(acc);
-        for (; q < k; ++q) s += ar[q] * static_cast<float>(wr[q]);
-        c[i * n + j] = s * scale[j];
-      }
-    }
-  });
 }
 
 void quantize_int8_avx512(const float* x, int64_t n, double scale, double zp, double qmin,

@@ -20,14 +20,15 @@ namespace crucible::cpu::qk {
 void int8_gemm_nt_vnni(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* w,
                        int32_t* c, int64_t ldc);
 
-// c[i * n + j] = scale[j] * sum_q a[i * k + q] * w[j * k + q] for f32 a [m, k] and int8 w
-// [n, k] (f32 accumulation), for small m (decode).
-void int8_weight_gemv_avx512(int64_t m, int64_t n, int64_t k, const float* a, const int8_t* w,
-                             const float* scale, float* c);
-
 // q[i] = clamp(round_half_even(x[i] / scale + zp), qmin, qmax) as int8 (NaN -> 0, clamped),
 // x / scale in double: the catalog's definition, eight elements at a time.
 void quantize_int8_avx512(const float* x, int64_t n, double scale, double zp, double qmin,
                           double qmax, int8_t* q);
+
+// The float8 code of a double that is not NaN and within the format's range (the float8
+// quantize clamps first), rounded to nearest, ties to even: fp8e4m3fn_from_double's and
+// fp8e5m2_from_double's result, without their generic encoder.
+uint8_t e4m3_from_double(double v);
+uint8_t e5m2_from_double(double v);
 
 }  // namespace crucible::cpu::qk

@@ -4,16 +4,47 @@
 // catalog's meta functions; values follow its definition (x / scale in double, round half to even,
 // NaN to 0).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/quantized_deq.h"
 #include "backends/cpu/quantized_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
+
+namespace crucible::cpu::qk {
+
+// Round to nearest, ties to even, by keeping the format's mantissa bits of the double (the
+// carry of the rounding moves into the exponent by itself); below the smallest normal the
+// quantum is fixed and nearbyint rounds.
+uint8_t e4m3_from_double(double v) {
+  const auto sign = static_cast<uint8_t>((std::bit_cast<uint64_t>(v) >> 63) << 7);
+  const double a = std::fabs(v);
+  if (a < 0x1p-6)
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p9)));
+  uint64_t b = std::bit_cast<uint64_t>(a);
+  b += ((uint64_t{1} << 48) - 1) + ((b >> 49) & 1);
+  const auto e = static_cast<int>(b >> 52) - 1023;
+  return static_cast<uint8_t>(sign | ((e + 7) << 3) | ((b >> 49) & 7));
+}
+
+uint8_t e5m2_from_double(double v) {
+  const auto sign = static_cast<uint8_t>((std::bit_cast<uint64_t>(v) >> 63) << 7);
+  const double a = std::fabs(v);
+  if (a < 0x1p-14)
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p16)));
+  uint64_t b = std::bit_cast<uint64_t>(a);
+  b += ((uint64_t{1} << 49) - 1) + ((b >> 50) & 1);
+  const auto e = static_cast<int>(b >> 52) - 1023;
+  return static_cast<uint8_t>(sign | ((e + 15) << 2) | ((b >> 50) & 3));
+}
+
+}  // namespace crucible::cpu::qk
 
 namespace crucible::cpu {
 namespace {
@@ -54,8 +85,40 @@ Tensor quantize(const Tensor& x0, const Tensor& out_meta, const std::vector<doub
   return out;
 }
 
+// An f32 dequantize of 8-bit or int32 values: run by run of elements sharing a parameter,
+// each run one call of the vector loops (the same double arithmetic, rounded once).
+Tensor dequantize_f32(const Tensor& q0, const std::vector<double>& s, const std::vector<double>& z,
+                      ParamMap map) {
+  const Tensor q = q0.contiguous();
+  Tensor out = Tensor::uninitialized(q.shape(), DType::Float32);
+  float* od = out.data<float>();
+  const QuantDeqKernels& deq = quant_deq_kernels();
+  const DType dt = q.dtype();
+  const void* qd = q.data_ptr();
+  parallel_for(0, q.numel(), 16384, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1;) {
+      const int64_t p = map.param(i);
+      const int64_t len = std::min(i1, (i / map.inner + 1) * map.inner) - i;
+      const double zp = z.empty() ? 0.0 : z[static_cast<size_t>(p)];
+      const double sc = s[static_cast<size_t>(p)];
+      if (dt == DType::UInt8)
+        deq.affine_u8(static_cast<const uint8_t*>(qd) + i, len, zp, sc, od + i);
+      else if (dt == DType::Int8)
+        deq.affine_i8(static_cast<const int8_t*>(qd) + i, len, zp, sc, od + i);
+      else
+        deq.affine_i32(static_cast<const int32_t*>(qd) + i, len, zp, sc, od + i);
+      i += len;
+    }
+  });
+  return out;
+}
+
 Tensor dequantize(const Tensor& q0, DType out_dtype, const std::vector<double>& s,
                   const std::vector<double>& z, ParamMap map) {
+  const DType in = q0.dtype();
+  if (out_dtype == DType::Float32 &&
+      (in == DType::UInt8 || in == DType::Int8 || in == DType::Int32))
+    return dequantize_f32(q0, s, z, map);
   const Tensor q = q0.contiguous().to(DType::Int32);
   Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
   const int32_t* qd = q.data<int32_t>();
@@ -149,6 +212,10 @@ class ScaleMap {
     return index;
   }
   int64_t at(int64_t base, int64_t j) const { return single_ ? 0 : base + j / block_; }
+  // The end of the run of a row's elements that share element j's scale.
+  int64_t run_end(int64_t j) const {
+    return single_ ? k_ : std::min(k_, (j / block_ + 1) * block_);
+  }
 
  private:
   Shape shape_, scale_;
@@ -166,9 +233,31 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
   const DType dt = meta.dtype();
   const double mx = float_info(dt).max;
   const int64_t k = map.row_len();
+  const float* xd = x.data<float>();
+  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
+    // Quotients in double, rounded once to the float8 code, written directly.
+    const bool e4 = dt == DType::Float8E4M3FN;
+    Tensor out = Tensor::uninitialized(x.shape(), dt);
+    uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
+    parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = map.base(r);
+        for (int64_t j = 0; j < k;) {
+          const double sc = s[static_cast<size_t>(map.at(base, j))];
+          const int64_t e = map.run_end(j);
+          for (; j < e; ++j) {
+            const double v = xd[r * k + j] / sc;
+            od[r * k + j] = std::isnan(v) ? (e4 ? fp8e4m3fn_from_double(v) : fp8e5m2_from_double(v))
+                            : e4          ? qk::e4m3_from_double(std::clamp(v, -mx, mx))
+                                          : qk::e5m2_from_double(std::clamp(v, -mx, mx));
+          }
+        }
+      }
+    });
+    return {out};
+  }
   // Quotients in double, rounded once to the target dtype.
   Tensor wide = Tensor::uninitialized(x.shape(), DType::Float64);
-  const float* xd = x.data<float>();
   double* wd = wide.data<double>();
   parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -180,16 +269,6 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
       }
     }
   });
-  if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
-    const bool e4 = dt == DType::Float8E4M3FN;
-    Tensor out = Tensor::uninitialized(x.shape(), dt);
-    uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
-    parallel_for(0, x.numel(), 4096, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        od[i] = e4 ? fp8e4m3fn_from_double(wd[i]) : fp8e5m2_from_double(wd[i]);
-    });
-    return {out};
-  }
   return {wide.to(dt)};
 }
 
@@ -203,6 +282,27 @@ Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
   const int64_t k = map.row_len();
   const bool fp8 = q.dtype() == DType::Float8E4M3FN || q.dtype() == DType::Float8E5M2;
   const bool e4 = q.dtype() == DType::Float8E4M3FN;
+  if (fp8 && scale.dtype() == DType::Float32 && meta.dtype() == DType::Float32) {
+    // fp8 x f32 is exact in double, so one f32 multiply rounds as the reference does.
+    const Tensor sf = scale.contiguous();
+    const float* sd = sf.data<float>();
+    const uint8_t* qd = static_cast<const uint8_t*>(q.data_ptr());
+    Tensor out = Tensor::uninitialized(q.shape(), DType::Float32);
+    float* od = out.data<float>();
+    const QuantDeqKernels& deq = quant_deq_kernels();
+    parallel_for(0, q.numel() / k, std::max<int64_t>(1, 16384 / k), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = map.base(r);
+        for (int64_t j = 0; j < k;) {
+          const int64_t at = map.at(base, j);
+          const int64_t e = map.run_end(j);
+          deq.fp8_scaled(qd + r * k + j, e - j, e4, sd[at], od + r * k + j);
+          j = e;
+        }
+      }
+    });
+    return {out};
+  }
   const Tensor wide_in = fp8 ? q : q.to(DType::Float64);
   // The product is formed in double and rounded once to the output dtype, as the reference.
   Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
