@@ -403,6 +403,7 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
     double limit_s = 0;
   };
   std::vector<Rerun> todo;
+  bool noted = false;  // a detail changed without a re-run
   for (size_t i = 0; i < records.results.size(); ++i) {
     const CaseResult& r = records.results[i];
     if (r.status != Status::Failed && r.status != Status::Crashed && r.status != Status::TimedOut)
@@ -410,14 +411,21 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
     if (r.detail.find(kReportMark) != std::string::npos) continue;
     auto it = case_of.find(r.case_id);
     if (it == case_of.end()) continue;
+    if (it->second->evaluate || !it->second->op) {
+      records.results[i].detail += std::string(kReportMark) +
+                                   "not run): a whole-model case has no single-case run "
+                                   "(crucible run --op/--case); run its ops' cases instead";
+      noted = true;
+      continue;
+    }
     todo.push_back({i, it->second, checker_for(o.backend, r.op),
                     fmt::format("{}/sanitize/{}", o.out, r.case_id)});
   }
-  if (todo.empty()) return;
+  if (todo.empty() && !noted) return;
 
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
   const size_t parallel = static_cast<size_t>(std::max(1, o.workers));
-  if (o.progress)
+  if (o.progress && !todo.empty())
     std::fprintf(stderr,
                  "crucible: --sanitize memcheck: %zu failing case%s again under the checker\n",
                  todo.size(), todo.size() == 1 ? "" : "s");

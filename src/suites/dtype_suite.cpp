@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "crucible/core/error.h"
+#include "ops/sample_completion.h"
 
 namespace crucible {
 
@@ -82,8 +83,11 @@ bool holds_integer_tensor(const cases::Literal& l) {
 }
 
 // Whether the call of `op` mixes floating data with integer data (a type-promotion sample such
-// as add(i64, f32)): an integer tensor in an argument that is not an index (ArgRole IndexInto).
+// as add(i64, f32) or sum(i32, dtype=f32)): an elementwise or reduction op with an integer tensor
+// in an argument that is not an index (ArgRole IndexInto). Elsewhere integer tensors beside
+// floating ones are what the op takes (attention's RNG state, int8 weights, zero points).
 bool promotes_integers(const OpDef& op, const cases::CallSpec& call) {
+  if (!is_elementwise_family(op.family) && !is_reduction_family(op.family)) return false;
   auto data = [&](const std::string& name, const cases::Literal& l) {
     return holds_integer_tensor(l) && op.role_of(name).kind != ArgRole::Kind::IndexInto;
   };

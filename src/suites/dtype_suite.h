@@ -26,11 +26,11 @@ std::string suite_dtype_names();
 std::optional<cases::CallSpec> call_in_dtype(const cases::CallSpec& call, DType to);
 
 // Replaces `samples` (op's opinfo samples) by their forms in `to` (call_in_dtype), each call
-// once, the floating dtype codes of their labels in `to`; samples that mix floating with integer
-// data (an integer tensor in an argument that is no index: add(i64, f32)) are type-promotion
-// samples and left out too. Returns why the op has no case in `to` (it is then reported
-// unsupported, `samples` left as they were): ATen has no kernel of the op for `to` on its input
-// (OpDef::dtypes), or none of its samples has a form in `to`; empty otherwise.
+// once, the floating dtype codes of their labels in `to`; the type-promotion samples of
+// elementwise and reduction ops (integer data beside floating data: add(i64, f32)) are left out
+// too. Returns why the op has no case in `to` (it is then reported unsupported, `samples` left as
+// they were): ATen has no kernel of the op for `to` on its input (OpDef::dtypes), or none of its
+// samples has a form in `to`; empty otherwise.
 std::string samples_in_dtype(const OpDef& op, std::vector<Sample>& samples, DType to);
 
 }  // namespace crucible

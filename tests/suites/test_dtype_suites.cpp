@@ -58,9 +58,18 @@ void dtypes_of(const cases::Literal& l, std::multiset<DType>& tensors, std::mult
   return ::testing::AssertionSuccess();
 }
 
-const std::vector<std::string> kOps = {
-    "relu.default",     "add.Tensor",        "mm.default", "sum.dim_IntList",
-    "_softmax.default", "arange.start_step", "where.self", "index_select.default"};
+// Pointwise, matmul, reduction, factory, where (a bool condition), index (an index tensor),
+// int8 weights and attention's backward (its RNG state: i64 tensors beside bf16 ones).
+const std::vector<std::string> kOps = {"relu.default",
+                                       "add.Tensor",
+                                       "mm.default",
+                                       "sum.dim_IntList",
+                                       "_softmax.default",
+                                       "arange.start_step",
+                                       "where.self",
+                                       "index_select.default",
+                                       "_weight_int8pack_mm.default",
+                                       "_scaled_dot_product_flash_attention_backward.default"};
 
 TEST(DtypeSuites, EveryCaseOfTheSuiteIsInItsDtype) {
   for (auto [name, t] : {std::pair<const char*, DType>{"opinfo:bf16", DType::BFloat16},
