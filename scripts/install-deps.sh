@@ -13,6 +13,7 @@ packages=(
   libxlsxwriter-dev libcurl4-openssl-dev libyaml-cpp-dev
   slurmctld slurmd slurm-client munge jq
   libjs-chart.js libsqlite3-dev chromium
+  valgrind
 )
 
 missing=()

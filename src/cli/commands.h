@@ -81,8 +81,9 @@ struct RunFlags {
   double max_flops = kDefaultTraceMaxFlops;   // 0: no cap
   bool quiet = false;
   bool no_sandbox = false;
-  std::string ops_directory;       // BackendBench's --backend directory --ops-directory <folder>
-  std::string kernels_dir;         // BackendBench's --backend pregenerated --kernels-dir <folder>
+  std::string sanitize;       // --sanitize memcheck: failing cases again under a memory checker
+  std::string ops_directory;  // BackendBench's --backend directory --ops-directory <folder>
+  std::string kernels_dir;    // BackendBench's --backend pregenerated --kernels-dir <folder>
   std::vector<std::string> given;  // the long names of the flags given on the command line
   // --backend llm: `crucible generate`'s flags of the same names (the kernels are generated into
   // generated_kernels/<run-id>/, then evaluated as a kernel folder).

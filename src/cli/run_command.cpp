@@ -221,6 +221,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.single_inputs = f.inputs;
   o.shard = f.shard;
   o.progress = !f.quiet;
+  o.sanitize = f.sanitize;
   return run(o);
 }
 

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "crucible/core/error.h"
 #include "crucible/quant/recipe.h"
+#include "eval/sanitize.h"
 
 namespace crucible {
 
@@ -175,8 +176,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                 [&into, name, want](const std::string& s) { into = non_empty(name, s, want); });
   };
 
-  text("--suite", f.suite, "smoke, opinfo or traces:<file or folder>",
-       "smoke | opinfo | traces:<file or folder>")
+  text("--suite", f.suite, "smoke, opinfo, opinfo:<dtype> or traces:<file or folder>",
+       "smoke | opinfo | opinfo:<dtype> (bf16, f16, f32, f64: each op's samples in that dtype, "
+       "as BackendBench's default suite) | traces:<file or folder> | model[:<path>] | "
+       "opbyop:<graph>")
       ->default_str(f.suite);
   text("--backend", f.backend, "a backend: cpu, aten, ref, plugin:<lib.so> or dir:<folder>",
        "the candidate backend (default: the fastest built-in CPU backend)");
@@ -351,6 +354,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        "RECIPE", [&f](const std::string& s) {
          quant::parse_recipe(s, "--quant");
          f.quant = s;
+       });
+  flag("--sanitize",
+       "memcheck: after the correctness phase, run each failed, crashed or timed-out case again "
+       "alone under a memory checker (compute-sanitizer for CUDA candidates, valgrind for CPU "
+       "ones) and add its report to the case's detail",
+       "CHECKER", [&f](const std::string& s) {
+         check_sanitize_value(s);
+         f.sanitize = s;
        });
   on_off("-q,--quiet", f.quiet, "no progress and no summary table");
   on_off("--no-sandbox", f.no_sandbox,

@@ -17,6 +17,7 @@
 #include "crucible/eval/run_plan.h"
 #include "eval/run_phases.h"
 #include "eval/run_reports.h"
+#include "eval/sanitize.h"
 
 namespace crucible {
 
@@ -63,6 +64,7 @@ int run(const RunOptions& opts) {
   RunPlan plan = make_run_plan(opts);  // everything refused is refused here
   RunRecords records{std::move(plan.previous_results), std::move(plan.previous_timings)};
   run_correctness(plan, records);
+  run_sanitize(plan, records);
   const TimingLoad load = run_timing(plan, records);
   return write_reports(plan, records, load, t_start);
 }

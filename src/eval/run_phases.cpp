@@ -219,10 +219,10 @@ void run_correctness(const RunPlan& plan, RunRecords& records) {
       r.status = Status::Skipped;
       r.detail = sc.skip_reason;
       record(plan, records, std::move(r));
-    } else if (!sc.op && !sc.evaluate) {
+    } else if ((!sc.op && !sc.evaluate) || !sc.unsupported_reason.empty()) {
       CaseResult r = base_result(sc);
       r.status = Status::Unsupported;
-      r.detail = "the op is not in crucible's catalog";
+      r.detail = sc.op ? sc.unsupported_reason : "the op is not in crucible's catalog";
       record(plan, records, std::move(r));
     } else {
       to_run.push_back(i);

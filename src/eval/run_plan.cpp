@@ -21,6 +21,7 @@
 #include "crucible/eval/saved_inputs.h"
 #include "crucible/report/atomic_file.h"
 #include "eval/run_folder.h"
+#include "eval/sanitize.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible {
@@ -218,6 +219,7 @@ RunPlan make_run_plan(const RunOptions& opts) {
   RunPlan plan;
   plan.options = opts;
   fill_defaults(plan.options);
+  require_checkers(plan.options);  // before any kernel is compiled
   const bool untrusted = check_backends(plan);
   plan.sandboxed = untrusted && plan.options.sandbox;
   if (plan.sandboxed) set_up_sandbox(plan);

@@ -1,4 +1,4 @@
-// The built-in suites: smoke, opinfo and traces.
+// The built-in suites: smoke, opinfo (opinfo:<dtype>), traces, opbyop and model.
 #include "crucible/suites/suite.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
 #include "crucible/suites/opbyop.h"
+#include "suites/dtype_suite.h"
 #include "suites/model_suite.h"
 #include "suites/trace_shapes.h"
 
@@ -141,7 +142,10 @@ std::vector<SuiteCase> perf_cases(const SuiteOptions& o, const OpDef& op) {
   return out;
 }
 
-std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
+// smoke (a spread of each op's samples) or opinfo (all of them); `in`: only their forms in that
+// dtype (opinfo:<dtype>, dtype_suite.h), an op without any reported unsupported with the reason.
+std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke,
+                                     std::optional<DType> in = std::nullopt) {
   std::vector<SuiteCase> out;
   for (const OpDef* op : selected_ops(o)) {
     SampleContext ctx;
@@ -149,6 +153,22 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
     // A CPU-only error is no must-raise case (a backend computing it as CUDA does is right).
     std::erase_if(samples, [](const Sample& s) { return s.cpu_only_error; });
     if (smoke) samples = smoke_pick(samples, o.smoke_per_op);
+    if (in && !samples.empty()) {
+      if (std::string why = samples_in_dtype(*op, samples, *in); !why.empty()) {
+        // One case stands for the op, so that it counts (unsupported) instead of vanishing.
+        SuiteCase sc;
+        sc.op = op;
+        sc.c.op = op->name;
+        sc.c.call = samples.front().call;
+        retype_floating(sc.c.call, *in);
+        sc.c.seed = o.seed;
+        sc.c.label = std::string(dtype_code(*in));
+        sc.c.source = "opinfo";
+        sc.unsupported_reason = std::move(why);
+        out.push_back(std::move(sc));
+        continue;
+      }
+    }
     for (Sample& s : samples) {
       if (!dtype_selected(o, s.call)) continue;
       SuiteCase sc;
@@ -166,6 +186,24 @@ std::vector<SuiteCase> catalog_suite(const SuiteOptions& o, bool smoke) {
     }
   }
   return out;
+}
+
+// opinfo:<dtype>: --dtypes may only name the suite's dtype, and --perf's cases are timed in it.
+std::vector<SuiteCase> opinfo_in_dtype(const SuiteOptions& given, const std::string& argument) {
+  const DType t = suite_dtype("opinfo", argument);
+  const std::string code(dtype_code(t));
+  if (!given.dtypes.empty() && !given.dtypes.count(t))
+    usage_error(fmt::format(
+        "--dtypes selects no case of --suite {}: all its cases are {} (drop --dtypes, or run "
+        "--suite opinfo --dtypes ...)",
+        given.suite, code));
+  if (given.perf_dtype && *given.perf_dtype != t)
+    usage_error(fmt::format(
+        "--perf-dtype {} contradicts --suite {}: its timed cases are {} too (drop --perf-dtype)",
+        dtype_code(*given.perf_dtype), given.suite, code));
+  SuiteOptions o = given;
+  o.perf_dtype = t;
+  return catalog_suite(o, false, t);
 }
 
 // The size by which --calls-per-op orders calls: FLOPs where the op has a model, else elements.
@@ -268,10 +306,13 @@ std::vector<SuiteDef>& registry() {
                    return catalog_suite(o, true);
                  }});
     d.push_back({.name = "opinfo",
-                 .argument = "",
-                 .description = "every sample of every op (with --perf, the performance cases)",
-                 .build = [](const SuiteOptions& o, const std::string&) {
-                   return catalog_suite(o, false);
+                 .argument = "<dtype>",
+                 .argument_optional = true,
+                 .description = "every sample of every op (with --perf, the performance cases); "
+                                "opinfo:<dtype> (bf16, f16, f32, f64): each op's samples in that "
+                                "dtype, as BackendBench's default suite runs them",
+                 .build = [](const SuiteOptions& o, const std::string& dtype) {
+                   return dtype.empty() ? catalog_suite(o, false) : opinfo_in_dtype(o, dtype);
                  }});
     d.push_back({.name = "traces",
                  .argument = "<file or folder>",
@@ -330,6 +371,10 @@ std::vector<SuiteCase> build_suite(const SuiteOptions& o) {
   if (!def->argument.empty() && argument.empty() && !def->argument_optional)
     usage_error(
         fmt::format("--suite {} needs an argument: --suite {}:{}", name, name, def->argument));
+  if (!def->argument.empty() && argument.empty() && colon != std::string::npos)
+    usage_error(fmt::format("--suite {}: nothing after ':'; give {}:{}{}", o.suite, name,
+                            def->argument,
+                            def->argument_optional ? " or --suite " + name + " alone" : ""));
   if (def->argument.empty() && colon != std::string::npos)
     usage_error(fmt::format("--suite {} takes no argument (got '{}')", name, o.suite));
   std::vector<SuiteCase> out = def->build(o, argument);

@@ -45,6 +45,10 @@ struct RunOptions {
   // --shard i/n: run only this machine's share of the suite's cases (crucible/eval/shard.h);
   // `crucible merge` joins the shards' run folders.
   ShardSpec shard;
+  // --sanitize: after the correctness phase, the failed, crashed and timed-out cases run again
+  // alone under this memory checker ("memcheck"; empty: none), its report in their details
+  // (src/eval/sanitize.h).
+  std::string sanitize;
   // The run history the finished run is recorded in (report/history.h): empty for the default
   // (default_history_path()), "none" for none.
   std::string history;

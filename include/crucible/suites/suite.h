@@ -1,4 +1,5 @@
-// Suites produce cases: `smoke` (a few cases of every op), `opinfo` (every catalog sample),
+// Suites produce cases: `smoke` (a few cases of every op), `opinfo` (every catalog sample;
+// `opinfo:<dtype>` each op's samples in one floating dtype, as BackendBench's default suite),
 // `traces:<file or folder>` (real-model calls), `model[:<file or folder>]` (whole model graphs).
 #pragma once
 
@@ -17,7 +18,7 @@
 namespace crucible {
 
 struct SuiteOptions {
-  std::string suite = "smoke";   // "smoke", "opinfo", "traces:<path>"
+  std::string suite = "smoke";   // "smoke", "opinfo", "opinfo:bf16", "traces:<path>"
   std::vector<std::string> ops;  // --ops filter terms (empty = all)
   std::set<DType> dtypes;        // --dtypes filter (empty = all)
   uint64_t seed = 0;
@@ -47,6 +48,9 @@ struct SuiteCase {
   Case c;
   const OpDef* op = nullptr;  // nullptr: the op is not in the catalog (reported unsupported)
   std::string skip_reason;    // non-empty: recorded as skipped, not run
+  // Non-empty: recorded as unsupported with this reason, not run (an op the suite's dtype has no
+  // kernel of, in opinfo:<dtype>).
+  std::string unsupported_reason;
   // A case the suite judges itself (a whole model graph): run in a worker in place of
   // evaluate_case, with the worker's reference and candidate backends. `op` stays null.
   std::function<CaseResult(Backend& reference, Backend& candidate)> evaluate;
