@@ -85,6 +85,14 @@ struct CompileSandboxOptions {
 // /sbin (those that exist).
 std::vector<std::string> system_toolchain_dirs();
 
+// `name` as found on PATH (the first executable file of that name), or "" (program_dirs.cpp).
+std::string find_on_path(const std::string& name);
+
+// Where a program's own files are when it lives outside system_toolchain_dirs(): the install
+// prefix of its resolved path (`/opt/<x>` for `/opt/<x>/bin/gcc`); "" when it is among the
+// system's folders or is not found. A bare name is looked up on PATH.
+std::string program_prefix(const std::string& exe);
+
 // What the compile sandbox is made of here, e.g. "landlock ABI 7 (reads: the kernel folder, the
 // toolchain and include folders; writes: the cache entry), seccomp (no network)".
 std::string compile_sandbox_description();

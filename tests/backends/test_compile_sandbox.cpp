@@ -108,6 +108,26 @@ int probe_box(const fs::path& d) {
   return bad;
 }
 
+// A program outside the system's folders (a compiler under /opt/<x>/bin) is found on PATH and
+// its install prefix is what the sandboxes let run; a system one needs nothing more.
+TEST(CompileSandbox, AProgramOutsideTheSystemFoldersGivesItsInstallPrefix) {
+  const fs::path root = fs::temp_directory_path() / ("crucible-prefix-" + std::to_string(getpid()));
+  fs::create_directories(root / "bin");
+  const fs::path cc = root / "bin" / "crucible-test-cc";
+  std::ofstream(cc) << "#!/bin/sh\n";
+  fs::permissions(cc, fs::perms::owner_all);
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  setenv("PATH", (root.string() + "/bin:" + saved).c_str(), 1);
+  EXPECT_EQ(find_on_path("crucible-test-cc"), cc.string());
+  EXPECT_EQ(program_prefix("crucible-test-cc"), fs::canonical(root).string());
+  EXPECT_EQ(program_prefix(cc.string()), fs::canonical(root).string());
+  EXPECT_EQ(program_prefix("sh"), "");  // /bin/sh: a system folder
+  EXPECT_EQ(program_prefix("crucible-no-such-program"), "");
+  setenv("PATH", saved.c_str(), 1);
+  fs::remove_all(root);
+}
+
 TEST(CompileSandbox, ReadsItsFoldersWritesItsEntryStartsProgramsAndHasNoNetwork) {
   fs::path d = fresh_dir("box");
   fs::create_directories(d / "src");

@@ -300,6 +300,12 @@ std::vector<at::Tensor> attention_backward(const OpDef& op, const Values& args, 
   const at::Tensor dq = at::matmul(ds, query_heads(k, hq, acc)).mul(scale);
   at::Tensor dk = at::matmul(ds.transpose(-2, -1), q.to(acc)).mul(scale);
   at::Tensor dv = at::matmul(p.transpose(-2, -1), go);
+  if (q.size(2) == 0) {
+    // No query rows: the key and value gradients are sums of nothing. A product over an empty
+    // inner dim is not always written on CUDA (uninitialised memory came back), so say it.
+    dk = at::zeros_like(dk);
+    dv = at::zeros_like(dv);
+  }
   const int64_t hk = k.size(1);
   if (hq != hk) {
     const int64_t g = hq / hk;

@@ -85,20 +85,7 @@ std::string command_text(const std::vector<std::string>& argv) {
   return s;
 }
 
-std::string on_path(const std::string& exe) {
-  for (const std::string& dir : [] {
-         std::vector<std::string> dirs;
-         std::stringstream ss(env("PATH"));
-         std::string d;
-         while (std::getline(ss, d, ':'))
-           if (!d.empty()) dirs.push_back(d);
-         return dirs;
-       }()) {
-    std::string p = dir + "/" + exe;
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
-}
+std::string on_path(const std::string& exe) { return find_on_path(exe); }
 
 // Starts `argv` with stdin from /dev/null and stdout+stderr into `out_fd`.
 pid_t spawn(const std::vector<std::string>& argv, int out_fd, int* err) {
@@ -288,21 +275,6 @@ std::string start_compiler(const std::vector<std::string>& argv, const CompileSa
   return "";
 }
 
-// Where the compiler's own files are, when not among the system's folders (a compiler under
-// /opt/<x>/bin: /opt/<x>).
-std::string compiler_prefix(const std::string& exe) {
-  std::string path = exe.find('/') == std::string::npos ? on_path(exe) : exe;
-  if (path.empty()) return "";
-  std::error_code ec;
-  fs::path real = fs::canonical(path, ec);
-  if (ec) return "";
-  for (const std::string& d : system_toolchain_dirs())
-    if (real.string().starts_with(d + "/")) return "";
-  fs::path prefix = real.parent_path();
-  if (prefix.filename() == "bin") prefix = prefix.parent_path();
-  return prefix.string();
-}
-
 }  // namespace
 
 std::string kernel_cache_dir() {
@@ -454,7 +426,7 @@ std::vector<CompileOutcome> compile_kernels(const std::vector<CompileJob>& jobs,
     box.exec_dirs = system_toolchain_dirs();
     const std::vector<std::string>& compiler = job.cuda ? cfg.nvcc : cfg.cxx;
     for (const std::string& word : compiler)
-      if (std::string prefix = compiler_prefix(word); !prefix.empty())
+      if (std::string prefix = program_prefix(word); !prefix.empty())
         box.exec_dirs.push_back(prefix);
     box.read_dirs = {fs::path(job.source).parent_path().string(), cfg.include_dir};
     if (!cfg.dlpack_include_dir.empty()) box.read_dirs.push_back(cfg.dlpack_include_dir);

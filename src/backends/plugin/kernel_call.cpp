@@ -308,9 +308,13 @@ int32_t KernelCall::invoke(CandidateProcess& host, bool refill) {
     data_dependent = data_dependent || s.kind == OutputSlot::Kind::DataDependent;
   const std::string reply = host.request(request_, known ? -1 : arena_->fd(),
                                          data_dependent ? kMaxReplyBytes : size_t{1} << 20);
-  if (!known) host.saw_arena(arena_->id());
   output_text_ = host.take_output();
   parse_reply(reply);
+  // The process keeps the arena only when it got as far as the call: after a device error or
+  // a failed allocation (mapping it, or its device copy) its descriptor goes again with the
+  // next call (a process that has the arena closes the copy).
+  if (!known && status_ != kHostOutOfMemory && status_ != kHostDeviceError)
+    host.saw_arena(arena_->id());
   if (!refill) return status_;
   copy_back();
   // Fresh outputs leave the arena now, and are looked at again after a moment: a thread the

@@ -52,6 +52,13 @@ std::vector<std::string> python_program_dirs() {
     dirs.push_back(std::string(home) + "/.local");
   const char* cuda = std::getenv("CUDA_HOME");
   dirs.push_back(cuda && *cuda ? cuda : "/usr/local/cuda");
+  // Triton builds its launcher with $CC, else the first gcc, else clang on PATH: a compiler
+  // installed outside the system's folders (/opt/gcc/bin/gcc) needs its prefix too.
+  const char* cc = std::getenv("CC");
+  for (const std::string& c :
+       {std::string(cc && *cc ? cc : ""), std::string("gcc"), std::string("clang")})
+    if (!c.empty())
+      if (std::string p = program_prefix(c); !p.empty()) dirs.push_back(p);
   return dirs;
 }
 
