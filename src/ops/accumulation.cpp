@@ -26,11 +26,17 @@ namespace {
 // reference itself non-finite there, which the candidate must match), |s| of every number;
 // `widen`: the tensors in f64, so that a sum of magnitudes is not rounded (or overflowed) into
 // the inputs' dtype.
-Values magnitudes(const Values& args, bool widen = false) {
+Values magnitudes(const Values& args, bool widen = false, bool integers = false) {
   Values out;
   out.reserve(args.size());
   for (const Value& v : args) {
-    if (v.is_tensor() && v.tensor().defined() && is_floating(v.tensor().dtype())) {
+    if (integers && v.is_tensor() && v.tensor().defined() &&
+        is_integral(v.tensor().dtype(), false)) {
+      // A quantized weight's |q| (never an index: only the products' own operands get here).
+      Tensor t = v.tensor().contiguous().clone();
+      for (int64_t i = 0; i < t.numel(); ++i) t.set_int(i, std::abs(t.get_int(i)));
+      out.emplace_back(t);
+    } else if (v.is_tensor() && v.tensor().defined() && is_floating(v.tensor().dtype())) {
       Tensor t = widen ? v.tensor().to(DType::Float64) : v.tensor().contiguous().clone();
       for (int64_t i = 0; i < t.numel(); ++i) {
         const double x = t.get(i);
@@ -81,7 +87,7 @@ ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema
       if (!check.passed && is_floating(r.dtype())) {
         if (!bound) {
           try {
-            bound = ref(Args(magnitudes(inputs), schema));
+            bound = ref(Args(magnitudes(inputs, false, true), schema));
           } catch (const Error&) {
             bound = Values{};
           }

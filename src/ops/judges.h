@@ -46,7 +46,8 @@ TensorCheck same_multiset_check(const Tensor& ref, const Tensor& cand, int64_t d
 // of f32 products): a Custom policy that compares every output as Kind::Values does (the
 // tolerance scaled by base.tol_scale) but accepts a non-finite candidate element where `ref`
 // run on the magnitudes of the inputs (|x| of every floating tensor with non-finite elements
-// as 0, |alpha|, |beta|) overflows the dtype -- there ATen's own partial sums may overflow
+// as 0, |q| of an integer operand such as a quantized weight, |alpha|, |beta|) overflows the
+// dtype -- there ATen's own partial sums may overflow
 // although the exact (f64 reference) result is finite. Everything else of `base` is kept.
 ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema schema);
 

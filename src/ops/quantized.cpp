@@ -24,6 +24,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "ops/judges.h"
 #include "ops/meta_fn.h"
 #include "ops/quantized_internal.h"
 
@@ -390,7 +391,9 @@ void register_quantized_ops(OpRegistry& r) {
     op.samples = weight_int8pack_mm_samples;
     op.roles["scales"] = ArgRole::positive();
     op.cost = product_cost(0);
-    op.compare = inner_length_compare(0);
+    // ATen's CPU kernel sums the f32 products in f32: where the partial sums overflow it
+    // returns inf or NaN (judges.h).
+    op.compare = judges::accumulation_overflow_policy(inner_length_compare(0), op.ref, op.schema);
     r.add(std::move(op));
   }
   {

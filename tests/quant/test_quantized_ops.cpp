@@ -4,6 +4,7 @@
 // round-half-even quantization, choose_qparams_per_token's eps and 127).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -206,6 +207,32 @@ TEST(QuantizedOps, ScaledMmRowWiseScales) {
   EXPECT_DOUBLE_EQ(c.get(1), 2 * 1 * 4);
   EXPECT_DOUBLE_EQ(c.get(2), 3 * 0.5 * 2);
   EXPECT_DOUBLE_EQ(c.get(3), 4 * 0.5 * 4);
+}
+
+// _weight_int8pack_mm sums f32 products in f32 (ATen's CPU kernel): where a row's partial sums
+// overflow although the exact result is finite, a non-finite result is ATen's and passes; a
+// wrong finite value elsewhere still fails.
+TEST(QuantizedOps, Int8PackProductAcceptsAnOverflowingAccumulationOnly) {
+  const OpDef& op = OpRegistry::catalog().get("aten._weight_int8pack_mm.default");
+  Tensor a = Tensor::zeros({2, 4}, DType::BFloat16);
+  for (int64_t k = 0; k < 4; ++k) a.set(k, k % 2 == 0 ? 3.0e38 : -3.0e38);  // row 0: huge terms
+  for (int64_t k = 0; k < 4; ++k) a.set(4 + k, 1.0 + static_cast<double>(k));
+  Tensor w = Tensor::zeros({3, 4}, DType::Int8);
+  for (int64_t i = 0; i < 12; ++i) w.set_int(i, i % 3 == 0 ? 2 : 1);
+  Tensor scales = Tensor::zeros({3}, DType::BFloat16);
+  for (int64_t i = 0; i < 3; ++i) scales.set(i, 0.5);
+  const Values args = {a, w, scales};
+  const Tensor ref = op.run_ref(args)[0].tensor();
+  ASSERT_TRUE(std::isfinite(ref.get(0)));  // exact: the huge terms cancel
+  Tensor nan = ref.clone();
+  nan.set(0, std::nan(""));
+  EXPECT_TRUE(op.compare.custom(args, {ref}, {nan}).at(0).passed);
+  Tensor wrong = ref.clone();
+  wrong.set(4, ref.get(4) + 1.0);
+  EXPECT_FALSE(op.compare.custom(args, {ref}, {wrong}).at(0).passed);
+  Tensor wrong_nan = ref.clone();
+  wrong_nan.set(3, std::nan(""));  // row 1 cannot overflow
+  EXPECT_FALSE(op.compare.custom(args, {ref}, {wrong_nan}).at(0).passed);
 }
 
 }  // namespace
