@@ -476,7 +476,34 @@ int32_t run_call(crucible_call* call) {
   return apply_actions(call, actions.get(), pa);
 }
 
+// The signal dispositions before CPython starts, or before a call. Its signal module installs a
+// SIGINT handler when first imported (whatever PyConfig says), and a JIT compiler may install
+// its own crash handlers while it compiles (Triton's LLVM sets SIGHUP, INT, QUIT, USR1, USR2,
+// TERM, XCPU and XFSZ when it first builds a kernel): the candidate process must not keep them,
+// so they are put back as they were, after the interpreter starts and after every call. What a
+// call does with signals while it runs is its own; after it, the next call and the judge see
+// crucible's dispositions. SIGSYS is the sandbox's and stays.
+class SignalDispositions {
+ public:
+  SignalDispositions() {
+    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, nullptr, &saved_[sig]);
+  }
+  void restore() const {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS) continue;
+      struct sigaction now {};
+      if (sigaction(sig, nullptr, &now) != 0) continue;
+      if (now.sa_handler != saved_[sig].sa_handler || now.sa_flags != saved_[sig].sa_flags)
+        sigaction(sig, &saved_[sig], nullptr);
+    }
+  }
+
+ private:
+  struct sigaction saved_[NSIG] = {};
+};
+
 int32_t python_kernel_entry(crucible_call* call) {
+  const SignalDispositions dispositions;
   PyGILState_STATE gil = PyGILState_Ensure();
   int32_t status;
   try {
@@ -488,6 +515,7 @@ int32_t python_kernel_entry(crucible_call* call) {
                                                                              : CRUCIBLE_INTERNAL);
   }
   PyGILState_Release(gil);
+  dispositions.restore();
   return status;
 }
 
@@ -507,28 +535,6 @@ void initialize_python() {
     compile_error(fmt::format("cannot start the Python interpreter {}: {}", exe,
                               st.err_msg ? st.err_msg : "unknown error"));
 }
-
-// The signal dispositions before CPython starts. Its signal module installs a SIGINT handler
-// when first imported (whatever PyConfig says), which the candidate process must not keep: a
-// kernel's process leaves dispositions as it found them. SIGSYS is the sandbox's and stays.
-class SignalDispositions {
- public:
-  SignalDispositions() {
-    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, nullptr, &saved_[sig]);
-  }
-  void restore() const {
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS) continue;
-      struct sigaction now {};
-      if (sigaction(sig, nullptr, &now) != 0) continue;
-      if (now.sa_handler != saved_[sig].sa_handler || now.sa_flags != saved_[sig].sa_flags)
-        sigaction(sig, &saved_[sig], nullptr);
-    }
-  }
-
- private:
-  struct sigaction saved_[NSIG] = {};
-};
 
 }  // namespace
 
