@@ -464,7 +464,11 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
           // valgrind's shadow memory counts in the worker's data limit: no limit under it.
           job.checker == Checker::Valgrind ? std::string("0") : std::to_string(o.memory_limit)})
       argv.push_back(a);
-    if (!o.sandbox) argv.push_back("--no-sandbox");
+    // compute-sanitizer's library, loaded into every process of the re-run, reports to its
+    // front end over a socket, which the sandbox's seccomp filter refuses: under it the
+    // candidate's CUDA calls were never instrumented ("Target application terminated before
+    // first instrumented API call"). That one re-run goes without the sandbox.
+    if (!o.sandbox || job.checker == Checker::ComputeSanitizer) argv.push_back("--no-sandbox");
     if (sc.inputs && sc.op) {
       const std::string file = job.dir + "/inputs.safetensors";
       graph::write_safetensors(file, named_input_tensors(*sc.op, *sc.inputs));
