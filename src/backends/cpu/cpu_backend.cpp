@@ -2,6 +2,8 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/kernel_table.h"
@@ -64,7 +66,7 @@ class CpuBackend final : public Backend {
           entry(*v->functional)->run(*v->functional, functional_arguments(*v, args));
       return write_destinations(op, *v, args, results);
     }
-    return cpu::kernel_table().find(op.name)->run(op, args);
+    return entry(op)->run(op, args);
   }
   void set_num_threads(int n) override { cpu::set_num_threads(n); }
   void manual_seed(uint64_t seed) override {
@@ -99,18 +101,28 @@ class CpuBackend final : public Backend {
     }
     return e->supports ? e->supports(op, args, why) : true;
   }
-  // A derived overload without a kernel of its own: its derivation.
-  static const DerivedVariant* variant(const OpDef& op) {
-    if (cpu::kernel_table().find(op.name)) return nullptr;
-    return derived_variant(op.name);
+  // How `op` runs here, looked up once per op and thread (a call of a small tensor is a few
+  // microseconds, of which the lookups by name were a tenth). The name is kept and compared, so
+  // an op defined again at the same address is looked up again.
+  struct Resolved {
+    std::string name;
+    const DerivedVariant* variant = nullptr;  // a derived overload without a kernel of its own
+    const cpu::KernelEntry* entry = nullptr;  // its own kernel, or its functional op's
+  };
+  static const Resolved& resolve(const OpDef& op) {
+    thread_local std::unordered_map<const OpDef*, Resolved> memo;
+    auto it = memo.find(&op);
+    if (it != memo.end() && it->second.name == op.name) return it->second;
+    Resolved r{op.name, nullptr, cpu::kernel_table().find(op.name)};
+    if (!r.entry) {
+      r.variant = derived_variant(op.name);
+      if (r.variant) r.entry = cpu::kernel_table().find(r.variant->functional->name);
+    }
+    return memo.insert_or_assign(&op, std::move(r)).first->second;
   }
+  static const DerivedVariant* variant(const OpDef& op) { return resolve(op).variant; }
   // The kernel that runs `op`: its own, or its functional op's for a derived overload.
-  static const cpu::KernelEntry* entry(const OpDef& op) {
-    if (const cpu::KernelEntry* e = cpu::kernel_table().find(op.name)) return e;
-    if (const DerivedVariant* v = derived_variant(op.name))
-      return cpu::kernel_table().find(v->functional->name);
-    return nullptr;
-  }
+  static const cpu::KernelEntry* entry(const OpDef& op) { return resolve(op).entry; }
   static std::string dtype_list(const std::vector<DType>& ts) {
     std::string s;
     for (DType t : ts) s += (s.empty() ? "" : " ") + std::string(dtype_code(t));
