@@ -244,8 +244,6 @@ TEST_F(AtenCompatTest, CudnnAttentionForwardAndBackward) {
   }
 }
 
-#endif
-
 // FlashAttention's composition: bottom-right causal (L 7 > S 3 leaves rows that see no key,
 // logsumexp +inf), grouped-query heads, f16; the backward on its outputs. Values as the
 // reference's within f16 rounding; the RNG outputs of the same shapes and dtypes.
@@ -308,6 +306,8 @@ TEST_F(AtenCompatTest, EfficientAttentionForwardAndBackward) {
                    1e-5, "efficient backward");
   ASSERT_TRUE(gb[3].is_tensor());
 }
+
+#endif
 
 }  // namespace
 }  // namespace crucible
