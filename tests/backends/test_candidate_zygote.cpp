@@ -55,7 +55,10 @@ void candidate(const ZygoteSpawn& z, int sock, int out_fd, char* note, size_t si
                 write(out_fd, "printed", 7) == 7 ? 1 : 0);
   char c = 'x';
   if (write(sock, &c, 1) != 1) _exit(3);
-  if (z.op == "segv") raise(SIGSEGV);
+  if (z.op == "segv") {
+    signal(SIGSEGV, SIG_DFL);  // a sanitizer's handler would report and exit instead
+    raise(SIGSEGV);
+  }
   _exit(z.op == "exit7" ? 7 : 0);
 }
 
