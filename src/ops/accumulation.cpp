@@ -54,6 +54,59 @@ Values magnitudes(const Values& args, bool widen = false, bool integers = false)
   return out;
 }
 
+// Judges each tensor output of a call: a missing tensor or another shape or dtype fails as
+// Kind::Values would, else judge(k, reference, candidate, what) gives the check.
+template <typename Judge>
+std::vector<TensorCheck> judge_outputs(const Values& ref_out, const Values& cand_out,
+                                       Judge&& judge) {
+  std::vector<TensorCheck> checks;
+  for (size_t k = 0; k < ref_out.size() && k < cand_out.size(); ++k) {
+    const std::string what = fmt::format("output {}", k);
+    if (!ref_out[k].is_tensor()) continue;
+    const Tensor& r = ref_out[k].tensor();
+    if (!cand_out[k].is_tensor()) {
+      TensorCheck c;
+      c.what = what;
+      c.passed = false;
+      c.reason = what + ": expected a tensor";
+      checks.push_back(std::move(c));
+      continue;
+    }
+    TensorCheck meta = shape_dtype_check(r, cand_out[k].tensor(), what);
+    checks.push_back(meta.passed ? judge(k, r, cand_out[k].tensor(), what) : std::move(meta));
+  }
+  return checks;
+}
+
+// Output k of `ref` run on the magnitudes of the inputs, computed on first use and kept for the
+// call's other outputs; nullptr where it cannot be had in the reference's shape.
+class MagnitudeBound {
+ public:
+  MagnitudeBound(const RefFn& ref, const Schema& schema, const Values& inputs, bool widen,
+                 bool integers)
+      : ref_(ref), schema_(schema), inputs_(inputs), widen_(widen), integers_(integers) {}
+  const Tensor* output(size_t k, const Tensor& like) {
+    if (!bound_) {
+      try {
+        bound_ = ref_(Args(magnitudes(inputs_, widen_, integers_), schema_));
+      } catch (const Error&) {
+        bound_ = Values{};
+      }
+    }
+    if (bound_->size() <= k || !(*bound_)[k].is_tensor() ||
+        (*bound_)[k].tensor().shape() != like.shape())
+      return nullptr;
+    return &(*bound_)[k].tensor();
+  }
+
+ private:
+  const RefFn& ref_;
+  const Schema& schema_;
+  const Values& inputs_;
+  bool widen_, integers_;
+  std::optional<Values> bound_;
+};
+
 }  // namespace
 
 ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema schema) {
@@ -63,48 +116,18 @@ ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema
   p.custom = [tol_scale, ref, schema = std::move(schema)](
                  const Values& inputs, const Values& ref_out, const Values& cand_out) {
     const double scale = tol_scale ? std::max(1.0, tol_scale(inputs)) : 1.0;
-    std::vector<TensorCheck> checks;
-    std::optional<Values> bound;  // the reference on the magnitudes, computed when needed
-    for (size_t k = 0; k < ref_out.size() && k < cand_out.size(); ++k) {
-      const std::string what = fmt::format("output {}", k);
-      if (!ref_out[k].is_tensor()) continue;
-      const Tensor& r = ref_out[k].tensor();
-      if (!cand_out[k].is_tensor()) {
-        TensorCheck c;
-        c.what = what;
-        c.passed = false;
-        c.reason = what + ": expected a tensor";
-        checks.push_back(std::move(c));
-        continue;
-      }
-      const Tensor& c = cand_out[k].tensor();
-      TensorCheck meta = shape_dtype_check(r, c, what);
-      if (!meta.passed) {
-        checks.push_back(std::move(meta));
-        continue;
-      }
-      TensorCheck check = compare_tensors(r, c, scale, what);
-      if (!check.passed && is_floating(r.dtype())) {
-        if (!bound) {
-          try {
-            bound = ref(Args(magnitudes(inputs, false, true), schema));
-          } catch (const Error&) {
-            bound = Values{};
-          }
-        }
-        if (bound->size() > k && (*bound)[k].is_tensor()) {
-          const Tensor& b = (*bound)[k].tensor();
-          if (b.shape() == r.shape()) {
-            Tensor overflow = Tensor::empty(r.shape(), DType::Bool);
-            for (int64_t i = 0; i < r.numel(); ++i)
-              overflow.set_int(i, std::isfinite(b.get(i)) ? 0 : 1);
-            check = compare_tensors(r, c, scale, what, overflow);
-          }
-        }
-      }
-      checks.push_back(std::move(check));
-    }
-    return checks;
+    MagnitudeBound bound(ref, schema, inputs, false, true);
+    return judge_outputs(ref_out, cand_out,
+                         [&](size_t k, const Tensor& r, const Tensor& c, const std::string& what) {
+                           TensorCheck check = compare_tensors(r, c, scale, what);
+                           if (check.passed || !is_floating(r.dtype())) return check;
+                           const Tensor* b = bound.output(k, r);
+                           if (!b) return check;
+                           Tensor overflow = Tensor::empty(r.shape(), DType::Bool);
+                           for (int64_t i = 0; i < r.numel(); ++i)
+                             overflow.set_int(i, std::isfinite(b->get(i)) ? 0 : 1);
+                           return compare_tensors(r, c, scale, what, overflow);
+                         });
   };
   return p;
 }
@@ -116,75 +139,44 @@ ComparePolicy unordered_accumulation_policy(ComparePolicy base, RefFn ref, Schem
   p.custom = [tol_scale, ref, schema = std::move(schema)](
                  const Values& inputs, const Values& ref_out, const Values& cand_out) {
     const double terms = tol_scale ? std::max(1.0, tol_scale(inputs)) : 1.0;
-    std::vector<TensorCheck> checks;
-    std::optional<Values> bound;  // the reference on the magnitudes, computed when needed
-    for (size_t k = 0; k < ref_out.size() && k < cand_out.size(); ++k) {
-      const std::string what = fmt::format("output {}", k);
-      if (!ref_out[k].is_tensor()) continue;
-      const Tensor& r = ref_out[k].tensor();
-      if (!cand_out[k].is_tensor()) {
-        TensorCheck c;
-        c.what = what;
-        c.passed = false;
-        c.reason = what + ": expected a tensor";
-        checks.push_back(std::move(c));
-        continue;
-      }
-      const Tensor& c = cand_out[k].tensor();
-      TensorCheck meta = shape_dtype_check(r, c, what);
-      if (!meta.passed) {
-        checks.push_back(std::move(meta));
-        continue;
-      }
-      // The ordinary tolerance grows as sums of random terms do (sqrt of their count).
-      const double scale = std::sqrt(terms);
-      TensorCheck check = compare_tensors(r, c, scale, what);
-      if (check.passed || !is_floating(r.dtype()) || is_complex(r.dtype())) {
-        checks.push_back(std::move(check));
-        continue;
-      }
-      if (!bound) {
-        try {
-          bound = ref(Args(magnitudes(inputs, true), schema));
-        } catch (const Error&) {
-          bound = Values{};
-        }
-      }
-      if (bound->size() <= k || !(*bound)[k].is_tensor() ||
-          (*bound)[k].tensor().shape() != r.shape()) {
-        checks.push_back(std::move(check));
-        continue;
-      }
-      const Tensor& mag = (*bound)[k].tensor();
-      // Unit roundoff of the dtype; k of them bound the k - 1 roundings of a sum of k terms
-      // (with room to spare for the reference's own rounding).
-      const FloatInfo info = float_info(r.dtype());
-      const double u = std::ldexp(1.0, -(info.mantissa_bits + 1));
-      const double gamma = terms * u;
-      Tensor adjusted = c.contiguous().clone();
-      int64_t accepted = 0;
-      for (int64_t i = 0; i < r.numel(); ++i) {
-        const double want = r.get(i), got = adjusted.get(i), m = mag.get(i);
-        if (got == want || (std::isnan(got) && std::isnan(want))) continue;
-        // Partial sums can overflow only where the magnitudes add up past the dtype's max;
-        // there a non-finite result is one of the orders' results.
-        const bool within = std::isfinite(got) && std::isfinite(want)
-                                ? std::fabs(got - want) <= gamma * m
-                                : !std::isfinite(got) && m > info.max;
-        if (within) {
-          adjusted.set(i, want);
-          ++accepted;
-        }
-      }
-      check = compare_tensors(r, adjusted, scale, what);
-      if (accepted > 0 && !check.passed) {
-        check.reason += fmt::format(
-            "; {} elements accepted within the error of {} additions in {} in any order", accepted,
-            static_cast<int64_t>(terms), dtype_code(r.dtype()));
-      }
-      checks.push_back(std::move(check));
-    }
-    return checks;
+    // The ordinary tolerance grows as sums of random terms do (sqrt of their count).
+    const double scale = std::sqrt(terms);
+    MagnitudeBound bound(ref, schema, inputs, true, false);
+    return judge_outputs(
+        ref_out, cand_out,
+        [&](size_t k, const Tensor& r, const Tensor& c, const std::string& what) {
+          TensorCheck check = compare_tensors(r, c, scale, what);
+          if (check.passed || !is_floating(r.dtype()) || is_complex(r.dtype())) return check;
+          const Tensor* mag = bound.output(k, r);
+          if (!mag) return check;
+          // Unit roundoff of the dtype; k of them bound the k - 1 roundings of a sum of k terms
+          // (with room to spare for the reference's own rounding).
+          const FloatInfo info = float_info(r.dtype());
+          const double u = std::ldexp(1.0, -(info.mantissa_bits + 1));
+          const double gamma = terms * u;
+          Tensor adjusted = c.contiguous().clone();
+          int64_t accepted = 0;
+          for (int64_t i = 0; i < r.numel(); ++i) {
+            const double want = r.get(i), got = adjusted.get(i), m = mag->get(i);
+            if (got == want || (std::isnan(got) && std::isnan(want))) continue;
+            // Partial sums can overflow only where the magnitudes add up past the dtype's max;
+            // there a non-finite result is one of the orders' results.
+            const bool within = std::isfinite(got) && std::isfinite(want)
+                                    ? std::fabs(got - want) <= gamma * m
+                                    : !std::isfinite(got) && m > info.max;
+            if (within) {
+              adjusted.set(i, want);
+              ++accepted;
+            }
+          }
+          check = compare_tensors(r, adjusted, scale, what);
+          if (accepted > 0 && !check.passed) {
+            check.reason += fmt::format(
+                "; {} elements accepted within the error of {} additions in {} in any order",
+                accepted, static_cast<int64_t>(terms), dtype_code(r.dtype()));
+          }
+          return check;
+        });
   };
   return p;
 }

@@ -11,19 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "backends/plugin/cuda_runtime.h"
+#include "e2e/cli_helpers.h"
 
 namespace crucible {
 namespace {
-
-bool gpu_visible() {
-  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!p) return false;
-  std::string out;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  return out.find("GPU ") != std::string::npos;
-}
 
 // Runs `f` in a forked child; returns what it wrote (at most 4 KiB).
 template <typename F>
@@ -75,7 +66,7 @@ TEST(CudaRuntime, StartsWhereAGpuIsVisibleAndSaysWhyNotElsewhere) {
     if (ns == 0) return std::string("a flush of the L2 took no time");
     return std::string("ok");
   });
-  if (gpu_visible()) {
+  if (e2e::gpu_visible()) {
     EXPECT_EQ(said, "ok");
   } else {
     // No device: a clear reason, never a crash.

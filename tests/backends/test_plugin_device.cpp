@@ -17,16 +17,6 @@ std::string plugin_path(const std::string& name) {
   return std::string(CRUCIBLE_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
 }
 
-bool gpu_visible() {
-  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!p) return false;
-  std::string out;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  return out.find("GPU ") != std::string::npos;
-}
-
 TEST(PluginDevice, TheProbeReportsACudaPlugin) {
   EXPECT_TRUE(probe_kernel_library(plugin_path("cuda_declared")).cuda);
   EXPECT_FALSE(probe_kernel_library(plugin_path("c_relu")).cuda);
@@ -44,7 +34,7 @@ TEST(PluginDevice, AnotherDeviceIsRefusedByName) {
 }
 
 TEST(PluginDevice, ACudaPluginWithoutAGpuSaysWhyCudaCouldNotStart) {
-  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible: the plugin would run there";
+  if (e2e::gpu_visible()) GTEST_SKIP() << "a GPU is visible: the plugin would run there";
   const std::string out = e2e::temp_dir("plugin-device");
   const e2e::Output o =
       e2e::crucible("run --suite smoke --backend plugin:" + plugin_path("cuda_declared") +

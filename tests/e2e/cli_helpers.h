@@ -16,6 +16,21 @@
 
 namespace crucible::e2e {
 
+// Whether a CUDA device is visible, asked of nvidia-smi (the test process never starts CUDA).
+// The GPU-labelled tests skip where it is not.
+inline bool gpu_visible() {
+  static const bool visible = [] {
+    FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p) return false;
+    std::string out;
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+    return out.find("GPU ") != std::string::npos;
+  }();
+  return visible;
+}
+
 struct Output {
   int status = -1;
   std::string out;  // stdout and stderr together

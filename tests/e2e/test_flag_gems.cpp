@@ -203,17 +203,6 @@ TEST(FlagGems, BackendsListsItWithItsState) {
       << state;
 }
 
-// Whether a CUDA device is visible, asked of nvidia-smi (this process never starts CUDA).
-bool gpu_visible() {
-  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!p) return false;
-  std::string out;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  return out.find("GPU ") != std::string::npos;
-}
-
 // The GPU machine (ctest label gpu): the stand-in claims FlagGems' device, so each kernel's
 // candidate process starts CUDA before its sandbox and the kernels receive CUDA tensors (the
 // stand-in's relu and add raise on any other). Runs with the interpreter crucible was built

@@ -35,20 +35,6 @@ bool have_nvcc() {
   return std::system("command -v nvcc >/dev/null 2>&1") == 0;
 }
 
-// Whether a CUDA device is visible, asked of nvidia-smi (this process never starts CUDA).
-bool gpu_visible() {
-  static const bool visible = [] {
-    FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
-    if (!p) return false;
-    std::string out;
-    char buf[256];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-    return out.find("GPU ") != std::string::npos;
-  }();
-  return visible;
-}
-
 #define REQUIRE_GPU()                                                                           \
   do {                                                                                          \
     if (!gpu_visible()) GTEST_SKIP() << "no CUDA device is visible (nvidia-smi -L lists none)"; \

@@ -165,17 +165,6 @@ TEST(Sanitize, ReportsAreTrimmedToTheirErrorsEachOnce) {
   EXPECT_NE(capped.find("... and 44 more distinct error(s)"), std::string::npos) << capped;
 }
 
-// Whether a CUDA device is visible, asked of nvidia-smi (this process never starts CUDA).
-bool gpu_visible() {
-  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!p) return false;
-  std::string out;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  return out.find("GPU ") != std::string::npos;
-}
-
 TEST(SanitizeGpu, ComputeSanitizerNamesAKernelsOutOfBoundsWrite) {
   if (!gpu_visible()) GTEST_SKIP() << "no CUDA device is visible (nvidia-smi -L lists none)";
   const std::string out = temp_dir("sanitize-gpu");
