@@ -32,6 +32,7 @@
 #include "crucible/report/atomic_file.h"
 #include "eval/run_folder.h"
 #include "eval/run_phases.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible {
 
@@ -433,7 +434,7 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
   auto start = [&](Rerun& job) {
     const SuiteCase& sc = *job.sc;
     std::error_code ec;
-    fs::remove_all(job.dir, ec);
+    remove_tree(job.dir);  // never fs::remove_all: see sandbox/remove_tree.h
     fs::create_directories(job.dir, ec);
     const double slowdown =
         job.checker == Checker::Valgrind ? kValgrindSlowdown : kSanitizerSlowdown;
@@ -452,6 +453,9 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
       env = {"CRUCIBLE_KEEP_BLAS_CORE=1", "PYTHONMALLOC=malloc"};
     } else {
       argv = {program, "--tool", "memcheck", "--target-processes", "all", "--print-limit", "20"};
+      // An exec of the process compute-sanitizer started ends its application there ("Target
+      // application terminated before first instrumented API call"): crucible stays as started.
+      env = {"CRUCIBLE_KEEP_BLAS_CORE=1"};
     }
     for (const std::string& a :
          {exe, std::string("run"), std::string("--op"), sc.c.op, std::string("--case"),

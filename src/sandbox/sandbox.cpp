@@ -224,8 +224,8 @@ class Filter {
   }
   // Makes `name` fail with `err` instead of running (clone3: glibc then falls back to clone,
   // whose flags the filter can see).
-  void fail(const char* name, int err) {
-    add(SCMP_ACT_ERRNO(static_cast<uint32_t>(err)), name, {});
+  void fail(const char* name, int err, std::initializer_list<scmp_arg_cmp> args = {}) {
+    add(SCMP_ACT_ERRNO(static_cast<uint32_t>(err)), name, args);
   }
 
  private:
@@ -306,10 +306,12 @@ std::string install_filter(bool landlock, bool programs) {
   for (const char* name : {"tkill", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
                            "pidfd_send_signal", "pidfd_getfd", "kcmp"})
     f.trap(name, other);
-  // Only a new action: reading the disposition (a NULL action, as CPython's signal module does
-  // for every signal when it starts) changes nothing.
-  f.trap("rt_sigaction", "replacing the sandbox's SIGSYS handler",
-         {arg_cmp(0, SCMP_CMP_EQ, SIGSYS), arg_cmp(1, SCMP_CMP_NE, 0)});
+  // A new SIGSYS action fails with EINVAL (as for SIGKILL), so the sandbox's handler stays and
+  // every trapped call still kills the process with its note. Failing instead of trapping lets
+  // code that installs crash handlers for every fatal signal run on: LLVM (in Triton's compiler,
+  // every first launch of a Triton kernel) sets SIGSYS among them and ignores the result.
+  // Reading the disposition (a NULL action, as CPython's signal module does) is allowed.
+  f.fail("rt_sigaction", EINVAL, {arg_cmp(0, SCMP_CMP_EQ, SIGSYS), arg_cmp(1, SCMP_CMP_NE, 0)});
   const char* escape = "a privileged or sandbox-escaping call";
   for (const char* name : kEscapeCalls) f.trap(name, escape);
   if (!landlock) {

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sandbox/remove_tree.h"
+
 namespace crucible::e2e {
 
 // Whether a CUDA device is visible, asked of nvidia-smi (the test process never starts CUDA).
@@ -59,7 +61,7 @@ inline Output crucible(const std::string& args) { return crucible_env("", args);
 inline std::string temp_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /
              ("crucible-e2e-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  remove_tree(dir.string());  // never std::filesystem::remove_all: see sandbox/remove_tree.h
   std::filesystem::create_directories(dir);
   return dir.string();
 }

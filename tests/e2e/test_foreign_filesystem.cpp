@@ -2,6 +2,9 @@
 // sandboxed run must end with its summary and leave no scratch folder, whatever remove_all that
 // library would run (tests/fixtures/interpose/filesystem_abort.cc aborts in it).
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -25,6 +28,29 @@ TEST(ForeignFilesystem, ASandboxedRunEndsCleanlyAndRemovesItsScratchFolder) {
   EXPECT_EQ(o.out.find("foreign std::filesystem"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("correctness 100.0%"), std::string::npos) << o.out;
   for (const auto& e : fs::directory_iterator(tmp)) ADD_FAILURE() << "left behind: " << e.path();
+}
+
+// The test above covers the scratch folder of a run; any other call of remove_all would crash
+// the same way where libtorch exports its copy (a sanitizer re-run's folder did, and so did the
+// end-to-end tests' own temp_dir(), which the GPU tests run in a libtorch-linked binary). So no
+// source of crucible, nor the tests' shared helpers, calls it: they call remove_tree.
+TEST(ForeignFilesystem, NoSourceCallsStdFilesystemRemoveAll) {
+  const fs::path root(CRUCIBLE_SOURCE_DIR);
+  const std::regex call(R"((fs|filesystem)::remove_all\s*\()");
+  std::vector<fs::path> files = {root / "tests/e2e/cli_helpers.h"};
+  for (const auto& e : fs::recursive_directory_iterator(root / "src"))
+    if (e.is_regular_file()) files.push_back(e.path());
+  size_t scanned = 0;
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      const std::string code = line.substr(0, line.find("//"));
+      if (std::regex_search(code, call)) ADD_FAILURE() << f << ":" << n << ": " << line;
+    }
+    ++scanned;
+  }
+  EXPECT_GT(scanned, 100u);
 }
 
 }  // namespace
