@@ -453,9 +453,6 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
       env = {"CRUCIBLE_KEEP_BLAS_CORE=1", "PYTHONMALLOC=malloc"};
     } else {
       argv = {program, "--tool", "memcheck", "--target-processes", "all", "--print-limit", "20"};
-      // An exec of the process compute-sanitizer started ends its application there ("Target
-      // application terminated before first instrumented API call"): crucible stays as started.
-      env = {"CRUCIBLE_KEEP_BLAS_CORE=1"};
     }
     for (const std::string& a :
          {exe, std::string("run"), std::string("--op"), sc.c.op, std::string("--case"),
