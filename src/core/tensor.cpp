@@ -548,6 +548,54 @@ void Tensor::copy_from(const Tensor& src) const {
   // (the real part; bool: either part non-zero). Real sources into complex go through the
   // paths below, which write (value, 0).
   const bool complex_path = is_complex(from.dtype());
+  if (same && !shape_.empty()) {
+    // Bytes, one innermost row at a time: a whole row in one memcpy where both sides are
+    // contiguous along it, else element by element at the row's strides.
+    const size_t last = shape_.size() - 1;
+    const int64_t len = shape_[last], dst = strides_[last], sst = from.strides()[last];
+    const bool dense = len == 1 || (dst == 1 && sst == 1);
+    for (int64_t i = 0; i < n; i += len) {
+      char* d = dbase + d_off * dsz;
+      const char* q = sbase + s_off * ssz;
+      if (dense) {
+        std::memcpy(d, q, static_cast<size_t>(len * dsz));
+      } else {
+        auto strided = [&](auto word) {
+          using W = decltype(word);
+          for (int64_t j = 0; j < len; ++j) {
+            std::memcpy(&word, q + j * sst * dsz, sizeof(W));
+            std::memcpy(d + j * dst * dsz, &word, sizeof(W));
+          }
+        };
+        switch (dsz) {
+          case 1:
+            strided(uint8_t{});
+            break;
+          case 2:
+            strided(uint16_t{});
+            break;
+          case 4:
+            strided(uint32_t{});
+            break;
+          case 8:
+            strided(uint64_t{});
+            break;
+          default:
+            for (int64_t j = 0; j < len; ++j)
+              std::memcpy(d + j * dst * dsz, q + j * sst * dsz, static_cast<size_t>(dsz));
+        }
+      }
+      for (size_t k = last; k-- > 0;) {
+        d_off += strides_[k];
+        s_off += from.strides()[k];
+        if (++index[k] < shape_[k]) break;
+        d_off -= strides_[k] * shape_[k];
+        s_off -= from.strides()[k] * shape_[k];
+        index[k] = 0;
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     if (same) {
       std::memcpy(dbase + d_off * dsz, sbase + s_off * ssz, static_cast<size_t>(dsz));

@@ -6,7 +6,8 @@
 //
 // Blocked attention on the cpu backend's gemm: per (batch, head), 64 query rows at a time, the
 // scores S = scale * Q K^T (+ mask, causal -inf) are one gemm, the row softmax (max, exp, sum,
-// logsumexp) a pass over the block, the output P V a second gemm. The backward recomputes
+// logsumexp) a vectorised pass over the block (softmax_attention_loops.h, built per ISA level),
+// the output P V a second gemm. The backward recomputes
 // P = exp(S - logsumexp) from the saved logsumexp and runs four more gemms per block (dV += P^T
 // dO, dP = dO V^T, dQ = scale dS K, dK += scale dS^T Q with dS = P * (dP - rowsum(dO * O))).
 // f16 and bf16 are computed in f32 (rounded once into the output), f64 in f64. Work is split
@@ -28,18 +29,24 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/softmax_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
 namespace crucible::cpu {
-namespace attention_math {
-#include "backends/cpu/vec_math.h"
-}  // namespace attention_math
 namespace {
 
-using attention_math::vm::exp;  // vectorisable f32 exp (f64: libm)
-
 constexpr int64_t kBlock = 64;  // query rows per block
+
+// The row passes (softmax with logsumexp, exp from a saved logsumexp, dS) for this processor's
+// ISA level, from the softmax loops.
+template <typename T>
+const AttentionRowFns<T>& rows_fns() {
+  if constexpr (std::is_same_v<T, float>)
+    return softmax_kernels().att_f32;
+  else
+    return softmax_kernels().att_f64;
+}
 
 // A 4-d (or 3-d logsumexp) tensor in the compute type: element (b, h, i, e) at
 // p + b * s[0] + h * s[1] + i * s[2] + e * s[3].
@@ -177,30 +184,7 @@ void forward(const Inputs<T>& in, T* out, T* lse) {
       const int64_t cols =
           in.causal ? std::clamp<int64_t>(i0 + rows + in.causal_offset, 0, d.s) : d.s;
       block_scores(in, b, h, i0, rows, sc.data(), cols);
-      for (int64_t r = 0; r < rows; ++r) {
-        T* row = sc.data() + r * d.s;
-        T m = -std::numeric_limits<T>::infinity();
-        bool nan = false;
-        for (int64_t j = 0; j < cols; ++j) {
-          m = row[j] > m ? row[j] : m;
-          nan = nan || std::isnan(row[j]);
-        }
-        if (nan) m = std::numeric_limits<T>::quiet_NaN();  // NaN scores make the row NaN
-        T* lrow = lse + task * d.l + i0 + r;
-        if (m == -std::numeric_limits<T>::infinity()) {  // every key masked
-          std::fill(row, row + cols, T(0));
-          *lrow = in.masked_lse;
-          continue;
-        }
-        T sum = 0;
-        for (int64_t j = 0; j < cols; ++j) {
-          row[j] = exp(row[j] - m);
-          sum += row[j];
-        }
-        *lrow = m + std::log(sum);
-        const T inv = T(1) / sum;
-        for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
-      }
+      rows_fns<T>().softmax_lse(sc.data(), rows, cols, d.s, lse + task * d.l + i0, in.masked_lse);
       T* o = out + (task * d.l + i0) * d.ev;
       gemm<T>(rows, d.ev, cols, T(1), MatView<T>{sc.data(), d.s, 1},
               MatView<T>{in.v.at(b, kh, 0), in.v.s[2], in.v.s[3]}, T(0), o, d.ev);
@@ -219,6 +203,7 @@ void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const V
     const int64_t b = task / d.hk, kh = task % d.hk;
     const size_t block = static_cast<size_t>(kBlock * std::max<int64_t>(d.s, 1));
     std::vector<T> p(block), dp(block);
+    T l_blk[kBlock], dd_blk[kBlock];
     T* dk_acc = dk + task * d.s * d.e;
     T* dv_acc = dv + task * d.s * d.ev;
     std::fill(dk_acc, dk_acc + d.s * d.e, T(0));
@@ -227,11 +212,8 @@ void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const V
       for (int64_t i0 = 0; i0 < d.l; i0 += kBlock) {
         const int64_t rows = std::min(kBlock, d.l - i0);
         block_scores(in, b, h, i0, rows, p.data());
-        for (int64_t r = 0; r < rows; ++r) {
-          const T l = *lse.at(b, h, i0 + r);
-          T* row = p.data() + r * d.s;
-          for (int64_t j = 0; j < d.s; ++j) row[j] = exp(row[j] - l);
-        }
+        for (int64_t r = 0; r < rows; ++r) l_blk[r] = *lse.at(b, h, i0 + r);
+        rows_fns<T>().exp_minus(p.data(), rows, d.s, d.s, l_blk);
         const MatView<T> gv{g.at(b, h, i0), g.s[2], g.s[3]};
         // dV += P^T dO
         gemm<T>(d.s, d.ev, rows, T(1), MatView<T>{p.data(), 1, d.s}, gv, T(1), dv_acc, d.ev);
@@ -239,16 +221,19 @@ void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const V
         gemm<T>(rows, d.s, d.ev, T(1), gv, MatView<T>{in.v.at(b, kh, 0), in.v.s[3], in.v.s[2]},
                 T(0), dp.data(), d.s);
         if (d.ev == 0) std::fill(dp.begin(), dp.end(), T(0));
+        // dS = P * (dP - rowsum(dO * O))
         for (int64_t r = 0; r < rows; ++r) {
           const T* gr = g.at(b, h, i0 + r);
           const T* orow = o.at(b, h, i0 + r);
           T dd = 0;
           for (int64_t e = 0; e < d.ev; ++e) dd += gr[e * g.s[3]] * orow[e * o.s[3]];
-          T* dsr = dp.data() + r * d.s;
-          const T* pr = p.data() + r * d.s;
-          for (int64_t j = 0; j < d.s; ++j) dsr[j] = pr[j] * (dsr[j] - dd);
-          if (dbias) std::copy(dsr, dsr + d.s, dbias + ((b * d.hq + h) * d.l + i0 + r) * d.s);
+          dd_blk[r] = dd;
         }
+        rows_fns<T>().ds(dp.data(), p.data(), rows, d.s, d.s, dd_blk);
+        if (dbias)
+          for (int64_t r = 0; r < rows; ++r)
+            std::copy(dp.data() + r * d.s, dp.data() + (r + 1) * d.s,
+                      dbias + ((b * d.hq + h) * d.l + i0 + r) * d.s);
         // dQ = scale dS K; dK += scale dS^T Q
         T* dq_rows = dq + ((b * d.hq + h) * d.l + i0) * d.e;
         gemm<T>(rows, d.e, d.s, in.scale, MatView<T>{dp.data(), d.s, 1},

@@ -25,9 +25,24 @@ struct SoftmaxFns {
                    bool nt);
 };
 
+// The row passes of blocked attention (attention.cpp), from softmax_attention_loops.h: a block
+// of `rows` rows of n scores, `ld` apart, changed in place.
+template <typename T>
+struct AttentionRowFns {
+  // Each row's softmax, and lse[r] its logsumexp; NaN anywhere in a row makes the row and its
+  // logsumexp NaN; a row whose scores are all -inf (or n == 0) becomes 0, lse[r] = masked_lse.
+  void (*softmax_lse)(T* s, int64_t rows, int64_t n, int64_t ld, T* lse, T masked_lse);
+  // s = exp(s - l[r]): the probabilities again from a saved logsumexp.
+  void (*exp_minus)(T* s, int64_t rows, int64_t n, int64_t ld, const T* l);
+  // dp = p * (dp - dd[r]): the scores' gradient from the probabilities' gradient.
+  void (*ds)(T* dp, const T* p, int64_t rows, int64_t n, int64_t ld, const T* dd);
+};
+
 struct SoftmaxKernels {
   SoftmaxFns<float> f32;
   SoftmaxFns<double> f64;
+  AttentionRowFns<float> att_f32;
+  AttentionRowFns<double> att_f64;
 };
 
 const SoftmaxKernels& softmax_kernels_avx512();

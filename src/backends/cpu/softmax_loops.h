@@ -335,7 +335,11 @@ void bwd_cols_f64(const double* g, const double* y, double* o, int64_t n, int64_
   for (int64_t j = 0; j < w; ++j) bwd_exact(g + j, y + j, o + j, n, inner, log);
 }
 
+#include "backends/cpu/softmax_attention_loops.h"
+
 inline SoftmaxKernels make_kernels() {
   return SoftmaxKernels{{&fwd_last_f32, &fwd_cols_f32, &bwd_last_f32, &bwd_cols_f32},
-                        {&fwd_last_f64, &fwd_cols_f64, &bwd_last_f64, &bwd_cols_f64}};
+                        {&fwd_last_f64, &fwd_cols_f64, &bwd_last_f64, &bwd_cols_f64},
+                        {&att_softmax_lse_f32, &att_exp_minus_f32, &att_ds_f32},
+                        {&att_softmax_lse_f64, &att_exp_minus_f64, &att_ds_f64}};
 }
