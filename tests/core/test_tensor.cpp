@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "crucible/core/error.h"
@@ -345,6 +346,43 @@ TEST(Tensor, CopyFromConvertsAndBroadcasts) {
   a.slice(0, 1, 5).copy_from(a.slice(0, 0, 4));
   EXPECT_EQ(values(a), (std::vector<double>{0, 0, 1, 2, 3}));
   EXPECT_THROW(dst.copy_from(arange({4})), Error);
+}
+
+// Same-dtype copies go a row at a time (a memcpy per contiguous row, typed words at other
+// strides): every layout of source and destination, every element size, gives what an
+// element-by-element copy gives, byte for byte.
+TEST(Tensor, CopyFromTheSameDtypeMatchesAnElementwiseCopyInEveryLayout) {
+  for (DType dt : {DType::Bool, DType::Int8, DType::Float16, DType::Float32, DType::Float64,
+                   DType::Complex128}) {
+    const Tensor src = arange({4, 5, 6}, dt);
+    const std::vector<Tensor> sources = {src,
+                                         src.transpose(1, 2),
+                                         src.slice(2, 1, 6, 2),
+                                         src.select(2, 3).unsqueeze(2),
+                                         arange({6}, dt).expand({4, 5, 6}),
+                                         src.transpose(0, 2).contiguous().transpose(0, 2)};
+    for (const Tensor& from : sources) {
+      for (int layout = 0; layout < 3; ++layout) {
+        // 0: contiguous; 1: the last dimension 48 elements apart; 2: rows of a wider tensor.
+        const Shape& sh = from.shape();
+        Tensor base = Tensor::zeros({6, 6, 8}, dt);
+        Tensor dst =
+            layout == 0 ? Tensor::zeros(sh, dt)
+            : layout == 1
+                ? base.transpose(0, 2).slice(0, 0, sh[0]).slice(1, 0, sh[1]).slice(2, 0, sh[2])
+                : base.slice(0, 0, sh[0]).slice(1, 0, sh[1]).slice(2, 1, 1 + sh[2]);
+        ASSERT_EQ(dst.shape(), sh);
+        dst.copy_from(from);
+        const auto* d = static_cast<const char*>(dst.storage()->data());
+        const auto* f = static_cast<const char*>(from.storage()->data());
+        const size_t w = itemsize(dt);
+        for (int64_t i = 0; i < from.numel(); ++i)
+          ASSERT_EQ(0, std::memcmp(d + dst.storage_index(i) * w, f + from.storage_index(i) * w, w))
+              << dtype_torch_name(dt) << " " << from.str() << " into layout " << layout
+              << ", element " << i;
+      }
+    }
+  }
 }
 
 TEST(Tensor, FillNonContiguous) {
