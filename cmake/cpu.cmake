@@ -10,9 +10,9 @@ target_link_libraries(crucible_lib PUBLIC PkgConfig::OPENBLAS)
 # -fno-math-errno: the kernels never read errno, and with it set GCC follows a vector square root
 # of a negative lane with a call of the scalar sqrtf for each such element (to set errno: about
 # 30 ns each, most of an rsqrt of 128 normal values); the results are the same IEEE values.
-set(CRUCIBLE_CPU_AVX512_FLAGS -O3 -fno-math-errno -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
+set(CRUCIBLE_CPU_AVX512_FLAGS -O3 -fno-math-errno -fno-trapping-math -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
   -mf16c)
-set(CRUCIBLE_CPU_AVX2_FLAGS -O3 -fno-math-errno -mavx2 -mfma -mf16c)
+set(CRUCIBLE_CPU_AVX2_FLAGS -O3 -fno-math-errno -fno-trapping-math -mavx2 -mfma -mf16c)
 file(GLOB CRUCIBLE_CPU_AVX512_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/backends/cpu/*_avx512.cpp)
 file(GLOB CRUCIBLE_CPU_AVX2_SOURCES CONFIGURE_DEPENDS
@@ -21,7 +21,7 @@ file(GLOB CRUCIBLE_CPU_AVX2_SOURCES CONFIGURE_DEPENDS
 # scalar store at a time, as long as the multiply it fed).
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/backends/cpu/pointwise_portable.cpp
   ${CMAKE_SOURCE_DIR}/src/backends/cpu/pointwise_engine.cpp
-  PROPERTIES COMPILE_OPTIONS "-O3;-fno-math-errno")
+  PROPERTIES COMPILE_OPTIONS "-O3;-fno-math-errno;-fno-trapping-math")
 if(CRUCIBLE_CPU_AVX512_SOURCES)
   set_source_files_properties(${CRUCIBLE_CPU_AVX512_SOURCES} PROPERTIES
     COMPILE_OPTIONS "${CRUCIBLE_CPU_AVX512_FLAGS}")

@@ -3,6 +3,8 @@
 #include "crucible/core/half.h"
 
 #include <bit>
+#include <cmath>
+#include <cstdint>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -32,10 +34,20 @@ __attribute__((target("f16c"))) uint16_t f16c_from_float(float x) {
 }
 }  // namespace
 
+// A finite double that is not a float goes through the float nearest it rounded to odd: x
+// truncated to float's 24 bits with the last bit set when anything was cut off. Rounding that
+// float to half's 11 bits gives x rounded to half once, since 24 >= 11 + 2 (the round-to-odd
+// double rounding rule); doubles beyond float's range become FLT_MAX with the sticky bit,
+// which still rounds to half's infinity, and those below it a float subnormal that rounds to 0.
 uint16_t half_from_double(double x) {
   if (g_f16c) {
-    const auto f = static_cast<float>(x);
+    auto f = static_cast<float>(x);
     if (static_cast<double>(f) == x) return f16c_from_float(f);
+    if (std::isfinite(x)) {
+      uint32_t bits = std::bit_cast<uint32_t>(f);
+      if (std::fabs(static_cast<double>(f)) > std::fabs(x)) --bits;  // toward zero
+      return f16c_from_float(std::bit_cast<float>(bits | 1u));
+    }
   }
   return static_cast<uint16_t>(encode(x, kHalf));
 }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "crucible/core/half.h"
+#include "crucible/numeric.h"
 
 namespace crucible {
 namespace {
@@ -164,6 +165,35 @@ TEST(Half, FromDoubleRoundsOnceNotThroughFloat) {
   const double x = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
   EXPECT_EQ(half_from_float(static_cast<float>(x)), 0x3C00);
   EXPECT_EQ(half_from_double(x), 0x3C01);
+}
+
+// Doubles that are not floats (the path through a float rounded to odd): the same half as the
+// generic once-rounding routine, over random significands at every exponent a half can round
+// from, with the bits just beside a half midpoint, and beyond float's range.
+TEST(Half, FromDoubleMatchesTheGenericRoundingOnNonFloats) {
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int checked = 0;
+  for (int e = -40; e <= 20; ++e) {
+    for (int i = 0; i < 4000; ++i) {
+      const uint64_t r = next();
+      const double m = 1.0 + static_cast<double>(r >> 12) * 0x1.0p-52;
+      double x = std::ldexp(m, e) * ((r & 1) ? -1.0 : 1.0);
+      if (i % 4 == 1) x = std::nextafter(x, 0.0);
+      if (static_cast<double>(static_cast<float>(x)) == x) continue;
+      ASSERT_EQ(half_from_double(x), numeric::encode(x, numeric::kHalf)) << std::hexfloat << x;
+      ++checked;
+    }
+  }
+  for (double x :
+       {1e39, -1e300, 3.4028235677973366e38, 1e-50, -1e-300, 5.960464477539063e-8 + 1e-30})
+    EXPECT_EQ(half_from_double(x), numeric::encode(x, numeric::kHalf)) << x;
+  EXPECT_GT(checked, 200000);
 }
 
 TEST(Half, NanStaysNan) {
