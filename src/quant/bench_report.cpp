@@ -130,6 +130,9 @@ nlohmann::json oss_records(const std::vector<BenchRow>& rows, const nlohmann::js
         {"sqnr(wrt f64) (dB)", r.sqnr_f64_db},
     };
     for (const auto& [name, value] : metrics) {
+      // A metric with no figure (the time without the activation quantization where that
+      // measured longer than the whole recipe) has no record: OSS values are numbers.
+      if (!std::isfinite(value)) continue;
       nlohmann::json rec;
       rec["benchmark"] = {
           {"name", "crucible quantization micro-benchmark"},

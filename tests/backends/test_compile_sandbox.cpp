@@ -20,6 +20,7 @@
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
+#include "sandbox/remove_tree.h"
 #include "sandbox/sandbox.h"
 
 namespace crucible::dir {
@@ -32,7 +33,7 @@ constexpr const char* kSecret = "CRUCIBLE-TEST-SECRET-5b7e1c launch codes";
 fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() /
                ("crucible-compile-sandbox-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
   fs::create_directories(d);
   return d;
 }
@@ -125,7 +126,7 @@ TEST(CompileSandbox, AProgramOutsideTheSystemFoldersGivesItsInstallPrefix) {
   EXPECT_EQ(program_prefix("sh"), "");  // /bin/sh: a system folder
   EXPECT_EQ(program_prefix("crucible-no-such-program"), "");
   setenv("PATH", saved.c_str(), 1);
-  fs::remove_all(root);
+  crucible::remove_tree(std::filesystem::path(root).string());
 }
 
 TEST(CompileSandbox, ReadsItsFoldersWritesItsEntryStartsProgramsAndHasNoNetwork) {
@@ -153,7 +154,7 @@ TEST(CompileSandbox, ReadsItsFoldersWritesItsEntryStartsProgramsAndHasNoNetwork)
   EXPECT_FALSE(fs::exists(d / "src" / "planted.h"));
   o.write_dir = (d / "missing").string();
   EXPECT_EQ(in_compile_sandbox(o, probe_box, d), -1) << "a missing write folder is an error";
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 TEST(CompileSandbox, AttackSourcesFailToCompileAndLeakNothing) {
@@ -205,7 +206,7 @@ TEST(CompileSandbox, AttackSourcesFailToCompileAndLeakNothing) {
   }
   // Nothing was written into the kernel folder.
   EXPECT_FALSE(fs::exists(k / "floor.default" / "a.out"));
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 TEST(CompileSandbox, TheDetailQuotesTheCompilerLabelledCutAndEscaped) {
@@ -259,7 +260,7 @@ TEST(CompileSandbox, TheDetailQuotesTheCompilerLabelledCutAndEscaped) {
   std::string secret = detail_of("aten.neg.default");
   EXPECT_EQ(secret.find("5b7e1c"), std::string::npos) << secret;
   EXPECT_NE(secret.find("Permission denied"), std::string::npos) << secret;
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 TEST(CompileSandbox, AFolderNameFullOfShellSyntaxIsJustAName) {
@@ -283,7 +284,7 @@ TEST(CompileSandbox, AFolderNameFullOfShellSyntaxIsJustAName) {
     EXPECT_FALSE(fs::exists(cwd / f)) << f;
     EXPECT_FALSE(fs::exists(d / "cache $(touch pwned4)" / f)) << f;
   }
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 }  // namespace

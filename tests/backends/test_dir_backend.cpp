@@ -15,6 +15,7 @@
 #include "crucible/backends/backend.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/op.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::dir {
 namespace {
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 std::string fresh_dir(const std::string& name) {
   fs::path d =
       fs::temp_directory_path() / ("crucible-dir-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
   fs::create_directories(d);
   return d.string();
 }
@@ -102,7 +103,7 @@ TEST(DirFolderScan, PicksOneSourcePerOpAndReportsTheRest) {
       << all;
   EXPECT_NE(all.find("bogus.op/: 'bogus.op' is not an op"), std::string::npos) << all;
   EXPECT_NE(all.find("sin.default/: no kernel source"), std::string::npos) << all;
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
   try {
     scan_kernel_folder(d.string());
     FAIL() << "a missing folder must be a usage error";
@@ -150,7 +151,7 @@ TEST(DirCompiler, CachesByContentAndRecordsFailures) {
   CompileOutcome with_header = compile_kernels({jobs[0]}, cfg)[0];
   EXPECT_FALSE(with_header.cached);
   EXPECT_NE(with_header.library, edited.library);
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 TEST(DirBackend, OneOpThatDoesNotCompileLeavesTheOthersRunning) {
@@ -190,7 +191,7 @@ TEST(DirBackend, OneOpThatDoesNotCompileLeavesTheOthersRunning) {
     EXPECT_NE(m.find("not_declared_here"), std::string::npos) << m;
     EXPECT_NE(m.find("full log: "), std::string::npos) << m;
   }
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 }  // namespace

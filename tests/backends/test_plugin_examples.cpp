@@ -8,6 +8,7 @@
 #include <string>
 
 #include "e2e/cli_helpers.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible {
 namespace {
@@ -54,7 +55,7 @@ TEST(ExamplesPlugin, OpinfoPassesThroughTheCli) {
   auto ops = kOps;
   ops.push_back("aten.relu_.default");
   expect_all_passed(dir + "/run", ops);
-  fs::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 TEST(ExamplesPlugin, BuildsAgainstAnInstalledCrucibleAndPasses) {
@@ -81,7 +82,7 @@ TEST(ExamplesPlugin, BuildsAgainstAnInstalledCrucibleAndPasses) {
   // The manifest names the backend by its library.
   auto manifest = e2e::read_json(dir + "/run/manifest.json");
   EXPECT_NE(manifest.dump().find("libexample_plugin.so"), std::string::npos);
-  fs::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 }  // namespace

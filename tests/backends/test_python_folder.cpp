@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/dir/kernel_folder.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::dir {
 namespace {
@@ -46,7 +47,7 @@ TEST(PythonFolderScan, BothBackendBenchLayoutsAndCruciblesAreFound) {
 
 TEST(PythonFolderScan, InitFilesDoNotCountAndAmbiguityIsReported) {
   const fs::path root = fs::temp_directory_path() / ("crucible-pyscan-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  crucible::remove_tree(std::filesystem::path(root).string());
   fs::create_directories(root / "neg");
   fs::create_directories(root / "exp");
   fs::create_directories(root / "sin.default");
@@ -71,7 +72,7 @@ TEST(PythonFolderScan, InitFilesDoNotCountAndAmbiguityIsReported) {
   EXPECT_NE(s.ignored[0].find("exp/: several kernel sources (a.py, b.py); name the one to use"),
             std::string::npos)
       << s.ignored[0];
-  fs::remove_all(root);
+  crucible::remove_tree(std::filesystem::path(root).string());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "crucible/cases/trace.h"
 #include "crucible/core/error.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::cases {
 namespace {
@@ -219,7 +220,7 @@ TEST(Trace, ReadTracesRecursesOverTxtOnly) {
   const fs::path dir =
       fs::temp_directory_path() /
       ("crucible_trace_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  fs::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
   fs::create_directories(dir / "b" / "c");
   std::ofstream(dir / "b" / "c" / "z.txt")
       << "Operator: aten.relu.default\ncnt: 1, ((T([1], f16),), {})\n";
@@ -230,7 +231,7 @@ TEST(Trace, ReadTracesRecursesOverTxtOnly) {
   EXPECT_EQ(e[0].op, "aten.neg.default");
   EXPECT_EQ(e[1].op, "aten.relu.default");
   EXPECT_EQ(e[1].file, (dir / "b" / "c" / "z.txt").string());
-  fs::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/cli_helpers.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::e2e {
 
@@ -69,7 +70,7 @@ inline Page load_page(const std::string& url, const std::string& screenshot = ""
   std::regex console_line(R"(:CONSOLE[^\]]*\] (.*))");
   for (std::sregex_iterator it(log.begin(), log.end(), console_line), end; it != end; ++it)
     p.console.push_back((*it)[1].str());
-  std::filesystem::remove_all(profile);
+  crucible::remove_tree(std::filesystem::path(profile).string());
   return p;
 }
 

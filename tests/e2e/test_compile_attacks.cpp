@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/cli_helpers.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::e2e {
 namespace {
@@ -92,7 +93,7 @@ TEST(CompileAttacks, EachIsACompileErrorAndNoSecretLeaks) {
   // The forged escape sequence reaches neither the console nor the run's reports (the cache's
   // compile.log keeps the compiler's bytes as they were).
   EXPECT_EQ((o.out + all_text_under(out)).find('\x1b'), std::string::npos);
-  fs::remove_all(d);
+  crucible::remove_tree(std::filesystem::path(d).string());
 }
 
 TEST(CompileSandbox, DLPackFromItsOwnFolderIsOnTheIncludePathAndReadable) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include "sandbox/remove_tree.h"
 
 namespace {
 
@@ -18,10 +19,7 @@ class TemporaryDataHome : public ::testing::Environment {
     std::filesystem::create_directories(dir_);
     ::setenv("XDG_DATA_HOME", dir_.c_str(), 1);
   }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  void TearDown() override { crucible::remove_tree(std::filesystem::path(dir_).string()); }
 
  private:
   std::filesystem::path dir_;

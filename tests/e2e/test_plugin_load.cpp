@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/cli_helpers.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::e2e {
 namespace {
@@ -47,7 +48,7 @@ void expect_refused(const Refusal& r, const std::string& env = "") {
   EXPECT_NE(o.out.find(r.library), std::string::npos) << o.out;
   EXPECT_NE(o.out.find(r.why), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("supported by"), std::string::npos) << o.out;
-  fs::remove_all(out);
+  crucible::remove_tree(std::filesystem::path(out).string());
 }
 
 TEST(PluginLoadE2e, ANonLibraryIsRefusedBeforeAnyCase) {
@@ -126,7 +127,7 @@ TEST(PluginLoadE2e, AGoodPluginListsItsKernelsWithoutLoadingInTheParent) {
   // The manifest has what the library says of itself.
   EXPECT_NE(read_text(out + "/manifest.json").find("c-relu 1.0 (libc_relu.so)"), std::string::npos)
       << read_text(out + "/manifest.json");
-  fs::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 TEST(PluginLoadE2e, AnInvalidTimeoutIsAUsageError) {

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/cli_helpers.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible::e2e {
 namespace {
@@ -143,7 +144,7 @@ const Split& faulty_split() {
 }
 
 void copy_folder(const std::string& from, const std::string& to) {
-  fs::remove_all(to);
+  crucible::remove_tree(std::filesystem::path(to).string());
   fs::copy(from, to, fs::copy_options::recursive);
 }
 
@@ -242,7 +243,7 @@ TEST(ShardMerge, ShardsOfAnotherSeedBackendSplitOrBuildAreRefused) {
         Foreign{other_backend, "different options (backend cpu and ref)"},
         Foreign{other_ops, "different options (ops"}}) {
     const std::string foreign = s.dir + "/foreign";
-    fs::remove_all(foreign);
+    crucible::remove_tree(std::filesystem::path(foreign).string());
     const Output r = crucible(shard_flag(args, 2, 4, foreign));
     ASSERT_TRUE(r.status == 0 || r.status == 1) << r.out;
     const Output o = crucible("merge " + s.shards[0] + " " + foreign + " " + s.shards[2] + " " +
@@ -254,7 +255,7 @@ TEST(ShardMerge, ShardsOfAnotherSeedBackendSplitOrBuildAreRefused) {
   }
   // Shard 2 of a split in three.
   const std::string thirds = s.dir + "/thirds";
-  fs::remove_all(thirds);
+  crucible::remove_tree(std::filesystem::path(thirds).string());
   ASSERT_LE(crucible(shard_flag(kCpuArgs, 2, 3, thirds)).status, 1);
   Output o = crucible("merge " + s.shards[0] + " " + thirds + " --out " + s.dir + "/x");
   EXPECT_EQ(o.status, 2) << o.out;

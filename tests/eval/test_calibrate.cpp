@@ -11,6 +11,7 @@
 #include "crucible/eval/calibrate.h"
 #include "crucible/report/manifest.h"
 #include "crucible/report/summary.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible {
 namespace {
@@ -62,7 +63,7 @@ TEST(Calibrate, CachedPeaksAreReadBackPerThreadCount) {
   EXPECT_DOUBLE_EQ(p.peak_gflops, 345.0);
   EXPECT_EQ(p.isa, "avx2");
   EXPECT_EQ(p.threads, 3);
-  std::filesystem::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "crucible/core/error.h"
 #include "crucible/eval/gpus.h"
 #include "crucible/eval/workers.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible {
 namespace {
@@ -156,7 +157,7 @@ TEST(Workers, ACaseWhoseWorkerIsKilledFromOutsideRunsAgainOnce) {
   pool.run(
       jobs, [&](size_t i, const std::string&) { ++reported[i]; },
       [&](size_t i, const JobFailure& f) { failed[i] = f.detail; });
-  std::filesystem::remove_all(marks);
+  crucible::remove_tree(std::filesystem::path(marks).string());
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_NE(failed[7].find("SIGKILL"), std::string::npos) << failed[7];
   EXPECT_EQ(reported.size(), 11u);

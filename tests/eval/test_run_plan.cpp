@@ -7,6 +7,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/eval/run_plan.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible {
 namespace {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 std::string fresh_dir(const std::string& name) {
   const fs::path p =
       fs::temp_directory_path() / ("crucible-plan-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
+  crucible::remove_tree(std::filesystem::path(p).string());
   return p.string();
 }
 
@@ -64,7 +65,7 @@ TEST(RunPlan, HoldsTheCasesTheManifestAndTheFolderLock) {
           << e.what();
     }
   }
-  fs::remove_all(out);
+  crucible::remove_tree(std::filesystem::path(out).string());
 }
 
 }  // namespace

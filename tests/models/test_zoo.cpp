@@ -11,6 +11,7 @@
 #include "crucible/core/error.h"
 #include "crucible/graph/executor.h"
 #include "crucible/models/zoo.h"
+#include "sandbox/remove_tree.h"
 
 namespace {
 
@@ -103,7 +104,7 @@ TEST(Zoo, AMalformedConfigIsANamedError) {
     EXPECT_NE(std::string(e.what()).find("Bad.json"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("backward"), std::string::npos) << e.what();
   }
-  fs::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 }  // namespace

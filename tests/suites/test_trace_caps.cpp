@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "crucible/suites/suite.h"
+#include "sandbox/remove_tree.h"
 
 namespace crucible {
 namespace {
@@ -36,7 +37,7 @@ TEST(TraceCaps, OutputsSizedByTheArgumentsCountAgainstMaxNumel) {
   EXPECT_EQ(cases[3].skip_reason, "");
   EXPECT_EQ(call_size(cases[0].op, cases[0].c.call).elements, 2 * 128 * 1024 + 256 + 256008 * 1024);
   EXPECT_EQ(call_size(cases[3].op, cases[3].c.call).elements, 4 + 64 * 64);
-  std::filesystem::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 // `crucible run`'s default caps are a safety net above every shipped call: the shipped traces
@@ -84,7 +85,7 @@ TEST(TraceCaps, CallsPerOpKeepsAnOpWhoseCallsAreAllOverTheCaps) {
   EXPECT_EQ(call_size(cases[0].op, cases[0].c.call).elements, 4 + 4096 * 8192);
   EXPECT_EQ(cases[1].c.op, "aten.relu.default");
   EXPECT_EQ(cases[1].skip_reason, "");
-  std::filesystem::remove_all(dir);
+  crucible::remove_tree(std::filesystem::path(dir).string());
 }
 
 }  // namespace

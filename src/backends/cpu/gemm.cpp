@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/parallel.h"
@@ -67,6 +68,61 @@ int set_gemm_threads(int n) {
   return prev;
 }
 
+namespace {
+
+// Products are cut into the same parts whatever the thread count, each part a single-threaded
+// BLAS call, and the parts spread over the cpu pool. OpenBLAS's own threading splits the
+// output by thread count, and its kernels round an element differently at a split's edges
+// than inside, so a product would change with --threads and --workers (seen: a [64, 96] x
+// [96, 80] f32 product differed between one and two threads on an AVX2 processor). The number
+// of parts is the machine's core count (at most 8), fixed for the process: a product is the
+// same on every thread count of one machine (other machines may differ anyway: their BLAS
+// kernels do), and each part repacks the other operand, so more parts than cores only cost.
+constexpr double kSplitMin = 1 << 22;  // multiply-adds below which a product is one call
+const int64_t kParts =
+    std::clamp<int64_t>(static_cast<int64_t>(std::thread::hardware_concurrency()), 1, 8);
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+template <typename T, typename Call>
+void gemm_parts(int64_t m, int64_t n, int64_t k, T alpha, const BlasOperand<T>& oa,
+                const BlasOperand<T>& ob, T beta, T* c, int64_t ldc, Call call) {
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const bool by_rows = m >= n;
+  const int64_t extent = by_rows ? m : n;
+  const int64_t step = work < kSplitMin ? extent
+                                        : round_up((extent + kParts - 1) / kParts,
+                                                   by_rows ? int64_t{16} : int64_t{64});
+  const int64_t parts = (extent + step - 1) / step;
+  const int threads = openblas_get_num_threads();
+  if (threads != 1) openblas_set_num_threads(1);
+  auto part = [&](int64_t p) {
+    const int64_t lo = p * step, hi = std::min(extent, lo + step);
+    if (by_rows) {
+      const T* a = oa.trans == CblasNoTrans ? oa.data + lo * oa.ld : oa.data + lo;
+      call(hi - lo, n, k, alpha, a, oa.ld, ob.data, ob.ld, beta, c + lo * ldc, ldc);
+    } else {
+      const T* b = ob.trans == CblasNoTrans ? ob.data + lo : ob.data + lo * ob.ld;
+      call(m, hi - lo, k, alpha, oa.data, oa.ld, b, ob.ld, beta, c + lo, ldc);
+    }
+  };
+  try {
+    if (threads > 1 && parts > 1) {
+      parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) part(p);
+      });
+    } else {
+      for (int64_t p = 0; p < parts; ++p) part(p);
+    }
+  } catch (...) {
+    if (threads != 1) openblas_set_num_threads(threads);
+    throw;
+  }
+  if (threads != 1) openblas_set_num_threads(threads);
+}
+
+}  // namespace
+
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, MatView<float> a, MatView<float> b,
               float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
@@ -77,9 +133,14 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, MatView<float> a, Ma
   BlasOperand<float> oa, ob;
   prepare(oa, a, m, k);
   prepare(ob, b, k, n);
-  cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, oa.data, static_cast<blasint>(oa.ld), ob.data,
-              static_cast<blasint>(ob.ld), beta, c, static_cast<blasint>(ldc));
+  gemm_parts<float>(m, n, k, alpha, oa, ob, beta, c, ldc,
+                    [&](int64_t pm, int64_t pn, int64_t pk, float al, const float* pa, int64_t lda,
+                        const float* pb, int64_t ldb, float be, float* pc, int64_t lc) {
+                      cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<blasint>(pm),
+                                  static_cast<blasint>(pn), static_cast<blasint>(pk), al, pa,
+                                  static_cast<blasint>(lda), pb, static_cast<blasint>(ldb), be, pc,
+                                  static_cast<blasint>(lc));
+                    });
 }
 
 void gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, MatView<double> a, MatView<double> b,
@@ -92,9 +153,15 @@ void gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, MatView<double> a, 
   BlasOperand<double> oa, ob;
   prepare(oa, a, m, k);
   prepare(ob, b, k, n);
-  cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, oa.data, static_cast<blasint>(oa.ld), ob.data,
-              static_cast<blasint>(ob.ld), beta, c, static_cast<blasint>(ldc));
+  gemm_parts<double>(
+      m, n, k, alpha, oa, ob, beta, c, ldc,
+      [&](int64_t pm, int64_t pn, int64_t pk, double al, const double* pa, int64_t lda,
+          const double* pb, int64_t ldb, double be, double* pc, int64_t lc) {
+        cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<blasint>(pm),
+                    static_cast<blasint>(pn), static_cast<blasint>(pk), al, pa,
+                    static_cast<blasint>(lda), pb, static_cast<blasint>(ldb), be, pc,
+                    static_cast<blasint>(lc));
+      });
 }
 
 }  // namespace crucible::cpu
