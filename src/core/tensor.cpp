@@ -548,11 +548,24 @@ void Tensor::copy_from(const Tensor& src) const {
   // (the real part; bool: either part non-zero). Real sources into complex go through the
   // paths below, which write (value, 0).
   const bool complex_path = is_complex(from.dtype());
-  if (same && !shape_.empty()) {
-    // Bytes, one innermost row at a time: a whole row in one memcpy where both sides are
-    // contiguous along it, else element by element at the row's strides.
-    const size_t last = shape_.size() - 1;
-    const int64_t len = shape_[last], dst = strides_[last], sst = from.strides()[last];
+  // Moves both offsets to the next index over dims [0, dims) (an odometer, last dim fastest).
+  auto advance = [&](size_t dims) {
+    for (size_t k = dims; k-- > 0;) {
+      d_off += strides_[k];
+      s_off += from.strides()[k];
+      if (++index[k] < shape_[k]) break;
+      d_off -= strides_[k] * shape_[k];
+      s_off -= from.strides()[k] * shape_[k];
+      index[k] = 0;
+    }
+  };
+  if (same) {
+    // Bytes, one innermost row at a time (a 0-d tensor is one row of one): a whole row in one
+    // memcpy where both sides are contiguous along it, else word by word at the row's strides.
+    const size_t rows_dims = shape_.empty() ? 0 : shape_.size() - 1;
+    const int64_t len = shape_.empty() ? 1 : shape_[rows_dims];
+    const int64_t dst = shape_.empty() ? 1 : strides_[rows_dims];
+    const int64_t sst = shape_.empty() ? 1 : from.strides()[rows_dims];
     const bool dense = len == 1 || (dst == 1 && sst == 1);
     for (int64_t i = 0; i < n; i += len) {
       char* d = dbase + d_off * dsz;
@@ -585,21 +598,12 @@ void Tensor::copy_from(const Tensor& src) const {
               std::memcpy(d + j * dst * dsz, q + j * sst * dsz, static_cast<size_t>(dsz));
         }
       }
-      for (size_t k = last; k-- > 0;) {
-        d_off += strides_[k];
-        s_off += from.strides()[k];
-        if (++index[k] < shape_[k]) break;
-        d_off -= strides_[k] * shape_[k];
-        s_off -= from.strides()[k] * shape_[k];
-        index[k] = 0;
-      }
+      advance(rows_dims);
     }
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
-    if (same) {
-      std::memcpy(dbase + d_off * dsz, sbase + s_off * ssz, static_cast<size_t>(dsz));
-    } else if (complex_path) {
+    if (complex_path) {
       store_from_complex(dbase + d_off * dsz, dtype_,
                          load_as_complex(sbase + s_off * ssz, from.dtype()));
     } else if (int_path) {
@@ -608,14 +612,7 @@ void Tensor::copy_from(const Tensor& src) const {
       store_from_double(dbase + d_off * dsz, dtype_,
                         load_as_double(sbase + s_off * ssz, from.dtype()));
     }
-    for (size_t k = shape_.size(); k-- > 0;) {
-      d_off += strides_[k];
-      s_off += from.strides()[k];
-      if (++index[k] < shape_[k]) break;
-      d_off -= strides_[k] * shape_[k];
-      s_off -= from.strides()[k] * shape_[k];
-      index[k] = 0;
-    }
+    advance(shape_.size());
   }
 }
 

@@ -269,58 +269,52 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta
     fill_offsets(flat, how.bound, rng);
     return Tensor::from_storage(storage, 0, lit.shape, strides, lit.dtype);
   }
-  // The fill, decided once (not per element); the values and the order of the draws are those
-  // of the per-element rules below.
+  // The fill, decided once per tensor rather than per element.
   const bool special = how.fill == "special";
   const bool regime = floating && is_regime(how.fill);
   const bool uniform = how.fill == "uniform";
   const bool positive = how.fill == "positive";
-  if (how.role.kind == ArgRole::Kind::Data && floating && !special && !regime && !uniform &&
-      !positive) {
-    // The common case, standard normal data: stored straight into the contiguous storage.
-    char* p = static_cast<char*>(storage->data());
-    const size_t w = itemsize(t);
-    for (int64_t k = 0; k < extent; ++k) store_from_double(p + k * w, t, rng.normal());
-  } else {
-    for (int64_t k = 0; k < extent; ++k) {
-      switch (how.role.kind) {
-        case ArgRole::Kind::IndexInto: {
-          int64_t hi = how.bound > 0 ? how.bound - 1 : 0;
-          int64_t lo = (how.role.allow_negative && how.bound > 0) ? -how.bound : 0;
-          flat.set_int(k, rng.integer(lo, hi));
-          continue;
-        }
-        case ArgRole::Kind::Positive:
-          flat.set(k, std::abs(rng.normal()) + 0.25);
-          continue;
-        case ArgRole::Kind::Unit:
-          flat.set(k, rng.uniform());
-          continue;
-        case ArgRole::Kind::Data:
-          break;
+  // Standard normal data, the common case, is stored straight into the contiguous storage.
+  char* raw = static_cast<char*>(storage->data());
+  const size_t width = itemsize(t);
+  for (int64_t k = 0; k < extent; ++k) {
+    switch (how.role.kind) {
+      case ArgRole::Kind::IndexInto: {
+        int64_t hi = how.bound > 0 ? how.bound - 1 : 0;
+        int64_t lo = (how.role.allow_negative && how.bound > 0) ? -how.bound : 0;
+        flat.set_int(k, rng.integer(lo, hi));
+        continue;
       }
-      if (special) {
-        if (floating)
-          flat.set(k, special_float(t, k, rng));
-        else if (t == DType::Bool)
-          flat.set_int(k, rng.integer(0, 1));
-        else
-          flat.set_int(k, special_int(t, k, rng));
-      } else if (regime) {
-        flat.set(k, regime_float(t, how.fill, k, rng));
-      } else if (uniform) {
-        floating ? flat.set(k, rng.uniform()) : flat.set_int(k, rng.integer(0, 1));
-      } else if (positive) {
-        floating ? flat.set(k, std::abs(rng.normal()) + 0.25) : flat.set_int(k, rng.integer(1, 9));
-      } else if (floating) {
-        flat.set(k, rng.normal());
-      } else if (t == DType::Bool) {
+      case ArgRole::Kind::Positive:
+        flat.set(k, std::abs(rng.normal()) + 0.25);
+        continue;
+      case ArgRole::Kind::Unit:
+        flat.set(k, rng.uniform());
+        continue;
+      case ArgRole::Kind::Data:
+        break;
+    }
+    if (special) {
+      if (floating)
+        flat.set(k, special_float(t, k, rng));
+      else if (t == DType::Bool)
         flat.set_int(k, rng.integer(0, 1));
-      } else if (t == DType::UInt8) {
-        flat.set_int(k, rng.integer(0, 18));
-      } else {
-        flat.set_int(k, rng.integer(-9, 9));
-      }
+      else
+        flat.set_int(k, special_int(t, k, rng));
+    } else if (regime) {
+      flat.set(k, regime_float(t, how.fill, k, rng));
+    } else if (uniform) {
+      floating ? flat.set(k, rng.uniform()) : flat.set_int(k, rng.integer(0, 1));
+    } else if (positive) {
+      floating ? flat.set(k, std::abs(rng.normal()) + 0.25) : flat.set_int(k, rng.integer(1, 9));
+    } else if (floating) {
+      store_from_double(raw + k * width, t, rng.normal());
+    } else if (t == DType::Bool) {
+      flat.set_int(k, rng.integer(0, 1));
+    } else if (t == DType::UInt8) {
+      flat.set_int(k, rng.integer(0, 18));
+    } else {
+      flat.set_int(k, rng.integer(-9, 9));
     }
   }
   if (how.fill == "oob" && extent > 0) {

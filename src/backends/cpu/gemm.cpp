@@ -84,9 +84,46 @@ const int64_t kParts =
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-template <typename T, typename Call>
-void gemm_parts(int64_t m, int64_t n, int64_t k, T alpha, const BlasOperand<T>& oa,
-                const BlasOperand<T>& ob, T beta, T* c, int64_t ldc, Call call) {
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+               int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+               double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+               double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+// OpenBLAS single-threaded for the scope (the parts are the parallelism); its thread count is
+// given back after, on every path out.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() : prev_(set_gemm_threads(1)) {}
+  ~SingleThreadedBlas() { set_gemm_threads(prev_); }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+  int prev() const { return prev_; }
+
+ private:
+  int prev_;
+};
+
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, T* c,
+          int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  BlasOperand<T> oa, ob;
+  prepare(oa, a, m, k);
+  prepare(ob, b, k, n);
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool by_rows = m >= n;
   const int64_t extent = by_rows ? m : n;
@@ -94,74 +131,38 @@ void gemm_parts(int64_t m, int64_t n, int64_t k, T alpha, const BlasOperand<T>& 
                                         : round_up((extent + kParts - 1) / kParts,
                                                    by_rows ? int64_t{16} : int64_t{64});
   const int64_t parts = (extent + step - 1) / step;
-  const int threads = openblas_get_num_threads();
-  if (threads != 1) openblas_set_num_threads(1);
   auto part = [&](int64_t p) {
     const int64_t lo = p * step, hi = std::min(extent, lo + step);
     if (by_rows) {
-      const T* a = oa.trans == CblasNoTrans ? oa.data + lo * oa.ld : oa.data + lo;
-      call(hi - lo, n, k, alpha, a, oa.ld, ob.data, ob.ld, beta, c + lo * ldc, ldc);
+      const T* pa = oa.trans == CblasNoTrans ? oa.data + lo * oa.ld : oa.data + lo;
+      blas_gemm(oa.trans, ob.trans, hi - lo, n, k, alpha, pa, oa.ld, ob.data, ob.ld, beta,
+                c + lo * ldc, ldc);
     } else {
-      const T* b = ob.trans == CblasNoTrans ? ob.data + lo : ob.data + lo * ob.ld;
-      call(m, hi - lo, k, alpha, oa.data, oa.ld, b, ob.ld, beta, c + lo, ldc);
+      const T* pb = ob.trans == CblasNoTrans ? ob.data + lo : ob.data + lo * ob.ld;
+      blas_gemm(oa.trans, ob.trans, m, hi - lo, k, alpha, oa.data, oa.ld, pb, ob.ld, beta, c + lo,
+                ldc);
     }
   };
-  try {
-    if (threads > 1 && parts > 1) {
-      parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) part(p);
-      });
-    } else {
-      for (int64_t p = 0; p < parts; ++p) part(p);
-    }
-  } catch (...) {
-    if (threads != 1) openblas_set_num_threads(threads);
-    throw;
+  const SingleThreadedBlas single;
+  if (single.prev() > 1 && parts > 1) {
+    parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) part(p);
+    });
+  } else {
+    for (int64_t p = 0; p < parts; ++p) part(p);
   }
-  if (threads != 1) openblas_set_num_threads(threads);
 }
 
 }  // namespace
 
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, MatView<float> a, MatView<float> b,
               float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    scale_c(m, n, beta, c, ldc);
-    return;
-  }
-  BlasOperand<float> oa, ob;
-  prepare(oa, a, m, k);
-  prepare(ob, b, k, n);
-  gemm_parts<float>(m, n, k, alpha, oa, ob, beta, c, ldc,
-                    [&](int64_t pm, int64_t pn, int64_t pk, float al, const float* pa, int64_t lda,
-                        const float* pb, int64_t ldb, float be, float* pc, int64_t lc) {
-                      cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<blasint>(pm),
-                                  static_cast<blasint>(pn), static_cast<blasint>(pk), al, pa,
-                                  static_cast<blasint>(lda), pb, static_cast<blasint>(ldb), be, pc,
-                                  static_cast<blasint>(lc));
-                    });
+  gemm<float>(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
 void gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, MatView<double> a, MatView<double> b,
               double beta, double* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    scale_c(m, n, beta, c, ldc);
-    return;
-  }
-  BlasOperand<double> oa, ob;
-  prepare(oa, a, m, k);
-  prepare(ob, b, k, n);
-  gemm_parts<double>(
-      m, n, k, alpha, oa, ob, beta, c, ldc,
-      [&](int64_t pm, int64_t pn, int64_t pk, double al, const double* pa, int64_t lda,
-          const double* pb, int64_t ldb, double be, double* pc, int64_t lc) {
-        cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<blasint>(pm),
-                    static_cast<blasint>(pn), static_cast<blasint>(pk), al, pa,
-                    static_cast<blasint>(lda), pb, static_cast<blasint>(ldb), be, pc,
-                    static_cast<blasint>(lc));
-      });
+  gemm<double>(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
 }  // namespace crucible::cpu
