@@ -222,8 +222,8 @@ class Filter {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr >= 0 && !known(nr) && g_num_traps < kMaxTraps) g_traps[g_num_traps++] = {nr, name, why};
   }
-  // Makes `name` fail with `err` instead of running (clone3: glibc then falls back to clone,
-  // whose flags the filter can see).
+  // Makes `name` fail with `err` instead of running, when the conditions hold (clone3: glibc
+  // then falls back to clone, whose flags the filter can see; a new SIGSYS action).
   void fail(const char* name, int err, std::initializer_list<scmp_arg_cmp> args = {}) {
     add(SCMP_ACT_ERRNO(static_cast<uint32_t>(err)), name, args);
   }
