@@ -1,8 +1,13 @@
 # The `aten` backend (src/backends/aten/): built when CMake finds libtorch. On Debian 12 that is
 # libtorch-dev (PyTorch 1.13, CPU); a PyTorch 2.x installation works too, CUDA builds included:
 #   cmake --preset default -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
-# libtorch's headers are heavy and its flags are its own: they apply to the aten sources only,
-# which build as an object library folded into crucible_lib. Included at the end of the top-level
+# The aten sources build as a library of their own, libcrucible_aten.so (a MODULE beside the
+# crucible program), that crucible loads the first time a run names aten
+# (src/backends/aten_module.h): libtorch's static initialisers take ~0.7 s, which every other
+# run, and every test process, would otherwise pay at start-up. libtorch's headers and flags
+# apply to these sources only. The library binds to the program's own crucible symbols, so each
+# program that may load it links all of crucible_lib and exports crucible's symbols
+# (crucible_link_lib in the top-level CMakeLists.txt). Included at the end of the top-level
 # CMakeLists.txt (after tests/ and bench/), so that it can reach their targets too.
 if(CRUCIBLE_SANITIZE)
   set(_crucible_aten_default OFF)  # libtorch is not instrumented; sanitizer builds leave it out
@@ -14,7 +19,6 @@ option(CRUCIBLE_WITH_ATEN "Build the aten backend when libtorch is found" ${_cru
 # The aten sources never build inside crucible_lib's own target (its glob picks them up).
 get_target_property(_crucible_lib_sources crucible_lib SOURCES)
 list(FILTER _crucible_lib_sources EXCLUDE REGEX "/src/backends/aten/")
-set_property(TARGET crucible_lib PROPERTY SOURCES ${_crucible_lib_sources})
 
 set(CRUCIBLE_HAVE_ATEN OFF)
 if(CRUCIBLE_WITH_ATEN)
@@ -29,28 +33,43 @@ if(CRUCIBLE_WITH_ATEN)
 endif()
 
 if(NOT CRUCIBLE_HAVE_ATEN)
+  # Nor the loader of the backend's library.
+  list(FILTER _crucible_lib_sources EXCLUDE REGEX "/src/backends/aten_module\\.cpp$")
+  set_property(TARGET crucible_lib PROPERTY SOURCES ${_crucible_lib_sources})
   message(STATUS "aten backend: off (libtorch not found; scripts/install-deps.sh installs it)")
   return()
 endif()
+set_property(TARGET crucible_lib PROPERTY SOURCES ${_crucible_lib_sources})
+include(GNUInstallDirs)
 message(STATUS "aten backend: libtorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX}")
 
 file(GLOB CRUCIBLE_ATEN_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/backends/aten/*.cpp)
-add_library(crucible_aten OBJECT ${CRUCIBLE_ATEN_SOURCES})
+add_library(crucible_aten MODULE ${CRUCIBLE_ATEN_SOURCES})
 target_include_directories(crucible_aten PRIVATE
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_BINARY_DIR}/generated ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(crucible_aten PRIVATE torch nlohmann_json::nlohmann_json fmt::fmt)
+target_link_libraries(crucible_aten PRIVATE torch nlohmann_json::nlohmann_json fmt::fmt
+  crucible_kernel_abi)
 target_compile_options(crucible_aten PRIVATE ${CRUCIBLE_WARNINGS})
-set_target_properties(crucible_aten PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_sources(crucible_lib PRIVATE $<TARGET_OBJECTS:crucible_aten>)
-# Link only: libtorch's include directories and flags do not reach crucible_lib's other sources.
-foreach(_lib IN LISTS TORCH_LIBRARIES)
-  target_link_libraries(crucible_lib PRIVATE $<LINK_ONLY:${_lib}>)
-endforeach()
+set_target_properties(crucible_aten PROPERTIES PREFIX "lib" OUTPUT_NAME crucible_aten
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+install(TARGETS crucible_aten LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/crucible
+  COMPONENT runtime)
 
-# The registry (src/backends/builtin.cpp) registers the backend; tests and benchmarks named
-# *aten* test it instead of the build-without-ATen behaviour.
+# The registry (src/backends/builtin.cpp) registers the backend and the loader
+# (src/backends/aten_module.cpp) finds its library; tests and benchmarks named *aten* test it
+# instead of the build-without-ATen behaviour.
 set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/backends/builtin.cpp
-  APPEND PROPERTY COMPILE_DEFINITIONS CRUCIBLE_HAVE_ATEN)
+  APPEND PROPERTY COMPILE_DEFINITIONS CRUCIBLE_HAVE_ATEN CRUCIBLE_ATEN_LIBTORCH="${Torch_VERSION}")
+file(RELATIVE_PATH _aten_installed ${CMAKE_INSTALL_FULL_BINDIR}
+  ${CMAKE_INSTALL_FULL_LIBDIR}/crucible/libcrucible_aten.so)
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/backends/aten_module.cpp APPEND PROPERTY
+  COMPILE_DEFINITIONS CRUCIBLE_ATEN_INSTALL_RELATIVE="${_aten_installed}"
+  CRUCIBLE_ATEN_BUILD_PATH="${CMAKE_BINARY_DIR}/libcrucible_aten.so")
+foreach(_target crucible crucible_tests ${CRUCIBLE_BENCH_TARGETS})
+  if(TARGET ${_target})
+    add_dependencies(${_target} crucible_aten)
+  endif()
+endforeach()
 foreach(_dir tests bench)
   if(IS_DIRECTORY ${CMAKE_SOURCE_DIR}/${_dir} AND EXISTS ${CMAKE_BINARY_DIR}/${_dir})
     file(GLOB_RECURSE _aten_files CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${_dir}/*aten*.cpp)

@@ -51,11 +51,27 @@ BackendRegistry& BackendRegistry::instance() {
 
 void BackendRegistry::add(Entry e) { entries_.push_back(std::move(e)); }
 
+namespace {
+
+bool names(const BackendRegistry::Entry& e, const std::string& spec) {
+  const bool prefix = !e.name.empty() && e.name.back() == ':';
+  return (prefix && spec.starts_with(e.name)) || (!prefix && spec == e.name);
+}
+
+}  // namespace
+
+void BackendRegistry::prepare(const std::vector<std::string>& specs) const {
+  for (const std::string& spec : specs)
+    for (const Entry& e : entries_)
+      if (names(e, spec)) {
+        if (e.prepare) e.prepare();
+        break;
+      }
+}
+
 std::unique_ptr<Backend> BackendRegistry::create(const std::string& spec) const {
-  for (const Entry& e : entries_) {
-    bool prefix = !e.name.empty() && e.name.back() == ':';
-    if ((prefix && spec.starts_with(e.name)) || (!prefix && spec == e.name)) return e.factory(spec);
-  }
+  for (const Entry& e : entries_)
+    if (names(e, spec)) return e.factory(spec);
   std::string known;
   for (const Entry& e : entries_) {
     if (!e.listed) continue;

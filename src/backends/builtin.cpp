@@ -8,7 +8,7 @@
 #include "backends/ref/ref_backend.h"
 #include "crucible/backends/backend.h"
 #ifdef CRUCIBLE_HAVE_ATEN
-#include "backends/aten/aten_backend.h"
+#include "backends/aten_module.h"
 #endif
 
 namespace crucible {
@@ -19,10 +19,13 @@ void register_builtin_backends(BackendRegistry& r) {
   r.add({"cpu", "fast: vectorized (AVX-512/AVX2/portable) multithreaded kernels", true,
          [](const std::string&) { return make_cpu_backend(); }});
 #ifdef CRUCIBLE_HAVE_ATEN
-  r.add({"aten", "ATen through libtorch's dispatcher, on the CPU (" + aten_version() + ")", true,
-         [](const std::string& spec) { return make_aten_backend(spec); }});
+  // libtorch loads with the backend's library, on first use (src/backends/aten_module.h).
+  const auto load = [] { load_aten_module(); };
+  r.add({"aten",
+         "ATen through libtorch's dispatcher, on the CPU (libtorch " CRUCIBLE_ATEN_LIBTORCH ")",
+         true, [](const std::string& spec) { return make_aten_backend_from_module(spec); }, load});
   r.add({"aten:", "aten:cuda[:N]: ATen on a CUDA device (a libtorch with CUDA)", true,
-         [](const std::string& spec) { return make_aten_backend(spec); }});
+         [](const std::string& spec) { return make_aten_backend_from_module(spec); }, load});
 #endif
   r.add({"plugin:", "plugin:<lib.so>: a plugin library of C ABI kernels (docs/kernel-abi.md)", true,
          [](const std::string& spec) { return make_plugin_backend(spec); }});
@@ -40,6 +43,9 @@ void register_builtin_backends(BackendRegistry& r) {
 
 std::string backend_state(const std::string& name) {
   if (name == "flag_gems") return flag_gems_state();
+#ifdef CRUCIBLE_HAVE_ATEN
+  if (name == "aten" || name == "aten:") return aten_module_state();
+#endif
   return "";
 }
 

@@ -18,6 +18,7 @@ models::TrialRunner isolated_trial_runner(const KernelTrialOptions& options) {
                    std::vector<models::Trial>& trials) {
     if (trials.empty()) return;
     std::map<std::string, std::unique_ptr<Backend>> mine;  // the worker's own backends
+    BackendRegistry::instance().prepare(options.backends);
     WorkerOptions wo;
     wo.workers = 1;
     wo.timeout_s = options.timeout_s;

@@ -142,6 +142,10 @@ struct WorkerBackends {
 // The options of a phase's workers: each creates the plan's backends in `wb` as it starts.
 WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers,
                              double timeout_s) {
+  const RunOptions& ro = plan.options;
+  std::vector<std::string> names = {ro.reference, ro.backend};
+  if (ro.perf) names.push_back(ro.baseline);
+  BackendRegistry::instance().prepare(names);  // here, in the parent: the workers inherit it
   WorkerOptions wo;
   wo.workers = workers;
   wo.timeout_s = timeout_s;

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -287,9 +288,14 @@ std::string install_filter(bool landlock, bool programs) {
   if (!f.ctx()) return "seccomp_init failed";
   const uint64_t self = static_cast<uint64_t>(getpid());
   const char* net = "network access";
-  for (const char* name :
-       {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"})
+  for (const char* name : {"socketpair", "connect", "bind", "listen", "accept", "accept4"})
     f.trap(name, net);
+  // A local (AF_UNIX) socket fails with EACCES instead: the C library's user and host lookups
+  // (getpwuid_r and friends) first try nscd's socket and fall back to the files when that fails.
+  // glog's static initialiser makes one, so `import torch` in a Python kernel's process made
+  // one. Without a socket no connect() is reached; the other families are trapped.
+  f.trap("socket", net, {arg_cmp(0, SCMP_CMP_NE, AF_UNIX)});
+  f.fail("socket", EACCES, {arg_cmp(0, SCMP_CMP_EQ, AF_UNIX)});
   const char* spawn = "starting a program";
   if (!programs) {
     for (const char* name : {"execve", "execveat", "fork", "vfork"}) f.trap(name, spawn);

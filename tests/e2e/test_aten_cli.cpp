@@ -1,8 +1,10 @@
 // `crucible` with the aten backend: as candidate, as reference (--reference aten) and as baseline
 // (--baseline aten --perf, speed-ups in summary.json and operator_summary.csv), its version in the
-// manifest. Without libtorch: `--backend aten` says the build has no ATen and how to get it.
+// manifest; libtorch loaded only when a run names aten, from the right library. Without libtorch:
+// `--backend aten` says the build has no ATen and how to get it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "e2e/cli_helpers.h"
@@ -66,6 +68,61 @@ TEST(E2EAten, AtenAsTheBaselineGivesSpeedups) {
   for (const auto& l : read_jsonl(out + "/results.jsonl"))
     if (l["record"] == "timing" && l["baseline"]["median_s"].get<double>() > 0) ++timed;
   EXPECT_GT(timed, 0);
+}
+
+// libtorch is in the process only once something names aten: a run on another backend, and
+// `crucible --version`, never load it (docs/aten-backend.md, "Loading").
+TEST(E2EAten, LibtorchLoadsOnlyWhenSomethingNamesAten) {
+  const auto loads_libtorch = [](const std::string& args) {
+    // LD_DEBUG=files: the dynamic loader names every library it loads, dlopen()ed ones included.
+    Output o = crucible_env("LD_DEBUG=files", args);
+    EXPECT_EQ(o.status, 0) << args << "\n" << o.out.substr(0, 2000);
+    return o.out.find("libtorch_cpu.so") != std::string::npos;
+  };
+  EXPECT_FALSE(loads_libtorch("--version"));
+  EXPECT_FALSE(
+      loads_libtorch("run --suite smoke --backend ref --ops relu --dtypes f32 --quiet "
+                     "--out " +
+                     temp_dir("aten-not-loaded")));
+  EXPECT_TRUE(
+      loads_libtorch("run --suite smoke --backend ref --reference aten --ops relu "
+                     "--dtypes f32 --quiet --out " +
+                     temp_dir("aten-loaded")));
+  EXPECT_TRUE(loads_libtorch("backends"));
+  Output b = crucible("backends");
+  EXPECT_NE(b.out.find("ready: libtorch "), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("libcrucible_aten.so"), std::string::npos) << b.out;
+}
+
+// The backend's library is missing, is not crucible's, or comes from another build: each is a
+// usage error that names the library and the fix, and nothing in a wrong library runs.
+TEST(E2EAten, ALibraryThatIsMissingNotCruciblesOrOfAnotherBuildIsRefusedByName) {
+  const std::string run = "run --suite smoke --backend aten --ops relu --quiet --out ";
+  Output missing = crucible_env("CRUCIBLE_ATEN_LIBRARY=/nonexistent/libcrucible_aten.so",
+                                run + temp_dir("aten-missing"));
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  EXPECT_NE(missing.out.find("/nonexistent/libcrucible_aten.so"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find("CRUCIBLE_ATEN_LIBRARY names"), std::string::npos) << missing.out;
+
+  const std::string other_lib = std::string(CRUCIBLE_TEST_PLUGIN_DIR) + "/libexamples.so";
+  ASSERT_TRUE(std::filesystem::exists(other_lib)) << other_lib;
+  Output foreign =
+      crucible_env("CRUCIBLE_ATEN_LIBRARY=" + other_lib, run + temp_dir("aten-foreign"));
+  EXPECT_EQ(foreign.status, 2) << foreign.out;
+  EXPECT_NE(foreign.out.find("no crucible_aten_module entry point"), std::string::npos)
+      << foreign.out;
+
+  Output other = crucible_env(std::string("CRUCIBLE_ATEN_LIBRARY=") + CRUCIBLE_ATEN_OTHER_BUILD,
+                              run + temp_dir("aten-other-build"));
+  EXPECT_EQ(other.status, 2) << other.out;
+  EXPECT_NE(other.out.find("built with another crucible (crucible 0.0.1 0123456789ab"),
+            std::string::npos)
+      << other.out;
+
+  Output state = crucible_env("CRUCIBLE_ATEN_LIBRARY=/nonexistent/x.so", "backends");
+  EXPECT_EQ(state.status, 0) << state.out;
+  EXPECT_NE(state.out.find("not ready: CRUCIBLE_ATEN_LIBRARY names"), std::string::npos)
+      << state.out;
 }
 
 TEST(E2EAten, UnknownDeviceIsAUsageError) {

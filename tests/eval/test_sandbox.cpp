@@ -1,6 +1,7 @@
 // The worker sandbox: what a sandboxed worker may and may not do, and how a blocked call is
 // reported.
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "crucible/eval/workers.h"
@@ -66,6 +68,38 @@ TEST(Sandbox, ProbeSucceedsAndDescribesItself) {
   EXPECT_NE(sandbox_description().find("seccomp"), std::string::npos) << sandbox_description();
   SandboxOptions none;
   EXPECT_NE(probe_sandbox(none), "") << "a sandbox without a scratch folder must be refused";
+}
+
+// A local socket fails with EACCES and the process lives on: the C library's user lookups try
+// nscd's socket first (glog's static initialiser, loaded by `import torch`, does one) and fall
+// back to the files. Every other family, and connect() on a socket made before, is trapped.
+TEST(Sandbox, ALocalSocketFailsWithEaccesAndUserLookupsFallBackOtherFamiliesAreTrapped) {
+  auto out = run_sandboxed({0, 1, 2, 3}, [](size_t i) -> std::string {
+    switch (i) {
+      case 0: {
+        const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        return fmt::format("socket {} {}", fd, fd < 0 ? std::strerror(errno) : "");
+      }
+      case 1: {
+        struct passwd pw {};
+        struct passwd* got = nullptr;
+        char buf[4096];
+        const int rc = getpwuid_r(getuid(), &pw, buf, sizeof buf, &got);
+        return fmt::format("getpwuid_r {} {}", rc, got ? got->pw_name : "(none)");
+      }
+      case 2:
+        return "socket " + std::to_string(socket(AF_INET6, SOCK_DGRAM, 0));
+      default:
+        return "socket " + std::to_string(socket(AF_NETLINK, SOCK_RAW, 0));
+    }
+  });
+  EXPECT_EQ(out[0], std::string("socket -1 ") + std::strerror(EACCES));
+  struct passwd* me = getpwuid(getuid());
+  ASSERT_NE(me, nullptr);
+  EXPECT_EQ(out[1], std::string("getpwuid_r 0 ") + me->pw_name);
+  for (size_t i : {2, 3})
+    EXPECT_NE(out[i].find("sandbox: blocked socket() (network access)"), std::string::npos)
+        << out[i];
 }
 
 TEST(Sandbox, BlocksNetworkProcessesAndSignalsToOthersAndSaysWhich) {
@@ -185,7 +219,7 @@ std::string start_runtime_between() {
     for (;;) {
       b->cv.wait(lock, [&] { return !b->command.empty(); });
       if (b->command == "socket") {
-        b->answer = "socket " + std::to_string(socket(AF_UNIX, SOCK_STREAM, 0));
+        b->answer = "socket " + std::to_string(socket(AF_INET, SOCK_STREAM, 0));
       } else {
         int fd = open(b->command.c_str(), O_WRONLY | O_CREAT, 0644);
         b->answer = fd >= 0 ? "created" : std::string("refused: ") + std::strerror(errno);

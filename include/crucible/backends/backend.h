@@ -94,12 +94,18 @@ class BackendRegistry {
     std::string description;
     bool listed = true;  // test-only backends are not listed to users
     Factory factory;
+    // Optional: what a process does before it forks the workers that create this backend, so
+    // that they inherit it instead of each doing it again (the aten backend loads libtorch).
+    std::function<void()> prepare;
   };
 
   static BackendRegistry& instance();
   void add(Entry e);
   // Creates the backend for `spec`; an unknown name is a Usage error listing the known ones.
   std::unique_ptr<Backend> create(const std::string& spec) const;
+  // Runs the `prepare` step of the backend of each of `specs` (unknown names are left to
+  // create()). Called by a process before it forks workers that create these backends.
+  void prepare(const std::vector<std::string>& specs) const;
   std::vector<const Entry*> entries() const;
   // The default backend of this build: the fastest built-in CPU backend.
   std::string default_backend() const;
