@@ -10,8 +10,8 @@
 
 #include "backends/cpu/reduction_kernels.h"
 
-// The loops pass 64-byte vectors between functions internal to this unit: the notes about
-// their ABI (which differs between ISA levels) do not apply.
+// The loops pass vectors between functions internal to this unit: the notes about their ABI
+// (which differs between ISA levels) do not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace crucible::cpu {
@@ -20,6 +20,7 @@ namespace {
 #define CRUCIBLE_RED_AVX512 1
 #include "backends/cpu/reduction_loops.h"
 #undef CRUCIBLE_RED_AVX512
+#undef CRUCIBLE_RED_BYTES
 }  // namespace
 }  // namespace red_avx512
 

@@ -2,15 +2,27 @@
 // unit (reduction_avx512.cpp, reduction_avx2.cpp, reduction_portable.cpp), each including this
 // file inside a namespace of its own after <algorithm>, <cstdint>, <cstring> and
 // reduction_kernels.h (and <immintrin.h> with CRUCIBLE_RED_AVX512 defined for AVX-512).
-// The loops use GCC's 64-byte vector types, which each unit lowers to its widest registers:
-// explicit lanes rather than auto-vectorisation, because floating reductions only vectorise
-// when the lanes are written out (the compiler may not reorder the additions).
+// The loops use GCC's vector types of the unit's register width (kVecBytes): explicit lanes
+// rather than auto-vectorisation, because floating reductions only vectorise when the lanes are
+// written out (the compiler may not reorder the additions). Wider types than the registers are
+// not lowered to pairs of registers: a loop's accumulators of a 64-byte type lived on the stack
+// under AVX2 (a sum of f32 ran at a fifth of ATen's speed).
 
-using vf = float __attribute__((vector_size(64)));
-using vd = double __attribute__((vector_size(64)));
-using vi = int32_t __attribute__((vector_size(64)));
-using vl = int64_t __attribute__((vector_size(64)));
-using vf8 = float __attribute__((vector_size(32)));
+#if defined(CRUCIBLE_RED_AVX512)
+#define CRUCIBLE_RED_BYTES 64
+#elif defined(CRUCIBLE_RED_AVX2)
+#define CRUCIBLE_RED_BYTES 32
+#else
+#define CRUCIBLE_RED_BYTES 16
+#endif
+constexpr int kVecBytes = CRUCIBLE_RED_BYTES;
+using vf = float __attribute__((vector_size(kVecBytes)));
+using vd = double __attribute__((vector_size(kVecBytes)));
+using vi = int32_t __attribute__((vector_size(kVecBytes)));
+using vl = int64_t __attribute__((vector_size(kVecBytes)));
+using vfh = float __attribute__((vector_size(kVecBytes / 2)));  // the floats of one vd
+constexpr int kD = kVecBytes / 8;                               // lanes of a vd
+constexpr int kP = 2 * kD;  // elements of one to_d: the lanes of two vd
 
 // Lanes of T: the vector, its comparison mask (also the lane index type) and the lane count.
 template <typename T>
@@ -20,14 +32,14 @@ struct Lanes<float> {
   using V = vf;
   using M = vi;
   using I = int32_t;
-  static constexpr int kN = 16;
+  static constexpr int kN = kVecBytes / 4;
 };
 template <>
 struct Lanes<double> {
   using V = vd;
   using M = vl;
   using I = int64_t;
-  static constexpr int kN = 8;
+  static constexpr int kN = kVecBytes / 8;
 };
 
 template <typename V, typename T>
@@ -41,25 +53,41 @@ inline void store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(V));
 }
 
-// 16 elements from p as two f64 vectors.
+// kP elements from p as two f64 vectors.
 inline void to_d(const float* p, vd& lo, vd& hi) {
 #ifdef CRUCIBLE_RED_AVX512
   // (the maskz_ form: GCC 12 warns about the undefined pass-through of the unmasked one)
   lo = (vd)_mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(p));
   hi = (vd)_mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(p + 8));
+#elif defined(CRUCIBLE_RED_AVX2)
+  // (GCC 12 converts a 4-float vector type two floats at a time)
+  lo = (vd)_mm256_cvtps_pd(_mm_loadu_ps(p));
+  hi = (vd)_mm256_cvtps_pd(_mm_loadu_ps(p + 4));
 #else
-  lo = __builtin_convertvector(load<vf8>(p), vd);
-  hi = __builtin_convertvector(load<vf8>(p + 8), vd);
+  lo = __builtin_convertvector(load<vfh>(p), vd);
+  hi = __builtin_convertvector(load<vfh>(p + kD), vd);
 #endif
 }
 inline void to_d(const double* p, vd& lo, vd& hi) {
   lo = load<vd>(p);
-  hi = load<vd>(p + 8);
+  hi = load<vd>(p + kD);
 }
 
+// The sum and the product of the lanes, pairwise.
+#if CRUCIBLE_RED_BYTES == 64
 inline double hsum(const vd& v) {
   return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
+inline double hprod(const vd& v) {
+  return ((v[0] * v[1]) * (v[2] * v[3])) * ((v[4] * v[5]) * (v[6] * v[7]));
+}
+#elif CRUCIBLE_RED_BYTES == 32
+inline double hsum(const vd& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+inline double hprod(const vd& v) { return (v[0] * v[1]) * (v[2] * v[3]); }
+#else
+inline double hsum(const vd& v) { return v[0] + v[1]; }
+inline double hprod(const vd& v) { return v[0] * v[1]; }
+#endif
 inline vd vabs(const vd& v) { return (vd)((vl)v & 0x7fffffffffffffffLL); }
 inline vf vabs(const vf& v) { return (vf)((vi)v & 0x7fffffff); }
 
@@ -86,11 +114,11 @@ template <typename T>
 inline void ahead(const T* p) {
   __builtin_prefetch(reinterpret_cast<const char*>(p) + kAhead);
 }
-// The lines of 16 elements from p (one of f32, two of f64).
+// The lines of kP elements from p (a line or part of one; two lines of f64 under AVX-512).
 template <typename T>
-inline void ahead16(const T* p) {
+inline void ahead_p(const T* p) {
   ahead(p);
-  if constexpr (sizeof(T) == 8) ahead(p + 8);
+  if constexpr (kP * sizeof(T) > 64) ahead(p + 64 / sizeof(T));
 }
 
 constexpr int64_t kL1Block = 2048;   // elements of a run kept in L1 between two passes
@@ -102,26 +130,26 @@ double sum_impl(const T* x, int64_t n, bool* bad = nullptr) {
   vd a0{}, a1{}, a2{}, a3{};
   vl w{};
   int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    ahead16(x + i);
-    ahead16(x + i + 16);
+  for (; i + 2 * kP <= n; i += 2 * kP) {
+    ahead_p(x + i);
+    ahead_p(x + i + kP);
     vd l, h;
     to_d(x + i, l, h);
     a0 += l;
     a1 += h;
     if constexpr (kWild) w |= wild(l) | wild(h);
-    to_d(x + i + 16, l, h);
+    to_d(x + i + kP, l, h);
     a2 += l;
     a3 += h;
     if constexpr (kWild) w |= wild(l) | wild(h);
   }
-  if (i + 16 <= n) {
+  if (i + kP <= n) {
     vd l, h;
     to_d(x + i, l, h);
     a0 += l;
     a1 += h;
     if constexpr (kWild) w |= wild(l) | wild(h);
-    i += 16;
+    i += kP;
   }
   double s = hsum((a0 + a2) + (a1 + a3));
   bool tail = false;
@@ -142,8 +170,8 @@ template <typename T>
 double k_sum_abs(const T* x, int64_t n, double* abs) {
   vd a0{}, a1{}, b0{}, b1{};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    ahead16(x + i);
+  for (; i + kP <= n; i += kP) {
+    ahead_p(x + i);
     vd l, h;
     to_d(x + i, l, h);
     a0 += l;
@@ -165,7 +193,7 @@ template <typename T>
 void k_dev(const T* x, int64_t n, double m, double* s1, double* s2) {
   vd d0{}, d1{}, q0{}, q1{};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  for (; i + kP <= n; i += kP) {
     vd l, h;
     to_d(x + i, l, h);
     l -= m;
@@ -208,9 +236,9 @@ bool dot_sum_impl(const T* a, const T* w, const T* b, int64_t n, double m, doubl
   vd d0{}, d1{}, s0{}, s1{};
   vl bad{};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    ahead16(a + i);
-    ahead16(b + i);
+  for (; i + kP <= n; i += kP) {
+    ahead_p(a + i);
+    ahead_p(b + i);
     vd al, ah, bl, bh;
     to_d(a + i, al, ah);
     bad |= wild(al) | wild(ah);
@@ -257,12 +285,10 @@ inline void put(T* y, const V& v) {
   if constexpr (kNT && sizeof(T) == 8)
     return _mm512_stream_pd(reinterpret_cast<double*>(y), (__m512d)v);
 #elif defined(CRUCIBLE_RED_AVX2)
-  if constexpr (kNT && sizeof(T) == 4) {
-    const vf8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-    const vf8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-    _mm256_stream_ps(reinterpret_cast<float*>(y), (__m256)lo);
-    return _mm256_stream_ps(reinterpret_cast<float*>(y) + 8, (__m256)hi);
-  }
+  if constexpr (kNT && sizeof(T) == 4)
+    return _mm256_stream_ps(reinterpret_cast<float*>(y), (__m256)v);
+  if constexpr (kNT && sizeof(T) == 8)
+    return _mm256_stream_pd(reinterpret_cast<double*>(y), (__m256d)v);
 #endif
   store(y, v);
 }
@@ -401,15 +427,15 @@ template <typename T>
 bool k_grad_params(const T* g, const T* x, int64_t n, double m, double r, double* ga, double* gb) {
   vl bad{};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  for (; i + kP <= n; i += kP) {
     vd gl, gh, xl, xh;
     to_d(g + i, gl, gh);
     to_d(x + i, xl, xh);
     bad |= wild(gl) | wild(gh) | wild(xl) | wild(xh);
     store(ga + i, load<vd>(ga + i) + gl * ((xl - m) * r));
-    store(ga + i + 8, load<vd>(ga + i + 8) + gh * ((xh - m) * r));
+    store(ga + i + kD, load<vd>(ga + i + kD) + gh * ((xh - m) * r));
     store(gb + i, load<vd>(gb + i) + gl);
-    store(gb + i + 8, load<vd>(gb + i + 8) + gh);
+    store(gb + i + kD, load<vd>(gb + i + kD) + gh);
   }
   bool tail = false;
   for (; i < n; ++i) {
@@ -421,7 +447,7 @@ bool k_grad_params(const T* g, const T* x, int64_t n, double m, double r, double
   return tail || any_lane(bad);
 }
 
-// Rows are taken eight at a time: each 16-column slice of the accumulators is loaded once,
+// Rows are taken eight at a time: each kP-column slice of the accumulators is loaded once,
 // the eight rows' values added to it in row order (the reference's order) and stored once, so
 // the accumulators cost little cache traffic however many columns there are, and the reads
 // are eight sequential streams.
@@ -432,14 +458,14 @@ void col_sum_impl(const T* x, int64_t rows, int64_t ld, int64_t n, double* acc, 
   for (; r + kR <= rows; r += kR) {
     const T* row = x + r * ld;
     int64_t j = 0;
-    for (; j + 16 <= n; j += 16) {
-      vd s0 = load<vd>(acc + j), s1 = load<vd>(acc + j + 8), a0{}, a1{};
+    for (; j + kP <= n; j += kP) {
+      vd s0 = load<vd>(acc + j), s1 = load<vd>(acc + j + kD), a0{}, a1{};
       if constexpr (kAbs) {
         a0 = load<vd>(abs + j);
-        a1 = load<vd>(abs + j + 8);
+        a1 = load<vd>(abs + j + kD);
       }
       for (int k = 0; k < kR; ++k) {
-        ahead16(row + k * ld + j);
+        ahead_p(row + k * ld + j);
         vd l, h;
         to_d(row + k * ld + j, l, h);
         s0 += l;
@@ -450,10 +476,10 @@ void col_sum_impl(const T* x, int64_t rows, int64_t ld, int64_t n, double* acc, 
         }
       }
       store(acc + j, s0);
-      store(acc + j + 8, s1);
+      store(acc + j + kD, s1);
       if constexpr (kAbs) {
         store(abs + j, a0);
-        store(abs + j + 8, a1);
+        store(abs + j + kD, a1);
       }
     }
     for (; j < n; ++j)
@@ -485,15 +511,15 @@ void k_col_moments(const T* x, int64_t rows, int64_t ld, int64_t n, const double
     for (int64_t r = 0; r < rows; ++r) {
       const T* row = x + r * ld + j0;
       int64_t j = 0;
-      for (; j + 16 <= jn; j += 16) {
+      for (; j + kP <= jn; j += kP) {
         vd l, h;
         to_d(row + j, l, h);
         l -= load<vd>(mean + j0 + j);
-        h -= load<vd>(mean + j0 + j + 8);
+        h -= load<vd>(mean + j0 + j + kD);
         store(s1 + j0 + j, load<vd>(s1 + j0 + j) + l);
-        store(s1 + j0 + j + 8, load<vd>(s1 + j0 + j + 8) + h);
+        store(s1 + j0 + j + kD, load<vd>(s1 + j0 + j + kD) + h);
         store(s2 + j0 + j, load<vd>(s2 + j0 + j) + l * l);
-        store(s2 + j0 + j + 8, load<vd>(s2 + j0 + j + 8) + h * h);
+        store(s2 + j0 + j + kD, load<vd>(s2 + j0 + j + kD) + h * h);
       }
       for (; j < jn; ++j) {
         const double d = static_cast<double>(row[j]) - mean[j0 + j];
@@ -683,21 +709,20 @@ double k_prod(const T* x, int64_t n, bool* is_wild) {
   vd p0 = vd{} + 1.0, p1 = p0, p2 = p0, p3 = p0;
   vl bad{};
   int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    ahead16(x + i);
-    ahead16(x + i + 16);
+  for (; i + 2 * kP <= n; i += 2 * kP) {
+    ahead_p(x + i);
+    ahead_p(x + i + kP);
     vd l, h;
     to_d(x + i, l, h);
     bad |= wild(l) | wild(h);
     p0 *= l;
     p1 *= h;
-    to_d(x + i + 16, l, h);
+    to_d(x + i + kP, l, h);
     bad |= wild(l) | wild(h);
     p2 *= l;
     p3 *= h;
   }
-  const vd p = (p0 * p2) * (p1 * p3);
-  double s = ((p[0] * p[1]) * (p[2] * p[3])) * ((p[4] * p[5]) * (p[6] * p[7]));
+  double s = hprod((p0 * p2) * (p1 * p3));
   bool tail = false;
   for (; i < n; ++i) {
     tail |= wild1(x[i]);

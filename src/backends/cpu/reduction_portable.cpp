@@ -10,14 +10,15 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/reduction_kernels.h"
 
-// The loops pass 64-byte vectors between functions internal to this unit: the notes about
-// their ABI (which differs between ISA levels) do not apply.
+// The loops pass vectors between functions internal to this unit: the notes about their ABI
+// (which differs between ISA levels) do not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace crucible::cpu {
 namespace red_portable {
 namespace {
 #include "backends/cpu/reduction_loops.h"
+#undef CRUCIBLE_RED_BYTES
 }  // namespace
 }  // namespace red_portable
 
