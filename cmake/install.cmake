@@ -4,7 +4,8 @@
 #   cmake --install build --prefix <dir>                      everything
 #   cmake --install build --prefix <dir> --component devel    headers + package config only
 #
-# Components: `runtime` (the crucible program), `devel` (headers, crucible::kernel_abi, the
+# Components: `runtime` (the crucible program, and the aten backend's library in
+# <libdir>/crucible when libtorch was found), `devel` (headers, crucible::kernel_abi, the
 # package config) and `library` (libcrucible.a, imported as crucible::crucible when present).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

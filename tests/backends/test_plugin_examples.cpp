@@ -15,19 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs a shell command; returns its exit status and output.
-e2e::Output shell(const std::string& cmd) {
-  e2e::Output o;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
-
 // Every case line of a run folder passed, and there were some of each op.
 void expect_all_passed(const std::string& out_dir, const std::vector<std::string>& ops) {
   std::map<std::string, int> passed;
@@ -61,15 +48,15 @@ TEST(ExamplesPlugin, OpinfoPassesThroughTheCli) {
 TEST(ExamplesPlugin, BuildsAgainstAnInstalledCrucibleAndPasses) {
   const std::string dir = e2e::temp_dir("installed");
   const std::string cmake = CRUCIBLE_CMAKE_COMMAND;
-  auto o = shell(cmake + " --install " + CRUCIBLE_BINARY_DIR + " --prefix " + dir +
-                 "/prefix --component devel");
+  auto o = e2e::run_shell(cmake + " --install " + CRUCIBLE_BINARY_DIR + " --prefix " + dir +
+                          "/prefix --component devel");
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_TRUE(fs::exists(dir + "/prefix/include/crucible/kernel.h"));
   EXPECT_TRUE(fs::exists(dir + "/prefix/include/crucible/kernel.hpp"));
-  o = shell(cmake + " -S " + CRUCIBLE_SOURCE_DIR + "/examples/plugin -B " + dir +
-            "/build -DCMAKE_PREFIX_PATH=" + dir + "/prefix -DCMAKE_BUILD_TYPE=Release");
+  o = e2e::run_shell(cmake + " -S " + CRUCIBLE_SOURCE_DIR + "/examples/plugin -B " + dir +
+                     "/build -DCMAKE_PREFIX_PATH=" + dir + "/prefix -DCMAKE_BUILD_TYPE=Release");
   ASSERT_EQ(o.status, 0) << o.out;
-  o = shell(cmake + " --build " + dir + "/build -j 2");
+  o = e2e::run_shell(cmake + " --build " + dir + "/build -j 2");
   ASSERT_EQ(o.status, 0) << o.out;
   const std::string lib = dir + "/build/libexample_plugin.so";
   ASSERT_TRUE(fs::exists(lib)) << o.out;

@@ -38,13 +38,10 @@ struct Output {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `<env> crucible <args>` through the shell (env: "NAME=value ..." or empty) and captures
-// its output and exit status.
-inline Output crucible_env(const std::string& env, const std::string& args) {
-  std::string cmd =
-      (env.empty() ? "" : env + " ") + std::string(CRUCIBLE_BINARY) + " " + args + " 2>&1";
+// Runs a shell command and captures its output (stderr included) and exit status.
+inline Output run_shell(const std::string& cmd) {
   Output o;
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return o;
   std::array<char, 4096> buf;
   size_t n;
@@ -52,6 +49,12 @@ inline Output crucible_env(const std::string& env, const std::string& args) {
   int st = pclose(p);
   o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return o;
+}
+
+// Runs `<env> crucible <args>` through the shell (env: "NAME=value ..." or empty) and captures
+// its output and exit status.
+inline Output crucible_env(const std::string& env, const std::string& args) {
+  return run_shell((env.empty() ? "" : env + " ") + std::string(CRUCIBLE_BINARY) + " " + args);
 }
 
 // Runs `crucible <args>` through the shell and captures its output and exit status.

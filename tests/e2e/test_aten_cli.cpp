@@ -125,6 +125,26 @@ TEST(E2EAten, ALibraryThatIsMissingNotCruciblesOrOfAnotherBuildIsRefusedByName) 
       << state.out;
 }
 
+// Installed (`cmake --install --component runtime`), crucible finds the backend's library in
+// <prefix>/<libdir>/crucible, before the build tree's.
+TEST(E2EAten, AnInstalledCrucibleLoadsTheInstalledLibrary) {
+  const std::string dir = temp_dir("aten-installed");
+  Output inst = run_shell(std::string(CRUCIBLE_CMAKE_COMMAND) + " --install " +
+                          CRUCIBLE_BINARY_DIR + " --prefix " + dir + " --component runtime");
+  ASSERT_EQ(inst.status, 0) << inst.out;
+  const std::string exe = dir + "/bin/crucible";
+  ASSERT_TRUE(std::filesystem::exists(exe)) << inst.out;
+  Output b = run_shell("env -u CRUCIBLE_ATEN_LIBRARY " + exe + " backends");
+  EXPECT_EQ(b.status, 0) << b.out;
+  EXPECT_NE(b.out.find("loaded from " + dir + "/lib"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("/crucible/libcrucible_aten.so"), std::string::npos) << b.out;
+  Output r = run_shell("env -u CRUCIBLE_ATEN_LIBRARY " + exe +
+                       " run --suite smoke --backend aten --ops add.Tensor --dtypes f32 --quiet "
+                       "--out " +
+                       dir + "/run");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
 TEST(E2EAten, UnknownDeviceIsAUsageError) {
   Output o = crucible("run --backend aten:tpu --out " + temp_dir("aten-tpu"));
   EXPECT_EQ(o.status, 2) << o.out;
