@@ -50,8 +50,9 @@ target_include_directories(crucible_aten PRIVATE
 target_link_libraries(crucible_aten PRIVATE torch nlohmann_json::nlohmann_json fmt::fmt
   crucible_kernel_abi)
 target_compile_options(crucible_aten PRIVATE ${CRUCIBLE_WARNINGS})
+# Installed, it keeps the run path of a libtorch outside the system's folders (a PyTorch wheel's).
 set_target_properties(crucible_aten PROPERTIES PREFIX "lib" OUTPUT_NAME crucible_aten
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR} INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS crucible_aten LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/crucible
   COMPONENT runtime)
 
