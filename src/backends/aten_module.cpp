@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "crucible/core/error.h"
@@ -15,8 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Where the library may be, in order (beside the program, installed, in the build tree).
 std::vector<std::string> candidates() {
-  if (const char* env = std::getenv("CRUCIBLE_ATEN_LIBRARY"); env && *env) return {env};
   std::vector<std::string> out;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -28,10 +29,15 @@ std::vector<std::string> candidates() {
   return out;
 }
 
-std::string loaded_from;  // the library's path, once loaded
+struct Loaded {
+  const AtenModule* module;
+  std::string path;
+};
 
-const AtenModule* load() {
-  const std::vector<std::string> paths = candidates();
+Loaded load() {
+  const char* env = std::getenv("CRUCIBLE_ATEN_LIBRARY");
+  const bool named = env && *env;
+  const std::vector<std::string> paths = named ? std::vector<std::string>{env} : candidates();
   std::string looked;
   for (const std::string& p : paths) {
     std::error_code ec;
@@ -59,10 +65,9 @@ const AtenModule* load() {
       usage_error("the aten backend's library " + p + " was built with another crucible (" +
                   (m ? m->build : "?") + "; this program is " CRUCIBLE_ATEN_MODULE_BUILD +
                   "); rebuild both, or set CRUCIBLE_ATEN_LIBRARY to this build's library");
-    loaded_from = p;
-    return m;
+    return {m, p};
   }
-  if (const char* env = std::getenv("CRUCIBLE_ATEN_LIBRARY"); env && *env)
+  if (named)
     usage_error(std::string("CRUCIBLE_ATEN_LIBRARY names the aten backend's library ") + env +
                 ", which does not exist; point it at libcrucible_aten.so, or unset it to use the "
                 "one installed with crucible");
@@ -71,20 +76,24 @@ const AtenModule* load() {
               "(docs/aten-backend.md)");
 }
 
+// The loaded library, loading it on the first call (an error leaves it unloaded: the next call
+// tries again).
+const Loaded& loaded() {
+  static std::mutex mu;
+  static std::optional<Loaded> l;
+  const std::lock_guard lock(mu);
+  if (!l) l = load();
+  return *l;
+}
+
 }  // namespace
 
-const AtenModule& load_aten_module() {
-  static std::mutex mu;
-  static const AtenModule* loaded = nullptr;
-  const std::lock_guard lock(mu);
-  if (!loaded) loaded = load();  // an error leaves it unloaded: the next call tries again
-  return *loaded;
-}
+const AtenModule& load_aten_module() { return *loaded().module; }
 
 std::string aten_module_state() {
   try {
-    const AtenModule& m = load_aten_module();
-    return "ready: " + m.version() + " loaded from " + loaded_from;
+    const Loaded& l = loaded();
+    return "ready: " + l.module->version() + " loaded from " + l.path;
   } catch (const Error& e) {
     return std::string("not ready: ") + e.what();
   }

@@ -69,7 +69,6 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
   const ScratchRoot outputs_dir;
   const std::string outputs_path = outputs_dir.path() + "/outputs.safetensors";
   std::unique_ptr<Backend> backend;  // the worker's, created after the fork
-  BackendRegistry::instance().prepare({o.backend});
   WorkerOptions wo;
   wo.workers = 1;
   wo.timeout_s = o.timeout_s;

@@ -50,7 +50,6 @@ PolicyJudgeResult judge_policy_isolated(const graph::Graph& g,
   }
 
   std::unique_ptr<models::PolicyBackend> backend;  // the worker's, made after the fork
-  BackendRegistry::instance().prepare(backends);
   WorkerOptions wo;
   wo.workers = 1;
   wo.timeout_s = isolation.timeout_s;

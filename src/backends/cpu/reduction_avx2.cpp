@@ -16,10 +16,10 @@
 namespace crucible::cpu {
 namespace red_avx2 {
 namespace {
+constexpr int kVecBytes = 32;
 #define CRUCIBLE_RED_AVX2 1
 #include "backends/cpu/reduction_loops.h"
 #undef CRUCIBLE_RED_AVX2
-#undef CRUCIBLE_RED_BYTES
 }  // namespace
 }  // namespace red_avx2
 

@@ -17,10 +17,10 @@
 namespace crucible::cpu {
 namespace red_avx512 {
 namespace {
+constexpr int kVecBytes = 64;
 #define CRUCIBLE_RED_AVX512 1
 #include "backends/cpu/reduction_loops.h"
 #undef CRUCIBLE_RED_AVX512
-#undef CRUCIBLE_RED_BYTES
 }  // namespace
 }  // namespace red_avx512
 

@@ -1,21 +1,14 @@
 // The reduction and norm loops of reduction_kernels.h, instantiated once per ISA translation
 // unit (reduction_avx512.cpp, reduction_avx2.cpp, reduction_portable.cpp), each including this
 // file inside a namespace of its own after <algorithm>, <cstdint>, <cstring> and
-// reduction_kernels.h (and <immintrin.h> with CRUCIBLE_RED_AVX512 defined for AVX-512).
-// The loops use GCC's vector types of the unit's register width (kVecBytes): explicit lanes
+// reduction_kernels.h, and after defining kVecBytes, the width of its registers in bytes (and
+// <immintrin.h> with CRUCIBLE_RED_AVX512 or CRUCIBLE_RED_AVX2 defined for those ISAs).
+// The loops use GCC's vector types of that width: explicit lanes
 // rather than auto-vectorisation, because floating reductions only vectorise when the lanes are
 // written out (the compiler may not reorder the additions). Wider types than the registers are
 // not lowered to pairs of registers: a loop's accumulators of a 64-byte type lived on the stack
 // under AVX2 (a sum of f32 ran at a fifth of ATen's speed).
 
-#if defined(CRUCIBLE_RED_AVX512)
-#define CRUCIBLE_RED_BYTES 64
-#elif defined(CRUCIBLE_RED_AVX2)
-#define CRUCIBLE_RED_BYTES 32
-#else
-#define CRUCIBLE_RED_BYTES 16
-#endif
-constexpr int kVecBytes = CRUCIBLE_RED_BYTES;
 using vf = float __attribute__((vector_size(kVecBytes)));
 using vd = double __attribute__((vector_size(kVecBytes)));
 using vi = int32_t __attribute__((vector_size(kVecBytes)));
@@ -74,20 +67,21 @@ inline void to_d(const double* p, vd& lo, vd& hi) {
 }
 
 // The sum and the product of the lanes, pairwise.
-#if CRUCIBLE_RED_BYTES == 64
+// The lanes of v combined pairwise, neighbours first: ((v0 op v1) op (v2 op v3)) op ...
+template <typename Op>
+inline double fold_lanes(const vd& v, Op op) {
+  double s[kD];
+  for (int k = 0; k < kD; ++k) s[k] = v[k];
+  for (int n = kD; n > 1; n /= 2)
+    for (int k = 0; k < n / 2; ++k) s[k] = op(s[2 * k], s[2 * k + 1]);
+  return s[0];
+}
 inline double hsum(const vd& v) {
-  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+  return fold_lanes(v, [](double a, double b) { return a + b; });
 }
 inline double hprod(const vd& v) {
-  return ((v[0] * v[1]) * (v[2] * v[3])) * ((v[4] * v[5]) * (v[6] * v[7]));
+  return fold_lanes(v, [](double a, double b) { return a * b; });
 }
-#elif CRUCIBLE_RED_BYTES == 32
-inline double hsum(const vd& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
-inline double hprod(const vd& v) { return (v[0] * v[1]) * (v[2] * v[3]); }
-#else
-inline double hsum(const vd& v) { return v[0] + v[1]; }
-inline double hprod(const vd& v) { return v[0] * v[1]; }
-#endif
 inline vd vabs(const vd& v) { return (vd)((vl)v & 0x7fffffffffffffffLL); }
 inline vf vabs(const vf& v) { return (vf)((vi)v & 0x7fffffff); }
 

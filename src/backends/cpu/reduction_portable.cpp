@@ -17,8 +17,8 @@
 namespace crucible::cpu {
 namespace red_portable {
 namespace {
+constexpr int kVecBytes = 16;
 #include "backends/cpu/reduction_loops.h"
-#undef CRUCIBLE_RED_BYTES
 }  // namespace
 }  // namespace red_portable
 
