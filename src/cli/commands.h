@@ -80,6 +80,7 @@ struct RunFlags {
   int64_t max_numel = kDefaultTraceMaxNumel;  // 0: no cap
   double max_flops = kDefaultTraceMaxFlops;   // 0: no cap
   bool quiet = false;
+  bool profile = false;  // --profile: profile.json and where the time went
   bool no_sandbox = false;
   std::string sanitize;       // --sanitize memcheck: failing cases again under a memory checker
   std::string ops_directory;  // BackendBench's --backend directory --ops-directory <folder>

@@ -64,18 +64,20 @@ RunFlags flags_of_run(const std::string& dir, std::vector<std::string>& argv, bo
 }
 
 // The flags given with --resume that the resumed run would not use: all but --workers,
-// --quiet and --history (the run folder's manifest holds the rest).
+// --quiet, --profile and --history (the run folder's manifest holds the rest).
 void refuse_flags_ignored_by_resume(const RunFlags& f) {
   std::vector<std::string> ignored;
   for (const std::string& g : f.given)
-    if (g != "--resume" && g != "--workers" && g != "--quiet" && g != "--history")
+    if (g != "--resume" && g != "--workers" && g != "--quiet" && g != "--history" &&
+        g != "--profile")
       ignored.push_back(g);
   if (ignored.empty()) return;
   std::string names;
   for (const std::string& g : ignored) names += (names.empty() ? "" : ", ") + g;
   usage_error(fmt::format(
       "--resume continues a run with the options in its run folder ({}/manifest.json); {} {} "
-      "not taken with it (only --workers and --quiet are); --history may be given too (where the "
+      "not taken with it (only --workers, --quiet and --profile are); --history may be given too "
+      "(where the "
       "resumed run is recorded)",
       f.resume, names, ignored.size() == 1 ? "is" : "are"));
 }
@@ -135,6 +137,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     const std::string dir = f.resume;
     const int workers = f.workers;
     const bool quiet = f.quiet;
+    const bool profile = f.profile;
     const std::string history = f.history;
     const bool history_given = given("--history");
     f = flags_of_run(dir, argv, workers > 0);
@@ -143,6 +146,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
     f.out.clear();
     if (workers > 0) f.workers = workers;
     f.quiet = quiet;
+    f.profile = profile;
   } else {
     if (given("--op") || given("--case"))
       refuse_flags_ignored_by_case(f, given("--op"), given("--case"));
@@ -221,6 +225,7 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.single_inputs = f.inputs;
   o.shard = f.shard;
   o.progress = !f.quiet;
+  o.profile = f.profile;
   o.sanitize = f.sanitize;
   return run(o);
 }

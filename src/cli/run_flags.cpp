@@ -221,7 +221,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          f.seed = v;
        })
       ->default_str("0");
-  flag("--workers", "worker processes (default: number of cores; at most 4 x the cores)", "INT",
+  flag("--workers",
+       "worker processes (default: number of cores; with a backend on CUDA, 8 per GPU and 16 at "
+       "most; at most 4 x the cores)",
+       "INT",
        [&f](const std::string& s) { f.workers = parallelism("--workers", s, "worker processes"); });
   flag("--gpus",
        "GPUs the workers are spread over, one per worker in turn: auto (every visible GPU when "
@@ -364,6 +367,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          f.sanitize = s;
        });
   on_off("-q,--quiet", f.quiet, "no progress and no summary table");
+  on_off("--profile", f.profile,
+         "write profile.json to the run folder (each phase and what every worker did, for "
+         "ui.perfetto.dev) and say on the console where the time went");
   on_off("--no-sandbox", f.no_sandbox,
          "run untrusted kernels (plugin:, dir:) without the sandbox, for debugging them");
   text("--ops-directory", f.ops_directory, "the kernel folder",

@@ -393,7 +393,7 @@ CaseResult evaluate(const Case& c, const OpDef& op, const Values* given, Backend
   } else {
     for (size_t k = 0; k < ref.outputs.size(); ++k)
       judge.compare_value(ref.outputs[k], cand.outputs[k], fmt::format("output {}", k),
-                          op.compare.output_unspecified(k));
+                          op.compare.output_unspecified(k, inputs));
   }
   if (op.compare.random) {
     // The same seed must give the same values.

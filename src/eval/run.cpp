@@ -6,15 +6,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "crucible/cases/literal.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/calibrate.h"
 #include "crucible/eval/run_plan.h"
+#include "crucible/eval/run_profile.h"
+#include "crucible/report/atomic_file.h"
 #include "eval/run_phases.h"
 #include "eval/run_reports.h"
 #include "eval/sanitize.h"
@@ -22,6 +26,8 @@
 namespace crucible {
 
 namespace {
+
+using json = nlohmann::json;
 
 // Records the finished run folder in the run history (--history). A history that cannot be
 // written does not fail the run: its reports are written; a warning says why.
@@ -57,16 +63,46 @@ int write_reports(const RunPlan& plan, RunRecords& records, const TimingLoad& lo
   return status;
 }
 
+// --profile: profile.json in the run folder (each job named by its op, with its case, label and
+// verdict) and the summary on the console.
+void write_profile(const RunPlan& plan, const RunRecords& records, const RunProfile& profile) {
+  std::map<std::string, const CaseResult*> verdicts;
+  for (const CaseResult& r : records.results) verdicts[r.case_id] = &r;
+  const json trace = profile.chrome_trace([&](const std::string&, size_t job) {
+    if (job >= plan.cases.size()) return json::object();
+    const SuiteCase& sc = plan.cases[job];
+    json args = {{"case", cases::print_call(sc.c.call)}, {"label", sc.c.label}};
+    if (auto it = verdicts.find(sc.c.id()); it != verdicts.end())
+      args["status"] = status_name(it->second->status);
+    return json{{"name", sc.c.op}, {"args", std::move(args)}};
+  });
+  const std::string path = (std::filesystem::path(plan.options.out) / "profile.json").string();
+  write_file_atomically(path, trace.dump());
+  for (const std::string& line : profile.summary()) fmt::print("profile: {}\n", line);
+  fmt::print("profile: the timeline is in {} (ui.perfetto.dev or chrome://tracing open it)\n",
+             path);
+}
+
 }  // namespace
 
 int run(const RunOptions& opts) {
   const auto t_start = std::chrono::steady_clock::now();
+  RunProfile profile(t_start);
+  const bool profiled = opts.profile;
+  profile.begin("plan");
   RunPlan plan = make_run_plan(opts);  // everything refused is refused here
   RunRecords records{std::move(plan.previous_results), std::move(plan.previous_timings)};
-  run_correctness(plan, records);
+  profile.begin("correctness");
+  run_correctness(plan, records, profiled ? profile.pool_trace() : nullptr);
+  if (!plan.options.sanitize.empty()) profile.begin("memory checker");
   run_sanitize(plan, records);
-  const TimingLoad load = run_timing(plan, records);
-  return write_reports(plan, records, load, t_start);
+  if (plan.options.perf) profile.begin("timing");
+  const TimingLoad load = run_timing(plan, records, profiled ? profile.pool_trace() : nullptr);
+  profile.begin("reports");
+  const int status = write_reports(plan, records, load, t_start);
+  profile.end();
+  if (profiled) write_profile(plan, records, profile);
+  return status;
 }
 
 }  // namespace crucible

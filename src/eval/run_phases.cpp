@@ -140,8 +140,8 @@ struct WorkerBackends {
 };
 
 // The options of a phase's workers: each creates the plan's backends in `wb` as it starts.
-WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers,
-                             double timeout_s) {
+WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers, double timeout_s,
+                             PoolTrace* trace) {
   const RunOptions& ro = plan.options;
   std::vector<std::string> names = {ro.reference, ro.backend};
   if (ro.perf) names.push_back(ro.baseline);
@@ -150,6 +150,7 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
   wo.workers = workers;
   wo.timeout_s = timeout_s;
   wo.memory_limit = plan.options.memory_limit;
+  wo.trace = trace;
   wo.on_worker_start = [&plan, wb] {
     assign_worker_gpu(plan.gpus, worker_slot());  // before anything here can start CUDA
     const RunOptions& o = plan.options;
@@ -166,6 +167,14 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
         b->set_num_threads(o.threads);
         b->isolate_candidates(iso);
       }
+    // A device backend's context is created here, as part of the worker's start, not in its
+    // first case (the run's profile shows it where it belongs); where it cannot start, the
+    // first case meets the error and says it.
+    for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
+      if (b && !b->device().is_cpu()) try {
+          b->synchronize();
+        } catch (const std::exception&) {
+        }
   };
   return wo;
 }
@@ -206,7 +215,7 @@ CaseResult evaluate_in_worker(const RunPlan& plan, const SuiteCase& sc, WorkerBa
 
 }  // namespace
 
-void run_correctness(const RunPlan& plan, RunRecords& records) {
+void run_correctness(const RunPlan& plan, RunRecords& records, PoolTrace* trace) {
   const RunOptions& o = plan.options;
   const std::vector<SuiteCase>& cases = plan.cases;
 
@@ -238,7 +247,7 @@ void run_correctness(const RunPlan& plan, RunRecords& records) {
   const int workers =
       std::min<int>(o.workers, static_cast<int>(std::max<size_t>(1, to_run.size())));
   Progress progress("correctness", to_run.size(), o.progress);
-  WorkerPool pool(worker_options(plan, wb.get(), workers, o.timeout_s), [&](size_t i) {
+  WorkerPool pool(worker_options(plan, wb.get(), workers, o.timeout_s, trace), [&](size_t i) {
     sandbox_job_started();
     CaseResult r = evaluate_in_worker(plan, cases[i], *wb);
     return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -265,7 +274,7 @@ void run_correctness(const RunPlan& plan, RunRecords& records) {
   progress.finish();
 }
 
-TimingLoad run_timing(const RunPlan& plan, RunRecords& records) {
+TimingLoad run_timing(const RunPlan& plan, RunRecords& records, PoolTrace* trace) {
   const RunOptions& o = plan.options;
   const std::vector<SuiteCase>& cases = plan.cases;
   TimingLoad load;
@@ -293,7 +302,7 @@ TimingLoad run_timing(const RunPlan& plan, RunRecords& records) {
   TimingOptions topts;
   topts.cold_cache = o.cold_cache;
   Progress progress("timing", to_time.size(), o.progress);
-  WorkerPool pool(worker_options(plan, wb.get(), 1, o.timeout_s * 4), [&](size_t i) {
+  WorkerPool pool(worker_options(plan, wb.get(), 1, o.timeout_s * 4, trace), [&](size_t i) {
     sandbox_job_started();
     const SuiteCase& sc = cases[i];
     TimingRecord t;

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "crucible/eval/pool_trace.h"
 #include "crucible/eval/run_plan.h"
 #include "crucible/results/result.h"
 
@@ -28,11 +29,12 @@ struct TimingLoad {
 };
 
 // Decides every case of the plan not decided yet: skipped and unsupported ones without running
-// anything, the others in parallel isolated workers.
-void run_correctness(const RunPlan& plan, RunRecords& records);
+// anything, the others in parallel isolated workers. `trace`: where the workers' pool records
+// what it did (--profile), or null.
+void run_correctness(const RunPlan& plan, RunRecords& records, PoolTrace* trace = nullptr);
 
 // With --perf, times the cases that passed and have no timing yet: one case at a time, nothing
 // else running, candidate and baseline alternating. Without --perf, does nothing.
-TimingLoad run_timing(const RunPlan& plan, RunRecords& records);
+TimingLoad run_timing(const RunPlan& plan, RunRecords& records, PoolTrace* trace = nullptr);
 
 }  // namespace crucible

@@ -28,6 +28,7 @@
 
 #include "crucible/core/error.h"
 #include "crucible/core/retirement.h"
+#include "crucible/eval/pool_trace.h"
 
 namespace crucible {
 
@@ -77,7 +78,8 @@ constexpr bool kAddressSanitizer = false;
 #endif
 
 // A page shared between the parent and one worker: the job the worker is running (index + 1;
-// 0 between jobs, kStarting before its first) and its death note.
+// 0 between jobs, kStarting before its first), its death note, and when it became ready for its
+// first job (steady-clock nanoseconds, the same clock in every process; 0 until then).
 constexpr size_t kNoteSize = 256;
 constexpr uint64_t kStarting = ~uint64_t{0};
 // Set by a worker that reported its job and then exits because it can no longer run jobs
@@ -85,9 +87,11 @@ constexpr uint64_t kStarting = ~uint64_t{0};
 constexpr uint64_t kRetired = ~uint64_t{0} - 1;
 struct SharedPage {
   std::atomic<uint64_t> running;
+  std::atomic<int64_t> ready_ns;
   char note[kNoteSize];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 constexpr size_t kPageSize = 4096;
 static_assert(sizeof(SharedPage) <= kPageSize);
 
@@ -171,6 +175,10 @@ struct WorkerPool::Worker {
   std::string buf;             // bytes read but not yet parsed
   SharedPage* page = nullptr;  // the running job and the death note (set_worker_death_note)
   int slot = 0;                // its place in the pool, kept by the workers that replace it
+  Clock::time_point spawned;   // with a trace: when it was forked
+  bool start_traced = false;   // with a trace: its start-up span is recorded
+  pid_t traced_pid = -1;       // with a trace: the pid its spans name (kept after it dies)
+  bool reported = false;       // it has reported a job (its start-up is behind it)
 };
 
 int worker_slot() { return g_worker_slot; }
@@ -189,8 +197,22 @@ WorkerPool::WorkerPool(WorkerOptions opts, Job job) : opts_(std::move(opts)), jo
 }
 
 WorkerPool::~WorkerPool() {
+  // Every worker is told to stop (its job pipe closed) before any is waited for, so workers whose
+  // exit takes long (a CUDA context torn down: a fifth of a second each) end side by side.
+  const auto t0 = Clock::now();
+  for (Worker* w : workers_)
+    if (w->pid > 0 && w->to_fd >= 0) {
+      close(w->to_fd);
+      w->to_fd = -1;
+    }
   for (Worker* w : workers_) {
-    if (w->pid > 0) retire(*w, false);
+    const pid_t pid = w->pid;
+    if (pid > 0) retire(*w, false);
+    if (opts_.trace && pid > 0) {
+      PoolTrace& t = *opts_.trace;
+      t.spans.push_back(
+          {PoolSpan::Kind::Stop, w->slot, pid, t.at(t0), t.at(Clock::now()), 0, false});
+    }
     if (w->page) munmap(w->page, kPageSize);
     delete w;
   }
@@ -203,6 +225,11 @@ void WorkerPool::spawn(Worker& w) {
   std::fflush(nullptr);
   w.page->note[0] = '\0';
   w.page->running.store(kStarting);
+  w.page->ready_ns.store(0);
+  w.spawned = Clock::now();
+  w.start_traced = false;
+  w.traced_pid = -1;
+  w.reported = false;
   pid_t pid = fork();
   if (pid < 0) internal_error(std::string("cannot fork a worker: ") + std::strerror(errno));
   if (pid == 0) {
@@ -226,6 +253,9 @@ void WorkerPool::spawn(Worker& w) {
     }
     g_worker_slot = w.slot;
     if (opts_.on_worker_start) opts_.on_worker_start();
+    page->ready_ns.store(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+            .count());
     page->running.store(0);
     const int in = down[0], out = up[1];
     for (;;) {
@@ -263,6 +293,7 @@ void WorkerPool::spawn(Worker& w) {
   close(down[0]);
   close(up[1]);
   w.pid = pid;
+  w.traced_pid = pid;
   w.to_fd = down[1];
   w.from_fd = up[0];
   w.outstanding.clear();
@@ -285,6 +316,31 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
                      const OnFailure& on_failure) {
   IgnoreSigpipe ignore_sigpipe;
   std::deque<size_t> queue(indices.begin(), indices.end());
+  PoolTrace* const trace = opts_.trace;
+  const auto run_start = Clock::now();
+  double polled_s = 0;  // with a trace: the parent's time waiting in poll()
+  if (trace) trace->slots = static_cast<int>(workers_.size());
+  // With a trace: when worker `w` could take jobs (its start-up span is recorded the first time;
+  // a worker that never got there ends its start-up at `now`).
+  auto ready_of = [&](Worker& w, Clock::time_point now) {
+    const int64_t ns = w.page->ready_ns.load();
+    Clock::time_point r = ns > 0 ? Clock::time_point(std::chrono::nanoseconds(ns)) : now;
+    r = std::clamp(r, w.spawned, std::max(w.spawned, now));
+    if (!w.start_traced) {
+      trace->spans.push_back({PoolSpan::Kind::StartUp, w.slot, w.traced_pid, trace->at(w.spawned),
+                              trace->at(r), 0, false});
+      w.start_traced = true;
+    }
+    return r;
+  };
+  // With a trace: job `job` of worker `w` ended now, reported or not.
+  auto trace_job = [&](Worker& w, size_t job, bool failed) {
+    if (!trace) return;
+    const auto now = Clock::now();
+    const auto from = std::max(w.job_start, ready_of(w, now));
+    trace->spans.push_back(
+        {PoolSpan::Kind::Job, w.slot, w.traced_pid, trace->at(from), trace->at(now), job, failed});
+  };
   std::map<size_t, int> idle_deaths;    // job at the head of a batch -> deaths between jobs
   std::map<size_t, int> outside_kills;  // job -> times its worker was killed from outside
   const int nworkers = static_cast<int>(workers_.size());
@@ -297,6 +353,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
   auto replace = [&](Worker& w, const JobFailure& f) {
     if (!w.outstanding.empty()) {
       size_t failed = w.outstanding.front();
+      trace_job(w, failed, true);
       w.outstanding.pop_front();
       for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
         queue.push_front(*it);
@@ -318,8 +375,13 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
     for (Worker* w : workers_) {
       if (!w->outstanding.empty() || queue.empty()) continue;
       if (w->pid <= 0) spawn(*w);
-      size_t batch = std::clamp<size_t>(queue.size() / (2 * static_cast<size_t>(nworkers)), 1,
-                                        std::max<size_t>(1, opts_.max_batch));
+      // A worker that has not reported yet may still be starting (a CUDA context takes 0.2 to
+      // 15 s to create, depending on how many processes create one at once): one job, so that
+      // no other job waits behind its start while another worker is free.
+      size_t batch = !w->reported
+                         ? 1
+                         : std::clamp<size_t>(queue.size() / (2 * static_cast<size_t>(nworkers)), 1,
+                                              std::max<size_t>(1, opts_.max_batch));
       std::vector<uint64_t> ids;
       for (size_t k = 0; k < batch && !queue.empty(); ++k) {
         ids.push_back(queue.front());
@@ -347,7 +409,9 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       wait_s = std::min(wait_s, std::max(0.0, left));
     }
     if (fds.empty()) continue;
+    const auto poll_start = Clock::now();
     int rc = poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_s * 1000)));
+    if (trace) polled_s += std::chrono::duration<double>(Clock::now() - poll_start).count();
     if (rc < 0 && errno != EINTR) internal_error(std::string("poll: ") + std::strerror(errno));
 
     for (size_t k = 0; k < fds.size(); ++k) {
@@ -387,6 +451,8 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
             bad = e.what();
             break;
           }
+          trace_job(w, static_cast<size_t>(idx), false);
+          w.reported = true;
           w.outstanding.pop_front();
           w.job_start = Clock::now();
         }
@@ -406,6 +472,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       w.pid = -1;
+      if (trace) ready_of(w, Clock::now());
       const uint64_t running = w.page->running.load();
       if (running == kRetired) {
         // It reported its last job and retired: the rest of its batch goes to a fresh worker.
@@ -428,6 +495,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
         // Killed by SIGKILL with nothing said: from outside (an operator, the kernel's OOM
         // killer, a GPU's worker stopped), not by this case's own code, which crucible reports
         // with a note. The case runs again on the next free worker; killed again, it is charged.
+        trace_job(w, w.outstanding.front(), true);
         for (auto it = w.outstanding.rbegin(); it != w.outstanding.rend(); ++it)
           queue.push_front(*it);
         w.outstanding.clear();
@@ -461,6 +529,12 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
                              opts_.timeout_s);
       replace(*w, f);
     }
+  }
+  if (trace) {
+    const double wall = std::chrono::duration<double>(Clock::now() - run_start).count();
+    trace->run_start = trace->at(run_start);
+    trace->run_end = trace->at(Clock::now());
+    trace->parent_busy_s += std::max(0.0, wall - polled_s);
   }
 }
 

@@ -10,6 +10,7 @@
 // match the reference everywhere else. docs/aten-differences.md lists the rule.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -25,8 +26,11 @@ namespace {
 // |x| of every floating tensor (non-finite elements as 0: an infinity in the inputs makes the
 // reference itself non-finite there, which the candidate must match), |s| of every number;
 // `widen`: the tensors in f64, so that a sum of magnitudes is not rounded (or overflowed) into
-// the inputs' dtype.
-Values magnitudes(const Values& args, bool widen = false, bool integers = false) {
+// the inputs' dtype. `reach`: instead, 1 for a finite non-zero element, 0 for zero and the
+// element itself where it is inf or NaN, so that the reference on them is non-finite exactly
+// where a non-finite input reaches an output (and never overflows).
+Values magnitudes(const Values& args, bool widen = false, bool integers = false,
+                  bool reach = false) {
   Values out;
   out.reserve(args.size());
   for (const Value& v : args) {
@@ -40,7 +44,9 @@ Values magnitudes(const Values& args, bool widen = false, bool integers = false)
       Tensor t = widen ? v.tensor().to(DType::Float64) : v.tensor().contiguous().clone();
       for (int64_t i = 0; i < t.numel(); ++i) {
         const double x = t.get(i);
-        t.set(i, std::isfinite(x) ? std::fabs(x) : 0.0);
+        t.set(i, !std::isfinite(x) ? (reach ? std::fabs(x) : 0.0)
+                 : reach           ? (x != 0 ? 1.0 : 0.0)
+                                   : std::fabs(x));
       }
       out.emplace_back(t);
     } else if (v.kind() == ValueKind::Float) {
@@ -55,9 +61,11 @@ Values magnitudes(const Values& args, bool widen = false, bool integers = false)
 }
 
 // Judges each tensor output of a call: a missing tensor or another shape or dtype fails as
-// Kind::Values would, else judge(k, reference, candidate, what) gives the check.
+// Kind::Values would, an output `unspecified` says has no specified values passes there, else
+// judge(k, reference, candidate, what) gives the check.
 template <typename Judge>
 std::vector<TensorCheck> judge_outputs(const Values& ref_out, const Values& cand_out,
+                                       const std::function<bool(size_t)>& unspecified,
                                        Judge&& judge) {
   std::vector<TensorCheck> checks;
   for (size_t k = 0; k < ref_out.size() && k < cand_out.size(); ++k) {
@@ -73,7 +81,8 @@ std::vector<TensorCheck> judge_outputs(const Values& ref_out, const Values& cand
       continue;
     }
     TensorCheck meta = shape_dtype_check(r, cand_out[k].tensor(), what);
-    checks.push_back(meta.passed ? judge(k, r, cand_out[k].tensor(), what) : std::move(meta));
+    checks.push_back(meta.passed && !unspecified(k) ? judge(k, r, cand_out[k].tensor(), what)
+                                                    : std::move(meta));
   }
   return checks;
 }
@@ -83,12 +92,17 @@ std::vector<TensorCheck> judge_outputs(const Values& ref_out, const Values& cand
 class MagnitudeBound {
  public:
   MagnitudeBound(const RefFn& ref, const Schema& schema, const Values& inputs, bool widen,
-                 bool integers)
-      : ref_(ref), schema_(schema), inputs_(inputs), widen_(widen), integers_(integers) {}
+                 bool integers, bool reach = false)
+      : ref_(ref),
+        schema_(schema),
+        inputs_(inputs),
+        widen_(widen),
+        integers_(integers),
+        reach_(reach) {}
   const Tensor* output(size_t k, const Tensor& like) {
     if (!bound_) {
       try {
-        bound_ = ref_(Args(magnitudes(inputs_, widen_, integers_), schema_));
+        bound_ = ref_(Args(magnitudes(inputs_, widen_, integers_, reach_), schema_));
       } catch (const Error&) {
         bound_ = Values{};
       }
@@ -103,7 +117,7 @@ class MagnitudeBound {
   const RefFn& ref_;
   const Schema& schema_;
   const Values& inputs_;
-  bool widen_, integers_;
+  bool widen_, integers_, reach_;
   std::optional<Values> bound_;
 };
 
@@ -113,11 +127,12 @@ ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema
   ComparePolicy p = std::move(base);
   auto tol_scale = p.tol_scale;
   p.kind = ComparePolicy::Kind::Custom;
-  p.custom = [tol_scale, ref, schema = std::move(schema)](
+  p.custom = [tol_scale, ref, schema = std::move(schema), base = p](
                  const Values& inputs, const Values& ref_out, const Values& cand_out) {
     const double scale = tol_scale ? std::max(1.0, tol_scale(inputs)) : 1.0;
     MagnitudeBound bound(ref, schema, inputs, false, true);
-    return judge_outputs(ref_out, cand_out,
+    auto unspecified = [&](size_t k) { return base.output_unspecified(k, inputs); };
+    return judge_outputs(ref_out, cand_out, unspecified,
                          [&](size_t k, const Tensor& r, const Tensor& c, const std::string& what) {
                            TensorCheck check = compare_tensors(r, c, scale, what);
                            if (check.passed || !is_floating(r.dtype())) return check;
@@ -136,19 +151,23 @@ ComparePolicy unordered_accumulation_policy(ComparePolicy base, RefFn ref, Schem
   ComparePolicy p = std::move(base);
   auto tol_scale = p.tol_scale;
   p.kind = ComparePolicy::Kind::Custom;
-  p.custom = [tol_scale, ref, schema = std::move(schema)](
+  p.custom = [tol_scale, ref, schema = std::move(schema), base = p](
                  const Values& inputs, const Values& ref_out, const Values& cand_out) {
     const double terms = tol_scale ? std::max(1.0, tol_scale(inputs)) : 1.0;
     // The ordinary tolerance grows as sums of random terms do (sqrt of their count).
     const double scale = std::sqrt(terms);
     MagnitudeBound bound(ref, schema, inputs, true, false);
+    // Non-finite where an infinite or NaN input reaches the output element.
+    MagnitudeBound reached(ref, schema, inputs, true, false, true);
+    auto unspecified = [&](size_t k) { return base.output_unspecified(k, inputs); };
     return judge_outputs(
-        ref_out, cand_out,
+        ref_out, cand_out, unspecified,
         [&](size_t k, const Tensor& r, const Tensor& c, const std::string& what) {
           TensorCheck check = compare_tensors(r, c, scale, what);
           if (check.passed || !is_floating(r.dtype()) || is_complex(r.dtype())) return check;
           const Tensor* mag = bound.output(k, r);
           if (!mag) return check;
+          const Tensor* nonfinite = nullptr;  // computed only where a finite result meets inf
           // Unit roundoff of the dtype; k of them bound the k - 1 roundings of a sum of k terms
           // (with room to spare for the reference's own rounding).
           const FloatInfo info = float_info(r.dtype());
@@ -157,13 +176,26 @@ ComparePolicy unordered_accumulation_policy(ComparePolicy base, RefFn ref, Schem
           Tensor adjusted = c.contiguous().clone();
           int64_t accepted = 0;
           for (int64_t i = 0; i < r.numel(); ++i) {
-            const double want = r.get(i), got = adjusted.get(i), m = mag->get(i);
+            // The sum of the terms' magnitudes (the reference on |inputs|, whose sign is the
+            // op's: nll_loss negates its sum).
+            const double want = r.get(i), got = adjusted.get(i), m = std::fabs(mag->get(i));
             if (got == want || (std::isnan(got) && std::isnan(want))) continue;
-            // Partial sums can overflow only where the magnitudes add up past the dtype's max;
-            // there a non-finite result is one of the orders' results.
-            const bool within = std::isfinite(got) && std::isfinite(want)
-                                    ? std::fabs(got - want) <= gamma * m
-                                    : !std::isfinite(got) && m > info.max;
+            bool within = false;
+            if (std::isfinite(got) && std::isfinite(want)) {
+              within = std::fabs(got - want) <= gamma * m;
+            } else if (!std::isfinite(got)) {
+              // Partial sums can overflow only where the magnitudes add up past the dtype's
+              // max; there a non-finite result (inf, or NaN where partial sums overflowed both
+              // ways) is one of the orders' results.
+              within = m > info.max;
+            } else if (m > info.max) {
+              // A finite result where the reference's own partial sums overflowed: another
+              // order's, if no infinite or NaN input reaches this element and the result is
+              // within the magnitudes.
+              if (!nonfinite) nonfinite = reached.output(k, r);
+              within = nonfinite && std::isfinite(nonfinite->get(i)) &&
+                       std::fabs(got) <= m * (1 + gamma);
+            }
             if (within) {
               adjusted.set(i, want);
               ++accepted;

@@ -58,9 +58,13 @@ ComparePolicy accumulation_overflow_policy(ComparePolicy base, RefFn ref, Schema
 // Kind::Values does (tolerance scaled by sqrt(k), as for sums of random terms) and accepts the
 // elements whose error is within the worst case of any order: (k - 1) unit roundoffs of the dtype
 // times the sum of the magnitudes of the terms (`ref` run on the magnitudes of the inputs); where
-// that sum of magnitudes overflows the dtype, a partial sum may overflow, and a non-finite
-// candidate element is accepted. The bound does not depend on the order, so neither does the
-// verdict.
+// that sum of magnitudes overflows the dtype, a partial sum may overflow: a non-finite candidate
+// element is accepted (inf, or NaN where partial sums overflowed both ways), and so is a finite
+// one within the magnitudes where the reference's own sum overflowed and no infinite or NaN
+// input reaches the element. The sum of magnitudes is taken as |ref(|inputs|)| (nll_loss negates
+// its sum). The bound does not depend on the order, so neither does the verdict.
+// Both policies judge the outputs `base` says are unspecified for a call (unspecified_outputs,
+// unspecified_where) by shape and dtype only: set those before building the policy.
 ComparePolicy unordered_accumulation_policy(ComparePolicy base, RefFn ref, Schema schema);
 
 }  // namespace crucible::judges

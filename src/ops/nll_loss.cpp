@@ -377,6 +377,10 @@ void register_nll_loss_ops(OpRegistry& r) {
           if (a.size() < 2 || !a.value("target").is_tensor()) return 1.0;
           return static_cast<double>(std::max<int64_t>(a.tensor("target").numel(), 1));
         };
+        // With reduction 'none' ATen's CUDA kernel never writes total_weight (the CPU's is 0).
+        op.compare.unspecified_where = [schema = op.schema](const Values& v, size_t index) {
+          return index == 1 && Args(v, schema).integer("reduction") == 0;
+        };
         op.compare = judges::unordered_accumulation_policy(op.compare, op.ref, op.schema);
       }
       r.add(std::move(op));

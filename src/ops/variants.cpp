@@ -259,6 +259,10 @@ OpDef derive(const Entry& e, const OpDef& f, DerivedVariant& v) {
     op.compare.custom = [pv](const Values& in, const Values& ref, const Values& cand) {
       return pv->functional->compare.custom(functional_arguments(*pv, in), ref, cand);
     };
+  if (f.compare.unspecified_where)
+    op.compare.unspecified_where = [pv](const Values& in, size_t index) {
+      return pv->functional->compare.unspecified_where(functional_arguments(*pv, in), index);
+    };
   if (f.compare.seed_collision_log10)
     op.compare.seed_collision_log10 = [pv](const Values& in, const Values& ref) {
       return pv->functional->compare.seed_collision_log10(functional_arguments(*pv, in), ref);

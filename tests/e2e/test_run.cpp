@@ -184,5 +184,38 @@ TEST(E2ERun, PerfWritesSpeedups) {
   EXPECT_GT(with_bytes, 0);
 }
 
+// --profile: profile.json holds the phases and one span per case with its verdict, the console
+// says where the time went, and a resumed run may ask for it again.
+TEST(E2ERun, ProfileWritesTheTimelineAndSaysWhereTheTimeWent) {
+  const std::string out = temp_dir("profile");
+  const Output o = crucible(
+      "run --suite smoke --backend ref --ops relu,add --workers 2 --profile --history none --out " +
+      out);
+  ASSERT_EQ(o.status, 0) << o.out;
+  for (const char* line : {"profile: plan: ", "profile: correctness: ", "2 workers (2 started",
+                           "profile: reports: ", "profile.json"})
+    EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  const nlohmann::json p = read_json(out + "/profile.json");
+  std::set<std::string> phases;
+  std::multiset<std::string> statuses;
+  std::set<std::string> cases;
+  for (const nlohmann::json& e : p["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["pid"] == 0) phases.insert(e["name"].get<std::string>());
+    if (e["pid"] == 1 && e["args"].contains("case")) {
+      statuses.insert(e["args"]["status"].get<std::string>());
+      cases.insert(e["args"]["case"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(phases, (std::set<std::string>{"plan", "correctness", "reports"}));
+  const size_t n = read_jsonl(out + "/results.jsonl").size();
+  EXPECT_EQ(statuses.size(), n);
+  EXPECT_EQ(statuses.count("passed"), n);
+  EXPECT_GT(cases.size(), 1u);
+  const Output again = crucible("run --resume " + out + " --profile --history none");
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("profile: correctness: "), std::string::npos) << again.out;
+}
+
 }  // namespace
 }  // namespace crucible::e2e

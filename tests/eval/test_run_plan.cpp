@@ -68,5 +68,17 @@ TEST(RunPlan, HoldsTheCasesTheManifestAndTheFolderLock) {
   crucible::remove_tree(std::filesystem::path(out).string());
 }
 
+// On CUDA the default is 8 workers per GPU and 16 at most (contexts are created one at a time on
+// the host); elsewhere the cores. Never more than the cores.
+TEST(RunPlan, TheDefaultWorkersOnCudaAreAFewPerGpu) {
+  EXPECT_EQ(default_workers(64, false, 0), 64);
+  EXPECT_EQ(default_workers(64, false, 4), 64);
+  EXPECT_EQ(default_workers(64, true, 0), 8);  // one GPU, not spread
+  EXPECT_EQ(default_workers(64, true, 1), 8);
+  EXPECT_EQ(default_workers(64, true, 2), 16);
+  EXPECT_EQ(default_workers(64, true, 4), 16);
+  EXPECT_EQ(default_workers(4, true, 4), 4);
+}
+
 }  // namespace
 }  // namespace crucible

@@ -100,5 +100,58 @@ TEST(NllLoss, TwoD) {
                Error);
 }
 
+// ATen's CUDA nll_loss2d adds each block's partial sum to the f16 output with atomics: a block
+// whose finite terms overflow f16 meets another holding an infinite term, and the loss is NaN
+// although the f64 reference gives inf. Accepted where the finite terms' magnitudes overflow the
+// dtype (the reference on |x| is negative, as the loss negates its sum); refused where they
+// cannot overflow.
+TEST(NllLoss2d, ANanFromPartialSumsOverflowingBothWaysIsAcceptedOnlyWhereTheyCan) {
+  const OpDef& op = nll_ops().get("aten.nll_loss2d_forward.default");
+  auto judge = [&](double big) {
+    // x [1, 2, 1, 3], every target class 0: terms -x[0, 0, 0, w].
+    const Tensor x = tensor({-INFINITY, big, big, 0, 0, 0}, {1, 2, 1, 3}, DType::Float16);
+    Tensor t = Tensor::empty({1, 1, 3}, DType::Int64);
+    for (int64_t i = 0; i < 3; ++i) t.set_int(i, 0);
+    const Values args{x, t, Value(), Value(int64_t{2}), Value(int64_t{-100})};
+    const Values ref = op.run_ref(args);
+    EXPECT_TRUE(std::isinf(ref[0].tensor().get(0)));
+    Tensor got = ref[0].tensor().clone();
+    got.set(0, NAN);
+    const std::vector<TensorCheck> c = op.compare.custom(args, ref, {got, ref[1]});
+    EXPECT_EQ(c.size(), 2u);
+    return c.at(0).passed;
+  };
+  EXPECT_TRUE(judge(40000));  // 80000 > 65504: a block's partial sum overflows to -inf
+  EXPECT_FALSE(judge(1));     // no partial sum of 1 + 1 overflows: NaN is wrong
+}
+
+// ATen's CUDA kernel never writes total_weight with reduction 'none' (the CPU's is 0): its value
+// is unspecified there, and judged by shape and dtype only; with a reduction it is data.
+TEST(NllLoss2d, TotalWeightIsUnspecifiedWithoutAReductionOnly) {
+  for (const char* name : {"aten.nll_loss2d_forward.default", "aten.nll_loss2d_forward.output"}) {
+    const OpDef& op = OpRegistry::catalog().get(name);
+    const Tensor x = tensor({1, 2, 3, 4}, {1, 2, 1, 2}, f32);
+    Tensor t = Tensor::empty({1, 1, 2}, DType::Int64);
+    t.set_int(0, 0);
+    t.set_int(1, 1);
+    for (int64_t red : {0, 1, 2}) {
+      Values args{x, t, Value(), Value(red), Value(int64_t{-100})};
+      if (op.schema.arguments.size() > 5) {  // out=: output and total_weight of their shapes
+        args.emplace_back(Tensor::empty(red == 0 ? Shape{1, 1, 2} : Shape{}, f32));
+        args.emplace_back(Tensor::empty({}, f32));
+      }
+      EXPECT_FALSE(op.compare.output_unspecified(0, args)) << name << " reduction " << red;
+      EXPECT_EQ(op.compare.output_unspecified(1, args), red == 0) << name << " reduction " << red;
+      // The judge passes any total_weight there, and only there.
+      const Values ref = op.run_ref(args);
+      Tensor tw = ref[1].tensor().clone();
+      tw.set(0, -0.000134);
+      const std::vector<TensorCheck> c = op.compare.custom(args, ref, {ref[0], tw});
+      ASSERT_EQ(c.size(), 2u);
+      EXPECT_EQ(c[1].passed, red == 0) << name << " reduction " << red << ": " << c[1].reason;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace crucible

@@ -161,5 +161,36 @@ TEST(Padding, BackwardToleranceCoversEveryOrderOfAddsInTheOutputsPrecision) {
 
 TEST(Padding, SamplesMaterialiseAndRaiseAsLabelled) { nntest::check_samples(ops()); }
 
+// f64 terms whose own sum overflows in the reference's order (1e308 + 1e308 - 1e308): another
+// order's finite result is right; where an infinite gradient reaches the element, it is not.
+// (The sum of their magnitudes overflows f64 too, so no finite value is refused by size there.)
+TEST(Padding, AFiniteSumIsAcceptedWhereTheReferencesOwnPartialSumsOverflowed) {
+  const OpDef& op = ops().get("aten.replication_pad1d_backward.default");
+  auto call = [&](double first) {
+    Tensor g = Tensor::empty({1, 1, 4}, DType::Float64);  // pad (2, 0): g[0..2] land on x[0]
+    const double vals[] = {first, 1e308, -1e308, 5};
+    for (int64_t i = 0; i < 4; ++i) g.set(i, vals[i]);
+    Tensor self = Tensor::empty({1, 1, 2}, DType::Float64);
+    self.set(0, 0);
+    self.set(1, 0);
+    return Values{g, self, std::vector<int64_t>{2, 0}};
+  };
+  auto judge = [&](const Values& args, double got0) {
+    Tensor ref = op.run_ref(args)[0].tensor();
+    Tensor got = ref.clone();
+    got.set(0, got0);
+    return op.compare.custom(args, {ref}, {got});
+  };
+  const Values overflowing = call(1e308);
+  ASSERT_TRUE(std::isinf(op.run_ref(overflowing)[0].tensor().get(0)));
+  std::vector<TensorCheck> c = judge(overflowing, 1e308);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_TRUE(c[0].passed) << c[0].reason;
+  // An infinite gradient reaches x[0]: every order is infinite there.
+  const Values infinite = call(INFINITY);
+  ASSERT_TRUE(std::isinf(op.run_ref(infinite)[0].tensor().get(0)));
+  EXPECT_FALSE(judge(infinite, 1e308)[0].passed);
+}
+
 }  // namespace
 }  // namespace crucible

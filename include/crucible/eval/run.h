@@ -52,6 +52,9 @@ struct RunOptions {
   // The run history the finished run is recorded in (report/history.h): empty for the default
   // (default_history_path()), "none" for none.
   std::string history;
+  // --profile: write profile.json (where the run's time went: its phases and what each worker
+  // did; crucible/eval/run_profile.h) to the run folder and summarise it on the console.
+  bool profile = false;
 };
 
 // Runs and returns the process exit status: 0 every case passed, 1 some case did not.

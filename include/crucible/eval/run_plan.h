@@ -70,4 +70,8 @@ struct RunPlan {
 // Makes the plan of a run (see above). Usage and input errors are thrown, as run() throws them.
 RunPlan make_run_plan(const RunOptions& opts);
 
+// The default --workers: the cores; with a backend on CUDA, 8 per GPU the run spreads over
+// (`gpus`: 0 when it does not spread, one GPU), 16 at most, and never more than the cores.
+int default_workers(int cores, bool on_cuda, size_t gpus);
+
 }  // namespace crucible

@@ -12,6 +12,8 @@
 
 namespace crucible {
 
+struct PoolTrace;
+
 struct WorkerOptions {
   int workers = 1;
   double timeout_s = 60;    // per job
@@ -19,6 +21,9 @@ struct WorkerOptions {
   size_t max_batch = 32;    // jobs sent to a worker at once
   // Called once in each new worker process, before its first job (load plugins, set limits).
   std::function<void()> on_worker_start;
+  // When set, the pool records its workers' start-ups, jobs and shutdown there
+  // (crucible/eval/pool_trace.h); it must outlive the pool.
+  PoolTrace* trace = nullptr;
 };
 
 // In a worker process: its slot in the pool (0 .. workers - 1; a worker that replaces a dead one

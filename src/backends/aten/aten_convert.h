@@ -61,7 +61,14 @@ class CallContext {
 
   c10::Device device_;
   std::map<const Storage*, c10::Storage> to_aten_;
-  std::unordered_map<const c10::StorageImpl*, std::shared_ptr<Storage>> from_aten_;
+  // Keyed by the ATen storage's address, so each entry also holds that storage: a storage freed
+  // during the call (a composition's intermediate copied to the host) would otherwise leave its
+  // address to the next allocation, and a later result would be read from the wrong memory.
+  struct Converted {
+    std::shared_ptr<Storage> storage;
+    c10::Storage held;
+  };
+  std::unordered_map<const c10::StorageImpl*, Converted> from_aten_;
   struct Upload {
     std::shared_ptr<Storage> host;
     c10::Storage device;

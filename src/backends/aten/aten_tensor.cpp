@@ -131,7 +131,7 @@ c10::Storage CallContext::storage_for(const std::shared_ptr<Storage>& s) {
     uploads_.push_back({s, storage});
   }
   to_aten_.emplace(s.get(), storage);
-  from_aten_.emplace(storage.unsafeGetStorageImpl(), s);
+  from_aten_.emplace(storage.unsafeGetStorageImpl(), Converted{s, storage});
   return storage;
 }
 
@@ -155,17 +155,17 @@ Tensor CallContext::from_aten(const at::Tensor& t) {
   std::shared_ptr<Storage> s;
   auto it = from_aten_.find(storage.unsafeGetStorageImpl());
   if (it != from_aten_.end()) {
-    s = it->second;
+    s = it->second.storage;
   } else if (!uploads_.empty() && !storage.device().is_cpu()) {
     // Called with host tensors: a fresh device result comes back to the host.
     s = Storage::allocate_cpu(storage.nbytes());
     at::Tensor device_bytes =
         make_view(storage, c10::ScalarType::Byte, 0, {static_cast<int64_t>(storage.nbytes())}, {1});
     storage_bytes(s).copy_(device_bytes);
-    from_aten_.emplace(storage.unsafeGetStorageImpl(), s);
+    from_aten_.emplace(storage.unsafeGetStorageImpl(), Converted{s, storage});
   } else {
     s = wrap_storage(storage);
-    from_aten_.emplace(storage.unsafeGetStorageImpl(), s);
+    from_aten_.emplace(storage.unsafeGetStorageImpl(), Converted{s, storage});
   }
   return Tensor::from_storage(s, t.storage_offset(), Shape(t.sizes().begin(), t.sizes().end()),
                               Shape(t.strides().begin(), t.strides().end()), *dtype);

@@ -78,7 +78,7 @@ Values make_decoy(const OpDef& op, const Values& args, std::mt19937_64& rng, boo
 std::vector<Tensor> produced(const OpDef& op, const Values& args, const Values& outs) {
   std::vector<Tensor> ts;
   for (size_t k = 0; k < outs.size(); ++k)
-    if (!op.compare.output_unspecified(k)) collect_tensors(outs[k], ts);
+    if (!op.compare.output_unspecified(k, args)) collect_tensors(outs[k], ts);
   for (size_t i : op.schema.mutated_arguments())
     if (i < args.size()) collect_tensors(args[i], ts);
   return ts;
@@ -290,7 +290,7 @@ class KernelBackend final : public Backend {
     if (!values_unspecified) {
       const auto a = real.written(), b = second.written();
       for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        if (op.compare.output_unspecified(a[i].output)) continue;  // RNG state, unused buffers
+        if (op.compare.output_unspecified(a[i].output, pristine)) continue;  // RNG state, unused
         int64_t first = -1;
         const int64_t n =
             count_unwritten(a[i].tensor, a[i].poison, b[i].tensor, b[i].poison, &first);
