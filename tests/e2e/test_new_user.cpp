@@ -109,7 +109,7 @@ TEST(E2ENewUser, ResumeRefusesTheFlagsItWouldIgnore) {
   Output o = crucible("run --suite smoke --backend ref --ops relu.default -q --out " + out);
   ASSERT_EQ(o.status, 0) << o.out;
   o = crucible("run --resume " + out + " --ops neg --suite opinfo");
-  expect_refused(o, "are not taken with it (only --workers and --quiet are)");
+  expect_refused(o, "are not taken with it (only --workers, --quiet and --profile are)");
   EXPECT_NE(o.out.find("--ops"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("--suite"), std::string::npos) << o.out;
   expect_refused(crucible("run --resume " + out + " --out /tmp/elsewhere"), "--out is not taken");
