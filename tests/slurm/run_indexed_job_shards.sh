@@ -75,10 +75,11 @@ for ((k = 0; k < SHARDS; k++)); do
   PIDS+=($!)
 done
 victim=${PIDS[1]}
-for _ in $(seq 600); do
+# Watched every 5 ms: a shard of this size can finish within 50 ms of its first case.
+for _ in $(seq 6000); do
   [ -s "$RUN/shard-2/results.jsonl" ] && break
   kill -0 "$victim" 2>/dev/null || break
-  sleep 0.05
+  sleep 0.005
 done
 killed=0
 if kill -0 "$victim" 2>/dev/null; then
