@@ -67,6 +67,7 @@ const DTypeNames& names_of(DType t) {
 }  // namespace
 
 std::string_view dtype_code(DType t) { return names_of(t).code; }
+std::string dtype_code_str(DType t) { return std::string(names_of(t).code); }
 
 std::string dtype_torch_name(DType t) { return "torch." + std::string(names_of(t).torch); }
 

@@ -24,6 +24,7 @@
 #include <numbers>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -36,8 +37,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // A scalar as the kernel sees it: converted to the dtype (rounded for floating dtypes).
 double as_scalar_of(double v, DType t) { return Tensor::scalar(v, t).get(0); }
 
@@ -49,7 +48,7 @@ using ActCheck = std::function<void(const Args&)>;
 ActCheck floating_only(std::string_view kernel) {
   return [kernel](const Args& a) {
     const DType t = a.tensor("self").dtype();
-    if (!is_floating(t)) mathops::not_implemented(kernel, t);
+    if (!is_floating(t)) not_implemented_for(kernel, t);
   };
 }
 
@@ -157,7 +156,7 @@ Tensor softplus(const Args& a) {
 
 void check_threshold(const Args& a) {
   const DType t = a.tensor("self").dtype();
-  if (t == DType::Bool) mathops::not_implemented("threshold_cpu", t);
+  if (t == DType::Bool) not_implemented_for("threshold_cpu", t);
 }
 
 Tensor threshold(const Args& a) {
@@ -245,12 +244,13 @@ std::vector<Sample> act_samples(const std::vector<DType>& dtypes,
     if (!is_floating(t)) continue;
     std::vector<Literal> args{T({64, 64}, t)};
     args.insert(args.end(), extra.begin(), extra.end());
-    out.push_back(make("4096 elements (tails beyond +-3) " + code(t), std::move(args), kw));
+    out.push_back(
+        make("4096 elements (tails beyond +-3) " + dtype_code_str(t), std::move(args), kw));
   }
   for (DType t : error_dtypes) {
     std::vector<Literal> args{T({4, 5}, t)};
     args.insert(args.end(), extra.begin(), extra.end());
-    out.push_back(make("error: unsupported dtype " + code(t), std::move(args), kw));
+    out.push_back(make("error: unsupported dtype " + dtype_code_str(t), std::move(args), kw));
   }
   return out;
 }
@@ -276,7 +276,7 @@ std::vector<Sample> with_variants(std::vector<Sample> base, const std::vector<DT
     for (DType t : dtypes) {
       std::vector<Literal> args{T({6, 11}, t)};
       args.insert(args.end(), v.args.begin(), v.args.end());
-      base.push_back(make(v.label + " " + code(t), std::move(args), v.kwargs));
+      base.push_back(make(v.label + " " + dtype_code_str(t), std::move(args), v.kwargs));
     }
     std::vector<Literal> args{T_fill({48}, DType::Float32, "special")};
     args.insert(args.end(), v.args.begin(), v.args.end());

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "crucible/compare/compare.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -44,8 +45,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 using mathops::opmath;
-
-std::string code(DType t) { return std::string(dtype_code(t)); }
 
 // What a backward op returns: the broadcast shape of grad and x, their common dtype.
 struct Spec {
@@ -65,7 +64,7 @@ Spec floating_spec(const Args& a, std::string_view kernel, std::string_view x_na
   const Tensor& grad = a.tensor("grad_output");
   const Tensor& x = a.tensor(x_name);
   const DType ct = opsutil::result_type(grad, x);
-  if (!is_floating(ct)) mathops::not_implemented(kernel, ct);
+  if (!is_floating(ct)) not_implemented_for(kernel, ct);
   return {broadcast_shapes(grad.shape(), x.shape()), ct};
 }
 
@@ -130,7 +129,7 @@ Spec threshold_backward_spec(const Args& a) {
   const Tensor& grad = a.tensor("grad_output");
   const Tensor& x = a.tensor("self");
   const DType ct = opsutil::result_type(grad, x);
-  if (ct == DType::Bool) mathops::not_implemented("threshold_cpu", ct);
+  if (ct == DType::Bool) not_implemented_for("threshold_cpu", ct);
   return {broadcast_shapes(grad.shape(), x.shape()), ct};
 }
 
@@ -265,7 +264,7 @@ std::vector<Sample> backward_samples(const std::vector<DType>& dtypes,
     out.push_back(make(std::move(label) + suffix, build(std::move(g), std::move(x)), kw));
   };
   for (DType t : dtypes) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     add("same shape" + d, T({7, 13}, t), T({7, 13}, t));
     add("0-d" + d, T({}, t), T({}, t));
     add("transposed self" + d, T({9, 12}, t), T_transposed(9, 12, t));
@@ -292,11 +291,12 @@ std::vector<Sample> backward_samples(const std::vector<DType>& dtypes,
                                            {DType::Float64, DType::BFloat16}};
   for (auto [a, b] : pairs)
     if (has(a) && has(b))
-      add("promotion " + code(a) + " grad with " + code(b) + " self", T({6, 7}, a), T({6, 7}, b));
+      add("promotion " + dtype_code_str(a) + " grad with " + dtype_code_str(b) + " self",
+          T({6, 7}, a), T({6, 7}, b));
   if (has(DType::Float32))
     add("promotion i64 grad with f32 self", T({6, 7}, DType::Int64), T({6, 7}, DType::Float32));
   for (DType t : error_dtypes)
-    out.push_back(make("error: unsupported dtype " + code(t) + suffix,
+    out.push_back(make("error: unsupported dtype " + dtype_code_str(t) + suffix,
                        build(T({4, 5}, t), T({4, 5}, t)), kw));
   if (!error_dtypes.empty())
     out.push_back(make("error: shapes that do not broadcast" + suffix,
@@ -330,7 +330,8 @@ std::vector<Sample> perf_samples(const ArgBuilder& build,
   std::vector<Sample> out;
   for (DType t : mathops::perf_dtypes()) {
     for (const Shape& s : {Shape{int64_t{1} << 22}, Shape{64, 512, 512}})
-      out.push_back(make("bandwidth " + shape_str(s) + " " + code(t), build(T(s, t), T(s, t)), kw));
+      out.push_back(
+          make("bandwidth " + shape_str(s) + " " + dtype_code_str(t), build(T(s, t), T(s, t)), kw));
   }
   return out;
 }

@@ -25,7 +25,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using arith::code;
 using binmeta::Spec;
 
 int64_t wrap_add(int64_t a, int64_t b) {
@@ -166,7 +165,8 @@ std::vector<Sample> perf_binary(const SampleContext&) {
 std::vector<Sample> scalar_perf() {
   std::vector<Sample> out;
   for (DType t : arith::perf_dtypes())
-    out.push_back(make("bandwidth [16777216] " + code(t), {T({int64_t{1} << 24}, t), F(0.5)}));
+    out.push_back(
+        make("bandwidth [16777216] " + dtype_code_str(t), {T({int64_t{1} << 24}, t), F(0.5)}));
   return out;
 }
 
@@ -177,14 +177,15 @@ std::vector<Sample> tensor_scalar_samples(const std::vector<Literal>& others, bo
   for (DType t : all_numeric_dtypes()) {
     const std::string err = bool_self_raises && t == DType::Bool ? "error: bool self, " : "";
     for (const Literal& o : others) {
-      const std::string d = code(t) + ", other " + cases::print_literal(o);
+      const std::string d = dtype_code_str(t) + ", other " + cases::print_literal(o);
       out.push_back(make(err + d, {T({6, 7}, t), o}));
       if (t == DType::Float32 || t == DType::Int64 || t == DType::Float16)
         out.push_back(make(err + "transposed " + d, {T_transposed(5, 8, t), o}));
     }
-    out.push_back(make(err + "0-d " + code(t), {T({}, t), I(2)}));
+    out.push_back(make(err + "0-d " + dtype_code_str(t), {T({}, t), I(2)}));
     if (is_floating(t))
-      out.push_back(make("special values " + code(t), {T_fill({64}, t, "special"), F(1.5)}));
+      out.push_back(
+          make("special values " + dtype_code_str(t), {T_fill({64}, t, "special"), F(1.5)}));
   }
   out.push_back(make("empty", {T({0, 4}, DType::Float32), F(1.0)}));
   out.push_back(make("expanded (stride 0)", {T({5, 8}, DType::Float32, {0, 1}), F(1.0)}));
@@ -231,7 +232,8 @@ std::vector<Sample> rsub_samples(const SampleContext& ctx) {
   if (ctx.performance) return perf_binary(ctx);
   std::vector<Sample> out = label_bool_errors(binary_samples(all_numeric_dtypes()));
   for (DType t : {DType::Float32, DType::Int64, DType::UInt8})
-    out.push_back(make("alpha=2 " + code(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
+    out.push_back(
+        make("alpha=2 " + dtype_code_str(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
   out.push_back(make("alpha=0.25 bf16", {T({6, 7}, DType::BFloat16), T({6, 7}, DType::BFloat16)},
                      {{"alpha", F(0.25)}}));
   out.push_back(make("error: float alpha, i16", {T({6, 7}, DType::Int16), T({6, 7}, DType::Int16)},
@@ -292,14 +294,15 @@ std::vector<Sample> mul_scalar_inplace_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   for (DType t : all_numeric_dtypes()) {
     const std::string b = t == DType::Bool ? "error: result not castable, " : "";
-    out.push_back(make(b + code(t) + " *= 3", {T({6, 7}, t), I(3)}));
-    out.push_back(make(b + "0-d " + code(t) + " *= -2", {T({}, t), I(-2)}));
+    out.push_back(make(b + dtype_code_str(t) + " *= 3", {T({6, 7}, t), I(3)}));
+    out.push_back(make(b + "0-d " + dtype_code_str(t) + " *= -2", {T({}, t), I(-2)}));
     const std::string f =
-        (is_floating(t) ? "" : "error: result not castable, ") + code(t) + " *= 0.5";
+        (is_floating(t) ? "" : "error: result not castable, ") + dtype_code_str(t) + " *= 0.5";
     out.push_back(make(f, {T({6, 7}, t), F(0.5)}));
-    out.push_back(make(code(t) + " *= True", {T({6, 7}, t), B(true)}));
+    out.push_back(make(dtype_code_str(t) + " *= True", {T({6, 7}, t), B(true)}));
     if (is_floating(t))
-      out.push_back(make("special values " + code(t), {T_fill({64}, t, "special"), F(-2.0)}));
+      out.push_back(
+          make("special values " + dtype_code_str(t), {T_fill({64}, t, "special"), F(-2.0)}));
   }
   out.push_back(make("transposed self", {T_transposed(6, 7, DType::Float32), F(1.5)}));
   out.push_back(make("empty", {T({0, 3}, DType::Float32), F(1.5)}));
@@ -344,7 +347,8 @@ std::vector<Sample> out_samples(const SampleContext& ctx, int flavour) {
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes()) {
       const Shape s = {int64_t{1} << 22};
-      out.push_back(make("bandwidth [4194304] " + code(t), {T(s, t), T(s, t)}, {{"out", T(s, t)}}));
+      out.push_back(
+          make("bandwidth [4194304] " + dtype_code_str(t), {T(s, t), T(s, t)}, {{"out", T(s, t)}}));
     }
     return out;
   }
@@ -354,8 +358,8 @@ std::vector<Sample> out_samples(const SampleContext& ctx, int flavour) {
   for (DType t : all_numeric_dtypes()) {
     const bool raises = flavour == 2 && !is_floating(t);
     const std::string err = raises ? "error: float result into integral out, " : "";
-    add(err + "same dtype " + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
-    add(err + "broadcast " + code(t), T({4, 5}, t), T({5}, t), T({4, 5}, t));
+    add(err + "same dtype " + dtype_code_str(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
+    add(err + "broadcast " + dtype_code_str(t), T({4, 5}, t), T({5}, t), T({4, 5}, t));
   }
   add("f32 into f64 out (computed in f32)", T({6, 7}, DType::Float32), T({6, 7}, DType::Float32),
       T({6, 7}, DType::Float64));

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
@@ -30,7 +31,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using arith::code;
 using binmeta::Spec;
 
 enum class Mode { Trunc, Floor, Fmod, Remainder };
@@ -110,8 +110,7 @@ Spec divide_spec(const Value& a, const Value& b, Mode m) {
   const Tensor ta = arith::operand(a), tb = arith::operand(b);
   const DType rt = arith::promoted({a, b});
   arith::require_modelled(rt, kernel_name(m));
-  CRUCIBLE_CHECK(rt != DType::Bool,
-                 std::string("\"") + kernel_name(m) + "\" not implemented for 'Bool'");
+  if (rt == DType::Bool) not_implemented_for(kernel_name(m), rt);
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
@@ -202,7 +201,7 @@ std::vector<Sample> tensor_samples(const std::vector<std::pair<std::string, Lite
     out.push_back(make(std::move(label), {std::move(a), std::move(b)}, kw));
   };
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     add("same shape" + d, T({7, 13}, t), T({7, 13}, t));
     add("broadcast other" + d, T({4, 5}, t), T({5}, t));
     add("0-d with 0-d" + d, T({}, t), T({}, t));
@@ -217,7 +216,7 @@ std::vector<Sample> tensor_samples(const std::vector<std::pair<std::string, Lite
   add("empty f32", T({0, 3}, DType::Float32), T({3}, DType::Float32));
   add("error: shapes that do not broadcast", T({3}, DType::Float32), T({4}, DType::Float32));
   for (DType t : integral_dtypes(false)) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     add("positive divisor" + d, T({7, 13}, t), T_fill({7, 13}, t, "positive"));
     add("broadcast, 0-d divisor" + d, T({4, 5}, t), T_fill({}, t, "positive"));
     add("special dividend" + d, T_fill({48}, t, "special"), T_fill({48}, t, "positive"));
@@ -247,14 +246,14 @@ std::vector<Sample> scalar_samples(const std::vector<std::pair<std::string, Lite
   const Literal others[] = {I(3), I(-3), F(2.5), F(-0.75)};
   for (DType t : no_bool()) {
     for (const Literal& o : others)
-      add(code(t) + ", other " + cases::print_literal(o), T({6, 7}, t), o);
-    add("0-d " + code(t), T({}, t), I(4));
+      add(dtype_code_str(t) + ", other " + cases::print_literal(o), T({6, 7}, t), o);
+    add("0-d " + dtype_code_str(t), T({}, t), I(4));
     if (is_floating(t)) {
-      add("special values " + code(t), T_fill({64}, t, "special"), F(1.5));
-      add(code(t) + " by 0", T({6, 7}, t), I(0));
+      add("special values " + dtype_code_str(t), T_fill({64}, t, "special"), F(1.5));
+      add(dtype_code_str(t) + " by 0", T({6, 7}, t), I(0));
     } else {
-      add("error: integer division by zero " + code(t), T({6, 7}, t), I(0));
-      add(code(t) + " by 0.0 -> f32", T({6, 7}, t), F(0.0));
+      add("error: integer division by zero " + dtype_code_str(t), T({6, 7}, t), I(0));
+      add(dtype_code_str(t) + " by 0.0 -> f32", T({6, 7}, t), F(0.0));
     }
   }
   add("transposed f32", T_transposed(6, 7, DType::Float32), F(-1.5));
@@ -269,7 +268,8 @@ std::vector<Sample> perf(const std::vector<std::pair<std::string, Literal>>& kw,
   std::vector<Sample> out;
   for (DType t : arith::perf_dtypes()) {
     const Shape s = {int64_t{1} << 22};
-    out.push_back(make("bandwidth [4194304] " + code(t), {T(s, t), scalar ? F(0.7) : T(s, t)}, kw));
+    out.push_back(
+        make("bandwidth [4194304] " + dtype_code_str(t), {T(s, t), scalar ? F(0.7) : T(s, t)}, kw));
   }
   return out;
 }

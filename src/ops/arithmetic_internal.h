@@ -74,8 +74,6 @@ RefFn out_of(RefFn ref);
 // counted as read only when `reads_output` (in-place ops read self).
 CostFn elementwise_cost(double flops, bool reads_output = false);
 
-std::string code(DType t);  // "f32"
-
 // The standard performance cases of a binary op plus the f32/f16/bf16 dtypes.
 std::vector<DType> perf_dtypes();
 

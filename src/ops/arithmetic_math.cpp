@@ -34,7 +34,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using arith::code;
 using binmeta::Spec;
 
 int64_t wrap_mul(int64_t a, int64_t b) {
@@ -213,9 +212,8 @@ Spec lerp_spec(const Args& a, bool tensor_weight) {
   }
   const DType rt = self.dtype();
   arith::require_modelled(rt, "lerp");
-  CRUCIBLE_CHECK(is_floating(rt), std::string("\"lerp_kernel_") +
-                                      (tensor_weight ? "tensor" : "scalar") +
-                                      "\" not implemented for '" + scalar_type_name(rt) + "'");
+  if (!is_floating(rt))
+    not_implemented_for(tensor_weight ? "lerp_kernel_tensor" : "lerp_kernel_scalar", rt);
   return {arith::broadcast_all(ins), rt};
 }
 
@@ -331,25 +329,27 @@ std::vector<Sample> pow_ts_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes()) {
-      out.push_back(make("bandwidth square " + code(t), {T({int64_t{1} << 22}, t), I(2)}));
-      out.push_back(make("bandwidth ^0.75 " + code(t), {T({int64_t{1} << 22}, t), F(0.75)}));
+      out.push_back(
+          make("bandwidth square " + dtype_code_str(t), {T({int64_t{1} << 22}, t), I(2)}));
+      out.push_back(
+          make("bandwidth ^0.75 " + dtype_code_str(t), {T({int64_t{1} << 22}, t), F(0.75)}));
     }
     return out;
   }
   const Literal exps[] = {I(2), I(3), I(0), F(0.5), F(-1.5)};
   for (DType t : all_numeric_dtypes()) {
     for (const Literal& e : exps)
-      out.push_back(make(code(t) + " ** " + cases::print_literal(e), {T({6, 7}, t), e}));
+      out.push_back(make(dtype_code_str(t) + " ** " + cases::print_literal(e), {T({6, 7}, t), e}));
     const std::string neg_err = is_floating(t) ? "" : "error: integer to a negative power, ";
-    out.push_back(make(neg_err + code(t) + " ** -2", {T({6, 7}, t), I(-2)}));
-    out.push_back(make("0-d " + code(t) + " ** 2", {T({}, t), I(2)}));
+    out.push_back(make(neg_err + dtype_code_str(t) + " ** -2", {T({6, 7}, t), I(-2)}));
+    out.push_back(make("0-d " + dtype_code_str(t) + " ** 2", {T({}, t), I(2)}));
     if (is_floating(t)) {
-      out.push_back(
-          make("special values " + code(t) + " ** 2", {T_fill({64}, t, "special"), I(2)}));
-      out.push_back(
-          make("special values " + code(t) + " ** 0.5", {T_fill({64}, t, "special"), F(0.5)}));
-      out.push_back(
-          make("special values " + code(t) + " ** -1", {T_fill({64}, t, "special"), I(-1)}));
+      out.push_back(make("special values " + dtype_code_str(t) + " ** 2",
+                         {T_fill({64}, t, "special"), I(2)}));
+      out.push_back(make("special values " + dtype_code_str(t) + " ** 0.5",
+                         {T_fill({64}, t, "special"), F(0.5)}));
+      out.push_back(make("special values " + dtype_code_str(t) + " ** -1",
+                         {T_fill({64}, t, "special"), I(-1)}));
     }
   }
   out.push_back(make("error: bool ** True", {T({6, 7}, DType::Bool), B(true)}));
@@ -365,16 +365,18 @@ std::vector<Sample> pow_scalar_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes())
-      out.push_back(make("bandwidth 2 ** x " + code(t), {F(2.0), T({int64_t{1} << 22}, t)}));
+      out.push_back(
+          make("bandwidth 2 ** x " + dtype_code_str(t), {F(2.0), T({int64_t{1} << 22}, t)}));
     return out;
   }
   const Literal bases[] = {I(2), F(2.5), I(-1), F(0.1)};
   for (DType t : all_numeric_dtypes()) {
     for (const Literal& b : bases)
-      out.push_back(make(cases::print_literal(b) + " ** " + code(t), {b, T({6, 7}, t)}));
-    out.push_back(make("2 ** 0-d " + code(t), {I(2), T({}, t)}));
+      out.push_back(make(cases::print_literal(b) + " ** " + dtype_code_str(t), {b, T({6, 7}, t)}));
+    out.push_back(make("2 ** 0-d " + dtype_code_str(t), {I(2), T({}, t)}));
     if (is_floating(t))
-      out.push_back(make("1.5 ** special values " + code(t), {F(1.5), T_fill({64}, t, "special")}));
+      out.push_back(
+          make("1.5 ** special values " + dtype_code_str(t), {F(1.5), T_fill({64}, t, "special")}));
   }
   out.push_back(
       make("1 ** special values (ones)", {I(1), T_fill({64}, DType::Float32, "special")}));
@@ -399,13 +401,14 @@ std::vector<Sample> atan2_out_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     const Shape s = {int64_t{1} << 22};
-    for (DType t : arith::perf_dtypes()) add("bandwidth " + code(t), T(s, t), T(s, t), T(s, t));
+    for (DType t : arith::perf_dtypes())
+      add("bandwidth " + dtype_code_str(t), T(s, t), T(s, t), T(s, t));
     return out;
   }
   for (DType t : floating_dtypes()) {
-    add("same dtype " + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
-    add("special values " + code(t), T_fill({64}, t, "special"), T_fill({64}, t, "special"),
-        T({64}, t));
+    add("same dtype " + dtype_code_str(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
+    add("special values " + dtype_code_str(t), T_fill({64}, t, "special"),
+        T_fill({64}, t, "special"), T({64}, t));
   }
   add("i64 into f32 out", T({6, 7}, DType::Int64), T({6, 7}, DType::Int64),
       T({6, 7}, DType::Float32));
@@ -434,11 +437,11 @@ std::vector<Sample> lerp_samples(const SampleContext& ctx, bool tensor_weight) {
   if (ctx.performance) {
     const Shape s = {int64_t{1} << 22};
     for (DType t : arith::perf_dtypes())
-      out.push_back(make("bandwidth " + code(t), {T(s, t), T(s, t), w(t, s, 0.3)}));
+      out.push_back(make("bandwidth " + dtype_code_str(t), {T(s, t), T(s, t), w(t, s, 0.3)}));
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("same shape" + d, {T({6, 7}, t), T({6, 7}, t), w(t, {6, 7}, 0.3)}));
     out.push_back(make("weight >= 0.5" + d, {T({6, 7}, t), T({6, 7}, t), w(t, {7}, 0.75)}));
     out.push_back(make("0-d" + d, {T({}, t), T({}, t), w(t, {}, -0.5)}));
@@ -476,7 +479,8 @@ std::vector<Sample> addc_samples(const SampleContext& ctx, bool div) {
   if (ctx.performance) {
     const Shape s = {int64_t{1} << 22};
     for (DType t : arith::perf_dtypes())
-      out.push_back(make("bandwidth " + code(t), {T(s, t), T(s, t), T(s, t)}, {{"value", F(0.5)}}));
+      out.push_back(
+          make("bandwidth " + dtype_code_str(t), {T(s, t), T(s, t), T(s, t)}, {{"value", F(0.5)}}));
     return out;
   }
   auto add = [&](std::string label, Literal a, Literal b, Literal c,
@@ -488,12 +492,14 @@ std::vector<Sample> addc_samples(const SampleContext& ctx, bool div) {
     const bool raises = div ? !is_floating(t) : t == DType::Bool;
     const std::string e =
         raises ? (div ? "error: integral tensor1 and tensor2, " : "error: bool, ") : "";
-    add(e + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
-    add(e + "value=2 " + code(t), T({6, 7}, t), T({7}, t), T({6, 1}, t), {{"value", I(2)}});
+    add(e + dtype_code_str(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t));
+    add(e + "value=2 " + dtype_code_str(t), T({6, 7}, t), T({7}, t), T({6, 1}, t),
+        {{"value", I(2)}});
     if (is_floating(t)) {
-      add("value=-0.5 " + code(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t), {{"value", F(-0.5)}});
-      add("special values " + code(t), T_fill({64}, t, "special"), T_fill({64}, t, "special"),
-          T_fill({64}, t, "special"));
+      add("value=-0.5 " + dtype_code_str(t), T({6, 7}, t), T({6, 7}, t), T({6, 7}, t),
+          {{"value", F(-0.5)}});
+      add("special values " + dtype_code_str(t), T_fill({64}, t, "special"),
+          T_fill({64}, t, "special"), T_fill({64}, t, "special"));
     }
   }
   const DType f = DType::Float32;

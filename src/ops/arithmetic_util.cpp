@@ -271,8 +271,6 @@ CostFn elementwise_cost(double flops, bool reads_output) {
   };
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::vector<DType> perf_dtypes() { return {DType::Float32, DType::Float16, DType::BFloat16}; }
 
 }  // namespace crucible::arith

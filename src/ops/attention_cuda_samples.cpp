@@ -16,7 +16,6 @@ namespace crucible::attention {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 using KW = std::vector<std::pair<std::string, Literal>>;
 
 const DType f16 = DType::Float16, bf16 = DType::BFloat16, f32 = DType::Float32, i64 = DType::Int64;
@@ -56,14 +55,14 @@ std::vector<Sample> flash_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {f16, bf16}) {
-      call("GPT-2 [1, 12, 1024, 64] causal " + code(t), qkv_slice(1, 12, 1024, 64, t),
+      call("GPT-2 [1, 12, 1024, 64] causal " + dtype_code_str(t), qkv_slice(1, 12, 1024, 64, t),
            qkv_slice(1, 12, 1024, 64, t), qkv_slice(1, 12, 1024, 64, t), true,
            {{"scale", F(0.125)}});
     }
     return out;
   }
   for (DType t : {f16, bf16}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), false);
     call("causal qkv slices, scale 0.125" + d, qkv_slice(1, 4, 7, 8, t), qkv_slice(1, 4, 7, 8, t),
          qkv_slice(1, 4, 7, 8, t), true, {{"scale", F(0.125)}});
@@ -134,7 +133,7 @@ std::vector<Sample> flash_backward_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {f16, bf16}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, 2, 2, 2, 5, 5, 8, t, false);
     call("causal qkv slices" + d, 1, 4, 4, 7, 7, 8, t, true, true);
     call("grouped-query heads 4 / 2, causal" + d, 1, 4, 2, 6, 6, 8, t, true);
@@ -169,14 +168,14 @@ std::vector<Sample> efficient_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {f16, f32}) {
-      call("GPT-2 [1, 12, 1024, 64] causal " + code(t), qkv_slice(1, 12, 1024, 64, t),
+      call("GPT-2 [1, 12, 1024, 64] causal " + dtype_code_str(t), qkv_slice(1, 12, 1024, 64, t),
            qkv_slice(1, 12, 1024, 64, t), qkv_slice(1, 12, 1024, 64, t), None(), true, true,
            {{"scale", F(0.125)}});
     }
     return out;
   }
   for (DType t : {f16, bf16, f32}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), None(),
          true, false);
     call("causal qkv slices, scale 0.125" + d, qkv_slice(1, 4, 7, 8, t), qkv_slice(1, 4, 7, 8, t),
@@ -258,7 +257,7 @@ std::vector<Sample> efficient_backward_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {f16, bf16, f32}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, 2, 2, 5, 5, 8, t, false, None(), qkv);
     call("causal qkv slices" + d, 1, 4, 7, 7, 8, t, true, None(), qkv, true);
   }

@@ -13,7 +13,6 @@ namespace crucible::attention {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 
 const DType f32 = DType::Float32;
 
@@ -52,7 +51,7 @@ std::vector<Sample> flash_cpu_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {f32, DType::BFloat16}) {
-      call("GPT-2 [1, 12, 1024, 64] causal " + code(t), qkv_slice(1, 12, 1024, 64, t),
+      call("GPT-2 [1, 12, 1024, 64] causal " + dtype_code_str(t), qkv_slice(1, 12, 1024, 64, t),
            qkv_slice(1, 12, 1024, 64, t), qkv_slice(1, 12, 1024, 64, t), true,
            {{"scale", F(0.125)}});
     }
@@ -61,7 +60,7 @@ std::vector<Sample> flash_cpu_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), false);
     call("causal [1, 3, 6, 4]" + d, T({1, 3, 6, 4}, t), T({1, 3, 6, 4}, t), T({1, 3, 6, 4}, t),
          true);
@@ -137,12 +136,12 @@ std::vector<Sample> flash_cpu_backward_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {f32, DType::BFloat16})
-      call("GPT-2 [1, 12, 1024, 64] causal " + code(t), 1, 12, 1024, 1024, 64, t, true,
+      call("GPT-2 [1, 12, 1024, 64] causal " + dtype_code_str(t), 1, 12, 1024, 1024, 64, t, true,
            {{"scale", F(0.125)}}, true);
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, 2, 2, 5, 5, 8, t, false);
     call("causal qkv slices, scale 0.125" + d, 1, 3, 6, 6, 8, t, true, {{"scale", F(0.125)}}, true);
   }
@@ -191,7 +190,7 @@ std::vector<Sample> cudnn_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {h, bf}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, cudnn_args(T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t), T({2, 2, 5, 8}, t),
                                         None(), true, false));
     call("causal qkv slices, scale 0.125" + d,
@@ -250,7 +249,7 @@ std::vector<Sample> cudnn_backward_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {h, bf}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     call("[2, 2, 5, 8]" + d, 2, 2, 2, 5, 5, 8, t, false);
     call("causal qkv slices" + d, 1, 4, 4, 7, 7, 8, t, true, true);
     call("grouped-query heads 4 / 2, causal" + d, 1, 4, 2, 6, 6, 8, t, true);

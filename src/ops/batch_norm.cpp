@@ -48,7 +48,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 
 using OptT = std::optional<Tensor>;
 
@@ -324,8 +323,8 @@ std::vector<Sample> forward_samples(const SampleContext& ctx, int form) {
       for (bool tr : modes) {
         if (form == 2 && !tr) continue;
         const std::string m = tr ? " train " : " eval ";
-        call("ResNet [32, 256, 56, 56]" + m + code(t), T({32, 256, 56, 56}, t), T({256}, t),
-             T({256}, t), T({256}, t), stats(256, t), tr);
+        call("ResNet [32, 256, 56, 56]" + m + dtype_code_str(t), T({32, 256, 56, 56}, t),
+             T({256}, t), T({256}, t), T({256}, t), stats(256, t), tr);
       }
     }
     call("mixed bf16 input, f32 params [32, 64, 112, 112]", T({32, 64, 112, 112}, DType::BFloat16),
@@ -336,7 +335,7 @@ std::vector<Sample> forward_samples(const SampleContext& ctx, int form) {
     if (form == 2 && !tr) continue;
     const std::string m = tr ? "train " : "eval ";
     for (DType t : samples::floating_dtypes()) {
-      const std::string d = " " + code(t);
+      const std::string d = " " + dtype_code_str(t);
       call(m + "[4, 3, 5]" + d, T({4, 3, 5}, t), T({3}, t), T({3}, t), T({3}, t), stats(3, t), tr);
       call(m + "4-d [2, 3, 4, 5]" + d, T({2, 3, 4, 5}, t), T({3}, t), T({3}, t), T({3}, t),
            stats(3, t), tr);
@@ -344,7 +343,7 @@ std::vector<Sample> forward_samples(const SampleContext& ctx, int form) {
            T({3}, t), stats(3, t), tr);
     }
     for (DType t : {DType::Float16, DType::BFloat16}) {
-      call(m + "mixed " + code(t) + " input, f32 params", T({4, 3, 5}, t), T({3}, kF32),
+      call(m + "mixed " + dtype_code_str(t) + " input, f32 params", T({4, 3, 5}, t), T({3}, kF32),
            T({3}, kF32), T({3}, kF32), stats(3, kF32), tr);
     }
     call(m + "2-d input [8, 5]", T({8, 5}, kF32), T({5}, kF32), T({5}, kF32), T({5}, kF32),
@@ -427,7 +426,8 @@ std::vector<Sample> backward_samples(const SampleContext& ctx) {
   const std::vector<bool> all{true, true, true};
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      call("ResNet [32, 256, 56, 56] train " + code(t), {32, 256, 56, 56}, t, t, true, all);
+      call("ResNet [32, 256, 56, 56] train " + dtype_code_str(t), {32, 256, 56, 56}, t, t, true,
+           all);
     call("mixed bf16 [32, 64, 112, 112] train", {32, 64, 112, 112}, DType::BFloat16, kF32, true,
          all);
     return out;
@@ -435,16 +435,16 @@ std::vector<Sample> backward_samples(const SampleContext& ctx) {
   for (bool train : {true, false}) {
     const std::string m = train ? "train " : "eval ";
     for (DType t : samples::floating_dtypes()) {
-      call(m + "[4, 3, 5] " + code(t), {4, 3, 5}, t, t, train, all);
-      call(m + "special values " + code(t), {4, 3, 6}, t, t, train, all, true,
+      call(m + "[4, 3, 5] " + dtype_code_str(t), {4, 3, 5}, t, t, train, all);
+      call(m + "special values " + dtype_code_str(t), {4, 3, 6}, t, t, train, all, true,
            T_fill({4, 3, 6}, t, "special"), T_fill({4, 3, 6}, t, "special"));
     }
     for (DType t : {DType::Float16, DType::BFloat16}) {
-      call(m + "mixed " + code(t) + ", f32 params", {4, 3, 5}, t, kF32, train, all);
+      call(m + "mixed " + dtype_code_str(t) + ", f32 params", {4, 3, 5}, t, kF32, train, all);
       // As every real-model trace records it on CUDA: params of the input's dtype, saved
       // statistics f32 (ATen's CPU kernel raises; CUDA computes).
       const int64_t c = 3;
-      out.push_back(make(m + code(t) + " params, f32 saved statistics (CUDA)",
+      out.push_back(make(m + dtype_code_str(t) + " params, f32 saved statistics (CUDA)",
                          {T({4, c, 5}, t), T({4, c, 5}, t), T({c}, t), T({c}, t), st(c, t),
                           T({c}, kF32), st(c, kF32), B(train), F(1e-5), nnops::bool_list(all)}));
     }

@@ -24,7 +24,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 
 const DType kF32 = DType::Float32;
 
@@ -60,20 +59,20 @@ std::vector<Sample> functional_samples(const SampleContext& ctx) {
   auto stats = [](int64_t c, DType t) { return T_fill({c}, t, "positive"); };
   if (ctx.performance) {
     for (DType t : {kF32, DType::BFloat16})
-      call("ResNet [32, 256, 56, 56] train " + code(t), T({32, 256, 56, 56}, t), T({256}, t),
-           T({256}, t), T({256}, t), stats(256, t), true);
+      call("ResNet [32, 256, 56, 56] train " + dtype_code_str(t), T({32, 256, 56, 56}, t),
+           T({256}, t), T({256}, t), T({256}, t), stats(256, t), true);
     return out;
   }
   for (bool tr : {true, false}) {
     const std::string m = tr ? "train " : "eval ";
     for (DType t : floating_dtypes()) {
-      const std::string d = " " + code(t);
+      const std::string d = " " + dtype_code_str(t);
       call(m + "[4, 3, 5]" + d, T({4, 3, 5}, t), T({3}, t), T({3}, t), T({3}, t), stats(3, t), tr);
       call(m + "4-d [2, 3, 4, 5]" + d, T({2, 3, 4, 5}, t), T({3}, t), T({3}, t), T({3}, t),
            stats(3, t), tr);
     }
     for (DType t : {DType::Float16, DType::BFloat16}) {
-      call(m + "mixed " + code(t) + " input, f32 params", T({4, 3, 5}, t), T({3}, kF32),
+      call(m + "mixed " + dtype_code_str(t) + " input, f32 params", T({4, 3, 5}, t), T({3}, kF32),
            T({3}, kF32), T({3}, kF32), stats(3, kF32), tr);
     }
     call(m + "no weight or bias", T({4, 3, 5}, kF32), None(), None(), T({3}, kF32), stats(3, kF32),

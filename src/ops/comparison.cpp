@@ -29,7 +29,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using arith::code;
 
 enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
 
@@ -130,8 +129,7 @@ Values logical_ref(const Args& a, Logic l) {
 Spec bitwise_spec(const Args& a, Logic l) {
   const DType rt = arith::promoted({a.value("self"), a.value("other")});
   arith::require_modelled(rt, "bitwise");
-  CRUCIBLE_CHECK(!is_floating(rt), std::string("\"bitwise_") + logic_name(l) +
-                                       "_cpu\" not implemented for '" + scalar_type_name(rt) + "'");
+  if (is_floating(rt)) not_implemented_for(std::string("bitwise_") + logic_name(l) + "_cpu", rt);
   return {broadcast_shapes(arith::operand(a.value("self")).shape(),
                            arith::operand(a.value("other")).shape()),
           rt, rt};
@@ -179,7 +177,8 @@ std::vector<Sample> perf_tensor(const SampleContext&) {
 std::vector<Sample> perf_scalar() {
   std::vector<Sample> out;
   for (DType t : arith::perf_dtypes())
-    out.push_back(make("bandwidth [16777216] " + code(t), {T({int64_t{1} << 24}, t), F(0.25)}));
+    out.push_back(
+        make("bandwidth [16777216] " + dtype_code_str(t), {T({int64_t{1} << 24}, t), F(0.25)}));
   return out;
 }
 
@@ -207,18 +206,20 @@ std::vector<Sample> compare_scalar_samples(const SampleContext& ctx) {
   const Literal others[] = {I(0), F(0.5), I(-1), B(true)};
   for (DType t : all_numeric_dtypes()) {
     for (const Literal& o : others)
-      out.push_back(make(code(t) + " with " + cases::print_literal(o), {T({6, 7}, t), o}));
-    out.push_back(make("0-d " + code(t), {T({}, t), I(1)}));
+      out.push_back(
+          make(dtype_code_str(t) + " with " + cases::print_literal(o), {T({6, 7}, t), o}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, t), I(1)}));
     if (is_floating(t)) {
-      out.push_back(make("special values " + code(t) + " with inf",
+      out.push_back(make("special values " + dtype_code_str(t) + " with inf",
                          {T_fill({64}, t, "special"), F(std::numeric_limits<double>::infinity())}));
       out.push_back(
-          make("special values " + code(t) + " with nan",
+          make("special values " + dtype_code_str(t) + " with nan",
                {T_fill({64}, t, "special"), F(std::numeric_limits<double>::quiet_NaN())}));
-      out.push_back(
-          make("special values " + code(t) + " with -0.0", {T_fill({64}, t, "special"), F(-0.0)}));
+      out.push_back(make("special values " + dtype_code_str(t) + " with -0.0",
+                         {T_fill({64}, t, "special"), F(-0.0)}));
     } else {
-      out.push_back(make("special values " + code(t), {T_fill({48}, t, "special"), I(1)}));
+      out.push_back(
+          make("special values " + dtype_code_str(t), {T_fill({48}, t, "special"), I(1)}));
     }
   }
   out.push_back(make("transposed", {T_transposed(6, 7, DType::Float32), F(0.0)}));
@@ -236,8 +237,8 @@ std::vector<Sample> compare_inplace_samples(const SampleContext& ctx, bool scala
   std::vector<Sample> out;
   auto other = [&](DType t, const Shape& s) { return scalar ? F(0.25) : T(s, t); };
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make(code(t) + " self", {T({6, 7}, t), other(t, {6, 7})}));
-    out.push_back(make("0-d " + code(t) + " self", {T({}, t), scalar ? I(0) : T({}, t)}));
+    out.push_back(make(dtype_code_str(t) + " self", {T({6, 7}, t), other(t, {6, 7})}));
+    out.push_back(make("0-d " + dtype_code_str(t) + " self", {T({}, t), scalar ? I(0) : T({}, t)}));
   }
   out.push_back(
       make("transposed self", {T_transposed(6, 7, DType::Float32), other(DType::Float32, {6, 7})}));
@@ -271,13 +272,13 @@ std::vector<Sample> bitwise_tensor_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Int32, DType::UInt8, DType::Bool})
-      out.push_back(
-          make("bandwidth " + code(t), {T({int64_t{1} << 22}, t), T({int64_t{1} << 22}, t)}));
+      out.push_back(make("bandwidth " + dtype_code_str(t),
+                         {T({int64_t{1} << 22}, t), T({int64_t{1} << 22}, t)}));
     return out;
   }
   out = binary_samples(integral_dtypes(true));
   for (DType t : integral_dtypes(false))
-    out.push_back(make("special values " + code(t),
+    out.push_back(make("special values " + dtype_code_str(t),
                        {T_fill({48}, t, "special"), T_fill({48}, t, "special")}));
   out.push_back(make("i8 with u8 -> i16", {T({6, 7}, DType::Int8), T({6, 7}, DType::UInt8)}));
   out.push_back(make("u8 with a Python -1 (wraps)", {T({6, 7}, DType::UInt8), I(-1)}));
@@ -297,9 +298,11 @@ std::vector<Sample> bitwise_scalar_samples(const SampleContext& ctx) {
   const Literal others[] = {I(6), I(-1), B(true)};
   for (DType t : integral_dtypes(true)) {
     for (const Literal& o : others)
-      out.push_back(make(code(t) + " with " + cases::print_literal(o), {T({6, 7}, t), o}));
-    out.push_back(make("0-d " + code(t), {T({}, t), I(5)}));
-    out.push_back(make("special values " + code(t), {T_fill({48}, t, "special"), I(0x55)}));
+      out.push_back(
+          make(dtype_code_str(t) + " with " + cases::print_literal(o), {T({6, 7}, t), o}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, t), I(5)}));
+    out.push_back(
+        make("special values " + dtype_code_str(t), {T_fill({48}, t, "special"), I(0x55)}));
   }
   out.push_back(make("transposed", {T_transposed(6, 7, DType::Int64), I(3)}));
   out.push_back(make("expanded", {T({5, 8}, DType::Int16, {0, 1}), I(3)}));

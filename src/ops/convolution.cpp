@@ -416,10 +416,8 @@ Conv convolution_backward_checked(const Args& a) {
   check_same_dtype(grad_out, "grad_output", input, "input");
   const DType dt = input.dtype();
   if (!is_floating(dt) || dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
-    op_error(
-        std::string("\"") +
-        (c.transposed ? "slow_conv_transpose2d_backward_out_cpu" : "slow_conv2d_cpu_grad_input") +
-        "\" not implemented for '" + scalar_type_name(dt) + "'");
+    not_implemented_for(
+        c.transposed ? "slow_conv_transpose2d_backward_out_cpu" : "slow_conv2d_cpu_grad_input", dt);
   }
   if (grad_out.shape() != c.output_shape) {
     op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +

@@ -16,8 +16,6 @@ using namespace samples;
 
 // ---- samples ----
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // A convolution call: input, weight, bias (None when !has_bias), stride, padding, dilation,
 // transposed, output_padding, groups.
 struct Call {
@@ -177,7 +175,7 @@ std::vector<Sample> convolution_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      const std::string d = " " + code(t);
+      const std::string d = " " + dtype_code_str(t);
       Call c = call2d({32, 64, 56, 56}, {64, 64, 3, 3}, false);
       c.padding = {1, 1};
       out.push_back(forward_sample("ResNet 3x3 [32, 64, 56, 56]" + d, c, t));
@@ -202,13 +200,13 @@ std::vector<Sample> convolution_samples(const SampleContext& ctx) {
   for (const auto& [label, c] : geometries()) out.push_back(forward_sample(label + " f32", c, f32));
   const Call basic = geometries()[0].second;
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-    out.push_back(forward_sample("2-d 3x3 " + code(t), basic, t));
-    out.push_back(forward_sample("transposed 2-d " + code(t), geometries()[7].second, t));
-    out.push_back(forward_sample("special values " + code(t), basic, t, "special"));
+    out.push_back(forward_sample("2-d 3x3 " + dtype_code_str(t), basic, t));
+    out.push_back(forward_sample("transposed 2-d " + dtype_code_str(t), geometries()[7].second, t));
+    out.push_back(forward_sample("special values " + dtype_code_str(t), basic, t, "special"));
   }
   out.push_back(forward_sample("special values f32", basic, f32, "special"));
   for (DType t : integral_dtypes(false))
-    out.push_back(forward_sample("2-d 3x3 " + code(t) + " (exact, wraps)", basic, t));
+    out.push_back(forward_sample("2-d 3x3 " + dtype_code_str(t) + " (exact, wraps)", basic, t));
   out.push_back(forward_sample("transposed 2-d i64", geometries()[7].second, DType::Int64));
   {
     Call c = basic;
@@ -325,7 +323,7 @@ std::vector<Sample> convolution_backward_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      const std::string d = " " + code(t);
+      const std::string d = " " + dtype_code_str(t);
       Call c = call2d({32, 64, 56, 56}, {64, 64, 3, 3}, false);
       c.padding = {1, 1};
       out.push_back(backward_sample("ResNet 3x3 [32, 64, 56, 56]" + d, c, t, {true, true, false}));
@@ -343,8 +341,8 @@ std::vector<Sample> convolution_backward_samples(const SampleContext& ctx) {
   const Call basic = geometries()[0].second;
   const Call tr = geometries()[7].second;
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-    out.push_back(backward_sample("2-d 3x3 " + code(t), basic, t));
-    out.push_back(backward_sample("transposed 2-d " + code(t), tr, t));
+    out.push_back(backward_sample("2-d 3x3 " + dtype_code_str(t), basic, t));
+    out.push_back(backward_sample("transposed 2-d " + dtype_code_str(t), tr, t));
   }
   // Every output_mask combination, plain and transposed.
   for (int m = 0; m < 8; ++m) {

@@ -274,7 +274,6 @@ CostFn copy_cost() {
   };
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
 Literal sym(const char* s) { return Literal::symbol(s); }
 // A dtype spelled as traces write it in keyword arguments: torch.bool.
 Literal torch_dtype(DType t) {
@@ -312,10 +311,10 @@ std::vector<Sample> perf(bool two_args) {
   for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
     std::vector<Literal> args{T({4096, 4096}, t)};
     if (two_args) args.push_back(T({4096, 4096}, t));
-    out.push_back(make("bandwidth [4096, 4096] " + code(t), args));
+    out.push_back(make("bandwidth [4096, 4096] " + dtype_code_str(t), args));
     std::vector<Literal> targs{T_transposed(4096, 4096, t)};
     if (two_args) targs.insert(targs.begin(), T({4096, 4096}, t));
-    out.push_back(make("bandwidth transposed [4096, 4096] " + code(t), targs));
+    out.push_back(make("bandwidth transposed [4096, 4096] " + dtype_code_str(t), targs));
   }
   return out;
 }
@@ -324,8 +323,8 @@ std::vector<Sample> clone_samples(const SampleContext& ctx) {
   if (ctx.performance) return perf(false);
   std::vector<Sample> out;
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("contiguous " + code(t), {T({7, 13}, t)}));
-    out.push_back(make("transposed " + code(t), {T_transposed(9, 12, t)}));
+    out.push_back(make("contiguous " + dtype_code_str(t), {T({7, 13}, t)}));
+    out.push_back(make("transposed " + dtype_code_str(t), {T_transposed(9, 12, t)}));
   }
   for (auto& [label, lit] : layouts(DType::Float32)) {
     out.push_back(make(label, {lit}));
@@ -335,7 +334,7 @@ std::vector<Sample> clone_samples(const SampleContext& ctx) {
                        {{"memory_format", sym("torch.preserve_format")}}));
   }
   for (DType t : floating_dtypes())
-    out.push_back(make("special values " + code(t), {T_fill({64}, t, "special")}));
+    out.push_back(make("special values " + dtype_code_str(t), {T_fill({64}, t, "special")}));
   out.push_back(make("channels_last", {T({2, 3, 4, 5}, DType::Float16)},
                      {{"memory_format", sym("torch.channels_last")}}));
   out.push_back(make("channels_last_3d", {T({2, 3, 2, 4, 5}, DType::Float32)},
@@ -353,13 +352,14 @@ std::vector<Sample> to_copy_samples(const SampleContext& ctx) {
                                              {DType::Float32, DType::BFloat16},
                                              {DType::BFloat16, DType::Float32}};
     for (auto [from, to] : convs)
-      out.push_back(make("bandwidth [4096, 4096] " + code(from) + " -> " + code(to),
-                         {T({4096, 4096}, from)}, {{"dtype", DT(to)}}));
+      out.push_back(
+          make("bandwidth [4096, 4096] " + dtype_code_str(from) + " -> " + dtype_code_str(to),
+               {T({4096, 4096}, from)}, {{"dtype", DT(to)}}));
     return out;
   }
   std::vector<Sample> out;
   for (auto [from, to] : kConversions) {
-    const std::string d = code(from) + " -> " + code(to);
+    const std::string d = dtype_code_str(from) + " -> " + dtype_code_str(to);
     out.push_back(make(d, {T({7, 13}, from)}, {{"dtype", DT(to)}}));
     out.push_back(make("transposed, " + d, {T_transposed(9, 12, from)}, {{"dtype", DT(to)}}));
   }
@@ -368,7 +368,7 @@ std::vector<Sample> to_copy_samples(const SampleContext& ctx) {
   for (auto [from, to] :
        {std::pair{DType::Float32, DType::Float16}, std::pair{DType::Float64, DType::Float32},
         std::pair{DType::Float32, DType::BFloat16}, std::pair{DType::Float16, DType::Float64}})
-    out.push_back(make("special values, " + code(from) + " -> " + code(to),
+    out.push_back(make("special values, " + dtype_code_str(from) + " -> " + dtype_code_str(to),
                        {T_fill({64}, from, "special")}, {{"dtype", DT(to)}}));
   out.push_back(make("no dtype (a plain copy)", {T({7, 13}, DType::Int32)}));
   out.push_back(make(
@@ -391,9 +391,10 @@ std::vector<Sample> copy_inplace_samples(const SampleContext& ctx) {
   if (ctx.performance) return perf(true);
   std::vector<Sample> out;
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("same dtype " + code(t), {T({7, 13}, t), T({7, 13}, t)}));
+    out.push_back(make("same dtype " + dtype_code_str(t), {T({7, 13}, t), T({7, 13}, t)}));
   for (auto [to, from] : kConversions)
-    out.push_back(make(code(from) + " into " + code(to), {T({6, 7}, to), T({6, 7}, from)}));
+    out.push_back(make(dtype_code_str(from) + " into " + dtype_code_str(to),
+                       {T({6, 7}, to), T({6, 7}, from)}));
   for (auto& [label, lit] : layouts(DType::Float32)) {
     const cases::TensorLit& src = lit.tensor;
     out.push_back(make("src " + label, {T(src.shape, DType::Float32), lit}));

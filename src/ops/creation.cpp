@@ -36,7 +36,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using creation::code;
 
 // What a factory fills its result with.
 enum class Content { Uninitialised, Zeros, Ones, Value };
@@ -236,13 +235,13 @@ std::vector<Sample> sized_samples(const SampleContext& ctx, const std::vector<Li
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(
-          make("bandwidth [4096, 4096] " + code(t), args({4096, 4096}), {{"dtype", DT(t)}}));
+      out.push_back(make("bandwidth [4096, 4096] " + dtype_code_str(t), args({4096, 4096}),
+                         {{"dtype", DT(t)}}));
     return out;
   }
   for (const Shape& s : factory_sizes()) out.push_back(make("size " + shape_str(s), args(s)));
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dtype " + code(t), args({5, 6}), {{"dtype", DT(t)}}));
+    out.push_back(make("dtype " + dtype_code_str(t), args({5, 6}), {{"dtype", DT(t)}}));
   out.push_back(make("as traced (device 'cuda', layout, pin_memory)", args({4, 8}),
                      traced_kwargs(DType::Float16)));
   out.push_back(make("size 0-d, dtype i64", args({}), {{"dtype", DT(DType::Int64)}}));
@@ -273,8 +272,8 @@ std::vector<Sample> value_samples(const std::function<std::vector<Literal>(Liter
     out.push_back(make(std::move(label), args(std::move(v)), std::move(kw)));
   };
   for (DType t : all_numeric_dtypes()) {
-    add("value 3, dtype " + code(t), I(3), {{"dtype", DT(t)}});
-    add("value -2.75, dtype " + code(t) + (t == DType::UInt8 ? " (error)" : ""), F(-2.75),
+    add("value 3, dtype " + dtype_code_str(t), I(3), {{"dtype", DT(t)}});
+    add("value -2.75, dtype " + dtype_code_str(t) + (t == DType::UInt8 ? " (error)" : ""), F(-2.75),
         {{"dtype", DT(t)}});
   }
   // Relabel the one that must raise.
@@ -361,7 +360,7 @@ std::vector<Sample> like_samples(const SampleContext& ctx, const std::vector<Lit
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("bandwidth [4096, 4096] " + code(t), args(T({4096, 4096}, t))));
+      out.push_back(make("bandwidth [4096, 4096] " + dtype_code_str(t), args(T({4096, 4096}, t))));
     return out;
   }
   for (auto& [label, lit] : like_inputs()) {
@@ -417,7 +416,8 @@ std::vector<Sample> new_samples(const SampleContext& ctx, const std::vector<Lite
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("bandwidth [4096, 4096] " + code(t), args(T({4}, t), {4096, 4096})));
+      out.push_back(
+          make("bandwidth [4096, 4096] " + dtype_code_str(t), args(T({4}, t), {4096, 4096})));
     return out;
   }
   const Shape sizes[] = {{5, 6}, {}, {0, 3}, {2, 3, 4}, {11}};
@@ -427,8 +427,8 @@ std::vector<Sample> new_samples(const SampleContext& ctx, const std::vector<Lite
     out.push_back(make("from " + label + ", size " + shape_str(size), args(lit, size)));
   }
   for (DType t : {DType::Float16, DType::Int8, DType::Bool, DType::Float64})
-    out.push_back(
-        make("dtype given " + code(t), args(T({3}, DType::Float32), {4, 5}), {{"dtype", DT(t)}}));
+    out.push_back(make("dtype given " + dtype_code_str(t), args(T({3}, DType::Float32), {4, 5}),
+                       {{"dtype", DT(t)}}));
   out.push_back(make("as traced (device 'cuda')", args(T({2, 128}, DType::Int64), {2, 128}),
                      traced_kwargs(DType::Int64)));
   out.push_back(make("error: negative size", args(T({3}, DType::Float32), {2, -2})));
@@ -469,7 +469,7 @@ std::vector<Sample> empty_strided_samples(const SampleContext& ctx, bool with_se
   out.push_back(make("channels-last", args({2, 3, 4, 5}, {60, 1, 15, 3})));
   out.push_back(make("as traced", args({144, 64, 64}, {4096, 64, 1})));
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dtype " + code(t), args({2, 5}, {1, 2}), {{"dtype", DT(t)}}));
+    out.push_back(make("dtype " + dtype_code_str(t), args({2, 5}, {1, 2}), {{"dtype", DT(t)}}));
   out.push_back(make(
       "with device 'cuda' and layout", args({300, 128}, {128, 1}),
       {{"dtype", DT(DType::Float16)}, {"layout", sym("torch.strided")}, {"device", S("cuda")}}));

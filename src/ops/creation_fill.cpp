@@ -40,7 +40,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using creation::code;
 
 Tensor like_copy_of(const Tensor& self) {
   return Tensor::empty_strided(self.shape(), creation::like_strides(self, MemoryFormat::Preserve),
@@ -280,7 +279,7 @@ std::vector<std::pair<std::string, Literal>> layouts(DType t) {
 std::vector<Sample> fill_perf(bool tensor_value) {
   std::vector<Sample> out;
   for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-    out.push_back(make("bandwidth [4096, 4096] " + code(t),
+    out.push_back(make("bandwidth [4096, 4096] " + dtype_code_str(t),
                        {T({4096, 4096}, t), tensor_value ? T({}, t) : F(1.5)}));
   return out;
 }
@@ -290,11 +289,11 @@ std::vector<Sample> fill_scalar_samples(const SampleContext& ctx) {
   if (ctx.performance) return fill_perf(false);
   std::vector<Sample> out;
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("int value " + code(t), {T({6, 7}, t), I(3)}));
-    out.push_back(
-        make((t == DType::UInt8 ? "error: " : "") + std::string("float value -2.75 ") + code(t),
-             {T({6, 7}, t), F(-2.75)}));
-    out.push_back(make("bool value " + code(t), {T({5}, t), B(true)}));
+    out.push_back(make("int value " + dtype_code_str(t), {T({6, 7}, t), I(3)}));
+    out.push_back(make((t == DType::UInt8 ? "error: " : "") + std::string("float value -2.75 ") +
+                           dtype_code_str(t),
+                       {T({6, 7}, t), F(-2.75)}));
+    out.push_back(make("bool value " + dtype_code_str(t), {T({5}, t), B(true)}));
   }
   for (auto& [label, lit] : layouts(DType::Float32))
     out.push_back(make(label + " f32", {lit, F(0.25)}));
@@ -335,10 +334,10 @@ std::vector<Sample> fill_tensor_samples(const SampleContext& ctx) {
   for (DType t : all_numeric_dtypes()) {
     // A same-dtype value, and a value of another kind (positive: a negative float into u8 would
     // raise, depending on the drawn value).
-    out.push_back(make("same dtype " + code(t), {T({6, 7}, t), T({}, t)}));
-    out.push_back(
-        make("f32 value into " + code(t), {T({6, 7}, t), T_fill({}, DType::Float32, "positive")}));
-    out.push_back(make("i64 value into " + code(t), {T({5}, t), T({}, DType::Int64)}));
+    out.push_back(make("same dtype " + dtype_code_str(t), {T({6, 7}, t), T({}, t)}));
+    out.push_back(make("f32 value into " + dtype_code_str(t),
+                       {T({6, 7}, t), T_fill({}, DType::Float32, "positive")}));
+    out.push_back(make("i64 value into " + dtype_code_str(t), {T({5}, t), T({}, DType::Int64)}));
   }
   out.push_back(make("bool value into f16", {T({5}, DType::Float16), T({}, DType::Bool)}));
   out.push_back(make("f64 value into bf16", {T({5}, DType::BFloat16), T({}, DType::Float64)}));
@@ -356,7 +355,8 @@ std::vector<Sample> fill_tensor_samples(const SampleContext& ctx) {
 std::vector<Sample> arange_perf(std::vector<Literal> (*args)(Literal)) {
   std::vector<Sample> out;
   for (DType t : {DType::Float32, DType::Int64, DType::Float16})
-    out.push_back(make("2^22 elements " + code(t), args(I(int64_t{1} << 22)), {{"dtype", DT(t)}}));
+    out.push_back(
+        make("2^22 elements " + dtype_code_str(t), args(I(int64_t{1} << 22)), {{"dtype", DT(t)}}));
   return out;
 }
 
@@ -372,8 +372,8 @@ std::vector<Sample> arange_end_samples(const SampleContext& ctx) {
   out.push_back(make("float end 2.0 (not included)", {F(2.0)}));
   for (DType t : all_numeric_dtypes()) {
     const bool err = t == DType::Bool;
-    out.push_back(
-        make((err ? "error: " : std::string()) + "dtype " + code(t), {I(17)}, {{"dtype", DT(t)}}));
+    out.push_back(make((err ? "error: " : std::string()) + "dtype " + dtype_code_str(t), {I(17)},
+                       {{"dtype", DT(t)}}));
   }
   out.push_back(make("300 into u8 wraps", {I(300)}, {{"dtype", DT(DType::UInt8)}}));
   out.push_back(make("float end 4.5 with dtype i64", {F(4.5)}, {{"dtype", DT(DType::Int64)}}));
@@ -400,7 +400,7 @@ std::vector<Sample> arange_start_samples(const SampleContext& ctx) {
   out.push_back(make("large i64 values", {I((int64_t{1} << 53) + 1), I((int64_t{1} << 53) + 6)}));
   for (DType t : {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
                   DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
-    out.push_back(make("dtype " + code(t), {I(-4), I(9)}, {{"dtype", DT(t)}}));
+    out.push_back(make("dtype " + dtype_code_str(t), {I(-4), I(9)}, {{"dtype", DT(t)}}));
   out.push_back(make("float start -1.5 with dtype i64 (truncated)", {F(-1.5), I(2)},
                      {{"dtype", DT(DType::Int64)}}));
   out.push_back(make("negative range into u8 wraps", {I(-5), I(5)}, {{"dtype", DT(DType::UInt8)}}));
@@ -462,13 +462,13 @@ std::vector<Sample> copy_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(
-          make("bandwidth [4096, 4096] " + code(t), {T({4096, 4096}, t), T({4096, 4096}, t)}));
+      out.push_back(make("bandwidth [4096, 4096] " + dtype_code_str(t),
+                         {T({4096, 4096}, t), T({4096, 4096}, t)}));
     return out;
   }
   std::vector<Sample> out;
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("same dtype " + code(t), {T({7, 13}, t), T({7, 13}, t)}));
+    out.push_back(make("same dtype " + dtype_code_str(t), {T({7, 13}, t), T({7, 13}, t)}));
   const std::pair<DType, DType> conversions[] = {
       {DType::Float16, DType::Float32}, {DType::Float32, DType::BFloat16},
       {DType::Int32, DType::Float32},   {DType::Float64, DType::Int64},
@@ -476,7 +476,8 @@ std::vector<Sample> copy_samples(const SampleContext& ctx) {
       {DType::Int8, DType::Int32},      {DType::Float32, DType::Bool},
   };
   for (auto [to, from] : conversions)
-    out.push_back(make(code(from) + " into " + code(to), {T({6, 7}, to), T({6, 7}, from)}));
+    out.push_back(make(dtype_code_str(from) + " into " + dtype_code_str(to),
+                       {T({6, 7}, to), T({6, 7}, from)}));
   for (auto& [label, lit] : layouts(DType::Float32)) {
     out.push_back(make("self " + label, {lit, T(lit.tensor.shape, DType::Float16)}));
     out.push_back(make("src " + label, {T(lit.tensor.shape, DType::Float32), lit}));
@@ -502,14 +503,15 @@ std::vector<Sample> lift_fresh_copy_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("bandwidth [4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+      out.push_back(make("bandwidth [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t)}));
     return out;
   }
   std::vector<Sample> out;
-  for (DType t : all_numeric_dtypes()) out.push_back(make("contiguous " + code(t), {T({64}, t)}));
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("contiguous " + dtype_code_str(t), {T({64}, t)}));
   for (auto& [label, lit] : layouts(DType::Float32)) out.push_back(make(label, {lit}));
   for (DType t : floating_dtypes())
-    out.push_back(make("special values " + code(t), {T_fill({64}, t, "special")}));
+    out.push_back(make("special values " + dtype_code_str(t), {T_fill({64}, t, "special")}));
   return out;
 }
 

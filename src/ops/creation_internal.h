@@ -55,8 +55,6 @@ Scalar item_of(const Tensor& t);
 double real_bytes(const Tensor& t);
 double tensor_bytes(const Tensor& t);  // numel * itemsize
 
-std::string code(DType t);
-
 }  // namespace crucible::creation
 
 namespace crucible {

@@ -86,7 +86,7 @@ std::vector<Sample> empty_permuted_samples(const SampleContext& ctx) {
   call("0-d", {}, {});
   call("1-d", {7}, {0});
   for (DType t : all_numeric_dtypes())
-    call("dtype " + creation::code(t), {2, 3}, {1, 0}, {{"dtype", DT(t)}});
+    call("dtype " + dtype_code_str(t), {2, 3}, {1, 0}, {{"dtype", DT(t)}});
   call("with device 'cuda' and pin_memory", {4, 2}, {1, 0},
        {{"dtype", DT(DType::Float16)}, {"device", S("cuda")}, {"pin_memory", B(false)}});
   call("error: layout shorter than size", {2, 3, 4}, {0, 1});

@@ -263,8 +263,6 @@ double tensor_bytes(const Tensor& t) {
   return static_cast<double>(t.numel()) * static_cast<double>(t.itemsize());
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 }  // namespace creation
 
 }  // namespace crucible

@@ -37,7 +37,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-using stats::code;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -225,7 +224,8 @@ std::vector<Sample> cdist_samples(const SampleContext& ctx) {
   for (DType t : {f32, f64}) {
     for (double p : {0.0, 1.0, 2.0, 3.0, 0.5, inf}) {
       const std::string ps = std::isinf(p) ? "inf" : std::to_string(p).substr(0, 3);
-      out.push_back(make("p=" + ps + " " + code(t), {T({5, 4}, t), T({6, 4}, t), F(p), None()}));
+      out.push_back(
+          make("p=" + ps + " " + dtype_code_str(t), {T({5, 4}, t), T({6, 4}, t), F(p), None()}));
     }
   }
   out.push_back(make("p=2 mm path (P > 25)", {T({30, 5}, f32), T({7, 5}, f32), F(2.0), None()}));
@@ -277,7 +277,7 @@ std::vector<Sample> pdist_samples(const SampleContext& ctx) {
   for (DType t : {f32, f64}) {
     for (double p : {0.0, 1.0, 2.0, 3.0, 0.5, kInf}) {
       const std::string ps = std::isinf(p) ? "inf" : std::to_string(p).substr(0, 3);
-      out.push_back(make("p=" + ps + " " + code(t), {T({7, 4}, t), F(p)}));
+      out.push_back(make("p=" + ps + " " + dtype_code_str(t), {T({7, 4}, t), F(p)}));
     }
   }
   out.push_back(make("default p", {T({6, 5}, f32)}));

@@ -113,27 +113,25 @@ Cost embedding_cost(const Args& a, const Values& out) {
   return c;
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::vector<Sample> embedding_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   const DType f32 = DType::Float32, i64 = DType::Int64, i32 = DType::Int32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("BERT words [30522, 768] x [64, 128] " + code(t),
+      out.push_back(make("BERT words [30522, 768] x [64, 128] " + dtype_code_str(t),
                          {T({30522, 768}, t), T({64, 128}, i64)}));
-      out.push_back(make("BART words [50265, 1024] x [4, 1024], padding_idx " + code(t),
+      out.push_back(make("BART words [50265, 1024] x [4, 1024], padding_idx " + dtype_code_str(t),
                          {T({50265, 1024}, t), T({4, 1024}, i64), I(1)}));
-      out.push_back(make("positions [512, 768] x [64, 128] expanded " + code(t),
+      out.push_back(make("positions [512, 768] x [64, 128] expanded " + dtype_code_str(t),
                          {T({512, 768}, t), T({64, 128}, i64, {0, 1})}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("1-d indices " + code(t), {T({10, 4}, t), T({5}, i64)}));
+    out.push_back(make("1-d indices " + dtype_code_str(t), {T({10, 4}, t), T({5}, i64)}));
   }
   for (DType t : {f32, DType::Float16, DType::BFloat16}) {
-    out.push_back(make("2-d i32 indices " + code(t), {T({12, 7}, t), T({3, 7}, i32)}));
+    out.push_back(make("2-d i32 indices " + dtype_code_str(t), {T({12, 7}, t), T({3, 7}, i32)}));
   }
   out.push_back(make("3-d indices", {T({9, 3}, f32), T({2, 3, 4}, i64)}));
   out.push_back(make("0-d index", {T({10, 4}, f32), T({}, i64)}));

@@ -55,8 +55,6 @@ constexpr DType f64 = DType::Float64;
 constexpr DType i64 = DType::Int64;
 constexpr DType i32 = DType::Int32;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::string legacy_name(DType t) {
   return "torch." + std::string(dtype_scalar_type_name(t)) + "Tensor";
 }
@@ -338,13 +336,13 @@ std::vector<Sample> dense_backward_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("BERT words [64, 128, 768] into 30522 rows " + code(t),
+      out.push_back(make("BERT words [64, 128, 768] into 30522 rows " + dtype_code_str(t),
                          {T({64, 128, 768}, t), T({64, 128}, i64), I(30522), I(-1), B(false)}));
     return out;
   }
   for (DType t : floating_dtypes())
-    out.push_back(
-        make("1-d indices " + code(t), {T({6, 4}, t), T({6}, i64), I(5), I(-1), B(false)}));
+    out.push_back(make("1-d indices " + dtype_code_str(t),
+                       {T({6, 4}, t), T({6}, i64), I(5), I(-1), B(false)}));
   out.push_back(
       make("2-d i32 indices", {T({2, 3, 4}, f32), T({2, 3}, i32), I(4), I(-1), B(false)}));
   out.push_back(make("padding_idx", {T({8, 3}, f32), T({8}, i64), I(3), I(1), B(false)}));
@@ -368,13 +366,13 @@ std::vector<Sample> bag_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("DLRM table [100000, 128] x 65536 lookups " + code(t),
+      out.push_back(make("DLRM table [100000, 128] x 65536 lookups " + dtype_code_str(t),
                          {T({100000, 128}, t), T({65536}, i64), T({4096}, i64)}));
     return out;
   }
   for (DType t : floating_dtypes())
     for (int64_t mode : {0, 1, 2})
-      out.push_back(make("mode " + std::to_string(mode) + " " + code(t),
+      out.push_back(make("mode " + std::to_string(mode) + " " + dtype_code_str(t),
                          {T({10, 4}, t), T({9}, i64), T({4}, i64), B(false), I(mode)}));
   out.push_back(make("one bag", {T({10, 4}, f32), T({7}, i64), T({1}, i64)}));
   out.push_back(make("more bags than indices, empty ones (sum)",
@@ -425,13 +423,13 @@ std::vector<Sample> psw_backward_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[4096, 128] bags, 65536 lookups " + code(t),
+      out.push_back(make("[4096, 128] bags, 65536 lookups " + dtype_code_str(t),
                          {T({4096, 128}, t), T({100000, 128}, t), T({65536}, i64), T({4096}, i64),
                           T({65536}, i64), I(0)}));
     return out;
   }
   for (DType t : floating_dtypes())
-    out.push_back(make("sum " + code(t),
+    out.push_back(make("sum " + dtype_code_str(t),
                        {T({3, 4}, t), T({10, 4}, t), T({7}, i64), T({3}, i64), T({7}, i64), I(0)}));
   out.push_back(make("padding_idx", {T({3, 4}, f32), T({4, 4}, f32), T({12}, i64), T({3}, i64),
                                      T({12}, i64), I(0), I(1)}));

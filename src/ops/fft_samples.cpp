@@ -13,23 +13,21 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 }  // namespace
 
 std::vector<Sample> fft_r2c_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float64}) {
-      out.push_back(
-          make("rows [128, 2048] " + code(t), {T({128, 2048}, t), L({1}), I(0), B(true)}));
-      out.push_back(
-          make("2-d [16, 128, 128] " + code(t), {T({16, 128, 128}, t), L({1, 2}), I(2), B(true)}));
+      out.push_back(make("rows [128, 2048] " + dtype_code_str(t),
+                         {T({128, 2048}, t), L({1}), I(0), B(true)}));
+      out.push_back(make("2-d [16, 128, 128] " + dtype_code_str(t),
+                         {T({16, 128, 128}, t), L({1, 2}), I(2), B(true)}));
     }
     return out;
   }
   for (DType t : {DType::Float32, DType::Float64}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     for (int64_t norm : {0, 1, 2}) {
       const std::string nd = " norm " + std::to_string(norm) + d;
       out.push_back(make("1-d even onesided" + nd, {T({8}, t), L({0}), I(norm), B(true)}));
@@ -75,15 +73,15 @@ std::vector<Sample> fft_c2c_samples(const SampleContext& ctx) {
   const DType c64 = DType::Complex64, c128 = DType::Complex128;
   if (ctx.performance) {
     for (DType t : {c64, c128}) {
-      out.push_back(
-          make("rows [128, 1024] " + code(t), {T({128, 1024}, t), L({1}), I(0), B(true)}));
-      out.push_back(make("2-d [8, 128, 192] (FNet-like) " + code(t),
+      out.push_back(make("rows [128, 1024] " + dtype_code_str(t),
+                         {T({128, 1024}, t), L({1}), I(0), B(true)}));
+      out.push_back(make("2-d [8, 128, 192] (FNet-like) " + dtype_code_str(t),
                          {T({8, 128, 192}, t), L({1, 2}), I(0), B(true)}));
     }
     return out;
   }
   for (DType t : {c64, c128}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     for (int64_t norm : {0, 1, 2}) {
       const std::string nd = " norm " + std::to_string(norm) + d;
       out.push_back(make("1-d forward" + nd, {T({8}, t), L({0}), I(norm), B(true)}));
@@ -123,12 +121,12 @@ std::vector<Sample> fft_c2r_samples(const SampleContext& ctx) {
   const DType c64 = DType::Complex64, c128 = DType::Complex128;
   if (ctx.performance) {
     for (DType t : {c64, c128})
-      out.push_back(
-          make("rows [128, 1025] -> 2048 " + code(t), {T({128, 1025}, t), L({1}), I(2), I(2048)}));
+      out.push_back(make("rows [128, 1025] -> 2048 " + dtype_code_str(t),
+                         {T({128, 1025}, t), L({1}), I(2), I(2048)}));
     return out;
   }
   for (DType t : {c64, c128}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     for (int64_t norm : {0, 1, 2}) {
       const std::string nd = " norm " + std::to_string(norm) + d;
       out.push_back(make("even length 8" + nd, {T({5}, t), L({0}), I(norm), I(8)}));

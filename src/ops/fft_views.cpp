@@ -15,8 +15,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // The component `part` (0 real, 1 imaginary) of complex `t` as a real view of the same shape.
 Tensor component_view(const Tensor& t, int64_t part) {
   Shape strides = t.strides();
@@ -82,7 +80,7 @@ Cost view_cost(const Values&, const Values&) { return {}; }
 
 // Layouts shared by the complex views' samples.
 void complex_layouts(std::vector<Sample>& out, DType t) {
-  const std::string d = " " + code(t);
+  const std::string d = " " + dtype_code_str(t);
   out.push_back(make("contiguous" + d, {T({3, 4}, t)}));
   out.push_back(make("0-d" + d, {T({}, t)}));
   out.push_back(make("empty" + d, {T({2, 0, 3}, t)}));
@@ -134,7 +132,7 @@ std::vector<Sample> view_as_complex_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {DType::Float16, DType::Float32, DType::Float64}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("contiguous" + d, {T({3, 4, 2}, t)}));
     out.push_back(make("1-d -> 0-d" + d, {T({2}, t)}));
     out.push_back(make("empty" + d, {T({0, 3, 2}, t)}));

@@ -40,7 +40,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 using OptT = std::optional<Tensor>;
 
 const DType kF32 = DType::Float32;
@@ -394,22 +393,22 @@ std::vector<Sample> group_norm_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      gn("UNet [8, 320, 64, 64] 32 groups " + code(t), T({8, 320, 64, 64}, t), T({320}, t),
-         T({320}, t), 8, 320, 4096, 32);
-      gn("[16, 512, 32, 32] 32 groups " + code(t), T({16, 512, 32, 32}, t), T({512}, t),
+      gn("UNet [8, 320, 64, 64] 32 groups " + dtype_code_str(t), T({8, 320, 64, 64}, t),
+         T({320}, t), T({320}, t), 8, 320, 4096, 32);
+      gn("[16, 512, 32, 32] 32 groups " + dtype_code_str(t), T({16, 512, 32, 32}, t), T({512}, t),
          T({512}, t), 16, 512, 1024, 32);
     }
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     gn("[2, 6, 4, 5] 3 groups" + d, T({2, 6, 4, 5}, t), T({6}, t), T({6}, t), 2, 6, 20, 3);
     gn("[3, 4, 7] 2 groups, no affine" + d, T({3, 4, 7}, t), None(), None(), 3, 4, 7, 2);
     gn("special values" + d, T_fill({2, 4, 9}, t, "special"), T({4}, t), T({4}, t), 2, 4, 9, 2);
   }
   for (DType t : {DType::Float16, DType::BFloat16})
-    gn("mixed " + code(t) + ", f32 params", T({2, 6, 5}, t), T({6}, kF32), T({6}, kF32), 2, 6, 5,
-       3);
+    gn("mixed " + dtype_code_str(t) + ", f32 params", T({2, 6, 5}, t), T({6}, kF32), T({6}, kF32),
+       2, 6, 5, 3);
   gn("one group (layer-norm like)", T({2, 6, 5}, kF32), T({6}, kF32), T({6}, kF32), 2, 6, 5, 1);
   gn("group per channel (instance-norm like)", T({2, 6, 5}, kF32), T({6}, kF32), T({6}, kF32), 2, 6,
      5, 6);
@@ -456,17 +455,17 @@ std::vector<Sample> group_norm_backward_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      gb("UNet [8, 320, 64, 64] 32 groups " + code(t), {8, 320, 64, 64}, t, t, 32,
+      gb("UNet [8, 320, 64, 64] 32 groups " + dtype_code_str(t), {8, 320, 64, 64}, t, t, 32,
          {true, true, true});
     return out;
   }
   for (DType t : floating_dtypes()) {
-    gb("[2, 6, 4, 5] 3 groups " + code(t), {2, 6, 4, 5}, t, t, 3, all);
-    gb("special values " + code(t), {2, 4, 9}, t, t, 2, all, true, T_fill({2, 4, 9}, t, "special"),
-       T_fill({2, 4, 9}, t, "special"));
+    gb("[2, 6, 4, 5] 3 groups " + dtype_code_str(t), {2, 6, 4, 5}, t, t, 3, all);
+    gb("special values " + dtype_code_str(t), {2, 4, 9}, t, t, 2, all, true,
+       T_fill({2, 4, 9}, t, "special"), T_fill({2, 4, 9}, t, "special"));
   }
   for (DType t : {DType::Float16, DType::BFloat16})
-    gb("mixed " + code(t) + ", f32 stats and weight", {2, 6, 5}, t, kF32, 3, all);
+    gb("mixed " + dtype_code_str(t) + ", f32 stats and weight", {2, 6, 5}, t, kF32, 3, all);
   gb("no weight", {2, 6, 5}, kF32, kF32, 3, all, false);
   gb("mask [True, False, False]", {2, 6, 5}, kF32, kF32, 3, {true, false, false});
   gb("mask [False, True, True]", {2, 6, 5}, kF32, kF32, 3, {false, true, true});
@@ -504,19 +503,19 @@ std::vector<Sample> layer_norm_backward_samples(const SampleContext& ctx) {
   };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      lb("BERT [8192, 768] " + code(t), {8192, 768}, 1, t, t, t, all);
+      lb("BERT [8192, 768] " + dtype_code_str(t), {8192, 768}, 1, t, t, t, all);
     lb("GPT [4, 1024, 1024] bf16, f32 stats", {4, 1024, 1024}, 1, DType::BFloat16, DType::BFloat16,
        kF32, all);
     return out;
   }
   for (DType t : floating_dtypes()) {
-    lb("[4, 33] " + code(t), {4, 33}, 1, t, t, t, all);
-    lb("special values " + code(t), {4, 24}, 1, t, t, t, all, true, true,
+    lb("[4, 33] " + dtype_code_str(t), {4, 33}, 1, t, t, t, all);
+    lb("special values " + dtype_code_str(t), {4, 24}, 1, t, t, t, all, true, true,
        T_fill({4, 24}, t, "special"), T_fill({4, 24}, t, "special"));
   }
   for (DType t : {DType::Float16, DType::BFloat16}) {
-    lb("mixed " + code(t) + ", f32 params and stats", {4, 33}, 1, t, kF32, kF32, all);
-    lb(code(t) + " params, f32 stats (CUDA layout)", {2, 3, 16}, 1, t, t, kF32, all);
+    lb("mixed " + dtype_code_str(t) + ", f32 params and stats", {4, 33}, 1, t, kF32, kF32, all);
+    lb(dtype_code_str(t) + " params, f32 stats (CUDA layout)", {2, 3, 16}, 1, t, t, kF32, all);
   }
   lb("3-d, two normalized dims", {2, 3, 8}, 2, kF32, kF32, kF32, all);
   lb("no weight or bias, grad_input only", {5, 12}, 1, kF32, kF32, kF32, {true, false, false},

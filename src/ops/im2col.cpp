@@ -284,8 +284,6 @@ Cost fold_cost(const Args& a, const Values& out) {
 
 // ---- samples ----
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 struct Geom {
   std::string label;
   Shape in;  // [N, C, H, W] or [C, H, W]
@@ -341,9 +339,9 @@ std::vector<Sample> im2col_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(im2col_sample("3x3 padding 1 [16, 64, 56, 56] " + code(t),
+      out.push_back(im2col_sample("3x3 padding 1 [16, 64, 56, 56] " + dtype_code_str(t),
                                   {"", {16, 64, 56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}, t));
-      out.push_back(im2col_sample("patches 16x16/16 [64, 3, 224, 224] " + code(t),
+      out.push_back(im2col_sample("patches 16x16/16 [64, 3, 224, 224] " + dtype_code_str(t),
                                   {"", {64, 3, 224, 224}, {16, 16}, {1, 1}, {0, 0}, {16, 16}, {}},
                                   t));
     }
@@ -351,8 +349,10 @@ std::vector<Sample> im2col_samples(const SampleContext& ctx) {
   }
   for (const Geom& g : geometries()) out.push_back(im2col_sample(g.label + " f32", g, f32));
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-    out.push_back(im2col_sample(geometries()[1].label + " " + code(t), geometries()[1], t));
-    out.push_back(im2col_sample("special values " + code(t), geometries()[0], t, "special"));
+    out.push_back(
+        im2col_sample(geometries()[1].label + " " + dtype_code_str(t), geometries()[1], t));
+    out.push_back(
+        im2col_sample("special values " + dtype_code_str(t), geometries()[0], t, "special"));
   }
   out.push_back(im2col_sample("special values f32", geometries()[1], f32, "special"));
   out.push_back(
@@ -380,9 +380,9 @@ std::vector<Sample> fold_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(fold_sample("3x3 padding 1 into [16, 64, 56, 56] " + code(t),
+      out.push_back(fold_sample("3x3 padding 1 into [16, 64, 56, 56] " + dtype_code_str(t),
                                 {"", {16, 64, 56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}, t));
-      out.push_back(fold_sample("ConvBert 9x1 [8, 3456, 512] (transposed) " + code(t),
+      out.push_back(fold_sample("ConvBert 9x1 [8, 3456, 512] (transposed) " + dtype_code_str(t),
                                 {"", {8, 384, 512, 1}, {9, 1}, {1, 1}, {4, 0}, {1, 1}, {}}, t, "",
                                 T({8, 3456, 512}, t, {1769472, 1, 3456})));
     }
@@ -393,8 +393,9 @@ std::vector<Sample> fold_samples(const SampleContext& ctx) {
     out.push_back(fold_sample(g.label + " f32", g, f32));
   }
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-    out.push_back(fold_sample(geometries()[3].label + " " + code(t), geometries()[3], t));
-    out.push_back(fold_sample("special values " + code(t), geometries()[3], t, "special"));
+    out.push_back(fold_sample(geometries()[3].label + " " + dtype_code_str(t), geometries()[3], t));
+    out.push_back(
+        fold_sample("special values " + dtype_code_str(t), geometries()[3], t, "special"));
   }
   out.push_back(fold_sample("special values f32", geometries()[1], f32, "special"));
   // Columns stored transposed, as the ConvBert trace passes them.

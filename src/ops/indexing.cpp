@@ -46,8 +46,6 @@ constexpr DType i64 = DType::Int64;
 constexpr DType i32 = DType::Int32;
 constexpr DType f64 = DType::Float64;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
 int64_t ndim_or_1(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
 
@@ -335,12 +333,12 @@ std::vector<Sample> gather_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(
-          make("[2048, 2048] dim 1 " + code(t), {T({2048, 2048}, t), I(1), T({2048, 1024}, i64)}));
+      out.push_back(make("[2048, 2048] dim 1 " + dtype_code_str(t),
+                         {T({2048, 2048}, t), I(1), T({2048, 1024}, i64)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dim 0 " + code(t), {T({4, 5}, t), I(0), T({6, 5}, i64)}));
+    out.push_back(make("dim 0 " + dtype_code_str(t), {T({4, 5}, t), I(0), T({6, 5}, i64)}));
   out.push_back(make("dim 1", {T({3, 5}, f32), I(1), T({3, 7}, i64)}));
   out.push_back(make("dim -1, smaller index", {T({3, 4, 5}, f32), I(-1), T({2, 3, 2}, i64)}));
   out.push_back(make("0-d", {T({}, f32), I(0), T({}, i64)}));
@@ -369,18 +367,18 @@ std::vector<Sample> scatter_src_like(const SampleContext& ctx, bool unique,
   const int64_t r = unique ? 1 : 3;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[2048, 2048] dim 0 " + code(t),
+      out.push_back(make("[2048, 2048] dim 0 " + dtype_code_str(t),
                          {T({2048, 2048}, t), I(0), T({r, 2048}, i64), T({r, 2048}, t)}, kw));
     return out;
   }
   if (all_dtypes)
     for (DType t : all_numeric_dtypes())
-      out.push_back(
-          make("dim 0 " + code(t), {T({4, 5}, t), I(0), T({r, 5}, i64), T({r, 5}, t)}, kw));
+      out.push_back(make("dim 0 " + dtype_code_str(t),
+                         {T({4, 5}, t), I(0), T({r, 5}, i64), T({r, 5}, t)}, kw));
   else
     for (DType t : {f32, f16, DType::BFloat16, DType::Float64, i64, i32})
-      out.push_back(
-          make("dim 0 " + code(t), {T({4, 5}, t), I(0), T({r, 5}, i64), T({r, 5}, t)}, kw));
+      out.push_back(make("dim 0 " + dtype_code_str(t),
+                         {T({4, 5}, t), I(0), T({r, 5}, i64), T({r, 5}, t)}, kw));
   out.push_back(make("dim 1", {T({3, 6}, f32), I(1), T({3, r}, i64), T({3, 4}, f32)}, kw));
   out.push_back(make("dim -1, 3-d, index smaller than src",
                      {T({2, 3, 4}, f32), I(-1), T({2, 2, r}, i64), T({2, 3, 4}, f32)}, kw));
@@ -412,12 +410,13 @@ std::vector<Sample> scatter_value_samples(const SampleContext& ctx,
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[2048, 2048] dim 1 " + code(t),
+      out.push_back(make("[2048, 2048] dim 1 " + dtype_code_str(t),
                          {T({2048, 2048}, t), I(1), T({2048, 64}, i64), F(1.5)}, kw));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dim 0 " + code(t), {T({4, 5}, t), I(0), T({3, 5}, i64), F(2.5)}, kw));
+    out.push_back(
+        make("dim 0 " + dtype_code_str(t), {T({4, 5}, t), I(0), T({3, 5}, i64), F(2.5)}, kw));
   out.push_back(make("int value", {T({3, 6}, f32), I(1), T({3, 4}, i64), I(-3)}, kw));
   out.push_back(make("int value on i64", {T({3, 6}, i64), I(1), T({3, 4}, i64), I(7)}, kw));
   out.push_back(make("bool value", {T({3, 6}, DType::Bool), I(1), T({3, 4}, i64), B(true)}, kw));
@@ -438,15 +437,15 @@ std::vector<Sample> scatter_reduce_two_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : {f32, f16})
       out.push_back(
-          make("sum [4096, 256] into [512, 256] " + code(t),
+          make("sum [4096, 256] into [512, 256] " + dtype_code_str(t),
                {T({512, 256}, t), I(0), T({4096, 256}, i64), T({4096, 256}, t), S("sum")}));
     return out;
   }
   for (const char* red : {"sum", "prod", "mean", "amax", "amin"}) {
     const std::string rs = red;
     for (DType t : {f32, f16, DType::BFloat16, DType::Float64, i64, i32, DType::UInt8, DType::Int8})
-      out.push_back(
-          make(rs + " " + code(t), {T({3, 4}, t), I(0), T({6, 4}, i64), T({6, 4}, t), S(rs)}));
+      out.push_back(make(rs + " " + dtype_code_str(t),
+                         {T({3, 4}, t), I(0), T({6, 4}, i64), T({6, 4}, t), S(rs)}));
     out.push_back(make(rs + " exclude self",
                        {T({3, 4}, f32), I(0), T({5, 4}, i64), T({5, 4}, f32), S(rs)},
                        {{"include_self", B(false)}}));

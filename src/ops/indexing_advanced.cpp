@@ -46,8 +46,6 @@ constexpr DType f64 = DType::Float64;
 constexpr DType b8 = DType::Bool;
 constexpr DType u8 = DType::UInt8;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // The indexing plan: one optional index tensor per dim of self (masks expanded), the
 // broadcast shape B, and the result shape.
 struct Plan {
@@ -347,12 +345,12 @@ std::vector<Sample> index_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(
-          make("rows of [32000, 1024] " + code(t), {T({32000, 1024}, t), TL({T({8192}, i64)})}));
+      out.push_back(make("rows of [32000, 1024] " + dtype_code_str(t),
+                         {T({32000, 1024}, t), TL({T({8192}, i64)})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("rows " + code(t), {T({4, 3}, t), TL({T({6}, i64)})}));
+    out.push_back(make("rows " + dtype_code_str(t), {T({4, 3}, t), TL({T({6}, i64)})}));
   out.push_back(make("2-d index", {T({4, 5}, f32), TL({T({2, 3}, i64)})}));
   out.push_back(make("i32 index", {T({4, 5}, f32), TL({T({3}, i32)})}));
   out.push_back(make("0-d index", {T({4, 5}, f32), TL({T({}, i64)})}));
@@ -391,18 +389,18 @@ std::vector<Sample> index_put_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16}) {
-      out.push_back(make("accumulate rows of [32000, 1024] " + code(t),
+      out.push_back(make("accumulate rows of [32000, 1024] " + dtype_code_str(t),
                          {T({32000, 1024}, t), TL({T({8192}, i64)}), T({8192, 1024}, t), B(true)}));
-      out.push_back(make("mask fill [2048, 2048] " + code(t),
+      out.push_back(make("mask fill [2048, 2048] " + dtype_code_str(t),
                          {T({2048, 2048}, t), TL({T({2048, 2048}, b8)}), T({}, t)}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("accumulate rows " + code(t),
+    out.push_back(make("accumulate rows " + dtype_code_str(t),
                        {T({4, 3}, t), TL({T({6}, i64)}), T({6, 3}, t), B(true)}));
-    out.push_back(
-        make("row broadcast value " + code(t), {T({4, 3}, t), TL({T({5}, i64)}), T({3}, t)}));
+    out.push_back(make("row broadcast value " + dtype_code_str(t),
+                       {T({4, 3}, t), TL({T({5}, i64)}), T({3}, t)}));
   }
   out.push_back(
       make("single element", {T({4, 5}, f32), TL({T({1}, i64), T({1}, i64)}), T({1}, f32)}));

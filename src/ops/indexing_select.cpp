@@ -37,8 +37,6 @@ constexpr DType i64 = DType::Int64;
 constexpr DType i32 = DType::Int32;
 constexpr DType b8 = DType::Bool;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 void check_vector_index(const Tensor& index, const std::string& op) {
   if (index.dim() > 1) op_error(op + "(): Index is supposed to be a vector");
   if (index.dtype() != i64 && index.dtype() != i32)
@@ -219,12 +217,12 @@ std::vector<Sample> index_select_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(
-          make("rows of [32000, 1024] " + code(t), {T({32000, 1024}, t), I(0), T({4096}, i64)}));
+      out.push_back(make("rows of [32000, 1024] " + dtype_code_str(t),
+                         {T({32000, 1024}, t), I(0), T({4096}, i64)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("rows " + code(t), {T({5, 3}, t), I(0), T({7}, i64)}));
+    out.push_back(make("rows " + dtype_code_str(t), {T({5, 3}, t), I(0), T({7}, i64)}));
   out.push_back(make("columns, i32 index", {T({3, 6}, f32), I(1), T({4}, i32)}));
   out.push_back(make("dim -1, 3-d", {T({2, 3, 4}, f32), I(-1), T({5}, i64)}));
   out.push_back(make("0-d index", {T({4, 3}, f32), I(0), T({}, i64)}));
@@ -248,12 +246,13 @@ std::vector<Sample> index_add_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("rows of [32000, 1024] " + code(t),
+      out.push_back(make("rows of [32000, 1024] " + dtype_code_str(t),
                          {T({32000, 1024}, t), I(0), T({4096}, i64), T({4096, 1024}, t)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("rows " + code(t), {T({4, 3}, t), I(0), T({6}, i64), T({6, 3}, t)}));
+    out.push_back(
+        make("rows " + dtype_code_str(t), {T({4, 3}, t), I(0), T({6}, i64), T({6, 3}, t)}));
   out.push_back(make("alpha float", {T({4, 3}, f32), I(0), T({5}, i64), T({5, 3}, f32)},
                      {{"alpha", F(-0.5)}}));
   out.push_back(make("alpha int on i64", {T({4, 3}, i64), I(0), T({5}, i32), T({5, 3}, i64)},
@@ -285,12 +284,13 @@ std::vector<Sample> masked_scatter_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[2048, 2048] " + code(t),
+      out.push_back(make("[2048, 2048] " + dtype_code_str(t),
                          {T({2048, 2048}, t), T({2048, 2048}, b8), T({2048, 2048}, t)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("same shape " + code(t), {T({3, 4}, t), T({3, 4}, b8), T({3, 4}, t)}));
+    out.push_back(
+        make("same shape " + dtype_code_str(t), {T({3, 4}, t), T({3, 4}, b8), T({3, 4}, t)}));
   out.push_back(make("larger source", {T({3, 4}, f32), T({3, 4}, b8), T({20}, f32)}));
   out.push_back(make("mask broadcast", {T({3, 4}, f32), T({4}, b8), T({12}, f32)}));
   out.push_back(make("self broadcast", {T({4}, f32), T({3, 4}, b8), T({3, 4}, f32)}));

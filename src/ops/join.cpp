@@ -43,8 +43,6 @@ constexpr DType f16 = DType::Float16;
 constexpr DType f64 = DType::Float64;
 constexpr DType i64 = DType::Int64;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // ---- references ----------------------------------------------------------------------------
 
 // cat's checks and output: its shape and dtype, and the dim the tensors are joined along (-1:
@@ -370,16 +368,16 @@ std::vector<Sample> cat_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16}) {
-      out.push_back(make("two halves [2048, 1024] dim 0 " + code(t),
+      out.push_back(make("two halves [2048, 1024] dim 0 " + dtype_code_str(t),
                          {TL({T({2048, 1024}, t), T({2048, 1024}, t)}), I(0)}));
       out.push_back(
-          make("features [64, 128, 768] x3 dim -1 " + code(t),
+          make("features [64, 128, 768] x3 dim -1 " + dtype_code_str(t),
                {TL({T({64, 128, 768}, t), T({64, 128, 768}, t), T({64, 128, 768}, t)}), I(-1)}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dim 0 " + code(t), {TL({T({2, 3}, t), T({4, 3}, t)})}));
+    out.push_back(make("dim 0 " + dtype_code_str(t), {TL({T({2, 3}, t), T({4, 3}, t)})}));
   out.push_back(make("dim 1", {TL({T({2, 3}, f32), T({2, 1}, f32), T({2, 4}, f32)}), I(1)}));
   out.push_back(make("dim -1, 3-d", {TL({T({2, 3, 2}, f32), T({2, 3, 5}, f32)}), I(-1)}));
   out.push_back(make("dim keyword", {TL({T({2, 3}, f32), T({2, 2}, f32)})}, {{"dim", I(1)}}));
@@ -415,12 +413,12 @@ std::vector<Sample> stack_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : {f32, f16})
       out.push_back(make(
-          "4 x [1024, 1024] dim 0 " + code(t),
+          "4 x [1024, 1024] dim 0 " + dtype_code_str(t),
           {TL({T({1024, 1024}, t), T({1024, 1024}, t), T({1024, 1024}, t), T({1024, 1024}, t)})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dim 0 " + code(t), {TL({T({2, 3}, t), T({2, 3}, t)})}));
+    out.push_back(make("dim 0 " + dtype_code_str(t), {TL({T({2, 3}, t), T({2, 3}, t)})}));
   out.push_back(make("dim 1", {TL({T({2, 3}, f32), T({2, 3}, f32), T({2, 3}, f32)}), I(1)}));
   out.push_back(make("dim -1 (new last dim)", {TL({T({2, 3}, f32), T({2, 3}, f32)}), I(-1)}));
   out.push_back(
@@ -442,11 +440,12 @@ std::vector<Sample> repeat_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[1024, 1024] x [2, 2] " + code(t), {T({1024, 1024}, t), L({2, 2})}));
+      out.push_back(
+          make("[1024, 1024] x [2, 2] " + dtype_code_str(t), {T({1024, 1024}, t), L({2, 2})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("2-d " + code(t), {T({2, 3}, t), L({2, 2})}));
+    out.push_back(make("2-d " + dtype_code_str(t), {T({2, 3}, t), L({2, 2})}));
   out.push_back(make("new leading dims", {T({2, 3}, f32), L({2, 1, 2})}));
   out.push_back(make("ones", {T({2, 3}, f32), L({1, 1})}));
   out.push_back(make("zero repeat", {T({2, 3}, f32), L({2, 0})}));
@@ -464,11 +463,12 @@ std::vector<Sample> flip_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[2048, 2048] dim -1 " + code(t), {T({2048, 2048}, t), L({-1})}));
+      out.push_back(
+          make("[2048, 2048] dim -1 " + dtype_code_str(t), {T({2048, 2048}, t), L({-1})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("dim 0 " + code(t), {T({3, 4}, t), L({0})}));
+    out.push_back(make("dim 0 " + dtype_code_str(t), {T({3, 4}, t), L({0})}));
   out.push_back(make("both dims", {T({3, 4}, f32), L({0, 1})}));
   out.push_back(make("negative dim, 3-d", {T({2, 3, 4}, f32), L({-1})}));
   out.push_back(make("no dims (copy)", {T({3, 4}, f32), L({})}));
@@ -487,12 +487,12 @@ std::vector<Sample> roll_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("shifted windows [64, 56, 56, 128] " + code(t),
+      out.push_back(make("shifted windows [64, 56, 56, 128] " + dtype_code_str(t),
                          {T({64, 56, 56, 128}, t), L({-3, -3}), L({1, 2})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("flattened " + code(t), {T({2, 3}, t), L({2})}));
+    out.push_back(make("flattened " + dtype_code_str(t), {T({2, 3}, t), L({2})}));
   out.push_back(make("negative shift, flattened", {T({2, 3}, f32), L({-1})}));
   out.push_back(make("one dim", {T({3, 4}, f32), L({1}), L({1})}));
   out.push_back(make("two dims", {T({3, 4}, f32), L({1, -5}), L({0, 1})}));
@@ -513,10 +513,11 @@ std::vector<Sample> tri_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("attention mask [2048, 2048] " + code(t), {T({2048, 2048}, t)}));
+      out.push_back(make("attention mask [2048, 2048] " + dtype_code_str(t), {T({2048, 2048}, t)}));
     return out;
   }
-  for (DType t : all_numeric_dtypes()) out.push_back(make("square " + code(t), {T({4, 4}, t)}));
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make("square " + dtype_code_str(t), {T({4, 4}, t)}));
   out.push_back(make("wide, diagonal 1", {T({3, 5}, f32), I(1)}));
   out.push_back(make("tall, diagonal -1", {T({5, 3}, f32), I(-1)}));
   out.push_back(make("diagonal keyword -2", {T({4, 4}, f32)}, {{"diagonal", I(-2)}}));
@@ -537,12 +538,12 @@ std::vector<Sample> pad_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(
-          make("pad H, W [64, 64, 56, 56] " + code(t), {T({64, 64, 56, 56}, t), L({1, 1, 1, 1})}));
+      out.push_back(make("pad H, W [64, 64, 56, 56] " + dtype_code_str(t),
+                         {T({64, 64, 56, 56}, t), L({1, 1, 1, 1})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("last dim " + code(t), {T({2, 3}, t), L({1, 2})}));
+    out.push_back(make("last dim " + dtype_code_str(t), {T({2, 3}, t), L({1, 2})}));
   out.push_back(make("two dims", {T({2, 3}, f32), L({1, 0, 2, 1})}));
   out.push_back(make("all dims of 3-d", {T({2, 2, 2}, f32), L({1, 1, 0, 1, 1, 0}), F(0.5)}));
   out.push_back(make("value positional", {T({3, 3}, f32), L({1, 1}), F(-2.5)}));

@@ -29,7 +29,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using arith::code;
 
 int64_t reduction_of(const Args& args) {
   return args.size() > args.index("reduction") && args.given("reduction")
@@ -122,15 +121,15 @@ std::vector<Sample> mse_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes()) {
-      out.push_back(
-          make("mean [4096, 4096] " + code(t), {T({4096, 4096}, t), T({4096, 4096}, t), I(1)}));
-      out.push_back(make("none [4194304] " + code(t),
+      out.push_back(make("mean [4096, 4096] " + dtype_code_str(t),
+                         {T({4096, 4096}, t), T({4096, 4096}, t), I(1)}));
+      out.push_back(make("none [4194304] " + dtype_code_str(t),
                          {T({int64_t{1} << 22}, t), T({int64_t{1} << 22}, t), I(0)}));
     }
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("mean (default)" + d, {T({6, 7}, t), T({6, 7}, t)}));
     out.push_back(make("none" + d, {T({6, 7}, t), T({6, 7}, t), I(0)}));
     out.push_back(make("sum" + d, {T({6, 7}, t), T({6, 7}, t), I(2)}));
@@ -163,19 +162,22 @@ std::vector<Sample> mse_backward_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes()) {
       const Shape s = {4096, 4096};
-      out.push_back(make("mean " + code(t), {T({}, t), T(s, t), T(s, t), I(1)}));
-      out.push_back(make("none " + code(t), {T(s, t), T(s, t), T(s, t), I(0)}));
+      out.push_back(make("mean " + dtype_code_str(t), {T({}, t), T(s, t), T(s, t), I(1)}));
+      out.push_back(make("none " + dtype_code_str(t), {T(s, t), T(s, t), T(s, t), I(0)}));
     }
     return out;
   }
   std::vector<DType> dtypes = all_numeric_dtypes();
   for (DType t : dtypes) {
     const std::string e = t == DType::Bool ? "error: bool, " : "";
-    out.push_back(make(e + "mean " + code(t), {T({}, t), T({6, 7}, t), T({6, 7}, t), I(1)}));
-    out.push_back(make(e + "sum " + code(t), {T({}, t), T({6, 7}, t), T({6, 7}, t), I(2)}));
-    out.push_back(make(e + "none " + code(t), {T({6, 7}, t), T({6, 7}, t), T({6, 7}, t), I(0)}));
+    out.push_back(
+        make(e + "mean " + dtype_code_str(t), {T({}, t), T({6, 7}, t), T({6, 7}, t), I(1)}));
+    out.push_back(
+        make(e + "sum " + dtype_code_str(t), {T({}, t), T({6, 7}, t), T({6, 7}, t), I(2)}));
+    out.push_back(
+        make(e + "none " + dtype_code_str(t), {T({6, 7}, t), T({6, 7}, t), T({6, 7}, t), I(0)}));
     if (is_floating(t))
-      out.push_back(make("special values " + code(t),
+      out.push_back(make("special values " + dtype_code_str(t),
                          {T({64}, t), T_fill({64}, t, "special"), T({64}, t), I(0)}));
   }
   const DType f = DType::Float32;

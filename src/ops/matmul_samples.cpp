@@ -13,8 +13,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 }  // namespace
 
 std::vector<DType> matmul_dtypes() {
@@ -37,16 +35,17 @@ std::vector<Sample> mm_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("square 1024 " + code(t), {T({1024, 1024}, t), T({1024, 1024}, t)}));
-      out.push_back(make("linear [2048, 768] x [768, 3072]^T " + code(t),
+      out.push_back(
+          make("square 1024 " + dtype_code_str(t), {T({1024, 1024}, t), T({1024, 1024}, t)}));
+      out.push_back(make("linear [2048, 768] x [768, 3072]^T " + dtype_code_str(t),
                          {T({2048, 768}, t), T_transposed(768, 3072, t)}));
-      out.push_back(make("weight grad [768, 2048] x [2048, 768] " + code(t),
+      out.push_back(make("weight grad [768, 2048] x [2048, 768] " + dtype_code_str(t),
                          {T_transposed(768, 2048, t), T({2048, 768}, t)}));
     }
     return out;
   }
   for (DType t : matmul_dtypes()) {
-    out.push_back(make("7x16 @ 16x33 " + code(t), {T({7, 16}, t), T({16, 33}, t)}));
+    out.push_back(make("7x16 @ 16x33 " + dtype_code_str(t), {T({7, 16}, t), T({16, 33}, t)}));
   }
   for (const Mnk& s : kSizes) {
     out.push_back(
@@ -54,7 +53,7 @@ std::vector<Sample> mm_samples(const SampleContext& ctx) {
              {T({s.m, s.k}, f32), T({s.k, s.n}, f32)}));
   }
   for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int64}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("self transposed" + d, {T_transposed(33, 16, t), T({16, 7}, t)}));
     out.push_back(make("mat2 transposed" + d, {T({33, 16}, t), T_transposed(16, 7, t)}));
     out.push_back(make("both transposed" + d, {T_transposed(7, 33, t), T_transposed(33, 16, t)}));
@@ -68,7 +67,7 @@ std::vector<Sample> mm_samples(const SampleContext& ctx) {
   out.push_back(make("empty inner dim, bool (no dispatch)",
                      {T({4, 0}, DType::Bool), T({0, 3}, DType::Bool)}));
   for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Float64}) {
-    out.push_back(make("special values" + std::string(" ") + code(t),
+    out.push_back(make("special values" + std::string(" ") + dtype_code_str(t),
                        {T_fill({9, 16}, t, "special"), T({16, 7}, t)}));
   }
   out.push_back(make("special values in both",
@@ -88,19 +87,19 @@ std::vector<Sample> addmm_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("linear 768->3072 on [2048, 768] " + code(t),
+      out.push_back(make("linear 768->3072 on [2048, 768] " + dtype_code_str(t),
                          {T({3072}, t), T({2048, 768}, t), T_transposed(768, 3072, t)}));
-      out.push_back(make("linear 3072->768 on [2048, 3072] " + code(t),
+      out.push_back(make("linear 3072->768 on [2048, 3072] " + dtype_code_str(t),
                          {T({768}, t), T({2048, 3072}, t), T_transposed(3072, 768, t)}));
-      out.push_back(make("square 1024 " + code(t),
+      out.push_back(make("square 1024 " + dtype_code_str(t),
                          {T({1024, 1024}, t), T({1024, 1024}, t), T({1024, 1024}, t)}));
     }
     return out;
   }
   // Linear layers: bias [N], input [M, K], weight^T (a transposed [N, K]).
   for (DType t : matmul_dtypes()) {
-    out.push_back(
-        make("linear bias " + code(t), {T({33}, t), T({7, 16}, t), T_transposed(16, 33, t)}));
+    out.push_back(make("linear bias " + dtype_code_str(t),
+                       {T({33}, t), T({7, 16}, t), T_transposed(16, 33, t)}));
   }
   for (const Mnk& s : kSizes) {
     out.push_back(make(
@@ -108,7 +107,7 @@ std::vector<Sample> addmm_samples(const SampleContext& ctx) {
         {T({s.m, s.n}, f32), T({s.m, s.k}, f32), T({s.k, s.n}, f32)}));
   }
   for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int64}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("self [1, N]" + d, {T({1, 7}, t), T({5, 16}, t), T({16, 7}, t)}));
     out.push_back(make("self [M, 1]" + d, {T({5, 1}, t), T({5, 16}, t), T({16, 7}, t)}));
     out.push_back(make("self 0-d" + d, {T({}, t), T({5, 16}, t), T({16, 7}, t)}));
@@ -161,18 +160,18 @@ std::vector<Sample> bmm_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("attention scores [96, 128, 64] x [96, 64, 128] " + code(t),
+      out.push_back(make("attention scores [96, 128, 64] x [96, 64, 128] " + dtype_code_str(t),
                          {T({96, 128, 64}, t), T({96, 64, 128}, t)}));
-      out.push_back(make("attention values [128, 512, 512] x [128, 512, 64] " + code(t),
+      out.push_back(make("attention values [128, 512, 512] x [128, 512, 64] " + dtype_code_str(t),
                          {T({128, 512, 512}, t), T({128, 512, 64}, t)}));
-      out.push_back(make("keys transposed [32, 1024, 64] x [32, 64, 1024] " + code(t),
+      out.push_back(make("keys transposed [32, 1024, 64] x [32, 64, 1024] " + dtype_code_str(t),
                          {T({32, 1024, 64}, t), T({32, 64, 1024}, t, {65536, 1, 64})}));
     }
     return out;
   }
   for (DType t : matmul_dtypes()) {
-    out.push_back(
-        make("[3, 7, 16] x [3, 16, 33] " + code(t), {T({3, 7, 16}, t), T({3, 16, 33}, t)}));
+    out.push_back(make("[3, 7, 16] x [3, 16, 33] " + dtype_code_str(t),
+                       {T({3, 7, 16}, t), T({3, 16, 33}, t)}));
   }
   for (const Mnk& s : kSizes) {
     out.push_back(make(
@@ -180,7 +179,7 @@ std::vector<Sample> bmm_samples(const SampleContext& ctx) {
         {T({2, s.m, s.k}, f32), T({2, s.k, s.n}, f32)}));
   }
   for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int32}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     // Each batch item transposed: [B, M, K] with strides (M*K, 1, M).
     out.push_back(
         make("batch1 items transposed" + d, {T({4, 9, 16}, t, {144, 1, 9}), T({4, 16, 7}, t)}));
@@ -196,8 +195,8 @@ std::vector<Sample> bmm_samples(const SampleContext& ctx) {
   out.push_back(make("empty inner dim gives zeros", {T({2, 3, 0}, f32), T({2, 0, 5}, f32)}));
   out.push_back(make("empty rows", {T({2, 0, 4}, f32), T({2, 4, 5}, f32)}));
   for (DType t : {f32, DType::Float16, DType::BFloat16}) {
-    out.push_back(
-        make("special values " + code(t), {T_fill({2, 9, 16}, t, "special"), T({2, 16, 7}, t)}));
+    out.push_back(make("special values " + dtype_code_str(t),
+                       {T_fill({2, 9, 16}, t, "special"), T({2, 16, 7}, t)}));
   }
   out.push_back(make("error: batch sizes differ", {T({2, 3, 4}, f32), T({3, 4, 5}, f32)}));
   out.push_back(make("error: inner sizes differ", {T({2, 3, 4}, f32), T({2, 5, 5}, f32)}));
@@ -213,16 +212,17 @@ std::vector<Sample> baddbmm_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("attention with bias [96, 128, 64] x [96, 64, 128] " + code(t),
+      out.push_back(make("attention with bias [96, 128, 64] x [96, 64, 128] " + dtype_code_str(t),
                          {T({96, 128, 128}, t), T({96, 128, 64}, t), T({96, 64, 128}, t)},
                          {{"beta", F(1.0)}, {"alpha", F(0.125)}}));
-      out.push_back(make("mask broadcast [1, 512, 512], [64, 512, 64] x [64, 64, 512] " + code(t),
-                         {T({1, 512, 512}, t), T({64, 512, 64}, t), T({64, 64, 512}, t)}));
+      out.push_back(
+          make("mask broadcast [1, 512, 512], [64, 512, 64] x [64, 64, 512] " + dtype_code_str(t),
+               {T({1, 512, 512}, t), T({64, 512, 64}, t), T({64, 64, 512}, t)}));
     }
     return out;
   }
   for (DType t : matmul_dtypes()) {
-    out.push_back(make("full self [3, 7, 33] " + code(t),
+    out.push_back(make("full self [3, 7, 33] " + dtype_code_str(t),
                        {T({3, 7, 33}, t), T({3, 7, 16}, t), T({3, 16, 33}, t)}));
   }
   for (const Mnk& s : kSizes) {
@@ -231,7 +231,7 @@ std::vector<Sample> baddbmm_samples(const SampleContext& ctx) {
         {T({2, s.m, s.n}, f32), T({2, s.m, s.k}, f32), T({2, s.k, s.n}, f32)}));
   }
   for (DType t : {f32, DType::Float16, DType::BFloat16, DType::Int64}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("self [N] (bias)" + d, {T({7}, t), T({3, 5, 16}, t), T({3, 16, 7}, t)}));
     out.push_back(
         make("self [1, M, N]" + d, {T({1, 5, 7}, t), T({3, 5, 16}, t), T({3, 16, 7}, t)}));
@@ -260,7 +260,7 @@ std::vector<Sample> baddbmm_samples(const SampleContext& ctx) {
   out.push_back(make("special values in self",
                      {T_fill({3, 5, 7}, f32, "special"), T({3, 5, 16}, f32), T({3, 16, 7}, f32)}));
   for (DType t : {f32, DType::BFloat16, DType::Float64}) {
-    out.push_back(make("special values in batch1 " + code(t),
+    out.push_back(make("special values in batch1 " + dtype_code_str(t),
                        {T({2, 9, 7}, t), T_fill({2, 9, 16}, t, "special"), T({2, 16, 7}, t)}));
   }
   out.push_back(make("empty inner dim gives beta*self",

@@ -41,7 +41,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using creation::code;
 
 // maybe_wrap_dim(dim, ndim, wrap_scalar=false).
 int64_t wrap_dim_strict(int64_t dim, int64_t ndim) {
@@ -266,14 +265,15 @@ std::vector<Sample> sparse_samples(const SampleContext& ctx) {
       Kwargs kw = sparse_kwargs(t);
       kw.push_back({"device", S("cuda")});
       kw.push_back({"pin_memory", None()});
-      add("DLRM embedding gradient " + code(t), 1, 1, {965, 192}, T({1, 54765}, i64),
+      add("DLRM embedding gradient " + dtype_code_str(t), 1, 1, {965, 192}, T({1, 54765}, i64),
           T({54765, 192}, t), kw);
     }
     return out;
   }
   add("sparse 1, dense 1", 1, 1, {16, 3}, T({1, 20}, i64), T({20, 3}, f32), sparse_kwargs(f32));
   for (DType t : all_numeric_dtypes())
-    add("dtype " + code(t), 1, 1, {16, 4}, T({1, 24}, i64), T({24, 4}, t), sparse_kwargs(t));
+    add("dtype " + dtype_code_str(t), 1, 1, {16, 4}, T({1, 24}, i64), T({24, 4}, t),
+        sparse_kwargs(t));
   add("sparse 2, dense 0", 2, 0, {16, 20}, T({2, 30}, i64), T({30}, f32), sparse_kwargs(f32));
   add("sparse 2, dense 1", 2, 1, {16, 16, 2}, T({2, 40}, i64), T({40, 2}, f32), sparse_kwargs(f32));
   add("sparse 1, dense 2", 1, 2, {16, 2, 3}, T({1, 10}, i64), T({10, 2, 3}, f32),

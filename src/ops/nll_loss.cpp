@@ -38,7 +38,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-using stats::code;
 
 bool supported(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
@@ -87,8 +86,8 @@ LossShape check_inputs(const Tensor& self, const Tensor& target, const Tensor& w
   if (target.dtype() != DType::Int64 && target.dtype() != DType::UInt8)
     op_error("expected scalar type Long but found " + scalar_type_name(target.dtype()));
   if (!supported(self.dtype()))
-    op_error(std::string("\"") + (two_d ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame") +
-             "\" not implemented for '" + scalar_type_name(self.dtype()) + "'");
+    not_implemented_for(two_d ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame",
+                        self.dtype());
   if (weight.defined() && weight.dtype() != self.dtype())
     op_error("expected scalar type " + scalar_type_name(self.dtype()) + " but found " +
              scalar_type_name(weight.dtype()));
@@ -274,23 +273,24 @@ std::vector<Sample> loss_samples(const SampleContext& ctx, bool two_d, bool back
   if (ctx.performance) {
     for (DType t : {f32, DType::BFloat16}) {
       if (two_d)
-        call("segmentation [8, 21, 128, 128] mean " + code(t), T({8, 21, 128, 128}, t),
+        call("segmentation [8, 21, 128, 128] mean " + dtype_code_str(t), T({8, 21, 128, 128}, t),
              T({8, 128, 128}, i64), None(), 1, -100, 8, t);
       else
-        call("vocabulary [1024, 32000] mean " + code(t), T({1024, 32000}, t), T({1024}, i64),
-             None(), 1, -100, 1024, t);
+        call("vocabulary [1024, 32000] mean " + dtype_code_str(t), T({1024, 32000}, t),
+             T({1024}, i64), None(), 1, -100, 1024, t);
     }
     return out;
   }
   for (DType t : floating_dtypes()) {
     for (int64_t red : {0, 1, 2}) {
       const std::string r = red == 0 ? "none" : red == 1 ? "mean" : "sum";
-      call(r + " " + code(t), self_of(5, 7, t), target_of(5), None(), red, -100, 5, t);
-      call(r + " with weight " + code(t), self_of(6, 4, t), target_of(6),
+      call(r + " " + dtype_code_str(t), self_of(5, 7, t), target_of(5), None(), red, -100, 5, t);
+      call(r + " with weight " + dtype_code_str(t), self_of(6, 4, t), target_of(6),
            T_fill({4}, t, "positive"), red, -100, 6, t);
     }
-    call("special values " + code(t), T_fill(two_d ? Shape{4, 5, 3, 2} : Shape{4, 5}, t, "special"),
-         target_of(4), None(), 2, -100, 4, t);
+    call("special values " + dtype_code_str(t),
+         T_fill(two_d ? Shape{4, 5, 3, 2} : Shape{4, 5}, t, "special"), target_of(4), None(), 2,
+         -100, 4, t);
   }
   for (int64_t red : {0, 1, 2}) {
     const std::string r = red == 0 ? "none" : red == 1 ? "mean" : "sum";

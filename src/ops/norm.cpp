@@ -174,19 +174,17 @@ Cost layer_norm_cost(const Args& a, const Values& out) {
   return c;
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::vector<Sample> layer_norm_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   const DType f32 = DType::Float32;
   const Literal eps = F(1e-05);
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("BERT [8192, 768] " + code(t),
+      out.push_back(make("BERT [8192, 768] " + dtype_code_str(t),
                          {T({8192, 768}, t), L({768}), T({768}, t), T({768}, t), F(1e-12)}));
-      out.push_back(make("GPT [4, 1024, 1024] " + code(t),
+      out.push_back(make("GPT [4, 1024, 1024] " + dtype_code_str(t),
                          {T({4, 1024, 1024}, t), L({1024}), T({1024}, t), T({1024}, t), eps}));
-      out.push_back(make("wide [2048, 4096] " + code(t),
+      out.push_back(make("wide [2048, 4096] " + dtype_code_str(t),
                          {T({2048, 4096}, t), L({4096}), T({4096}, t), T({4096}, t), eps}));
     }
     out.push_back(
@@ -195,7 +193,7 @@ std::vector<Sample> layer_norm_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("rows with weight and bias" + d,
                        {T({4, 33}, t), L({33}), T({33}, t), T({33}, t), eps}));
     out.push_back(
@@ -204,9 +202,9 @@ std::vector<Sample> layer_norm_samples(const SampleContext& ctx) {
                        {T_fill({4, 24}, t, "special"), L({24}), T({24}, t), T({24}, t), eps}));
   }
   for (DType t : {DType::Float16, DType::BFloat16}) {
-    out.push_back(make("mixed " + code(t) + " input, f32 params",
+    out.push_back(make("mixed " + dtype_code_str(t) + " input, f32 params",
                        {T({4, 33}, t), L({33}), T({33}, f32), T({33}, f32), eps}));
-    out.push_back(make("mixed " + code(t) + " input, f32 weight only",
+    out.push_back(make("mixed " + dtype_code_str(t) + " input, f32 weight only",
                        {T({4, 33}, t), L({33}), T({33}, f32), None(), eps}));
   }
   out.push_back(make("two normalized dims",

@@ -30,8 +30,6 @@ inline void check_floating_dispatch(DType t, const std::string& kernel) {
   if (!is_std_float(t)) not_implemented_for(kernel, t);
 }
 
-inline std::string code(DType t) { return std::string(dtype_code(t)); }
-
 inline double bytes_of(const Value& v) {
   if (!v.is_tensor() || !v.tensor().defined()) return 0;
   return static_cast<double>(v.tensor().numel()) * static_cast<double>(v.tensor().itemsize());

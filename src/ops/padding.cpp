@@ -36,7 +36,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 
 enum class Kind { Reflect, Replicate };
 
@@ -251,7 +250,7 @@ std::vector<Sample> pad_samples(const SampleContext& ctx, const PadSpec& p) {
       Shape s = d == 1   ? Shape{64, 256, 4096}
                 : d == 2 ? Shape{16, 64, 128, 128}
                          : Shape{4, 32, 32, 64, 64};
-      add("large " + shape_str(s) + " " + code(t), s, t, pads(d, {3, 3}));
+      add("large " + shape_str(s) + " " + dtype_code_str(t), s, t, pads(d, {3, 3}));
     }
     return out;
   }
@@ -261,9 +260,10 @@ std::vector<Sample> pad_samples(const SampleContext& ctx, const PadSpec& p) {
       dts.push_back(t);
   }
   for (DType t : dts) {
-    add("batched " + code(t), base_shape(d, true), t, pads(d, {2, 1, 1, 3}));
+    add("batched " + dtype_code_str(t), base_shape(d, true), t, pads(d, {2, 1, 1, 3}));
     if (is_floating(t))
-      add("special values " + code(t), base_shape(d, true), t, pads(d, {1, 2}), "special");
+      add("special values " + dtype_code_str(t), base_shape(d, true), t, pads(d, {1, 2}),
+          "special");
   }
   const DType f32 = DType::Float32;
   add("unbatched", base_shape(d, false), f32, pads(d, {1, 2}));

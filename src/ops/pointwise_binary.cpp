@@ -266,8 +266,6 @@ CostFn binary_cost(double flops_per_element) {
 
 std::vector<DType> perf_dtypes() { return {DType::Float32, DType::Float16, DType::BFloat16}; }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // Cases with a Python number as `other` (traces write add.Tensor(T, 1)). The references accept
 // them (as wrapped numbers); the samples are off until materialisation binds a number to a Tensor
 // argument (schema coercion rejects it today).
@@ -304,9 +302,11 @@ std::vector<Sample> add_samples(const SampleContext& ctx) {
                      {T({6, 7}, DType::Complex64), T({6, 7}, DType::Complex64)},
                      {{"alpha", F(0.5)}}));
   for (DType t : {DType::Float32, DType::Float16, DType::Int64, DType::UInt8, DType::Int8})
-    out.push_back(make("alpha=2 " + code(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
+    out.push_back(
+        make("alpha=2 " + dtype_code_str(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
   for (DType t : {DType::Float32, DType::BFloat16, DType::Float64})
-    out.push_back(make("alpha=0.5 " + code(t), {T({6, 7}, t), T({6, 7}, t)}, {{"alpha", F(0.5)}}));
+    out.push_back(
+        make("alpha=0.5 " + dtype_code_str(t), {T({6, 7}, t), T({6, 7}, t)}, {{"alpha", F(0.5)}}));
   out.push_back(
       make("alpha=-3, special values",
            {T_fill({64}, DType::Float32, "special"), T_fill({64}, DType::Float32, "special")},
@@ -331,19 +331,21 @@ std::vector<Sample> add_scalar_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : perf_dtypes())
-      out.push_back(make("bandwidth [16777216] " + code(t), {T({int64_t{1} << 24}, t), F(0.5)}));
+      out.push_back(
+          make("bandwidth [16777216] " + dtype_code_str(t), {T({int64_t{1} << 24}, t), F(0.5)}));
     return out;
   }
   const Literal others[] = {I(3), F(-0.75), B(true)};
   for (DType t : all_numeric_dtypes()) {
     for (const Literal& o : others) {
-      const std::string d = code(t) + " + " + cases::print_literal(o);
+      const std::string d = dtype_code_str(t) + " + " + cases::print_literal(o);
       out.push_back(make(d, {T({6, 7}, t), o}));
       out.push_back(make("transposed, " + d, {T_transposed(5, 8, t), o}));
     }
-    out.push_back(make("0-d " + code(t) + " + 2", {T({}, t), I(2)}));
+    out.push_back(make("0-d " + dtype_code_str(t) + " + 2", {T({}, t), I(2)}));
     if (is_floating(t))
-      out.push_back(make("special values " + code(t), {T_fill({64}, t, "special"), F(1.5)}));
+      out.push_back(
+          make("special values " + dtype_code_str(t), {T_fill({64}, t, "special"), F(1.5)}));
   }
   // alpha given positionally (add.Scalar takes it positionally) and as a keyword.
   out.push_back(make("alpha positional", {T({6, 7}, DType::Float32), F(0.5), I(3)}));
@@ -417,7 +419,8 @@ std::vector<Sample> sub_samples(const SampleContext& ctx) {
   // the cases where ATen must raise.
   std::vector<Sample> out = label_bool_errors(binary_samples(all_numeric_dtypes()));
   for (DType t : {DType::Float32, DType::Int64, DType::Float16, DType::UInt8})
-    out.push_back(make("alpha=2 " + code(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
+    out.push_back(
+        make("alpha=2 " + dtype_code_str(t), {T({6, 7}, t), T({7}, t)}, {{"alpha", I(2)}}));
   out.push_back(make("alpha=0.25 bf16", {T({6, 7}, DType::BFloat16), T({6, 7}, DType::BFloat16)},
                      {{"alpha", F(0.25)}}));
   out.push_back(make("error: float alpha, i16", {T({6, 7}, DType::Int16), T({6, 7}, DType::Int16)},
@@ -441,19 +444,21 @@ std::vector<Sample> mul_scalar_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : perf_dtypes())
-      out.push_back(make("bandwidth [16777216] " + code(t), {T({int64_t{1} << 24}, t), F(0.5)}));
+      out.push_back(
+          make("bandwidth [16777216] " + dtype_code_str(t), {T({int64_t{1} << 24}, t), F(0.5)}));
     return out;
   }
   const Literal others[] = {I(-3), F(0.125), B(false)};
   for (DType t : all_numeric_dtypes()) {
     for (const Literal& o : others) {
-      const std::string d = code(t) + " * " + cases::print_literal(o);
+      const std::string d = dtype_code_str(t) + " * " + cases::print_literal(o);
       out.push_back(make(d, {T({6, 7}, t), o}));
       out.push_back(make("sliced, " + d, {T({6, 5}, t, {10, 2}), o}));
     }
-    out.push_back(make("0-d " + code(t) + " * 2", {T({}, t), I(2)}));
+    out.push_back(make("0-d " + dtype_code_str(t) + " * 2", {T({}, t), I(2)}));
     if (is_floating(t))
-      out.push_back(make("special values " + code(t), {T_fill({64}, t, "special"), F(-2.0)}));
+      out.push_back(
+          make("special values " + dtype_code_str(t), {T_fill({64}, t, "special"), F(-2.0)}));
   }
   out.push_back(make("empty", {T({3, 0}, DType::Float32), F(2.0)}));
   out.push_back(

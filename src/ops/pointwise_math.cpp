@@ -144,16 +144,12 @@ std::vector<DType> math_error_dtypes(const MathFn& fn) {
   return out;
 }
 
-void not_implemented(std::string_view kernel, DType t) {
-  op_error("\"" + std::string(kernel) + "\" not implemented for '" + scalar_type_name(t) + "'");
-}
-
 DType math_result_dtype(const MathFn& fn, DType in) {
   if (fn.kind == MathKind::Neg && in == DType::Bool)
     op_error(
         "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
         "invert a mask, use the `~` or `logical_not()` operator instead.");
-  if (!supports(fn, in)) not_implemented(std::string(fn.name) + "_cpu", in);
+  if (!supports(fn, in)) not_implemented_for(std::string(fn.name) + "_cpu", in);
   switch (fn.kind) {
     case MathKind::Float:
       return opsutil::to_float_dtype(in);
@@ -299,15 +295,13 @@ using namespace samples;  // NOLINT(google-build-using-namespace): the sample vo
 using mathops::MathFn;
 using mathops::MathKind;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // Cases beyond the standard unary set: domain edges (positive and [0, 1) data, where log,
 // sqrt, acosh, atanh, asin are defined), large integers (cast to f32 before float ops), and
 // the special values of the integer dtypes.
 void add_extra_samples(const MathFn& fn, std::vector<Sample>& out) {
   for (DType t : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16}) {
-    out.push_back(make("positive values " + code(t), {T_fill({8, 9}, t, "positive")}));
-    out.push_back(make("values in [0, 1) " + code(t), {T_fill({64}, t, "uniform")}));
+    out.push_back(make("positive values " + dtype_code_str(t), {T_fill({8, 9}, t, "positive")}));
+    out.push_back(make("values in [0, 1) " + dtype_code_str(t), {T_fill({64}, t, "uniform")}));
   }
   if (fn.kind != MathKind::BitwiseNot) {
     out.push_back(make("integer extremes i32", {T_fill({48}, DType::Int32, "special")}));
@@ -335,8 +329,8 @@ SampleFn math_samples(const MathFn& fn) {
       if (std::ranges::find(bad, s.call.args[0].tensor.dtype) == bad.end())
         out.push_back(std::move(s));
     for (DType t : mathops::math_error_dtypes(fn)) {
-      out.push_back(make("error: unsupported dtype " + code(t), {T({4, 5}, t)}));
-      out.push_back(make("error: unsupported dtype, 0-d " + code(t), {T({}, t)}));
+      out.push_back(make("error: unsupported dtype " + dtype_code_str(t), {T({4, 5}, t)}));
+      out.push_back(make("error: unsupported dtype, 0-d " + dtype_code_str(t), {T({}, t)}));
     }
     return out;
   };
@@ -375,7 +369,7 @@ double round_decimals_in(double x, int64_t decimals) {
 int64_t round_decimals_checked(const Args& args) {
   const Tensor& x = args.tensor("self");
   const int64_t decimals = args.integer("decimals");
-  if (!is_floating(x.dtype())) mathops::not_implemented("round_cpu", x.dtype());
+  if (!is_floating(x.dtype())) not_implemented_for("round_cpu", x.dtype());
   return decimals;
 }
 
@@ -402,20 +396,21 @@ std::vector<Sample> round_decimals_samples(const SampleContext& ctx) {
   for (Sample& s : out) s.label += ", decimals=1";
   for (DType t : floating_dtypes()) {
     for (int64_t d : {0, 2, 3, -1, -2}) {
-      out.push_back(make("decimals=" + std::to_string(d) + " " + code(t), {T({7, 13}, t)},
+      out.push_back(make("decimals=" + std::to_string(d) + " " + dtype_code_str(t), {T({7, 13}, t)},
                          {{"decimals", I(d)}}));
     }
-    out.push_back(
-        make("decimals=2, transposed " + code(t), {T_transposed(6, 9, t)}, {{"decimals", I(2)}}));
-    out.push_back(make("decimals=-1, positive values " + code(t), {T_fill({48}, t, "positive")},
-                       {{"decimals", I(-1)}}));
-    out.push_back(make("decimals=3, special values " + code(t), {T_fill({48}, t, "special")},
-                       {{"decimals", I(3)}}));
+    out.push_back(make("decimals=2, transposed " + dtype_code_str(t), {T_transposed(6, 9, t)},
+                       {{"decimals", I(2)}}));
+    out.push_back(make("decimals=-1, positive values " + dtype_code_str(t),
+                       {T_fill({48}, t, "positive")}, {{"decimals", I(-1)}}));
+    out.push_back(make("decimals=3, special values " + dtype_code_str(t),
+                       {T_fill({48}, t, "special")}, {{"decimals", I(3)}}));
   }
   out.push_back(make("decimals=40 (10^d overflows float) f32", {T({5, 6}, DType::Float32)},
                      {{"decimals", I(40)}}));
   for (DType t : integral_dtypes(true))
-    out.push_back(make("error: integral input " + code(t), {T({4, 5}, t)}, {{"decimals", I(1)}}));
+    out.push_back(
+        make("error: integral input " + dtype_code_str(t), {T({4, 5}, t)}, {{"decimals", I(1)}}));
   out.push_back(
       make("error: integral input, decimals=0", {T({4, 5}, DType::Int64)}, {{"decimals", I(0)}}));
   return out;

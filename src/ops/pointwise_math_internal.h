@@ -45,9 +45,6 @@ DType math_result_dtype(const MathFn& fn, DType in);
 // Computes fn(x) into a new contiguous tensor of the result dtype (raising as ATen does).
 Tensor math_compute(const MathFn& fn, const Tensor& x);
 
-// "\"<kernel>\" not implemented for '<Type>'" (ATen's dispatch error).
-[[noreturn]] void not_implemented(std::string_view kernel, DType t);
-
 // Bytes a tensor really occupies: dims of stride 0 (expanded) are counted once.
 double real_bytes(const Tensor& t);
 

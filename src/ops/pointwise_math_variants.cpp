@@ -28,8 +28,6 @@ using namespace samples;  // NOLINT(google-build-using-namespace): the sample vo
 using mathops::MathFn;
 using mathops::MathKind;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 [[noreturn]] void cannot_cast(DType from, DType to) {
   op_error("result type " + scalar_type_name(from) + " can't be cast to the desired output type " +
            scalar_type_name(to));
@@ -114,8 +112,8 @@ std::vector<Sample> out_samples(const MathFn& fn, const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : mathops::perf_dtypes()) {
       const Shape s = {int64_t{1} << 22};
-      out.push_back(
-          make("bandwidth " + shape_str(s) + " " + code(t), {T(s, t)}, {{"out", T(s, t)}}));
+      out.push_back(make("bandwidth " + shape_str(s) + " " + dtype_code_str(t), {T(s, t)},
+                         {{"out", T(s, t)}}));
     }
     return out;
   }
@@ -145,7 +143,7 @@ std::vector<Sample> out_samples(const MathFn& fn, const SampleContext& ctx) {
   add("out expanded (internal overlap)", false, T({5, 8}, f32), T({5, 8}, f32, {0, 1}));
   add("special values into an f64 out", float_op, T_fill({64}, f32, "special"), T({64}, f64));
   for (DType t : mathops::math_error_dtypes(fn)) {
-    add("unsupported dtype " + code(t), false, T({4, 5}, t), T({4, 5}, t));
+    add("unsupported dtype " + dtype_code_str(t), false, T({4, 5}, t), T({4, 5}, t));
   }
   return out;
 }

@@ -306,8 +306,6 @@ Cost avg_cost(const Args& a, const Values& out) {
 
 // ---- samples ----
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 struct Avg {
   std::string label;
   Shape x;
@@ -423,14 +421,14 @@ std::vector<Sample> avg_samples(const SampleContext& ctx, int64_t nsp, bool back
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
       if (nsp == 2) {
         out.push_back(avg_sample(
-            nsp, "2x2/2 [128, 512, 24, 24] " + code(t),
+            nsp, "2x2/2 [128, 512, 24, 24] " + dtype_code_str(t),
             {"", {128, 512, 24, 24}, {2, 2}, {2, 2}, {0, 0}, true, false, {}, {}}, t, backward));
         out.push_back(avg_sample(
-            nsp, "3x3/1 padding 1 [32, 192, 56, 56] " + code(t),
+            nsp, "3x3/1 padding 1 [32, 192, 56, 56] " + dtype_code_str(t),
             {"", {32, 192, 56, 56}, {3, 3}, {1, 1}, {1, 1}, false, false, {}, {}}, t, backward));
       } else {
         out.push_back(avg_sample(
-            nsp, "3-d 2x2x2 [8, 64, 16, 56, 56] " + code(t),
+            nsp, "3-d 2x2x2 [8, 64, 16, 56, 56] " + dtype_code_str(t),
             {"", {8, 64, 16, 56, 56}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, false, true, {}, {}}, t,
             backward));
       }
@@ -440,9 +438,10 @@ std::vector<Sample> avg_samples(const SampleContext& ctx, int64_t nsp, bool back
   const std::vector<Avg> wins = avg_wins(nsp);
   for (const Avg& w : wins) out.push_back(avg_sample(nsp, w.label + " f32", w, f32, backward));
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16, DType::Int64}) {
-    out.push_back(avg_sample(nsp, wins[0].label + " " + code(t), wins[0], t, backward));
+    out.push_back(avg_sample(nsp, wins[0].label + " " + dtype_code_str(t), wins[0], t, backward));
     if (is_floating(t))
-      out.push_back(avg_sample(nsp, "special values " + code(t), wins[1], t, backward, "special"));
+      out.push_back(
+          avg_sample(nsp, "special values " + dtype_code_str(t), wins[1], t, backward, "special"));
   }
   out.push_back(avg_sample(nsp, "count_include_pad=False i64 (truncating division)", wins[1],
                            DType::Int64, backward));
@@ -529,11 +528,11 @@ std::vector<Sample> adaptive_avg_samples(const SampleContext& ctx, int64_t nsp, 
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
       if (nsp == 2) {
-        one("global [128, 2048, 7, 7] -> 1x1 " + code(t), {128, 2048, 7, 7}, {1, 1}, t);
-        one("[64, 512, 14, 14] -> 7x7 " + code(t), {64, 512, 14, 14}, {7, 7}, t);
+        one("global [128, 2048, 7, 7] -> 1x1 " + dtype_code_str(t), {128, 2048, 7, 7}, {1, 1}, t);
+        one("[64, 512, 14, 14] -> 7x7 " + dtype_code_str(t), {64, 512, 14, 14}, {7, 7}, t);
       } else {
-        one("3-d global [16, 512, 8, 14, 14] -> 1x1x1 " + code(t), {16, 512, 8, 14, 14}, {1, 1, 1},
-            t);
+        one("3-d global [16, 512, 8, 14, 14] -> 1x1x1 " + dtype_code_str(t), {16, 512, 8, 14, 14},
+            {1, 1, 1}, t);
       }
     }
     return out;
@@ -548,8 +547,8 @@ std::vector<Sample> adaptive_avg_samples(const SampleContext& ctx, int64_t nsp, 
     if (!backward) one("output size 0", {1, 2, 4, 4}, {0, 2}, f32);
     one("empty batch", {0, 3, 4, 4}, {2, 2}, f32);
     for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-      one("7x9 -> 3x4 " + code(t), {2, 3, 7, 9}, {3, 4}, t);
-      one("special values " + code(t), {2, 3, 7, 9}, {3, 4}, t, "special");
+      one("7x9 -> 3x4 " + dtype_code_str(t), {2, 3, 7, 9}, {3, 4}, t);
+      one("special values " + dtype_code_str(t), {2, 3, 7, 9}, {3, 4}, t, "special");
     }
     one("special values f32", {2, 3, 7, 9}, {3, 4}, f32, "special");
   } else {
@@ -560,8 +559,8 @@ std::vector<Sample> adaptive_avg_samples(const SampleContext& ctx, int64_t nsp, 
     one("3-d channels-last", {2, 3, 3, 4, 4}, {2, 3, 2}, f32, "", Shape{144, 1, 48, 12, 3});
     one("3-d empty batch", {0, 2, 3, 3, 3}, {2, 2, 2}, f32);
     for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-      one("3-d " + code(t), {2, 2, 5, 7, 6}, {2, 3, 4}, t);
-      one("3-d special values " + code(t), {2, 2, 5, 7, 6}, {2, 3, 4}, t, "special");
+      one("3-d " + dtype_code_str(t), {2, 2, 5, 7, 6}, {2, 3, 4}, t);
+      one("3-d special values " + dtype_code_str(t), {2, 2, 5, 7, 6}, {2, 3, 4}, t, "special");
     }
     one("3-d special values f32", {2, 2, 5, 7, 6}, {2, 3, 4}, f32, "special");
   }

@@ -15,8 +15,6 @@ using namespace samples;
 
 // ---- samples ----
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 struct Win {
   std::string label;
   Shape x;
@@ -178,12 +176,12 @@ std::vector<Sample> max_pool_samples(const SampleContext& ctx, int64_t nsp, bool
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
       if (nsp == 2) {
-        one("ResNet stem 3x3/2 [32, 64, 112, 112] " + code(t),
+        one("ResNet stem 3x3/2 [32, 64, 112, 112] " + dtype_code_str(t),
             {"", {32, 64, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false, {}}, t);
-        one("2x2/2 [32, 64, 112, 112] " + code(t),
+        one("2x2/2 [32, 64, 112, 112] " + dtype_code_str(t),
             {"", {32, 64, 112, 112}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, {}}, t);
       } else {
-        one("3-d 3x3x3/2 [8, 64, 16, 56, 56] " + code(t),
+        one("3-d 3x3x3/2 [8, 64, 16, 56, 56] " + dtype_code_str(t),
             {"", {8, 64, 16, 56, 56}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, false, {}}, t);
       }
     }
@@ -192,8 +190,8 @@ std::vector<Sample> max_pool_samples(const SampleContext& ctx, int64_t nsp, bool
   const std::vector<Win> wins = nsp == 2 ? max_wins2d() : max_wins3d();
   for (const Win& w : wins) one(w.label + " f32", w, f32);
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-    one(wins[0].label + " " + code(t), wins[0], t);
-    one("special values " + code(t), wins[0], t, "special");
+    one(wins[0].label + " " + dtype_code_str(t), wins[0], t);
+    one("special values " + dtype_code_str(t), wins[0], t, "special");
   }
   one("special values f32", wins[0], f32, "special");
   one("special values, ceil_mode f32", wins[nsp == 2 ? 2 : 1], f32, "special");
@@ -233,7 +231,7 @@ std::vector<Sample> adaptive_max_samples(const SampleContext& ctx, bool backward
   };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      one("[64, 512, 14, 14] -> 7x7 " + code(t), {64, 512, 14, 14}, {7, 7}, t);
+      one("[64, 512, 14, 14] -> 7x7 " + dtype_code_str(t), {64, 512, 14, 14}, {7, 7}, t);
     return out;
   }
   one("7x9 -> 3x4 f32", {2, 3, 7, 9}, {3, 4}, f32);
@@ -243,8 +241,8 @@ std::vector<Sample> adaptive_max_samples(const SampleContext& ctx, bool backward
   one("channels-last", {2, 3, 6, 5}, {4, 2}, f32, "", Shape{90, 1, 15, 3});
   one("same size", {1, 2, 4, 4}, {4, 4}, f32);
   for (DType t : {DType::Float64, DType::Float16, DType::BFloat16}) {
-    one("7x9 -> 3x4 " + code(t), {2, 3, 7, 9}, {3, 4}, t);
-    one("special values " + code(t), {2, 3, 7, 9}, {3, 4}, t, "special");
+    one("7x9 -> 3x4 " + dtype_code_str(t), {2, 3, 7, 9}, {3, 4}, t);
+    one("special values " + dtype_code_str(t), {2, 3, 7, 9}, {3, 4}, t, "special");
   }
   one("special values f32", {2, 3, 7, 9}, {3, 4}, f32, "special");
   one("empty batch", {0, 3, 4, 4}, {2, 2}, f32);

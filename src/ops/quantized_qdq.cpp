@@ -298,8 +298,6 @@ Values dequantize_group_ref(const Args& args) {
 
 // --- samples ---
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::vector<Sample> choose_qparams_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
@@ -308,7 +306,7 @@ std::vector<Sample> choose_qparams_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {DType::Float32, DType::BFloat16, DType::Float16})
-    out.push_back(make("[7, 33] " + code(t), {T({7, 33}, t), DT(DType::Int8)}));
+    out.push_back(make("[7, 33] " + dtype_code_str(t), {T({7, 33}, t), DT(DType::Int8)}));
   out.push_back(make("3-d [2, 3, 16]", {T({2, 3, 16}, DType::Float32), DT(DType::Int8)}));
   out.push_back(
       make("integer values", {T_fill({3, 8}, DType::Float32, "integers"), DT(DType::Int8)}));
@@ -329,7 +327,8 @@ std::vector<Sample> quantize_per_token_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {f32, DType::BFloat16, DType::Float16})
-    out.push_back(make("[7, 33] " + code(t), {T({7, 33}, t), T({7, 1}, DType::Float32),
+    out.push_back(
+        make("[7, 33] " + dtype_code_str(t), {T({7, 33}, t), T({7, 1}, DType::Float32),
                                               T({7, 1}, DType::Int64), I(-128), I(127), DT(i8)}));
   out.push_back(make("3-d", {T({2, 3, 16}, f32), T({2, 3, 1}, f32), T({2, 3, 1}, DType::Int64),
                              I(-128), I(127), DT(i8)}));
@@ -357,7 +356,7 @@ std::vector<Sample> dequantize_per_token_samples(const SampleContext& ctx) {
   if (ctx.performance) return out;
   for (DType t : {f32, DType::BFloat16, DType::Float16})
     out.push_back(make(
-        "[7, 33] to " + code(t),
+        "[7, 33] to " + dtype_code_str(t),
         {T({7, 33}, i8), T({7, 1}, f32), T({7, 1}, DType::Int64), I(-128), I(127), DT(i8), DT(t)}));
   out.push_back(make("error: input not of dtype",
                      {T({2, 4}, DType::Int32), T({2, 1}, f32), T({2, 1}, DType::Int64), I(-128),
@@ -375,7 +374,7 @@ std::vector<Sample> quantize_per_channel_samples(const SampleContext& ctx) {
   }
   for (DType t : {f32, DType::BFloat16, DType::Float16})
     out.push_back(
-        make("weight [33, 16] axis 0 " + code(t),
+        make("weight [33, 16] axis 0 " + dtype_code_str(t),
              {T({33, 16}, t), T({33}, f32), T({33}, i64), I(0), I(-128), I(127), DT(i8)}));
   out.push_back(
       make("axis 1", {T({5, 12}, f32), T({12}, f32), T({12}, i64), I(1), I(-128), I(127), DT(i8)}));
@@ -413,7 +412,7 @@ std::vector<Sample> quantize_group_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32, u8 = DType::UInt8;
   if (ctx.performance) return out;
   for (DType t : {f32, DType::BFloat16, DType::Float16})
-    out.push_back(make("[8, 64] groups of 32, 4-bit " + code(t),
+    out.push_back(make("[8, 64] groups of 32, 4-bit " + dtype_code_str(t),
                        {T({8, 64}, t), T({16}, f32), T({16}, f32), I(0), I(15), DT(u8), I(32)}));
   out.push_back(make("[4, 96] groups of 16, 3-bit",
                      {T({4, 96}, f32), T({24}, f32), T({24}, f32), I(0), I(7), DT(u8), I(16)}));
@@ -432,7 +431,7 @@ std::vector<Sample> dequantize_group_samples(const SampleContext& ctx) {
   if (ctx.performance) return out;
   for (DType t : {f32, DType::BFloat16, DType::Float16})
     out.push_back(
-        make("[8, 64] groups of 32 to " + code(t),
+        make("[8, 64] groups of 32 to " + dtype_code_str(t),
              {T({8, 64}, u8), T({16}, f32), T({16}, f32), I(0), I(15), DT(u8), I(32), DT(t)}));
   out.push_back(make("no zero points",
                      {T({8, 64}, u8), T({16}, f32), None(), I(0), I(15), DT(u8), I(32), DT(f32)}));

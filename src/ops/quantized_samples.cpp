@@ -11,7 +11,6 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
 std::string mnk(int64_t m, int64_t n, int64_t k) {
   return std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
 }
@@ -26,13 +25,14 @@ std::vector<Sample> weight_int8pack_mm_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : {f32, bf16})
       for (int64_t m : {1, 16, 512})
-        out.push_back(make("linear 4096->4096, M=" + std::to_string(m) + " " + code(t),
+        out.push_back(make("linear 4096->4096, M=" + std::to_string(m) + " " + dtype_code_str(t),
                            {T({m, 4096}, t), T({4096, 4096}, i8), T({4096}, t)}));
     return out;
   }
   for (DType t : {f32, bf16, f16})
     for (auto [m, n, k] : {std::tuple{1, 16, 32}, {7, 33, 40}, {17, 64, 96}})
-      out.push_back(make(mnk(m, n, k) + " " + code(t), {T({m, k}, t), T({n, k}, i8), T({n}, t)}));
+      out.push_back(
+          make(mnk(m, n, k) + " " + dtype_code_str(t), {T({m, k}, t), T({n, k}, i8), T({n}, t)}));
   out.push_back(make("empty rows", {T({0, 16}, f32), T({8, 16}, i8), T({8}, f32)}));
   out.push_back(make("special values in A, f16 (f32 partial sums cannot overflow)",
                      {T_fill({5, 16}, f16, "special"), T({8, 16}, i8), T({8}, f16)}));
@@ -94,14 +94,15 @@ std::vector<Sample> weight_int4pack_mm_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : {f32, bf16})
       for (int64_t m : {1, 16, 512})
-        out.push_back(make("linear 4096->4096 g128, M=" + std::to_string(m) + " " + code(t),
-                           {T({m, 4096}, t), T({4096, 2048}, u8), I(128), T({32, 4096, 2}, t)}));
+        out.push_back(
+            make("linear 4096->4096 g128, M=" + std::to_string(m) + " " + dtype_code_str(t),
+                 {T({m, 4096}, t), T({4096, 2048}, u8), I(128), T({32, 4096, 2}, t)}));
     return out;
   }
   for (DType t : {f32, bf16, f16})
     for (auto [m, n, g] : {std::tuple{1, 64, 32}, {5, 80, 64}, {6, 16, 32}})
       out.push_back(make("M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=128 g" +
-                             std::to_string(g) + " " + code(t),
+                             std::to_string(g) + " " + dtype_code_str(t),
                          {T({m, 128}, t), T({n, 64}, u8), I(g), T({128 / g, n, 2}, t)}));
   out.push_back(
       make("K shorter than a group", {T({3, 16}, f32), T({64, 8}, u8), I(32), T({1, 64, 2}, f32)}));
@@ -135,10 +136,10 @@ std::vector<Sample> scaled_mm_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : {e4, e5}) {
-    out.push_back(make("tensor-wise " + code(t),
+    out.push_back(make("tensor-wise " + dtype_code_str(t),
                        {T({7, 32}, t), T_transposed(32, 16, t), T({}, f32), T({}, f32)},
                        {{"out_dtype", DT(f32)}}));
-    out.push_back(make("row-wise " + code(t),
+    out.push_back(make("row-wise " + dtype_code_str(t),
                        {T({7, 32}, t), T_transposed(32, 16, t), T({7, 1}, f32), T({1, 16}, f32)},
                        {{"out_dtype", DT(bf16)}}));
   }

@@ -56,7 +56,6 @@ namespace {
 
 using namespace samples;         // NOLINT(google-build-using-namespace): the sample vocabulary
 using namespace random_samples;  // NOLINT(google-build-using-namespace): the generators
-using creation::code;
 
 // ---- distribution checks ---------------------------------------------------------------------
 
@@ -181,8 +180,7 @@ int digits_of(DType t) { return float_info(t).mantissa_bits + 1; }
 
 DType float_dtype_arg(const Args& a, const char* kernel) {
   const DType t = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
-  CRUCIBLE_CHECK(is_floating(t),
-                 fmt::format("\"{}\" not implemented for '{}'", kernel, dtype_scalar_type_name(t)));
+  if (!is_floating(t)) not_implemented_for(kernel, t);
   return t;
 }
 
@@ -331,9 +329,7 @@ Values bernoulli_p_ref(const Args& a, uint64_t seed) {
 
 // bernoulli(self, *, generator): self holds the probabilities (floating dtypes).
 void check_bernoulli_self(const Tensor& self) {
-  CRUCIBLE_CHECK(is_floating(self.dtype()),
-                 fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'",
-                             dtype_scalar_type_name(self.dtype())));
+  if (!is_floating(self.dtype())) not_implemented_for("bernoulli_tensor_cpu_p_", self.dtype());
 }
 
 Values bernoulli_ref(const Args& a, uint64_t seed) {

@@ -15,7 +15,6 @@ namespace crucible::random_samples {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using creation::code;
 
 using Kwargs = std::vector<std::pair<std::string, Literal>>;
 
@@ -34,21 +33,22 @@ std::vector<Sample> sized_random_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("[4096, 4096] " + code(t), {L({4096, 4096})}, {{"dtype", DT(t)}}));
+      out.push_back(
+          make("[4096, 4096] " + dtype_code_str(t), {L({4096, 4096})}, {{"dtype", DT(t)}}));
     return out;
   }
   out.push_back(make("4096 values, default dtype", {L({4096})}));
   out.push_back(make("[64, 64]", {L({64, 64})}));
   out.push_back(make("[16, 16, 16]", {L({16, 16, 16})}));
   for (DType t : floating_dtypes())
-    out.push_back(make("[64, 64] " + code(t), {L({64, 64})}, {{"dtype", DT(t)}}));
+    out.push_back(make("[64, 64] " + dtype_code_str(t), {L({64, 64})}, {{"dtype", DT(t)}}));
   out.push_back(make("0-d", {L({})}));
   out.push_back(make("small [5]", {L({5})}));
   out.push_back(make("empty [0]", {L({0})}));
   out.push_back(make("empty [3, 0]", {L({3, 0})}, {{"dtype", DT(DType::Float16)}}));
   out.push_back(make("as traced (device 'cuda')", {L({32, 128})}, traced_kwargs(DType::Float16)));
   for (DType t : {DType::Int64, DType::Int32, DType::Bool, DType::UInt8})
-    out.push_back(make("error: dtype " + code(t), {L({8})}, {{"dtype", DT(t)}}));
+    out.push_back(make("error: dtype " + dtype_code_str(t), {L({8})}, {{"dtype", DT(t)}}));
   out.push_back(make("error: negative size", {L({2, -3})}));
   return out;
 }
@@ -63,8 +63,8 @@ std::vector<Sample> randperm_samples(const SampleContext& ctx) {
       {DType::Int32, 1000},   {DType::Int64, 1000},   {DType::Float16, 2049},
       {DType::BFloat16, 200}, {DType::Float32, 1000}, {DType::Float64, 1000}};
   for (auto [t, n] : dtypes)
-    out.push_back(
-        make("dtype " + code(t) + ", n = " + std::to_string(n), {I(n)}, {{"dtype", DT(t)}}));
+    out.push_back(make("dtype " + dtype_code_str(t) + ", n = " + std::to_string(n), {I(n)},
+                       {{"dtype", DT(t)}}));
   out.push_back(make("as traced (device 'cuda')", {I(64)}, traced_kwargs(DType::Int64)));
   out.push_back(make("error: n = -1", {I(-1)}));
   out.push_back(make("error: u8, n = 257", {I(257)}, {{"dtype", DT(DType::UInt8)}}));
@@ -78,8 +78,8 @@ std::vector<Sample> native_dropout_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(
-          make("[4096, 4096] " + code(t) + ", p = 0.1", {T({4096, 4096}, t), F(0.1), B(true)}));
+      out.push_back(make("[4096, 4096] " + dtype_code_str(t) + ", p = 0.1",
+                         {T({4096, 4096}, t), F(0.1), B(true)}));
     return out;
   }
   const Literal x = T({64, 64}, DType::Float32);
@@ -91,7 +91,7 @@ std::vector<Sample> native_dropout_samples(const SampleContext& ctx) {
   out.push_back(make("eval mode", {x, F(0.5), B(false)}));
   out.push_back(make("eval mode ignores p outside [0, 1]", {x, F(1.5), B(false)}));
   for (DType t : {DType::Float16, DType::BFloat16, DType::Float64})
-    out.push_back(make("train " + code(t), {T({64, 64}, t), F(0.2), B(true)}));
+    out.push_back(make("train " + dtype_code_str(t), {T({64, 64}, t), F(0.2), B(true)}));
   out.push_back(make("transposed", {T_transposed(64, 48, DType::Float32), F(0.4), B(true)}));
   out.push_back(
       make("sliced with a step", {T({64, 40}, DType::Float16, {80, 2}), F(0.4), B(true)}));
@@ -117,11 +117,11 @@ std::vector<Sample> bernoulli_p_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16})
-      out.push_back(make("[4096, 4096] " + code(t), {T({4096, 4096}, t), F(0.5)}));
+      out.push_back(make("[4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t), F(0.5)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("[64, 64] " + code(t) + ", p = 0.3", {T({64, 64}, t), F(0.3)}));
+    out.push_back(make("[64, 64] " + dtype_code_str(t) + ", p = 0.3", {T({64, 64}, t), F(0.3)}));
   out.push_back(make("p = 0", {T({64, 64}, DType::Float32), F(0.0)}));
   out.push_back(make("p = 1", {T({64, 64}, DType::Float32), F(1.0)}));
   out.push_back(make("p = 0.99", {T({4096}, DType::Float64), F(0.99)}));
@@ -140,11 +140,11 @@ std::vector<Sample> bernoulli_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16})
-      out.push_back(make("[4096, 4096] " + code(t), {probabilities({4096, 4096}, t)}));
+      out.push_back(make("[4096, 4096] " + dtype_code_str(t), {probabilities({4096, 4096}, t)}));
     return out;
   }
   for (DType t : floating_dtypes())
-    out.push_back(make("[64, 64] " + code(t), {probabilities({64, 64}, t)}));
+    out.push_back(make("[64, 64] " + dtype_code_str(t), {probabilities({64, 64}, t)}));
   out.push_back(make("4096 values", {probabilities({4096}, DType::Float32)}));
   Literal tr = T_transposed(64, 48, DType::Float32);
   tr.tensor.fill = "uniform";

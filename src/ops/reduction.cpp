@@ -273,11 +273,9 @@ Cost reduction_cost(const Args& a, const Values& out) {
   return c;
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // Cases shared by the dim-taking reductions: self, dim, keepdim (+ kwargs).
 void add_dim_layout_cases(std::vector<Sample>& out, DType t) {
-  const std::string d = " " + code(t);
+  const std::string d = " " + dtype_code_str(t);
   out.push_back(make("3-d, dims [0, 2], keepdim" + d, {T({4, 5, 6}, t), L({0, 2}), B(true)}));
   out.push_back(make("negative dim" + d, {T({4, 5, 6}, t), L({-1})}));
   out.push_back(make("transposed" + d, {T_transposed(9, 7, t), L({0})}));
@@ -290,15 +288,18 @@ std::vector<Sample> sum_dim_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("rows of [4096, 4096] " + code(t), {T({4096, 4096}, t), L({-1})}));
-      out.push_back(make("columns of [4096, 4096] " + code(t), {T({4096, 4096}, t), L({0})}));
-      out.push_back(make("bias grad [64, 128, 768] " + code(t), {T({64, 128, 768}, t), L({0, 1})}));
+      out.push_back(
+          make("rows of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t), L({-1})}));
+      out.push_back(
+          make("columns of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t), L({0})}));
+      out.push_back(
+          make("bias grad [64, 128, 768] " + dtype_code_str(t), {T({64, 128, 768}, t), L({0, 1})}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("rows " + code(t), {T({5, 7}, t), L({1})}));
-    out.push_back(make("all dims, keepdim " + code(t), {T({3, 4}, t), None(), B(true)}));
+    out.push_back(make("rows " + dtype_code_str(t), {T({5, 7}, t), L({1})}));
+    out.push_back(make("all dims, keepdim " + dtype_code_str(t), {T({3, 4}, t), None(), B(true)}));
   }
   for (DType t : {f32, DType::Float16, DType::Int64, DType::Bool}) add_dim_layout_cases(out, t);
   out.push_back(make("dim=[] reduces all", {T({4, 5, 6}, f32), L({})}));
@@ -342,14 +343,14 @@ std::vector<Sample> sum_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("[4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+      out.push_back(make("[4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t)}));
     }
     out.push_back(make("loss-sized [64, 128] f32", {T({64, 128}, f32)}));
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("ordinary " + code(t), {T({7, 13}, t)}));
-    out.push_back(make("0-d " + code(t), {T({}, t)}));
+    out.push_back(make("ordinary " + dtype_code_str(t), {T({7, 13}, t)}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, t)}));
   }
   out.push_back(make("1-d long", {T({1031}, f32)}));
   out.push_back(make("empty gives 0", {T({0, 3}, f32)}));
@@ -371,17 +372,18 @@ std::vector<Sample> mean_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(
-          make("last dim of [64, 128, 768] " + code(t), {T({64, 128, 768}, t), L({-1}), B(true)}));
-      out.push_back(make("global pool [64, 512, 7, 7] " + code(t),
+      out.push_back(make("last dim of [64, 128, 768] " + dtype_code_str(t),
+                         {T({64, 128, 768}, t), L({-1}), B(true)}));
+      out.push_back(make("global pool [64, 512, 7, 7] " + dtype_code_str(t),
                          {T({64, 512, 7, 7}, t), L({-1, -2}), B(true)}));
     }
     return out;
   }
   for (DType t : floating_dtypes()) {
-    out.push_back(make("rows " + code(t), {T({5, 7}, t), L({1})}));
-    out.push_back(make("all dims, keepdim " + code(t), {T({3, 4}, t), None(), B(true)}));
-    out.push_back(make("special values " + code(t), {T_fill({6, 8}, t, "special"), L({1})}));
+    out.push_back(make("rows " + dtype_code_str(t), {T({5, 7}, t), L({1})}));
+    out.push_back(make("all dims, keepdim " + dtype_code_str(t), {T({3, 4}, t), None(), B(true)}));
+    out.push_back(
+        make("special values " + dtype_code_str(t), {T_fill({6, 8}, t, "special"), L({1})}));
   }
   for (DType t : {f32, DType::Float16}) add_dim_layout_cases(out, t);
   out.push_back(make("dim=[] reduces all", {T({4, 5, 6}, f32), L({})}));
@@ -398,7 +400,7 @@ std::vector<Sample> mean_samples(const SampleContext& ctx) {
   out.push_back(
       make("dtype=f32 from bf16", {T({5, 64}, DType::BFloat16), L({-1})}, {{"dtype", DT(f32)}}));
   for (DType t : integral_dtypes(/*include_bool=*/true)) {
-    out.push_back(make("error: integral input " + code(t), {T({4, 5}, t), L({1})}));
+    out.push_back(make("error: integral input " + dtype_code_str(t), {T({4, 5}, t), L({1})}));
   }
   out.push_back(
       make("error: integral dtype=", {T({4, 5}, f32), L({1})}, {{"dtype", DT(DType::Int64)}}));
@@ -412,14 +414,15 @@ std::vector<Sample> amax_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("rows of [4096, 4096] " + code(t), {T({4096, 4096}, t), L({-1})}));
-      out.push_back(make("all of [4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+      out.push_back(
+          make("rows of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t), L({-1})}));
+      out.push_back(make("all of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t)}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("rows " + code(t), {T({5, 7}, t), L({1})}));
-    out.push_back(make("default dim (all) " + code(t), {T({3, 4}, t)}));
+    out.push_back(make("rows " + dtype_code_str(t), {T({5, 7}, t), L({1})}));
+    out.push_back(make("default dim (all) " + dtype_code_str(t), {T({3, 4}, t)}));
   }
   for (DType t : {f32, DType::BFloat16, DType::Int32}) add_dim_layout_cases(out, t);
   out.push_back(make("dim=[] keepdim", {T({4, 5, 6}, f32), L({}), B(true)}));
@@ -429,8 +432,8 @@ std::vector<Sample> amax_samples(const SampleContext& ctx) {
   out.push_back(make("0-d, dim [0]", {T({}, DType::Int64), L({0})}));
   out.push_back(make("empty with a non-empty reduced dim", {T({0, 4}, f32), L({1})}));
   for (DType t : floating_dtypes()) {
-    out.push_back(
-        make("special values (NaN propagates) " + code(t), {T_fill({6, 8}, t, "special"), L({1})}));
+    out.push_back(make("special values (NaN propagates) " + dtype_code_str(t),
+                       {T_fill({6, 8}, t, "special"), L({1})}));
   }
   out.push_back(make("special values i64", {T_fill({6, 8}, DType::Int64, "special"), L({0})}));
   out.push_back(make("special values u8", {T_fill({6, 8}, DType::UInt8, "special"), L({0})}));

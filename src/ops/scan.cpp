@@ -28,14 +28,12 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-using stats::code;
 
 // The scan kernel's dtype dispatch, for a source of dtype `src` and a result of dtype `dt`.
 void check_scan_dtypes(DType src, DType dt, bool product) {
   if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2 || src == DType::Float8E4M3FN ||
       src == DType::Float8E5M2)
-    op_error(std::string("\"") + (product ? "cumprod" : "cumsum") +
-             "_out_cpu\" not implemented for '" + scalar_type_name(dt) + "'");
+    not_implemented_for(product ? "cumprod_out_cpu" : "cumsum_out_cpu", dt);
 }
 
 // Scans `src` along `dim` into `out` (same shape; `out` has the result dtype).
@@ -160,18 +158,20 @@ std::vector<Sample> scan_samples(const SampleContext& ctx, bool product, bool in
   auto data = [&](const Shape& s, DType t) { return fill.empty() ? T(s, t) : T_fill(s, t, fill); };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("rows of [4096, 4096] " + code(t), {data({4096, 4096}, t), I(-1)}));
-      out.push_back(make("columns of [4096, 4096] " + code(t), {data({4096, 4096}, t), I(0)}));
+      out.push_back(
+          make("rows of [4096, 4096] " + dtype_code_str(t), {data({4096, 4096}, t), I(-1)}));
+      out.push_back(
+          make("columns of [4096, 4096] " + dtype_code_str(t), {data({4096, 4096}, t), I(0)}));
     }
     out.push_back(make("rows of [4096, 4096] i64", {T({4096, 4096}, DType::Int64), I(1)}));
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("rows " + code(t), {T({5, 9}, t), I(1)}));
-    out.push_back(make("3-d dim 0 " + code(t), {T({4, 3, 5}, t), I(0)}));
+    out.push_back(make("rows " + dtype_code_str(t), {T({5, 9}, t), I(1)}));
+    out.push_back(make("3-d dim 0 " + dtype_code_str(t), {T({4, 3, 5}, t), I(0)}));
   }
   for (DType t : {f32, DType::Float16, DType::Int32}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("negative dim" + d, {T({4, 5, 6}, t), I(-1)}));
     out.push_back(make("transposed" + d, {T_transposed(9, 7, t), I(0)}));
     out.push_back(make("sliced with a step" + d, {T({3, 5}, t, {10, 2}), I(1)}));
@@ -184,7 +184,8 @@ std::vector<Sample> scan_samples(const SampleContext& ctx, bool product, bool in
   out.push_back(make("empty", {T({0, 4}, f32), I(0)}));
   out.push_back(make("empty, other dim", {T({3, 0}, DType::Int64), I(0)}));
   for (DType t : floating_dtypes())
-    out.push_back(make("special values " + code(t), {T_fill({6, 8}, t, "special"), I(1)}));
+    out.push_back(
+        make("special values " + dtype_code_str(t), {T_fill({6, 8}, t, "special"), I(1)}));
   out.push_back(
       make("special values i64 (wraps)", {T_fill({6, 8}, DType::Int64, "special"), I(1)}));
   out.push_back(make("special values i8", {T_fill({6, 8}, DType::Int8, "special"), I(0)}));

@@ -19,18 +19,17 @@ constexpr DType f32 = DType::Float32;
 constexpr DType f16 = DType::Float16;
 constexpr DType i64 = DType::Int64;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 // The same case over every dtype: `make_args(t)` gives the arguments.
 template <typename Fn>
 void every_dtype(std::vector<Sample>& out, const std::string& label, Fn make_args) {
-  for (DType t : all_numeric_dtypes()) out.push_back(make(label + " " + code(t), make_args(t)));
+  for (DType t : all_numeric_dtypes())
+    out.push_back(make(label + " " + dtype_code_str(t), make_args(t)));
 }
 
 // Large inputs for the _copy variants (and the call overhead of views).
 std::vector<Sample> perf(std::vector<Literal> (*args)(DType t), const std::string& label) {
   std::vector<Sample> out;
-  for (DType t : {f32, f16}) out.push_back(make(label + " " + code(t), args(t)));
+  for (DType t : {f32, f16}) out.push_back(make(label + " " + dtype_code_str(t), args(t)));
   return out;
 }
 

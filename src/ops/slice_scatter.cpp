@@ -34,8 +34,6 @@ constexpr DType f32 = DType::Float32;
 constexpr DType f16 = DType::Float16;
 constexpr DType i64 = DType::Int64;
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 void check_src(const Tensor& view, const Tensor& src) {
   if (view.shape() != src.shape())
     op_error("expected src to have a size equal to the slice of self. src size = " +
@@ -141,12 +139,12 @@ std::vector<Sample> select_backward_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("CLS grad [64, 768] into [64, 128, 768] " + code(t),
+      out.push_back(make("CLS grad [64, 768] into [64, 128, 768] " + dtype_code_str(t),
                          {T({64, 768}, t), L({64, 128, 768}), I(1), I(0)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("row " + code(t), {T({4}, t), L({3, 4}), I(0), I(1)}));
+    out.push_back(make("row " + dtype_code_str(t), {T({4}, t), L({3, 4}), I(0), I(1)}));
   out.push_back(make("column, negative index", {T({3}, f32), L({3, 4}), I(1), I(-1)}));
   out.push_back(make("negative dim, 3-d", {T({2, 3}, f32), L({2, 3, 5}), I(-1), I(4)}));
   out.push_back(make("0-d grad", {T({}, f32), L({5}), I(0), I(2)}));
@@ -164,12 +162,12 @@ std::vector<Sample> select_scatter_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("[64, 128, 768] token 0 " + code(t),
+      out.push_back(make("[64, 128, 768] token 0 " + dtype_code_str(t),
                          {T({64, 128, 768}, t), T({64, 768}, t), I(1), I(0)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("row " + code(t), {T({3, 4}, t), T({4}, t), I(0), I(1)}));
+    out.push_back(make("row " + dtype_code_str(t), {T({3, 4}, t), T({4}, t), I(0), I(1)}));
   out.push_back(make("column, negative index", {T({3, 4}, f32), T({3}, f32), I(1), I(-1)}));
   out.push_back(make("negative dim, 3-d", {T({2, 3, 5}, f32), T({2, 3}, f32), I(-1), I(4)}));
   out.push_back(make("1-d self, 0-d src", {T({5}, f32), T({}, f32), I(0), I(2)}));
@@ -190,12 +188,13 @@ std::vector<Sample> slice_backward_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("half features [64, 128, 384] " + code(t),
+      out.push_back(make("half features [64, 128, 384] " + dtype_code_str(t),
                          {T({64, 128, 384}, t), L({64, 128, 768}), I(2), I(0), I(384), I(1)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("range " + code(t), {T({2, 4}, t), L({5, 4}), I(0), I(1), I(3), I(1)}));
+    out.push_back(
+        make("range " + dtype_code_str(t), {T({2, 4}, t), L({5, 4}), I(0), I(1), I(3), I(1)}));
   out.push_back(make("step 2", {T({3, 3}, f32), L({3, 6}), I(1), I(0), I(6), I(2)}));
   out.push_back(make("end INT64_MAX", {T({2, 3}, f32), L({5, 3}), I(0), I(3), I(INT64_MAX), I(1)}));
   out.push_back(make("negative start", {T({2}, f32), L({6}), I(0), I(-2), I(6), I(1)}));
@@ -214,12 +213,13 @@ std::vector<Sample> slice_scatter_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("half features [64, 128, 768] " + code(t),
+      out.push_back(make("half features [64, 128, 768] " + dtype_code_str(t),
                          {T({64, 128, 768}, t), T({64, 128, 384}, t), I(2), I(0), I(384)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("range " + code(t), {T({5, 4}, t), T({2, 4}, t), I(0), I(1), I(3)}));
+    out.push_back(
+        make("range " + dtype_code_str(t), {T({5, 4}, t), T({2, 4}, t), I(0), I(1), I(3)}));
   out.push_back(make("defaults (whole tensor)", {T({3, 4}, f32), T({3, 4}, f32)}));
   out.push_back(make("step 2, start and end None",
                      {T({3, 6}, f32), T({3, 3}, f32), I(1), None(), None(), I(2)}));
@@ -244,12 +244,12 @@ std::vector<Sample> diagonal_scatter_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("batched [64, 512, 512] " + code(t),
+      out.push_back(make("batched [64, 512, 512] " + dtype_code_str(t),
                          {T({64, 512, 512}, t), T({64, 512}, t), I(0), I(1), I(2)}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("square " + code(t), {T({4, 4}, t), T({4}, t)}));
+    out.push_back(make("square " + dtype_code_str(t), {T({4, 4}, t), T({4}, t)}));
   out.push_back(make("offset 1", {T({3, 5}, f32), T({3}, f32), I(1)}));
   out.push_back(make("offset -2", {T({5, 3}, f32), T({3}, f32), I(-2)}));
   out.push_back(make("offset past the end (empty)", {T({3, 4}, f32), T({0}, f32), I(4)}));
@@ -269,12 +269,13 @@ std::vector<Sample> as_strided_scatter_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : {f32, f16})
-      out.push_back(make("every other row [2048, 2048] " + code(t),
+      out.push_back(make("every other row [2048, 2048] " + dtype_code_str(t),
                          {T({2048, 2048}, t), T({1024, 2048}, t), L({1024, 2048}), L({4096, 1})}));
     return out;
   }
   for (DType t : all_numeric_dtypes())
-    out.push_back(make("transpose " + code(t), {T({3, 4}, t), T({4, 3}, t), L({4, 3}), L({1, 4})}));
+    out.push_back(
+        make("transpose " + dtype_code_str(t), {T({3, 4}, t), T({4, 3}, t), L({4, 3}), L({1, 4})}));
   out.push_back(make("offset", {T({3, 4}, f32), T({2, 2}, f32), L({2, 2}), L({4, 1}), I(5)}));
   out.push_back(make("offset keyword", {T({12}, f32), T({3}, f32), L({3}), L({4})},
                      {{"storage_offset", I(1)}}));

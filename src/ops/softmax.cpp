@@ -50,9 +50,9 @@ Values softmax_meta_common(const Args& args, bool log) {
   if (self.numel() == 0) return out;
   const bool last = self.dim() == 0 || dim == self.dim() - 1;
   if (!softmax_dtype(self.dtype())) {
-    op_error(std::string("\"") + (log ? "log_" : "") +
-             (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl") +
-             "\" not implemented for '" + scalar_type_name(self.dtype()) + "'");
+    not_implemented_for(std::string(log ? "log_" : "") +
+                            (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl"),
+                        self.dtype());
   }
   return out;
 }
@@ -122,24 +122,22 @@ Cost softmax_cost(const Args& a, const Values&) {
   return c;
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::vector<Sample> softmax_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("attention [768, 128, 128] " + code(t),
+      out.push_back(make("attention [768, 128, 128] " + dtype_code_str(t),
                          {T({64 * 12, 128, 128}, t), I(-1), B(false)}));
-      out.push_back(
-          make("vocabulary [512, 30522] " + code(t), {T({512, 30522}, t), I(1), B(false)}));
-      out.push_back(
-          make("non-last dim [64, 1000, 64] " + code(t), {T({64, 1000, 64}, t), I(1), B(false)}));
+      out.push_back(make("vocabulary [512, 30522] " + dtype_code_str(t),
+                         {T({512, 30522}, t), I(1), B(false)}));
+      out.push_back(make("non-last dim [64, 1000, 64] " + dtype_code_str(t),
+                         {T({64, 1000, 64}, t), I(1), B(false)}));
     }
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("rows" + d, {T({4, 33}, t), I(-1), B(false)}));
     out.push_back(make("columns (non-last dim)" + d, {T({9, 7}, t), I(0), B(false)}));
     out.push_back(make("0-d" + d, {T({}, t), I(0), B(false)}));
@@ -179,7 +177,8 @@ std::vector<Sample> softmax_samples(const SampleContext& ctx) {
   out.push_back(
       make("error: half_to_float with bf16 input", {T({3, 4}, DType::BFloat16), I(-1), B(true)}));
   for (DType t : integral_dtypes(/*include_bool=*/true)) {
-    out.push_back(make("error: integral input " + code(t), {T({3, 4}, t), I(-1), B(false)}));
+    out.push_back(
+        make("error: integral input " + dtype_code_str(t), {T({3, 4}, t), I(-1), B(false)}));
   }
   out.push_back(
       make("error: integral input, non-last dim", {T({3, 4}, DType::Int32), I(0), B(false)}));

@@ -30,7 +30,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-using stats::code;
 
 bool supported(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
@@ -117,15 +116,15 @@ std::vector<Sample> backward_samples(const SampleContext& ctx, bool log) {
   auto output = [&](const Shape& s, DType t) { return log ? T(s, t) : T_fill(s, t, "uniform"); };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("attention [768, 128, 128] " + code(t),
+      out.push_back(make("attention [768, 128, 128] " + dtype_code_str(t),
                          {T({768, 128, 128}, t), output({768, 128, 128}, t), I(-1), DT(t)}));
-      out.push_back(make("vocabulary [512, 30522] " + code(t),
+      out.push_back(make("vocabulary [512, 30522] " + dtype_code_str(t),
                          {T({512, 30522}, t), output({512, 30522}, t), I(1), DT(t)}));
     }
     return out;
   }
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("rows" + d, {T({4, 33}, t), output({4, 33}, t), I(-1), DT(t)}));
     out.push_back(make("non-last dim" + d, {T({3, 5, 4}, t), output({3, 5, 4}, t), I(1), DT(t)}));
     out.push_back(

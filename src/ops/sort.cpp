@@ -37,7 +37,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;
-using stats::code;
 
 // The shape of keeping the first `k` (k < 0: all) of each row along `dim`.
 Shape kept_shape(const Tensor& self, int64_t dim, int64_t k) {
@@ -232,11 +231,12 @@ std::vector<Sample> sort_cases(const Call& call) {
   std::vector<Sample> out;
   const DType f32 = DType::Float32;
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("rows " + code(t), call(T({5, 9}, t), -1, false)));
-    out.push_back(make("3-d dim 0, descending " + code(t), call(T({6, 3, 4}, t), 0, true)));
+    out.push_back(make("rows " + dtype_code_str(t), call(T({5, 9}, t), -1, false)));
+    out.push_back(
+        make("3-d dim 0, descending " + dtype_code_str(t), call(T({6, 3, 4}, t), 0, true)));
   }
   for (DType t : {f32, DType::BFloat16, DType::Int32}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("transposed" + d, call(T_transposed(9, 7, t), 1, false)));
     out.push_back(make("sliced with a step" + d, call(T({3, 5}, t, {10, 2}), 1, true)));
     out.push_back(
@@ -249,9 +249,9 @@ std::vector<Sample> sort_cases(const Call& call) {
   out.push_back(make("empty sorted dim", call(T({3, 0}, f32), 1, false)));
   out.push_back(make("empty other dim", call(T({0, 4}, f32), 1, true)));
   for (DType t : floating_dtypes()) {
-    out.push_back(make("special values (NaN largest, +-0 tie) " + code(t),
+    out.push_back(make("special values (NaN largest, +-0 tie) " + dtype_code_str(t),
                        call(T_fill({6, 16}, t, "special"), 1, false)));
-    out.push_back(make("special values, descending " + code(t),
+    out.push_back(make("special values, descending " + dtype_code_str(t),
                        call(T_fill({6, 16}, t, "special"), 1, true)));
   }
   out.push_back(make("error: dim out of range", call(T({3, 4}, f32), 2, false)));
@@ -263,7 +263,7 @@ std::vector<Sample> sort_cases(const Call& call) {
 std::vector<Sample> sort_perf() {
   std::vector<Sample> out;
   for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-    out.push_back(make("rows of [4096, 1024] " + code(t), {T({4096, 1024}, t)}));
+    out.push_back(make("rows of [4096, 1024] " + dtype_code_str(t), {T({4096, 1024}, t)}));
   out.push_back(make("1-d 2^22 f32", {T({1 << 22}, DType::Float32)}));
   return out;
 }
@@ -283,7 +283,7 @@ std::vector<Sample> sort_stable_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::BFloat16})
-      out.push_back(make("rows of [4096, 1024] stable " + code(t), {T({4096, 1024}, t)},
+      out.push_back(make("rows of [4096, 1024] stable " + dtype_code_str(t), {T({4096, 1024}, t)},
                          {{"stable", B(true)}}));
     return out;
   }
@@ -295,8 +295,9 @@ std::vector<Sample> sort_stable_samples(const SampleContext& ctx) {
         {"stable", B(stable)}, {"dim", I(dim)}, {"descending", B(desc)}};
   };
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("stable, rows " + code(t), {T({5, 9}, t)}, kw(true, -1, false)));
-    out.push_back(make("stable, descending, dim 0 " + code(t), {T({6, 4}, t)}, kw(true, 0, true)));
+    out.push_back(make("stable, rows " + dtype_code_str(t), {T({5, 9}, t)}, kw(true, -1, false)));
+    out.push_back(
+        make("stable, descending, dim 0 " + dtype_code_str(t), {T({6, 4}, t)}, kw(true, 0, true)));
   }
   out.push_back(make("stable, many ties i8", {T({8, 40}, DType::Int8)}, kw(true, 1, false)));
   out.push_back(
@@ -304,9 +305,9 @@ std::vector<Sample> sort_stable_samples(const SampleContext& ctx) {
   out.push_back(make("stable, expanded: all ties", {T({4, 6}, f32, {1, 0})}, kw(true, 1, false)));
   out.push_back(make("stable, transposed", {T_transposed(9, 7, DType::Int16)}, kw(true, 0, true)));
   for (DType t : floating_dtypes()) {
-    out.push_back(make("stable, special values " + code(t), {T_fill({6, 16}, t, "special")},
-                       kw(true, 1, false)));
-    out.push_back(make("stable, special values, descending " + code(t),
+    out.push_back(make("stable, special values " + dtype_code_str(t),
+                       {T_fill({6, 16}, t, "special")}, kw(true, 1, false)));
+    out.push_back(make("stable, special values, descending " + dtype_code_str(t),
                        {T_fill({6, 16}, t, "special")}, kw(true, 1, true)));
   }
   out.push_back(make("stable=False, ties i8", {T({8, 40}, DType::Int8)}, kw(false, 1, false)));
@@ -330,16 +331,18 @@ std::vector<Sample> topk_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("top 50 of [512, 30522] " + code(t), {T({512, 30522}, t), I(50)}));
+      out.push_back(
+          make("top 50 of [512, 30522] " + dtype_code_str(t), {T({512, 30522}, t), I(50)}));
     out.push_back(make("top 1000 of 2^22 f32", {T({1 << 22}, f32), I(1000)}));
     return out;
   }
   for (DType t : topk_dtypes()) {
-    out.push_back(make("top 3 of rows " + code(t), {T({5, 9}, t), I(3)}));
-    out.push_back(make("bottom 2 of dim 0 " + code(t), {T({6, 4}, t), I(2), I(0), B(false)}));
+    out.push_back(make("top 3 of rows " + dtype_code_str(t), {T({5, 9}, t), I(3)}));
+    out.push_back(
+        make("bottom 2 of dim 0 " + dtype_code_str(t), {T({6, 4}, t), I(2), I(0), B(false)}));
   }
   for (DType t : {f32, DType::BFloat16, DType::Int64}) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("transposed" + d, {T_transposed(9, 7, t), I(4), I(0)}));
     out.push_back(make("sliced with a step" + d, {T({3, 5}, t, {10, 2}), I(2), I(1)}));
     out.push_back(make("expanded: all ties" + d, {T({4, 6}, t, {1, 0}), I(3), I(1)}));
@@ -357,9 +360,9 @@ std::vector<Sample> topk_samples(const SampleContext& ctx) {
   out.push_back(make("keywords", {T({4, 9}, f32), I(3)},
                      {{"dim", I(0)}, {"largest", B(false)}, {"sorted", B(true)}}));
   for (DType t : floating_dtypes()) {
-    out.push_back(
-        make("special values (NaN largest) " + code(t), {T_fill({6, 16}, t, "special"), I(5)}));
-    out.push_back(make("special values, smallest " + code(t),
+    out.push_back(make("special values (NaN largest) " + dtype_code_str(t),
+                       {T_fill({6, 16}, t, "special"), I(5)}));
+    out.push_back(make("special values, smallest " + dtype_code_str(t),
                        {T_fill({6, 16}, t, "special"), I(5), I(1), B(false)}));
   }
   out.push_back(make("error: k > size", {T({4, 7}, f32), I(8)}));
@@ -379,8 +382,8 @@ std::vector<Sample> nonzero_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("2-d " + code(t), {T({5, 7}, t)}));
-    out.push_back(make("0-d " + code(t), {T({}, t)}));
+    out.push_back(make("2-d " + dtype_code_str(t), {T({5, 7}, t)}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, t)}));
   }
   out.push_back(make("3-d bool", {T({3, 4, 5}, DType::Bool)}));
   out.push_back(make("1-d i64", {T({40}, DType::Int64)}));
@@ -392,8 +395,8 @@ std::vector<Sample> nonzero_samples(const SampleContext& ctx) {
   out.push_back(make("empty 1-d bool", {T({0}, DType::Bool)}));
   out.push_back(make("mostly zero (uniform bool)", {T_fill({6, 6}, DType::Bool, "uniform")}));
   for (DType t : floating_dtypes())
-    out.push_back(
-        make("special values (NaN nonzero, -0 zero) " + code(t), {T_fill({6, 8}, t, "special")}));
+    out.push_back(make("special values (NaN nonzero, -0 zero) " + dtype_code_str(t),
+                       {T_fill({6, 8}, t, "special")}));
   return out;
 }
 
@@ -404,8 +407,8 @@ std::vector<Sample> local_scalar_samples(const SampleContext& ctx) {
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("0-d " + code(t), {T({}, t)}));
-    out.push_back(make("[1] " + code(t), {T({1}, t)}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, t)}));
+    out.push_back(make("[1] " + dtype_code_str(t), {T({1}, t)}));
   }
   out.push_back(make("[1, 1] f64", {T({1, 1}, DType::Float64)}));
   out.push_back(make("special value i64 (min)", {T_fill({1}, DType::Int64, "special")}));

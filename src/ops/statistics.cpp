@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "ops/families.h"
 #include "ops/judges.h"
@@ -39,7 +40,6 @@ void register_statistics_moment_ops(OpRegistry& r);  // statistics_moments.cpp
 namespace {
 
 using namespace samples;
-using stats::code;
 using stats::dims_of;
 using stats::Rows;
 
@@ -189,8 +189,7 @@ std::pair<std::optional<int64_t>, Shape> arg_plan(const Args& a, bool want_max) 
   const bool keepdim = a.flag("keepdim");
   std::optional<int64_t> dim;
   if (given) dim = wrap_dim(*given, self.dim());
-  if (self.dtype() == DType::Bool)
-    op_error(std::string("\"") + name + "_cpu\" not implemented for 'Bool'");
+  if (self.dtype() == DType::Bool) not_implemented_for(std::string(name) + "_cpu", DType::Bool);
   if (self.numel() == 0) {
     if (!dim)
       op_error(std::string(name) +
@@ -340,7 +339,7 @@ std::vector<Sample> arg_samples(const SampleContext& ctx) {
   std::vector<Sample> out = stats::dim_reduction_samples(no_bool(), opt_dim);
   const DType f32 = DType::Float32;
   for (DType t : no_bool())
-    out.push_back(make("dim=None (flattened) " + code(t), {T({4, 6}, t), None()}));
+    out.push_back(make("dim=None (flattened) " + dtype_code_str(t), {T({4, 6}, t), None()}));
   out.push_back(make("dim=None, keepdim", {T({3, 4, 5}, f32), None(), B(true)}));
   out.push_back(make("default dim", {T({3, 4, 5}, DType::Float16)}));
   out.push_back(make("dim as keyword", {T({3, 4}, f32)}, {{"dim", I(1)}, {"keepdim", B(true)}}));
@@ -358,7 +357,7 @@ std::vector<Sample> minmax_all_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("[4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+      out.push_back(make("[4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t)}));
     return out;
   }
   std::vector<Sample> out = stats::full_reduction_samples(all_numeric_dtypes(), false);

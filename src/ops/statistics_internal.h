@@ -12,8 +12,6 @@
 
 namespace crucible::stats {
 
-std::string code(DType t);  // "f32"
-
 // `v` rounded to dtype `t` (what storing it in a tensor of that dtype keeps).
 double round_to(double v, DType t);
 

@@ -40,7 +40,6 @@ void register_statistics_moment_ops(OpRegistry& r);
 namespace {
 
 using namespace samples;
-using stats::code;
 using stats::dims_of;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -239,7 +238,7 @@ std::vector<Sample> mean_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("[4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+      out.push_back(make("[4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t)}));
     return out;
   }
   std::vector<Sample> out = stats::full_reduction_samples(floating_dtypes(), true);
@@ -250,7 +249,7 @@ std::vector<Sample> mean_samples(const SampleContext& ctx) {
   out.push_back(make("dtype=f32 from bf16", {T({300}, DType::BFloat16)}, {{"dtype", DT(f32)}}));
   out.push_back(make("dtype=f16 from f32", {T({300}, f32)}, {{"dtype", DT(DType::Float16)}}));
   for (DType t : integral_dtypes(/*include_bool=*/true))
-    out.push_back(make("error: integral input " + code(t), {T({4, 5}, t)}));
+    out.push_back(make("error: integral input " + dtype_code_str(t), {T({4, 5}, t)}));
   out.push_back(make("error: integral dtype=", {T({4, 5}, f32)}, {{"dtype", DT(DType::Int64)}}));
   return out;
 }
@@ -259,7 +258,8 @@ std::vector<Sample> prod_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("[4096, 4096] " + code(t), {T_fill({4096, 4096}, t, "positive")}));
+      out.push_back(
+          make("[4096, 4096] " + dtype_code_str(t), {T_fill({4096, 4096}, t, "positive")}));
     return out;
   }
   std::vector<Sample> out = stats::full_reduction_samples(all_numeric_dtypes(), true);
@@ -280,8 +280,8 @@ std::vector<Sample> prod_dim_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(
-          make("rows of [4096, 4096] " + code(t), {T_fill({4096, 4096}, t, "positive"), I(-1)}));
+      out.push_back(make("rows of [4096, 4096] " + dtype_code_str(t),
+                         {T_fill({4096, 4096}, t, "positive"), I(-1)}));
     return out;
   }
   std::vector<Sample> out = stats::dim_reduction_samples(all_numeric_dtypes(), args);
@@ -302,15 +302,16 @@ std::vector<Sample> var_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      out.push_back(make("rows of [4096, 4096] " + code(t), {T({4096, 4096}, t), L({-1})}));
-      out.push_back(make("all of [4096, 4096] " + code(t), {T({4096, 4096}, t)}));
+      out.push_back(
+          make("rows of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t), L({-1})}));
+      out.push_back(make("all of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t)}));
     }
     return out;
   }
   std::vector<Sample> out;
   const DType f32 = DType::Float32;
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("rows" + d, {T({5, 17}, t), L({1})}));
     out.push_back(make("all dims" + d, {T({6, 7}, t)}));
     out.push_back(make("special values" + d, {T_fill({6, 8}, t, "special"), L({1})}));
@@ -335,7 +336,7 @@ std::vector<Sample> var_samples(const SampleContext& ctx) {
   out.push_back(make("empty kept dim", {T({3, 0}, f32), L({0})}));
   out.push_back(make("long rows bf16", {T({2, 700}, DType::BFloat16), L({1})}));
   for (DType t : integral_dtypes(/*include_bool=*/true))
-    out.push_back(make("error: integral input " + code(t), {T({4, 5}, t), L({1})}));
+    out.push_back(make("error: integral input " + dtype_code_str(t), {T({4, 5}, t), L({1})}));
   out.push_back(make("error: dim out of range", {T({3, 4}, f32), L({2})}));
   out.push_back(make("error: dim repeated", {T({3, 4}, f32), L({1, -1})}));
   return out;
@@ -345,13 +346,14 @@ std::vector<Sample> var_dim_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     std::vector<Sample> out;
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16})
-      out.push_back(make("rows of [4096, 4096] " + code(t), {T({4096, 4096}, t), L({-1})}));
+      out.push_back(
+          make("rows of [4096, 4096] " + dtype_code_str(t), {T({4096, 4096}, t), L({-1})}));
     return out;
   }
   std::vector<Sample> out;
   const DType f32 = DType::Float32;
   for (DType t : floating_dtypes()) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("rows, unbiased" + d, {T({5, 17}, t), L({1})}));
     out.push_back(make("columns, biased" + d, {T({9, 4}, t), L({0}), B(false)}));
     out.push_back(make("special values" + d, {T_fill({6, 8}, t, "special"), L({1})}));

@@ -25,7 +25,7 @@ bool has(const std::vector<DType>& ts, DType t) {
 std::vector<Sample> dim_reduction_samples(const std::vector<DType>& dtypes, const DimArgsFn& args) {
   std::vector<Sample> out;
   for (DType t : dtypes) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("rows" + d, with_self(T({5, 7}, t), args(1, false))));
     out.push_back(make("3-d middle dim, keepdim" + d, with_self(T({4, 5, 6}, t), args(1, true))));
   }
@@ -35,7 +35,7 @@ std::vector<Sample> dim_reduction_samples(const std::vector<DType>& dtypes, cons
     if (has(dtypes, t) && layout.size() < 3) layout.push_back(t);
   }
   for (DType t : layout) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     out.push_back(make("negative dim" + d, with_self(T({4, 5, 6}, t), args(-1, false))));
     out.push_back(make("columns" + d, with_self(T({6, 9}, t), args(0, false))));
     out.push_back(make("transposed" + d, with_self(T_transposed(9, 7, t), args(0, false))));
@@ -54,12 +54,12 @@ std::vector<Sample> dim_reduction_samples(const std::vector<DType>& dtypes, cons
   out.push_back(make("empty kept dim, keepdim", with_self(T({3, 0}, f), args(0, true))));
   for (DType t : dtypes) {
     if (!is_floating(t)) continue;
-    out.push_back(
-        make("special values " + code(t), with_self(T_fill({6, 8}, t, "special"), args(1, false))));
+    out.push_back(make("special values " + dtype_code_str(t),
+                       with_self(T_fill({6, 8}, t, "special"), args(1, false))));
   }
   for (DType t : {DType::Int64, DType::UInt8}) {
     if (has(dtypes, t))
-      out.push_back(make("special values " + code(t),
+      out.push_back(make("special values " + dtype_code_str(t),
                          with_self(T_fill({6, 8}, t, "special"), args(0, false))));
   }
   out.push_back(make("error: dim out of range", with_self(T({3, 4}, f), args(2, false))));
@@ -73,8 +73,8 @@ std::vector<Sample> full_reduction_samples(const std::vector<DType>& dtypes, boo
   std::vector<Sample> out;
   auto call = [&](Literal self) { return with_self(std::move(self), extra); };
   for (DType t : dtypes) {
-    out.push_back(make("ordinary " + code(t), call(T({7, 13}, t))));
-    out.push_back(make("0-d " + code(t), call(T({}, t))));
+    out.push_back(make("ordinary " + dtype_code_str(t), call(T({7, 13}, t))));
+    out.push_back(make("0-d " + dtype_code_str(t), call(T({}, t))));
   }
   const DType f = has(dtypes, DType::Float32) ? DType::Float32 : dtypes.back();
   out.push_back(make("1-d long", call(T({1031}, f))));
@@ -84,15 +84,18 @@ std::vector<Sample> full_reduction_samples(const std::vector<DType>& dtypes, boo
   out.push_back(make("sliced with a step", call(T({6, 5}, dtypes.front(), {10, 2}))));
   if (with_empty) {
     out.push_back(make("empty", call(T({0, 3}, f))));
-    out.push_back(make("empty 1-d " + code(dtypes.front()), call(T({0}, dtypes.front()))));
+    out.push_back(
+        make("empty 1-d " + dtype_code_str(dtypes.front()), call(T({0}, dtypes.front()))));
   }
   for (DType t : dtypes) {
     if (is_floating(t))
-      out.push_back(make("special values " + code(t), call(T_fill({6, 8}, t, "special"))));
+      out.push_back(
+          make("special values " + dtype_code_str(t), call(T_fill({6, 8}, t, "special"))));
   }
   for (DType t : {DType::Int64, DType::Int8}) {
     if (has(dtypes, t))
-      out.push_back(make("special values " + code(t), call(T_fill({6, 8}, t, "special"))));
+      out.push_back(
+          make("special values " + dtype_code_str(t), call(T_fill({6, 8}, t, "special"))));
   }
   return out;
 }
@@ -102,15 +105,15 @@ std::vector<Sample> reduction_perf_samples(const std::vector<DType>& dtypes,
   std::vector<Sample> out;
   for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
     if (!has(dtypes, t)) continue;
-    out.push_back(
-        make("rows of [4096, 4096] " + code(t), with_self(T({4096, 4096}, t), args(-1, false))));
-    out.push_back(
-        make("columns of [4096, 4096] " + code(t), with_self(T({4096, 4096}, t), args(0, false))));
+    out.push_back(make("rows of [4096, 4096] " + dtype_code_str(t),
+                       with_self(T({4096, 4096}, t), args(-1, false))));
+    out.push_back(make("columns of [4096, 4096] " + dtype_code_str(t),
+                       with_self(T({4096, 4096}, t), args(0, false))));
   }
   if (out.empty()) {
     const DType t = dtypes.back();
-    out.push_back(
-        make("rows of [4096, 4096] " + code(t), with_self(T({4096, 4096}, t), args(-1, false))));
+    out.push_back(make("rows of [4096, 4096] " + dtype_code_str(t),
+                       with_self(T({4096, 4096}, t), args(-1, false))));
   }
   return out;
 }

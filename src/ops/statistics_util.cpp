@@ -7,8 +7,6 @@
 
 namespace crucible::stats {
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 double round_to(double v, DType t) {
   alignas(8) unsigned char buf[8] = {};
   store_from_double(buf, t, v);

@@ -40,7 +40,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
-using nnops::code;
 
 enum class Mode { Nearest, Linear, Cubic };
 
@@ -370,9 +369,9 @@ std::vector<Sample> upsample_samples(const SampleContext& ctx, Mode mode, bool v
   auto al = [&](bool a) { return has_align ? (a ? " align_corners" : "") : std::string(); };
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-      sized("[8, 64, 128, 128] x2 " + code(t), {8, 64, 128, 128}, t, std::vector<int64_t>{256, 256},
-            std::nullopt, false);
-      sized("[8, 256, 64, 64] x2 by scale " + code(t), {8, 256, 64, 64}, t, std::nullopt,
+      sized("[8, 64, 128, 128] x2 " + dtype_code_str(t), {8, 64, 128, 128}, t,
+            std::vector<int64_t>{256, 256}, std::nullopt, false);
+      sized("[8, 256, 64, 64] x2 by scale " + dtype_code_str(t), {8, 256, 64, 64}, t, std::nullopt,
             std::vector<double>{2.0, 2.0}, false);
     }
     return out;
@@ -380,7 +379,7 @@ std::vector<Sample> upsample_samples(const SampleContext& ctx, Mode mode, bool v
   std::vector<DType> dts = floating_dtypes();
   if (mode == Mode::Nearest && !bwd) dts.push_back(DType::UInt8);
   for (DType t : dts) {
-    const std::string d = " " + code(t);
+    const std::string d = " " + dtype_code_str(t);
     for (bool a : aligns) {
       sized("up x2" + al(a) + d, {2, 3, 4, 5}, t, std::vector<int64_t>{8, 10}, std::nullopt, a);
       sized("up 4x5 -> 7x9" + al(a) + d, {1, 2, 4, 5}, t, std::vector<int64_t>{7, 9}, std::nullopt,

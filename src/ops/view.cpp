@@ -35,24 +35,22 @@ ComparePolicy view_compare() {
   return c;
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 std::vector<Sample> view_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     // Views cost no data movement: these time the call overhead on model-like shapes.
     for (DType t : {DType::Float32, DType::Float16}) {
-      out.push_back(make("split heads [64, 128, 768] " + code(t),
+      out.push_back(make("split heads [64, 128, 768] " + dtype_code_str(t),
                          {T({64, 128, 768}, t), L({64, 128, 12, 64})}));
-      out.push_back(
-          make("flatten tokens [64, 128, 768] " + code(t), {T({64, 128, 768}, t), L({-1, 768})}));
+      out.push_back(make("flatten tokens [64, 128, 768] " + dtype_code_str(t),
+                         {T({64, 128, 768}, t), L({-1, 768})}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("flatten " + code(t), {T({4, 6}, t), L({24})}));
-    out.push_back(make("split with -1 " + code(t), {T({24}, t), L({2, -1, 4})}));
+    out.push_back(make("flatten " + dtype_code_str(t), {T({4, 6}, t), L({24})}));
+    out.push_back(make("split with -1 " + dtype_code_str(t), {T({24}, t), L({2, -1, 4})}));
   }
   out.push_back(make("merge leading dims", {T({2, 3, 4}, f32), L({6, 4})}));
   out.push_back(make("split and merge", {T({2, 3, 4}, f32), L({3, 8})}));
@@ -92,19 +90,20 @@ std::vector<Sample> permute_samples(const SampleContext& ctx) {
   const DType f32 = DType::Float32;
   if (ctx.performance) {
     for (DType t : {DType::Float32, DType::Float16}) {
-      out.push_back(make("heads to front [64, 128, 12, 64] " + code(t),
+      out.push_back(make("heads to front [64, 128, 12, 64] " + dtype_code_str(t),
                          {T({64, 128, 12, 64}, t), L({0, 2, 1, 3})}));
-      out.push_back(make("NCHW to NHWC [64, 256, 56, 56] " + code(t),
+      out.push_back(make("NCHW to NHWC [64, 256, 56, 56] " + dtype_code_str(t),
                          {T({64, 256, 56, 56}, t), L({0, 2, 3, 1})}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("rotate 3-d " + code(t), {T({2, 3, 4}, t), L({2, 0, 1})}));
+    out.push_back(make("rotate 3-d " + dtype_code_str(t), {T({2, 3, 4}, t), L({2, 0, 1})}));
   }
   out.push_back(make("transpose 2-d", {T({3, 5}, f32), L({1, 0})}));
   for (DType t : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
-    out.push_back(make("special values " + code(t), {T_fill({4, 6}, t, "special"), L({1, 0})}));
+    out.push_back(
+        make("special values " + dtype_code_str(t), {T_fill({4, 6}, t, "special"), L({1, 0})}));
   out.push_back(make("identity", {T({3, 5}, f32), L({0, 1})}));
   out.push_back(make("negative dims", {T({2, 3, 4}, f32), L({-1, 0, -2})}));
   out.push_back(make("4-d heads", {T({2, 5, 3, 4}, f32), L({0, 2, 1, 3})}));

@@ -34,7 +34,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-using arith::code;
 
 std::string meta_name(DType t) {
   switch (t) {
@@ -209,11 +208,11 @@ DType clamp_scalar_dtype(const Tensor& self, const Value& lo, const Value& hi) {
   CRUCIBLE_CHECK(!lo.is_none() || !hi.is_none(), kNoBound);
   const DType rt = arith::promoted({Value(self), lo, hi});
   arith::require_modelled(rt, "clamp");
-  CRUCIBLE_CHECK(rt != DType::Bool, std::string("\"") +
-                                        (lo.is_none()   ? "clamp_max_cpu"
-                                         : hi.is_none() ? "clamp_min_cpu"
-                                                        : "clamp_scalar_cpu") +
-                                        "\" not implemented for 'Bool'");
+  if (rt == DType::Bool)
+    not_implemented_for(lo.is_none()   ? "clamp_max_cpu"
+                        : hi.is_none() ? "clamp_min_cpu"
+                                       : "clamp_scalar_cpu",
+                        rt);
   const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
   if (has_lo) arith::check_scalar_fits(lo.to_scalar(), rt);
   if (has_hi) arith::check_scalar_fits(hi.to_scalar(), rt);
@@ -301,16 +300,18 @@ std::vector<Sample> where_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     const Shape s = {int64_t{1} << 22};
     for (DType t : arith::perf_dtypes())
-      out.push_back(make("bandwidth " + code(t), {T(s, b8), T(s, t), T(s, t)}));
+      out.push_back(make("bandwidth " + dtype_code_str(t), {T(s, b8), T(s, t), T(s, t)}));
     out.push_back(
         make("bandwidth, broadcast row f32",
              {T({4096, 1}, b8), T({4096, 4096}, DType::Float32), T({4096}, DType::Float32)}));
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(make("same shape " + code(t), {T({6, 7}, b8), T({6, 7}, t), T({6, 7}, t)}));
-    out.push_back(make("broadcast condition " + code(t), {T({7}, b8), T({6, 7}, t), T({6, 7}, t)}));
-    out.push_back(make("0-d " + code(t), {T({}, b8), T({}, t), T({}, t)}));
+    out.push_back(
+        make("same shape " + dtype_code_str(t), {T({6, 7}, b8), T({6, 7}, t), T({6, 7}, t)}));
+    out.push_back(
+        make("broadcast condition " + dtype_code_str(t), {T({7}, b8), T({6, 7}, t), T({6, 7}, t)}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, b8), T({}, t), T({}, t)}));
   }
   const DType f = DType::Float32;
   out.push_back(make("broadcast all three", {T({4, 1, 1}, b8), T({3, 1}, f), T({5}, f)}));
@@ -344,23 +345,23 @@ std::vector<Sample> masked_fill_samples(const SampleContext& ctx, bool tensor_va
   if (ctx.performance) {
     const Shape s = {int64_t{1} << 22};
     for (DType t : arith::perf_dtypes())
-      out.push_back(
-          make("bandwidth " + code(t), {T(s, t), T(s, b8), val(F(-1e4), DType::Float64)}));
+      out.push_back(make("bandwidth " + dtype_code_str(t),
+                         {T(s, t), T(s, b8), val(F(-1e4), DType::Float64)}));
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
-    out.push_back(
-        make("value 7, " + code(t), {T({6, 7}, t), T({6, 7}, b8), val(I(7), DType::Int64)}));
-    out.push_back(make("0-d " + code(t), {T({}, t), T({}, b8), val(I(-1), DType::Int8)}));
+    out.push_back(make("value 7, " + dtype_code_str(t),
+                       {T({6, 7}, t), T({6, 7}, b8), val(I(7), DType::Int64)}));
+    out.push_back(make("0-d " + dtype_code_str(t), {T({}, t), T({}, b8), val(I(-1), DType::Int8)}));
     if (is_floating(t)) {
-      out.push_back(make("value -2.5, " + code(t),
+      out.push_back(make("value -2.5, " + dtype_code_str(t),
                          {T({6, 7}, t), T({6, 7}, b8), val(F(-2.5), DType::Float64)}));
-      out.push_back(
-          make("special values " + code(t), {T_fill({64}, t, "special"), T({64}, b8),
-                                             val(F(std::numeric_limits<double>::infinity()), t)}));
+      out.push_back(make("special values " + dtype_code_str(t),
+                         {T_fill({64}, t, "special"), T({64}, b8),
+                          val(F(std::numeric_limits<double>::infinity()), t)}));
     } else if (t != DType::UInt8 && !tensor_value) {
-      out.push_back(
-          make("value -2.7 truncates, " + code(t), {T({6, 7}, t), T({6, 7}, b8), F(-2.7)}));
+      out.push_back(make("value -2.7 truncates, " + dtype_code_str(t),
+                         {T({6, 7}, t), T({6, 7}, b8), F(-2.7)}));
     }
   }
   const DType f = DType::Float32;
@@ -401,7 +402,8 @@ std::vector<Sample> masked_fill_samples(const SampleContext& ctx, bool tensor_va
 std::vector<Sample> clamp_perf() {
   std::vector<Sample> out;
   for (DType t : arith::perf_dtypes())
-    out.push_back(make("bandwidth " + code(t), {T({int64_t{1} << 22}, t), F(-0.5), F(0.5)}));
+    out.push_back(
+        make("bandwidth " + dtype_code_str(t), {T({int64_t{1} << 22}, t), F(-0.5), F(0.5)}));
   return out;
 }
 
@@ -413,15 +415,18 @@ std::vector<Sample> clamp_samples(const SampleContext& ctx, bool inplace) {
     // In place, a promoted result that self cannot hold raises.
     const std::string int_err = inplace && b ? "error: result not castable, " : "";
     const std::string float_err = inplace && !is_floating(t) ? "error: result not castable, " : "";
-    out.push_back(make(int_err + code(t) + " in [-1, 1]", {T({6, 7}, t), I(-1), I(1)}));
-    out.push_back(make(float_err + code(t) + " in [-0.5, 0.5]", {T({6, 7}, t), F(-0.5), F(0.5)}));
-    out.push_back(make(int_err + code(t) + " min only", {T({6, 7}, t), I(0)}));
-    out.push_back(make(int_err + code(t) + " max only (keyword)", {T({6, 7}, t)}, {{"max", I(0)}}));
-    out.push_back(make(int_err + code(t) + " min > max gives max", {T({6, 7}, t), I(1), I(-1)}));
-    out.push_back(make(int_err + "0-d " + code(t), {T({}, t), I(-2), I(2)}));
+    out.push_back(make(int_err + dtype_code_str(t) + " in [-1, 1]", {T({6, 7}, t), I(-1), I(1)}));
+    out.push_back(
+        make(float_err + dtype_code_str(t) + " in [-0.5, 0.5]", {T({6, 7}, t), F(-0.5), F(0.5)}));
+    out.push_back(make(int_err + dtype_code_str(t) + " min only", {T({6, 7}, t), I(0)}));
+    out.push_back(
+        make(int_err + dtype_code_str(t) + " max only (keyword)", {T({6, 7}, t)}, {{"max", I(0)}}));
+    out.push_back(
+        make(int_err + dtype_code_str(t) + " min > max gives max", {T({6, 7}, t), I(1), I(-1)}));
+    out.push_back(make(int_err + "0-d " + dtype_code_str(t), {T({}, t), I(-2), I(2)}));
     if (is_floating(t))
-      out.push_back(
-          make("special values " + code(t), {T_fill({64}, t, "special"), F(-1.0), F(1.0)}));
+      out.push_back(make("special values " + dtype_code_str(t),
+                         {T_fill({64}, t, "special"), F(-1.0), F(1.0)}));
   }
   const DType f = DType::Float32;
   out.push_back(
@@ -450,15 +455,16 @@ std::vector<Sample> clamp_tensor_samples(const SampleContext& ctx) {
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes()) {
       const Shape s = {int64_t{1} << 22};
-      out.push_back(make("bandwidth " + code(t), {T(s, t), T(s, t), T(s, t)}));
+      out.push_back(make("bandwidth " + dtype_code_str(t), {T(s, t), T(s, t), T(s, t)}));
     }
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
     const std::string e = t == DType::Bool ? "error: bool with both bounds, " : "";
-    out.push_back(make(e + "same shape " + code(t), {T({6, 7}, t), T({6, 7}, t), T({6, 7}, t)}));
-    out.push_back(make("min only " + code(t), {T({6, 7}, t), T({7}, t)}));
-    out.push_back(make("max only " + code(t), {T({6, 7}, t), None(), T({6, 1}, t)}));
+    out.push_back(
+        make(e + "same shape " + dtype_code_str(t), {T({6, 7}, t), T({6, 7}, t), T({6, 7}, t)}));
+    out.push_back(make("min only " + dtype_code_str(t), {T({6, 7}, t), T({7}, t)}));
+    out.push_back(make("max only " + dtype_code_str(t), {T({6, 7}, t), None(), T({6, 1}, t)}));
   }
   const DType f = DType::Float32;
   out.push_back(make("special values in input and bounds",
@@ -481,16 +487,17 @@ std::vector<Sample> clamp_one_samples(const SampleContext& ctx, bool is_min) {
   std::vector<Sample> out;
   if (ctx.performance) {
     for (DType t : arith::perf_dtypes())
-      out.push_back(make("bandwidth " + code(t), {T({int64_t{1} << 22}, t), F(0.0)}));
+      out.push_back(make("bandwidth " + dtype_code_str(t), {T({int64_t{1} << 22}, t), F(0.0)}));
     return out;
   }
   for (DType t : all_numeric_dtypes()) {
     const std::string e = t == DType::Bool ? "error: bool result, " : "";
-    out.push_back(make(code(t) + " with 0", {T({6, 7}, t), I(0)}));
-    out.push_back(make(code(t) + " with 0.25", {T({6, 7}, t), F(0.25)}));
-    out.push_back(make(e + code(t) + " with True", {T({6, 7}, t), B(true)}));
+    out.push_back(make(dtype_code_str(t) + " with 0", {T({6, 7}, t), I(0)}));
+    out.push_back(make(dtype_code_str(t) + " with 0.25", {T({6, 7}, t), F(0.25)}));
+    out.push_back(make(e + dtype_code_str(t) + " with True", {T({6, 7}, t), B(true)}));
     if (is_floating(t))
-      out.push_back(make("special values " + code(t), {T_fill({64}, t, "special"), F(0.0)}));
+      out.push_back(
+          make("special values " + dtype_code_str(t), {T_fill({64}, t, "special"), F(0.0)}));
   }
   const DType f = DType::Float32;
   out.push_back(make("nan bound", {T({6, 7}, f), F(std::numeric_limits<double>::quiet_NaN())}));

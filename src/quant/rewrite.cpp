@@ -67,8 +67,6 @@ bool default_scalars(const graph::Node& n) {
   return true;
 }
 
-std::string code(DType t) { return std::string(dtype_code(t)); }
-
 }  // namespace
 
 std::vector<LinearSite> find_linear_layers(const Graph& g) {
@@ -152,7 +150,7 @@ struct Emitter {
         const DType sd = xd == DType::Float16 ? DType::Float32 : xd;
         const Int8Weight q = quantize_int8_per_channel(w, sd);
         param(W + ".int8", q.q);
-        param(W + ".int8_scale_" + code(sd), q.scale);
+        param(W + ".int8_scale_" + dtype_code_str(sd), q.scale);
         lines.push_back(
             fmt::format("%{0}__aq_s, %{0}__aq_z = "
                         "quantized_decomposed.choose_qparams_per_token.default(%{1}, i8)",
@@ -164,8 +162,8 @@ struct Emitter {
         lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{1}.int8, [1, 0])", o, W));
         lines.push_back(fmt::format("%{0}__acc = aten._int_mm.default(%{0}__aq_xq, %{0}__wt)", o));
         lines.push_back(fmt::format("%{0}__y = aten.mul.Tensor(%{0}__acc, %{0}__aq_s)", o));
-        lines.push_back(
-            fmt::format("%{} = aten.mul.Tensor(%{}__y, %{}.int8_scale_{})", p, o, W, code(sd)));
+        lines.push_back(fmt::format("%{} = aten.mul.Tensor(%{}__y, %{}.int8_scale_{})", p, o, W,
+                                    dtype_code_str(sd)));
         pd = sd;
         break;
       }
@@ -186,10 +184,10 @@ struct Emitter {
         const Tensor packed = pack.run_ref({Value(q.values), Value(int64_t{2})}).at(0).tensor();
         const std::string pn = fmt::format("{}.int4_g{}", W, r.group);
         param(pn, packed);
-        param(pn + "_scale_zero_" + code(xd), q.scale_and_zero);
+        param(pn + "_scale_zero_" + dtype_code_str(xd), q.scale_and_zero);
         lines.push_back(fmt::format(
             "%{} = aten._weight_int4pack_mm_for_cpu.default(%{}, %{}, {}, %{}_scale_zero_{})", p, x,
-            pn, r.group, pn, code(xd)));
+            pn, r.group, pn, dtype_code_str(xd)));
         break;
       }
       case RecipeKind::Float8WeightOnly: {
@@ -199,7 +197,7 @@ struct Emitter {
         lines.push_back(fmt::format(
             "%{0}__w = torchao.dequantize_affine_float8_non_decomposed.default(%{1}.fp8, "
             "%{1}.fp8_scale, {2})",
-            o, W, code(xd)));
+            o, W, dtype_code_str(xd)));
         lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{0}__w, [1, 0])", o));
         lines.push_back(fmt::format("%{} = aten.mm.default(%{}, %{}__wt)", p, x, o));
         break;
@@ -231,7 +229,7 @@ struct Emitter {
                         o, x, s32));
         lines.push_back(fmt::format(
             "%{0} = aten._scaled_mm.default(%{1}__aq_x8, %{2}, %{3}, %{2}_scale, None, None, {4})",
-            p, o, wn, s32, code(xd)));
+            p, o, wn, s32, dtype_code_str(xd)));
         break;
       }
       case RecipeKind::UIntX: {
@@ -247,15 +245,15 @@ struct Emitter {
         lines.push_back(
             fmt::format("%{0}__w = quantized_decomposed.dequantize_per_channel_group.default(%{1}, "
                         "%{1}_scale, %{1}_zero, 0, {2}, u8, {3}, {4})",
-                        o, wn, (1 << r.bits) - 1, r.group, code(xd)));
+                        o, wn, (1 << r.bits) - 1, r.group, dtype_code_str(xd)));
         lines.push_back(fmt::format("%{0}__wt = aten.permute.default(%{0}__w, [1, 0])", o));
         lines.push_back(fmt::format("%{} = aten.mm.default(%{}, %{}__wt)", p, x, o));
         break;
       }
     }
     if (pd != xd) {
-      lines.push_back(
-          fmt::format("%{0}__c = aten._to_copy.default(%{1}, dtype={2})", o, p, code(xd)));
+      lines.push_back(fmt::format("%{0}__c = aten._to_copy.default(%{1}, dtype={2})", o, p,
+                                  dtype_code_str(xd)));
       p = o + "__c";
     }
     if (!s.bias.empty())

@@ -35,6 +35,8 @@ inline constexpr int kNumDTypes = 15;
 
 // Short code used by the case grammar and ATen's operator traces: "b8", "f16", "bf16", ...
 std::string_view dtype_code(DType t);
+// The same as a std::string, for messages and labels joined with +.
+std::string dtype_code_str(DType t);
 // ATen's spelling: "torch.float16", "torch.bool", ...
 std::string dtype_torch_name(DType t);
 // c10's ScalarType name: "Half", "Float", "Long", ... (used in ATen-style error messages).

@@ -19,6 +19,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -389,9 +390,8 @@ Values convolution_kernel(const OpDef& op, const Values& args) {
   CRUCIBLE_CHECK(!bias.defined() || bias.dtype() == input.dtype(),
                  "Input type and bias type should be the same");
   const DType dt = input.dtype();
-  CRUCIBLE_CHECK(!c.transposed || !is_integral(dt, true) || dt == DType::Int64,
-                 "\"slow_conv_transpose2d_out_cpu\" not implemented for '" +
-                     std::string(dtype_scalar_type_name(dt)) + "'");
+  if (c.transposed && is_integral(dt, true) && dt != DType::Int64)
+    not_implemented_for("slow_conv_transpose2d_out_cpu", dt);
   const bool ordered = is_floating(dt) && any_extreme({&input, &weight, &bias});
   const DType work = ordered ? DType::Float64 : work_dtype(dt);
   Tensor out;
@@ -468,9 +468,7 @@ Values convolution_backward_kernel(const OpDef& op, const Values& args) {
   CRUCIBLE_CHECK(input.dtype() == weight.dtype(), "Input type and weight type should be the same");
   CRUCIBLE_CHECK(grad_out.dtype() == input.dtype(),
                  "grad_output type and input type should be the same");
-  CRUCIBLE_CHECK(is_floating(input.dtype()),
-                 "\"slow_conv2d_cpu_grad_input\" not implemented for '" +
-                     std::string(dtype_scalar_type_name(input.dtype())) + "'");
+  if (!is_floating(input.dtype())) not_implemented_for("slow_conv2d_cpu_grad_input", input.dtype());
   if (grad_out.shape() != c.output_shape) {
     op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +
              shape_str(grad_out.shape()));

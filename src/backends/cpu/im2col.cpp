@@ -15,6 +15,7 @@
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -65,8 +66,7 @@ int64_t n_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
 
 void check_dtype(DType t, const char* kernel) {
   if (!is_floating(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2)
-    op_error(std::string("\"") + kernel + "\" not implemented for '" +
-             std::string(dtype_scalar_type_name(t)) + "'");
+    not_implemented_for(kernel, t);
 }
 
 // The positions o in [0, count) with 0 <= o * step + off < size, as [lo, hi).

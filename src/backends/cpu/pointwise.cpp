@@ -90,9 +90,7 @@ Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
   PwParams p;
   PwOp pw = s.op;
   if (s.params) s.params(a, rt, p, pw);
-  if (!pw_has_loop(pw, compute))
-    op_error("\"" + op_base_name(op.name) + "_cpu\" not implemented for '" +
-             std::string(dtype_scalar_type_name(rt)) + "'");
+  if (!pw_has_loop(pw, compute)) not_implemented_for(op_base_name(op.name) + "_cpu", rt);
   const DType out_dtype = s.result == PwResult::Bool ? DType::Bool : rt;
   Tensor out;
   if (s.mode == PwMode::Inplace) {

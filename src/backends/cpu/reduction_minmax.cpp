@@ -12,6 +12,7 @@
 #include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "ops/statistics_internal.h"
@@ -232,8 +233,7 @@ Values arg(const Args& a, bool want_max) {
   const bool keepdim = a.flag("keepdim");
   std::optional<int64_t> dim;
   if (given) dim = wrap_dim(*given, x.dim());
-  if (x.dtype() == DType::Bool)
-    op_error(std::string("\"") + name + "_cpu\" not implemented for 'Bool'");
+  if (x.dtype() == DType::Bool) not_implemented_for(std::string(name) + "_cpu", DType::Bool);
   if (x.numel() == 0) {
     if (!dim)
       op_error(std::string(name) +

@@ -119,9 +119,9 @@ Values softmax_impl(const Args& a, bool log) {
   if (x.numel() == 0) return {Value(out)};
   if (!is_floating(x.dtype())) {
     const bool last = x.dim() == 0 || dim == x.dim() - 1;
-    op_error(std::string("\"") + (log ? "log_" : "") +
-             (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl") +
-             "\" not implemented for '" + scalar_type_name(x.dtype()) + "'");
+    not_implemented_for(std::string(log ? "log_" : "") +
+                            (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl"),
+                        x.dtype());
   }
   const DType ct = compute_dtype(x.dtype());
   const Tensor xs = as_compute(x, ct);
@@ -157,9 +157,10 @@ Values backward_impl(const Args& a, bool log) {
   if (y.numel() == 0) return {Value(out)};
   if (!is_floating(g.dtype())) {
     const bool last = g.dim() == 0 || dim == g.dim() - 1;
-    op_error(std::string("\"") + (log ? "log_" : "") +
-             (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl") +
-             "\" not implemented for '" + scalar_type_name(g.dtype()) + "'");
+    not_implemented_for(
+        std::string(log ? "log_" : "") +
+            (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl"),
+        g.dtype());
   }
   if (y.dtype() != g.dtype())
     op_error("expected scalar type " + scalar_type_name(g.dtype()) + " but found " +

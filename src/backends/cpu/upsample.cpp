@@ -14,6 +14,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/upsample_internal.h"
+#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -138,8 +139,7 @@ void check_dtype(DType t, Mode mode, bool backward) {
   if (t == DType::UInt8 && !backward)
     unsupported("ATen's fixed-point uint8 bilinear/bicubic path is not modelled");
   if (t != DType::Float16 && t != DType::BFloat16 && t != DType::Float32 && t != DType::Float64)
-    op_error("\"" + std::string(op_base(mode)) + (backward ? "_backward" : "") +
-             "\" not implemented for '" + std::string(dtype_scalar_type_name(t)) + "'");
+    not_implemented_for(std::string(op_base(mode)) + (backward ? "_backward" : ""), t);
 }
 
 // The reference's computation in f64 (taps in the same order, products (wa * wb) * x).
