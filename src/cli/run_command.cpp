@@ -77,8 +77,7 @@ void refuse_flags_ignored_by_resume(const RunFlags& f) {
   usage_error(fmt::format(
       "--resume continues a run with the options in its run folder ({}/manifest.json); {} {} "
       "not taken with it (only --workers, --quiet and --profile are); --history may be given too "
-      "(where the "
-      "resumed run is recorded)",
+      "(where the resumed run is recorded)",
       f.resume, names, ignored.size() == 1 ? "is" : "are"));
 }
 

@@ -96,8 +96,12 @@ int run(const RunOptions& opts) {
   run_correctness(plan, records, profiled ? profile.pool_trace() : nullptr);
   if (!plan.options.sanitize.empty()) profile.begin("memory checker");
   run_sanitize(plan, records);
-  if (plan.options.perf) profile.begin("timing");
-  const TimingLoad load = run_timing(plan, records, profiled ? profile.pool_trace() : nullptr);
+  PoolTrace* timing_trace = nullptr;
+  if (plan.options.perf) {
+    profile.begin("timing");
+    if (profiled) timing_trace = profile.pool_trace();
+  }
+  const TimingLoad load = run_timing(plan, records, timing_trace);
   profile.begin("reports");
   const int status = write_reports(plan, records, load, t_start);
   profile.end();

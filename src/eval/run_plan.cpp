@@ -52,11 +52,11 @@ int default_workers(int cores, bool on_cuda, size_t gpus) {
 
 namespace {
 
-// The defaults that depend on the machine or on other options.
+// The defaults that depend on the machine or on other options (--workers: once the backends'
+// devices and the GPUs are known, in make_run_plan).
 void fill_defaults(RunOptions& o) {
   if (o.backend.empty()) o.backend = BackendRegistry::instance().default_backend();
   if (o.baseline.empty()) o.baseline = o.reference;
-  if (o.workers <= 0) o.workers = cores();
   if (o.threads <= 0) o.threads = cores();
 }
 
@@ -242,7 +242,7 @@ RunPlan make_run_plan(const RunOptions& opts) {
                                   plan.options.perf ? plan.options.baseline : std::string()})
     if (spec.find("cuda:") != std::string::npos) named = spec;
   plan.gpus = plan_gpus(plan.options.gpus, named);
-  if (opts.workers <= 0) {
+  if (plan.options.workers <= 0) {
     bool on_cuda = false;
     for (const BackendInfo& b : plan.backends) on_cuda = on_cuda || b.device.rfind("cuda", 0) == 0;
     plan.options.workers = default_workers(cores(), on_cuda, plan.gpus.size());

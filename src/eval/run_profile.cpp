@@ -81,8 +81,9 @@ std::vector<std::string> RunProfile::summary() const {
   std::vector<std::string> lines;
   double total = 0;
   for (const Phase& p : phases_) {
-    const double wall = std::max(0.0, (p.t1 < 0 ? now() : p.t1) - p.t0);
-    total = std::max(total, p.t1 < 0 ? now() : p.t1);
+    const double t1 = p.t1 < 0 ? now() : p.t1;  // an open phase ends now
+    const double wall = std::max(0.0, t1 - p.t0);
+    total = std::max(total, t1);
     std::string line = fmt::format("{}: {:.2f} s", p.name, wall);
     if (p.pool && p.pool->slots > 0) {
       const PoolSummary s = summarize_pool(*p.pool);
@@ -93,7 +94,7 @@ std::vector<std::string> RunProfile::summary() const {
           "of their time, starting {:.0f}%; first result after {:.2f} s, the last tenth of the "
           "jobs {:.2f} s; parent busy {:.0f}%; shutdown {:.2f} s",
           s.slots, s.slots == 1 ? "" : "s", s.starts, s.start_up_median, s.start_up_max,
-          share(s.in_jobs), share(s.starting), s.first_result, s.last_tenth,
+          100 * s.busy_fraction(), share(s.starting), s.first_result, s.last_tenth,
           s.wall > 0 ? 100 * s.parent_busy / s.wall : 0.0, s.stopping);
     }
     lines.push_back(line);

@@ -228,7 +228,6 @@ void WorkerPool::spawn(Worker& w) {
   w.page->ready_ns.store(0);
   w.spawned = Clock::now();
   w.start_traced = false;
-  w.traced_pid = -1;
   w.reported = false;
   pid_t pid = fork();
   if (pid < 0) internal_error(std::string("cannot fork a worker: ") + std::strerror(errno));
@@ -531,10 +530,11 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
     }
   }
   if (trace) {
-    const double wall = std::chrono::duration<double>(Clock::now() - run_start).count();
+    const auto run_end = Clock::now();
     trace->run_start = trace->at(run_start);
-    trace->run_end = trace->at(Clock::now());
-    trace->parent_busy_s += std::max(0.0, wall - polled_s);
+    trace->run_end = trace->at(run_end);
+    trace->parent_busy_s +=
+        std::max(0.0, std::chrono::duration<double>(run_end - run_start).count() - polled_s);
   }
 }
 
