@@ -50,6 +50,13 @@ int default_workers(int cores, bool on_cuda, size_t gpus) {
   return std::min({cores, kPerGpu * static_cast<int>(std::max<size_t>(1, gpus)), kMost});
 }
 
+int timing_workers(bool on_cuda, size_t gpus) {
+  // A GPU's timing is its device's events around its own calls: one worker per GPU times side
+  // by side without disturbing another's samples. On the CPU the cores are what is measured:
+  // one worker, nothing else running.
+  return on_cuda && gpus > 1 ? static_cast<int>(gpus) : 1;
+}
+
 namespace {
 
 // The defaults that depend on the machine or on other options (--workers: once the backends'
@@ -242,11 +249,11 @@ RunPlan make_run_plan(const RunOptions& opts) {
                                   plan.options.perf ? plan.options.baseline : std::string()})
     if (spec.find("cuda:") != std::string::npos) named = spec;
   plan.gpus = plan_gpus(plan.options.gpus, named);
-  if (plan.options.workers <= 0) {
-    bool on_cuda = false;
-    for (const BackendInfo& b : plan.backends) on_cuda = on_cuda || b.device.rfind("cuda", 0) == 0;
+  bool on_cuda = false;
+  for (const BackendInfo& b : plan.backends) on_cuda = on_cuda || b.device.rfind("cuda", 0) == 0;
+  if (plan.options.workers <= 0)
     plan.options.workers = default_workers(cores(), on_cuda, plan.gpus.size());
-  }
+  plan.timing_workers = timing_workers(on_cuda, plan.gpus.size());
   if (!plan.gpus.empty() && plan.options.progress) {
     std::string list;
     for (const std::string& g : plan.gpus) list += (list.empty() ? "" : ", ") + g;

@@ -80,5 +80,13 @@ TEST(RunPlan, TheDefaultWorkersOnCudaAreAFewPerGpu) {
   EXPECT_EQ(default_workers(4, true, 4), 4);
 }
 
+TEST(RunPlan, TimingRunsOneWorkerPerGpuOnCudaAndOneOnTheCpu) {
+  EXPECT_EQ(timing_workers(false, 0), 1);
+  EXPECT_EQ(timing_workers(false, 4), 1);  // CPU timings need the machine to themselves
+  EXPECT_EQ(timing_workers(true, 0), 1);   // one GPU, not spread
+  EXPECT_EQ(timing_workers(true, 1), 1);
+  EXPECT_EQ(timing_workers(true, 4), 4);
+}
+
 }  // namespace
 }  // namespace crucible

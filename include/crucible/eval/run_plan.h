@@ -47,6 +47,8 @@ struct RunPlan {
   // The GPUs the workers are spread over (worker slot k gets the (k mod n)-th as its only
   // device; crucible/eval/gpus.h); empty: the workers see what the environment shows.
   std::vector<std::string> gpus;
+  // The timing phase's workers (timing_workers below).
+  int timing_workers = 1;
 
   // The suite's cases (or the single --op/--case), in order; with --shard, this shard's.
   std::vector<SuiteCase> cases;
@@ -73,5 +75,9 @@ RunPlan make_run_plan(const RunOptions& opts);
 // The default --workers: the cores; with a backend on CUDA, 8 per GPU the run spreads over
 // (`gpus`: 0 when it does not spread, one GPU), 16 at most, and never more than the cores.
 int default_workers(int cores, bool on_cuda, size_t gpus);
+
+// The timing phase's workers: one per GPU the run spreads over with a backend on CUDA (each
+// worker times on its own device), else one (the CPU's timings need the machine to themselves).
+int timing_workers(bool on_cuda, size_t gpus);
 
 }  // namespace crucible
