@@ -2,6 +2,7 @@
 // ISA this machine has, and the backend's ops agree with the reference on strided inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -78,6 +79,52 @@ TEST(CpuPointwise, GeluMeetsF32ToleranceWithItsNegativeTail) {
       EXPECT_NEAR(y / r, 1.0, 0.04) << x;
     }
   }
+}
+
+// A second input constant along the row ([N, 1] against [N, L], or a 0-d tensor) takes the loop
+// that reads it once (f32_b1): rows longer than a block, NaN and infinities in the column, and
+// in-place, each element as the scalar expression gives it.
+TEST(CpuPointwise, AColumnBroadcastAlongItsRowGivesEveryElementTheSameExpression) {
+  auto cpu = make_cpu_backend();
+  const int64_t n = 5, len = 1029;  // rows longer than the engine's block of 1024
+  Tensor a = Tensor::empty({n, len}, DType::Float32);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set(i, 0.37 * static_cast<double>(i % 211) - 20);
+  Tensor b = Tensor::empty({n, 1}, DType::Float32);
+  const double col[] = {1.5, -0.0, NAN, INFINITY, -3.25};
+  for (int64_t r = 0; r < n; ++r) b.set(r, col[r]);
+  auto expect = [&](const std::string& op, const Values& extra, auto f) {
+    Values args = {Value(a), Value(b)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Tensor o = cpu->run(OpRegistry::catalog().get(op), args).at(0).tensor();
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < len; ++j) {
+        const float x = static_cast<float>(a.get(r * len + j));
+        const float want = f(x, static_cast<float>(col[r]));
+        const float got = static_cast<float>(o.get(r * len + j));
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got)) << op << " row " << r << " at " << j;
+        } else {
+          ASSERT_EQ(got, want) << op << " row " << r << " at " << j;
+        }
+      }
+  };
+  expect("aten.mul.Tensor", {}, [](float x, float y) { return x * y; });
+  expect("aten.add.Tensor", {Value(2.0)}, [](float x, float y) { return x + 2.0f * y; });
+  expect("aten.div.Tensor", {}, [](float x, float y) { return x / y; });
+  expect("aten.maximum.default", {},
+         [](float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); });
+  // In place: self is the row, the column is read once per row.
+  Tensor self = a.clone();
+  cpu->run(OpRegistry::catalog().get("aten.mul_.Tensor"), {Value(self), Value(b)});
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < len; j += 97) {
+      const float want = static_cast<float>(a.get(r * len + j)) * static_cast<float>(col[r]);
+      const float got = static_cast<float>(self.get(r * len + j));
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got));
+      else
+        EXPECT_EQ(got, want) << r << " " << j;
+    }
 }
 
 TEST(CpuPointwise, BroadcastStridedAddMatchesReference) {

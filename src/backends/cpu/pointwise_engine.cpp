@@ -222,8 +222,10 @@ bool costly(PwOp op) {
   }
 }
 
+// `loop_b1` (may be null): the binary loop that takes its second input as one value; used where
+// that input is constant along the row (stride 0), instead of a block filled with copies.
 template <typename C>
-void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
+void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const PwConvert& cv,
                std::vector<Operand>& ops, const std::vector<int64_t>& sizes, int64_t numel,
                int64_t grain) {
   const int nops = static_cast<int>(ops.size());
@@ -259,6 +261,14 @@ void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
           const char* p = row[k] + j * s * o.isize;
           if (s == 1 && Native<C>::is(o.dtype)) {
             in[k - 1] = reinterpret_cast<const C*>(p);
+          } else if (s == 0 && k == 2 && loop_b1) {
+            // The second input is one value along the row: the loop reads it once.
+            if (cached[k] != p) {
+              load_row<C>(p, 0, o.dtype, buf[k], 1, cv);
+              cached[k] = p;
+              cached_n[k] = 0;  // one value, not a filled block
+            }
+            in[k - 1] = buf[k];
           } else if (s == 0) {
             // Broadcast along the row: fill only as much of the block as this run needs (rows
             // of a [N, 192] * [N, 1] product are 192 long).
@@ -280,10 +290,11 @@ void run_typed(PwLoop<C> loop, const PwParams& params, const PwConvert& cv,
         const Operand& o = ops[0];
         const int64_t so = o.strides[nd - 1];
         char* po = row[0] + j * so * o.isize;
+        const PwLoop<C> run = nops == 3 && loop_b1 && ops[2].strides[nd - 1] == 0 ? loop_b1 : loop;
         if (so == 1 && Native<C>::is(o.dtype, true)) {
-          loop(in, reinterpret_cast<C*>(po), n, params);
+          run(in, reinterpret_cast<C*>(po), n, params);
         } else {
-          loop(in, buf[0], n, params);
+          run(in, buf[0], n, params);
           store_row<C>(buf[0], po, so, o.dtype, n, cv);
         }
         j += n;
@@ -424,21 +435,21 @@ void pw_run(PwOp op, std::span<const Tensor> inputs, const Tensor& out, Compute 
   const int i = static_cast<int>(op);
   switch (compute) {
     case Compute::F32:
-      run_typed<float>(kt.f32[i], params, kt.convert, ops, sizes, numel, grain);
+      run_typed<float>(kt.f32[i], kt.f32_b1[i], params, kt.convert, ops, sizes, numel, grain);
       break;
     case Compute::F64:
-      run_typed<double>(kt.f64[i], params, kt.convert, ops, sizes, numel, grain);
+      run_typed<double>(kt.f64[i], kt.f64_b1[i], params, kt.convert, ops, sizes, numel, grain);
       break;
     case Compute::I64:
     case Compute::U8:
     case Compute::I8:
       if (!pw_has_loop(op, compute)) internal_error("cpu pointwise: no integer loop for this op");
       if (compute == Compute::U8)
-        run_typed<uint8_t>(kt.u8[i], params, kt.convert, ops, sizes, numel, grain);
+        run_typed<uint8_t>(kt.u8[i], nullptr, params, kt.convert, ops, sizes, numel, grain);
       else if (compute == Compute::I8)
-        run_typed<int8_t>(kt.i8[i], params, kt.convert, ops, sizes, numel, grain);
+        run_typed<int8_t>(kt.i8[i], nullptr, params, kt.convert, ops, sizes, numel, grain);
       else
-        run_typed<int64_t>(kt.i64[i], params, kt.convert, ops, sizes, numel, grain);
+        run_typed<int64_t>(kt.i64[i], nullptr, params, kt.convert, ops, sizes, numel, grain);
       break;
   }
 }

@@ -135,6 +135,10 @@ struct PwConvert {
 struct PwKernels {
   PwLoop<float> f32[static_cast<int>(PwOp::kCount)];
   PwLoop<double> f64[static_cast<int>(PwOp::kCount)];
+  // Binary ops whose second input is one value (in[1][0]) for the whole run: a row times its
+  // broadcast column ([N, 192] * [N, 1]), a tensor times a scalar. nullptr for other arities.
+  PwLoop<float> f32_b1[static_cast<int>(PwOp::kCount)];
+  PwLoop<double> f64_b1[static_cast<int>(PwOp::kCount)];
   // Integral and bool results, computed in their own width where it is one byte (bool and u8
   // in u8, i8 in i8; wrap-around arithmetic gives the same bits as int64's) and in int64
   // otherwise. nullptr: not defined for integers.

@@ -257,6 +257,13 @@ void loop2(const T* const* in, T* out, int64_t n, const PwParams& p) {
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
 }
 template <typename T, typename F>
+void loop2_b1(const T* const* in, T* out, int64_t n, const PwParams& p) {
+  const F f(p);
+  const T* __restrict a = in[0];
+  const T b = in[1][0];
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b);
+}
+template <typename T, typename F>
 void loop3(const T* const* in, T* out, int64_t n, const PwParams& p) {
   const F f(p);
   const T* __restrict a = in[0];
@@ -633,6 +640,18 @@ PwKernels make_kernels() {
   k.f32[static_cast<int>(PwOp::DivFloor)] = &fmod_loop<kDivFloor>;
 #undef CRUCIBLE_F
 #undef CRUCIBLE_I
+  // Second input broadcast (f32_b1, f64_b1): the cheap binary ops a row times its column and a
+  // tensor times a scalar come to, with the functors of their f32 and f64 loops above (so the
+  // same value for every element either way).
+#define CRUCIBLE_B1(OP, F)                                           \
+  k.f32_b1[static_cast<int>(PwOp::OP)] = &loop2_b1<float, F<float>>; \
+  k.f64_b1[static_cast<int>(PwOp::OP)] = &loop2_b1<double, F<double>>;
+  CRUCIBLE_B1(Add, FAdd)
+  CRUCIBLE_B1(Mul, FMul)
+  CRUCIBLE_B1(Div, FDiv)
+  CRUCIBLE_B1(Maximum, FMaximum)
+  CRUCIBLE_B1(Minimum, FMinimum)
+#undef CRUCIBLE_B1
   k.convert.bf16_to_f32 = &bf16_to_f32;
   k.convert.f32_to_bf16 = &f32_to_bf16;
   k.convert.f16_to_f32 = &f16_to_f32;
