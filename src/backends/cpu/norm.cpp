@@ -362,6 +362,15 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
     T* dxp = dx.data<T>();
     const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
     const bool stream = stream_output(dx.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
+    // Short planes (7x7, 14x14): one call per group over its d planes, with gamma spread over
+    // each plane's elements once for the whole batch (wide), instead of one short call per
+    // channel.
+    const bool per_group = g.hxw < 256;
+    std::vector<T> wide;
+    if (per_group && wp) {
+      wide.resize(static_cast<size_t>(g.c * g.hxw));
+      for (int64_t ch = 0; ch < g.c; ++ch) std::fill_n(wide.begin() + ch * g.hxw, g.hxw, wp[ch]);
+    }
     parallel_for(0, g.n * g.group, 1, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / g.group, grp = r % g.group;
@@ -373,6 +382,11 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
         }
         const T c2 = static_cast<T>(-ds_g * rs * rs * rs * s);
         const T c3 = static_cast<T>(-db_g * rs * s);
+        if (per_group) {
+          loops.backward(dyp + r * k, wp ? wide.data() + grp * k : nullptr, xp + r * k, dxp + r * k,
+                         k, static_cast<T>(rs), c2, static_cast<T>(mu), c3, stream);
+          continue;
+        }
         for (int64_t cl = 0; cl < d; ++cl) {
           const int64_t ch = grp * d + cl;
           const int64_t base = r * k + cl * g.hxw;
