@@ -462,8 +462,11 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
           std::string("--quiet"), std::string("--workers"), std::string("1"),
           std::string("--threads"), std::to_string(o.threads), std::string("--timeout"),
           fmt::format("{}", case_timeout), std::string("--memory-limit"),
-          // valgrind's shadow memory counts in the worker's data limit: no limit under it.
-          job.checker == Checker::Valgrind ? std::string("0") : std::to_string(o.memory_limit)})
+          // A checker's own memory (valgrind's shadow memory, compute-sanitizer's tracking in
+          // every process it instruments) counts in the worker's data limit, which the
+          // candidate processes inherit: no limit under either. The case already ran under the
+          // limit in the run itself.
+          std::string("0")})
       argv.push_back(a);
     // compute-sanitizer's library, loaded into every process of the re-run, reports to its
     // front end over a socket, which the sandbox's seccomp filter refuses: under it the
