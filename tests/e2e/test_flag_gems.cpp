@@ -106,7 +106,7 @@ TEST(FlagGems, TheStandInTableRunsEndToEndWithTheRightVerdicts) {
   EXPECT_NE(o.out.find("FlagGems 0.0+standin from " + standin() + "/flag_gems/__init__.py"),
             std::string::npos)
       << o.out;
-  EXPECT_NE(o.out.find("3 of its 5 registrations name catalog ops"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("4 of its 6 registrations name catalog ops"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("2 registered by FlagGems, not in the catalog: _upsample_bicubic2d_aa, "
                        "fused_standin_op"),
             std::string::npos)
@@ -185,12 +185,26 @@ TEST(FlagGems, TheStandInTableRunsEndToEndWithTheRightVerdicts) {
         << v.detail;
 }
 
+// A device argument reaches a Python kernel as a torch.device; on the CPU it stays the CPU.
+TEST(FlagGems, ADeviceArgumentReachesTheKernelAsATorchDevice) {
+  const std::string out = temp_dir("flag-gems-device-arg");
+  const Output o =
+      crucible_env(kPython + " PYTHONPATH=" + shell_quote(standin()),
+                   "run --backend flag_gems --op arange.default --case " +
+                       shell_quote("((128,), {'device': 'cpu', 'pin_memory': False})") +
+                       " --timeout 30 -q --history none --out " + out);
+  EXPECT_EQ(o.status, 0) << o.out << read_text(out + "/results.jsonl");
+  const auto lines = read_jsonl(out + "/results.jsonl");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].value("status", ""), "passed") << lines[0].dump(2);
+}
+
 TEST(FlagGems, BackendsListsItWithItsState) {
   Output o = crucible_env(kPython + " PYTHONPATH=" + shell_quote(standin()), "backends");
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_NE(o.out.find("flag_gems"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("ready: FlagGems 0.0+standin from"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("3 of its 5 registrations name catalog ops"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("4 of its 6 registrations name catalog ops"), std::string::npos) << o.out;
 
   o = crucible_env(kPython + " PYTHONPATH=", "backends --json");
   EXPECT_EQ(o.status, 0) << o.out;
@@ -226,6 +240,15 @@ TEST(FlagGemsGpu, TheStandInRunsOnDeviceTensors) {
   EXPECT_GE(n["aten.relu.default"]["passed"], 10) << relu_detail;
   EXPECT_EQ(n["aten.relu.default"].size(), 1u) << relu_detail;
   EXPECT_GE(n["aten.abs.default"]["failed"], 20);
+
+  // A call that names the CPU, as a recorded trace does: the kernel is given its own device
+  // (the stand-in's arange raises for any other).
+  const std::string out2 = temp_dir("flag-gems-gpu-arange");
+  o = crucible_env("PYTHONPATH=" + shell_quote(standin()) + " STANDIN_FLAG_GEMS_DEVICE=cuda",
+                   "run --backend flag_gems --op arange.default --case " +
+                       shell_quote("((128,), {'device': 'cpu', 'pin_memory': False})") +
+                       " --timeout 60 -q --out " + out2);
+  EXPECT_EQ(o.status, 0) << o.out << read_text(out2 + "/results.jsonl");
 }
 
 }  // namespace

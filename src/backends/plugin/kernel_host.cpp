@@ -362,6 +362,10 @@ class HostCall {
         c.kind = CRUCIBLE_DEVICE;
         c.v.device.device_type = static_cast<DLDeviceType>(r.get<int32_t>());
         c.v.device.device_id = r.get<int32_t>();
+        // A kernel on CUDA makes its tensors where its outputs live: a call's device (a traced
+        // 'cpu', 'cuda:1') is this process's device, as the aten backend runs aten:cuda calls.
+        if (const CudaRuntime* rt = CudaRuntime::get())
+          c.v.device = DLDevice{kDLCUDA, static_cast<int32_t>(rt->device())};
         break;
       case ValueKind::Layout:
         c.kind = CRUCIBLE_LAYOUT;
