@@ -58,29 +58,35 @@ bool nonfinite_mismatch(double r, double v) {
 // same infinity are left out; each non-finite mismatch counts as a pair of opposite values of
 // the largest finite magnitude (+1 against -1 after scaling), so a NaN where the reference has
 // a number lowers the figure instead of vanishing from it.
-double cosine_similarity(const std::vector<double>& ref, const std::vector<double>& cand) {
-  const size_t n = ref.size();
-  double m = 0;
-  for (size_t i = 0; i < n; ++i) {
-    double r = ref[i], v = cand[i];
-    if (std::isfinite(r) && std::isfinite(v)) m = std::max({m, std::fabs(r), std::fabs(v)});
-  }
-  if (m == 0) m = 1;
-  double dot = 0, rr = 0, vv = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double r0 = ref[i], v0 = cand[i];
-    if (nonfinite_mismatch(r0, v0)) {
-      dot -= 1, rr += 1, vv += 1;
-      continue;
+// The sums of cosine_similarity, accumulated a block of pairs at a time (in element order, so
+// any split gives the same figure): first the largest finite magnitude, then the scaled sums.
+struct CosineSums {
+  double m = 0, dot = 0, rr = 0, vv = 0;
+  void scale(const double* ref, const double* cand, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      const double r = ref[i], v = cand[i];
+      if (std::isfinite(r) && std::isfinite(v)) m = std::max({m, std::fabs(r), std::fabs(v)});
     }
-    double r = r0 / m, v = v0 / m;
-    if (!std::isfinite(r) || !std::isfinite(v)) continue;
-    dot += r * v, rr += r * r, vv += v * v;
   }
-  if (rr == 0 && vv == 0) return 1.0;
-  if (rr == 0 || vv == 0) return 0.0;
-  return dot / std::sqrt(rr * vv);
-}
+  void add(const double* ref, const double* cand, size_t n) {
+    const double mm = m == 0 ? 1 : m;
+    for (size_t i = 0; i < n; ++i) {
+      const double r0 = ref[i], v0 = cand[i];
+      if (nonfinite_mismatch(r0, v0)) {
+        dot -= 1, rr += 1, vv += 1;
+        continue;
+      }
+      const double r = r0 / mm, v = v0 / mm;
+      if (!std::isfinite(r) || !std::isfinite(v)) continue;
+      dot += r * v, rr += r * r, vv += v * v;
+    }
+  }
+  double value() const {
+    if (rr == 0 && vv == 0) return 1.0;
+    if (rr == 0 || vv == 0) return 0.0;
+    return dot / std::sqrt(rr * vv);
+  }
+};
 
 // A NaN against a number, or an infinity against anything but the same infinity: the error
 // figures are infinite (the metrics of the finite pairs alone would hide the mismatch).
@@ -215,70 +221,98 @@ TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
   }
   const DType t = ref.dtype();
   const int64_t n = ref.numel();
-  std::vector<double> real_ref, real_cand;  // floating dtypes: the values, read once
   if (is_complex(t)) {
     const Tolerance tol = default_tolerance(t);
     c.atol = tol.atol * scale;
     c.rtol = tol.rtol * scale;
     compare_complex(ref, cand, c);
-  } else if (!is_floating(t)) {
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t r = ref.get_int(i), v = cand.get_int(i);
-      if (r != v) {
-        double d = std::fabs(static_cast<double>(r) - static_cast<double>(v));
-        c.max_abs_err = std::max(c.max_abs_err, d);
-        c.max_ulp_err = std::max(c.max_ulp_err, d);
-        if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(static_cast<double>(r)));
-        note_mismatch(c, i, "integers must match exactly", static_cast<double>(r),
-                      static_cast<double>(v));
-      }
-    }
-  } else {
-    const Tolerance tol = default_tolerance(t);
-    c.atol = tol.atol * scale;
-    c.rtol = tol.rtol * scale;
-    // Each element read once (the PCC below reuses the values).
-    real_ref.resize(static_cast<size_t>(n));
-    real_cand.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      real_ref[static_cast<size_t>(i)] = ref.get(i);
-      real_cand[static_cast<size_t>(i)] = cand.get(i);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      double r = real_ref[static_cast<size_t>(i)], v = real_cand[static_cast<size_t>(i)];
-      if (std::isnan(r) || std::isnan(v)) {
-        if (std::isnan(r) != std::isnan(v)) {
-          note_nonfinite_error(c);
-          note_mismatch(c, i, "NaN must meet NaN", r, v);
-        }
-        continue;
-      }
-      if (std::isinf(r) || std::isinf(v)) {
-        if (r != v) {
-          note_nonfinite_error(c);
-          note_mismatch(c, i, "inf must meet the same inf", r, v);
-        }
-        continue;
-      }
-      double d = std::fabs(v - r);
-      c.max_abs_err = std::max(c.max_abs_err, d);
-      if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(r));
-      c.max_ulp_err = std::max(c.max_ulp_err, d / ulp_of(r, t));
-      if (d > c.atol + c.rtol * std::fabs(r)) note_mismatch(c, i, "outside tolerance", r, v);
-    }
-  }
-  if (is_complex(t)) {
     c.pcc = complex_cosine_similarity(ref, cand);
   } else {
-    if (!is_floating(t)) {  // integers and bool: read for the PCC only
-      real_ref.resize(static_cast<size_t>(n));
-      real_cand.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        real_ref[static_cast<size_t>(i)] = ref.get(i);
-        real_cand[static_cast<size_t>(i)] = cand.get(i);
+    const bool floating = is_floating(t);
+    if (floating) {
+      const Tolerance tol = default_tolerance(t);
+      c.atol = tol.atol * scale;
+      c.rtol = tol.rtol * scale;
+    }
+    // The values a block at a time, as doubles: the comparator holds two blocks of at most 4M
+    // values (64 MiB), never f64 copies of whole tensors (a 1 GiB f32 output took 4 GiB more
+    // than the case's tensors). A tensor that fits in one block is read once; a larger one
+    // twice, for the PCC's two passes.
+    constexpr int64_t kBlock = int64_t{1} << 22;
+    std::vector<double> rb(static_cast<size_t>(std::min(n, kBlock)));
+    std::vector<double> vb(rb.size());
+    // Contiguous f32 and f64 (what most large outputs are) straight from memory; the rest
+    // element by element.
+    auto read_one = [&](const Tensor& x, int64_t at, int64_t len, std::vector<double>& out) {
+      if (x.is_contiguous() && x.dtype() == DType::Float32) {
+        const float* p = x.data<float>() + at;
+        for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = p[i];
+      } else if (x.is_contiguous() && x.dtype() == DType::Float64) {
+        const double* p = x.data<double>() + at;
+        std::copy(p, p + len, out.begin());
+      } else {
+        for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = x.get(at + i);
+      }
+    };
+    auto read = [&](int64_t at, int64_t len) {
+      read_one(ref, at, len, rb);
+      read_one(cand, at, len, vb);
+    };
+    CosineSums cos;
+    for (int64_t at = 0; at < n; at += kBlock) {
+      const int64_t len = std::min(kBlock, n - at);
+      if (!floating) {
+        for (int64_t i = at; i < at + len; ++i) {
+          const int64_t r = ref.get_int(i), v = cand.get_int(i);
+          if (r != v) {
+            const double d = std::fabs(static_cast<double>(r) - static_cast<double>(v));
+            c.max_abs_err = std::max(c.max_abs_err, d);
+            c.max_ulp_err = std::max(c.max_ulp_err, d);
+            if (r != 0)
+              c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(static_cast<double>(r)));
+            note_mismatch(c, i, "integers must match exactly", static_cast<double>(r),
+                          static_cast<double>(v));
+          }
+        }
+      }
+      read(at, len);
+      if (floating)
+        for (int64_t k = 0; k < len; ++k) {
+          const int64_t i = at + k;
+          const double r = rb[static_cast<size_t>(k)], v = vb[static_cast<size_t>(k)];
+          if (std::isnan(r) || std::isnan(v)) {
+            if (std::isnan(r) != std::isnan(v)) {
+              note_nonfinite_error(c);
+              note_mismatch(c, i, "NaN must meet NaN", r, v);
+            }
+            continue;
+          }
+          if (std::isinf(r) || std::isinf(v)) {
+            if (r != v) {
+              note_nonfinite_error(c);
+              note_mismatch(c, i, "inf must meet the same inf", r, v);
+            }
+            continue;
+          }
+          const double d = std::fabs(v - r);
+          if (d == 0) continue;  // equal: no error to note (the common case, kept cheap)
+          c.max_abs_err = std::max(c.max_abs_err, d);
+          if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(r));
+          c.max_ulp_err = std::max(c.max_ulp_err, d / ulp_of(r, t));
+          if (d > c.atol + c.rtol * std::fabs(r)) note_mismatch(c, i, "outside tolerance", r, v);
+        }
+      cos.scale(rb.data(), vb.data(), static_cast<size_t>(len));
+    }
+    if (n <= kBlock) {
+      cos.add(rb.data(), vb.data(), static_cast<size_t>(n));  // the one block, still read
+    } else {
+      for (int64_t at = 0; at < n; at += kBlock) {
+        const int64_t len = std::min(kBlock, n - at);
+        read(at, len);
+        cos.add(rb.data(), vb.data(), static_cast<size_t>(len));
       }
     }
-    c.pcc = cosine_similarity(real_ref, real_cand);
+    c.pcc = cos.value();
   }
   if (c.mismatches > 0) {
     c.passed = false;
