@@ -3,9 +3,15 @@
 // component dtype, PCC over real and imaginary parts); and the real paths it must keep.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <complex>
+#include <cstdio>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "crucible/compare/compare.h"
@@ -175,6 +181,55 @@ TEST(CompareComplex, NanMismatchShowsInTheFigures) {
   EXPECT_FALSE(k.passed);
   EXPECT_EQ(k.max_abs_err, kInf);
   EXPECT_LT(k.pcc, 1.0);
+}
+
+}  // namespace
+}  // namespace crucible
+
+namespace crucible {
+namespace {
+
+// The comparator's memory: blocks of doubles, never f64 copies of whole tensors. Under a data
+// limit 200 MB above what the process holds, two 20M-element f32 tensors (80 MB each, made
+// before the limit) compare; whole f64 copies would take 320 MB more. The figures are those of
+// a direct computation: one mismatch (the first element past the first block), its error.
+TEST(CompareMemory, ALargeTensorIsComparedInBlocksUnderATightDataLimit) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int64_t n = 20'000'000;
+    Tensor a = Tensor::empty({n}, DType::Float32);
+    Tensor b = Tensor::empty({n}, DType::Float32);
+    float* pa = a.data<float>();
+    float* pb = b.data<float>();
+    for (int64_t i = 0; i < n; ++i) pa[i] = pb[i] = static_cast<float>(i % 1000) * 0.5f;
+    pb[int64_t{1} << 22] += 1.0f;
+    long pages = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) _exit(10);
+      std::fclose(f);
+    }
+    const rlim_t lim = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                       (rlim_t{200} << 20);
+    struct rlimit rl = {lim, lim};
+    if (setrlimit(RLIMIT_DATA, &rl) != 0) _exit(11);
+    try {
+      const TensorCheck c = compare_tensors(a, b, 1.0, "output 0");
+      if (c.passed || c.mismatches != 1) _exit(12);
+      if (c.reason.find("first at element 4194304") == std::string::npos) _exit(13);
+      if (std::fabs(c.max_abs_err - 1.0) > 1e-12) _exit(14);
+      if (!(c.pcc > 0.999999 && c.pcc < 1.0)) _exit(15);
+    } catch (const std::bad_alloc&) {
+      _exit(16);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10-11: setup, 12: the mismatch count, 13: its place, 14: its error, 15: the PCC, "
+         "16: the comparison ran out of the data limit";
 }
 
 }  // namespace
