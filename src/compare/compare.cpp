@@ -200,6 +200,71 @@ void compare_complex(const Tensor& ref, const Tensor& cand, TensorCheck& c) {
   }
 }
 
+// The values are compared a block at a time, as doubles: the comparator holds two blocks of at
+// most 4M values (64 MiB), never f64 copies of whole tensors (a 1 GiB f32 output took 4 GiB more
+// than the case's tensors). A tensor that fits in one block is read once; a larger one twice,
+// for the PCC's two passes.
+constexpr int64_t kCompareBlock = int64_t{1} << 22;
+
+// x's elements [at, at + len) as doubles: contiguous f32 and f64 (what most large outputs are)
+// straight from memory, the rest element by element.
+void read_block(const Tensor& x, int64_t at, int64_t len, std::vector<double>& out) {
+  if (x.is_contiguous() && x.dtype() == DType::Float32) {
+    const float* p = x.data<float>() + at;
+    std::copy(p, p + len, out.begin());
+  } else if (x.is_contiguous() && x.dtype() == DType::Float64) {
+    const double* p = x.data<double>() + at;
+    std::copy(p, p + len, out.begin());
+  } else {
+    for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = x.get(at + i);
+  }
+}
+
+// Integers and bool, elements [at, at + len): exactly equal or a mismatch.
+void check_integer_block(const Tensor& ref, const Tensor& cand, int64_t at, int64_t len,
+                         TensorCheck& c) {
+  for (int64_t i = at; i < at + len; ++i) {
+    const int64_t r = ref.get_int(i), v = cand.get_int(i);
+    if (r == v) continue;
+    const double d = std::fabs(static_cast<double>(r) - static_cast<double>(v));
+    c.max_abs_err = std::max(c.max_abs_err, d);
+    c.max_ulp_err = std::max(c.max_ulp_err, d);
+    if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(static_cast<double>(r)));
+    note_mismatch(c, i, "integers must match exactly", static_cast<double>(r),
+                  static_cast<double>(v));
+  }
+}
+
+// Floating values of elements [at, at + len) (rb, vb: the block read): NaN and inf rules, the
+// error metrics, c.atol + c.rtol |r| as the tolerance.
+void check_floating_block(const std::vector<double>& rb, const std::vector<double>& vb, int64_t at,
+                          int64_t len, DType t, TensorCheck& c) {
+  for (int64_t k = 0; k < len; ++k) {
+    const int64_t i = at + k;
+    const double r = rb[static_cast<size_t>(k)], v = vb[static_cast<size_t>(k)];
+    if (std::isnan(r) || std::isnan(v)) {
+      if (std::isnan(r) != std::isnan(v)) {
+        note_nonfinite_error(c);
+        note_mismatch(c, i, "NaN must meet NaN", r, v);
+      }
+      continue;
+    }
+    if (std::isinf(r) || std::isinf(v)) {
+      if (r != v) {
+        note_nonfinite_error(c);
+        note_mismatch(c, i, "inf must meet the same inf", r, v);
+      }
+      continue;
+    }
+    const double d = std::fabs(v - r);
+    if (d == 0) continue;  // equal: no error to note (the common case, kept cheap)
+    c.max_abs_err = std::max(c.max_abs_err, d);
+    if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(r));
+    c.max_ulp_err = std::max(c.max_ulp_err, d / ulp_of(r, t));
+    if (d > c.atol + c.rtol * std::fabs(r)) note_mismatch(c, i, "outside tolerance", r, v);
+  }
+}
+
 }  // namespace
 
 TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
@@ -221,94 +286,34 @@ TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
   }
   const DType t = ref.dtype();
   const int64_t n = ref.numel();
-  if (is_complex(t)) {
+  const bool floating = is_floating(t);
+  if (floating || is_complex(t)) {  // integers and bool must match exactly
     const Tolerance tol = default_tolerance(t);
     c.atol = tol.atol * scale;
     c.rtol = tol.rtol * scale;
+  }
+  if (is_complex(t)) {
     compare_complex(ref, cand, c);
     c.pcc = complex_cosine_similarity(ref, cand);
   } else {
-    const bool floating = is_floating(t);
-    if (floating) {
-      const Tolerance tol = default_tolerance(t);
-      c.atol = tol.atol * scale;
-      c.rtol = tol.rtol * scale;
-    }
-    // The values a block at a time, as doubles: the comparator holds two blocks of at most 4M
-    // values (64 MiB), never f64 copies of whole tensors (a 1 GiB f32 output took 4 GiB more
-    // than the case's tensors). A tensor that fits in one block is read once; a larger one
-    // twice, for the PCC's two passes.
-    constexpr int64_t kBlock = int64_t{1} << 22;
-    std::vector<double> rb(static_cast<size_t>(std::min(n, kBlock)));
+    std::vector<double> rb(static_cast<size_t>(std::min(n, kCompareBlock)));
     std::vector<double> vb(rb.size());
-    // Contiguous f32 and f64 (what most large outputs are) straight from memory; the rest
-    // element by element.
-    auto read_one = [&](const Tensor& x, int64_t at, int64_t len, std::vector<double>& out) {
-      if (x.is_contiguous() && x.dtype() == DType::Float32) {
-        const float* p = x.data<float>() + at;
-        for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = p[i];
-      } else if (x.is_contiguous() && x.dtype() == DType::Float64) {
-        const double* p = x.data<double>() + at;
-        std::copy(p, p + len, out.begin());
-      } else {
-        for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = x.get(at + i);
-      }
-    };
-    auto read = [&](int64_t at, int64_t len) {
-      read_one(ref, at, len, rb);
-      read_one(cand, at, len, vb);
-    };
     CosineSums cos;
-    for (int64_t at = 0; at < n; at += kBlock) {
-      const int64_t len = std::min(kBlock, n - at);
-      if (!floating) {
-        for (int64_t i = at; i < at + len; ++i) {
-          const int64_t r = ref.get_int(i), v = cand.get_int(i);
-          if (r != v) {
-            const double d = std::fabs(static_cast<double>(r) - static_cast<double>(v));
-            c.max_abs_err = std::max(c.max_abs_err, d);
-            c.max_ulp_err = std::max(c.max_ulp_err, d);
-            if (r != 0)
-              c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(static_cast<double>(r)));
-            note_mismatch(c, i, "integers must match exactly", static_cast<double>(r),
-                          static_cast<double>(v));
-          }
-        }
-      }
-      read(at, len);
-      if (floating)
-        for (int64_t k = 0; k < len; ++k) {
-          const int64_t i = at + k;
-          const double r = rb[static_cast<size_t>(k)], v = vb[static_cast<size_t>(k)];
-          if (std::isnan(r) || std::isnan(v)) {
-            if (std::isnan(r) != std::isnan(v)) {
-              note_nonfinite_error(c);
-              note_mismatch(c, i, "NaN must meet NaN", r, v);
-            }
-            continue;
-          }
-          if (std::isinf(r) || std::isinf(v)) {
-            if (r != v) {
-              note_nonfinite_error(c);
-              note_mismatch(c, i, "inf must meet the same inf", r, v);
-            }
-            continue;
-          }
-          const double d = std::fabs(v - r);
-          if (d == 0) continue;  // equal: no error to note (the common case, kept cheap)
-          c.max_abs_err = std::max(c.max_abs_err, d);
-          if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(r));
-          c.max_ulp_err = std::max(c.max_ulp_err, d / ulp_of(r, t));
-          if (d > c.atol + c.rtol * std::fabs(r)) note_mismatch(c, i, "outside tolerance", r, v);
-        }
+    for (int64_t at = 0; at < n; at += kCompareBlock) {
+      const int64_t len = std::min(kCompareBlock, n - at);
+      if (!floating) check_integer_block(ref, cand, at, len, c);
+      read_block(ref, at, len, rb);
+      read_block(cand, at, len, vb);
+      if (floating) check_floating_block(rb, vb, at, len, t, c);
       cos.scale(rb.data(), vb.data(), static_cast<size_t>(len));
     }
-    if (n <= kBlock) {
+    if (n <= kCompareBlock) {
       cos.add(rb.data(), vb.data(), static_cast<size_t>(n));  // the one block, still read
     } else {
-      for (int64_t at = 0; at < n; at += kBlock) {
-        const int64_t len = std::min(kBlock, n - at);
-        read(at, len);
+      for (int64_t at = 0; at < n; at += kCompareBlock) {
+        const int64_t len = std::min(kCompareBlock, n - at);
+        read_block(ref, at, len, rb);
+        read_block(cand, at, len, vb);
         cos.add(rb.data(), vb.data(), static_cast<size_t>(len));
       }
     }

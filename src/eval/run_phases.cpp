@@ -302,22 +302,23 @@ TimingLoad run_timing(const RunPlan& plan, RunRecords& records, PoolTrace* trace
   TimingOptions topts;
   topts.cold_cache = o.cold_cache;
   Progress progress("timing", to_time.size(), o.progress);
+  auto time_one = [&](size_t i) {
+    sandbox_job_started();
+    const SuiteCase& sc = cases[i];
+    TimingRecord t;
+    try {
+      t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
+    } catch (const std::exception& e) {
+      t = TimingRecord{};
+      t.case_id = sc.c.id();
+      t.op = sc.c.op;
+      t.call = cases::print_call(sc.c.call);
+      t.error = std::string("timing stopped on an error: ") + e.what();
+    }
+    return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
   WorkerPool pool(worker_options(plan, wb.get(), plan.timing_workers, o.timeout_s * 4, trace),
-                  [&](size_t i) {
-                    sandbox_job_started();
-                    const SuiteCase& sc = cases[i];
-                    TimingRecord t;
-                    try {
-                      t = time_case(sc.c, *sc.op, *wb->candidate, *wb->baseline, topts);
-                    } catch (const std::exception& e) {
-                      t = TimingRecord{};
-                      t.case_id = sc.c.id();
-                      t.op = sc.c.op;
-                      t.call = cases::print_call(sc.c.call);
-                      t.error = std::string("timing stopped on an error: ") + e.what();
-                    }
-                    return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);
-                  });
+                  time_one);
   pool.run(
       to_time,
       [&](size_t i, const std::string& payload) {

@@ -231,6 +231,9 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
   const int nops = static_cast<int>(ops.size());
   const int nd = static_cast<int>(sizes.size());
   const int64_t inner = sizes.back();
+  // The second input is one value along the row: its loop reads that value once.
+  const bool b1 = nops == 3 && loop_b1 && ops[2].strides[nd - 1] == 0;
+  const PwLoop<C> run = b1 ? loop_b1 : loop;
   parallel_for(0, numel, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) C buf[kMaxOperands][kBlock];
     // Stride-0 inputs: the element whose value the block holds, and for how many elements.
@@ -261,8 +264,7 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
           const char* p = row[k] + j * s * o.isize;
           if (s == 1 && Native<C>::is(o.dtype)) {
             in[k - 1] = reinterpret_cast<const C*>(p);
-          } else if (s == 0 && k == 2 && loop_b1) {
-            // The second input is one value along the row: the loop reads it once.
+          } else if (k == 2 && b1) {
             if (cached[k] != p) {
               load_row<C>(p, 0, o.dtype, buf[k], 1, cv);
               cached[k] = p;
@@ -290,7 +292,6 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
         const Operand& o = ops[0];
         const int64_t so = o.strides[nd - 1];
         char* po = row[0] + j * so * o.isize;
-        const PwLoop<C> run = nops == 3 && loop_b1 && ops[2].strides[nd - 1] == 0 ? loop_b1 : loop;
         if (so == 1 && Native<C>::is(o.dtype, true)) {
           run(in, reinterpret_cast<C*>(po), n, params);
         } else {

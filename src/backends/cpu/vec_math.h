@@ -25,15 +25,12 @@ inline float round_small(float v) {
   return (v + magic) - magic;
 }
 
-inline float exp(float x) {
-  const bool nan = x != x;
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 89.0f ? 89.0f : xc;
-  xc = nan ? 0.0f : xc;
-  const float k = round_small(xc * 1.44269504088896341f);
+// exp's range reduction: xc = k ln2 + r with k integral and |r| <= ln2/2, and e^r by Taylor to
+// degree 7 (truncation < 1e-9 relative). xc must be finite and small enough for round_small.
+inline float exp_reduced(float xc, float& k) {
+  k = round_small(xc * 1.44269504088896341f);
   float r = CRUCIBLE_FMAF(k, -0.693145751953125f, xc);
   r = CRUCIBLE_FMAF(k, -1.428606765330187045e-06f, r);
-  // e^r on |r| <= ln2/2: Taylor to degree 7 (truncation < 1e-9 relative).
   float p = 1.0f / 5040.0f;
   p = CRUCIBLE_FMAF(p, r, 1.0f / 720.0f);
   p = CRUCIBLE_FMAF(p, r, 1.0f / 120.0f);
@@ -41,7 +38,16 @@ inline float exp(float x) {
   p = CRUCIBLE_FMAF(p, r, 1.0f / 6.0f);
   p = CRUCIBLE_FMAF(p, r, 0.5f);
   p = CRUCIBLE_FMAF(p, r, 1.0f);
-  p = CRUCIBLE_FMAF(p, r, 1.0f);
+  return CRUCIBLE_FMAF(p, r, 1.0f);
+}
+
+inline float exp(float x) {
+  const bool nan = x != x;
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  xc = nan ? 0.0f : xc;
+  float k;
+  const float p = exp_reduced(xc, k);
   const int32_t ki = static_cast<int32_t>(k);
   const int32_t k1 = ki / 2, k2 = ki - k1;  // two factors keep each 2^k normal
   const float res = p * bits_to_f((k1 + 127) << 23) * bits_to_f((k2 + 127) << 23);
@@ -196,22 +202,13 @@ inline float erfc_nonneg(float ax) {
   return t * exp(CRUCIBLE_FMAF(-ax, ax, r));
 }
 
-// exp(x) for x <= 0 (gelu's exp(-x^2 / 2)): the range reduction and polynomial of exp() above,
-// one power of two (k >= -126 keeps it normal) and no overflow side; below -87.3, where exp(x)
-// is under the smallest normal float, 0. NaN gives NaN.
+// exp(x) for x <= 0 (gelu's exp(-x^2 / 2)): exp_reduced, one power of two (k >= -126 keeps it
+// normal) and no overflow side; below -87.3, where exp(x) is under the smallest normal float,
+// 0. NaN gives NaN.
 inline float exp_nonpositive(float x) {
   const float xc = x >= -87.3f ? x : -87.3f;  // NaN too: no conversion of NaN below
-  const float k = round_small(xc * 1.44269504088896341f);
-  float r = CRUCIBLE_FMAF(k, -0.693145751953125f, xc);
-  r = CRUCIBLE_FMAF(k, -1.428606765330187045e-06f, r);
-  float p = 1.0f / 5040.0f;
-  p = CRUCIBLE_FMAF(p, r, 1.0f / 720.0f);
-  p = CRUCIBLE_FMAF(p, r, 1.0f / 120.0f);
-  p = CRUCIBLE_FMAF(p, r, 1.0f / 24.0f);
-  p = CRUCIBLE_FMAF(p, r, 1.0f / 6.0f);
-  p = CRUCIBLE_FMAF(p, r, 0.5f);
-  p = CRUCIBLE_FMAF(p, r, 1.0f);
-  p = CRUCIBLE_FMAF(p, r, 1.0f);
+  float k;
+  const float p = exp_reduced(xc, k);
   const float res = p * bits_to_f((static_cast<int32_t>(k) + 127) << 23);
   return x >= -87.3f ? res : (x != x ? x : 0.0f);
 }
