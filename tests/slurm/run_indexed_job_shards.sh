@@ -70,30 +70,48 @@ mkdir -p "$TMP/runs"
 
 # Every pod at once, each in a process group of its own (timeout leads it), as containers are.
 # Pod 1 (shard 2) is killed once it has recorded a case, then restarted.
+start_pod() {
+  JOB_COMPLETION_INDEX=$1 setsid timeout "$LIMIT" bash "$SCRIPT" >"$TMP/pod-$1.log" 2>&1 &
+}
 for ((k = 0; k < SHARDS; k++)); do
-  JOB_COMPLETION_INDEX=$k setsid timeout "$LIMIT" bash "$SCRIPT" >"$TMP/pod-$k.log" 2>&1 &
+  start_pod "$k"
   PIDS+=($!)
 done
-victim=${PIDS[1]}
-# Watched every 5 ms: a shard of this size can finish within 50 ms of its first case.
-for _ in $(seq 6000); do
-  [ -s "$RUN/shard-2/results.jsonl" ] && break
-  kill -0 "$victim" 2>/dev/null || break
-  sleep 0.005
+# Kills pod 1 once shard 2 has recorded a case (watched every 5 ms: a shard of this size can
+# finish within 50 ms of its first case); killed=1 when it was stopped before its summary.
+kill_pod_1() {
+  local victim=${PIDS[1]}
+  killed=0
+  for _ in $(seq 6000); do
+    [ -s "$RUN/shard-2/results.jsonl" ] && break
+    kill -0 "$victim" 2>/dev/null || break
+    sleep 0.005
+  done
+  if kill -0 "$victim" 2>/dev/null; then
+    kill -KILL -- "-$victim" 2>/dev/null || true # the pod: its shell, crucible and its workers
+    killed=1
+  fi
+  wait "$victim" 2>/dev/null || true
+  # Killed between writing its summary and exiting: that kill was not mid-run.
+  [ $killed -eq 1 ] && [ -f "$RUN/shard-2/summary.json" ] && killed=0
+  return 0
+}
+kill_pod_1
+# A kill that came after the shard finished is tried again on a fresh shard 2 (under load the
+# shard can finish between the check and the kill), so that the resume below is exercised.
+for _ in 1 2 3; do
+  [ $killed -eq 1 ] && break
+  rm -rf "$RUN/shard-2"
+  start_pod 1
+  PIDS[1]=$!
+  kill_pod_1
 done
-killed=0
-if kill -0 "$victim" 2>/dev/null; then
-  kill -KILL -- "-$victim" 2>/dev/null || true # the pod: its shell, crucible and its workers
-  killed=1
-fi
-wait "$victim" 2>/dev/null || true
 for ((k = 0; k < SHARDS; k++)); do
-  [ "${PIDS[$k]}" = "$victim" ] && continue
+  [ "$k" -eq 1 ] && continue
   wait "${PIDS[$k]}" || fail "pod $k failed (status $?)"
 done
 PIDS=()
 if [ $killed -eq 1 ]; then
-  [ ! -f "$RUN/shard-2/summary.json" ] || fail "shard 2 finished before it could be killed"
   # Merging now is refused, naming shard 2's folder: it did not finish.
   out=$("$CRUCIBLE" merge "$RUN"/shard-* --out "$TMP/runs/too-early" 2>&1) && fail "merged an unfinished shard"
   echo "$out" | grep -q "shard-2.*did not finish" ||
