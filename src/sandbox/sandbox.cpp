@@ -22,6 +22,7 @@
 
 #include <sched.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -145,11 +146,13 @@ int count_threads() {
 
 // Where the process may execute programs from (allow_programs_in_sandbox); empty: nowhere.
 std::vector<std::string> g_program_dirs;
+// The shared JIT cache's key (share_jit_cache_in_sandbox); empty: none.
+std::string g_jit_cache_key;
 
 // Landlock: writes (creating, removing, renaming, truncating, opening for writing) only beneath
-// the scratch folder, and opening devices under /dev for writing (GPU drivers, /dev/null). With
+// the scratch folder (and the shared JIT cache), and opening devices under /dev for writing (GPU drivers, /dev/null). With
 // programs allowed, executing is handled too: allowed only beneath g_program_dirs.
-std::string restrict_writes(const std::string& scratch, int abi) {
+std::string restrict_writes(const std::vector<std::string>& writable, int abi) {
   uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
                     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
@@ -175,7 +178,9 @@ std::string restrict_writes(const std::string& scratch, int abi) {
     if (rc != 0) return fmt::format("landlock_add_rule({}): {}", path, std::strerror(err));
     return "";
   };
-  std::string err = allow(scratch.c_str(), rights);
+  std::string err;
+  for (const std::string& d : writable)
+    if (err.empty()) err = allow(d.c_str(), rights);
   if (err.empty())
     err =
         allow("/dev", LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
@@ -367,6 +372,16 @@ std::string enter_sandbox(const SandboxOptions& o, const std::function<std::stri
   if (mkdir(scratch.c_str(), 0700) != 0 && errno != EEXIST)
     return fmt::format("cannot create the scratch folder {}: {}", scratch, std::strerror(errno));
   setenv("TMPDIR", scratch.c_str(), 1);
+  std::vector<std::string> writable{scratch};
+  if (!g_jit_cache_key.empty()) {
+    const std::string caches = o.scratch_root + "/jit-cache";
+    const std::string cache = caches + "/" + g_jit_cache_key;
+    for (const std::string& d : {caches, cache})
+      if (mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
+        return fmt::format("cannot create the JIT cache folder {}: {}", d, std::strerror(errno));
+    setenv("CRUCIBLE_JIT_CACHE", cache.c_str(), 1);
+    writable.push_back(cache);
+  }
   std::string err = set_limits(o);
   if (err.empty()) err = install_handlers();
   if (!err.empty()) return err;
@@ -374,7 +389,7 @@ std::string enter_sandbox(const SandboxOptions& o, const std::function<std::stri
     return fmt::format("prctl(PR_SET_NO_NEW_PRIVS): {}", std::strerror(errno));
   int abi = landlock_abi_version();
   if (abi > 0) {
-    err = restrict_writes(scratch, abi);
+    err = restrict_writes(writable, abi);
     if (!err.empty()) return err;
   }
   if (between) {
@@ -391,6 +406,27 @@ std::string enter_sandbox(const SandboxOptions& o, const std::function<std::stri
 
 void allow_programs_in_sandbox(std::vector<std::string> exec_dirs) {
   g_program_dirs = std::move(exec_dirs);
+}
+
+void share_jit_cache_in_sandbox(std::string key) { g_jit_cache_key = std::move(key); }
+
+std::string jit_cache_key(const std::string& backend, const std::string& op) {
+  auto clean = [](const std::string& s) {
+    std::string out = s;
+    for (char& c : out)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+    return out;
+  };
+  std::string key = clean(backend) + "--" + clean(op);  // never "." or ".."
+  // A folder name has at most 255 bytes (a kernel folder's path can be long): a long key keeps
+  // its end (the op) and ends with a hash of the whole (FNV-1a).
+  if (key.size() > 200) {
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+    key = fmt::format("{}-{:016x}", key.substr(key.size() - 160), h);
+  }
+  return key;
+
 }
 
 bool sandbox_entered() { return g_sandboxed; }

@@ -48,6 +48,20 @@ std::string enter_sandbox(const SandboxOptions& opts,
 // nothing would limit what is executed: programs then stay refused.
 void allow_programs_in_sandbox(std::vector<std::string> exec_dirs);
 
+// For the next enter_sandbox of this process (the candidate process of a JIT-compiled kernel): a
+// cache folder `<scratch_root>/jit-cache/<key>` that every process of the run entering with the
+// same key shares, writable as the scratch folder is and named by the environment variable
+// CRUCIBLE_JIT_CACHE. The key names one backend's one op (jit_cache_key), so what a kernel's
+// process leaves there (Triton's compiled kernels, an autotuner's choices) reaches later processes
+// of the same kernel (the next worker, the timing phase) and no other op's or backend's. Nothing
+// written there can be executed as a program; it is removed with the scratch root.
+void share_jit_cache_in_sandbox(std::string key);
+
+// The cache key of one backend's one op: the two names with every character outside
+// [A-Za-z0-9._-] made '_', joined by "--"; past 200 characters, its last 160 and a hash of the
+// whole (one folder name, never a path).
+std::string jit_cache_key(const std::string& backend, const std::string& op);
+
 // Whether this process has entered the worker sandbox (enter_sandbox succeeded): it can then
 // start no process.
 bool sandbox_entered();

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,16 +34,19 @@ namespace {
 std::map<size_t, std::string> run_sandboxed(const std::vector<size_t>& jobs,
                                             std::function<std::string(size_t)> job,
                                             double cpu_seconds = 0,
-                                            std::function<std::string()> between = {}) {
-  ScratchRoot scratch;
+                                            std::function<std::string()> between = {},
+                                            const std::string& scratch_root = "",
+                                            const std::string& jit_cache_key = "") {
+  std::optional<ScratchRoot> own;
   SandboxOptions so;
-  so.scratch_root = scratch.path();
+  so.scratch_root = scratch_root.empty() ? own.emplace().path() : scratch_root;
   so.cpu_seconds_per_job = cpu_seconds;
   WorkerOptions wo;
   wo.workers = 1;
   wo.timeout_s = 20;
   wo.max_batch = 1;
-  wo.on_worker_start = [&so, &between] {
+  wo.on_worker_start = [&so, &between, &jit_cache_key] {
+    if (!jit_cache_key.empty()) share_jit_cache_in_sandbox(jit_cache_key);
     std::string why = enter_sandbox(so, between);
     if (!why.empty()) {
       set_worker_death_note(why.c_str());
@@ -173,6 +177,68 @@ TEST(Sandbox, RefusesWritesOutsideTheScratchFolder) {
     EXPECT_NE(out[0].find("sandbox: blocked open"), std::string::npos) << out[0];
   EXPECT_FALSE(std::filesystem::exists(outside));
   std::filesystem::remove(outside);
+}
+
+// Writes `text` to `file` (a path below $CRUCIBLE_JIT_CACHE when relative); "written" or why not.
+std::string write_file(const std::string& file, const std::string& text) {
+  const char* cache = std::getenv("CRUCIBLE_JIT_CACHE");
+  const std::string path = file[0] == '/' ? file : std::string(cache ? cache : "?") + "/" + file;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return std::string("refused: ") + std::strerror(errno);
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok ? "written" : "short write";
+}
+
+std::string read_file(const std::string& file) {
+  const char* cache = std::getenv("CRUCIBLE_JIT_CACHE");
+  const std::string path = std::string(cache ? cache : "?") + "/" + file;
+  char buf[64] = {};
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return std::string("cannot read: ") + std::strerror(errno);
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+// A JIT compiler's cache (Triton's) is kept for the same kernel's later processes (another
+// worker, the timing phase) and closed to every other op's and backend's processes.
+TEST(Sandbox, AJitCacheIsSharedByOneKernelsProcessesAndClosedToOthers) {
+  ScratchRoot scratch;
+  const std::string relu = jit_cache_key("dir:k", "relu.default");
+  const std::string add = jit_cache_key("dir:k", "add.Tensor");
+  EXPECT_EQ(relu, "dir_k--relu.default");
+  EXPECT_EQ(jit_cache_key("../..", ".."), ".._..--..");  // one folder name, never a path
+  const std::string deep = jit_cache_key("dir:" + std::string(300, 'k'), "relu.default");
+  EXPECT_LE(deep.size(), 200u) << "a folder name has at most 255 bytes";
+  EXPECT_NE(deep, jit_cache_key("dir:" + std::string(301, 'k'), "relu.default"));
+  auto first = run_sandboxed(
+      {0}, [](size_t) { return write_file("compiled.bin", "relu kernel"); }, 0, {},
+      scratch.path(), relu);
+  auto later = run_sandboxed(
+      {0}, [](size_t) { return read_file("compiled.bin"); }, 0, {}, scratch.path(), relu);
+  const std::string relu_file = scratch.path() + "/jit-cache/" + relu + "/compiled.bin";
+  auto other = run_sandboxed(
+      {0, 1},
+      [&](size_t i) {
+        return i == 0 ? write_file(relu_file, "poisoned") : read_file("compiled.bin");
+      },
+      0, {}, scratch.path(), add);
+  auto no_key = run_sandboxed(
+      {0}, [](size_t) { return std::string(std::getenv("CRUCIBLE_JIT_CACHE") ? "set" : "unset"); },
+      0, {}, scratch.path());
+  EXPECT_EQ(no_key[0], "unset");
+  if (landlock_abi_version() > 0) {
+    EXPECT_EQ(first[0], "written");
+    EXPECT_EQ(later[0], "relu kernel") << "a later process of the same kernel sees the cache";
+    EXPECT_EQ(other[0], std::string("refused: ") + std::strerror(EACCES))
+        << "another op's process must not write into relu's cache";
+    EXPECT_EQ(other[1], std::string("cannot read: ") + std::strerror(ENOENT))
+        << "another op's cache is its own folder";
+  } else {
+    EXPECT_NE(first[0].find("sandbox: blocked open"), std::string::npos) << first[0];
+    EXPECT_NE(other[0].find("sandbox: blocked open"), std::string::npos) << other[0];
+  }
 }
 
 TEST(Sandbox, ASandboxedProcessMayNameItsOwnThreads) {

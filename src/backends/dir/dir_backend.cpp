@@ -214,10 +214,14 @@ class DirBackend final : public DelegatingBackend {
     opts.library_per_op = true;
     auto b = build_;
     // A Python kernel's JIT compiler (Triton) starts programs: its candidate process may, from
-    // the toolchain and the Python environment only (docs/sandbox.md, "Python kernels").
-    opts.prepare_candidate = [b](const std::string& op) {
+    // the toolchain and the Python environment only (docs/sandbox.md, "Python kernels"). What it
+    // compiles is kept for the op's later processes (the other workers, the timing phase).
+    opts.prepare_candidate = [b, backend = name_](const std::string& op) {
       for (const BuiltKernel& k : b->kernels)
-        if (k.op == op && !k.python.empty()) allow_programs_in_sandbox(python_program_dirs());
+        if (k.op == op && !k.python.empty()) {
+          allow_programs_in_sandbox(python_program_dirs());
+          share_jit_cache_in_sandbox(jit_cache_key(backend, op));
+        }
     };
     // A .cu kernel's candidate process starts CUDA (on the first visible device) before it
     // enters the sandbox; its kernels receive device tensors (docs/gpu.md). So does a Python

@@ -542,9 +542,12 @@ LoadedKernel load_python_kernel(const PythonKernelSource& source) {
   if (g_kernel.fn) internal_error("one Python kernel per candidate process");
   const OpDef* op = OpRegistry::catalog().find(source.op);
   if (!op) internal_error("a Python kernel for an op outside the catalog: " + source.op);
-  // Triton (and other JIT compilers) cache under the worker's scratch folder, the one place the
-  // sandbox lets them write.
-  if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp)
+  // Triton caches what it compiles in the op's shared JIT cache (kept for the op's later
+  // processes: share_jit_cache_in_sandbox), else in the process's scratch folder: the places the
+  // sandbox lets it write.
+  if (const char* shared = std::getenv("CRUCIBLE_JIT_CACHE"); shared && *shared)
+    setenv("TRITON_CACHE_DIR", (std::string(shared) + "/triton").c_str(), 1);
+  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp)
     setenv("TRITON_CACHE_DIR", (std::string(tmp) + "/triton-cache").c_str(), 1);
   const SignalDispositions dispositions;
   initialize_python();
