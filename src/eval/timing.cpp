@@ -161,10 +161,22 @@ double time_once(Backend& b, const OpDef& op, const Values& args, DeviceTimer& t
   return timer.elapsed_seconds();
 }
 
+// Every tensor argument on the backend's device before the timed calls, those in lists (cat's,
+// index's) included: a host tensor left in a list would be uploaded inside every sample.
 Values on_device(Backend& b, const Values& vs) {
   if (b.device().is_cpu()) return deep_copy(vs);
   Values out;
-  for (const Value& v : vs) out.push_back(v.is_tensor() ? Value(b.to_device(v.tensor())) : v);
+  for (const Value& v : vs) {
+    if (v.is_tensor()) {
+      out.push_back(Value(b.to_device(v.tensor())));
+    } else if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList) {
+      std::vector<Tensor> ts;
+      for (const Tensor& t : v.tensors()) ts.push_back(t.defined() ? b.to_device(t) : t);
+      out.push_back(Value::tensor_list(std::move(ts), v.kind() == ValueKind::OptTensorList));
+    } else {
+      out.push_back(v);
+    }
+  }
   return out;
 }
 
