@@ -370,7 +370,10 @@ CaseResult evaluate(const Case& c, const OpDef& op, const Values* given, Backend
     return finish();
   }
 
-  // Device backends: judge host copies (CPU backends return the same tensors).
+  // Device backends: judge host copies (CPU backends return the same tensors). The reference's
+  // too: aten:cuda as the reference makes a factory call's (arange's) outputs on its device.
+  ref.outputs = values_to_host(reference, ref.outputs);
+  ref_args = values_to_host(reference, ref_args);
   cand.outputs = values_to_host(candidate, cand.outputs);
   cand_args = values_to_host(candidate, cand_args);
   Judge judge(op, inputs, ref_args, cand_args, r);
