@@ -5,6 +5,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -97,10 +98,13 @@ void note_nonfinite_error(TensorCheck& c) {
   c.max_ulp_err = inf;
 }
 
+// Elements may be read out of logical order (ReadOrder): the reason names the mismatch of the
+// lowest logical index.
 void note_mismatch(TensorCheck& c, int64_t i, std::string_view why, double r, double v) {
   ++c.mismatches;
-  if (c.reason.empty())
-    c.reason = fmt::format("first at element {}: expected {}, got {} ({})", i, r, v, why);
+  if (c.first_mismatch >= 0 && c.first_mismatch < i) return;
+  c.first_mismatch = i;
+  c.reason = fmt::format("first at element {}: expected {}, got {} ({})", i, r, v, why);
 }
 
 std::string complex_str(std::complex<double> z) {
@@ -110,9 +114,10 @@ std::string complex_str(std::complex<double> z) {
 void note_complex_mismatch(TensorCheck& c, int64_t i, std::string_view why, std::complex<double> r,
                            std::complex<double> v) {
   ++c.mismatches;
-  if (c.reason.empty())
-    c.reason = fmt::format("first at element {}: expected {}, got {} ({})", i, complex_str(r),
-                           complex_str(v), why);
+  if (c.first_mismatch >= 0 && c.first_mismatch < i) return;
+  c.first_mismatch = i;
+  c.reason = fmt::format("first at element {}: expected {}, got {} ({})", i, complex_str(r),
+                         complex_str(v), why);
 }
 
 // Cosine similarity of complex tensors as real vectors of (re, im) pairs, over the elements
@@ -206,6 +211,45 @@ void compare_complex(const Tensor& ref, const Tensor& cand, TensorCheck& c) {
 // for the PCC's two passes.
 constexpr int64_t kCompareBlock = int64_t{1} << 22;
 
+// The order the elements are read in: logical order, except for two tensors laid out alike in
+// a dense layout that is not row-major (a transposed output: logical order would touch a new
+// cache line for every element, 70 s for a [2048, 128256] f32 transpose). Those are read in
+// memory order through permuted views, which are contiguous, and a position maps back to its
+// logical index for the mismatch report. The PCC's sums then run in memory order.
+struct ReadOrder {
+  Tensor ref, cand;           // the views read: position p is their logical element p
+  std::vector<int64_t> perm;  // the original dims in read order; empty: logical order
+  Shape shape;                // the original shape
+
+  int64_t logical(int64_t p) const {
+    if (perm.empty()) return p;
+    std::vector<int64_t> m(shape.size());
+    for (size_t k = perm.size(); k-- > 0;) {
+      const int64_t size = shape[static_cast<size_t>(perm[k])];
+      m[static_cast<size_t>(perm[k])] = p % size;
+      p /= size;
+    }
+    int64_t i = 0;
+    for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + m[d];
+    return i;
+  }
+};
+
+ReadOrder read_order(const Tensor& ref, const Tensor& cand) {
+  ReadOrder o{ref, cand, {}, ref.shape()};
+  if (ref.dim() < 2 || ref.is_contiguous() || cand.is_contiguous() ||
+      ref.strides() != cand.strides() || ref.numel() == 0)
+    return o;
+  std::vector<int64_t> perm(static_cast<size_t>(ref.dim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    return ref.strides()[static_cast<size_t>(a)] > ref.strides()[static_cast<size_t>(b)];
+  });
+  Tensor r = ref.permute(perm), v = cand.permute(perm);
+  if (!r.is_contiguous() || !v.is_contiguous()) return o;
+  return {r, v, perm, ref.shape()};
+}
+
 // x's elements [at, at + len) as doubles: contiguous f32 and f64 (what most large outputs are)
 // straight from memory, the rest element by element.
 void read_block(const Tensor& x, int64_t at, int64_t len, std::vector<double>& out) {
@@ -221,38 +265,38 @@ void read_block(const Tensor& x, int64_t at, int64_t len, std::vector<double>& o
 }
 
 // Integers and bool, elements [at, at + len): exactly equal or a mismatch.
-void check_integer_block(const Tensor& ref, const Tensor& cand, int64_t at, int64_t len,
-                         TensorCheck& c) {
-  for (int64_t i = at; i < at + len; ++i) {
-    const int64_t r = ref.get_int(i), v = cand.get_int(i);
+void check_integer_block(const ReadOrder& o, int64_t at, int64_t len, TensorCheck& c) {
+  for (int64_t p = at; p < at + len; ++p) {
+    const int64_t r = o.ref.get_int(p), v = o.cand.get_int(p);
     if (r == v) continue;
     const double d = std::fabs(static_cast<double>(r) - static_cast<double>(v));
     c.max_abs_err = std::max(c.max_abs_err, d);
     c.max_ulp_err = std::max(c.max_ulp_err, d);
     if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(static_cast<double>(r)));
-    note_mismatch(c, i, "integers must match exactly", static_cast<double>(r),
+    note_mismatch(c, o.logical(p), "integers must match exactly", static_cast<double>(r),
                   static_cast<double>(v));
   }
 }
 
 // Floating values of elements [at, at + len) (rb, vb: the block read): NaN and inf rules, the
 // error metrics, c.atol + c.rtol |r| as the tolerance.
-void check_floating_block(const std::vector<double>& rb, const std::vector<double>& vb, int64_t at,
-                          int64_t len, DType t, TensorCheck& c) {
+void check_floating_block(const ReadOrder& o, const std::vector<double>& rb,
+                          const std::vector<double>& vb, int64_t at, int64_t len, DType t,
+                          TensorCheck& c) {
   for (int64_t k = 0; k < len; ++k) {
-    const int64_t i = at + k;
+    const int64_t p = at + k;
     const double r = rb[static_cast<size_t>(k)], v = vb[static_cast<size_t>(k)];
     if (std::isnan(r) || std::isnan(v)) {
       if (std::isnan(r) != std::isnan(v)) {
         note_nonfinite_error(c);
-        note_mismatch(c, i, "NaN must meet NaN", r, v);
+        note_mismatch(c, o.logical(p), "NaN must meet NaN", r, v);
       }
       continue;
     }
     if (std::isinf(r) || std::isinf(v)) {
       if (r != v) {
         note_nonfinite_error(c);
-        note_mismatch(c, i, "inf must meet the same inf", r, v);
+        note_mismatch(c, o.logical(p), "inf must meet the same inf", r, v);
       }
       continue;
     }
@@ -261,7 +305,8 @@ void check_floating_block(const std::vector<double>& rb, const std::vector<doubl
     c.max_abs_err = std::max(c.max_abs_err, d);
     if (r != 0) c.max_rel_err = std::max(c.max_rel_err, d / std::fabs(r));
     c.max_ulp_err = std::max(c.max_ulp_err, d / ulp_of(r, t));
-    if (d > c.atol + c.rtol * std::fabs(r)) note_mismatch(c, i, "outside tolerance", r, v);
+    if (d > c.atol + c.rtol * std::fabs(r))
+      note_mismatch(c, o.logical(p), "outside tolerance", r, v);
   }
 }
 
@@ -296,15 +341,16 @@ TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
     compare_complex(ref, cand, c);
     c.pcc = complex_cosine_similarity(ref, cand);
   } else {
+    const ReadOrder o = read_order(ref, cand);
     std::vector<double> rb(static_cast<size_t>(std::min(n, kCompareBlock)));
     std::vector<double> vb(rb.size());
     CosineSums cos;
     for (int64_t at = 0; at < n; at += kCompareBlock) {
       const int64_t len = std::min(kCompareBlock, n - at);
-      if (!floating) check_integer_block(ref, cand, at, len, c);
-      read_block(ref, at, len, rb);
-      read_block(cand, at, len, vb);
-      if (floating) check_floating_block(rb, vb, at, len, t, c);
+      if (!floating) check_integer_block(o, at, len, c);
+      read_block(o.ref, at, len, rb);
+      read_block(o.cand, at, len, vb);
+      if (floating) check_floating_block(o, rb, vb, at, len, t, c);
       cos.scale(rb.data(), vb.data(), static_cast<size_t>(len));
     }
     if (n <= kCompareBlock) {
@@ -312,8 +358,8 @@ TensorCheck compare_tensors(const Tensor& ref, const Tensor& cand, double scale,
     } else {
       for (int64_t at = 0; at < n; at += kCompareBlock) {
         const int64_t len = std::min(kCompareBlock, n - at);
-        read_block(ref, at, len, rb);
-        read_block(cand, at, len, vb);
+        read_block(o.ref, at, len, rb);
+        read_block(o.cand, at, len, vb);
         cos.add(rb.data(), vb.data(), static_cast<size_t>(len));
       }
     }

@@ -45,56 +45,129 @@
 #include "ops/samples.h"
 
 namespace crucible {
-namespace {
 
-using namespace samples;  // NOLINT(google-build-using-namespace)
+namespace nnops {
 
-using OptT = std::optional<Tensor>;
-
-// The statistics layout of an [N, C, *] input.
-struct Layout {
-  int64_t c = 0, inner = 1, n = 0;  // channels, elements per (batch, channel), per channel
-  int64_t channel(int64_t i) const { return (i / inner) % c; }
-};
-
-Layout layout_of(const Tensor& x) {
+BatchLayout batch_layout(const Tensor& x) {
   if (x.dim() < 2) {
     op_error("Dimension out of range (expected to be in range of [" +
              std::to_string(-std::max<int64_t>(x.dim(), 1)) + ", " +
              std::to_string(std::max<int64_t>(x.dim(), 1) - 1) + "], but got 1)");
   }
-  Layout l;
+  BatchLayout l;
+  l.batch = x.size(0);
   l.c = x.size(1);
   for (int64_t d = 2; d < x.dim(); ++d) l.inner *= x.size(d);
-  l.n = l.c == 0 ? 0 : x.numel() / l.c;
+  l.n = l.batch * l.inner;
   return l;
 }
 
-void check_numel(const char* name, const OptT& p, int64_t c) {
+void check_channel_param(const char* name, const std::optional<Tensor>& p, int64_t c) {
   if (p && p->numel() != c) {
     op_error(std::string(name) + " should contain " + std::to_string(c) + " elements not " +
              std::to_string(p->numel()));
   }
 }
 
-// The checks of the batch norm forward and its outputs (out, save_mean, save_invstd) as meta
-// tensors.
-Values bn_forward_meta(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
-                       const OptT& rv, bool training) {
-  nnops::check_floating_dispatch(x.dtype(), "batch_norm");
-  const Layout l = layout_of(x);
-  const DType pdt = nnops::param_dtype(x, {w, b, rm, rv});
-  check_numel("weight", w, l.c);
-  check_numel("bias", b, l.c);
-  check_numel("running_mean", rm, l.c);
-  check_numel("running_var", rv, l.c);
+DType check_batch_norm(const Tensor& x, const std::optional<Tensor>& w,
+                       const std::optional<Tensor>& b, const std::optional<Tensor>& rm,
+                       const std::optional<Tensor>& rv, bool training) {
+  check_floating_dispatch(x.dtype(), "batch_norm");
+  const BatchLayout l = batch_layout(x);
+  const DType pdt = param_dtype(x, {w, b, rm, rv});
+  check_channel_param("weight", w, l.c);
+  check_channel_param("bias", b, l.c);
+  check_channel_param("running_mean", rm, l.c);
+  check_channel_param("running_var", rv, l.c);
   if (!training && !rm) op_error("running_mean must be defined in evaluation mode");
   if (!training && !rv) op_error("running_var must be defined in evaluation mode");
   if (training && x.numel() == 0) {
     op_error("input tensor must have at least one element, but got input_sizes = " +
              shape_str(x.shape()));
   }
-  const Shape stat_shape{training ? l.c : 0};
+  return pdt;
+}
+
+DType check_batch_norm_backward(const Args& a) {
+  const Tensor& g = a.tensor("grad_out");
+  const Tensor& x = a.tensor("input");
+  const std::optional<Tensor> w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
+                              rv = a.opt_tensor("running_var");
+  const std::optional<Tensor> sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
+  const bool train = a.flag("train");
+  check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
+  const BatchLayout l = batch_layout(x);
+  const DType pdt = backward_param_dtype(x, w, rm, rv, sm, si);
+  if (g.shape() != x.shape()) {
+    op_error("grad_out must have the input's shape " + shape_str(x.shape()) + ", got " +
+             shape_str(g.shape()));
+  }
+  if (g.dtype() != x.dtype()) {
+    op_error("expected scalar type " + scalar_type_name(x.dtype()) + " but found " +
+             scalar_type_name(g.dtype()));
+  }
+  check_channel_param("weight", w, l.c);
+  if (train) {
+    if (!sm || !si) op_error("save_mean and save_invstd must be defined in training mode");
+    check_channel_param("save_mean", sm, l.c);
+    check_channel_param("save_invstd", si, l.c);
+  } else {
+    if (!rm) op_error("running_mean must be defined in evaluation mode");
+    if (!rv) op_error("running_var must be defined in evaluation mode");
+    check_channel_param("running_mean", rm, l.c);
+    check_channel_param("running_var", rv, l.c);
+  }
+  return pdt;
+}
+
+BatchBackwardStats batch_norm_backward_stats(const Args& a, int64_t c) {
+  const std::optional<Tensor> w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
+                              rv = a.opt_tensor("running_var");
+  const std::optional<Tensor> sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
+  const bool train = a.flag("train");
+  const double eps = a.real("eps");
+  BatchBackwardStats s;
+  s.mean.resize(static_cast<size_t>(c));
+  s.invstd.resize(static_cast<size_t>(c));
+  s.weight.assign(static_cast<size_t>(c), 1.0);
+  for (int64_t f = 0; f < c; ++f) {
+    s.mean[f] = train ? sm->get(f) : rm->get(f);
+    s.invstd[f] = train ? si->get(f) : 1.0 / std::sqrt(rv->get(f) + eps);
+    if (w) s.weight[f] = w->get(f);
+  }
+  return s;
+}
+
+void store_batch_stats(const Tensor& save_mean, const Tensor& save_invstd,
+                       const std::optional<Tensor>& rm, const std::optional<Tensor>& rv,
+                       const std::vector<double>& mean, const std::vector<double>& invstd,
+                       const std::vector<double>& var_sum, int64_t n, double momentum) {
+  for (size_t f = 0; f < mean.size(); ++f) {
+    const auto i = static_cast<int64_t>(f);
+    save_mean.set(i, mean[f]);
+    save_invstd.set(i, invstd[f]);
+    if (rm) rm->set(i, momentum * mean[f] + (1 - momentum) * rm->get(i));
+    if (rv) {
+      const double unbiased = var_sum[f] / static_cast<double>(n - 1);
+      rv->set(i, momentum * unbiased + (1 - momentum) * rv->get(i));
+    }
+  }
+}
+
+}  // namespace nnops
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace)
+
+using OptT = std::optional<Tensor>;
+
+// The checks of the batch norm forward and its outputs (out, save_mean, save_invstd) as meta
+// tensors.
+Values bn_forward_meta(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
+                       const OptT& rv, bool training) {
+  const DType pdt = nnops::check_batch_norm(x, w, b, rm, rv, training);
+  const Shape stat_shape{training ? nnops::batch_layout(x).c : 0};
   return {meta::fresh(x.shape(), x.dtype()), meta::fresh(stat_shape, pdt),
           meta::fresh(stat_shape, pdt)};
 }
@@ -102,7 +175,7 @@ Values bn_forward_meta(const Tensor& x, const OptT& w, const OptT& b, const OptT
 Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
                   bool training, double momentum, double eps) {
   const Values spec = bn_forward_meta(x, w, b, rm, rv, training);
-  const Layout l = layout_of(x);
+  const nnops::BatchLayout l = nnops::batch_layout(x);
   std::vector<double> mean(l.c, 0.0), invstd(l.c, 0.0), var_sum(l.c, 0.0);
   if (training) {
     for (int64_t i = 0; i < x.numel(); ++i) mean[l.channel(i)] += x.get(i);
@@ -130,16 +203,8 @@ Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm,
     out.set(i, y);
   }
   Tensor save_mean = meta::empty_as(spec[1]), save_invstd = meta::empty_as(spec[2]);
-  if (!training) return {out, save_mean, save_invstd};
-  for (int64_t f = 0; f < l.c; ++f) {
-    save_mean.set(f, mean[f]);
-    save_invstd.set(f, invstd[f]);
-    if (rm) rm->set(f, momentum * mean[f] + (1 - momentum) * rm->get(f));
-    if (rv) {
-      const double unbiased = var_sum[f] / static_cast<double>(l.n - 1);
-      rv->set(f, momentum * unbiased + (1 - momentum) * rv->get(f));
-    }
-  }
+  if (training)
+    nnops::store_batch_stats(save_mean, save_invstd, rm, rv, mean, invstd, var_sum, l.n, momentum);
   return {out, save_mean, save_invstd};
 }
 
@@ -180,39 +245,14 @@ Values legit_no_training_ref(const Args& a) {
 // The checks of native_batch_norm_backward and its outputs (None where output_mask is false) as
 // meta tensors.
 Values bn_backward_meta(const Args& a) {
-  const Tensor& g = a.tensor("grad_out");
   const Tensor& x = a.tensor("input");
-  const OptT w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
-             rv = a.opt_tensor("running_var");
-  const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
-  const bool train = a.flag("train");
   const std::vector<bool> mask = a.value("output_mask").bool_list();
-  nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
-  const Layout l = layout_of(x);
-  const DType pdt = nnops::backward_param_dtype(x, w, rm, rv, sm, si);
-  if (g.shape() != x.shape()) {
-    op_error("grad_out must have the input's shape " + shape_str(x.shape()) + ", got " +
-             shape_str(g.shape()));
-  }
-  if (g.dtype() != x.dtype()) {
-    op_error("expected scalar type " + scalar_type_name(x.dtype()) + " but found " +
-             scalar_type_name(g.dtype()));
-  }
-  check_numel("weight", w, l.c);
-  if (train) {
-    if (!sm || !si) op_error("save_mean and save_invstd must be defined in training mode");
-    check_numel("save_mean", sm, l.c);
-    check_numel("save_invstd", si, l.c);
-  } else {
-    if (!rm) op_error("running_mean must be defined in evaluation mode");
-    if (!rv) op_error("running_var must be defined in evaluation mode");
-    check_numel("running_mean", rm, l.c);
-    check_numel("running_var", rv, l.c);
-  }
+  const DType pdt = nnops::check_batch_norm_backward(a);
+  const int64_t c = nnops::batch_layout(x).c;
   Values out(3);
   if (mask.at(0)) out[0] = meta::fresh(x.shape(), x.dtype());
-  if (mask.at(1)) out[1] = meta::fresh({l.c}, pdt);
-  if (mask.at(2)) out[2] = meta::fresh({l.c}, pdt);
+  if (mask.at(1)) out[1] = meta::fresh({c}, pdt);
+  if (mask.at(2)) out[2] = meta::fresh({c}, pdt);
   return out;
 }
 
@@ -220,18 +260,10 @@ Values bn_backward_ref(const Args& a) {
   const Values spec = bn_backward_meta(a);
   const Tensor& g = a.tensor("grad_out");
   const Tensor& x = a.tensor("input");
-  const OptT w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
-             rv = a.opt_tensor("running_var");
-  const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
   const bool train = a.flag("train");
-  const double eps = a.real("eps");
-  const Layout l = layout_of(x);
-  std::vector<double> mean(l.c), invstd(l.c), wt(l.c, 1.0), sum(l.c, 0.0), dotp(l.c, 0.0);
-  for (int64_t f = 0; f < l.c; ++f) {
-    mean[f] = train ? sm->get(f) : rm->get(f);
-    invstd[f] = train ? si->get(f) : 1.0 / std::sqrt(rv->get(f) + eps);
-    if (w) wt[f] = w->get(f);
-  }
+  const nnops::BatchLayout l = nnops::batch_layout(x);
+  const auto [mean, invstd, wt] = nnops::batch_norm_backward_stats(a, l.c);
+  std::vector<double> sum(l.c, 0.0), dotp(l.c, 0.0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t f = l.channel(i);
     sum[f] += g.get(i);

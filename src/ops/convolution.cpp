@@ -54,9 +54,8 @@
 #include "ops/samples.h"
 
 namespace crucible {
+namespace conv {
 namespace {
-
-using namespace samples;
 
 std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
 
@@ -65,15 +64,6 @@ std::string join_x(const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
   return s;
 }
-
-// The checked geometry of one convolution call.
-struct Conv {
-  int64_t nsp = 2;  // spatial dims
-  std::vector<int64_t> stride, padding, dilation, output_padding;
-  bool transposed = false;
-  int64_t groups = 1;
-  Shape input_shape, weight_shape, output_shape;
-};
 
 std::vector<int64_t> expand_param(const Value& v, const char* name, int64_t dim) {
   std::vector<int64_t> l = v.to_int_list();
@@ -210,7 +200,7 @@ void check_forward_dtype(DType t, const Conv& c) {
   if (!ok) not_implemented_for(kernel, t);
 }
 
-using conv::Geo;
+}  // namespace
 
 Geo make_geo(const Conv& c) {
   Geo q;
@@ -231,6 +221,51 @@ Geo make_geo(const Conv& c) {
   }
   return q;
 }
+
+Conv convolution_checked(const Args& a) {
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  const std::optional<Tensor> bias = a.opt_tensor("bias");
+  const Conv c =
+      check_conv(input, weight, bias, a.value("stride"), a.value("padding"), a.value("dilation"),
+                 a.flag("transposed"), a.value("output_padding"), a.integer("groups"));
+  check_same_dtype(input, "Input", weight, "weight");
+  if (bias) check_same_dtype(input, "Input", *bias, "bias");
+  check_forward_dtype(input.dtype(), c);
+  return c;
+}
+
+Conv convolution_backward_checked(const Args& a) {
+  const Tensor& grad_out = a.tensor("grad_output");
+  const Tensor& input = a.tensor("input");
+  const Tensor& weight = a.tensor("weight");
+  // bias_sizes only says whether there was a bias; grad_bias follows output_mask.
+  const Conv c = check_conv(input, weight, std::nullopt, a.value("stride"), a.value("padding"),
+                            a.value("dilation"), a.flag("transposed"), a.value("output_padding"),
+                            a.integer("groups"));
+  const std::vector<bool> mask = a.value("output_mask").bool_list();
+  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
+  check_same_dtype(input, "Input", weight, "weight");
+  check_same_dtype(grad_out, "grad_output", input, "input");
+  const DType dt = input.dtype();
+  if (!is_floating(dt) || dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
+    not_implemented_for(
+        c.transposed ? "slow_conv_transpose2d_backward_out_cpu" : "slow_conv2d_cpu_grad_input", dt);
+  }
+  if (grad_out.shape() != c.output_shape) {
+    op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +
+             shape_str(grad_out.shape()));
+  }
+  return c;
+}
+
+}  // namespace conv
+
+namespace {
+
+using namespace samples;
+using conv::Conv;
+using conv::Geo;
 
 enum class Mode { Gather, Scatter };
 
@@ -257,34 +292,27 @@ void conv_core(const Geo& q, T* x, T* y, T* w) {
               for (int64_t kw = 0; kw < q.ks[2]; ++kw) {
                 T* wp = wk + (kd * q.ks[1] + kh) * q.ks[2] + kw;
                 const int64_t off = kw * q.dl[2] - q.pd[2];
-                const int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
-                const int64_t top = q.xs[2] - 1 - off;
-                const int64_t hi = top < 0 ? 0 : std::min(q.ys[2], top / s2 + 1);
+                int64_t lo, hi;
+                q.last_dim_range(off, &lo, &hi);
                 if (lo >= hi) continue;
                 const T wv = *wp;
-                for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
-                  const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
-                  if (xd < 0 || xd >= q.xs[0]) continue;
-                  for (int64_t yh = 0; yh < q.ys[1]; ++yh) {
-                    const int64_t xh = yh * q.st[1] - q.pd[1] + kh * q.dl[1];
-                    if (xh < 0 || xh >= q.xs[1]) continue;
-                    T* yr = yc + (yd * q.ys[1] + yh) * q.ys[2];
-                    T* xr = xc + (xd * q.xs[1] + xh) * q.xs[2] + off;
-                    if constexpr (M == Mode::Gather) {
-                      if (s2 == 1) {  // the common case, kept contiguous for the vectoriser
-                        for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o];
-                      } else {
-                        for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
-                      }
+                q.for_each_row(kd, kh, [&](int64_t y_row, int64_t x_row) {
+                  T* yr = yc + y_row;
+                  T* xr = xc + x_row + off;
+                  if constexpr (M == Mode::Gather) {
+                    if (s2 == 1) {  // the common case, kept contiguous for the vectoriser
+                      for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o];
                     } else {
-                      if (s2 == 1) {
-                        for (int64_t o = lo; o < hi; ++o) xr[o] += wv * yr[o];
-                      } else {
-                        for (int64_t o = lo; o < hi; ++o) xr[o * s2] += wv * yr[o];
-                      }
+                      for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
+                    }
+                  } else {
+                    if (s2 == 1) {
+                      for (int64_t o = lo; o < hi; ++o) xr[o] += wv * yr[o];
+                    } else {
+                      for (int64_t o = lo; o < hi; ++o) xr[o * s2] += wv * yr[o];
                     }
                   }
-                }
+                });
               }
             }
           }
@@ -374,61 +402,22 @@ Tensor conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight
   return out;
 }
 
-// convolution's checks; returns the geometry with the output shape.
-Conv convolution_checked(const Args& a) {
-  const Tensor& input = a.tensor("input");
-  const Tensor& weight = a.tensor("weight");
-  const std::optional<Tensor> bias = a.opt_tensor("bias");
-  const Conv c =
-      check_conv(input, weight, bias, a.value("stride"), a.value("padding"), a.value("dilation"),
-                 a.flag("transposed"), a.value("output_padding"), a.integer("groups"));
-  check_same_dtype(input, "Input", weight, "weight");
-  if (bias) check_same_dtype(input, "Input", *bias, "bias");
-  check_forward_dtype(input.dtype(), c);
-  return c;
-}
-
 Values convolution_meta(const Args& a) {
-  return {meta::fresh(convolution_checked(a).output_shape, a.tensor("input").dtype())};
+  return {meta::fresh(conv::convolution_checked(a).output_shape, a.tensor("input").dtype())};
 }
 
 Values convolution_ref(const Args& a) {
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
   const std::optional<Tensor> bias = a.opt_tensor("bias");
-  const Conv c = convolution_checked(a);
+  const Conv c = conv::convolution_checked(a);
   if (is_floating(input.dtype())) return {conv_forward_f64(c, input, weight, bias)};
   return {conv_forward_int(c, input, weight, bias)};
 }
 
-// convolution_backward's checks; returns the geometry.
-Conv convolution_backward_checked(const Args& a) {
-  const Tensor& grad_out = a.tensor("grad_output");
-  const Tensor& input = a.tensor("input");
-  const Tensor& weight = a.tensor("weight");
-  // bias_sizes only says whether there was a bias; grad_bias follows output_mask.
-  const Conv c = check_conv(input, weight, std::nullopt, a.value("stride"), a.value("padding"),
-                            a.value("dilation"), a.flag("transposed"), a.value("output_padding"),
-                            a.integer("groups"));
-  const std::vector<bool> mask = a.value("output_mask").bool_list();
-  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
-  check_same_dtype(input, "Input", weight, "weight");
-  check_same_dtype(grad_out, "grad_output", input, "input");
-  const DType dt = input.dtype();
-  if (!is_floating(dt) || dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
-    not_implemented_for(
-        c.transposed ? "slow_conv_transpose2d_backward_out_cpu" : "slow_conv2d_cpu_grad_input", dt);
-  }
-  if (grad_out.shape() != c.output_shape) {
-    op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +
-             shape_str(grad_out.shape()));
-  }
-  return c;
-}
-
 // (grad_input, grad_weight, grad_bias), None where output_mask is false.
 Values convolution_backward_meta(const Args& a) {
-  convolution_backward_checked(a);
+  conv::convolution_backward_checked(a);
   const Tensor& grad_out = a.tensor("grad_output");
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
@@ -444,7 +433,7 @@ Values convolution_backward_ref(const Args& a) {
   const Tensor& grad_out = a.tensor("grad_output");
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
-  const Conv c = convolution_backward_checked(a);
+  const Conv c = conv::convolution_backward_checked(a);
   const std::vector<bool> mask = a.value("output_mask").bool_list();
   const DType dt = input.dtype();
   Geo q = make_geo(c);

@@ -6,20 +6,9 @@
 #include <vector>
 
 #include "crucible/ops/op.h"
+#include "crucible/ops/rules/convolution.h"
 
 namespace crucible::conv {
-
-// A convolution seen over 3 spatial dims (1-d and 2-d get leading size-1 dims): X is the big side
-// (positions x = y * st - pd + k * dl), Y the small side, the weight [cy, cx / g, ks...]. A
-// convolution gathers X into Y; a transposed one scatters Y into X; weight gradients sum Y * X.
-struct Geo {
-  int64_t n = 0, g = 1, cx = 0, cy = 0;
-  int64_t xs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, ks[3] = {1, 1, 1};
-  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
-  int64_t x_numel() const { return n * cx * xs[0] * xs[1] * xs[2]; }
-  int64_t y_numel() const { return n * cy * ys[0] * ys[1] * ys[2]; }
-  int64_t w_numel() const { return cy * (cx / g) * ks[0] * ks[1] * ks[2]; }
-};
 
 // The floating directions in f64 (convolution_gemm.cpp): per batch element and group, X is
 // unfolded into columns [cx / g * kernel volume, Y positions] (im2col) and multiplied with dgemm;

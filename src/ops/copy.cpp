@@ -15,12 +15,45 @@
 #include <string>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/copy.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
 namespace crucible {
+
+namespace copy_ops {
+
+void check_broadcasts_to(const Tensor& self, const Tensor& src) {
+  const Shape shape = broadcast_shapes(self.shape(), src.shape());
+  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
+                                            " doesn't match the broadcast shape " +
+                                            shape_str(shape));
+}
+
+void check_copy_inplace(const Tensor& self, const Tensor& src) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
+                   "unsupported operation: more than one element of the written-to tensor refers "
+                   "to a single memory location. Please clone() the tensor before performing the "
+                   "operation.");
+  check_broadcasts_to(self, src);
+}
+
+DType to_copy_dtype(const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const DType dtype = a.given("dtype") ? a.dtype("dtype") : self.dtype();
+  if (a.given("layout")) {
+    const Layout layout = a.value("layout").to_layout();
+    CRUCIBLE_CHECK(layout == Layout::Strided,
+                   "to(options) doesn't support converting to a different layout, but got "
+                   "self.layout being Strided and options.layout set as SparseCoo");
+  }
+  return dtype;
+}
+
+}  // namespace copy_ops
 
 namespace {
 
@@ -215,48 +248,20 @@ Values clone_ref(const Args& a) {
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
-DType to_copy_dtype(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const DType dtype = a.given("dtype") ? a.dtype("dtype") : self.dtype();
-  if (a.given("layout")) {
-    const Layout layout = a.value("layout").to_layout();
-    CRUCIBLE_CHECK(layout == Layout::Strided,
-                   "to(options) doesn't support converting to a different layout, but got "
-                   "self.layout being Strided and options.layout set as SparseCoo");
-  }
-  // device, pin_memory, non_blocking: informational, see above.
-  return dtype;
-}
-
 CopySpec to_copy_spec(const Args& a) {
-  const DType dtype = to_copy_dtype(a);
+  const DType dtype = copy_ops::to_copy_dtype(a);
   return {dtype, copy_strides(a.tensor("self"), memory_format_arg(a))};
 }
 
 Values to_copy_ref(const Args& a) {
-  const DType dtype = to_copy_dtype(a);
+  const DType dtype = copy_ops::to_copy_dtype(a);
   return {Value(copy_with(a.tensor("self"), dtype, memory_format_arg(a)))};
-}
-
-// copy_: self must not overlap itself and src must broadcast to self's shape.
-void check_copy_inplace(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  for (int64_t d = 0; d < self.dim(); ++d)
-    CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
-                   "unsupported operation: more than one element of the written-to tensor refers "
-                   "to a single memory location. Please clone() the tensor before performing the "
-                   "operation.");
-  const Shape shape = broadcast_shapes(self.shape(), src.shape());
-  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
-                                            " doesn't match the broadcast shape " +
-                                            shape_str(shape));
 }
 
 Values copy_inplace_ref(const Args& a) {
   const Tensor& self = a.tensor("self");
   const Tensor& src = a.tensor("src");
-  check_copy_inplace(a);
+  copy_ops::check_copy_inplace(self, src);
   // Through a temporary, so a src that overlaps self is read before it is written.
   Tensor tmp = Tensor::empty(src.shape(), src.dtype());
   tmp.copy_from(src);
@@ -441,7 +446,7 @@ void register_copy_ops(OpRegistry& r) {
   r.add(copy_op(
       "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
       [](const Args& a) {
-        check_copy_inplace(a);
+        copy_ops::check_copy_inplace(a.tensor("self"), a.tensor("src"));
         return Values{a.value("self")};
       },
       copy_inplace_ref, copy_inplace_samples));

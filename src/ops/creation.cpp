@@ -22,6 +22,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,36 @@
 #include "ops/samples.h"
 
 namespace crucible {
+
+namespace creation {
+
+SizedFactory sized_factory(const Args& a, bool uninitialised) {
+  Shape size = a.ints("size");
+  check_layout(a, a.index("layout"));
+  check_sizes(size);
+  const DType dtype = dtype_arg(a, a.index("dtype"), DType::Float32);
+  // zeros and ones have no memory_format argument.
+  const MemoryFormat mf = a.has("memory_format") ? memory_format_arg(a, a.index("memory_format"),
+                                                                     MemoryFormat::Contiguous)
+                                                 : MemoryFormat::Contiguous;
+  Shape strides = uninitialised ? format_strides(size, mf) : contiguous_strides_aten(size);
+  return {std::move(size), std::move(strides), dtype};
+}
+
+bool check_strided(const Shape& size, const Shape& stride) {
+  CRUCIBLE_CHECK(
+      size.size() == stride.size(),
+      fmt::format("dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                  size.size(), stride.size()));
+  const bool empty = std::count(size.begin(), size.end(), 0) > 0;
+  for (int64_t s : stride)
+    CRUCIBLE_CHECK(empty || s >= 0,
+                   fmt::format("Storage size calculation overflowed with sizes={} and strides={}",
+                               shape_str(size), shape_str(stride)));
+  return empty;
+}
+
+}  // namespace creation
 
 namespace {
 
@@ -94,19 +125,8 @@ DType inferred_full_dtype(const Scalar& v) {
 // size-only factories: empty.memory_format, zeros, ones (size, *, dtype, layout, ...).
 MadeFn sized_made(Content content) {
   return [content](const Args& a) {
-    const Shape size = a.ints("size");
-    creation::check_layout(a, a.index("layout"));
-    creation::check_sizes(size);
-    const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
-    // zeros and ones have no memory_format argument.
-    const MemoryFormat mf =
-        a.has("memory_format")
-            ? creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Contiguous)
-            : MemoryFormat::Contiguous;
-    const Shape strides = content == Content::Uninitialised
-                              ? creation::format_strides(size, mf)
-                              : creation::contiguous_strides_aten(size);
-    return made(size, strides, dtype, content);
+    creation::SizedFactory f = creation::sized_factory(a, content == Content::Uninitialised);
+    return made(std::move(f.size), std::move(f.strides), f.dtype, content);
   };
 }
 
@@ -115,15 +135,7 @@ Made empty_strided_made(const Args& a) {
   const Shape stride = a.ints("stride");
   creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  CRUCIBLE_CHECK(
-      size.size() == stride.size(),
-      fmt::format("dimensionality of sizes ({}) must match dimensionality of strides ({})",
-                  size.size(), stride.size()));
-  const bool empty = std::count(size.begin(), size.end(), 0) > 0;
-  for (int64_t s : stride)
-    CRUCIBLE_CHECK(empty || s >= 0,
-                   fmt::format("Storage size calculation overflowed with sizes={} and strides={}",
-                               shape_str(size), shape_str(stride)));
+  const bool empty = creation::check_strided(size, stride);
   const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
   Made m = made(size, stride, dtype, Content::Uninitialised);
   m.plain = empty;

@@ -30,6 +30,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/copy.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -54,13 +55,20 @@ void check_value_tensor(const Tensor& t) {
                              t.dim()));
 }
 
-// The value of fill.Tensor: a 0-d tensor (or a wrapped Python number).
-Scalar tensor_value(const Value& v) {
+}  // namespace
+
+namespace creation {
+
+Scalar fill_value(const Value& v) {
   if (v.is_scalar()) return v.to_scalar();
   const Tensor& t = v.tensor();
   check_value_tensor(t);
-  return creation::item_of(t);
+  return item_of(t);
 }
+
+}  // namespace creation
+
+namespace {
 
 // The checks of fill.Tensor that do not read the value: a 0-d tensor's item is converted into
 // self's dtype by the computation (value_checks); a Python number is checked here.
@@ -101,7 +109,7 @@ Values fill_ref(const Args& a) {
 }
 
 Values fill_tensor_ref(const Args& a) {
-  const Scalar v = tensor_value(a.value("value"));
+  const Scalar v = creation::fill_value(a.value("value"));
   const Tensor out = like_copy_of(a.tensor("self"));
   creation::fill_with(out, v);
   return {Value(out)};
@@ -113,21 +121,22 @@ Values fill_inplace_ref(const Args& a) {
 }
 
 Values fill_tensor_inplace_ref(const Args& a) {
-  creation::fill_with(a.tensor("self"), tensor_value(a.value("value")));
+  creation::fill_with(a.tensor("self"), creation::fill_value(a.value("value")));
   return {a.value("self")};
 }
 
+}  // namespace
+
 // ---- arange ----------------------------------------------------------------------------------
 
-bool integral_scalar(const Scalar& s) { return s.is_integral() || s.is_bool(); }
+namespace creation {
 
-double as_double(const Scalar& s) {
+double arange_double(const Scalar& s) {
   return s.is_bool() ? (s.to_bool() ? 1.0 : 0.0)
                      : (s.is_integral() ? static_cast<double>(s.to_int()) : s.to_double());
 }
 
-// Scalar::to<int64_t>: truncation toward zero (checked: a non-finite or huge value raises).
-int64_t as_int(const Scalar& s) {
+int64_t arange_int(const Scalar& s) {
   if (!s.is_floating()) return s.is_bool() ? int64_t{s.to_bool()} : s.to_int();
   const double v = s.to_double();
   CRUCIBLE_CHECK(std::isfinite(v) && std::fabs(v) < 9.2233720368547758e18,
@@ -135,21 +144,16 @@ int64_t as_int(const Scalar& s) {
   return static_cast<int64_t>(v);
 }
 
-// arange's result: its dtype and length, checked.
-struct ArangeSpec {
-  DType dtype;
-  int64_t n;
-};
-
 ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& step,
                        const Value& dtype_value) {
-  const bool all_integral = integral_scalar(start) && integral_scalar(end) && integral_scalar(step);
+  auto integral = [](const Scalar& s) { return s.is_integral() || s.is_bool(); };
+  const bool all_integral = integral(start) && integral(end) && integral(step);
   const DType dtype = dtype_value.is_none() ? (all_integral ? DType::Int64 : DType::Float32)
                                             : dtype_value.to_dtype();
   if (dtype == DType::Bool) not_implemented_for("arange_cpu", DType::Bool);
   int64_t n = 0;
   if (is_floating(dtype)) {
-    const double s = as_double(start), e = as_double(end), st = as_double(step);
+    const double s = arange_double(start), e = arange_double(end), st = arange_double(step);
     const double size_d = std::ceil((e - s) / st);
     CRUCIBLE_CHECK(st > 0 || st < 0, "step must be nonzero");
     CRUCIBLE_CHECK(std::isfinite(s) && std::isfinite(e),
@@ -163,7 +167,7 @@ ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& ste
     return {dtype, n};
   }
   // Integral dtypes accumulate in int64.
-  const int64_t s = as_int(start), e = as_int(end), st = as_int(step);
+  const int64_t s = arange_int(start), e = arange_int(end), st = arange_int(step);
   CRUCIBLE_CHECK(st != 0, "step must be nonzero");
   CRUCIBLE_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
                  "upper bound and larger bound inconsistent with step sign");
@@ -171,23 +175,28 @@ ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& ste
     const int64_t sign = st > 0 ? 1 : -1;
     n = (e - s + st - sign) / st;
   } else {
-    n = static_cast<int64_t>(std::ceil((as_double(end) - as_double(start)) / as_double(step)));
+    n = static_cast<int64_t>(
+        std::ceil((arange_double(end) - arange_double(start)) / arange_double(step)));
   }
   CRUCIBLE_CHECK(n >= 0, "invalid size, possible overflow?");
   if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
   return {dtype, n};
 }
 
+}  // namespace creation
+
+namespace {
+
 Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step,
                    const Value& dtype_value) {
-  const auto [dtype, n] = arange_spec(start, end, step, dtype_value);
+  const auto [dtype, n] = creation::arange_spec(start, end, step, dtype_value);
   Tensor out = Tensor::empty({n}, dtype);
   if (is_floating(dtype)) {
-    const double s = as_double(start), st = as_double(step);
+    const double s = creation::arange_double(start), st = creation::arange_double(step);
     for (int64_t i = 0; i < n; ++i) out.set(i, s + st * static_cast<double>(i));
     return out;
   }
-  const int64_t s = as_int(start), st = as_int(step);
+  const int64_t s = creation::arange_int(start), st = creation::arange_int(step);
   for (int64_t i = 0; i < n; ++i) {
     // Wrapping int64 arithmetic, as ATen's kernel (start + step * idx) does.
     const uint64_t v =
@@ -222,7 +231,7 @@ RefFn arange_ref() {
 MetaFn arange_meta() {
   return [](const Args& a) {
     const ArangeArgs r = arange_args(a);
-    const ArangeSpec spec = arange_spec(r.start, r.end, r.step, r.dtype);
+    const creation::ArangeSpec spec = creation::arange_spec(r.start, r.end, r.step, r.dtype);
     return Values{meta::fresh({spec.n}, spec.dtype)};
   };
 }
@@ -230,24 +239,15 @@ MetaFn arange_meta() {
 // ---- copy, lift_fresh_copy -------------------------------------------------------------------
 
 // copy: src must broadcast to self's shape.
-void check_copy(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  const Shape shape = broadcast_shapes(self.shape(), src.shape());
-  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
-                                            " doesn't match the broadcast shape " +
-                                            shape_str(shape));
-}
-
 Values copy_meta(const Args& a) {
-  check_copy(a);
+  copy_ops::check_broadcasts_to(a.tensor("self"), a.tensor("src"));
   return {like_copy_meta(a.tensor("self"))};
 }
 
 Values copy_ref(const Args& a) {
   const Tensor& self = a.tensor("self");
   const Tensor& src = a.tensor("src");
-  check_copy(a);
+  copy_ops::check_broadcasts_to(self, src);
   const Tensor out = like_copy_of(self);
   out.copy_from(src);
   return {Value(out)};

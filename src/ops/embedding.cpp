@@ -17,72 +17,35 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/embedding.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
-namespace {
 
-using namespace samples;
+namespace embedding {
 
-// torch.FloatTensor-style names, as checkScalarTypes prints them.
-std::string legacy_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "torch.BoolTensor";
-    case DType::UInt8:
-      return "torch.ByteTensor";
-    case DType::Int8:
-      return "torch.CharTensor";
-    case DType::Int16:
-      return "torch.ShortTensor";
-    case DType::Int32:
-      return "torch.IntTensor";
-    case DType::Int64:
-      return "torch.LongTensor";
-    case DType::Float16:
-      return "torch.HalfTensor";
-    case DType::BFloat16:
-      return "torch.BFloat16Tensor";
-    case DType::Float32:
-      return "torch.FloatTensor";
-    case DType::Float64:
-      return "torch.DoubleTensor";
-    case DType::Float8E4M3FN:
-      return "torch.Float8_e4m3fnTensor";
-    case DType::Float8E5M2:
-      return "torch.Float8_e5m2Tensor";
-    case DType::Complex32:
-      return "torch.ComplexHalfTensor";
-    case DType::Complex64:
-      return "torch.ComplexFloatTensor";
-    case DType::Complex128:
-      return "torch.ComplexDoubleTensor";
-  }
-  return "torch.Tensor";
-}
-
-// The checked output shape: indices.shape + [weight.size(1)].
 Shape embedding_shape(const Args& args) {
   const Tensor& weight = args.tensor("weight");
   const Tensor& indices = args.tensor("indices");
   CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  if (indices.dtype() != DType::Int64 && indices.dtype() != DType::Int32) {
-    op_error(
-        "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-        "Long, Int; but got " +
-        legacy_type_name(indices.dtype()) + " instead (while checking arguments for embedding)");
-  }
+  check_index_dtype(indices, "indices", 1, "embedding");
   Shape out_shape = indices.shape();
   out_shape.push_back(weight.size(1));
   return out_shape;
 }
 
+}  // namespace embedding
+
+namespace {
+
+using namespace samples;
+
 Values embedding_ref(const Args& args) {
   const Tensor& weight = args.tensor("weight");
   const Tensor& indices = args.tensor("indices");
-  const Shape out_shape = embedding_shape(args);
+  const Shape out_shape = embedding::embedding_shape(args);
   const int64_t rows = weight.size(0), width = weight.size(1);
   Tensor out = Tensor::empty(out_shape, weight.dtype());
   const bool exact_int = !is_floating(weight.dtype());
@@ -177,7 +140,7 @@ void register_embedding_ops(OpRegistry& r) {
       "embedding");
   op.dtypes = all_numeric_dtypes();
   op.meta = [](const Args& args) {
-    return Values{meta::fresh(embedding_shape(args), args.tensor("weight").dtype())};
+    return Values{meta::fresh(embedding::embedding_shape(args), args.tensor("weight").dtype())};
   };
   op.ref = embedding_ref;
   op.value_checks = true;  // "index out of range in self"

@@ -35,103 +35,48 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "crucible/compare/compare.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/embedding.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
+namespace embedding {
+
 namespace {
-
-using namespace samples;  // NOLINT(google-build-using-namespace)
-
-constexpr DType f32 = DType::Float32;
-constexpr DType f16 = DType::Float16;
-constexpr DType f64 = DType::Float64;
-constexpr DType i64 = DType::Int64;
-constexpr DType i32 = DType::Int32;
 
 std::string legacy_name(DType t) {
   return "torch." + std::string(dtype_scalar_type_name(t)) + "Tensor";
 }
 
+}  // namespace
+
 void check_index_dtype(const Tensor& t, const char* arg, int pos, const char* op) {
-  if (t.dtype() != i64 && t.dtype() != i32)
+  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32)
     op_error("Expected tensor for argument #" + std::to_string(pos) + " '" + arg +
              "' to have one of the following scalar types: Long, Int; but got " +
              legacy_name(t.dtype()) + " instead (while checking arguments for " + op + ")");
 }
 
-// Every element of `t` as a double, in logical order (one pass instead of an element access
-// per use: the DLRM bags gather 10M weight elements).
-std::vector<double> doubles_of(const Tensor& t) {
-  const Tensor c = t.to(DType::Float64);
-  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
+DenseBackwardArgs dense_backward_args(const Args& a) {
+  DenseBackwardArgs r{a.tensor("grad_output"),      a.tensor("indices"),
+                      a.integer("num_weights"),     a.integer("padding_idx"),
+                      a.flag("scale_grad_by_freq"), 0};
+  check_index_dtype(r.indices, "indices", 2, "embedding_backward");
+  CRUCIBLE_CHECK(r.grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
+  r.d = r.grad.size(-1);
+  CRUCIBLE_CHECK(r.grad.numel() == r.indices.numel() * r.d,
+                 "embedding_backward: grad_output " + shape_str(r.grad.shape()) +
+                     " does not match indices " + shape_str(r.indices.shape()));
+  CRUCIBLE_CHECK(r.num_weights >= 0, "embedding_backward: num_weights must be non-negative");
+  return r;
 }
-
-// embedding_dense_backward's argument checks; the output's shape [num_weights, D].
-Shape dense_backward_shape(const Args& a) {
-  const Tensor& grad = a.tensor("grad_output");
-  const Tensor& indices = a.tensor("indices");
-  const int64_t num_weights = a.integer("num_weights");
-  check_index_dtype(indices, "indices", 2, "embedding_backward");
-  CRUCIBLE_CHECK(grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
-  const int64_t d = grad.size(-1);
-  const int64_t n = indices.numel();
-  CRUCIBLE_CHECK(grad.numel() == n * d, "embedding_backward: grad_output " +
-                                            shape_str(grad.shape()) + " does not match indices " +
-                                            shape_str(indices.shape()));
-  CRUCIBLE_CHECK(num_weights >= 0, "embedding_backward: num_weights must be non-negative");
-  return {num_weights, d};
-}
-
-Values dense_backward_ref(const Args& a) {
-  const Tensor& grad = a.tensor("grad_output");
-  const Tensor& indices = a.tensor("indices");
-  const int64_t num_weights = a.integer("num_weights");
-  const int64_t padding_idx = a.integer("padding_idx");
-  const bool scale = a.flag("scale_grad_by_freq");
-  const int64_t d = dense_backward_shape(a).at(1);
-  const int64_t n = indices.numel();
-  std::map<int64_t, int64_t> counts;
-  for (int64_t i = 0; i < n; ++i) ++counts[indices.get_int(i)];
-  // Only the rows that are hit are accumulated (vocabularies reach 256k rows); the others
-  // stay zero (Tensor::empty's storage is zero-filled).
-  std::map<int64_t, std::vector<double>> acc;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t row = indices.get_int(i);
-    if (row == padding_idx) continue;
-    if (row < 0 || row >= num_weights) op_error("index out of range in self");
-    const double s = scale ? 1.0 / static_cast<double>(counts[row]) : 1.0;
-    std::vector<double>& r = acc[row];
-    r.resize(static_cast<size_t>(d), 0.0);
-    for (int64_t j = 0; j < d; ++j) r[static_cast<size_t>(j)] += grad.get(i * d + j) * s;
-  }
-  Tensor out = Tensor::empty({num_weights, d}, grad.dtype());
-  for (const auto& [row, r] : acc)
-    for (int64_t j = 0; j < d; ++j) out.set(row * d + j, r[static_cast<size_t>(j)]);
-  return {out};
-}
-
-double dense_backward_tol(const Args& a) {
-  const Tensor& indices = a.tensor("indices");
-  std::map<int64_t, int64_t> counts;
-  int64_t most = 1;
-  for (int64_t i = 0; i < indices.numel(); ++i) most = std::max(most, ++counts[indices.get_int(i)]);
-  return static_cast<double>(most);
-}
-
-// _embedding_bag's outputs as far as the argument checks decide them.
-struct BagSpec {
-  int64_t n;         // indices, flattened
-  int64_t num_bags;  // bags
-  int64_t d;         // embedding width
-  int64_t mode;      // 0 sum, 1 mean, 2 max
-};
 
 BagSpec embedding_bag_spec(const Args& a) {
   const Tensor& weight = a.tensor("weight");
@@ -163,8 +108,98 @@ BagSpec embedding_bag_spec(const Args& a) {
   return {indices.numel(), num_bags, weight.size(1), mode};
 }
 
+void check_bag_offsets(std::span<const int64_t> offsets, int64_t n) {
+  if (!offsets.empty() && offsets[0] != 0)
+    op_error(
+        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+        "from position 0. However, got " +
+        std::to_string(offsets[0]));
+  for (size_t b = 0; b < offsets.size(); ++b) {
+    if (offsets[b] > n)
+      op_error("offsets[-1] can not be greater than input's length " + std::to_string(n) +
+               ", but got " + std::to_string(offsets[b]));
+    if (b > 0 && offsets[b] < offsets[b - 1])
+      op_error("embedding_bag: offsets must be non-decreasing");
+  }
+}
+
+PswBackwardArgs psw_backward_args(const Args& a) {
+  PswBackwardArgs r{a.tensor("grad"),
+                    a.tensor("weight"),
+                    a.tensor("indices"),
+                    a.tensor("offset2bag"),
+                    a.integer("padding_idx"),
+                    0,
+                    0};
+  const int64_t mode = a.integer("mode");
+  CRUCIBLE_CHECK(mode == 0,
+                 "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
+  CRUCIBLE_CHECK(r.grad.dim() == 2, "grad must be 2-D");
+  CRUCIBLE_CHECK(r.weight.dim() == 2, "'weight' must be 2-D");
+  CRUCIBLE_CHECK(r.grad.size(1) == r.weight.size(1),
+                 "grad and weight must have the same embedding size");
+  check_index_dtype(r.indices, "indices", 3, "_embedding_bag_per_sample_weights_backward");
+  CRUCIBLE_CHECK(r.indices.dim() == 1, "indices must be 1-D");
+  CRUCIBLE_CHECK(r.offset2bag.numel() == r.indices.numel(),
+                 "offset2bag must have one entry per index");
+  r.n = r.indices.numel();
+  r.d = r.weight.size(1);
+  return r;
+}
+
+}  // namespace embedding
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace)
+
+constexpr DType f32 = DType::Float32;
+constexpr DType f16 = DType::Float16;
+constexpr DType f64 = DType::Float64;
+constexpr DType i64 = DType::Int64;
+constexpr DType i32 = DType::Int32;
+
+// Every element of `t` as a double, in logical order (one pass instead of an element access
+// per use: the DLRM bags gather 10M weight elements).
+std::vector<double> doubles_of(const Tensor& t) {
+  const Tensor c = t.to(DType::Float64);
+  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
+}
+
+Values dense_backward_ref(const Args& a) {
+  const auto [grad, indices, num_weights, padding_idx, scale, d] =
+      embedding::dense_backward_args(a);
+  const int64_t n = indices.numel();
+  std::map<int64_t, int64_t> counts;
+  for (int64_t i = 0; i < n; ++i) ++counts[indices.get_int(i)];
+  // Only the rows that are hit are accumulated (vocabularies reach 256k rows); the others
+  // stay zero (Tensor::empty's storage is zero-filled).
+  std::map<int64_t, std::vector<double>> acc;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t row = indices.get_int(i);
+    if (row == padding_idx) continue;
+    if (row < 0 || row >= num_weights) op_error("index out of range in self");
+    const double s = scale ? 1.0 / static_cast<double>(counts[row]) : 1.0;
+    std::vector<double>& r = acc[row];
+    r.resize(static_cast<size_t>(d), 0.0);
+    for (int64_t j = 0; j < d; ++j) r[static_cast<size_t>(j)] += grad.get(i * d + j) * s;
+  }
+  Tensor out = Tensor::empty({num_weights, d}, grad.dtype());
+  for (const auto& [row, r] : acc)
+    for (int64_t j = 0; j < d; ++j) out.set(row * d + j, r[static_cast<size_t>(j)]);
+  return {out};
+}
+
+double dense_backward_tol(const Args& a) {
+  const Tensor& indices = a.tensor("indices");
+  std::map<int64_t, int64_t> counts;
+  int64_t most = 1;
+  for (int64_t i = 0; i < indices.numel(); ++i) most = std::max(most, ++counts[indices.get_int(i)]);
+  return static_cast<double>(most);
+}
+
 Values embedding_bag_meta(const Args& a) {
-  const BagSpec s = embedding_bag_spec(a);
+  const embedding::BagSpec s = embedding::embedding_bag_spec(a);
   const DType dtype = a.tensor("weight").dtype();
   return {meta::fresh({s.num_bags, s.d}, dtype), meta::fresh({s.n}, i64),
           meta::fresh({s.num_bags}, i64),
@@ -177,25 +212,15 @@ Values embedding_bag_ref(const Args& a) {
   const Tensor& offsets = a.tensor("offsets");
   const auto psw = a.opt_tensor("per_sample_weights");
   const int64_t padding_idx = a.integer("padding_idx");
-  const auto [n, num_bags, d, mode] = embedding_bag_spec(a);
+  const auto [n, num_bags, d, mode] = embedding::embedding_bag_spec(a);
   const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
   const int64_t rows = weight.size(0);
   const std::vector<double> wv = doubles_of(weight);
-  if (offsets.size(0) > 0 && offsets.get_int(0) != 0)
-    op_error(
-        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-        "from position 0. However, got " +
-        std::to_string(offsets.get_int(0)));
+  std::vector<int64_t> offset_values(static_cast<size_t>(offsets.numel()));
+  for (int64_t b = 0; b < offsets.numel(); ++b) offset_values[b] = offsets.get_int(b);
+  embedding::check_bag_offsets(offset_values, n);
   auto bag_begin = [&](int64_t b) { return offsets.get_int(b); };
   auto bag_end = [&](int64_t b) { return (b + 1 < offsets.size(0)) ? offsets.get_int(b + 1) : n; };
-  for (int64_t b = 0; b < offsets.size(0); ++b) {
-    const int64_t o = offsets.get_int(b);
-    if (o > n)
-      op_error("offsets[-1] can not be greater than input's length " + std::to_string(n) +
-               ", but got " + std::to_string(o));
-    if (b > 0 && o < offsets.get_int(b - 1))
-      op_error("embedding_bag: offsets must be non-decreasing");
-  }
   Tensor out = Tensor::empty({num_bags, d}, weight.dtype());
   Tensor offset2bag = Tensor::zeros({n}, i64);
   Tensor bag_size = Tensor::zeros({num_bags}, i64);
@@ -255,32 +280,9 @@ std::vector<TensorCheck> embedding_bag_judge(const Args& inputs, const Values& r
   return {compare_tensors(ref[0].tensor(), cand[0].tensor(), scale, "output 0")};
 }
 
-// _embedding_bag_per_sample_weights_backward's argument checks.
-void check_psw_backward(const Args& a) {
-  const Tensor& grad = a.tensor("grad");
-  const Tensor& weight = a.tensor("weight");
-  const Tensor& indices = a.tensor("indices");
-  const Tensor& offset2bag = a.tensor("offset2bag");
-  const int64_t mode = a.integer("mode");
-  CRUCIBLE_CHECK(mode == 0,
-                 "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
-  CRUCIBLE_CHECK(grad.dim() == 2, "grad must be 2-D");
-  CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  CRUCIBLE_CHECK(grad.size(1) == weight.size(1),
-                 "grad and weight must have the same embedding size");
-  check_index_dtype(indices, "indices", 3, "_embedding_bag_per_sample_weights_backward");
-  CRUCIBLE_CHECK(indices.dim() == 1, "indices must be 1-D");
-  CRUCIBLE_CHECK(offset2bag.numel() == indices.numel(), "offset2bag must have one entry per index");
-}
-
 Values psw_backward_ref(const Args& a) {
-  const Tensor& grad = a.tensor("grad");
-  const Tensor& weight = a.tensor("weight");
-  const Tensor& indices = a.tensor("indices");
-  const Tensor& offset2bag = a.tensor("offset2bag");
-  const int64_t padding_idx = a.integer("padding_idx");
-  check_psw_backward(a);
-  const int64_t n = indices.numel(), d = weight.size(1);
+  const auto [grad, weight, indices, offset2bag, padding_idx, n, d] =
+      embedding::psw_backward_args(a);
   const std::vector<double> gv = doubles_of(grad), wv = doubles_of(weight);
   Tensor out = Tensor::empty({n}, grad.dtype());
   for (int64_t i = 0; i < n; ++i) {
@@ -464,7 +466,8 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "embedding");
     op.dtypes = floating_dtypes();
     op.meta = [](const Args& a) {
-      return Values{meta::fresh(dense_backward_shape(a), a.tensor("grad_output").dtype())};
+      const embedding::DenseBackwardArgs b = embedding::dense_backward_args(a);
+      return Values{meta::fresh({b.num_weights, b.d}, b.grad.dtype())};
     };
     op.ref = dense_backward_ref;
     op.value_checks = true;  // "index out of range in self"
@@ -505,8 +508,8 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "embedding");
     op.dtypes = floating_dtypes();
     op.meta = [](const Args& a) {
-      check_psw_backward(a);
-      return Values{meta::fresh({a.tensor("indices").numel()}, a.tensor("grad").dtype())};
+      const embedding::PswBackwardArgs b = embedding::psw_backward_args(a);
+      return Values{meta::fresh({b.n}, b.grad.dtype())};
     };
     op.ref = psw_backward_ref;
     op.value_checks = true;  // "index out of range in self"

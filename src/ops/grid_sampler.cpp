@@ -27,6 +27,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/grid_sampler.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
@@ -37,68 +38,17 @@ namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
 
-enum Interp : int64_t { kBilinear = 0, kNearest = 1, kBicubic = 2 };
-enum Padding : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
-
-struct Coord {
-  double v;     // source coordinate
-  double grad;  // d v / d grid coordinate
-};
-
-Coord unnormalize(double c, int64_t size, bool align) {
-  if (align)
-    return {(c + 1) / 2 * static_cast<double>(size - 1), static_cast<double>(size - 1) / 2};
-  return {((c + 1) * static_cast<double>(size) - 1) / 2, static_cast<double>(size) / 2};
-}
-
-Coord clip(Coord c, int64_t size) {
-  const double hi = static_cast<double>(size - 1);
-  if (c.v <= 0) return {0.0, 0.0};
-  if (c.v >= hi) return {hi, 0.0};
-  return c;
-}
-
-Coord reflect(Coord c, double twice_low, double twice_high) {
-  if (twice_low == twice_high) return {0.0, 0.0};
-  double g = c.grad;
-  const double mn = twice_low / 2, span = (twice_high - twice_low) / 2;
-  double in = c.v - mn;
-  if (in < 0) {
-    g = -g;
-    in = -in;
-  }
-  const double extra = std::fmod(in, span);
-  const auto flips = static_cast<int64_t>(std::floor(in / span));
-  if (flips % 2 == 0) return {extra + mn, g};
-  return {span - extra + mn, -g};
-}
-
-Coord apply_padding(Coord c, int64_t size, int64_t padding, bool align) {
-  if (padding == kBorder) return clip(c, size);
-  if (padding == kReflection) {
-    c = align ? reflect(c, 0, 2.0 * static_cast<double>(size - 1))
-              : reflect(c, -1, 2.0 * static_cast<double>(size) - 1);
-    return clip(c, size);
-  }
-  return c;
-}
-
-double cc1(double x) {
-  constexpr double a = -0.75;
-  return ((a + 2) * x - (a + 3)) * x * x + 1;
-}
-double cc2(double x) {
-  constexpr double a = -0.75;
-  return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-}
-double dcc1(double x) {
-  constexpr double a = -0.75;
-  return 3 * (a + 2) * x * x - 2 * (a + 3) * x;
-}
-double dcc2(double x) {
-  constexpr double a = -0.75;
-  return 3 * a * x * x - 10 * a * x + 8 * a;
-}
+using grid::apply_padding;
+using grid::Coord;
+using grid::cubic_weights;
+using grid::CubicWeights;
+using grid::kBicubic;
+using grid::kBilinear;
+using grid::kBorder;
+using grid::kNearest;
+using grid::kReflection;
+using grid::kZeros;
+using grid::unnormalize;
 
 // One tap of the interpolation of one output point: input position and weight, plus the
 // weight's derivatives with respect to the (padded) source coordinates x and y.
@@ -118,11 +68,7 @@ std::vector<Tap> taps_at(double gx, double gy, int64_t h, int64_t w, int64_t int
     mx = cx.grad;
     my = cy.grad;
     const double fx = std::floor(cx.v), fy = std::floor(cy.v);
-    const double tx = cx.v - fx, ty = cy.v - fy;
-    const double wx[4] = {cc2(tx + 1), cc1(tx), cc1(1 - tx), cc2(2 - tx)};
-    const double dwx[4] = {dcc2(tx + 1), dcc1(tx), -dcc1(1 - tx), -dcc2(2 - tx)};
-    const double wy[4] = {cc2(ty + 1), cc1(ty), cc1(1 - ty), cc2(2 - ty)};
-    const double dwy[4] = {dcc2(ty + 1), dcc1(ty), -dcc1(1 - ty), -dcc2(2 - ty)};
+    const CubicWeights wx = cubic_weights(cx.v - fx), wy = cubic_weights(cy.v - fy);
     for (int j = 0; j < 4; ++j) {
       for (int i = 0; i < 4; ++i) {
         // get_value_bounded: the tap's coordinate goes through the padding mode.
@@ -130,7 +76,7 @@ std::vector<Tap> taps_at(double gx, double gy, int64_t h, int64_t w, int64_t int
         const double py = apply_padding({fy - 1 + j, 1}, h, padding, align).v;
         const auto xi = static_cast<int64_t>(px), yi = static_cast<int64_t>(py);
         if (!in_bounds(yi, xi)) continue;
-        taps.push_back({yi, xi, wx[i] * wy[j], dwx[i] * wy[j], wx[i] * dwy[j]});
+        taps.push_back({yi, xi, wx.w[i] * wy.w[j], wx.dw[i] * wy.w[j], wx.w[i] * wy.dw[j]});
       }
     }
     return taps;

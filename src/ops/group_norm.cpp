@@ -37,14 +37,9 @@
 #include "ops/samples.h"
 
 namespace crucible {
-namespace {
 
-using namespace samples;  // NOLINT(google-build-using-namespace)
-using OptT = std::optional<Tensor>;
+namespace nnops {
 
-const DType kF32 = DType::Float32;
-
-// Contiguous, or channels-last (3-d spatial: channels_last_3d) contiguous.
 bool memory_format_contiguous(const Tensor& t) {
   if (t.is_contiguous()) return true;
   if (t.dim() != 4 && t.dim() != 5) return false;
@@ -58,6 +53,15 @@ bool memory_format_contiguous(const Tensor& t) {
   }
   return true;
 }
+
+}  // namespace nnops
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace)
+using OptT = std::optional<Tensor>;
+
+const DType kF32 = DType::Float32;
 
 void check_stats_dtype(const char* name, const Tensor& s, const Tensor& x, DType pdt) {
   if (s.dtype() != pdt && !(nnops::is_half_or_bf16(x.dtype()) && s.dtype() == kF32)) {
@@ -103,7 +107,7 @@ Values group_norm_meta(const Args& a) {
   const OptT w = a.opt_tensor("weight"), b = a.opt_tensor("bias");
   const GroupArgs g = group_args(a);
   check_group_inputs(x, w, b, g);
-  if (!memory_format_contiguous(x))
+  if (!nnops::memory_format_contiguous(x))
     op_error("Expected X.is_contiguous(memory_format) to be true, but got false.");
   if (w && !w->is_contiguous())
     op_error("Expected !gamma.defined() || gamma.is_contiguous() to be true, but got false.");

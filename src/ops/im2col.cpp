@@ -25,18 +25,21 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/im2col.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible {
+namespace im2col {
 namespace {
 
-using namespace samples;
+void check_dtype(DType t, const char* kernel) {
+  if (!is_floating(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2)
+    not_implemented_for(kernel, t);
+}
 
-struct Pair {
-  int64_t h = 0, w = 0;
-};
+}  // namespace
 
 Pair pair_arg(const Value& v, const char* name) {
   const std::vector<int64_t> l = v.to_int_list();
@@ -51,14 +54,10 @@ std::string pair_str(Pair p) {
   return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")";
 }
 
-struct Blocks {
-  Pair kernel, dilation, padding, stride;
-};
-
-// The kernel/dilation/padding/stride checks shared by both directions.
-Blocks check_blocks(const Value& k, const Value& d, const Value& p, const Value& s) {
-  Blocks b{pair_arg(k, "kernel_size"), pair_arg(d, "dilation"), pair_arg(p, "padding"),
-           pair_arg(s, "stride")};
+Blocks check_blocks(const Args& a) {
+  Blocks b{pair_arg(a.value("kernel_size"), "kernel_size"),
+           pair_arg(a.value("dilation"), "dilation"), pair_arg(a.value("padding"), "padding"),
+           pair_arg(a.value("stride"), "stride")};
   if (b.kernel.h <= 0 || b.kernel.w <= 0) {
     op_error("kernel size should be greater than zero, but got kernel_height: " +
              std::to_string(b.kernel.h) + " kernel_width: " + std::to_string(b.kernel.w));
@@ -78,29 +77,13 @@ Blocks check_blocks(const Value& k, const Value& d, const Value& p, const Value&
   return b;
 }
 
-// Blocks that fit a size-`n` dim, with C++'s truncating division as ATen computes it (may be
-// <= 0 when the dilated kernel does not fit).
 int64_t n_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
   return (n + 2 * p - (d * (k - 1) + 1)) / s + 1;
 }
 
-void check_dtype(DType t, const char* kernel) {
-  if (!is_floating(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2)
-    not_implemented_for(kernel, t);
-}
-
-// The checked geometry of an im2col call or of a fold (col2im, im2col_backward).
-struct Unfold {
-  Blocks b;
-  int64_t n = 1, c = 0, h = 0, w = 0, oh = 0, ow = 0;
-  Shape out_shape;
-};
-
-// im2col's checks and geometry.
 Unfold im2col_plan(const Args& args) {
   const Tensor& self = args.tensor("self");
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
-                                args.value("padding"), args.value("stride"));
+  const Blocks b = check_blocks(args);
   const bool batched = self.dim() == 4;
   const bool valid = (self.dim() == 3 || self.dim() == 4) && self.size(-3) != 0 &&
                      self.size(-2) != 0 && self.size(-1) != 0;
@@ -128,38 +111,10 @@ Unfold im2col_plan(const Args& args) {
   return {b, n, c, h, w, oh, ow, out_shape};
 }
 
-Values im2col_meta(const Args& args) {
-  return {meta::fresh(im2col_plan(args).out_shape, args.tensor("self").dtype())};
-}
-
-Values im2col_ref(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const auto [b, n, c, h, w, oh, ow, out_shape] = im2col_plan(args);
-  const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
-  Tensor out = Tensor::zeros(out_shape, self.dtype());
-  const Tensor src = self.contiguous();
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t ic = 0; ic < c; ++ic)
-      for (int64_t i = 0; i < b.kernel.h; ++i)
-        for (int64_t j = 0; j < b.kernel.w; ++j) {
-          const int64_t row = (ic * b.kernel.h + i) * b.kernel.w + j;
-          for (int64_t y = 0; y < oh; ++y) {
-            const int64_t ih = y * b.stride.h - b.padding.h + i * b.dilation.h;
-            if (ih < 0 || ih >= h) continue;
-            for (int64_t x = 0; x < ow; ++x) {
-              const int64_t iw = x * b.stride.w - b.padding.w + j * b.dilation.w;
-              if (iw < 0 || iw >= w) continue;
-              // A same-dtype element copy (bits preserved through double for every float type).
-              out.set((in * c * kk + row) * l + y * ow + x,
-                      src.get(((in * c + ic) * h + ih) * w + iw));
-            }
-          }
-        }
-  return {out};
-}
-
-// The checks and geometry of col2im of `self` into output_size `size` (also im2col_backward).
-Unfold fold_plan(const Tensor& self, Pair size, const Blocks& b, const char* kernel_name) {
+Unfold fold_plan(const Args& a, const char* input_name, const char* size_name) {
+  const Pair size = pair_arg(a.value(size_name), size_name);
+  const Blocks b = check_blocks(a);
+  const Tensor& self = a.tensor(input_name);
   const bool batched = self.dim() == 3;
   const bool valid =
       (self.dim() == 2 || self.dim() == 3) && self.size(-2) != 0 && self.size(-1) != 0;
@@ -195,16 +150,53 @@ Unfold fold_plan(const Tensor& self, Pair size, const Blocks& b, const char* ker
              std::to_string(oh) + ", " + std::to_string(ow) +
              "), which is too small (non-positive)");
   }
-  check_dtype(self.dtype(), kernel_name);
+  check_dtype(self.dtype(), "col2im_out_cpu");
   const int64_t n = batched ? self.size(0) : 1, c = rows / kk, h = size.h, w = size.w;
   Shape out_shape{c, h, w};
   if (batched) out_shape.insert(out_shape.begin(), n);
   return {b, n, c, h, w, oh, ow, out_shape};
 }
 
-// col2im of `self` into output_size `size` (also im2col_backward).
-Tensor fold(const Tensor& self, Pair size, const Blocks& blocks, const char* kernel_name) {
-  const auto [b, n, c, h, w, oh, ow, out_shape] = fold_plan(self, size, blocks, kernel_name);
+}  // namespace im2col
+
+namespace {
+
+using namespace samples;
+
+Values im2col_meta(const Args& args) {
+  return {meta::fresh(im2col::im2col_plan(args).out_shape, args.tensor("self").dtype())};
+}
+
+Values im2col_ref(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const auto [b, n, c, h, w, oh, ow, out_shape] = im2col::im2col_plan(args);
+  const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
+  Tensor out = Tensor::zeros(out_shape, self.dtype());
+  const Tensor src = self.contiguous();
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t i = 0; i < b.kernel.h; ++i)
+        for (int64_t j = 0; j < b.kernel.w; ++j) {
+          const int64_t row = (ic * b.kernel.h + i) * b.kernel.w + j;
+          for (int64_t y = 0; y < oh; ++y) {
+            const int64_t ih = y * b.stride.h - b.padding.h + i * b.dilation.h;
+            if (ih < 0 || ih >= h) continue;
+            for (int64_t x = 0; x < ow; ++x) {
+              const int64_t iw = x * b.stride.w - b.padding.w + j * b.dilation.w;
+              if (iw < 0 || iw >= w) continue;
+              // A same-dtype element copy (bits preserved through double for every float type).
+              out.set((in * c * kk + row) * l + y * ow + x,
+                      src.get(((in * c + ic) * h + ih) * w + iw));
+            }
+          }
+        }
+  return {out};
+}
+
+// col2im of `input_name` into the image size `size_name` (col2im and im2col_backward).
+Tensor fold(const Args& args, const char* input_name, const char* size_name) {
+  const auto [b, n, c, h, w, oh, ow, out_shape] = im2col::fold_plan(args, input_name, size_name);
+  const Tensor& self = args.tensor(input_name);
   const int64_t rows = self.size(-2), l = self.size(-1);
   std::vector<double> acc(static_cast<size_t>(n * c * h * w), 0.0);
   for (int64_t in = 0; in < n; ++in)
@@ -228,29 +220,16 @@ Tensor fold(const Tensor& self, Pair size, const Blocks& blocks, const char* ker
   return out;
 }
 
-Values col2im_ref(const Args& args) {
-  const Pair size = pair_arg(args.value("output_size"), "output_size");
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
-                                args.value("padding"), args.value("stride"));
-  return {fold(args.tensor("self"), size, b, "col2im_out_cpu")};
-}
+Values col2im_ref(const Args& args) { return {fold(args, "self", "output_size")}; }
 
 // col2im and im2col_backward (the folded input is `self` / `grad_output`, the output size
 // `output_size` / `input_size`).
 Values fold_meta(const Args& args, const char* self_name, const char* size_name) {
-  const Pair size = pair_arg(args.value(size_name), size_name);
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
-                                args.value("padding"), args.value("stride"));
-  const Tensor& self = args.tensor(self_name);
-  return {meta::fresh(fold_plan(self, size, b, "col2im_out_cpu").out_shape, self.dtype())};
+  return {meta::fresh(im2col::fold_plan(args, self_name, size_name).out_shape,
+                      args.tensor(self_name).dtype())};
 }
 
-Values im2col_backward_ref(const Args& args) {
-  const Pair size = pair_arg(args.value("input_size"), "input_size");
-  const Blocks b = check_blocks(args.value("kernel_size"), args.value("dilation"),
-                                args.value("padding"), args.value("stride"));
-  return {fold(args.tensor("grad_output"), size, b, "col2im_out_cpu")};
-}
+Values im2col_backward_ref(const Args& args) { return {fold(args, "grad_output", "input_size")}; }
 
 // Each folded element sums at most kh*kw block elements.
 double fold_tol_scale(const Args& a) {
@@ -305,15 +284,11 @@ std::vector<Geom> geometries() {
   };
 }
 
-int64_t blocks_of(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
-  return (n + 2 * p - (d * (k - 1) + 1)) / s + 1;
-}
-
 // The column tensor shape im2col gives for `g`.
 Shape cols_shape(const Geom& g) {
   const size_t b = g.in.size() - 3;
-  const int64_t oh = blocks_of(g.in[b + 1], g.k[0], g.d[0], g.p[0], g.s[0]);
-  const int64_t ow = blocks_of(g.in[b + 2], g.k[1], g.d[1], g.p[1], g.s[1]);
+  const int64_t oh = im2col::n_blocks(g.in[b + 1], g.k[0], g.d[0], g.p[0], g.s[0]);
+  const int64_t ow = im2col::n_blocks(g.in[b + 2], g.k[1], g.d[1], g.p[1], g.s[1]);
   Shape s{g.in[b] * g.k[0] * g.k[1], oh * ow};
   if (b == 1) s.insert(s.begin(), g.in[0]);
   return s;

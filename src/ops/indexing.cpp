@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/indexing.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
 #include "ops/meta_fn.h"
@@ -36,22 +37,13 @@
 
 namespace crucible {
 namespace indexing {
-namespace {
 
-using namespace samples;  // NOLINT(google-build-using-namespace)
-
-constexpr DType f32 = DType::Float32;
-constexpr DType f16 = DType::Float16;
-constexpr DType i64 = DType::Int64;
-constexpr DType i32 = DType::Int32;
-constexpr DType f64 = DType::Float64;
-
-int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
-int64_t ndim_or_1(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
+// ---- rules shared with the backends (crucible/ops/rules/indexing.h) ------------------------
 
 void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index, const char* op,
                          const Tensor* src) {
-  if (index.dtype() != i64) op_error(std::string(op) + "(): Expected dtype int64 for index");
+  if (index.dtype() != DType::Int64)
+    op_error(std::string(op) + "(): Expected dtype int64 for index");
   if (index.numel() == 0) return;
   if (ndim_or_1(index) != ndim_or_1(self))
     op_error(std::string("Index tensor must have the same number of dimensions as ") +
@@ -71,6 +63,25 @@ void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index, c
              " apart from dimension " + std::to_string(dim));
   }
 }
+
+int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src,
+                      const char* op) {
+  const int64_t wrapped = wrap_dim(dim, self.dim());
+  check_gather_shapes(self, wrapped, index, op, src);
+  if (src && src->dtype() != self.dtype())
+    op_error(std::string(op) + "(): Expected self.dtype to be equal to src.dtype");
+  return wrapped;
+}
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace)
+
+constexpr DType f32 = DType::Float32;
+constexpr DType f16 = DType::Float16;
+constexpr DType i64 = DType::Int64;
+constexpr DType i32 = DType::Int32;
+constexpr DType f64 = DType::Float64;
 
 // Calls fn(position in index (logical), target logical index in self) for every index element.
 template <typename Fn>
@@ -128,17 +139,6 @@ Reduce parse_reduce(const std::string& s, bool two) {
   if (s == "add") return Reduce::Sum;
   if (s == "multiply") return Reduce::Prod;
   op_error("reduce argument must be either add or multiply.");
-}
-
-// A scatter's checks (src: null for a value); returns the wrapped dim. The output is a fresh
-// tensor shaped like self.
-int64_t check_scatter(const Tensor& self, int64_t dim_arg, const Tensor& index, const Tensor* src,
-                      const char* op) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
-  check_gather_shapes(self, dim, index, op, src);
-  if (src && src->dtype() != self.dtype())
-    op_error(std::string(op) + "(): Expected self.dtype to be equal to src.dtype");
-  return dim;
 }
 
 // The general scatter: src (a tensor, or a value as a 0-d tensor of self's dtype when

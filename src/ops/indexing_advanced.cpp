@@ -28,12 +28,59 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/indexing.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible::indexing {
+
+// ---- rules shared with the backends (crucible/ops/rules/indexing.h) ------------------------
+
+bool check_index_entry(const Tensor& self, const Tensor& index, int64_t consumed) {
+  const DType t = index.dtype();
+  if (t != DType::Bool && t != DType::UInt8) {
+    if (t != DType::Int64 && t != DType::Int32)
+      op_error("tensors used as indices must be long, int, byte or bool tensors");
+    return false;
+  }
+  check_index_count(self.dim(), consumed + index.dim());
+  for (int64_t k = 0; k < index.dim(); ++k)
+    if (index.size(k) != self.size(consumed + k))
+      op_error("The shape of the mask " + shape_str(index.shape()) + " at index " +
+               std::to_string(k) + " does not match the shape of the indexed tensor " +
+               shape_str(self.shape()) + " at index " + std::to_string(consumed + k));
+  // A 0-d mask adds a dim of size 1 (true) or 0 (false) in front; not modelled.
+  if (index.dim() == 0) unsupported("0-d boolean masks in index");
+  return true;
+}
+
+void check_index_count(int64_t ndim, int64_t count) {
+  if (count > ndim)
+    op_error("too many indices for tensor of dimension " + std::to_string(ndim) + " (got " +
+             std::to_string(count) + ")");
+}
+
+void check_index_put_dtype(const Tensor& self, const Tensor& values) {
+  if (values.dtype() != self.dtype())
+    op_error("Index put requires the source and destination dtypes match, got " +
+             std::string(dtype_scalar_type_name(self.dtype())) + " for the destination and " +
+             std::string(dtype_scalar_type_name(values.dtype())) + " for the source.");
+}
+
+void check_index_put_values(const Tensor& values, const Shape& result) {
+  bool fits = true;
+  try {
+    fits = broadcast_shapes(values.shape(), result) == result;
+  } catch (const Error&) {
+    fits = false;
+  }
+  if (!fits)
+    op_error("shape mismatch: value tensor of shape " + shape_str(values.shape()) +
+             " cannot be broadcast to indexing result of shape " + shape_str(result));
+}
+
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
@@ -83,21 +130,8 @@ Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices, bool esti
       ++consumed;
       continue;
     }
-    const DType t = ix.dtype();
-    if (t == b8 || t == u8) {
-      if (consumed + ix.dim() > nd)
-        op_error("too many indices for tensor of dimension " + std::to_string(nd) + " (got " +
-                 std::to_string(consumed + ix.dim()) + ")");
-      for (int64_t k = 0; k < ix.dim(); ++k)
-        if (ix.size(k) != self.size(consumed + k))
-          op_error("The shape of the mask " + shape_str(ix.shape()) + " at index " +
-                   std::to_string(k) + " does not match the shape of the indexed tensor " +
-                   shape_str(self.shape()) + " at index " + std::to_string(consumed + k));
+    if (check_index_entry(self, ix, consumed)) {
       plan.masked = true;
-      if (ix.dim() == 0) {
-        // A 0-d mask adds a dim of size 1 (true) or 0 (false) in front; not supported here.
-        unsupported("0-d boolean masks in index");
-      }
       if (estimate) {
         for (int64_t k = 0; k < ix.dim(); ++k)
           plan.per_dim.emplace_back(Tensor::meta({ix.numel()}, i64));
@@ -119,14 +153,10 @@ Plan make_plan(const Tensor& self, const std::vector<Tensor>& indices, bool esti
       consumed += ix.dim();
       continue;
     }
-    if (t != i64 && t != i32)
-      op_error("tensors used as indices must be long, int, byte or bool tensors");
     plan.per_dim.emplace_back(ix);
     ++consumed;
   }
-  if (consumed > nd)
-    op_error("too many indices for tensor of dimension " + std::to_string(nd) + " (got " +
-             std::to_string(consumed) + ")");
+  check_index_count(nd, consumed);
   plan.per_dim.resize(static_cast<size_t>(nd));
   bool any = false;
   int64_t last = -1;
@@ -243,21 +273,10 @@ Values index_ref(const Args& a) {
 // values are checked against the result's shape only when no mask makes it an estimate.
 Plan index_put_plan(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
                     bool estimate) {
-  if (values.dtype() != self.dtype())
-    op_error("Index put requires the source and destination dtypes match, got " +
-             std::string(dtype_scalar_type_name(self.dtype())) + " for the destination and " +
-             std::string(dtype_scalar_type_name(values.dtype())) + " for the source.");
+  check_index_put_dtype(self, values);
   Plan plan = make_plan(self, indices, estimate);
   if (plan.estimate && plan.masked) return plan;
-  bool fits = true;
-  try {
-    fits = broadcast_shapes(values.shape(), plan.result) == plan.result;
-  } catch (const Error&) {
-    fits = false;
-  }
-  if (!fits)
-    op_error("shape mismatch: value tensor of shape " + shape_str(values.shape()) +
-             " cannot be broadcast to indexing result of shape " + shape_str(plan.result));
+  check_index_put_values(values, plan.result);
   return plan;
 }
 

@@ -21,12 +21,60 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/indexing.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 
 namespace crucible::indexing {
+
+// ---- rules shared with the backends (crucible/ops/rules/indexing.h) ------------------------
+
+void check_vector_index(const Tensor& index, const std::string& op) {
+  if (index.dim() > 1) op_error(op + "(): Index is supposed to be a vector");
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    op_error(op + "(): Expected dtype int32 or int64 for index");
+}
+
+Shape index_select_shape(const Tensor& self, int64_t dim, const Tensor& index) {
+  const int64_t wrapped = wrap_dim(dim, self.dim());
+  check_vector_index(index, "index_select");
+  if (self.dim() == 0) {
+    if (index.numel() != 1)
+      op_error("index_select(): Index to scalar can have only 1 value, got " +
+               std::to_string(index.numel()) + " value(s)");
+    return {};
+  }
+  Shape shape = self.shape();
+  shape[wrapped] = index.numel();
+  return shape;
+}
+
+int64_t check_index_add(const Tensor& self, int64_t dim, const Tensor& index,
+                        const Tensor& source) {
+  const int64_t wrapped = wrap_dim(dim, self.dim());
+  check_vector_index(index, "index_add_");
+  if (source.dtype() != self.dtype())
+    op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +
+             scalar_type_name(source.dtype()) + ") must have the same scalar type");
+  const int64_t src_dim_size =
+      source.dim() == 0 ? 1 : source.size(wrapped < source.dim() ? wrapped : 0);
+  if (index.numel() != src_dim_size)
+    op_error("index_add_(): Number of indices (" + std::to_string(index.numel()) +
+             ") should be equal to source.size(dim) (" + std::to_string(src_dim_size) + ")");
+  const bool same_rank = std::max<int64_t>(source.dim(), 1) == std::max<int64_t>(self.dim(), 1);
+  bool shape_ok = same_rank;
+  for (int64_t d = 0; shape_ok && d < self.dim(); ++d)
+    if (d != wrapped && self.size(d) != source.size(d)) shape_ok = false;
+  if (!shape_ok)
+    op_error(
+        "index_add_(): source tensor shape must match self tensor shape, excluding the "
+        "specified dimension. Got self.shape = " +
+        shape_str(self.shape()) + " source.shape = " + shape_str(source.shape()));
+  return wrapped;
+}
+
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace)
@@ -37,39 +85,16 @@ constexpr DType i64 = DType::Int64;
 constexpr DType i32 = DType::Int32;
 constexpr DType b8 = DType::Bool;
 
-void check_vector_index(const Tensor& index, const std::string& op) {
-  if (index.dim() > 1) op_error(op + "(): Index is supposed to be a vector");
-  if (index.dtype() != i64 && index.dtype() != i32)
-    op_error(op + "(): Expected dtype int32 or int64 for index");
-}
-
 int64_t checked_index(const Tensor& index, int64_t k, int64_t size) {
   const int64_t v = index.get_int(k);
   if (v < 0 || v >= size) op_error("index out of range in self");
   return v;
 }
 
-// index_select's checks; returns the output's shape (the dtype is self's).
-Shape index_select_shape(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
-  const Tensor& index = a.tensor("index");
-  check_vector_index(index, "index_select");
-  if (self.dim() == 0) {
-    if (index.numel() != 1)
-      op_error("index_select(): Index to scalar can have only 1 value, got " +
-               std::to_string(index.numel()) + " value(s)");
-    return {};
-  }
-  Shape shape = self.shape();
-  shape[dim] = index.numel();
-  return shape;
-}
-
 Values index_select_ref(const Args& a) {
   const Tensor& self = a.tensor("self");
   const Tensor& index = a.tensor("index");
-  const Shape shape = index_select_shape(a);
+  const Shape shape = index_select_shape(self, a.integer("dim"), index);
   if (self.dim() == 0) {
     checked_index(index, 0, 1);
     return {self.clone()};
@@ -86,37 +111,11 @@ Values index_select_ref(const Args& a) {
   return {out};
 }
 
-// index_add's checks; returns the wrapped dim (the output is shaped like self).
-int64_t check_index_add(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
-  const Tensor& index = a.tensor("index");
-  const Tensor& source = a.tensor("source");
-  check_vector_index(index, "index_add_");
-  if (source.dtype() != self.dtype())
-    op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +
-             scalar_type_name(source.dtype()) + ") must have the same scalar type");
-  const int64_t src_dim_size = source.dim() == 0 ? 1 : source.size(dim < source.dim() ? dim : 0);
-  if (index.numel() != src_dim_size)
-    op_error("index_add_(): Number of indices (" + std::to_string(index.numel()) +
-             ") should be equal to source.size(dim) (" + std::to_string(src_dim_size) + ")");
-  const bool same_rank = std::max<int64_t>(source.dim(), 1) == std::max<int64_t>(self.dim(), 1);
-  bool shape_ok = same_rank;
-  for (int64_t d = 0; shape_ok && d < self.dim(); ++d)
-    if (d != dim && self.size(d) != source.size(d)) shape_ok = false;
-  if (!shape_ok)
-    op_error(
-        "index_add_(): source tensor shape must match self tensor shape, excluding the "
-        "specified dimension. Got self.shape = " +
-        shape_str(self.shape()) + " source.shape = " + shape_str(source.shape()));
-  return dim;
-}
-
 Values index_add_ref(const Args& a) {
   const Tensor& self = a.tensor("self");
-  const int64_t dim = check_index_add(a);
   const Tensor& index = a.tensor("index");
   const Tensor& source = a.tensor("source");
+  const int64_t dim = check_index_add(self, a.integer("dim"), index, source);
   const Value& alpha = a.value("alpha");
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
@@ -317,7 +316,9 @@ void register_index_select_ops(OpRegistry& r) {
         "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", "indexing");
     op.dtypes = all_numeric_dtypes();
     op.meta = [](const Args& a) {
-      return Values{meta::fresh(index_select_shape(a), a.tensor("self").dtype())};
+      const Tensor& self = a.tensor("self");
+      return Values{
+          meta::fresh(index_select_shape(self, a.integer("dim"), a.tensor("index")), self.dtype())};
     };
     op.value_checks = true;  // indices out of range
     op.ref = index_select_ref;
@@ -333,8 +334,9 @@ void register_index_select_ops(OpRegistry& r) {
         "indexing");
     op.dtypes = all_numeric_dtypes();
     op.meta = [](const Args& a) {
-      check_index_add(a);
-      return Values{meta::fresh_like(a.tensor("self"))};
+      const Tensor& self = a.tensor("self");
+      check_index_add(self, a.integer("dim"), a.tensor("index"), a.tensor("source"));
+      return Values{meta::fresh_like(self)};
     };
     op.value_checks = true;  // indices out of range
     op.ref = index_add_ref;

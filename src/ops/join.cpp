@@ -28,32 +28,17 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/join.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
 namespace crucible {
-namespace {
 
-using namespace samples;  // NOLINT(google-build-using-namespace)
+// ---- rules shared with the backends (crucible/ops/rules/join.h) ----------------------------
 
-constexpr DType f32 = DType::Float32;
-constexpr DType f16 = DType::Float16;
-constexpr DType f64 = DType::Float64;
-constexpr DType i64 = DType::Int64;
-
-// ---- references ----------------------------------------------------------------------------
-
-// cat's checks and output: its shape and dtype, and the dim the tensors are joined along (-1:
-// every tensor is a skipped legacy [0]).
-struct CatSpec {
-  Shape shape;
-  DType dtype;
-  int64_t dim = -1;
-};
-
-bool cat_skipped(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
+namespace join {
 
 CatSpec cat_spec(const std::vector<Tensor>& ts, int64_t dim) {
   CRUCIBLE_CHECK(!ts.empty(), "torch.cat(): expected a non-empty list of Tensors");
@@ -91,14 +76,69 @@ CatSpec cat_spec(const std::vector<Tensor>& ts, int64_t dim) {
   return {shape, out_t, d};
 }
 
+std::vector<Tensor> stack_inputs(const std::vector<Tensor>& ts, int64_t dim, int64_t& wrapped) {
+  CRUCIBLE_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
+  wrapped = wrap_dim(dim, ts[0].dim() + 1);
+  std::vector<Tensor> us;
+  us.reserve(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].shape() != ts[0].shape())
+      op_error("stack expects each tensor to be equal size, but got " + shape_str(ts[0].shape()) +
+               " at entry 0 and " + shape_str(ts[i].shape()) + " at entry " + std::to_string(i));
+    us.push_back(ts[i].unsqueeze(wrapped));
+  }
+  return us;
+}
+
+Shape constant_pad_shape(const Tensor& self, const std::vector<int64_t>& pad,
+                         std::vector<int64_t>& before) {
+  const auto np = static_cast<int64_t>(pad.size());
+  if (np % 2 != 0)
+    op_error("Length of pad must be even but instead it equals " + std::to_string(np));
+  if (np / 2 > self.dim())
+    op_error(
+        "Length of pad should be no more than twice the number of dimensions of the input. "
+        "Pad length is " +
+        std::to_string(np) + "while the input has " + std::to_string(self.dim()) + "dimensions.");
+  const int64_t nd = self.dim();
+  Shape shape = self.shape();
+  before.assign(static_cast<size_t>(nd), 0);
+  for (int64_t p = 0; p < np / 2; ++p) {
+    const int64_t d = nd - 1 - p;
+    const int64_t lo = pad[2 * p], hi = pad[2 * p + 1];
+    const int64_t n = self.size(d) + lo + hi;
+    if (n < 0)
+      op_error("The input size " + std::to_string(self.size(d)) + ", plus negative padding " +
+               std::to_string(lo) + " and " + std::to_string(hi) +
+               " resulted in a negative output size, which is invalid. Check dimension " +
+               std::to_string(d) + " of your input.");
+    shape[d] = n;
+    before[d] = lo;
+  }
+  return shape;
+}
+
+}  // namespace join
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace)
+
+constexpr DType f32 = DType::Float32;
+constexpr DType f16 = DType::Float16;
+constexpr DType f64 = DType::Float64;
+constexpr DType i64 = DType::Int64;
+
+// ---- references ----------------------------------------------------------------------------
+
 Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
-  const CatSpec spec = cat_spec(ts, dim);
+  const join::CatSpec spec = join::cat_spec(ts, dim);
   Tensor out = Tensor::empty(spec.shape, spec.dtype);
   if (spec.dim < 0) return out;
   const int64_t d = spec.dim;
   int64_t at = 0;
   for (const Tensor& t : ts) {
-    if (cat_skipped(t)) continue;
+    if (join::cat_skipped(t)) continue;
     out.slice(d, at, at + t.size(d)).copy_from(t);
     at += t.size(d);
   }
@@ -108,35 +148,20 @@ Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
 Values cat_ref(const Args& a) { return {cat_impl(a.tensors("tensors"), a.integer("dim"))}; }
 
 Values cat_meta(const Args& a) {
-  const CatSpec spec = cat_spec(a.tensors("tensors"), a.integer("dim"));
+  const join::CatSpec spec = join::cat_spec(a.tensors("tensors"), a.integer("dim"));
   return {meta::fresh(spec.shape, spec.dtype)};
-}
-
-// stack's checks; returns the tensors unsqueezed at the wrapped dim (views), and that dim.
-std::vector<Tensor> stack_inputs(const Args& a, int64_t& d) {
-  const auto& ts = a.tensors("tensors");
-  CRUCIBLE_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
-  d = wrap_dim(a.integer("dim"), ts[0].dim() + 1);
-  std::vector<Tensor> us;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    if (ts[i].shape() != ts[0].shape())
-      op_error("stack expects each tensor to be equal size, but got " + shape_str(ts[0].shape()) +
-               " at entry 0 and " + shape_str(ts[i].shape()) + " at entry " + std::to_string(i));
-    us.push_back(ts[i].unsqueeze(d));
-  }
-  return us;
 }
 
 Values stack_ref(const Args& a) {
   int64_t d = 0;
-  const std::vector<Tensor> us = stack_inputs(a, d);
+  const std::vector<Tensor> us = join::stack_inputs(a.tensors("tensors"), a.integer("dim"), d);
   return {cat_impl(us, d)};
 }
 
 Values stack_meta(const Args& a) {
   int64_t d = 0;
-  const std::vector<Tensor> us = stack_inputs(a, d);
-  const CatSpec spec = cat_spec(us, d);
+  const std::vector<Tensor> us = join::stack_inputs(a.tensors("tensors"), a.integer("dim"), d);
+  const join::CatSpec spec = join::cat_spec(us, d);
   return {meta::fresh(spec.shape, spec.dtype)};
 }
 
@@ -279,40 +304,10 @@ Values tri_ref(const Args& a, bool lower) {
   return {out};
 }
 
-// constant_pad_nd's checks; returns the output's shape and, per dim, the padding before.
-Shape constant_pad_shape(const Args& a, std::vector<int64_t>& before) {
-  const Tensor& self = a.tensor("self");
-  const auto pad = a.ints("pad");
-  const auto np = static_cast<int64_t>(pad.size());
-  if (np % 2 != 0)
-    op_error("Length of pad must be even but instead it equals " + std::to_string(np));
-  if (np / 2 > self.dim())
-    op_error(
-        "Length of pad should be no more than twice the number of dimensions of the input. "
-        "Pad length is " +
-        std::to_string(np) + "while the input has " + std::to_string(self.dim()) + "dimensions.");
-  const int64_t nd = self.dim();
-  Shape shape = self.shape();
-  before.assign(static_cast<size_t>(nd), 0);
-  for (int64_t p = 0; p < np / 2; ++p) {
-    const int64_t d = nd - 1 - p;
-    const int64_t lo = pad[2 * p], hi = pad[2 * p + 1];
-    const int64_t n = self.size(d) + lo + hi;
-    if (n < 0)
-      op_error("The input size " + std::to_string(self.size(d)) + ", plus negative padding " +
-               std::to_string(lo) + " and " + std::to_string(hi) +
-               " resulted in a negative output size, which is invalid. Check dimension " +
-               std::to_string(d) + " of your input.");
-    shape[d] = n;
-    before[d] = lo;
-  }
-  return shape;
-}
-
 Values constant_pad_ref(const Args& a) {
   const Tensor& self = a.tensor("self");
   std::vector<int64_t> before;
-  const Shape shape = constant_pad_shape(a, before);
+  const Shape shape = join::constant_pad_shape(self, a.ints("pad"), before);
   const int64_t nd = self.dim();
   Tensor out = Tensor::empty(shape, self.dtype());
   const Value& v = a.value("value");
@@ -609,8 +604,10 @@ void register_join_ops(OpRegistry& r) {
   add(
       r, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
       [](const Args& a) {
+        const Tensor& self = a.tensor("self");
         std::vector<int64_t> before;
-        return Values{meta::fresh(constant_pad_shape(a, before), a.tensor("self").dtype())};
+        return Values{
+            meta::fresh(join::constant_pad_shape(self, a.ints("pad"), before), self.dtype())};
       },
       constant_pad_ref, pad_samples);
 }

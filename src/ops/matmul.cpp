@@ -21,6 +21,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/matmul.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/matmul_internal.h"
@@ -79,6 +80,145 @@ void check_kernel_dtype(DType t, const char* kernel) {
     not_implemented_for(kernel, t);
   }
 }
+
+}  // namespace
+
+namespace matmul {
+
+Shape mm_shape(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat2 = args.tensor("mat2");
+  CRUCIBLE_CHECK(self.dim() == 2, "self must be a matrix");
+  CRUCIBLE_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
+  if (self.size(1) != mat2.size(0)) {
+    op_error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(self.size(0)) + "x" +
+             std::to_string(self.size(1)) + " and " + std::to_string(mat2.size(0)) + "x" +
+             std::to_string(mat2.size(1)) + ")");
+  }
+  if (self.dtype() != mat2.dtype()) {
+    op_error("expected m1 and m2 to have the same dtype, but got: " + type_meta_name(self.dtype()) +
+             " != " + type_meta_name(mat2.dtype()));
+  }
+  const Shape out_shape{self.size(0), mat2.size(1)};
+  if (numel_of(out_shape) > 0 && self.size(1) > 0)
+    check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
+  return out_shape;
+}
+
+Shape addmm_self_shape(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& mat1 = args.tensor("mat1");
+  const Tensor& mat2 = args.tensor("mat2");
+  if (self.dtype() != mat2.dtype()) {
+    op_error("self and mat2 must have the same dtype, but got " + scalar_type_name(self.dtype()) +
+             " and " + scalar_type_name(mat2.dtype()));
+  }
+  if (mat1.dtype() != mat2.dtype()) {
+    op_error("mat1 and mat2 must have the same dtype, but got " + scalar_type_name(mat1.dtype()) +
+             " and " + scalar_type_name(mat2.dtype()));
+  }
+  CRUCIBLE_CHECK(mat1.dim() == 2,
+                 "mat1 must be a matrix, got " + std::to_string(mat1.dim()) + "-D tensor");
+  CRUCIBLE_CHECK(mat2.dim() == 2,
+                 "mat2 must be a matrix, got " + std::to_string(mat2.dim()) + "-D tensor");
+  if (mat1.size(1) != mat2.size(0)) {
+    op_error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(mat1.size(0)) + "x" +
+             std::to_string(mat1.size(1)) + " and " + std::to_string(mat2.size(0)) + "x" +
+             std::to_string(mat2.size(1)) + ")");
+  }
+  // self.expand({M, N}) (expand_size in addmm_out_cpu).
+  const Shape target{mat1.size(0), mat2.size(1)};
+  if (self.dim() > 2) {
+    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
+             sizes_str(self.shape()) + "}, size=[" + std::to_string(target[0]) + ", " +
+             std::to_string(target[1]) +
+             "]): the number of sizes provided (2) must be greater or equal to the number of "
+             "dimensions in the tensor (" +
+             std::to_string(self.dim()) + ")");
+  }
+  Shape s2(2, 1);
+  for (int64_t d = 0; d < self.dim(); ++d) s2[2 - self.dim() + d] = self.size(d);
+  for (int64_t d = 0; d < 2; ++d) {
+    if (s2[d] != target[d] && s2[d] != 1) {
+      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
+               ") must match the existing size (" + std::to_string(s2[d]) +
+               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: [" +
+               std::to_string(target[0]) + ", " + std::to_string(target[1]) +
+               "].  Tensor sizes: " + sizes_str(self.shape()));
+    }
+  }
+  if (numel_of(target) > 0 && mat1.size(1) > 0) check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
+  return s2;
+}
+
+Shape bmm_shape(const Args& args) {
+  const Tensor& b1 = args.tensor("self");
+  const Tensor& b2 = args.tensor("mat2");
+  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
+    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
+             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
+             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
+  }
+  const Shape out_shape{b1.size(0), b1.size(1), b2.size(2)};
+  if (numel_of(out_shape) > 0 && b1.size(2) > 0) {
+    if (b1.dtype() != b2.dtype()) {
+      op_error("expected scalar type " + scalar_type_name(b1.dtype()) + " but found " +
+               scalar_type_name(b2.dtype()));
+    }
+    check_kernel_dtype(b1.dtype(), "bmm");
+  }
+  return out_shape;
+}
+
+Shape baddbmm_self_shape(const Args& args) {
+  const Tensor& self = args.tensor("self");
+  const Tensor& b1 = args.tensor("batch1");
+  const Tensor& b2 = args.tensor("batch2");
+  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
+  // expand_size(self, {B, M, N}, "baddbmm").
+  if (self.dim() > 3) {
+    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
+             sizes_str(self.shape()) + "}, size=" + sizes_str(target) +
+             "): the number of sizes provided (3) must be greater or equal to the number of "
+             "dimensions in the tensor (" +
+             std::to_string(self.dim()) + ")");
+  }
+  Shape s3(3, 1);
+  for (int64_t d = 0; d < self.dim(); ++d) s3[3 - self.dim() + d] = self.size(d);
+  for (int64_t d = 0; d < 3; ++d) {
+    if (s3[d] != target[d] && s3[d] != 1) {
+      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
+               ") must match the existing size (" + std::to_string(s3[d]) +
+               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: " +
+               sizes_str(target) + ".  Tensor sizes: " + sizes_str(self.shape()));
+    }
+  }
+  if (self.dtype() != b1.dtype()) {
+    op_error("Input dtypes must be the same, got: input " + type_meta_name(self.dtype()) +
+             ", batch1: " + type_meta_name(b1.dtype()) + ", batch2: " + type_meta_name(b2.dtype()));
+  }
+  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
+    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
+             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
+             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
+  }
+  if (numel_of(target) > 0 && b1.size(2) > 0) {
+    if (b1.dtype() != b2.dtype()) {
+      op_error("expected scalar type " + scalar_type_name(b1.dtype()) + " but found " +
+               scalar_type_name(b2.dtype()));
+    }
+    check_kernel_dtype(b1.dtype(), "bmm");
+  }
+  return s3;
+}
+
+}  // namespace matmul
+
+namespace {
 
 // out[b] = beta * bias(b, i, j) + alpha * sum_k a[b, i, k] * w[b, k, j] for 3-d views a, w
 // ([B, M, K], [B, K, N]); `bias` (may be null) gives self's element index for (i, j).
@@ -157,27 +297,6 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
   return out;
 }
 
-// mm's checks; returns the output shape.
-Shape mm_shape(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& mat2 = args.tensor("mat2");
-  CRUCIBLE_CHECK(self.dim() == 2, "self must be a matrix");
-  CRUCIBLE_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
-  if (self.size(1) != mat2.size(0)) {
-    op_error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(self.size(0)) + "x" +
-             std::to_string(self.size(1)) + " and " + std::to_string(mat2.size(0)) + "x" +
-             std::to_string(mat2.size(1)) + ")");
-  }
-  if (self.dtype() != mat2.dtype()) {
-    op_error("expected m1 and m2 to have the same dtype, but got: " + type_meta_name(self.dtype()) +
-             " != " + type_meta_name(mat2.dtype()));
-  }
-  const Shape out_shape{self.size(0), mat2.size(1)};
-  if (numel_of(out_shape) > 0 && self.size(1) > 0)
-    check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
-  return out_shape;
-}
-
 Values mm_meta(const Args& args) {
   return {meta::fresh(mm_shape(args), args.tensor("self").dtype())};
 }
@@ -190,53 +309,6 @@ Values mm_ref(const Args& args) {
   p.a = self.unsqueeze(0);
   p.w = mat2.unsqueeze(0);
   return {compute(p, out_shape, self.dtype())};
-}
-
-// addmm's checks; returns self's shape right-aligned to 2 dims (1 where broadcast).
-Shape addmm_self_shape(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& mat1 = args.tensor("mat1");
-  const Tensor& mat2 = args.tensor("mat2");
-  if (self.dtype() != mat2.dtype()) {
-    op_error("self and mat2 must have the same dtype, but got " + scalar_type_name(self.dtype()) +
-             " and " + scalar_type_name(mat2.dtype()));
-  }
-  if (mat1.dtype() != mat2.dtype()) {
-    op_error("mat1 and mat2 must have the same dtype, but got " + scalar_type_name(mat1.dtype()) +
-             " and " + scalar_type_name(mat2.dtype()));
-  }
-  CRUCIBLE_CHECK(mat1.dim() == 2,
-                 "mat1 must be a matrix, got " + std::to_string(mat1.dim()) + "-D tensor");
-  CRUCIBLE_CHECK(mat2.dim() == 2,
-                 "mat2 must be a matrix, got " + std::to_string(mat2.dim()) + "-D tensor");
-  if (mat1.size(1) != mat2.size(0)) {
-    op_error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(mat1.size(0)) + "x" +
-             std::to_string(mat1.size(1)) + " and " + std::to_string(mat2.size(0)) + "x" +
-             std::to_string(mat2.size(1)) + ")");
-  }
-  // self.expand({M, N}) (expand_size in addmm_out_cpu).
-  const Shape target{mat1.size(0), mat2.size(1)};
-  if (self.dim() > 2) {
-    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
-             sizes_str(self.shape()) + "}, size=[" + std::to_string(target[0]) + ", " +
-             std::to_string(target[1]) +
-             "]): the number of sizes provided (2) must be greater or equal to the number of "
-             "dimensions in the tensor (" +
-             std::to_string(self.dim()) + ")");
-  }
-  Shape s2(2, 1);
-  for (int64_t d = 0; d < self.dim(); ++d) s2[2 - self.dim() + d] = self.size(d);
-  for (int64_t d = 0; d < 2; ++d) {
-    if (s2[d] != target[d] && s2[d] != 1) {
-      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
-               ") must match the existing size (" + std::to_string(s2[d]) +
-               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: [" +
-               std::to_string(target[0]) + ", " + std::to_string(target[1]) +
-               "].  Tensor sizes: " + sizes_str(self.shape()));
-    }
-  }
-  if (numel_of(target) > 0 && mat1.size(1) > 0) check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
-  return s2;
 }
 
 Values addmm_meta(const Args& args) {
@@ -272,28 +344,6 @@ Values addmm_ref(const Args& args) {
   return {compute(p, target, mat1.dtype())};
 }
 
-// bmm's checks; returns the output shape.
-Shape bmm_shape(const Args& args) {
-  const Tensor& b1 = args.tensor("self");
-  const Tensor& b2 = args.tensor("mat2");
-  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
-  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
-  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
-    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
-             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
-             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
-  }
-  const Shape out_shape{b1.size(0), b1.size(1), b2.size(2)};
-  if (numel_of(out_shape) > 0 && b1.size(2) > 0) {
-    if (b1.dtype() != b2.dtype()) {
-      op_error("expected scalar type " + scalar_type_name(b1.dtype()) + " but found " +
-               scalar_type_name(b2.dtype()));
-    }
-    check_kernel_dtype(b1.dtype(), "bmm");
-  }
-  return out_shape;
-}
-
 Values bmm_meta(const Args& args) {
   return {meta::fresh(bmm_shape(args), args.tensor("mat2").dtype())};
 }
@@ -304,51 +354,6 @@ Values bmm_ref(const Args& args) {
   p.a = args.tensor("self");
   p.w = args.tensor("mat2");
   return {compute(p, out_shape, p.w.dtype())};
-}
-
-// baddbmm's checks; returns self's shape right-aligned to 3 dims (1 where broadcast).
-Shape baddbmm_self_shape(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& b1 = args.tensor("batch1");
-  const Tensor& b2 = args.tensor("batch2");
-  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
-  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
-  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
-  // expand_size(self, {B, M, N}, "baddbmm").
-  if (self.dim() > 3) {
-    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
-             sizes_str(self.shape()) + "}, size=" + sizes_str(target) +
-             "): the number of sizes provided (3) must be greater or equal to the number of "
-             "dimensions in the tensor (" +
-             std::to_string(self.dim()) + ")");
-  }
-  Shape s3(3, 1);
-  for (int64_t d = 0; d < self.dim(); ++d) s3[3 - self.dim() + d] = self.size(d);
-  for (int64_t d = 0; d < 3; ++d) {
-    if (s3[d] != target[d] && s3[d] != 1) {
-      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
-               ") must match the existing size (" + std::to_string(s3[d]) +
-               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: " +
-               sizes_str(target) + ".  Tensor sizes: " + sizes_str(self.shape()));
-    }
-  }
-  if (self.dtype() != b1.dtype()) {
-    op_error("Input dtypes must be the same, got: input " + type_meta_name(self.dtype()) +
-             ", batch1: " + type_meta_name(b1.dtype()) + ", batch2: " + type_meta_name(b2.dtype()));
-  }
-  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
-    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
-             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
-             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
-  }
-  if (numel_of(target) > 0 && b1.size(2) > 0) {
-    if (b1.dtype() != b2.dtype()) {
-      op_error("expected scalar type " + scalar_type_name(b1.dtype()) + " but found " +
-               scalar_type_name(b2.dtype()));
-    }
-    check_kernel_dtype(b1.dtype(), "bmm");
-  }
-  return s3;
 }
 
 Values baddbmm_meta(const Args& args) {

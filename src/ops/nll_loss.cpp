@@ -27,10 +27,10 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/nll_loss.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
-#include "ops/nll_loss_internal.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 

@@ -13,6 +13,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/arithmetic.h"
 #include "ops/families.h"
 #include "ops/pointwise_binary_meta.h"
 #include "ops/samples.h"
@@ -80,26 +81,6 @@ void map_binary_complex(
         at(out, o[0]), out.dtype(),
         f(load_as_complex(at(a, o[1]), a.dtype()), load_as_complex(at(b, o[2]), b.dtype())));
   });
-}
-
-// c10::complex's operator* (the textbook formula, no C99 Annex G recovery of infinities).
-std::complex<double> complex_mul(std::complex<double> x, std::complex<double> y) {
-  return {x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real()};
-}
-
-// c10::complex's operator/ (numpy's scaled division).
-std::complex<double> complex_div(std::complex<double> x, std::complex<double> y) {
-  const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  const double abs_c = std::fabs(c), abs_d = std::fabs(d);
-  if (abs_c >= abs_d) {
-    if (abs_c == 0 && abs_d == 0) return {a / abs_c, b / abs_d};
-    const double rat = d / c;
-    const double scl = 1.0 / (c + d * rat);
-    return {(a + b * rat) * scl, (b - a * rat) * scl};
-  }
-  const double rat = c / d;
-  const double scl = 1.0 / (d + c * rat);
-  return {(a * rat + b) * scl, (b * rat - a) * scl};
 }
 
 // ATen's alpha_check (BinaryOps.h) against the result dtype.
@@ -187,7 +168,7 @@ Values mul_ref(const Args& args) {
   const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
   Tensor out = binmeta::empty_of(mul_spec(args));
   if (is_complex(out.dtype()))
-    map_binary_complex(ta, tb, out, complex_mul);
+    map_binary_complex(ta, tb, out, arith::complex_mul);
   else if (is_floating(out.dtype()))
     opsutil::map_binary(ta, tb, out, [](double x, double y) { return x * y; });
   else if (out.dtype() == DType::Bool)
@@ -211,7 +192,7 @@ Values div_ref(const Args& args) {
   const DType rt = s.dtype;
   Tensor out = binmeta::empty_of(s);
   if (is_complex(rt)) {
-    map_binary_complex(ta, tb, out, complex_div);
+    map_binary_complex(ta, tb, out, arith::complex_div);
     return {Value(out)};
   }
   opsutil::map_binary(ta, tb, out, [](double x, double y) { return x / y; });

@@ -8,6 +8,7 @@
 
 #include "crucible/core/value.h"
 #include "crucible/ops/op.h"
+#include "crucible/ops/rules/int4_layout.h"
 
 namespace crucible {
 // The family's registration (catalog.cpp calls it): the products here, the quantize and
@@ -18,19 +19,6 @@ void register_float8_quantize_ops(OpRegistry& r);  // quantized_float8.cpp
 }  // namespace crucible
 
 namespace crucible::quantized {
-
-// The number of output columns ATen's CPU int4 kernels pack together: Vectorized<float>::size()
-// * 4 on an AVX-512 build of ATen (the layout `_convert_weight_to_int4pack_for_cpu` writes and
-// `_weight_int4pack_mm_for_cpu` reads there).
-constexpr int64_t kInt4BlockN = 64;
-
-// The byte of the packed [N, K/2] uint8 weight that holds the 4-bit value of (n, k), and
-// whether it is the high nibble.
-struct NibblePlace {
-  int64_t byte;
-  bool high;
-};
-NibblePlace int4_place(int64_t n, int64_t k, int64_t N, int64_t K);
 
 // Shape checks; each returns the output shape and raises ATen's errors.
 Shape weight_int8pack_mm_shape(const Args& args);

@@ -1,24 +1,13 @@
-// Private declarations of the shape family (shape.cpp, shape_samples.cpp): the view
-// references and their sample generators. Internal to libcrucible.
+// Private declarations of the shape family (shape.cpp, shape_samples.cpp): the sample generators
+// of the views (the views themselves: crucible/ops/rules/shape.h). Internal to libcrucible.
 #pragma once
 
 #include <vector>
 
 #include "crucible/ops/op.h"
+#include "crucible/ops/rules/shape.h"
 
 namespace crucible::shape_ops {
-
-// Views computed exactly as ATen's TensorShape.cpp computes their sizes, strides and offsets.
-Tensor squeeze_all(const Tensor& t);
-Tensor squeeze_dims(const Tensor& t, const std::vector<int64_t>& dims);
-Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2);
-Tensor as_strided(const Tensor& t, const Shape& size, const Shape& stride, const Value& offset);
-Tensor slice(const Tensor& t, int64_t dim, const Value& start, const Value& end, int64_t step);
-std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
-std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes,
-                                     int64_t dim);
-std::vector<Tensor> unbind(const Tensor& t, int64_t dim);
-Tensor t_2d(const Tensor& t);
 
 // Correctness and performance samples, one generator per view op (the _copy variants share
 // them).

@@ -9,6 +9,7 @@
 
 #include "crucible/core/value.h"
 #include "crucible/ops/op.h"
+#include "crucible/ops/rules/reduction.h"
 
 namespace crucible::stats {
 
@@ -17,21 +18,6 @@ double round_to(double v, DType t);
 
 // Element `i` (logical index) as a double, for any dtype.
 double element(const Tensor& t, int64_t i);
-
-// An int[1]? / int[]? dim argument: None, a single int or a list.
-std::vector<int64_t> dims_of(const Value& v);
-
-// Which input dims a reduction folds and the shape it produces.
-struct ReducePlan {
-  std::vector<bool> reduced;  // per input dim
-  Shape out_shape;
-  int64_t count = 1;  // input elements per output element
-};
-
-// Normalises `dims` against `self` as ATen's make_dim_mask does: each dim wraps (or raises), a
-// repeated dim raises; an empty list means every dim unless `allow_empty_dims` (then none).
-ReducePlan plan_reduction(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
-                          bool allow_empty_dims = false);
 
 // Visits every input element: fn(output logical index, input logical index).
 template <typename Fn>

@@ -31,22 +31,15 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/upsample.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 
 namespace crucible {
+namespace upsampling {
 namespace {
-
-using namespace samples;  // NOLINT(google-build-using-namespace)
-
-enum class Mode { Nearest, Linear, Cubic };
-
-struct Tap {
-  int64_t src;
-  double w;
-};
 
 int64_t nearest_src(int64_t dst, int64_t in, int64_t out, std::optional<double> scale) {
   if (out == in) return dst;
@@ -60,10 +53,13 @@ int64_t nearest_src(int64_t dst, int64_t in, int64_t out, std::optional<double> 
 double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
-// The taps of every output index along one axis.
-std::vector<std::vector<Tap>> axis_taps(Mode mode, int64_t in, int64_t out, bool align,
-                                        std::optional<double> scale) {
-  std::vector<std::vector<Tap>> taps(static_cast<size_t>(out));
+}  // namespace
+
+AxisTaps axis_taps(Mode mode, int64_t in, int64_t out, bool align, std::optional<double> scale) {
+  AxisTaps t;
+  t.n = mode == Mode::Nearest ? 1 : mode == Mode::Linear ? (out == in ? 1 : 2) : 4;
+  t.src.resize(static_cast<size_t>(out * t.n));
+  t.w.resize(t.src.size());
   double ratio = 0;
   if (align) {
     ratio = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
@@ -72,13 +68,11 @@ std::vector<std::vector<Tap>> axis_taps(Mode mode, int64_t in, int64_t out, bool
         (scale && *scale > 0) ? 1.0 / *scale : static_cast<double>(in) / static_cast<double>(out);
   }
   for (int64_t o = 0; o < out; ++o) {
-    auto& t = taps[o];
-    if (mode == Mode::Nearest) {
-      t.push_back({nearest_src(o, in, out, scale), 1.0});
-      continue;
-    }
-    if (mode == Mode::Linear && out == in) {
-      t.push_back({o, 1.0});
+    int64_t* s = &t.src[o * t.n];
+    double* w = &t.w[o * t.n];
+    if (t.n == 1) {  // nearest, or a linear axis that keeps its size
+      s[0] = mode == Mode::Nearest ? nearest_src(o, in, out, scale) : o;
+      w[0] = 1.0;
       continue;
     }
     double real =
@@ -87,22 +81,23 @@ std::vector<std::vector<Tap>> axis_taps(Mode mode, int64_t in, int64_t out, bool
     const int64_t i0 = std::min(static_cast<int64_t>(std::floor(real)), in - 1);
     const double lam = std::clamp(real - static_cast<double>(i0), 0.0, 1.0);
     if (mode == Mode::Linear) {
-      t.push_back({i0, 1.0 - lam});
-      t.push_back({i0 + (i0 < in - 1 ? 1 : 0), lam});
+      s[0] = i0;
+      w[0] = 1.0 - lam;
+      s[1] = i0 + (i0 < in - 1 ? 1 : 0);
+      w[1] = lam;
     } else {
       constexpr double kA = -0.75;
-      const double w[4] = {cubic2(lam + 1, kA), cubic1(lam, kA), cubic1(1 - lam, kA),
-                           cubic2(2 - lam, kA)};
-      for (int64_t j = 0; j < 4; ++j)
-        t.push_back({std::clamp<int64_t>(i0 - 1 + j, 0, in - 1), w[j]});
+      const double cw[4] = {cubic2(lam + 1, kA), cubic1(lam, kA), cubic1(1 - lam, kA),
+                            cubic2(2 - lam, kA)};
+      for (int64_t j = 0; j < 4; ++j) {
+        s[j] = std::clamp<int64_t>(i0 - 1 + j, 0, in - 1);
+        w[j] = cw[j];
+      }
     }
   }
-  return taps;
+  return t;
 }
 
-std::string sizes_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
-// upsample_2d_common_check.
 void common_check(const std::vector<int64_t>& input_size, const std::vector<int64_t>& out_size) {
   if (out_size.size() != 2) {
     op_error("It is expected output_size equals to 2, but got size " +
@@ -120,12 +115,6 @@ void common_check(const std::vector<int64_t>& input_size, const std::vector<int6
   }
 }
 
-struct Resolved {
-  std::vector<int64_t> out_size;
-  std::optional<double> sh, sw;
-};
-
-// compute_output_size for the .vec overloads.
 Resolved resolve_vec(const std::vector<int64_t>& input_size, const Value& output_size,
                      const Value& scale_factors) {
   const bool has_out = !output_size.is_none(), has_scales = !scale_factors.is_none();
@@ -167,36 +156,15 @@ void check_dtype(DType t, Mode mode, bool backward) {
   nnops::check_floating_dispatch(t, std::string(name) + (backward ? "_backward" : ""));
 }
 
-// The forward's checks; returns the output shape.
-Shape forward_shape(const Tensor& x, Mode mode, const Resolved& r) {
+Shape check_forward(const Tensor& x, Mode mode, const Resolved& r) {
   common_check(x.shape(), r.out_size);
   if (x.numel() == 0 && x.size(1) * x.size(2) * x.size(3) == 0)
     op_error("Non-empty 4D data tensor expected but got a tensor with sizes " +
-             sizes_str(x.shape()));
+             shape_str(x.shape()));
   check_dtype(x.dtype(), mode, false);
   return {x.size(0), x.size(1), r.out_size[0], r.out_size[1]};
 }
 
-Tensor forward(const Tensor& x, Mode mode, const Resolved& r, bool align) {
-  forward_shape(x, mode, r);
-  const int64_t n = x.size(0), c = x.size(1), ih = x.size(2), iw = x.size(3);
-  const int64_t oh = r.out_size[0], ow = r.out_size[1];
-  const auto th = axis_taps(mode, ih, oh, align, r.sh), tw = axis_taps(mode, iw, ow, align, r.sw);
-  Tensor out = Tensor::empty({n, c, oh, ow}, x.dtype());
-  for (int64_t p = 0; p < n * c; ++p) {
-    for (int64_t y = 0; y < oh; ++y) {
-      for (int64_t xo = 0; xo < ow; ++xo) {
-        double acc = 0;
-        for (const Tap& a : th[y])
-          for (const Tap& b : tw[xo]) acc += a.w * b.w * x.get((p * ih + a.src) * iw + b.src);
-        out.set((p * oh + y) * ow + xo, acc);
-      }
-    }
-  }
-  return out;
-}
-
-// The backward's checks (grad_input has shape `in_size`).
 void check_backward(const Tensor& g, Mode mode, const Resolved& r,
                     const std::vector<int64_t>& in_size) {
   common_check(in_size, r.out_size);
@@ -215,41 +183,6 @@ void check_backward(const Tensor& g, Mode mode, const Resolved& r,
   check_dtype(g.dtype(), mode, true);
 }
 
-Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<int64_t>& in_size,
-                bool align) {
-  check_backward(g, mode, r, in_size);
-  const int64_t nc = in_size[0] * in_size[1], ih = in_size[2], iw = in_size[3];
-  const int64_t oh = r.out_size[0], ow = r.out_size[1];
-  const auto th = axis_taps(mode, ih, oh, align, r.sh), tw = axis_taps(mode, iw, ow, align, r.sw);
-  std::vector<double> acc(static_cast<size_t>(nc * ih * iw), 0.0);
-  for (int64_t p = 0; p < nc; ++p)
-    for (int64_t y = 0; y < oh; ++y)
-      for (int64_t xo = 0; xo < ow; ++xo) {
-        const double gv = g.get((p * oh + y) * ow + xo);
-        for (const Tap& a : th[y])
-          for (const Tap& b : tw[xo]) acc[(p * ih + a.src) * iw + b.src] += a.w * b.w * gv;
-      }
-  Tensor out = Tensor::empty(in_size, g.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, acc[i]);
-  return out;
-}
-
-Resolved resolve_default(const Value& out_size, const Value& sh, const Value& sw) {
-  Resolved r;
-  r.out_size = out_size.to_int_list();
-  r.sh = sh.opt_double();
-  r.sw = sw.opt_double();
-  return r;
-}
-
-// The arguments of one call, read by the names of its overload.
-struct Call {
-  std::vector<int64_t> in_size;
-  bool align = false;
-  Resolved r;
-};
-
-// The name of the resampled tensor: grad_output (backward), input (.vec) or self.
 const char* x_name(const Args& a) {
   if (a.has("grad_output")) return "grad_output";
   return a.has("input") ? "input" : "self";
@@ -264,9 +197,68 @@ Call parse_call(const Args& a, Mode mode, bool vec, bool bwd) {
   if (vec) {
     c.r = resolve_vec(c.in_size, out_size, a.value("scale_factors"));
   } else {
-    c.r = resolve_default(out_size, a.value("scales_h"), a.value("scales_w"));
+    c.r.out_size = out_size.to_int_list();
+    c.r.sh = a.opt_real("scales_h");
+    c.r.sw = a.opt_real("scales_w");
   }
   return c;
+}
+
+}  // namespace upsampling
+
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace)
+using upsampling::axis_taps;
+using upsampling::AxisTaps;
+using upsampling::Call;
+using upsampling::check_backward;
+using upsampling::check_forward;
+using upsampling::Mode;
+using upsampling::parse_call;
+using upsampling::Resolved;
+using upsampling::x_name;
+
+Tensor forward(const Tensor& x, Mode mode, const Resolved& r, bool align) {
+  check_forward(x, mode, r);
+  const int64_t n = x.size(0), c = x.size(1), ih = x.size(2), iw = x.size(3);
+  const int64_t oh = r.out_size[0], ow = r.out_size[1];
+  const AxisTaps th = axis_taps(mode, ih, oh, align, r.sh),
+                 tw = axis_taps(mode, iw, ow, align, r.sw);
+  Tensor out = Tensor::empty({n, c, oh, ow}, x.dtype());
+  for (int64_t p = 0; p < n * c; ++p) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        double acc = 0;
+        for (int64_t a = y * th.n; a < (y + 1) * th.n; ++a)
+          for (int64_t b = xo * tw.n; b < (xo + 1) * tw.n; ++b)
+            acc += th.w[a] * tw.w[b] * x.get((p * ih + th.src[a]) * iw + tw.src[b]);
+        out.set((p * oh + y) * ow + xo, acc);
+      }
+    }
+  }
+  return out;
+}
+
+Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<int64_t>& in_size,
+                bool align) {
+  check_backward(g, mode, r, in_size);
+  const int64_t nc = in_size[0] * in_size[1], ih = in_size[2], iw = in_size[3];
+  const int64_t oh = r.out_size[0], ow = r.out_size[1];
+  const AxisTaps th = axis_taps(mode, ih, oh, align, r.sh),
+                 tw = axis_taps(mode, iw, ow, align, r.sw);
+  std::vector<double> acc(static_cast<size_t>(nc * ih * iw), 0.0);
+  for (int64_t p = 0; p < nc; ++p)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        const double gv = g.get((p * oh + y) * ow + xo);
+        for (int64_t a = y * th.n; a < (y + 1) * th.n; ++a)
+          for (int64_t b = xo * tw.n; b < (xo + 1) * tw.n; ++b)
+            acc[(p * ih + th.src[a]) * iw + tw.src[b]] += th.w[a] * tw.w[b] * gv;
+      }
+  Tensor out = Tensor::empty(in_size, g.dtype());
+  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, acc[i]);
+  return out;
 }
 
 RefFn make_ref(Mode mode, bool vec, bool bwd) {
@@ -286,7 +278,7 @@ MetaFn make_meta(Mode mode, bool vec, bool bwd) {
       check_backward(t, mode, c.r, c.in_size);
       return {meta::fresh(c.in_size, t.dtype())};
     }
-    return {meta::fresh(forward_shape(t, mode, c.r), t.dtype())};
+    return {meta::fresh(check_forward(t, mode, c.r), t.dtype())};
   };
 }
 

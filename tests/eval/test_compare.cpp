@@ -232,5 +232,28 @@ TEST(CompareMemory, ALargeTensorIsComparedInBlocksUnderATightDataLimit) {
          "16: the comparison ran out of the data limit";
 }
 
+// Two transposed outputs (alike, dense, not row-major) are read in memory order: the same
+// figures as row-major copies of them, and the mismatch named is the logically first one.
+TEST(CompareOrder, TransposedTensorsGiveTheFiguresOfTheirRowMajorCopies) {
+  Tensor a = Tensor::empty({6, 5, 4}, DType::Float32);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set(i, 0.25 * static_cast<double>(i % 17) - 1.0);
+  Tensor b = a.clone();
+  const Tensor at = a.permute({2, 0, 1}), bt = b.permute({2, 0, 1});
+  // Two mismatches: the later one in memory comes first in bt's logical order.
+  bt.set(1, bt.get(1) + 1.0);    // logical 1 of bt: memory offset 4
+  bt.set(60, bt.get(60) + 2.0);  // logical 60: memory offset 1
+  ASSERT_FALSE(at.is_contiguous());
+  const TensorCheck c = compare_tensors(at, bt, 1.0, "output 0");
+  const TensorCheck d = compare_tensors(at.contiguous(), bt.contiguous(), 1.0, "output 0");
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatches, 2);
+  EXPECT_EQ(c.first_mismatch, 1);
+  EXPECT_EQ(c.reason, d.reason);
+  EXPECT_NE(c.reason.find("first at element 1:"), std::string::npos) << c.reason;
+  EXPECT_DOUBLE_EQ(c.max_abs_err, d.max_abs_err);
+  EXPECT_DOUBLE_EQ(c.max_rel_err, d.max_rel_err);
+  EXPECT_NEAR(c.pcc, d.pcc, 1e-12);
+}
+
 }  // namespace
 }  // namespace crucible

@@ -16,6 +16,7 @@ struct TensorCheck {
   std::string reason;  // empty when passed
   int64_t numel = 0;
   int64_t mismatches = 0;
+  int64_t first_mismatch = -1;  // logical index of the first mismatching element (-1: none)
   double max_abs_err = 0;
   double max_rel_err = 0;
   double max_ulp_err = 0;

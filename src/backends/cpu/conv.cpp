@@ -8,7 +8,8 @@
 //   weight  dW_g   += Y[n, g] @ im2col(X[n, g])^T      (grad_weight)
 // The products run through gemm_f32/gemm_f64 (1x1 kernels with stride 1 and no padding skip
 // im2col); batch items are split over the thread pool. f16/bf16 compute in f32; integers
-// (forward only, as ATen) exactly modulo 2^64 with a plain product, wrapping to the width.
+// (forward only, as ATen) exactly modulo 2^64 with a plain product, wrapping to the width. The
+// argument checks and the geometry are the catalog's (crucible/ops/rules/convolution.h).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -22,122 +23,13 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/convolution.h"
 
 namespace crucible::cpu {
 namespace {
 
-struct Conv {
-  int64_t nsp = 2;
-  std::vector<int64_t> stride, padding, dilation, output_padding;
-  bool transposed = false;
-  int64_t groups = 1;
-  Shape output_shape;
-};
-
-// ATen's convolution argument checks (the catalog reference's order); the output shape.
-Conv check_conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Args& a) {
-  Conv c;
-  c.nsp = weight.dim() - 2;
-  CRUCIBLE_CHECK(c.nsp > 0, "weight should have at least three dimensions");
-  c.transposed = a.flag("transposed");
-  c.groups = a.integer("groups");
-  CRUCIBLE_CHECK(c.groups > 0, "non-positive groups is not supported");
-  const auto n = static_cast<size_t>(c.nsp);
-  c.stride = expand_param(a, "stride", n);
-  c.padding = expand_param(a, "padding", n);
-  c.dilation = expand_param(a, "dilation", n);
-  c.output_padding = expand_param(a, "output_padding", n);
-  for (size_t d = 0; d < n; ++d) {
-    CRUCIBLE_CHECK(c.padding[d] >= 0, "negative padding is not supported");
-    CRUCIBLE_CHECK(c.output_padding[d] >= 0, "negative output_padding is not supported");
-    CRUCIBLE_CHECK(c.stride[d] > 0, "non-positive stride is not supported");
-    CRUCIBLE_CHECK(c.dilation[d] > 0, "dilation should be greater than zero");
-  }
-  const Shape& ws = weight.shape();
-  CRUCIBLE_CHECK(input.dim() == weight.dim(), "Expected " + std::to_string(weight.dim()) +
-                                                  "-dimensional input for weight " + shape_str(ws));
-  CRUCIBLE_CHECK(ws[0] >= c.groups && ws[0] % c.groups == 0,
-                 "Given groups=" + std::to_string(c.groups) +
-                     ", expected weight to be divisible by groups at dimension 0");
-  const int64_t out_channels = c.transposed ? ws[1] * c.groups : ws[0];
-  const int64_t in_channels = c.transposed ? ws[0] : ws[1] * c.groups;
-  CRUCIBLE_CHECK(input.size(1) == in_channels, "expected input" + shape_str(input.shape()) +
-                                                   " to have " + std::to_string(in_channels) +
-                                                   " channels");
-  if (bias.defined()) {
-    CRUCIBLE_CHECK(
-        bias.dim() == 1 && bias.size(0) == out_channels,
-        "expected bias to be 1-dimensional with " + std::to_string(out_channels) + " elements");
-  }
-  c.output_shape = {input.size(0), out_channels};
-  for (size_t d = 0; d < n; ++d) {
-    const int64_t kext = c.dilation[d] * (ws[d + 2] - 1) + 1;
-    const int64_t in = input.size(static_cast<int64_t>(d) + 2);
-    if (!c.transposed) {
-      CRUCIBLE_CHECK(in + 2 * c.padding[d] >= kext,
-                     "Kernel size can't be greater than actual input size");
-      c.output_shape.push_back((in + 2 * c.padding[d] - kext) / c.stride[d] + 1);
-    } else {
-      CRUCIBLE_CHECK(c.output_padding[d] < c.stride[d] || c.output_padding[d] < c.dilation[d],
-                     "output padding must be smaller than either stride or dilation");
-    }
-  }
-  if (c.transposed) {
-    for (size_t d = 0; d < n; ++d) {
-      const int64_t o = (input.size(static_cast<int64_t>(d) + 2) - 1) * c.stride[d] -
-                        2 * c.padding[d] + c.dilation[d] * (ws[d + 2] - 1) + c.output_padding[d] +
-                        1;
-      CRUCIBLE_CHECK(o >= 1, "Output size is too small");
-      c.output_shape.push_back(o);
-    }
-  }
-  return c;
-}
-
-struct Geo {
-  int64_t n = 0, g = 1, cx = 0, cy = 0;
-  int64_t xs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, ks[3] = {1, 1, 1};
-  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
-  int64_t cxg() const { return cx / g; }
-  int64_t cyg() const { return cy / g; }
-  int64_t xsp() const { return xs[0] * xs[1] * xs[2]; }
-  int64_t ysp() const { return ys[0] * ys[1] * ys[2]; }
-  int64_t kvol() const { return ks[0] * ks[1] * ks[2]; }
-  // 1x1 kernel, stride 1, no padding, X and Y of one size: im2col(X) is X itself.
-  bool pointwise() const {
-    for (int d = 0; d < 3; ++d)
-      if (ks[d] != 1 || st[d] != 1 || pd[d] != 0 || xs[d] != ys[d]) return false;
-    return true;
-  }
-};
-
-Geo make_geo(const Conv& c, const Shape& input_shape, const Shape& weight_shape) {
-  Geo q;
-  const Shape& big = c.transposed ? c.output_shape : input_shape;
-  const Shape& small = c.transposed ? input_shape : c.output_shape;
-  q.n = input_shape[0];
-  q.g = c.groups;
-  q.cx = big[1];
-  q.cy = small[1];
-  const int64_t lead = 3 - c.nsp;
-  for (int64_t d = 0; d < c.nsp; ++d) {
-    q.xs[lead + d] = big[d + 2];
-    q.ys[lead + d] = small[d + 2];
-    q.ks[lead + d] = weight_shape[d + 2];
-    q.st[lead + d] = c.stride[d];
-    q.pd[lead + d] = c.padding[d];
-    q.dl[lead + d] = c.dilation[d];
-  }
-  return q;
-}
-
-// The y range [lo, hi) of the last spatial dim whose x = y*s + off lies in [0, xs).
-inline void inner_range(int64_t off, int64_t s, int64_t xs, int64_t ys, int64_t* lo, int64_t* hi) {
-  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  const int64_t top = xs - 1 - off;
-  *hi = top < 0 ? 0 : std::min(ys, top / s + 1);
-  if (*lo > *hi) *lo = *hi;
-}
+using conv::Conv;
+using conv::Geo;
 
 // col[(cxl * kvol + k) * ysp + y] = X[cxl, y*s - p + k*d] (0 outside), for one (n, g).
 template <typename T>
@@ -151,7 +43,7 @@ void im2col(const Geo& q, const T* x, T* col) {
           T* row = col + (cxl * kvol + (kd * q.ks[1] + kh) * q.ks[2] + kw) * ysp;
           const int64_t off = kw * q.dl[2] - q.pd[2], s2 = q.st[2];
           int64_t lo, hi;
-          inner_range(off, s2, q.xs[2], q.ys[2], &lo, &hi);
+          q.last_dim_range(off, &lo, &hi);
           for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
             const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
             for (int64_t yh = 0; yh < q.ys[1]; ++yh) {
@@ -187,22 +79,16 @@ void col2im(const Geo& q, const T* col, T* x) {
           const T* row = col + (cxl * kvol + (kd * q.ks[1] + kh) * q.ks[2] + kw) * ysp;
           const int64_t off = kw * q.dl[2] - q.pd[2], s2 = q.st[2];
           int64_t lo, hi;
-          inner_range(off, s2, q.xs[2], q.ys[2], &lo, &hi);
-          for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
-            const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
-            if (xd < 0 || xd >= q.xs[0]) continue;
-            for (int64_t yh = 0; yh < q.ys[1]; ++yh) {
-              const int64_t xh = yh * q.st[1] - q.pd[1] + kh * q.dl[1];
-              if (xh < 0 || xh >= q.xs[1]) continue;
-              const T* r = row + (yd * q.ys[1] + yh) * q.ys[2];
-              T* xr = xc + (xd * q.xs[1] + xh) * q.xs[2] + off;
-              if (s2 == 1) {
-                for (int64_t o = lo; o < hi; ++o) xr[o] += r[o];
-              } else {
-                for (int64_t o = lo; o < hi; ++o) xr[o * s2] += r[o];
-              }
+          q.last_dim_range(off, &lo, &hi);
+          q.for_each_row(kd, kh, [&](int64_t y_row, int64_t x_row) {
+            const T* r = row + y_row;
+            T* xr = xc + x_row + off;
+            if (s2 == 1) {
+              for (int64_t o = lo; o < hi; ++o) xr[o] += r[o];
+            } else {
+              for (int64_t o = lo; o < hi; ++o) xr[o * s2] += r[o];
             }
-          }
+          });
         }
   }
 }
@@ -246,22 +132,16 @@ __attribute__((optimize("O3"))) void depthwise_gather(const Geo& q, const T* x, 
             const T wv = wk[(kd * q.ks[1] + kh) * q.ks[2] + kw];
             const int64_t off = kw * q.dl[2] - q.pd[2];
             int64_t lo, hi;
-            inner_range(off, s2, q.xs[2], q.ys[2], &lo, &hi);
-            for (int64_t yd = 0; yd < q.ys[0]; ++yd) {
-              const int64_t xd = yd * q.st[0] - q.pd[0] + kd * q.dl[0];
-              if (xd < 0 || xd >= q.xs[0]) continue;
-              for (int64_t yh = 0; yh < q.ys[1]; ++yh) {
-                const int64_t xh = yh * q.st[1] - q.pd[1] + kh * q.dl[1];
-                if (xh < 0 || xh >= q.xs[1]) continue;
-                T* yr = yc + (yd * q.ys[1] + yh) * q.ys[2];
-                const T* xr = xc + (xd * q.xs[1] + xh) * q.xs[2] + off;
-                if (s2 == 1) {
-                  for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o];
-                } else {
-                  for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
-                }
+            q.last_dim_range(off, &lo, &hi);
+            q.for_each_row(kd, kh, [&](int64_t y_row, int64_t x_row) {
+              T* yr = yc + y_row;
+              const T* xr = xc + x_row + off;
+              if (s2 == 1) {
+                for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o];
+              } else {
+                for (int64_t o = lo; o < hi; ++o) yr[o] += wv * xr[o * s2];
               }
-            }
+            });
           }
     }
   });
@@ -353,7 +233,7 @@ T* ptr(const Tensor& t) {
 template <typename T>
 Tensor forward_t(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias,
                  DType work, bool ordered = false) {
-  const Geo q = make_geo(c, input.shape(), weight.shape());
+  const Geo q = conv::make_geo(c);
   const Tensor in = to_work(input, work), w = to_work(weight, work);
   Tensor out = Tensor::zeros(c.output_shape, work);
   if (out.numel() == 0) return out;
@@ -385,13 +265,8 @@ Values convolution_kernel(const OpDef& op, const Values& args) {
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
   const Tensor bias = opt_tensor_arg(a, "bias");
-  const Conv c = check_conv(input, weight, bias, a);
-  CRUCIBLE_CHECK(input.dtype() == weight.dtype(), "Input type and weight type should be the same");
-  CRUCIBLE_CHECK(!bias.defined() || bias.dtype() == input.dtype(),
-                 "Input type and bias type should be the same");
+  const Conv c = conv::convolution_checked(a);
   const DType dt = input.dtype();
-  if (c.transposed && is_integral(dt, true) && dt != DType::Int64)
-    not_implemented_for("slow_conv_transpose2d_out_cpu", dt);
   const bool ordered = is_floating(dt) && any_extreme({&input, &weight, &bias});
   const DType work = ordered ? DType::Float64 : work_dtype(dt);
   Tensor out;
@@ -407,7 +282,7 @@ Values convolution_kernel(const OpDef& op, const Values& args) {
 template <typename T>
 Values backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, const Tensor& weight,
                   const std::vector<bool>& mask, DType work, bool ordered = false) {
-  const Geo q = make_geo(c, input.shape(), weight.shape());
+  const Geo q = conv::make_geo(c);
   const Tensor go = to_work(grad_out, work);
   Values out{Value(), Value(), Value()};
   const DType dt = input.dtype();
@@ -462,17 +337,8 @@ Values convolution_backward_kernel(const OpDef& op, const Values& args) {
   const Tensor& grad_out = a.tensor("grad_output");
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
-  const Conv c = check_conv(input, weight, Tensor(), a);
+  const Conv c = conv::convolution_backward_checked(a);
   const std::vector<bool> mask = a.value("output_mask").bool_list();
-  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
-  CRUCIBLE_CHECK(input.dtype() == weight.dtype(), "Input type and weight type should be the same");
-  CRUCIBLE_CHECK(grad_out.dtype() == input.dtype(),
-                 "grad_output type and input type should be the same");
-  if (!is_floating(input.dtype())) not_implemented_for("slow_conv2d_cpu_grad_input", input.dtype());
-  if (grad_out.shape() != c.output_shape) {
-    op_error("Expected grad_output of size " + shape_str(c.output_shape) + ", but got " +
-             shape_str(grad_out.shape()));
-  }
   const bool ordered = any_extreme({&grad_out, &input, &weight});
   const DType work = ordered ? DType::Float64 : work_dtype(input.dtype());
   if (work == DType::Float64)

@@ -1,12 +1,13 @@
 // The cpu backend's copies and dtype conversions (clone, copy_, _to_copy, lift_fresh_copy) and
 // fill_, through the elementwise engine (identity / fill loops, converting per block); copies
 // from or to a complex dtype through copy_complex.
+#include "crucible/ops/rules/copy.h"
 #include "backends/cpu/copy_complex.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/creation_internal.h"
+#include "crucible/ops/rules/creation.h"
 
 namespace crucible::cpu {
 
@@ -40,11 +41,7 @@ Values clone(const OpDef& op, const Values& args) {
 Values to_copy(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  const DType dt = a.given("dtype") ? a.dtype("dtype") : self.dtype();
-  if (a.given("layout"))
-    CRUCIBLE_CHECK(a.value("layout").to_layout() == Layout::Strided,
-                   "to(options) doesn't support converting to a different layout, but got "
-                   "self.layout being Strided and options.layout set as SparseCoo");
+  const DType dt = copy_ops::to_copy_dtype(a);
   return {Value(copy_as(
       self, dt, creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve)))};
 }
@@ -53,15 +50,7 @@ Values copy_(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
   Tensor src = a.tensor("src");
-  for (int64_t d = 0; d < self.dim(); ++d)
-    CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
-                   "unsupported operation: more than one element of the written-to tensor refers "
-                   "to a single memory location. Please clone() the tensor before performing the "
-                   "operation.");
-  const Shape shape = broadcast_shapes(self.shape(), src.shape());
-  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
-                                            " doesn't match the broadcast shape " +
-                                            shape_str(shape));
+  copy_ops::check_copy_inplace(self, src);
   if (src.overlaps(self) && !(src.data_ptr() == self.data_ptr() && src.strides() == self.strides()))
     src = src.clone();  // read everything before writing
   copy_into(src, self);
@@ -73,16 +62,7 @@ Values copy_(const OpDef& op, const Values& args) {
 Values fill_(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  Scalar s;
-  if (a.value("value").is_tensor()) {
-    const Tensor& v = a.tensor("value");
-    CRUCIBLE_CHECK(v.dim() == 0,
-                   "fill_ only supports 0-dimension value tensor but got tensor with " +
-                       std::to_string(v.dim()) + " dimensions.");
-    s = creation::item_of(v);
-  } else {
-    s = a.scalar("value");
-  }
+  const Scalar s = creation::fill_value(a.value("value"));
   Tensor one = Tensor::empty({}, self.dtype());
   creation::fill_with(one, s);  // raises "value cannot be converted ... without overflow"
   const Tensor ins[] = {one};

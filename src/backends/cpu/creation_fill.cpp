@@ -1,14 +1,13 @@
 // The cpu backend's fill.Scalar / fill.Tensor (empty_like(self).fill_(value)), copy (the
 // functional copy_: a preserve-format clone of self with src broadcast into it) and arange.
 //
-// ATen's rules (as the catalog's creation_fill.cpp states them): the fill value goes through
-// c10's checked conversion into self's dtype; fill.Tensor takes the item() of a 0-d tensor.
-// arange: without a dtype, all-integral bounds give i64, anything else f32; step 0, a sign
+// ATen's rules (as the catalog's creation_fill.cpp states them; the argument checks and arange's
+// length are the shared ones of crucible/ops/rules/creation.h and copy.h): the fill value goes
+// through c10's checked conversion into self's dtype; fill.Tensor takes the item() of a 0-d
+// tensor. arange: without a dtype, all-integral bounds give i64, anything else f32; step 0, a sign
 // mismatch and non-finite bounds raise; integral dtypes count in int64 (the scalars truncated
 // first; i64's length from the truncated integers) and wrap, floating ones compute
 // start + i * step in double and round once; bool is refused.
-#include <cmath>
-#include <string>
 #include <vector>
 
 #include "backends/cpu/parallel.h"
@@ -18,7 +17,8 @@
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
-#include "ops/creation_internal.h"
+#include "crucible/ops/rules/copy.h"
+#include "crucible/ops/rules/creation.h"
 
 namespace crucible::cpu {
 
@@ -47,16 +47,7 @@ Values fill_scalar(const OpDef& op, const Values& args) {
 
 Values fill_tensor(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
-  Scalar s;
-  if (a.value("value").is_scalar()) {
-    s = a.scalar("value");
-  } else {
-    const Tensor& v = a.tensor("value");
-    CRUCIBLE_CHECK(v.dim() == 0,
-                   "fill_ only supports 0-dimension value tensor but got tensor with " +
-                       std::to_string(v.dim()) + " dimensions.");
-    s = creation::item_of(v);
-  }
+  const Scalar s = creation::fill_value(a.value("value"));
   const Tensor out = like_of(a.tensor("self"));
   fill_fresh(out, s);
   return {Value(out)};
@@ -66,31 +57,13 @@ Values copy(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
   const Tensor& src = a.tensor("src");
-  const Shape shape = broadcast_shapes(self.shape(), src.shape());
-  CRUCIBLE_CHECK(shape == self.shape(), "output with shape " + shape_str(self.shape()) +
-                                            " doesn't match the broadcast shape " +
-                                            shape_str(shape));
+  copy_ops::check_broadcasts_to(self, src);
   const Tensor out = like_of(self);
   copy_into(src, out);
   return {Value(out)};
 }
 
 // ---- arange -----------------------------------------------------------------------------------
-
-bool integral_scalar(const Scalar& s) { return s.is_integral() || s.is_bool(); }
-
-double as_double(const Scalar& s) {
-  return s.is_bool() ? (s.to_bool() ? 1.0 : 0.0)
-                     : (s.is_integral() ? static_cast<double>(s.to_int()) : s.to_double());
-}
-
-int64_t as_int(const Scalar& s) {
-  if (!s.is_floating()) return s.is_bool() ? int64_t{s.to_bool()} : s.to_int();
-  const double v = s.to_double();
-  CRUCIBLE_CHECK(std::isfinite(v) && std::fabs(v) < 9.2233720368547758e18,
-                 "value cannot be converted to type int64_t without overflow");
-  return static_cast<int64_t>(v);
-}
 
 // out[i] = convert(value(i)) for every i, typed by out's dtype, produced in parallel chunks.
 template <typename T, typename V, typename C>
@@ -143,41 +116,12 @@ void write_integral(const Tensor& out, int64_t s, int64_t st) {
 }
 
 Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, const Value& dt_v) {
-  const bool all_integral = integral_scalar(start) && integral_scalar(end) && integral_scalar(step);
-  const DType dtype =
-      dt_v.is_none() ? (all_integral ? DType::Int64 : DType::Float32) : dt_v.to_dtype();
-  if (dtype == DType::Bool) not_implemented_for("arange_cpu", DType::Bool);
-  if (is_floating(dtype)) {
-    const double s = as_double(start), e = as_double(end), st = as_double(step);
-    const double size_d = std::ceil((e - s) / st);
-    CRUCIBLE_CHECK(st > 0 || st < 0, "step must be nonzero");
-    CRUCIBLE_CHECK(std::isfinite(s) && std::isfinite(e),
-                   "unsupported range: " + std::to_string(s) + " -> " + std::to_string(e));
-    CRUCIBLE_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
-                   "upper bound and larger bound inconsistent with step sign");
-    CRUCIBLE_CHECK(size_d >= 0 && size_d <= 9.2233720368547758e18,
-                   "invalid size, possible overflow?");
-    const auto n = static_cast<int64_t>(size_d);
-    if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
-    Tensor out = Tensor::uninitialized({n}, dtype);
-    write_floating(out, s, st);
-    return out;
-  }
-  const int64_t s = as_int(start), e = as_int(end), st = as_int(step);
-  CRUCIBLE_CHECK(st != 0, "step must be nonzero");
-  CRUCIBLE_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
-                 "upper bound and larger bound inconsistent with step sign");
-  int64_t n = 0;
-  if (dtype == DType::Int64) {
-    const int64_t sign = st > 0 ? 1 : -1;
-    n = (e - s + st - sign) / st;
-  } else {
-    n = static_cast<int64_t>(std::ceil((as_double(end) - as_double(start)) / as_double(step)));
-  }
-  CRUCIBLE_CHECK(n >= 0, "invalid size, possible overflow?");
-  if (n > (int64_t{1} << 40)) unsupported("arange: more than 2^40 elements");
+  const auto [dtype, n] = creation::arange_spec(start, end, step, dt_v);
   Tensor out = Tensor::uninitialized({n}, dtype);
-  write_integral(out, s, st);
+  if (is_floating(dtype))
+    write_floating(out, creation::arange_double(start), creation::arange_double(step));
+  else
+    write_integral(out, creation::arange_int(start), creation::arange_int(step));
   return out;
 }
 

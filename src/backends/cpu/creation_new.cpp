@@ -5,15 +5,13 @@
 // for the empty* ops. The argument rules (dtype defaults, layouts, ATen's strides for memory
 // formats, c10's checked conversion of the fill value) are the catalog's creation helpers,
 // shared with copy.cpp.
-#include <algorithm>
-#include <string>
 #include <vector>
 
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/creation_internal.h"
+#include "crucible/ops/rules/creation.h"
 
 namespace crucible::cpu {
 
@@ -52,18 +50,8 @@ DType inferred_full_dtype(const Scalar& v) {
 template <Content C>
 Values sized(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
-  const Shape size = a.ints("size");
-  creation::check_layout(a, a.index("layout"));
-  creation::check_sizes(size);
-  const DType dtype = creation::dtype_arg(a, a.index("dtype"), DType::Float32);
-  // zeros and ones have no memory_format argument.
-  const MemoryFormat mf =
-      a.has("memory_format")
-          ? creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Contiguous)
-          : MemoryFormat::Contiguous;
-  const Shape strides = C == Content::Uninitialised ? creation::format_strides(size, mf)
-                                                    : creation::contiguous_strides_aten(size);
-  return {Value(make_filled(size, strides, dtype, C))};
+  const creation::SizedFactory f = creation::sized_factory(a, C == Content::Uninitialised);
+  return {Value(make_filled(f.size, f.strides, f.dtype, C))};
 }
 
 Values strided_empty(const Args& a, DType dflt) {
@@ -71,14 +59,7 @@ Values strided_empty(const Args& a, DType dflt) {
   const Shape stride = a.ints("stride");
   creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  CRUCIBLE_CHECK(size.size() == stride.size(), "dimensionality of sizes (" +
-                                                   std::to_string(size.size()) +
-                                                   ") must match dimensionality of strides (" +
-                                                   std::to_string(stride.size()) + ")");
-  const bool empty = std::count(size.begin(), size.end(), 0) > 0;
-  for (int64_t s : stride)
-    CRUCIBLE_CHECK(empty || s >= 0, "Storage size calculation overflowed with sizes=" +
-                                        shape_str(size) + " and strides=" + shape_str(stride));
+  const bool empty = creation::check_strided(size, stride);
   const DType dtype = creation::dtype_arg(a, a.index("dtype"), dflt);
   if (empty) return {Value(Tensor::uninitialized(size, dtype))};
   return {Value(Tensor::uninitialized_strided(size, stride, dtype))};

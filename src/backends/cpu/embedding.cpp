@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "backends/cpu/nn.h"
@@ -13,18 +12,10 @@
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/embedding.h"
 
 namespace crucible::cpu {
 namespace {
-
-void check_index_dtype(const Tensor& t, const char* arg, int pos, const char* op) {
-  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32) {
-    op_error("Expected tensor for argument #" + std::to_string(pos) + " '" + arg +
-             "' to have one of the following scalar types: Long, Int; but got " +
-             std::string(dtype_code(t.dtype())) + " instead (while checking arguments for " + op +
-             ")");
-  }
-}
 
 // The indices as int64, contiguous.
 std::vector<int64_t> load_indices(const Tensor& t) {
@@ -43,14 +34,11 @@ Values embedding_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& weight = a.tensor("weight");
   const Tensor& indices = a.tensor("indices");
-  CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  check_index_dtype(indices, "indices", 1, "embedding");
+  const Shape out_shape = embedding::embedding_shape(a);
   const int64_t rows = weight.size(0), width = weight.size(1);
   const std::vector<int64_t> idx = load_indices(indices);
   for (int64_t r : idx)
     if (r < 0 || r >= rows) op_error("index out of range in self");
-  Shape out_shape = indices.shape();
-  out_shape.push_back(width);
   Tensor out = Tensor::uninitialized(out_shape, weight.dtype());  // every row is written
   if (out.numel() == 0) return {out};
   const Tensor w = weight.contiguous();
@@ -118,26 +106,16 @@ Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, 
 
 Values dense_backward_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
-  const Tensor& grad = a.tensor("grad_output");
-  const Tensor& indices = a.tensor("indices");
-  const int64_t num_weights = a.integer("num_weights");
-  const int64_t padding_idx = a.integer("padding_idx");
-  const bool scale = a.flag("scale_grad_by_freq");
-  check_index_dtype(indices, "indices", 2, "embedding_backward");
-  CRUCIBLE_CHECK(grad.dim() >= 1, "embedding_backward: grad_output must have at least 1 dim");
-  const int64_t d = grad.size(-1);
-  const int64_t n = indices.numel();
-  CRUCIBLE_CHECK(grad.numel() == n * d, "embedding_backward: grad_output " +
-                                            shape_str(grad.shape()) + " does not match indices " +
-                                            shape_str(indices.shape()));
-  CRUCIBLE_CHECK(num_weights >= 0, "embedding_backward: num_weights must be non-negative");
-  const std::vector<int64_t> idx = load_indices(indices);
-  for (int64_t r : idx)
-    if (r != padding_idx && (r < 0 || r >= num_weights)) op_error("index out of range in self");
+  const embedding::DenseBackwardArgs r = embedding::dense_backward_args(a);
+  const Tensor& grad = r.grad;
+  const int64_t num_weights = r.num_weights, padding_idx = r.padding_idx, d = r.d;
+  const std::vector<int64_t> idx = load_indices(r.indices);
+  for (int64_t i : idx)
+    if (i != padding_idx && (i < 0 || i >= num_weights)) op_error("index out of range in self");
   const DType work = norm_work(grad.dtype());
   Tensor out = work == DType::Float64
-                   ? dense_backward_t<double>(grad, idx, num_weights, d, padding_idx, scale, work)
-                   : dense_backward_t<float>(grad, idx, num_weights, d, padding_idx, scale, work);
+                   ? dense_backward_t<double>(grad, idx, num_weights, d, padding_idx, r.scale, work)
+                   : dense_backward_t<float>(grad, idx, num_weights, d, padding_idx, r.scale, work);
   return {norm_out(out, grad.dtype())};
 }
 

@@ -3,7 +3,8 @@
 // aten._embedding_bag_per_sample_weights_backward.default. Bags are independent and spread over
 // the pool. f32/f16/bf16 sums run in f32 in the vector row kernels (index_rows.h), with the
 // weight rows read in place when the weight is contiguous f32; f64, and calls with extreme
-// values (see nn_util.h), are summed in f64. Checks follow ops/embedding_backward.cpp.
+// values (see nn_util.h), are summed in f64. The argument checks are the shared ones of
+// crucible/ops/rules/embedding.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -18,17 +19,10 @@
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/embedding.h"
 
 namespace crucible::cpu {
 namespace {
-
-void check_index_dtype(const Tensor& t, const char* arg, int pos, const char* op) {
-  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32)
-    op_error("Expected tensor for argument #" + std::to_string(pos) + " '" + arg +
-             "' to have one of the following scalar types: Long, Int; but got torch." +
-             std::string(dtype_scalar_type_name(t.dtype())) +
-             "Tensor instead (while checking arguments for " + op + ")");
-}
 
 // Whether a 2-d tensor holds an extreme value (see nn_util.h), looking only at its rows when
 // they are contiguous: a row view of a much larger tensor scans its rows, not the storage
@@ -113,44 +107,14 @@ Values embedding_bag_kernel(const OpDef& op, const Values& args) {
   const Tensor& weight = a.tensor("weight");
   const Tensor& indices_in = a.tensor("indices");
   const Tensor& offsets = a.tensor("offsets");
-  const int64_t mode = a.integer("mode");
   const Tensor psw_in = a.given("per_sample_weights") ? a.tensor("per_sample_weights") : Tensor();
-  const bool include_last = a.flag("include_last_offset");
   const int64_t padding_idx = a.integer("padding_idx");
-  CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  check_index_dtype(indices_in, "indices", 1, "embedding_bag");
-  check_index_dtype(offsets, "offsets", 1, "embedding_bag");
-  CRUCIBLE_CHECK(offsets.dim() == 1, "offsets has to be a 1D Tensor, but got Tensor of dimension " +
-                                         std::to_string(offsets.dim()));
-  CRUCIBLE_CHECK(mode >= 0 && mode <= 2, "mode has to be one of sum, mean or max");
-  const int64_t n = indices_in.numel();
-  if (psw_in.defined()) {
-    if (mode != 0)
-      op_error(std::string("embedding_bag: per_sample_weights was not None. per_sample_weights "
-                           "is only supported for mode='sum' (got mode='") +
-               (mode == 1 ? "mean" : "max") +
-               "'). Please open a feature request on the Pytorch GitHub.");
-    CRUCIBLE_CHECK(psw_in.dtype() == weight.dtype(),
-                   "embedding_bag: per_sample_weights must have the weight's dtype");
-    CRUCIBLE_CHECK(psw_in.numel() == n,
-                   "embedding_bag: per_sample_weights must have one weight per index");
-  }
-  const int64_t num_bags = offsets.size(0) - (include_last ? 1 : 0);
-  CRUCIBLE_CHECK(num_bags >= 0, "embedding_bag: include_last_offset needs at least one offset");
+  const embedding::BagSpec spec = embedding::embedding_bag_spec(a);
+  const int64_t n = spec.n, num_bags = spec.num_bags, mode = spec.mode;
   const IndexValues idx(indices_in);
   const IndexValues off(offsets);
   const int64_t noff = offsets.size(0);
-  if (noff > 0 && off[0] != 0)
-    op_error(
-        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-        "from position 0. However, got " +
-        std::to_string(off[0]));
-  for (int64_t b = 0; b < noff; ++b) {
-    if (off[b] > n)
-      op_error("offsets[-1] can not be greater than input's length " + std::to_string(n) +
-               ", but got " + std::to_string(off[b]));
-    if (b > 0 && off[b] < off[b - 1]) op_error("embedding_bag: offsets must be non-decreasing");
-  }
+  embedding::check_bag_offsets({off.data(), static_cast<size_t>(noff)}, n);
   const int64_t rows_n = weight.size(0), d = weight.size(1);
   // Every index inside a bag must be a row (indices after the last bag are not read).
   const int64_t end_all = num_bags == 0 ? 0 : (num_bags < noff ? off[num_bags] : n);
@@ -229,24 +193,12 @@ Values embedding_bag_kernel(const OpDef& op, const Values& args) {
 // padding_idx): out[i] = dot(grad[offset2bag[i]], weight[indices[i]]), 0 at padding.
 Values psw_backward_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
-  const Tensor& grad = a.tensor("grad");
-  const Tensor& weight = a.tensor("weight");
-  const Tensor& indices = a.tensor("indices");
-  const Tensor& offset2bag = a.tensor("offset2bag");
-  const int64_t mode = a.integer("mode");
-  const int64_t padding_idx = a.integer("padding_idx");
-  CRUCIBLE_CHECK(mode == 0,
-                 "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
-  CRUCIBLE_CHECK(grad.dim() == 2, "grad must be 2-D");
-  CRUCIBLE_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  CRUCIBLE_CHECK(grad.size(1) == weight.size(1),
-                 "grad and weight must have the same embedding size");
-  check_index_dtype(indices, "indices", 3, "_embedding_bag_per_sample_weights_backward");
-  CRUCIBLE_CHECK(indices.dim() == 1, "indices must be 1-D");
-  CRUCIBLE_CHECK(offset2bag.numel() == indices.numel(), "offset2bag must have one entry per index");
-  const int64_t n = indices.numel(), d = weight.size(1);
-  const IndexValues idx(indices);
-  const IndexValues bag(offset2bag.reshape({-1}));
+  const embedding::PswBackwardArgs checked = embedding::psw_backward_args(a);
+  const Tensor& grad = checked.grad;
+  const Tensor& weight = checked.weight;
+  const int64_t n = checked.n, d = checked.d, padding_idx = checked.padding_idx;
+  const IndexValues idx(checked.indices);
+  const IndexValues bag(checked.offset2bag.reshape({-1}));
   // Entry i's weight row and bag, checked; a padded entry reads row 0 of bag 0 (any row in
   // range) and its result is zeroed afterwards.
   const int64_t w_rows = weight.size(0), g_rows = grad.size(0);

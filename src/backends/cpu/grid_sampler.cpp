@@ -20,69 +20,24 @@
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/grid_sampler.h"
 
 namespace crucible::cpu {
 namespace {
 
-enum : int64_t { kBilinear = 0, kNearest = 1, kBicubic = 2 };
-enum : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
-
-// A source coordinate and its derivative with respect to the grid coordinate.
-struct Coord {
-  double v, grad;
-};
-
-Coord unnormalize(double c, int64_t size, bool align) {
-  const auto s = static_cast<double>(size);
-  if (align) return {(c + 1) / 2 * (s - 1), (s - 1) / 2};
-  return {((c + 1) * s - 1) / 2, s / 2};
-}
-
-Coord clip(Coord c, int64_t size) {
-  const auto hi = static_cast<double>(size - 1);
-  if (c.v <= 0) return {0.0, 0.0};
-  if (c.v >= hi) return {hi, 0.0};
-  return c;
-}
-
-// Reflection about twice_low / 2 and twice_high / 2; the derivative flips with each reflection.
-Coord reflect(Coord c, double twice_low, double twice_high) {
-  if (twice_low == twice_high) return {0.0, 0.0};
-  double g = c.grad;
-  const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
-  double in = c.v - lo;
-  if (in < 0) {
-    g = -g;
-    in = -in;
-  }
-  const double extra = std::fmod(in, span);
-  const double flips = std::floor(in / span);  // parity only (it may exceed int64's range)
-  if (!std::isfinite(flips) || std::fmod(flips, 2.0) == 0) return {extra + lo, g};
-  return {span - extra + lo, -g};
-}
-
-Coord pad(Coord c, int64_t size, int64_t padding, bool align) {
-  if (padding == kBorder) return clip(c, size);
-  if (padding == kReflection) {
-    const auto s = static_cast<double>(size);
-    c = align ? reflect(c, 0, 2 * (s - 1)) : reflect(c, -1, 2 * s - 1);
-    return clip(c, size);
-  }
-  return c;
-}
+using grid::apply_padding;
+using grid::Coord;
+using grid::cubic_weights;
+using grid::CubicWeights;
+using grid::kBicubic;
+using grid::kNearest;
+using grid::unnormalize;
 
 // A source position as an index; NaN and values beyond int64's range give -1, which the bounds
 // check drops.
 inline int64_t to_index(double v) {
   return v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : -1;
 }
-
-// The cubic convolution weights (A = -0.75) and their derivatives.
-constexpr double kA = -0.75;
-double cc1(double x) { return ((kA + 2) * x - (kA + 3)) * x * x + 1; }
-double cc2(double x) { return ((kA * x - 5 * kA) * x + 8 * kA) * x - 4 * kA; }
-double dcc1(double x) { return 3 * (kA + 2) * x * x - 2 * (kA + 3) * x; }
-double dcc2(double x) { return 3 * kA * x * x - 10 * kA * x + 8 * kA; }
 
 // The in-bounds taps of one grid point: offsets y * w + x, weights and weight derivatives
 // with respect to the source x and y; mx, my: d source / d grid.
@@ -113,23 +68,20 @@ void taps_at(double gx, double gy, const Geometry& g, Taps& t) {
     t.mx = cx.grad;
     t.my = cy.grad;
     const double fx = std::floor(cx.v), fy = std::floor(cy.v);
-    const double tx = cx.v - fx, ty = cy.v - fy;
-    const double wx[4] = {cc2(tx + 1), cc1(tx), cc1(1 - tx), cc2(2 - tx)};
-    const double dwx[4] = {dcc2(tx + 1), dcc1(tx), -dcc1(1 - tx), -dcc2(2 - tx)};
-    const double wy[4] = {cc2(ty + 1), cc1(ty), cc1(1 - ty), cc2(2 - ty)};
-    const double dwy[4] = {dcc2(ty + 1), dcc1(ty), -dcc1(1 - ty), -dcc2(2 - ty)};
+    const CubicWeights wx = cubic_weights(cx.v - fx), wy = cubic_weights(cy.v - fy);
     int64_t xs[4], ys[4];
     for (int i = 0; i < 4; ++i) {
       // Each tap's coordinate goes through the padding mode.
-      xs[i] = to_index(pad({fx - 1 + i, 1}, g.w, g.padding, g.align).v);
-      ys[i] = to_index(pad({fy - 1 + i, 1}, g.h, g.padding, g.align).v);
+      xs[i] = to_index(apply_padding({fx - 1 + i, 1}, g.w, g.padding, g.align).v);
+      ys[i] = to_index(apply_padding({fy - 1 + i, 1}, g.h, g.padding, g.align).v);
     }
     for (int j = 0; j < 4; ++j)
-      for (int i = 0; i < 4; ++i) add(ys[j], xs[i], wx[i] * wy[j], dwx[i] * wy[j], wx[i] * dwy[j]);
+      for (int i = 0; i < 4; ++i)
+        add(ys[j], xs[i], wx.w[i] * wy.w[j], wx.dw[i] * wy.w[j], wx.w[i] * wy.dw[j]);
     return;
   }
-  const Coord cx = pad(unnormalize(gx, g.w, g.align), g.w, g.padding, g.align);
-  const Coord cy = pad(unnormalize(gy, g.h, g.align), g.h, g.padding, g.align);
+  const Coord cx = apply_padding(unnormalize(gx, g.w, g.align), g.w, g.padding, g.align);
+  const Coord cy = apply_padding(unnormalize(gy, g.h, g.align), g.h, g.padding, g.align);
   t.mx = cx.grad;
   t.my = cy.grad;
   if (g.interp == kNearest) {

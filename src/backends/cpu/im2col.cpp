@@ -4,7 +4,8 @@
 // along its faster axis, a shifted strided copy with zeros where the window leaves the input:
 // the in-range interval is computed once per row. col2im sums each (n, c) plane's kh * kw
 // contributions into a plane buffer (f32 for f16/bf16/f32, f64 for f64 and for calls with
-// extreme values, see nn_util.h), planes spread over the pool. Checks follow ops/im2col.cpp.
+// extreme values, see nn_util.h), planes spread over the pool. The checks are the catalog's
+// (crucible/ops/rules/im2col.h).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -18,56 +19,12 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/im2col.h"
 
 namespace crucible::cpu {
 namespace {
 
-struct Pair {
-  int64_t h = 0, w = 0;
-};
-
-Pair pair_arg(const Value& v, const char* name) {
-  const std::vector<int64_t> l = v.to_int_list();
-  if (l.size() != 2)
-    op_error(std::string("It is expected ") + name + " equals to 2, but got size " +
-             std::to_string(l.size()));
-  return {l[0], l[1]};
-}
-
-std::string pair_str(Pair p) {
-  return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")";
-}
-
-struct Blocks {
-  Pair kernel, dilation, padding, stride;
-};
-
-Blocks check_blocks(const Value& k, const Value& d, const Value& p, const Value& s) {
-  Blocks b{pair_arg(k, "kernel_size"), pair_arg(d, "dilation"), pair_arg(p, "padding"),
-           pair_arg(s, "stride")};
-  if (b.kernel.h <= 0 || b.kernel.w <= 0)
-    op_error("kernel size should be greater than zero, but got kernel_height: " +
-             std::to_string(b.kernel.h) + " kernel_width: " + std::to_string(b.kernel.w));
-  if (b.dilation.h <= 0 || b.dilation.w <= 0)
-    op_error("dilation should be greater than zero, but got dilation_height: " +
-             std::to_string(b.dilation.h) + " dilation_width: " + std::to_string(b.dilation.w));
-  if (b.padding.h < 0 || b.padding.w < 0)
-    op_error("padding should be non-negative, but got pad_height: " + std::to_string(b.padding.h) +
-             " pad_width: " + std::to_string(b.padding.w));
-  if (b.stride.h <= 0 || b.stride.w <= 0)
-    op_error("stride should be greater than zero, but got stride_height: " +
-             std::to_string(b.stride.h) + " stride_width: " + std::to_string(b.stride.w));
-  return b;
-}
-
-int64_t n_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
-  return (n + 2 * p - (d * (k - 1) + 1)) / s + 1;
-}
-
-void check_dtype(DType t, const char* kernel) {
-  if (!is_floating(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2)
-    not_implemented_for(kernel, t);
-}
+using im2col::Blocks;
 
 // The positions o in [0, count) with 0 <= o * step + off < size, as [lo, hi).
 struct Range {
@@ -92,12 +49,11 @@ void strided_copy(T* dst, const T* src, int64_t step, int64_t count) {
   for (int64_t o = 0; o < count; ++o) dst[o] = src[o * step];
 }
 
-// The geometry shared by both directions: image [n, c, h, w] at strides `is`, columns
-// [n, c * kh * kw, oh * ow] at strides `cs`.
-struct Geometry {
-  int64_t n = 1, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+// The geometry shared by both directions (the catalog's checked geometry): image [n, c, h, w]
+// at strides `is`, columns [n, c * kh * kw, oh * ow] at strides `cs`.
+struct Geometry : im2col::Unfold {
+  explicit Geometry(const im2col::Unfold& u) : im2col::Unfold(u) {}
   int64_t is[4] = {}, cs[3] = {};
-  Blocks b;
 };
 
 template <typename T>
@@ -145,36 +101,11 @@ void im2col_t(const T* in, T* out, const Geometry& g) {
 Values im2col_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  const Blocks b = check_blocks(a.value("kernel_size"), a.value("dilation"), a.value("padding"),
-                                a.value("stride"));
+  Geometry g(im2col::im2col_plan(a));
   const bool batched = self.dim() == 4;
-  const bool ok = (self.dim() == 3 || self.dim() == 4) && self.size(-3) != 0 &&
-                  self.size(-2) != 0 && self.size(-1) != 0;
-  if (!ok)
-    op_error(
-        "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
-        "dimensions for input, but got: " +
-        shape_str(self.shape()));
-  Geometry g;
-  g.b = b;
-  g.n = batched ? self.size(0) : 1;
-  g.c = self.size(-3);
-  g.h = self.size(-2);
-  g.w = self.size(-1);
-  g.oh = n_blocks(g.h, b.kernel.h, b.dilation.h, b.padding.h, b.stride.h);
-  g.ow = n_blocks(g.w, b.kernel.w, b.dilation.w, b.padding.w, b.stride.w);
-  if (g.oh < 1 || g.ow < 1)
-    op_error("Given input with spatial size (" + std::to_string(g.h) + ", " + std::to_string(g.w) +
-             "), kernel_size=" + pair_str(b.kernel) + ", dilation=" + pair_str(b.dilation) +
-             ", padding=" + pair_str(b.padding) +
-             ", calculated shape of the array of sliding blocks as (" + std::to_string(g.oh) +
-             ", " + std::to_string(g.ow) + "), but its components must be at least one.");
-  check_dtype(self.dtype(), "im2col_out_cpu");
   for (int64_t d = 0; d < 4; ++d)
     g.is[d] = batched ? self.stride(d) : (d == 0 ? 0 : self.stride(d - 1));
-  Shape out_shape{g.c * b.kernel.h * b.kernel.w, g.oh * g.ow};
-  if (batched) out_shape.insert(out_shape.begin(), g.n);
-  Tensor out = Tensor::uninitialized(out_shape, self.dtype());
+  Tensor out = Tensor::uninitialized(g.out_shape, self.dtype());
   if (out.numel() == 0) return {out};
   switch (self.itemsize()) {
     case 2:
@@ -259,50 +190,15 @@ bool col2im_t(const S* cols, W* out, const Geometry& g, DType src_dtype) {
   return extreme;
 }
 
-// col2im of `self` into output_size `size` (also im2col_backward).
-Tensor fold(const Tensor& self, Pair size, const Blocks& b) {
+// col2im of `input_name` into the image size `size_name` (col2im and im2col_backward).
+Tensor fold(const Args& a, const char* input_name, const char* size_name) {
+  const Tensor& self = a.tensor(input_name);
+  Geometry g(im2col::fold_plan(a, input_name, size_name));
   const bool batched = self.dim() == 3;
-  const bool ok = (self.dim() == 2 || self.dim() == 3) && self.size(-2) != 0 && self.size(-1) != 0;
-  if (!ok)
-    op_error(
-        "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
-        "dimensions for input, but got: " +
-        shape_str(self.shape()));
-  const int64_t kk = b.kernel.h * b.kernel.w;
-  const int64_t rows = self.size(-2), l = self.size(-1);
-  if (rows % kk != 0)
-    op_error(
-        "Expected size of input's dimension 1 to be divisible by the product of "
-        "kernel_size, but got input.size(1)=" +
-        std::to_string(rows) + " and kernel_size=" + pair_str(b.kernel) + ".");
-  Geometry g;
-  g.b = b;
-  g.oh = n_blocks(size.h, b.kernel.h, b.dilation.h, b.padding.h, b.stride.h);
-  g.ow = n_blocks(size.w, b.kernel.w, b.dilation.w, b.padding.w, b.stride.w);
-  const std::string geometry =
-      "Given output_size=" + pair_str(size) + ", kernel_size=" + pair_str(b.kernel) +
-      ", dilation=" + pair_str(b.dilation) + ", padding=" + pair_str(b.padding) +
-      ", stride=" + pair_str(b.stride);
-  if (l != g.oh * g.ow)
-    op_error(geometry +
-             ", expected size of input's dimension 2 to match the calculated number of sliding "
-             "blocks " +
-             std::to_string(g.oh) + " * " + std::to_string(g.ow) + " = " +
-             std::to_string(g.oh * g.ow) + ", but got input.size(2)=" + std::to_string(l) + ".");
-  if (g.oh < 1 || g.ow < 1)
-    op_error(geometry + ", calculated shape of the array of sliding blocks as (" +
-             std::to_string(g.oh) + ", " + std::to_string(g.ow) +
-             "), which is too small (non-positive)");
-  check_dtype(self.dtype(), "col2im_out_cpu");
-  g.n = batched ? self.size(0) : 1;
-  g.c = rows / kk;
-  g.h = size.h;
-  g.w = size.w;
   g.cs[0] = batched ? self.stride(0) : 0;
   g.cs[1] = self.stride(-2);
   g.cs[2] = self.stride(-1);
-  Shape out_shape{g.c, g.h, g.w};
-  if (batched) out_shape.insert(out_shape.begin(), g.n);
+  const Shape& out_shape = g.out_shape;
   const DType dt = self.dtype();
   if (numel_of(out_shape) == 0) return Tensor::uninitialized(out_shape, dt);
   if (dt != DType::Float64) {
@@ -326,18 +222,12 @@ Tensor fold(const Tensor& self, Pair size, const Blocks& b) {
 
 Values col2im_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
-  const Pair size = pair_arg(a.value("output_size"), "output_size");
-  const Blocks b = check_blocks(a.value("kernel_size"), a.value("dilation"), a.value("padding"),
-                                a.value("stride"));
-  return {fold(a.tensor("self"), size, b)};
+  return {fold(a, "self", "output_size")};
 }
 
 Values im2col_backward_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
-  const Pair size = pair_arg(a.value("input_size"), "input_size");
-  const Blocks b = check_blocks(a.value("kernel_size"), a.value("dilation"), a.value("padding"),
-                                a.value("stride"));
-  return {fold(a.tensor("grad_output"), size, b)};
+  return {fold(a, "grad_output", "input_size")};
 }
 
 std::vector<DType> every_dtype() {

@@ -1,14 +1,14 @@
 // The `cpu` backend's indexing along a dim: index_select and gather (row or element copies at
 // the input's own strides, any dtype), scatter_add and index_add (accumulating: integers and
 // bool exactly in int64, floating values in f32, or f64 for f64 and for calls with extreme
-// values). Checks follow the catalog's reference (ops/indexing.cpp, ops/indexing_select.cpp).
+// values). The argument checks are crucible/ops/rules/indexing.h's; the index values are checked
+// here as they are used.
 // index.Tensor and index_put are in index_tensor.cpp and index_put.cpp.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "backends/cpu/index_rows.h"
@@ -19,15 +19,10 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/indexing.h"
 
 namespace crucible::cpu {
 namespace {
-
-void check_vector_index(const Tensor& index, const std::string& op) {
-  if (index.dim() > 1) op_error(op + "(): Index is supposed to be a vector");
-  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
-    op_error(op + "(): Expected dtype int32 or int64 for index");
-}
 
 void check_range(const int64_t* idx, int64_t n, int64_t size) {
   bool bad = false;
@@ -79,21 +74,16 @@ std::vector<int64_t> outer_offsets(const Tensor& t, int64_t dim) {
 Values index_select_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const Tensor& index = a.tensor("index");
-  check_vector_index(index, "index_select");
+  const Shape shape = indexing::index_select_shape(self, a.integer("dim"), index);
   const IndexValues idx(index);
   const int64_t n = index.numel();
   if (self.dim() == 0) {
-    if (n != 1)
-      op_error("index_select(): Index to scalar can have only 1 value, got " + std::to_string(n) +
-               " value(s)");
     check_range(idx.data(), 1, 1);
     return {fresh_copy(self, self.dtype())};
   }
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   check_range(idx.data(), n, self.size(dim));
-  Shape shape = self.shape();
-  shape[dim] = n;
   Tensor out = Tensor::uninitialized(shape, self.dtype());
   if (out.numel() == 0) return {out};
   // Rows are read at self's strides when its inner dims are one contiguous run.
@@ -127,30 +117,6 @@ Values index_select_kernel(const OpDef& op, const Values& args) {
                  }
                });
   return {out};
-}
-
-void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index, const char* op,
-                         const Tensor* src) {
-  if (index.dtype() != DType::Int64)
-    op_error(std::string(op) + "(): Expected dtype int64 for index");
-  if (index.numel() == 0) return;
-  if (ndim_or_1(index) != ndim_or_1(self))
-    op_error(std::string("Index tensor must have the same number of dimensions as ") +
-             (src ? "self" : "input") + " tensor");
-  if (src && ndim_or_1(index) != ndim_or_1(*src))
-    op_error("Index tensor must have the same number of dimensions as src tensor");
-  for (int64_t d = 0; d < ndim_or_1(self); ++d) {
-    const bool bad_self = d != dim && size_or_1(index, d) > size_or_1(self, d);
-    const bool bad_src = src && size_or_1(index, d) > size_or_1(*src, d);
-    if (!bad_self && !bad_src) continue;
-    if (src)
-      op_error("Expected index " + shape_str(index.shape()) + " to be smaller than self " +
-               shape_str(self.shape()) + " apart from dimension " + std::to_string(dim) +
-               " and to be smaller size than src " + shape_str(src->shape()));
-    op_error("Size does not match at dimension " + std::to_string(d) + " expected index " +
-             shape_str(index.shape()) + " to be smaller than self " + shape_str(self.shape()) +
-             " apart from dimension " + std::to_string(dim));
-  }
 }
 
 // One row of a gather: dst[k] = src[ra + k * sl + idx[k] * sd] (sl = 0 when the row runs
@@ -188,7 +154,7 @@ Values gather_kernel(const OpDef& op, const Values& args) {
   const Tensor& self = a.tensor("self");
   const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const Tensor& index = a.tensor("index");
-  check_gather_shapes(self, dim, index, "gather", nullptr);
+  indexing::check_gather_shapes(self, dim, index, "gather", nullptr);
   Tensor out = Tensor::uninitialized(index.shape(), self.dtype());
   if (out.numel() == 0) return {out};
   const IndexValues idx(index);
@@ -296,12 +262,9 @@ bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, con
 Values scatter_add_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const Tensor& index = a.tensor("index");
   const Tensor& src = a.tensor("src");
-  check_gather_shapes(self, dim, index, "scatter_add", &src);
-  if (src.dtype() != self.dtype())
-    op_error("scatter_add(): Expected self.dtype to be equal to src.dtype");
+  const int64_t dim = indexing::check_scatter(self, a.integer("dim"), index, &src, "scatter_add");
   const IndexValues idx(index);
   const int64_t bound = size_or_1(self, dim);
   DType work = accumulate_work(self.dtype());
@@ -393,26 +356,10 @@ Tensor f32_copy_checked(const Tensor& self, bool* extreme) {
 Values index_add_kernel(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const Tensor& index = a.tensor("index");
   const Tensor& source = a.tensor("source");
   const Value& alpha = a.value("alpha");
-  check_vector_index(index, "index_add_");
-  if (source.dtype() != self.dtype())
-    op_error("index_add_(): self (" + scalar_type_name(self.dtype()) + ") and source (" +
-             scalar_type_name(source.dtype()) + ") must have the same scalar type");
-  const int64_t src_dim_size = source.dim() == 0 ? 1 : source.size(dim < source.dim() ? dim : 0);
-  if (index.numel() != src_dim_size)
-    op_error("index_add_(): Number of indices (" + std::to_string(index.numel()) +
-             ") should be equal to source.size(dim) (" + std::to_string(src_dim_size) + ")");
-  bool shape_ok = std::max<int64_t>(source.dim(), 1) == std::max<int64_t>(self.dim(), 1);
-  for (int64_t d = 0; shape_ok && d < self.dim(); ++d)
-    if (d != dim && self.size(d) != source.size(d)) shape_ok = false;
-  if (!shape_ok)
-    op_error(
-        "index_add_(): source tensor shape must match self tensor shape, excluding the "
-        "specified dimension. Got self.shape = " +
-        shape_str(self.shape()) + " source.shape = " + shape_str(source.shape()));
+  const int64_t dim = indexing::check_index_add(self, a.integer("dim"), index, source);
   const IndexValues idx(index);
   const int64_t n = index.numel();
   check_range(idx.data(), n, self.dim() == 0 ? 1 : self.size(dim));

@@ -16,6 +16,7 @@
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/indexing.h"
 
 namespace crucible::cpu {
 namespace {
@@ -113,20 +114,9 @@ void write(const Tensor& dst, const Tensor& values, const Targets& t) {
 // Writes (or adds) `values` into `dst` (self itself for index_put_, else a copy of self).
 void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Tensor>& indices,
                     const Tensor& values, bool accumulate) {
-  if (values.dtype() != self.dtype())
-    op_error("Index put requires the source and destination dtypes match, got " +
-             std::string(dtype_scalar_type_name(self.dtype())) + " for the destination and " +
-             std::string(dtype_scalar_type_name(values.dtype())) + " for the source.");
+  indexing::check_index_put_dtype(self, values);
   const IndexPlan plan = make_index_plan(self, indices);
-  bool fits = true;
-  try {
-    fits = broadcast_shapes(values.shape(), plan.result) == plan.result;
-  } catch (const Error&) {
-    fits = false;
-  }
-  if (!fits)
-    op_error("shape mismatch: value tensor of shape " + shape_str(values.shape()) +
-             " cannot be broadcast to indexing result of shape " + shape_str(plan.result));
+  indexing::check_index_put_values(values, plan.result);
   if (numel_of(plan.result) == 0) return;
   if (!accumulate) {
     write(dst, values.expand(plan.result), targets(plan, dst, values.expand(plan.result)));

@@ -6,6 +6,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/indexing.h"
 
 namespace crucible::cpu {
 
@@ -141,29 +142,15 @@ IndexPlan make_index_plan(const Tensor& self, const std::vector<Tensor>& indices
       ++consumed;
       continue;
     }
-    const DType t = ix.dtype();
-    if (t == DType::Bool || t == DType::UInt8) {
-      if (consumed + ix.dim() > nd)
-        op_error("too many indices for tensor of dimension " + std::to_string(nd) + " (got " +
-                 std::to_string(consumed + ix.dim()) + ")");
-      for (int64_t k = 0; k < ix.dim(); ++k)
-        if (ix.size(k) != self.size(consumed + k))
-          op_error("The shape of the mask " + shape_str(ix.shape()) + " at index " +
-                   std::to_string(k) + " does not match the shape of the indexed tensor " +
-                   shape_str(self.shape()) + " at index " + std::to_string(consumed + k));
-      if (ix.dim() == 0) unsupported("0-d boolean masks in index");
+    if (indexing::check_index_entry(self, ix, consumed)) {
       for (Tensor& c : mask_coordinates(ix)) per_dim.push_back(std::move(c));
       consumed += ix.dim();
       continue;
     }
-    if (t != DType::Int64 && t != DType::Int32)
-      op_error("tensors used as indices must be long, int, byte or bool tensors");
     per_dim.push_back(ix);
     ++consumed;
   }
-  if (consumed > nd)
-    op_error("too many indices for tensor of dimension " + std::to_string(nd) + " (got " +
-             std::to_string(consumed) + ")");
+  indexing::check_index_count(nd, consumed);
   per_dim.resize(static_cast<size_t>(nd));
   IndexPlan plan;
   bool adjacent = true;

@@ -11,6 +11,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/shape_copy.h"  // copy_into
 #include "crucible/core/tensor.h"
+#include "crucible/ops/rules/indexing.h"
 
 namespace crucible::cpu {
 
@@ -74,9 +75,9 @@ std::vector<int64_t> dims_offsets(const std::vector<int64_t>& dims, const Shape&
                                   const Shape& strides);
 
 // Sizes and strides of a tensor read as at least 1-d (a 0-d tensor as [1]).
-inline int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+using indexing::ndim_or_1;
+using indexing::size_or_1;
 inline int64_t stride_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.stride(d); }
-inline int64_t ndim_or_1(const Tensor& t) { return t.dim() < 1 ? 1 : t.dim(); }
 
 // The positions p of an index tensor of gather/scatter (its shape, a 0-d index as [1]), row by
 // row along the last dim. `a` is addressed at p with p[dim] replaced by the index value, `b` at p

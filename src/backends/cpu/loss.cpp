@@ -26,7 +26,7 @@
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
-#include "ops/nll_loss_internal.h"
+#include "crucible/ops/rules/nll_loss.h"
 
 namespace crucible::cpu {
 namespace {

@@ -4,8 +4,8 @@
 // f32 and the result rounded once), f32 products of up to 16 rows through gemm_small.h. Transposed
 // operands reach BLAS without a copy. bmm and baddbmm split the batch over the thread pool (one
 // BLAS thread each) when there are at least as many batch items as threads. Integer products are
-// exact modulo 2^64 and wrap to the output width, as ATen's integer gemm does. Argument checks
-// follow the catalog's reference.
+// exact modulo 2^64 and wrap to the output width, as ATen's integer gemm does. The argument
+// checks are the shared ones of crucible/ops/rules/matmul.h.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -17,33 +17,11 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/args.h"
+#include "crucible/ops/rules/matmul.h"
 
 namespace crucible::cpu {
 namespace {
-
-std::string mnk(const Tensor& a, const Tensor& b) {
-  return std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) + " and " +
-         std::to_string(b.size(0)) + "x" + std::to_string(b.size(1));
-}
-
-// `self` expanded (ATen's expand_size) to `target`, or an op error as ATen raises it.
-Tensor expand_self(const Tensor& self, const Shape& target) {
-  if (self.dim() > static_cast<int64_t>(target.size())) {
-    op_error("expand(" + self.str() + ", size=" + shape_str(target) +
-             "): the number of sizes provided must be greater or equal to the number of "
-             "dimensions in the tensor");
-  }
-  const int64_t lead = static_cast<int64_t>(target.size()) - self.dim();
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (self.size(d) != target[lead + d] && self.size(d) != 1) {
-      op_error("The expanded size of the tensor (" + std::to_string(target[lead + d]) +
-               ") must match the existing size (" + std::to_string(self.size(d)) +
-               ") at non-singleton dimension " + std::to_string(lead + d) + ".  Target sizes: " +
-               shape_str(target) + ".  Tensor sizes: " + shape_str(self.shape()));
-    }
-  }
-  return self.expand(target);
-}
 
 // Scalars as the integer kernels see them (Scalar::to<int64_t>).
 int64_t int_scalar(const Scalar& s) {
@@ -193,26 +171,14 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
   return out.dtype() == dt ? out : out.to(dt);
 }
 
-void check_same_dtype(DType a, DType b, const char* what) {
-  if (a != b) {
-    op_error(std::string(what) + " must have the same dtype, but got " +
-             std::string(dtype_scalar_type_name(a)) + " and " +
-             std::string(dtype_scalar_type_name(b)));
-  }
-}
-
 Values mm_kernel(const OpDef& op, const Values& call_values) {
   const Args args(call_values, op.schema);
   const Tensor& a = args.tensor("self");
   const Tensor& b = args.tensor("mat2");
-  CRUCIBLE_CHECK(a.dim() == 2, "self must be a matrix");
-  CRUCIBLE_CHECK(b.dim() == 2, "mat2 must be a matrix");
-  if (a.size(1) != b.size(0))
-    op_error("mat1 and mat2 shapes cannot be multiplied (" + mnk(a, b) + ")");
-  check_same_dtype(a.dtype(), b.dtype(), "self and mat2");
+  const Shape out_shape = matmul::mm_shape(args);
   Tensor out =
       product(a.unsqueeze(0), b.unsqueeze(0), Tensor(), Scalar(0.0), Scalar(1.0), a.dtype());
-  return {out.view({a.size(0), b.size(1)})};
+  return {out.view(out_shape)};
 }
 
 Values addmm_kernel(const OpDef& op, const Values& call_values) {
@@ -220,44 +186,19 @@ Values addmm_kernel(const OpDef& op, const Values& call_values) {
   const Tensor& self = args.tensor("self");
   const Tensor& a = args.tensor("mat1");
   const Tensor& b = args.tensor("mat2");
-  check_same_dtype(self.dtype(), b.dtype(), "self and mat2");
-  check_same_dtype(a.dtype(), b.dtype(), "mat1 and mat2");
-  CRUCIBLE_CHECK(a.dim() == 2,
-                 "mat1 must be a matrix, got " + std::to_string(a.dim()) + "-D tensor");
-  CRUCIBLE_CHECK(b.dim() == 2,
-                 "mat2 must be a matrix, got " + std::to_string(b.dim()) + "-D tensor");
-  if (a.size(1) != b.size(0))
-    op_error("mat1 and mat2 shapes cannot be multiplied (" + mnk(a, b) + ")");
+  matmul::addmm_self_shape(args);
   const Shape target{a.size(0), b.size(1)};
-  const Tensor s = expand_self(self, target);
+  const Tensor s = self.expand(target);
   Tensor out = product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.scalar("beta"),
                        args.scalar("alpha"), a.dtype());
   return {out.view(target)};
-}
-
-void check_batches(const Tensor& b1, const Tensor& b2) {
-  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
-  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
-  if (b2.size(0) != b1.size(0) || b2.size(1) != b1.size(2)) {
-    op_error("Expected size for first two dimensions of batch2 tensor to be: [" +
-             std::to_string(b1.size(0)) + ", " + std::to_string(b1.size(2)) + "] but got: [" +
-             std::to_string(b2.size(0)) + ", " + std::to_string(b2.size(1)) + "].");
-  }
-}
-
-void check_batch_dtypes(const Tensor& b1, const Tensor& b2) {
-  if (b1.size(0) * b1.size(1) * b2.size(2) > 0 && b1.size(2) > 0 && b1.dtype() != b2.dtype()) {
-    op_error("expected scalar type " + std::string(dtype_scalar_type_name(b1.dtype())) +
-             " but found " + std::string(dtype_scalar_type_name(b2.dtype())));
-  }
 }
 
 Values bmm_kernel(const OpDef& op, const Values& call_values) {
   const Args args(call_values, op.schema);
   const Tensor& b1 = args.tensor("self");
   const Tensor& b2 = args.tensor("mat2");
-  check_batches(b1, b2);
-  check_batch_dtypes(b1, b2);
+  matmul::bmm_shape(args);
   return {product(b1, b2, Tensor(), Scalar(0.0), Scalar(1.0), b2.dtype())};
 }
 
@@ -266,17 +207,8 @@ Values baddbmm_kernel(const OpDef& op, const Values& call_values) {
   const Tensor& self = args.tensor("self");
   const Tensor& b1 = args.tensor("batch1");
   const Tensor& b2 = args.tensor("batch2");
-  CRUCIBLE_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
-  CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
-  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
-  const Tensor s = expand_self(self, target);
-  if (self.dtype() != b1.dtype()) {
-    op_error("Input dtypes must be the same, got: input " +
-             std::string(dtype_scalar_type_name(self.dtype())) +
-             ", batch1: " + std::string(dtype_scalar_type_name(b1.dtype())));
-  }
-  check_batches(b1, b2);
-  check_batch_dtypes(b1, b2);
+  matmul::baddbmm_self_shape(args);
+  const Tensor s = self.expand({b1.size(0), b1.size(1), b2.size(2)});
   return {product(b1, b2, s, args.scalar("beta"), args.scalar("alpha"), b1.dtype())};
 }
 

@@ -78,18 +78,6 @@ inline Tensor opt_tensor_arg(const Args& args, const char* name) {
   return args.tensor(name);
 }
 
-// The int list argument `name` of `n` values (one value repeated, or exactly n), else an op
-// error.
-inline std::vector<int64_t> expand_param(const Args& args, const char* name, size_t n) {
-  std::vector<int64_t> v = args.ints(name);
-  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
-  if (v.size() != n) {
-    op_error(std::string(name) + " must have " + std::to_string(n) + " elements, got " +
-             std::to_string(v.size()));
-  }
-  return v;
-}
-
 // Whether every floating tensor argument is f16, bf16 or f32; sets `why` otherwise.
 inline bool all_f32_family(const Values& args, std::string* why) {
   for (const Value& v : args) {

@@ -20,7 +20,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/norm_internal.h"
+#include "crucible/ops/rules/norm.h"
 
 namespace crucible::cpu {
 namespace {
@@ -218,20 +218,6 @@ Values layer_norm_backward_kernel(const OpDef& op, const Values& args) {
 
 // ---- group norm ----
 
-bool memory_format_contiguous(const Tensor& t) {
-  if (t.is_contiguous()) return true;
-  if (t.dim() != 4 && t.dim() != 5) return false;
-  std::vector<int64_t> order{0};
-  for (int64_t d = 2; d < t.dim(); ++d) order.push_back(d);
-  order.push_back(1);
-  int64_t expect = 1;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (t.size(*it) != 1 && t.stride(*it) != expect) return false;
-    expect *= t.size(*it);
-  }
-  return true;
-}
-
 struct GroupArgs {
   int64_t n, c, hxw, group;
 };
@@ -298,7 +284,7 @@ Values group_norm_kernel(const OpDef& op, const Values& args) {
   const OptT w = opt(a, "weight"), b = opt(a, "bias");
   const GroupArgs g = check_group(x, w, b, a);
   const double eps = a.real("eps");
-  CRUCIBLE_CHECK(memory_format_contiguous(x),
+  CRUCIBLE_CHECK(nnops::memory_format_contiguous(x),
                  "Expected X.is_contiguous(memory_format) to be true, but got false.");
   CRUCIBLE_CHECK(!w || w->is_contiguous(), "Expected gamma to be contiguous");
   CRUCIBLE_CHECK(!b || b->is_contiguous(), "Expected beta to be contiguous");

@@ -2,8 +2,8 @@
 // .no_stats, _no_training) and native_batch_norm_backward. Channels are split over the thread
 // pool; each channel's statistics are one pass over its N rows of H*W contiguous elements
 // (moments merged row by row), its output a second pass (from L2 when the channel fits).
-// Checks, statistics dtypes and the running-stat update follow the catalog's reference
-// (ops/batch_norm.cpp).
+// Checks, statistics dtypes and the running-stat update are the catalog's
+// (crucible/ops/rules/norm.h).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -19,39 +19,19 @@
 #include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/norm_internal.h"
+#include "crucible/ops/rules/norm.h"
 
 namespace crucible::cpu {
 namespace {
 
 using OptT = std::optional<Tensor>;
 
-struct Layout {
-  int64_t batch = 0, c = 0, inner = 1, n = 0;  // n: elements per channel
-};
-
-Layout layout_of(const Tensor& x) {
-  CRUCIBLE_CHECK(x.dim() >= 2,
-                 "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
-  Layout l;
-  l.batch = x.size(0);
-  l.c = x.size(1);
-  for (int64_t d = 2; d < x.dim(); ++d) l.inner *= x.size(d);
-  l.n = l.batch * l.inner;
-  return l;
-}
-
-void check_numel(const char* name, const OptT& p, int64_t c) {
-  if (p && p->numel() != c) {
-    op_error(std::string(name) + " should contain " + std::to_string(c) + " elements not " +
-             std::to_string(p->numel()));
-  }
-}
+using nnops::BatchLayout;
 
 // Channels per task of the training passes: a tile of channels whose data (`bytes` per
 // element) stays in L2 between the statistics pass and the output pass, visited batch-major
 // (the rows of consecutive channels are adjacent in memory); at least one tile per thread.
-int64_t tile_channels(const Layout& l, size_t bytes) {
+int64_t tile_channels(const BatchLayout& l, size_t bytes) {
   const int64_t per_channel = std::max<int64_t>(1, l.n * static_cast<int64_t>(bytes));
   const int64_t fit = std::max<int64_t>(1, (int64_t{1} << 20) / per_channel);
   const int64_t threads = num_threads();
@@ -69,7 +49,8 @@ std::vector<double> channel_values(const OptT& p, int64_t c, double dflt) {
 template <typename T>
 std::optional<Values> bn_forward_t(const Tensor& input, const OptT& w, const OptT& b,
                                    const OptT& rm, const OptT& rv, bool training, double momentum,
-                                   double eps, DType pdt, const Layout& l, DType work, bool exact) {
+                                   double eps, DType pdt, const BatchLayout& l, DType work,
+                                   bool exact) {
   const Tensor x = norm_in(input, work);
   Tensor y = Tensor::uninitialized(input.shape(), work);
   const std::vector<double> wv = channel_values(w, l.c, 1.0), bv = channel_values(b, l.c, 0.0);
@@ -132,32 +113,14 @@ std::optional<Values> bn_forward_t(const Tensor& input, const OptT& w, const Opt
   Tensor out = norm_out(y, input.dtype());
   if (!training) return Values{out, Tensor::empty({0}, pdt), Tensor::empty({0}, pdt)};
   Tensor save_mean = Tensor::empty({l.c}, pdt), save_invstd = Tensor::empty({l.c}, pdt);
-  for (int64_t f = 0; f < l.c; ++f) {
-    save_mean.set(f, mean[f]);
-    save_invstd.set(f, invstd[f]);
-    if (rm) rm->set(f, momentum * mean[f] + (1 - momentum) * rm->get(f));
-    if (rv) {
-      const double unbiased = var_sum[f] / static_cast<double>(l.n - 1);
-      rv->set(f, momentum * unbiased + (1 - momentum) * rv->get(f));
-    }
-  }
+  nnops::store_batch_stats(save_mean, save_invstd, rm, rv, mean, invstd, var_sum, l.n, momentum);
   return Values{out, save_mean, save_invstd};
 }
 
 Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
                   bool training, double momentum, double eps) {
-  nnops::check_floating_dispatch(x.dtype(), "batch_norm");
-  const Layout l = layout_of(x);
-  const DType pdt = nnops::param_dtype(x, {w, b, rm, rv});
-  check_numel("weight", w, l.c);
-  check_numel("bias", b, l.c);
-  check_numel("running_mean", rm, l.c);
-  check_numel("running_var", rv, l.c);
-  CRUCIBLE_CHECK(training || rm, "running_mean must be defined in evaluation mode");
-  CRUCIBLE_CHECK(training || rv, "running_var must be defined in evaluation mode");
-  CRUCIBLE_CHECK(
-      !training || x.numel() > 0,
-      "input tensor must have at least one element, but got input_sizes = " + shape_str(x.shape()));
+  const DType pdt = nnops::check_batch_norm(x, w, b, rm, rv, training);
+  const BatchLayout l = nnops::batch_layout(x);
   bool force = false;
   for (const OptT& p : {w, b, rm, rv}) force = force || (p && extreme(*p));
   return run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
@@ -190,7 +153,7 @@ std::optional<Values> bn_backward_t(const Tensor& g_in, const Tensor& x_in,
                                     const std::vector<double>& mean,
                                     const std::vector<double>& invstd,
                                     const std::vector<double>& wt, bool train,
-                                    const std::vector<bool>& mask, DType pdt, const Layout& l,
+                                    const std::vector<bool>& mask, DType pdt, const BatchLayout& l,
                                     DType work, bool exact) {
   const Tensor g = norm_in(g_in, work), x = norm_in(x_in, work);
   const T* gp = g.data<T>();
@@ -266,35 +229,15 @@ Values bn_backward_kernel(const OpDef& op, const Values& args) {
              rv = a.opt_tensor("running_var");
   const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
   const bool train = a.flag("train");
-  const double eps = a.real("eps");
   const std::vector<bool> mask = a.value("output_mask").bool_list();
   CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
-  nnops::check_floating_dispatch(x.dtype(), "batch_norm_backward_cpu");
-  const Layout l = layout_of(x);
-  const DType pdt = nnops::backward_param_dtype(x, w, rm, rv, sm, si);
-  CRUCIBLE_CHECK(g.shape() == x.shape(), "grad_out must have the input's shape");
-  CRUCIBLE_CHECK(g.dtype() == x.dtype(), "grad_out must have the input's dtype");
-  check_numel("weight", w, l.c);
-  if (train) {
-    CRUCIBLE_CHECK(sm && si, "save_mean and save_invstd must be defined in training mode");
-    check_numel("save_mean", sm, l.c);
-    check_numel("save_invstd", si, l.c);
-  } else {
-    CRUCIBLE_CHECK(rm, "running_mean must be defined in evaluation mode");
-    CRUCIBLE_CHECK(rv, "running_var must be defined in evaluation mode");
-    check_numel("running_mean", rm, l.c);
-    check_numel("running_var", rv, l.c);
-  }
-  std::vector<double> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c));
-  const std::vector<double> wt = channel_values(w, l.c, 1.0);
-  for (int64_t f = 0; f < l.c; ++f) {
-    mean[f] = train ? sm->get(f) : rm->get(f);
-    invstd[f] = train ? si->get(f) : 1.0 / std::sqrt(rv->get(f) + eps);
-  }
+  const DType pdt = nnops::check_batch_norm_backward(a);
+  const BatchLayout l = nnops::batch_layout(x);
+  const nnops::BatchBackwardStats st = nnops::batch_norm_backward_stats(a, l.c);
   bool force = false;
   for (const OptT& p : {w, rm, rv, sm, si}) force = force || (p && extreme(*p));
   return run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
-    return bn_backward_t<T>(g, x, mean, invstd, wt, train, mask, pdt, l, work, exact);
+    return bn_backward_t<T>(g, x, st.mean, st.invstd, st.weight, train, mask, pdt, l, work, exact);
   });
 }
 

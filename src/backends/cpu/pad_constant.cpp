@@ -5,17 +5,18 @@
 // value where an outer padded dim is outside self; rows are produced in parallel chunks
 // (shape_copy.h). Without padding (crops only) it is a copy of the view.
 //
-// ATen's rules (PadNd.cpp): pad holds (left, right) pairs from the last dim backwards, an even
-// number of at most 2 * dim(); a negative output size raises; the value is converted to self's
-// dtype as fill_ does (a float truncated for integers, != 0 for bool).
+// ATen's rules (PadNd.cpp; the checks are crucible/ops/rules/join.h's): pad holds (left, right)
+// pairs from the last dim backwards, an even number of at most 2 * dim(); a negative output size
+// raises; the value is converted to self's dtype as fill_ does (a float truncated for integers,
+// != 0 for bool).
 #include <algorithm>
-#include <string>
 #include <vector>
 
 #include "backends/cpu/shape_copy.h"
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/join.h"
 
 namespace crucible::cpu {
 
@@ -24,30 +25,9 @@ namespace {
 Values constant_pad_nd(const OpDef& op, const Values& args) {
   const Args a(args, op.schema);
   const Tensor& self = a.tensor("self");
-  const std::vector<int64_t> pad = a.ints("pad");
-  const auto np = static_cast<int64_t>(pad.size());
-  if (np % 2 != 0)
-    op_error("Length of pad must be even but instead it equals " + std::to_string(np));
-  if (np / 2 > self.dim())
-    op_error(
-        "Length of pad should be no more than twice the number of dimensions of the input. "
-        "Pad length is " +
-        std::to_string(np) + "while the input has " + std::to_string(self.dim()) + "dimensions.");
+  std::vector<int64_t> lo;  // padding before each dim of self
+  const Shape shape = join::constant_pad_shape(self, a.ints("pad"), lo);
   const int64_t nd = self.dim();
-  Shape shape = self.shape();
-  std::vector<int64_t> lo(static_cast<size_t>(nd), 0);
-  for (int64_t p = 0; p < np / 2; ++p) {
-    const int64_t d = nd - 1 - p;
-    const int64_t l = pad[2 * p], h = pad[2 * p + 1];
-    const int64_t n = self.shape()[d] + l + h;
-    if (n < 0)
-      op_error("The input size " + std::to_string(self.shape()[d]) + ", plus negative padding " +
-               std::to_string(l) + " and " + std::to_string(h) +
-               " resulted in a negative output size, which is invalid. Check dimension " +
-               std::to_string(d) + " of your input.");
-    shape[d] = n;
-    lo[d] = l;
-  }
   const Value& v = a.value("value");
   const Pattern value = v.kind() == ValueKind::Float
                             ? pattern_of_double(v.to_double(), self.dtype())

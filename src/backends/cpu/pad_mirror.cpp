@@ -25,7 +25,7 @@
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
-#include "ops/norm_internal.h"
+#include "crucible/ops/rules/norm.h"
 
 namespace crucible::cpu {
 

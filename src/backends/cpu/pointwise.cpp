@@ -9,7 +9,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/arithmetic_internal.h"
+#include "crucible/ops/rules/arithmetic.h"
 #include "ops/util.h"
 
 namespace crucible::cpu {

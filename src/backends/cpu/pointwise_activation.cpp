@@ -4,7 +4,7 @@
 #include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/arithmetic_internal.h"
+#include "crucible/ops/rules/arithmetic.h"
 
 namespace crucible::cpu {
 

@@ -16,7 +16,7 @@
 #include "backends/cpu/pointwise_complex.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/arithmetic_internal.h"
+#include "crucible/ops/rules/arithmetic.h"
 
 namespace crucible::cpu {
 namespace {
@@ -75,26 +75,6 @@ void store(char* p, DType dst, DType rt, C v) {
     return;
   }
   store_from_complex(p, dst, v);
-}
-
-// c10::complex's operator*.
-C complex_mul(C x, C y) {
-  return {x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real()};
-}
-
-// c10::complex's operator/ (numpy's scaled division).
-C complex_div(C x, C y) {
-  const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  const double abs_c = std::fabs(c), abs_d = std::fabs(d);
-  if (abs_c >= abs_d) {
-    if (abs_c == 0 && abs_d == 0) return {a / abs_c, b / abs_d};
-    const double rat = d / c;
-    const double scl = 1.0 / (c + d * rat);
-    return {(a + b * rat) * scl, (b - a * rat) * scl};
-  }
-  const double rat = c / d;
-  const double scl = 1.0 / (d + c * rat);
-  return {(a * rat + b) * scl, (b * rat - a) * scl};
 }
 
 // out[i] = f(x[i], y[i]) over the broadcast shape of out, rows of the innermost dim spread over
@@ -172,9 +152,9 @@ Values pw_execute_complex(const OpDef& op, const Values& args, const PwSpec& s, 
       return C{p.real() + al * q.real(), p.imag() + al * q.imag()};
     });
   } else if (s.op == PwOp::Mul) {
-    run_binary(x, y, out, rt, complex_mul);
+    run_binary(x, y, out, rt, arith::complex_mul);
   } else {
-    run_binary(x, y, out, rt, complex_div);
+    run_binary(x, y, out, rt, arith::complex_div);
   }
   return {Value(out)};
 }

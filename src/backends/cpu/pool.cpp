@@ -17,7 +17,7 @@
 #include "backends/cpu/pool_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/pooling_internal.h"
+#include "crucible/ops/rules/pooling.h"
 
 namespace crucible::cpu {
 namespace {

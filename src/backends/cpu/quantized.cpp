@@ -22,7 +22,7 @@
 #include "backends/cpu/quantized_kernels.h"
 #include "backends/cpu/quantized_matmul.h"
 #include "crucible/core/error.h"
-#include "ops/quantized_internal.h"
+#include "crucible/ops/rules/int4_layout.h"
 
 namespace crucible::cpu {
 namespace {

@@ -13,7 +13,7 @@
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/statistics_internal.h"
+#include "crucible/ops/rules/reduction.h"
 
 namespace crucible::cpu {
 namespace {

@@ -15,7 +15,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "ops/statistics_internal.h"
+#include "crucible/ops/rules/reduction.h"
 
 namespace crucible::cpu {
 

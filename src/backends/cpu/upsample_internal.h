@@ -1,5 +1,6 @@
-// Shared by the `cpu` backend's upsampling files (upsample.cpp: arguments, checks and the f64
-// path; upsample_separable.cpp: the f32 separable path; upsample_nearest.cpp: nearest copies).
+// Shared by the `cpu` backend's upsampling files (upsample.cpp: the kernels and the f64 path;
+// upsample_separable.cpp: the f32 separable path; upsample_nearest.cpp: nearest copies). The
+// arguments, checks and taps are the catalog's (crucible/ops/rules/upsample.h).
 #pragma once
 
 #include <cstdint>
@@ -7,21 +8,13 @@
 #include <vector>
 
 #include "crucible/core/tensor.h"
+#include "crucible/ops/rules/upsample.h"
 
 namespace crucible::cpu::upsample {
 
-enum class Mode { Nearest, Linear, Cubic };
-
-// The taps of every output index along one axis: output o reads src[o * n + t] with weight
-// w[o * n + t] for t < n (n = 1 nearest, 2 linear, 4 cubic; 1 for a linear axis whose output
-// size equals its input size), exactly as the reference computes them (ops/upsample.cpp).
-struct AxisTaps {
-  int64_t n = 1;
-  std::vector<int64_t> src;
-  std::vector<double> w;
-};
-
-AxisTaps axis_taps(Mode mode, int64_t in, int64_t out, bool align, std::optional<double> scale);
+using upsampling::axis_taps;
+using upsampling::AxisTaps;
+using upsampling::Mode;
 
 // A call's planes: nc planes of [ih, iw] input and [oh, ow] output; taps along H and W.
 struct Plan {
