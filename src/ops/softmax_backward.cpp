@@ -20,6 +20,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/softmax.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/meta_shapes_nn.h"
@@ -27,38 +28,53 @@
 #include "ops/statistics_internal.h"
 
 namespace crucible {
-namespace {
 
-using namespace samples;
+namespace softmax_rules {
 
-bool supported(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
-}
-
-// The checks of the softmax backwards and their output as a meta tensor.
-Values backward_meta(const Args& a, bool log) {
-  const Tensor& grad = a.tensor("grad_output");
-  const Tensor& output = a.tensor("output");
-  const DType input_dtype = a.dtype("input_dtype");
+BackwardSpec backward_spec(const Tensor& grad, const Tensor& output, int64_t dim,
+                           DType input_dtype) {
   if (grad.shape() != output.shape())
     op_error(
         "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
         "'output'; but " +
         shape_str(grad.shape()) + " does not equal " + shape_str(output.shape()) +
         " (while checking arguments for softmax_backward)");
-  const int64_t dim = wrap_dim(a.integer("dim"), grad.dim());
-  DType out_dt = grad.dtype();
-  if (grad.dtype() == DType::Float32 && input_dtype == DType::Float16) out_dt = DType::Float16;
-  Values out{meta::fresh(grad.shape(), out_dt)};
-  if (output.numel() == 0) return out;
-  const bool last = grad.dim() == 0 || dim == grad.dim() - 1;
-  const std::string kernel =
-      std::string(log ? "log_" : "") +
-      (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl");
-  if (!supported(grad.dtype())) not_implemented_for(kernel, grad.dtype());
-  if (output.dtype() != grad.dtype())
-    op_error("expected scalar type " + scalar_type_name(grad.dtype()) + " but found " +
+  BackwardSpec spec;
+  spec.dim = wrap_dim(dim, grad.dim());
+  spec.dtype = grad.dtype() == DType::Float32 && input_dtype == DType::Float16 ? DType::Float16
+                                                                               : grad.dtype();
+  return spec;
+}
+
+void check_backward_dtypes(const Tensor& grad, const Tensor& output, int64_t dim, bool log) {
+  const DType t = grad.dtype();
+  if (t != DType::Float16 && t != DType::BFloat16 && t != DType::Float32 && t != DType::Float64) {
+    const bool last = grad.dim() == 0 || dim == grad.dim() - 1;
+    not_implemented_for(
+        std::string(log ? "log_" : "") +
+            (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl"),
+        t);
+  }
+  if (output.dtype() != t)
+    op_error("expected scalar type " + scalar_type_name(t) + " but found " +
              scalar_type_name(output.dtype()));
+}
+
+}  // namespace softmax_rules
+
+namespace {
+
+using namespace samples;
+
+// The checks of the softmax backwards and their output as a meta tensor.
+Values backward_meta(const Args& a, bool log) {
+  const Tensor& grad = a.tensor("grad_output");
+  const Tensor& output = a.tensor("output");
+  const softmax_rules::BackwardSpec spec =
+      softmax_rules::backward_spec(grad, output, a.integer("dim"), a.dtype("input_dtype"));
+  Values out{meta::fresh(grad.shape(), spec.dtype)};
+  if (output.numel() == 0) return out;
+  softmax_rules::check_backward_dtypes(grad, output, spec.dim, log);
   return out;
 }
 

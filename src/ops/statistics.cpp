@@ -37,6 +37,46 @@ namespace crucible {
 
 void register_statistics_moment_ops(OpRegistry& r);  // statistics_moments.cpp
 
+namespace stats {
+
+Shape keep_shape(const Tensor& self, int64_t dim, bool keepdim) {
+  Shape s = self.shape();
+  if (self.dim() == 0) return s;
+  if (keepdim)
+    s[static_cast<size_t>(dim)] = 1;
+  else
+    s.erase(s.begin() + dim);
+  return s;
+}
+
+void check_nonempty_dim(const char* name, const Tensor& self, int64_t dim_given, int64_t dim) {
+  if (self.numel() == 0 && self.dim() > 0 && self.size(dim) == 0)
+    op_error(std::string(name) + "(): Expected reduction dim " + std::to_string(dim_given) +
+             " to have non-zero size.");
+}
+
+std::pair<std::optional<int64_t>, Shape> arg_plan(const Tensor& self, std::optional<int64_t> given,
+                                                  bool keepdim, bool want_max) {
+  const char* name = want_max ? "argmax" : "argmin";
+  std::optional<int64_t> dim;
+  if (given) dim = wrap_dim(*given, self.dim());
+  if (self.dtype() == DType::Bool) not_implemented_for(std::string(name) + "_cpu", DType::Bool);
+  if (self.numel() == 0) {
+    if (!dim)
+      op_error(std::string(name) +
+               "(): Expected reduction dim to be specified for input.numel() == 0.");
+    check_nonempty_dim(name, self, *given, *dim);
+  }
+  Shape shape;
+  if (dim)
+    shape = keep_shape(self, *dim, keepdim);
+  else if (keepdim)
+    shape.assign(self.shape().size(), 1);
+  return {dim, shape};
+}
+
+}  // namespace stats
+
 namespace {
 
 using namespace samples;
@@ -64,29 +104,13 @@ std::vector<int64_t> pick_rows(const Tensor& self, const Rows& rows, bool want_m
   return idx;
 }
 
-Shape keep_shape(const Tensor& self, int64_t dim, bool keepdim) {
-  Shape s = self.shape();
-  if (self.dim() == 0) return s;
-  if (keepdim)
-    s[static_cast<size_t>(dim)] = 1;
-  else
-    s.erase(s.begin() + dim);
-  return s;
-}
-
-void check_nonempty_dim(const char* name, const Tensor& self, int64_t dim_given, int64_t dim) {
-  if (self.numel() == 0 && self.dim() > 0 && self.size(dim) == 0)
-    op_error(std::string(name) + "(): Expected reduction dim " + std::to_string(dim_given) +
-             " to have non-zero size.");
-}
-
 // max.dim / min.dim: the checked dim and the output shape.
 std::pair<int64_t, Shape> minmax_dim_plan(const Args& a, bool want_max) {
   const Tensor& self = a.tensor("self");
   const int64_t given = a.integer("dim");
   const int64_t dim = wrap_dim(given, self.dim());
-  check_nonempty_dim(want_max ? "max" : "min", self, given, dim);
-  return {dim, keep_shape(self, dim, a.flag("keepdim"))};
+  stats::check_nonempty_dim(want_max ? "max" : "min", self, given, dim);
+  return {dim, stats::keep_shape(self, dim, a.flag("keepdim"))};
 }
 
 Values minmax_dim_meta(const Args& a, bool want_max) {
@@ -181,36 +205,16 @@ Values amin_ref(const Args& a) {
   return {out};
 }
 
-// argmax/argmin: the checked dim (none: flattened) and the output shape.
-std::pair<std::optional<int64_t>, Shape> arg_plan(const Args& a, bool want_max) {
-  const Tensor& self = a.tensor("self");
-  const char* name = want_max ? "argmax" : "argmin";
-  const std::optional<int64_t> given = a.opt_integer("dim");
-  const bool keepdim = a.flag("keepdim");
-  std::optional<int64_t> dim;
-  if (given) dim = wrap_dim(*given, self.dim());
-  if (self.dtype() == DType::Bool) not_implemented_for(std::string(name) + "_cpu", DType::Bool);
-  if (self.numel() == 0) {
-    if (!dim)
-      op_error(std::string(name) +
-               "(): Expected reduction dim to be specified for input.numel() == 0.");
-    check_nonempty_dim(name, self, *given, *dim);
-  }
-  Shape shape;
-  if (dim)
-    shape = keep_shape(self, *dim, keepdim);
-  else if (keepdim)
-    shape.assign(self.shape().size(), 1);
-  return {dim, shape};
-}
-
 Values arg_meta(const Args& a, bool want_max) {
-  return {meta::fresh(arg_plan(a, want_max).second, DType::Int64)};
+  return {meta::fresh(
+      stats::arg_plan(a.tensor("self"), a.opt_integer("dim"), a.flag("keepdim"), want_max).second,
+      DType::Int64)};
 }
 
 Values arg_ref(const Args& a, bool want_max) {
   const Tensor& self = a.tensor("self");
-  const auto [dim, shape] = arg_plan(a, want_max);
+  const auto [dim, shape] =
+      stats::arg_plan(a.tensor("self"), a.opt_integer("dim"), a.flag("keepdim"), want_max);
   const Rows rows = dim ? stats::rows_of(self.shape(), *dim) : stats::flat_rows(self.numel());
   Tensor out = Tensor::empty(shape, DType::Int64);
   const std::vector<int64_t> idx = pick_rows(self, rows, want_max);

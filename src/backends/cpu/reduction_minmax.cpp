@@ -155,22 +155,6 @@ std::vector<bool> one_dim(const Tensor& x, int64_t dim) {
   return r;
 }
 
-Shape keep_shape(const Tensor& x, int64_t dim, bool keepdim) {
-  Shape s = x.shape();
-  if (x.dim() == 0) return s;
-  if (keepdim)
-    s[static_cast<size_t>(dim)] = 1;
-  else
-    s.erase(s.begin() + dim);
-  return s;
-}
-
-void check_nonempty_dim(const char* name, const Tensor& x, int64_t given, int64_t dim) {
-  if (x.numel() == 0 && x.dim() > 0 && x.size(dim) == 0)
-    op_error(std::string(name) + "(): Expected reduction dim " + std::to_string(given) +
-             " to have non-zero size.");
-}
-
 // amax / amin(self, dim=[], keepdim=False)
 Values amaxmin(const Args& a, bool want_max) {
   const Tensor& x = a.tensor("self");
@@ -213,8 +197,8 @@ Values minmax_dim(const Args& a, bool want_max) {
   const Tensor& x = a.tensor("self");
   const int64_t given = a.integer("dim");
   const int64_t dim = wrap_dim(given, x.dim());
-  check_nonempty_dim(want_max ? "max" : "min", x, given, dim);
-  const Shape shape = keep_shape(x, dim, a.flag("keepdim"));
+  stats::check_nonempty_dim(want_max ? "max" : "min", x, given, dim);
+  const Shape shape = stats::keep_shape(x, dim, a.flag("keepdim"));
   Tensor values = Tensor::uninitialized(shape, x.dtype());
   Tensor indices = Tensor::uninitialized(shape, DType::Int64);
   if (values.numel() == 0) return {Value(values), Value(indices)};
@@ -228,27 +212,9 @@ Values minmax_dim(const Args& a, bool want_max) {
 // argmax / argmin(self, dim=None, keepdim=False)
 Values arg(const Args& a, bool want_max) {
   const Tensor& x = a.tensor("self");
-  const char* name = want_max ? "argmax" : "argmin";
-  const std::optional<int64_t> given = a.opt_integer("dim");
-  const bool keepdim = a.flag("keepdim");
-  std::optional<int64_t> dim;
-  if (given) dim = wrap_dim(*given, x.dim());
-  if (x.dtype() == DType::Bool) not_implemented_for(std::string(name) + "_cpu", DType::Bool);
-  if (x.numel() == 0) {
-    if (!dim)
-      op_error(std::string(name) +
-               "(): Expected reduction dim to be specified for input.numel() == 0.");
-    check_nonempty_dim(name, x, *given, *dim);
-  }
-  Shape shape;
-  std::vector<bool> reduced;
-  if (dim) {
-    shape = keep_shape(x, *dim, keepdim);
-    reduced = one_dim(x, *dim);
-  } else {
-    if (keepdim) shape.assign(x.shape().size(), 1);
-    reduced.assign(static_cast<size_t>(x.dim()), true);
-  }
+  const auto [dim, shape] = stats::arg_plan(x, a.opt_integer("dim"), a.flag("keepdim"), want_max);
+  std::vector<bool> reduced =
+      dim ? one_dim(x, *dim) : std::vector<bool>(static_cast<size_t>(x.dim()), true);
   Tensor out = Tensor::uninitialized(shape, DType::Int64);
   if (out.numel() == 0) return {Value(out)};
   const DType ct = reduce_compute_dtype(x.dtype());

@@ -16,6 +16,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/softmax.h"
 
 namespace crucible::cpu {
 
@@ -141,30 +142,13 @@ Values backward_impl(const Args& a, bool log) {
   const Tensor& y = a.tensor("output");
   const DType in_dtype = a.dtype("input_dtype");
   // The checks in ATen's order (the reference's).
-  if (g.shape() != y.shape())
-    op_error(
-        "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
-        "'output'; but " +
-        shape_str(g.shape()) + " does not equal " + shape_str(y.shape()) +
-        " (while checking arguments for softmax_backward)");
-  const int64_t dim = wrap_dim(a.integer("dim"), y.dim());
-  // The result has grad's dtype; grad f32 with input_dtype f16 asks for f16 (the backward of
-  // CUDA's half_to_float softmax), computed in f32 and rounded to f16 as CUDA does (ATen's CPU
-  // kernels reject it).
-  const DType out_dtype =
-      g.dtype() == DType::Float32 && in_dtype == DType::Float16 ? DType::Float16 : g.dtype();
+  const softmax_rules::BackwardSpec spec =
+      softmax_rules::backward_spec(g, y, a.integer("dim"), in_dtype);
+  const int64_t dim = spec.dim;
+  const DType out_dtype = spec.dtype;
   Tensor out = Tensor::uninitialized(y.shape(), out_dtype);
   if (y.numel() == 0) return {Value(out)};
-  if (!is_floating(g.dtype())) {
-    const bool last = g.dim() == 0 || dim == g.dim() - 1;
-    not_implemented_for(
-        std::string(log ? "log_" : "") +
-            (last ? "softmax_backward_lastdim_kernel_impl" : "softmax_backward_kernel_impl"),
-        g.dtype());
-  }
-  if (y.dtype() != g.dtype())
-    op_error("expected scalar type " + scalar_type_name(g.dtype()) + " but found " +
-             scalar_type_name(y.dtype()));
+  softmax_rules::check_backward_dtypes(g, y, dim, log);
   const DType ct = compute_dtype(g.dtype());
   const Tensor gs = as_compute(g, ct), ys = as_compute(y, ct);
   const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "crucible/core/tensor.h"
@@ -25,5 +27,18 @@ struct ReducePlan {
 // repeated dim raises; an empty list means every dim unless `allow_empty_dims` (then none).
 ReducePlan plan_reduction(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
                           bool allow_empty_dims = false);
+
+// The shape of a reduction over one (wrapped) dim: that dim kept as 1 or dropped; a 0-d
+// tensor's shape stays.
+Shape keep_shape(const Tensor& self, int64_t dim, bool keepdim);
+
+// ATen's zero_numel_check_dims for one dim: an empty tensor cannot be reduced over an empty dim
+// ("max(): Expected reduction dim 1 to have non-zero size.").
+void check_nonempty_dim(const char* name, const Tensor& self, int64_t dim_given, int64_t dim);
+
+// argmax / argmin: the checked dim (none: the flattened input) and the output shape, with
+// ATen's errors (Bool refused, an empty input needs a dim of non-zero size).
+std::pair<std::optional<int64_t>, Shape> arg_plan(const Tensor& self, std::optional<int64_t> dim,
+                                                  bool keepdim, bool want_max);
 
 }  // namespace crucible::stats
