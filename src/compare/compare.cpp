@@ -250,8 +250,8 @@ ReadOrder read_order(const Tensor& ref, const Tensor& cand) {
   return {r, v, perm, ref.shape()};
 }
 
-// x's elements [at, at + len) as doubles: contiguous f32 and f64 (what most large outputs are)
-// straight from memory, the rest element by element.
+// x's elements [at, at + len) as doubles: contiguous f32, f64, f16 and bf16 (what most large
+// outputs are) straight from memory, the rest element by element.
 void read_block(const Tensor& x, int64_t at, int64_t len, std::vector<double>& out) {
   if (x.is_contiguous() && x.dtype() == DType::Float32) {
     const float* p = x.data<float>() + at;
@@ -259,6 +259,12 @@ void read_block(const Tensor& x, int64_t at, int64_t len, std::vector<double>& o
   } else if (x.is_contiguous() && x.dtype() == DType::Float64) {
     const double* p = x.data<double>() + at;
     std::copy(p, p + len, out.begin());
+  } else if (x.is_contiguous() && x.dtype() == DType::Float16) {
+    const uint16_t* p = static_cast<const uint16_t*>(x.data_ptr()) + at;
+    for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = half_to_float(p[i]);
+  } else if (x.is_contiguous() && x.dtype() == DType::BFloat16) {
+    const uint16_t* p = static_cast<const uint16_t*>(x.data_ptr()) + at;
+    for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = bf16_to_float(p[i]);
   } else {
     for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = x.get(at + i);
   }

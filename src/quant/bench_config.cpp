@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -166,9 +167,10 @@ std::vector<MatrixShape> shapes_of(const Reader& r, const YAML::Node& spec) {
 
 DType dtype_of(const Reader& r, const YAML::Node& n) {
   const std::string s = r.str(n, "high_precision_dtype");
-  if (s == "torch.float32" || s == "float32" || s == "f32") return DType::Float32;
-  if (s == "torch.bfloat16" || s == "bfloat16" || s == "bf16") return DType::BFloat16;
-  if (s == "torch.float16" || s == "float16" || s == "f16") return DType::Float16;
+  // torch.float32, float32 (TorchAO's configs write both) or crucible's code f32.
+  std::optional<DType> t = parse_dtype(s);
+  if (!t) t = parse_dtype("torch." + s);
+  if (t && (*t == DType::Float32 || *t == DType::BFloat16 || *t == DType::Float16)) return *t;
   r.fail(n, "high_precision_dtype must be torch.float32, torch.bfloat16 or torch.float16, got '" +
                 s + "'");
 }

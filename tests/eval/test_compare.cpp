@@ -232,6 +232,22 @@ TEST(CompareMemory, ALargeTensorIsComparedInBlocksUnderATightDataLimit) {
          "16: the comparison ran out of the data limit";
 }
 
+// Contiguous f16 and bf16 tensors are read straight from memory: the values the comparator
+// sees are the elements' own.
+TEST(CompareOrder, HalfAndBFloat16BlocksHoldTheElementsValues) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    Tensor a = Tensor::empty({64}, t);
+    for (int64_t i = 0; i < 64; ++i) a.set(i, 0.5 * static_cast<double>(i) - 3.0);
+    Tensor b = a.clone();
+    b.set(10, 6.0);  // a holds 2 there
+    const TensorCheck c = compare_tensors(a, b, 1.0, "output 0");
+    EXPECT_EQ(c.mismatches, 1) << dtype_code(t);
+    EXPECT_NE(c.reason.find("first at element 10: expected 2, got 6"), std::string::npos)
+        << c.reason;
+    EXPECT_DOUBLE_EQ(c.max_abs_err, 4.0);
+  }
+}
+
 // Two transposed outputs (alike, dense, not row-major) are read in memory order: the same
 // figures as row-major copies of them, and the mismatch named is the logically first one.
 TEST(CompareOrder, TransposedTensorsGiveTheFiguresOfTheirRowMajorCopies) {
