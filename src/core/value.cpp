@@ -7,6 +7,7 @@
 #include <map>
 
 #include "crucible/core/error.h"
+#include "crucible/core/map_tensors.h"
 
 namespace crucible {
 
@@ -375,22 +376,26 @@ class DeepCopier {
 
 }  // namespace
 
-Values deep_copy(const Values& vs) {
-  DeepCopier copier(vs);
+Values map_tensors(const Values& vs, const std::function<Tensor(const Tensor&)>& f) {
   Values out;
   out.reserve(vs.size());
   for (const Value& v : vs) {
     if (v.kind() == ValueKind::Tensor) {
-      out.emplace_back(copier.copy(v.tensor()));
+      out.emplace_back(v.tensor().defined() ? f(v.tensor()) : v.tensor());
     } else if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList) {
       std::vector<Tensor> ts;
-      for (const Tensor& t : v.tensors()) ts.push_back(copier.copy(t));
+      for (const Tensor& t : v.tensors()) ts.push_back(t.defined() ? f(t) : t);
       out.push_back(Value::tensor_list(std::move(ts), v.kind() == ValueKind::OptTensorList));
     } else {
       out.push_back(v);
     }
   }
   return out;
+}
+
+Values deep_copy(const Values& vs) {
+  DeepCopier copier(vs);
+  return map_tensors(vs, [&](const Tensor& t) { return copier.copy(t); });
 }
 
 }  // namespace crucible

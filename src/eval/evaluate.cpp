@@ -10,6 +10,7 @@
 
 #include "crucible/compare/compare.h"
 #include "crucible/core/error.h"
+#include "crucible/core/map_tensors.h"
 #include "ops/random_checks.h"
 
 namespace crucible {
@@ -120,19 +121,7 @@ std::vector<Tensor> tensors_of(const Value& v) {
 
 Values values_to_host(Backend& b, const Values& vs) {
   if (b.device().is_cpu()) return vs;
-  Values out;
-  for (const Value& v : vs) {
-    if (v.is_tensor() && v.tensor().defined()) {
-      out.emplace_back(b.to_host(v.tensor()));
-    } else if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList) {
-      std::vector<Tensor> ts;
-      for (const Tensor& t : v.tensors()) ts.push_back(t.defined() ? b.to_host(t) : t);
-      out.push_back(Value::tensor_list(std::move(ts), v.kind() == ValueKind::OptTensorList));
-    } else {
-      out.push_back(v);
-    }
-  }
-  return out;
+  return map_tensors(vs, [&](const Tensor& t) { return b.to_host(t); });
 }
 
 bool alias_forbidden(const Argument& ret) { return !ret.alias.has_value(); }

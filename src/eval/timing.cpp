@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/core/map_tensors.h"
 #include "crucible/eval/evaluate.h"
 #include "crucible/ops/materialize.h"
 
@@ -165,19 +166,7 @@ double time_once(Backend& b, const OpDef& op, const Values& args, DeviceTimer& t
 // index's) included: a host tensor left in a list would be uploaded inside every sample.
 Values on_device(Backend& b, const Values& vs) {
   if (b.device().is_cpu()) return deep_copy(vs);
-  Values out;
-  for (const Value& v : vs) {
-    if (v.is_tensor()) {
-      out.push_back(Value(b.to_device(v.tensor())));
-    } else if (v.kind() == ValueKind::TensorList || v.kind() == ValueKind::OptTensorList) {
-      std::vector<Tensor> ts;
-      for (const Tensor& t : v.tensors()) ts.push_back(t.defined() ? b.to_device(t) : t);
-      out.push_back(Value::tensor_list(std::move(ts), v.kind() == ValueKind::OptTensorList));
-    } else {
-      out.push_back(v);
-    }
-  }
-  return out;
+  return map_tensors(vs, [&](const Tensor& t) { return b.to_device(t); });
 }
 
 }  // namespace

@@ -74,6 +74,30 @@ std::string sizes_str(const Shape& s) { return shape_str(s); }
 
 bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; }
 
+// self.expand(target)'s checks (expand_size in addmm/baddbmm): self's sizes padded with leading
+// 1s to target's rank, each equal to target's or 1; the padded sizes are returned.
+Shape expand_checked(const Tensor& self, const Shape& target) {
+  const auto rank = static_cast<int64_t>(target.size());
+  if (self.dim() > rank) {
+    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
+             sizes_str(self.shape()) + "}, size=" + sizes_str(target) +
+             "): the number of sizes provided (" + std::to_string(rank) +
+             ") must be greater or equal to the number of dimensions in the tensor (" +
+             std::to_string(self.dim()) + ")");
+  }
+  Shape padded(target.size(), 1);
+  for (int64_t d = 0; d < self.dim(); ++d) padded[rank - self.dim() + d] = self.size(d);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (padded[d] != target[d] && padded[d] != 1) {
+      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
+               ") must match the existing size (" + std::to_string(padded[d]) +
+               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: " +
+               sizes_str(target) + ".  Tensor sizes: " + sizes_str(self.shape()));
+    }
+  }
+  return padded;
+}
+
 // The kernel's dtype dispatch (AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(Half, BFloat16)).
 void check_kernel_dtype(DType t, const char* kernel) {
   if (t == DType::Bool || is_fp8(t)) {
@@ -128,25 +152,7 @@ Shape addmm_self_shape(const Args& args) {
   }
   // self.expand({M, N}) (expand_size in addmm_out_cpu).
   const Shape target{mat1.size(0), mat2.size(1)};
-  if (self.dim() > 2) {
-    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
-             sizes_str(self.shape()) + "}, size=[" + std::to_string(target[0]) + ", " +
-             std::to_string(target[1]) +
-             "]): the number of sizes provided (2) must be greater or equal to the number of "
-             "dimensions in the tensor (" +
-             std::to_string(self.dim()) + ")");
-  }
-  Shape s2(2, 1);
-  for (int64_t d = 0; d < self.dim(); ++d) s2[2 - self.dim() + d] = self.size(d);
-  for (int64_t d = 0; d < 2; ++d) {
-    if (s2[d] != target[d] && s2[d] != 1) {
-      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
-               ") must match the existing size (" + std::to_string(s2[d]) +
-               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: [" +
-               std::to_string(target[0]) + ", " + std::to_string(target[1]) +
-               "].  Tensor sizes: " + sizes_str(self.shape()));
-    }
-  }
+  const Shape s2 = expand_checked(self, target);
   if (numel_of(target) > 0 && mat1.size(1) > 0) check_kernel_dtype(self.dtype(), "addmm_impl_cpu_");
   return s2;
 }
@@ -180,23 +186,7 @@ Shape baddbmm_self_shape(const Args& args) {
   CRUCIBLE_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   const Shape target{b1.size(0), b1.size(1), b2.size(2)};
   // expand_size(self, {B, M, N}, "baddbmm").
-  if (self.dim() > 3) {
-    op_error("expand(torch." + scalar_type_name(self.dtype()) + "Tensor{" +
-             sizes_str(self.shape()) + "}, size=" + sizes_str(target) +
-             "): the number of sizes provided (3) must be greater or equal to the number of "
-             "dimensions in the tensor (" +
-             std::to_string(self.dim()) + ")");
-  }
-  Shape s3(3, 1);
-  for (int64_t d = 0; d < self.dim(); ++d) s3[3 - self.dim() + d] = self.size(d);
-  for (int64_t d = 0; d < 3; ++d) {
-    if (s3[d] != target[d] && s3[d] != 1) {
-      op_error("The expanded size of the tensor (" + std::to_string(target[d]) +
-               ") must match the existing size (" + std::to_string(s3[d]) +
-               ") at non-singleton dimension " + std::to_string(d) + ".  Target sizes: " +
-               sizes_str(target) + ".  Tensor sizes: " + sizes_str(self.shape()));
-    }
-  }
+  const Shape s3 = expand_checked(self, target);
   if (self.dtype() != b1.dtype()) {
     op_error("Input dtypes must be the same, got: input " + type_meta_name(self.dtype()) +
              ", batch1: " + type_meta_name(b1.dtype()) + ", batch2: " + type_meta_name(b2.dtype()));

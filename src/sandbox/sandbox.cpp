@@ -150,8 +150,9 @@ std::vector<std::string> g_program_dirs;
 std::string g_jit_cache_key;
 
 // Landlock: writes (creating, removing, renaming, truncating, opening for writing) only beneath
-// the scratch folder (and the shared JIT cache), and opening devices under /dev for writing (GPU drivers, /dev/null). With
-// programs allowed, executing is handled too: allowed only beneath g_program_dirs.
+// the scratch folder (and the shared JIT cache), and opening devices under /dev for writing (GPU
+// drivers, /dev/null). With programs allowed, executing is handled too: allowed only beneath
+// g_program_dirs.
 std::string restrict_writes(const std::vector<std::string>& writable, int abi) {
   uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
@@ -426,7 +427,6 @@ std::string jit_cache_key(const std::string& backend, const std::string& op) {
     key = fmt::format("{}-{:016x}", key.substr(key.size() - 160), h);
   }
   return key;
-
 }
 
 bool sandbox_entered() { return g_sandboxed; }

@@ -28,8 +28,8 @@ class LabelledDevice final : public Backend {
   Tensor to_device(const Tensor& host) override {
     auto bytes = std::make_shared<std::vector<char>>(host.storage()->nbytes());
     std::memcpy(bytes->data(), host.storage()->data(), bytes->size());
-    auto s = std::make_shared<Storage>(bytes->data(), bytes->size(), Device::cuda(0),
-                                       [bytes](void*) {});
+    auto s =
+        std::make_shared<Storage>(bytes->data(), bytes->size(), Device::cuda(0), [bytes](void*) {});
     return Tensor::from_storage(s, host.offset(), host.shape(), host.strides(), host.dtype());
   }
   Values run(const OpDef&, const Values& args) override {
@@ -85,8 +85,7 @@ class DeviceReference final : public Backend {
       auto unreadable = std::make_shared<std::vector<double>>(
           host.storage()->nbytes() / sizeof(double) + 1, std::nan(""));
       auto s = std::make_shared<Storage>(unreadable->data(), host.storage()->nbytes(),
-                                         Device::cuda(0),
-                                         [unreadable](void*) {});
+                                         Device::cuda(0), [unreadable](void*) {});
       Tensor dev = Tensor::from_storage(s, 0, host.shape(), host.strides(), host.dtype());
       on_host_[s.get()] = host;
       out.push_back(Value(dev));

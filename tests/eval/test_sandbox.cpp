@@ -213,8 +213,8 @@ TEST(Sandbox, AJitCacheIsSharedByOneKernelsProcessesAndClosedToOthers) {
   EXPECT_LE(deep.size(), 200u) << "a folder name has at most 255 bytes";
   EXPECT_NE(deep, jit_cache_key("dir:" + std::string(301, 'k'), "relu.default"));
   auto first = run_sandboxed(
-      {0}, [](size_t) { return write_file("compiled.bin", "relu kernel"); }, 0, {},
-      scratch.path(), relu);
+      {0}, [](size_t) { return write_file("compiled.bin", "relu kernel"); }, 0, {}, scratch.path(),
+      relu);
   auto later = run_sandboxed(
       {0}, [](size_t) { return read_file("compiled.bin"); }, 0, {}, scratch.path(), relu);
   const std::string relu_file = scratch.path() + "/jit-cache/" + relu + "/compiled.bin";
