@@ -68,7 +68,7 @@ struct RunFlags {
   int workers = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
   int threads = 0;  // 1 .. max_parallelism(); 0: not given (one per core)
   double timeout = 60;
-  size_t memory_limit = size_t{4} << 30;  // 0: no limit
+  size_t memory_limit = kMemoryLimitAuto;  // 0: no limit
   std::string out;
   std::string history;  // --history <file> | none (empty: the default)
   std::string resume;

@@ -236,10 +236,13 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
        })
       ->default_str("auto");
   flag("--threads",
-       "threads each backend call may use, the same for candidate and baseline (default: number "
-       "of cores; at most 4 x the cores)",
+       "threads each backend call may use in the timing phase, the same for candidate and "
+       "baseline (default: number of cores; at most 4 x the cores); the correctness phase's "
+       "workers share the cores: each uses cores / workers of them, at least 1, at most this",
        "INT", [&f](const std::string& s) { f.threads = parallelism("--threads", s, "threads"); });
-  flag("--timeout", "seconds per case before it is killed as timed_out (positive, at most 1e6)",
+  flag("--timeout",
+       "seconds per case before it is killed as timed_out (positive, at most 1e6), plus an "
+       "allowance for its size: 1 s per million elements of the call and per 1e10 FLOPs",
        "SECONDS",
        [&f](const std::string& s) {
          const auto v = decimal_real(s);
@@ -253,9 +256,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          f.timeout = *v;
        })
       ->default_str("60");
-  flag("--memory-limit", "per-worker memory limit (e.g. 4G, 512M; 0: no limit)", "SIZE",
-       [&f](const std::string& s) { f.memory_limit = parse_bytes(s, "--memory-limit"); })
-      ->default_str("4G");
+  flag("--memory-limit",
+       "per-worker memory limit: auto (each worker's share of three quarters of the machine's "
+       "memory, at least 1G), a size such as 4G or 512M, or 0 for none",
+       "SIZE",
+       [&f](const std::string& s) {
+         f.memory_limit = s == "auto" ? kMemoryLimitAuto : parse_bytes(s, "--memory-limit");
+       })
+      ->default_str("auto");
   text("--out", f.out, "a folder (leave --out out for runs/<suite>-<backend>-<timestamp>)",
        "run folder (default: runs/<suite>-<backend>-<timestamp>)");
   text("--history", f.history, "a file, or none (leave --history out for the default)",

@@ -2,6 +2,8 @@
 // ties to even, exactly once: the routines of crucible/numeric.h, which kernel.hpp shares.
 #include "crucible/core/half.h"
 
+#include "crucible/core/half_bulk.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -55,16 +57,41 @@ uint16_t half_from_float(float x) {
   return g_f16c ? f16c_from_float(x) : static_cast<uint16_t>(encode(x, kHalf));
 }
 float half_to_float(uint16_t bits) { return g_f16c ? f16c_to_float(bits) : decode(bits, kHalf); }
+
+namespace {
+__attribute__((target("avx,f16c"))) void f16c_to_double_n(const uint16_t* in, double* out,
+                                                          size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+    _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+  }
+  for (; i < n; ++i) out[i] = f16c_to_float(in[i]);
+}
+}  // namespace
+
+void half_to_double_n(const uint16_t* in, double* out, size_t n) {
+  if (g_f16c && __builtin_cpu_supports("avx")) return f16c_to_double_n(in, out, n);
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
 #else
 uint16_t half_from_double(double x) { return static_cast<uint16_t>(encode(x, kHalf)); }
 uint16_t half_from_float(float x) { return half_from_double(static_cast<double>(x)); }
 float half_to_float(uint16_t bits) { return decode(bits, kHalf); }
+void half_to_double_n(const uint16_t* in, double* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
 #endif
 
 uint16_t bf16_from_double(double x) { return static_cast<uint16_t>(encode(x, kBFloat16)); }
 uint16_t bf16_from_float(float x) { return bf16_from_double(static_cast<double>(x)); }
 float bf16_to_float(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+void bf16_to_double_n(const uint16_t* in, double* out, size_t n) {
+  for (size_t i = 0; i < n; ++i)  // a shift and a widening: the compiler vectorises it
+    out[i] = static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(in[i]) << 16));
 }
 
 uint8_t fp8e4m3fn_from_double(double x) { return static_cast<uint8_t>(encode(x, kFloat8E4M3FN)); }

@@ -87,6 +87,34 @@ double Rng::normal() {
   return r * std::cos(theta);
 }
 
+void Rng::normals(double* out, size_t n) {
+  size_t i = 0;
+  if (i < n && have_spare_) out[i++] = normal();
+  // A pair takes four words; one that starts inside a block ends inside the next, and so do all
+  // after it: drawn one at a time.
+  if (used_ != 4) {
+    for (; i < n; ++i) out[i] = normal();
+    return;
+  }
+  // Each pair as normal() draws it from a fresh block: u1 from words 0-1, u2 from words 2-3.
+  auto unit = [](uint32_t lo, uint32_t hi) {
+    return static_cast<double>(((static_cast<uint64_t>(hi) << 32) | lo) >> 11) * 0x1.0p-53;
+  };
+  for (; i + 2 <= n; i += 2) {
+    const std::array<uint32_t, 4> b =
+        philox4x32({static_cast<uint32_t>(counter_), static_cast<uint32_t>(counter_ >> 32),
+                    static_cast<uint32_t>(stream_), static_cast<uint32_t>(stream_ >> 32)},
+                   key_);
+    ++counter_;  // the block is used up: used_ stays 4
+    const double u1 = 1.0 - unit(b[0], b[1]), u2 = unit(b[2], b[3]);
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double theta = 2.0 * std::numbers::pi * u2;
+    out[i] = r * std::cos(theta);
+    out[i + 1] = r * std::sin(theta);
+  }
+  if (i < n) out[i] = normal();  // the last one keeps its pair's spare, as normal() does
+}
+
 int64_t Rng::integer(int64_t lo, int64_t hi) {
   if (lo > hi) {
     internal_error("Rng::integer: empty range [" + std::to_string(lo) + ", " + std::to_string(hi) +

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -139,9 +140,23 @@ struct WorkerBackends {
   std::unique_ptr<Backend> reference, candidate, baseline;
 };
 
-// The options of a phase's workers: each creates the plan's backends in `wb` as it starts.
-WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers, double timeout_s,
-                             PoolTrace* trace) {
+// Seconds a case may run beyond --timeout for crucible's own work on it, which grows with the
+// call's size however fast the candidate is: materialising the inputs, the f64 reference, the
+// copies and the comparison. 1 s per million elements of the call and per 1e10 FLOPs of its
+// cost model, in whole seconds: none for a call below a million elements, and ~9 minutes for the
+// shipped traces' largest (5.3e8 elements), which take 35-110 s alone on a 2-core machine. A hang
+// is still killed.
+double size_allowance_s(const SuiteCase& sc) {
+  if (sc.op == nullptr || sc.evaluate) return 0;
+  const CallSize size = call_size(sc.op, sc.c.call);
+  return std::floor(static_cast<double>(size.elements) * 1e-6 + size.flops * 1e-10);
+}
+
+// The options of a phase's workers: each creates the plan's backends in `wb` as it starts. Each
+// case gets --timeout (times `timeout_factor`) plus its size's allowance.
+WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers, int threads,
+                             double timeout_factor, PoolTrace* trace) {
+  const double timeout_s = plan.options.timeout_s * timeout_factor;
   const RunOptions& ro = plan.options;
   std::vector<std::string> names = {ro.reference, ro.backend};
   if (ro.perf) names.push_back(ro.baseline);
@@ -149,9 +164,16 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
   WorkerOptions wo;
   wo.workers = workers;
   wo.timeout_s = timeout_s;
+  auto allowance = std::make_shared<std::vector<double>>(plan.cases.size(), -1.0);
+  wo.allowance_s = [&plan, allowance, timeout_factor](size_t i) {
+    if (i >= allowance->size()) return 0.0;
+    double& a = (*allowance)[i];  // computed once a case, as it first starts
+    if (a < 0) a = size_allowance_s(plan.cases[i]);
+    return a * timeout_factor;
+  };
   wo.memory_limit = plan.options.memory_limit;
   wo.trace = trace;
-  wo.on_worker_start = [&plan, wb] {
+  wo.on_worker_start = [&plan, wb, threads] {
     assign_worker_gpu(plan.gpus, worker_slot());  // before anything here can start CUDA
     const RunOptions& o = plan.options;
     set_allocation_limit(o.memory_limit);
@@ -164,7 +186,7 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
         worker_candidate_isolation(plan.sandboxed ? plan.sandbox.get() : nullptr);
     for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
       if (b) {
-        b->set_num_threads(o.threads);
+        b->set_num_threads(threads);
         b->isolate_candidates(iso);
       }
     // A device backend's context is created here, as part of the worker's start, not in its
@@ -247,11 +269,14 @@ void run_correctness(const RunPlan& plan, RunRecords& records, PoolTrace* trace)
   const int workers =
       std::min<int>(o.workers, static_cast<int>(std::max<size_t>(1, to_run.size())));
   Progress progress("correctness", to_run.size(), o.progress);
-  WorkerPool pool(worker_options(plan, wb.get(), workers, o.timeout_s, trace), [&](size_t i) {
-    sandbox_job_started();
-    CaseResult r = evaluate_in_worker(plan, cases[i], *wb);
-    return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
-  });
+  WorkerPool pool(
+      worker_options(plan, wb.get(), workers,
+                     correctness_threads(o.threads, online_cores(), workers), 1.0, trace),
+      [&](size_t i) {
+        sandbox_job_started();
+        CaseResult r = evaluate_in_worker(plan, cases[i], *wb);
+        return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+      });
   pool.run(
       to_run,
       [&](size_t i, const std::string& payload) {
@@ -317,7 +342,7 @@ TimingLoad run_timing(const RunPlan& plan, RunRecords& records, PoolTrace* trace
     }
     return to_json(t).dump(-1, ' ', false, json::error_handler_t::replace);
   };
-  WorkerPool pool(worker_options(plan, wb.get(), plan.timing_workers, o.timeout_s * 4, trace),
+  WorkerPool pool(worker_options(plan, wb.get(), plan.timing_workers, o.threads, 4.0, trace),
                   time_one);
   pool.run(
       to_time,

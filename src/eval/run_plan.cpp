@@ -34,11 +34,7 @@ RunPlan::~RunPlan() = default;
 RunPlan::RunPlan(RunPlan&&) noexcept = default;
 RunPlan& RunPlan::operator=(RunPlan&&) noexcept = default;
 
-namespace {
-
-int cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
-
-}  // namespace
+int online_cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
 
 int default_workers(int cores, bool on_cuda, size_t gpus) {
   if (!on_cuda) return cores;
@@ -48,6 +44,26 @@ int default_workers(int cores, bool on_cuda, size_t gpus) {
   // "Several GPUs").
   constexpr int kPerGpu = 8, kMost = 16;
   return std::min({cores, kPerGpu * static_cast<int>(std::max<size_t>(1, gpus)), kMost});
+}
+
+size_t default_memory_limit(int workers, size_t memory) {
+  constexpr size_t kGiB = size_t{1} << 30;
+  const size_t share = memory / 4 * 3 / static_cast<size_t>(std::max(1, workers));
+  return std::max(kGiB, share / (kGiB / 4) * (kGiB / 4));  // in quarters of a GiB
+}
+
+size_t usable_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  size_t memory = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page)
+                                        : size_t{4} << 30;
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // "max" or a number of bytes
+  unsigned long long limit = 0;
+  if (cgroup >> limit && limit > 0 && limit < memory) memory = static_cast<size_t>(limit);
+  return memory;
+}
+
+int correctness_threads(int threads, int cores, int workers) {
+  return std::max(1, std::min(threads, cores / std::max(1, workers)));
 }
 
 int timing_workers(bool on_cuda, size_t gpus) {
@@ -64,7 +80,7 @@ namespace {
 void fill_defaults(RunOptions& o) {
   if (o.backend.empty()) o.backend = BackendRegistry::instance().default_backend();
   if (o.baseline.empty()) o.baseline = o.reference;
-  if (o.threads <= 0) o.threads = cores();
+  if (o.threads <= 0) o.threads = online_cores();
 }
 
 // Validates backend names before any work (creating a built-in backend has no side effects) and
@@ -90,7 +106,7 @@ void set_up_sandbox(RunPlan& plan) {
   plan.scratch = std::make_unique<ScratchRoot>();
   plan.sandbox = std::make_unique<SandboxOptions>();
   plan.sandbox->scratch_root = plan.scratch->path();
-  plan.sandbox->cpu_seconds_per_job = 4 * plan.options.timeout_s * cores() + 1;
+  plan.sandbox->cpu_seconds_per_job = 4 * plan.options.timeout_s * online_cores() + 1;
   std::string why = probe_sandbox(*plan.sandbox);
   if (!why.empty())
     usage_error("the sandbox for untrusted kernels cannot be set up on this machine: " + why +
@@ -252,7 +268,9 @@ RunPlan make_run_plan(const RunOptions& opts) {
   bool on_cuda = false;
   for (const BackendInfo& b : plan.backends) on_cuda = on_cuda || b.device.rfind("cuda", 0) == 0;
   if (plan.options.workers <= 0)
-    plan.options.workers = default_workers(cores(), on_cuda, plan.gpus.size());
+    plan.options.workers = default_workers(online_cores(), on_cuda, plan.gpus.size());
+  if (plan.options.memory_limit == kMemoryLimitAuto)
+    plan.options.memory_limit = default_memory_limit(plan.options.workers, usable_memory());
   plan.timing_workers = timing_workers(on_cuda, plan.gpus.size());
   if (!plan.gpus.empty() && plan.options.progress) {
     std::string list;

@@ -172,6 +172,7 @@ struct WorkerPool::Worker {
   int from_fd = -1;  // parent reads results
   std::deque<size_t> outstanding;
   Clock::time_point job_start;
+  double job_limit_s = 0;      // the running job's timeout with its allowance
   std::string buf;             // bytes read but not yet parsed
   SharedPage* page = nullptr;  // the running job and the death note (set_worker_death_note)
   int slot = 0;                // its place in the pool, kept by the workers that replace it
@@ -319,6 +320,10 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
   const auto run_start = Clock::now();
   double polled_s = 0;  // with a trace: the parent's time waiting in poll()
   if (trace) trace->slots = static_cast<int>(workers_.size());
+  auto job_limit = [this](size_t index) {
+    const double extra = opts_.allowance_s ? opts_.allowance_s(index) : 0.0;
+    return opts_.timeout_s + (std::isfinite(extra) && extra > 0 ? extra : 0.0);
+  };
   // With a trace: when worker `w` could take jobs (its start-up span is recorded the first time;
   // a worker that never got there ends its start-up at `now`).
   auto ready_of = [&](Worker& w, Clock::time_point now) {
@@ -389,6 +394,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       }
       uint32_t n = static_cast<uint32_t>(ids.size());
       w->job_start = Clock::now();
+      w->job_limit_s = job_limit(w->outstanding.front());
       if (!write_all(w->to_fd, &n, sizeof n) ||
           !write_all(w->to_fd, ids.data(), ids.size() * sizeof(uint64_t))) {
         // The worker is gone already (EPIPE): its result pipe reports EOF next, and as it died
@@ -404,7 +410,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       if (w->outstanding.empty()) continue;
       fds.push_back({w->from_fd, POLLIN, 0});
       polled.push_back(w);
-      double left = opts_.timeout_s - std::chrono::duration<double>(now - w->job_start).count();
+      double left = w->job_limit_s - std::chrono::duration<double>(now - w->job_start).count();
       wait_s = std::min(wait_s, std::max(0.0, left));
     }
     if (fds.empty()) continue;
@@ -454,6 +460,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
           w.reported = true;
           w.outstanding.pop_front();
           w.job_start = Clock::now();
+          if (!w.outstanding.empty()) w.job_limit_s = job_limit(w.outstanding.front());
         }
         if (!bad.empty()) {
           malformed(w, bad);
@@ -520,12 +527,17 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
     for (Worker* w : workers_) {
       if (w->outstanding.empty()) continue;
       double ran = std::chrono::duration<double>(now - w->job_start).count();
-      if (ran < opts_.timeout_s) continue;
+      if (ran < w->job_limit_s) continue;
       retire(*w, true);
       JobFailure f;
       f.kind = JobFailure::Kind::TimedOut;
-      f.detail = fmt::format("still running after {:g} s (--timeout); the worker was killed",
-                             opts_.timeout_s);
+      f.detail = w->job_limit_s > opts_.timeout_s
+                     ? fmt::format(
+                           "still running after {:.3g} s (--timeout {:g} s + {:.3g} s for the "
+                           "case's size); the worker was killed",
+                           w->job_limit_s, opts_.timeout_s, w->job_limit_s - opts_.timeout_s)
+                     : fmt::format("still running after {:g} s (--timeout); the worker was killed",
+                                   opts_.timeout_s);
       replace(*w, f);
     }
   }

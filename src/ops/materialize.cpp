@@ -201,6 +201,10 @@ void fill_complex(const Tensor& flat, const Drawing& how, Rng& rng) {
         re = rng.uniform();
         im = rng.uniform();
         break;
+      case ArgRole::Kind::NonPositive:
+        re = -std::abs(rng.normal());
+        im = -std::abs(rng.normal());
+        break;
       case ArgRole::Kind::Data:
         if (how.fill == "special") {
           re = special_float(comp, k, rng);
@@ -221,6 +225,28 @@ void fill_complex(const Tensor& flat, const Drawing& how, Rng& rng) {
   }
   if (how.fill == "oob" && extent > 0)
     flat.set_int(rng.integer(0, extent - 1), how.bound > 0 ? how.bound : 1);
+}
+
+// extent standard normal values of the real floating dtype t into raw, as extent calls of
+// rng.normal() stored one by one would (Rng::normals).
+void fill_normal(char* raw, DType t, int64_t extent, Rng& rng) {
+  constexpr int64_t kChunk = 1 << 14;
+  std::vector<double> v(static_cast<size_t>(std::min(extent, kChunk)));
+  const size_t width = itemsize(t);
+  for (int64_t at = 0; at < extent; at += kChunk) {
+    const auto len = static_cast<size_t>(std::min(kChunk, extent - at));
+    rng.normals(v.data(), len);
+    if (t == DType::Float32) {
+      float* f = reinterpret_cast<float*>(raw) + at;
+      for (size_t i = 0; i < len; ++i) f[i] = static_cast<float>(v[i]);
+    } else if (t == DType::Float64) {
+      std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(len),
+                reinterpret_cast<double*>(raw) + at);
+    } else {
+      for (size_t i = 0; i < len; ++i)
+        store_from_double(raw + (static_cast<size_t>(at) + i) * width, t, v[i]);
+    }
+  }
 }
 
 Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta) {
@@ -274,10 +300,13 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta
   const bool regime = floating && is_regime(how.fill);
   const bool uniform = how.fill == "uniform";
   const bool positive = how.fill == "positive";
-  // Standard normal data, the common case, is stored straight into the contiguous storage.
+  // Standard normal data, the common case, is drawn a block at a time and stored straight into
+  // the contiguous storage.
   char* raw = static_cast<char*>(storage->data());
-  const size_t width = itemsize(t);
-  for (int64_t k = 0; k < extent; ++k) {
+  const bool normal = how.role.kind == ArgRole::Kind::Data && floating && !special && !regime &&
+                      !uniform && !positive;
+  if (normal) fill_normal(raw, t, extent, rng);
+  for (int64_t k = 0; k < (normal ? 0 : extent); ++k) {
     switch (how.role.kind) {
       case ArgRole::Kind::IndexInto: {
         int64_t hi = how.bound > 0 ? how.bound - 1 : 0;
@@ -290,6 +319,9 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta
         continue;
       case ArgRole::Kind::Unit:
         flat.set(k, rng.uniform());
+        continue;
+      case ArgRole::Kind::NonPositive:
+        flat.set(k, -std::abs(rng.normal()));
         continue;
       case ArgRole::Kind::Data:
         break;
@@ -308,7 +340,7 @@ Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta
     } else if (positive) {
       floating ? flat.set(k, std::abs(rng.normal()) + 0.25) : flat.set_int(k, rng.integer(1, 9));
     } else if (floating) {
-      store_from_double(raw + k * width, t, rng.normal());
+      internal_error("normal floating data is drawn by fill_normal");
     } else if (t == DType::Bool) {
       flat.set_int(k, rng.integer(0, 1));
     } else if (t == DType::UInt8) {

@@ -2,12 +2,15 @@
 // formula: (-1)^s * 2^(e - bias) * (1 + m / 2^k), subnormals 2^(1 - bias) * (m / 2^k).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <vector>
 
 #include "crucible/core/half.h"
+#include "crucible/core/half_bulk.h"
 #include "crucible/numeric.h"
 
 namespace crucible {
@@ -194,6 +197,25 @@ TEST(Half, FromDoubleMatchesTheGenericRoundingOnNonFloats) {
        {1e39, -1e300, 3.4028235677973366e38, 1e-50, -1e-300, 5.960464477539063e-8 + 1e-30})
     EXPECT_EQ(half_from_double(x), numeric::encode(x, numeric::kHalf)) << x;
   EXPECT_GT(checked, 200000);
+}
+
+// The bulk widening gives every pattern exactly what the one-value conversion gives (NaN
+// payloads and signs included), whatever the array's length and its start's alignment.
+TEST(Half, BulkWideningIsTheOneValueConversion) {
+  std::vector<uint16_t> all(65536 + 3);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i * 7919);
+  for (size_t start : {0, 1, 3}) {
+    const size_t n = all.size() - start;
+    std::vector<double> h(n), b(n);
+    half_to_double_n(all.data() + start, h.data(), n);
+    bf16_to_double_n(all.data() + start, b.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t bits = all[start + i];
+      const double eh = half_to_float(bits), eb = bf16_to_float(bits);
+      ASSERT_EQ(std::bit_cast<uint64_t>(h[i]), std::bit_cast<uint64_t>(eh)) << bits;
+      ASSERT_EQ(std::bit_cast<uint64_t>(b[i]), std::bit_cast<uint64_t>(eb)) << bits;
+    }
+  }
 }
 
 TEST(Half, NanStaysNan) {

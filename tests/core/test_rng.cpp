@@ -1,9 +1,11 @@
 // Philox4x32-10 against the Random123 known-answer vectors; the derived streams.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
@@ -67,6 +69,31 @@ TEST(Rng, NormalMoments) {
   }
   EXPECT_NEAR(sum / n, 0.0, 0.01);
   EXPECT_NEAR(sum2 / n, 1.0, 0.02);
+}
+
+// normals(out, n) is n calls of normal(): the same bits and the same state after, from a fresh
+// stream, with a spare pending, and from inside a block (after an integer draw).
+TEST(Rng, NormalsAreTheSameAsOneAtATime) {
+  for (int start = 0; start < 4; ++start) {
+    for (size_t n : {0, 1, 2, 7, 1000}) {
+      Rng a(11, 5), b(11, 5);
+      for (Rng* r : {&a, &b}) {
+        if (start == 1) r->normal();       // a spare pending
+        if (start == 2) r->integer(0, 9);  // two words into a block
+        if (start == 3) r->next_u32();     // one word into a block
+      }
+      std::vector<double> bulk(n);
+      a.normals(bulk.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        const double one = b.normal();
+        ASSERT_EQ(std::bit_cast<uint64_t>(bulk[i]), std::bit_cast<uint64_t>(one))
+            << "start " << start << ", n " << n << ", element " << i;
+      }
+      // The states agree: the next draws are the same.
+      EXPECT_EQ(a.normal(), b.normal()) << start << " " << n;
+      EXPECT_EQ(a.next_u32(), b.next_u32()) << start << " " << n;
+    }
+  }
 }
 
 TEST(Rng, IntegerInclusiveRangeUnbiased) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "crucible/eval/run_plan.h"
 #include "e2e/cli_helpers.h"
 
 namespace crucible::e2e {
@@ -266,6 +267,18 @@ TEST(FlagValuesAccepted, GoodValuesRunAndReachTheManifest) {
   EXPECT_EQ(m2["cold_cache"], false);
   EXPECT_EQ(m2["perf_dtype"], "f32");
   EXPECT_EQ(m2["timeout_s"].get<double>(), 1e6);
+
+  // auto (the default, and spelled out): each worker's share of the machine, resolved in the
+  // manifest to a number of bytes.
+  const std::string dir3 = temp_dir("flag-values-good3") + "/run";
+  o = crucible(
+      "run --suite smoke --backend ref --ops relu.default --memory-limit auto --workers 2 "
+      "-q --out " +
+      dir3);
+  ASSERT_EQ(o.status, 0) << o.out;
+  const nlohmann::json m3 = read_json(dir3 + "/manifest.json")["options"];
+  EXPECT_EQ(m3["memory_limit"].get<size_t>(), default_memory_limit(2, usable_memory())) << m3;
+  EXPECT_GE(m3["memory_limit"].get<size_t>(), size_t{1} << 30);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The plan of a run (include/crucible/eval/run_plan.h): everything refusable is refused before
 // any case runs, and the plan holds the run folder.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -78,6 +80,34 @@ TEST(RunPlan, TheDefaultWorkersOnCudaAreAFewPerGpu) {
   EXPECT_EQ(default_workers(64, true, 2), 16);
   EXPECT_EQ(default_workers(64, true, 4), 16);
   EXPECT_EQ(default_workers(4, true, 4), 4);
+}
+
+// --memory-limit auto: three quarters of the machine shared among the workers, in quarters of a
+// GiB, never below 1 GiB.
+TEST(RunPlan, TheDefaultMemoryLimitIsEachWorkersShareOfTheMachine) {
+  constexpr size_t G = size_t{1} << 30;
+  EXPECT_EQ(default_memory_limit(2, 24 * G), 9 * G);
+  EXPECT_EQ(default_memory_limit(16, 128 * G), 6 * G);
+  EXPECT_EQ(default_memory_limit(3, 16 * G), 4 * G);          // 4 GiB exactly
+  EXPECT_EQ(default_memory_limit(5, 16 * G), 2 * G + G / 4);  // 2.4 GiB, down to 2.25
+  EXPECT_EQ(default_memory_limit(64, 8 * G), G);              // the floor
+  EXPECT_EQ(default_memory_limit(0, 8 * G), 6 * G);           // no workers counts as one
+  const size_t here = usable_memory();
+  EXPECT_GT(here, G / 2);
+  // The machine's physical memory bounds it.
+  EXPECT_LE(here, static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
+                      static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+}
+
+// The correctness phase's workers share the cores; the timing phase (alone) uses --threads.
+TEST(RunPlan, CorrectnessWorkersShareTheCores) {
+  EXPECT_EQ(correctness_threads(64, 64, 64), 1);
+  EXPECT_EQ(correctness_threads(64, 64, 16), 4);
+  EXPECT_EQ(correctness_threads(2, 2, 2), 1);
+  EXPECT_EQ(correctness_threads(2, 2, 1), 2);   // a single case: every core
+  EXPECT_EQ(correctness_threads(3, 64, 8), 3);  // never above --threads
+  EXPECT_EQ(correctness_threads(8, 4, 8), 1);   // more workers than cores
+  EXPECT_EQ(correctness_threads(8, 4, 0), 4);
 }
 
 TEST(RunPlan, TimingRunsOneWorkerPerGpuOnCudaAndOneOnTheCpu) {

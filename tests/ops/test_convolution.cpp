@@ -114,6 +114,47 @@ TEST(Convolution, Conv2dBackwardFromTorch) {
   for (const Value& v : none) EXPECT_TRUE(v.is_none());
 }
 
+// An image whose f64 columns pass 2^25 elements (9 x 2101 x 2101) is unfolded a band of rows at
+// a time: the forward, the input gradient (folded band by band) and the weight gradient (summed
+// over the bands) still match a direct computation. Integer values make every sum exact, so any
+// misplaced column shows.
+TEST(Convolution, AnImageTooLargeForOneBandOfColumns) {
+  const int64_t h = 2101, wd = 2101;
+  Tensor x = Tensor::empty({1, 1, h, wd}, DType::Float64);
+  Tensor go = Tensor::empty({1, 1, h, wd}, DType::Float64);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    x.set(i, static_cast<double>(i % 7 - 3));
+    go.set(i, static_cast<double>(i % 5 - 2));
+  }
+  const Tensor w = tensor({1, -2, 3, 0, 1, -1, 2, 1, -3}, {1, 1, 3, 3});
+  auto at = [&](const Tensor& t, int64_t r, int64_t c) {
+    return r < 0 || r >= h || c < 0 || c >= wd ? 0.0 : t.get(r * wd + c);
+  };
+  const Tensor y = conv(x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+  const Values g = conv_backward(go, x, w, {1, 1}, {1, 1}, false, {0, 0}, 1, {true, true, false});
+  const Tensor& gi = g[0].tensor();
+  const Tensor& gw = g[1].tensor();
+  ASSERT_EQ(y.shape(), (Shape{1, 1, h, wd}));
+  double sums[9] = {};
+  int64_t wrong_y = 0, wrong_gi = 0;
+  for (int64_t r = 0; r < h; ++r)
+    for (int64_t c = 0; c < wd; ++c) {
+      double fy = 0, fgi = 0;
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          const double k = w.get(i * 3 + j);
+          fy += k * at(x, r + i - 1, c + j - 1);
+          fgi += k * at(go, r - i + 1, c - j + 1);
+          sums[i * 3 + j] += at(go, r, c) * at(x, r + i - 1, c + j - 1);
+        }
+      wrong_y += y.get(r * wd + c) != fy;
+      wrong_gi += gi.get(r * wd + c) != fgi;
+    }
+  EXPECT_EQ(wrong_y, 0);
+  EXPECT_EQ(wrong_gi, 0);
+  for (int64_t k = 0; k < 9; ++k) EXPECT_EQ(gw.get(k), sums[k]) << k;
+}
+
 // torch: x = arange(8.).reshape(1,2,2,2) - 3; w = arange(8.).reshape(2,1,2,2) - 4;
 // convolution(x, w, [0.5, -0.5], [2,2], [0,0], [1,1], True, [1,0], 2) -> [1, 2, 5, 4].
 TEST(Convolution, TransposedGroupsFromTorch) {

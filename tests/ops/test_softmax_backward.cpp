@@ -2,9 +2,13 @@
 // input_dtype rules on the CPU, dims and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
+#include "crucible/cases/case.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/materialize.h"
 #include "crucible/ops/op.h"
 #include "ops/families.h"
 
@@ -59,6 +63,36 @@ TEST(SoftmaxBackward, InputDtypeRules) {
   EXPECT_EQ(run(false, g.to(DType::BFloat16), o.to(DType::BFloat16), 0, DType::BFloat16).dtype(),
             DType::BFloat16);
   EXPECT_THROW(run(false, g.to(DType::Int64), o.to(DType::Int64), 0, DType::Int64), Error);
+}
+
+// `output` is the forward's output in every suite, a trace's call included: a log_softmax
+// output is <= 0 and a softmax output in [0, 1]. Drawn as signed normal data, a large call's
+// exp(output) reaches e^6 and no f32 kernel (ATen's included) stays within tolerance.
+TEST(SoftmaxBackward, ATracedCallsOutputIsWhatTheForwardCanProduce) {
+  for (bool log : {true, false}) {
+    const OpDef& op = sb_ops().get(log ? "aten._log_softmax_backward_data.default"
+                                       : "aten._softmax_backward_data.default");
+    const Values args = materialize(
+        op, cases::parse_call("((T([64, 300], f32), T([64, 300], f32), 1, f32), {})"), 3);
+    const Tensor& out = args[1].tensor();
+    double lo = 1e300, hi = -1e300;
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      lo = std::min(lo, out.get(i));
+      hi = std::max(hi, out.get(i));
+    }
+    if (log) {
+      EXPECT_LE(hi, 0.0);
+      EXPECT_LT(lo, -1.0);  // spread, not a constant
+    } else {
+      EXPECT_GE(lo, 0.0);
+      EXPECT_LE(hi, 1.0);
+    }
+    // grad_output stays signed data.
+    const Tensor& g = args[0].tensor();
+    bool negative = false, positive = false;
+    for (int64_t i = 0; i < g.numel(); ++i) (g.get(i) < 0 ? negative : positive) = true;
+    EXPECT_TRUE(negative && positive);
+  }
 }
 
 }  // namespace

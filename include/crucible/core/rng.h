@@ -21,6 +21,9 @@ class Rng {
   uint64_t next_u64();
   double uniform();  // [0, 1) with 53 random bits
   double normal();   // standard normal (Box-Muller, both outputs used)
+  // n calls of normal() at once, the same numbers (a Philox block a pair where the stream is
+  // at a block's start: what filling a large tensor costs).
+  void normals(double* out, size_t n);
   // Uniform integer in [lo, hi] (inclusive); lo <= hi. Unbiased (rejection).
   int64_t integer(int64_t lo, int64_t hi);
 

@@ -15,6 +15,10 @@ namespace crucible {
 // The values are used as given: `crucible run` refuses the ones that cannot mean anything as it
 // parses its flags (src/cli/run_flags.cpp) and checks the flags against each other
 // (src/cli/run_command.cpp).
+// --memory-limit's default ("auto"): each worker's share of the machine's memory, resolved with
+// the workers (default_memory_limit in crucible/eval/run_plan.h).
+inline constexpr size_t kMemoryLimitAuto = SIZE_MAX;
+
 struct RunOptions {
   SuiteOptions suite;
   std::string backend;  // candidate
@@ -28,12 +32,12 @@ struct RunOptions {
   std::string gpus = "auto";
   int threads = 0;        // threads per backend call (Backend::set_num_threads); 0: number of cores
   double timeout_s = 60;  // positive and finite
-  size_t memory_limit = size_t{4} << 30;  // 0: no limit
-  std::string out;                        // run folder; empty: runs/<suite>-<backend>-<timestamp>
-  std::string resume;                     // run folder to continue
-  double p = 1.0;                         // perf@p threshold
-  std::vector<std::string> argv;          // the command line, for the manifest and --resume
-  bool progress = true;                   // console progress output
+  size_t memory_limit = kMemoryLimitAuto;  // 0: no limit
+  std::string out;                         // run folder; empty: runs/<suite>-<backend>-<timestamp>
+  std::string resume;                      // run folder to continue
+  double p = 1.0;                          // perf@p threshold
+  std::vector<std::string> argv;           // the command line, for the manifest and --resume
+  bool progress = true;                    // console progress output
   // Untrusted candidates (plugin:, dir:) run in sandboxed workers (src/sandbox/sandbox.h);
   // `--no-sandbox` turns it off for debugging a kernel.
   bool sandbox = true;

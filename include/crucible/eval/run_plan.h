@@ -72,9 +72,29 @@ struct RunPlan {
 // Makes the plan of a run (see above). Usage and input errors are thrown, as run() throws them.
 RunPlan make_run_plan(const RunOptions& opts);
 
+// The cores online (at least 1): the default --workers and --threads.
+int online_cores();
+
 // The default --workers: the cores; with a backend on CUDA, 8 per GPU the run spreads over
 // (`gpus`: 0 when it does not spread, one GPU), 16 at most, and never more than the cores.
 int default_workers(int cores, bool on_cuda, size_t gpus);
+
+// The default --memory-limit ("auto"): each of the correctness phase's `workers` gets an equal
+// share of three quarters of `memory` (usable_memory()), and at least 1 GiB. A fixed 4 GiB
+// refused the largest real-model calls (two [128256, 2048] f32 inputs, their copies and the
+// f64 reference's take 8 GB) on a machine that had room for them, and let 16 workers of a
+// 32 GB machine promise 64 GB.
+size_t default_memory_limit(int workers, size_t memory);
+
+// The memory this process may use: the machine's physical memory, or its cgroup's limit
+// (cgroup v2 memory.max) where that is lower.
+size_t usable_memory();
+
+// The threads each backend call may use in the correctness phase, whose `workers` run side by
+// side: the worker's share of the `cores`, at least 1 and at most --threads. (The timing phase
+// runs alone and uses --threads.) 64 workers of 64 threads each on a 64-core host made a
+// [3072, 64, 9] bmm run past 60 s, and the threads' own buffers reached the memory limit.
+int correctness_threads(int threads, int cores, int workers);
 
 // The timing phase's workers: one per GPU the run spreads over with a backend on CUDA (each
 // worker times on its own device), else one (the CPU's timings need the machine to themselves).

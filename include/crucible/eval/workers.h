@@ -16,7 +16,10 @@ struct PoolTrace;
 
 struct WorkerOptions {
   int workers = 1;
-  double timeout_s = 60;    // per job
+  double timeout_s = 60;  // per job
+  // Seconds job `index` may run beyond timeout_s (a large case's own materialising, reference and
+  // comparison); unset: none. Called in the parent as the job starts.
+  std::function<double(size_t index)> allowance_s;
   size_t memory_limit = 0;  // bytes per worker (0 = none)
   size_t max_batch = 32;    // jobs sent to a worker at once
   // Called once in each new worker process, before its first job (load plugins, set limits).

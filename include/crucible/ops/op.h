@@ -21,10 +21,11 @@ namespace crucible {
 // How values of a tensor argument are drawn when a case is materialised.
 struct ArgRole {
   enum class Kind : uint8_t {
-    Data,       // signed, zero-mean values (the default)
-    IndexInto,  // integers in [0, size) where size = dim `dim` of argument `of` (or `bound`)
-    Positive,   // strictly positive values (variances, ...)
-    Unit,       // values in [0, 1] (probabilities)
+    Data,         // signed, zero-mean values (the default)
+    IndexInto,    // integers in [0, size) where size = dim `dim` of argument `of` (or `bound`)
+    Positive,     // strictly positive values (variances, ...)
+    Unit,         // values in [0, 1] (probabilities)
+    NonPositive,  // values <= 0 (log-probabilities: a log_softmax output)
   };
   Kind kind = Kind::Data;
   std::string of;               // IndexInto: the argument whose size bounds the index
@@ -47,6 +48,11 @@ struct ArgRole {
   static ArgRole unit() {
     ArgRole r;
     r.kind = Kind::Unit;
+    return r;
+  }
+  static ArgRole non_positive() {
+    ArgRole r;
+    r.kind = Kind::NonPositive;
     return r;
   }
 };

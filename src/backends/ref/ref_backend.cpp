@@ -3,6 +3,7 @@
 #include "backends/ref/ref_backend.h"
 
 #include "crucible/core/error.h"
+#include "ops/ref_parallel.h"
 
 namespace crucible {
 
@@ -15,6 +16,8 @@ class RefBackend final : public Backend {
     return static_cast<bool>(op.ref) || static_cast<bool>(op.ref_seeded);
   }
   Values run(const OpDef& op, const Values& args) override { return op.run_ref(args, seed_); }
+  // The references' threads (their results are the same bits for any count).
+  void set_num_threads(int n) override { refpar::set_threads(n); }
 };
 }  // namespace
 
