@@ -194,6 +194,36 @@ TEST(CpuSoftmax, LayoutsDtypesAndThreads) {
                      {filled({21, 50001}, f32, 5), big, Value(int64_t{1}), Value(f32)});
 }
 
+// f16 inputs of a call over the last dim are widened a band of rows (4M elements) at a time, not
+// whole: [600, 8000] is two bands. The result is the reference's, and the same bits as the
+// same call whose transposed inputs are converted whole.
+TEST(CpuSoftmax, ReducedPrecisionRowsAreWidenedABandAtATime) {
+  const DType f16 = DType::Float16;
+  const Tensor g = filled({600, 8000}, f16, 2), y = filled({600, 8000}, f16, 3);
+  // The same values in a transposed layout (not banded: converted whole).
+  const Tensor gt = g.transpose(0, 1).contiguous().transpose(0, 1);
+  const Tensor yt = y.transpose(0, 1).contiguous().transpose(0, 1);
+  for (const char* name :
+       {"aten._log_softmax_backward_data.default", "aten._softmax_backward_data.default"}) {
+    const Values banded = expect_matches_ref(name, {g, y, Value(int64_t{1}), Value(f16)});
+    const Values whole = expect_matches_ref(name, {gt, yt, Value(int64_t{1}), Value(f16)});
+    const Tensor& a = banded[0].tensor();
+    const Tensor& b = whole[0].tensor();
+    ASSERT_EQ(a.shape(), b.shape());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) differ += a.get(i) != b.get(i);
+    EXPECT_EQ(differ, 0) << name;
+  }
+  for (const char* name : {"aten._log_softmax.default", "aten._softmax.default"}) {
+    const Values banded = expect_matches_ref(name, {y, Value(int64_t{1}), Value(false)});
+    const Values whole = expect_matches_ref(name, {yt, Value(int64_t{1}), Value(false)});
+    int64_t differ = 0;
+    for (int64_t i = 0; i < y.numel(); ++i)
+      differ += banded[0].tensor().get(i) != whole[0].tensor().get(i);
+    EXPECT_EQ(differ, 0) << name;
+  }
+}
+
 TEST(CpuSoftmax, IntegerInputsRaiseAsAten) {
   auto cpu = make_cpu_backend();
   const OpDef& fwd = OpRegistry::catalog().get("aten._softmax.default");

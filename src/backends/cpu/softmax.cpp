@@ -1,8 +1,8 @@
 // The cpu backend's softmax and log-softmax and their backward ops. The input is seen as
 // [outer, n, inner] (softmax over n) and used in place when it is contiguous and of the compute
-// dtype (f32, f64 for f64; other inputs are converted once); rows (inner == 1) or blocks of
-// adjacent columns are spread over the thread pool and computed by the ISA's loops
-// (softmax_kernels.h), which write the output directly.
+// dtype (f32, f64 for f64; other inputs are converted, a band of rows at a time where they can
+// be); rows (inner == 1) or blocks of adjacent columns are spread over the thread pool and
+// computed by the ISA's loops (softmax_kernels.h), which write the output directly.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -57,6 +57,27 @@ Tensor finish(const Tensor& res, const Tensor& out) {
 struct Layout {
   int64_t outer = 1, n = 1, inner = 1;
 };
+
+// Inputs that need converting to the compute dtype (f16, bf16) are converted a band of rows at a
+// time when the call is over the last dim and contiguous: a [8192, 30522] f16 backward widened
+// both inputs and its result whole, 3 GB of f32 for 250M elements. Each row is computed alone,
+// so a band gives the same bits as the whole tensor.
+constexpr int64_t kBandElems = int64_t{1} << 22;  // elements per band: 16 MiB a buffer in f32
+
+// The bands of rows to convert, or one band of every row when the call is not banded.
+std::vector<std::pair<int64_t, int64_t>> bands(const Layout& l, bool banded) {
+  const int64_t per = banded ? std::max<int64_t>(1, kBandElems / std::max<int64_t>(l.n, 1)) : 0;
+  if (!banded || per >= l.outer) return {{0, l.outer}};
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t r = 0; r < l.outer; r += per) out.push_back({r, std::min(per, l.outer - r)});
+  return out;
+}
+
+// Rows [r0, r0 + rows) of the contiguous `t` seen as [outer, n] (t itself for every row).
+Tensor rows_of(const Tensor& t, const Layout& l, int64_t r0, int64_t rows) {
+  if (r0 == 0 && rows == l.outer) return t;
+  return t.view({l.outer, l.n}).slice(0, r0, r0 + rows);
+}
 
 Layout layout_of(const Tensor& t, int64_t dim) {
   Layout l;
@@ -125,16 +146,23 @@ Values softmax_impl(const Args& a, bool log) {
                         x.dtype());
   }
   const DType ct = compute_dtype(x.dtype());
-  const Tensor xs = as_compute(x, ct);
-  const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(x.shape(), ct);
   const Layout l = layout_of(x, dim);
   const SoftmaxKernels& k = softmax_kernels();
-  const bool nt = stream_out(res, l.n);
-  if (ct == DType::Float32)
-    forward(k.f32, xs.data<float>(), res.data<float>(), l, log, nt);
-  else
-    forward(k.f64, xs.data<double>(), res.data<double>(), l, log, nt);
-  return {Value(finish(res, out))};
+  const bool banded = l.inner == 1 && x.is_contiguous() && x.dtype() != ct;
+  // Streamed stores only into the output itself (a band's buffer is read back at once).
+  const bool nt = stream_out(out, l.n) && (out_dtype == ct || !banded);
+  for (const auto& [r0, rows] : bands(l, banded)) {
+    const Tensor band_out = rows_of(out, l, r0, rows);
+    const Tensor xs = as_compute(rows_of(x, l, r0, rows), ct);
+    const Tensor res = out_dtype == ct ? band_out : Tensor::uninitialized(band_out.shape(), ct);
+    const Layout bl{rows, l.n, l.inner};
+    if (ct == DType::Float32)
+      forward(k.f32, xs.data<float>(), res.data<float>(), bl, log, nt);
+    else
+      forward(k.f64, xs.data<double>(), res.data<double>(), bl, log, nt);
+    finish(res, band_out);
+  }
+  return {Value(out)};
 }
 
 Values backward_impl(const Args& a, bool log) {
@@ -150,16 +178,24 @@ Values backward_impl(const Args& a, bool log) {
   if (y.numel() == 0) return {Value(out)};
   softmax_rules::check_backward_dtypes(g, y, dim, log);
   const DType ct = compute_dtype(g.dtype());
-  const Tensor gs = as_compute(g, ct), ys = as_compute(y, ct);
-  const Tensor res = out_dtype == ct ? out : Tensor::uninitialized(y.shape(), ct);
   const Layout l = layout_of(y, dim);
   const SoftmaxKernels& k = softmax_kernels();
-  const bool nt = stream_out(res, l.n);
-  if (ct == DType::Float32)
-    backward(k.f32, gs.data<float>(), ys.data<float>(), res.data<float>(), l, log, nt);
-  else
-    backward(k.f64, gs.data<double>(), ys.data<double>(), res.data<double>(), l, log, nt);
-  return {Value(finish(res, out))};
+  const bool banded = l.inner == 1 && g.is_contiguous() && y.is_contiguous() &&
+                      (g.dtype() != ct || y.dtype() != ct || out_dtype != ct);
+  const bool nt = stream_out(out, l.n) && (out_dtype == ct || !banded);
+  for (const auto& [r0, rows] : bands(l, banded)) {
+    const Tensor band_out = rows_of(out, l, r0, rows);
+    const Tensor gs = as_compute(rows_of(g, l, r0, rows), ct);
+    const Tensor ys = as_compute(rows_of(y, l, r0, rows), ct);
+    const Tensor res = out_dtype == ct ? band_out : Tensor::uninitialized(band_out.shape(), ct);
+    const Layout bl{rows, l.n, l.inner};
+    if (ct == DType::Float32)
+      backward(k.f32, gs.data<float>(), ys.data<float>(), res.data<float>(), bl, log, nt);
+    else
+      backward(k.f64, gs.data<double>(), ys.data<double>(), res.data<double>(), bl, log, nt);
+    finish(res, band_out);
+  }
+  return {Value(out)};
 }
 
 Values softmax(const OpDef& op, const Values& a) { return softmax_impl(Args(a, op.schema), false); }
