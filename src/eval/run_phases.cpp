@@ -140,18 +140,6 @@ struct WorkerBackends {
   std::unique_ptr<Backend> reference, candidate, baseline;
 };
 
-// Seconds a case may run beyond --timeout for crucible's own work on it, which grows with the
-// call's size however fast the candidate is: materialising the inputs, the f64 reference, the
-// copies and the comparison. 1 s per million elements of the call and per 1e10 FLOPs of its
-// cost model, in whole seconds: none for a call below a million elements, and ~9 minutes for the
-// shipped traces' largest (5.3e8 elements), which take 35-110 s alone on a 2-core machine. A hang
-// is still killed.
-double size_allowance_s(const SuiteCase& sc) {
-  if (sc.op == nullptr || sc.evaluate) return 0;
-  const CallSize size = call_size(sc.op, sc.c.call);
-  return std::floor(static_cast<double>(size.elements) * 1e-6 + size.flops * 1e-10);
-}
-
 // The options of a phase's workers: each creates the plan's backends in `wb` as it starts. Each
 // case gets --timeout (times `timeout_factor`) plus its size's allowance.
 WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int workers, int threads,
@@ -236,6 +224,13 @@ CaseResult evaluate_in_worker(const RunPlan& plan, const SuiteCase& sc, WorkerBa
 }
 
 }  // namespace
+
+double size_allowance_s(const SuiteCase& sc) {
+  if (sc.op == nullptr || sc.evaluate) return 0;
+  const CallSize size = call_size(sc.op, sc.c.call);
+  return std::floor(static_cast<double>(size.elements) * 1e-6 + size.flops * 1e-10);
+}
+
 
 void run_correctness(const RunPlan& plan, RunRecords& records, PoolTrace* trace) {
   const RunOptions& o = plan.options;

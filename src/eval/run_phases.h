@@ -28,6 +28,14 @@ struct TimingLoad {
   LoadSample before, after;
 };
 
+// Seconds a case may run beyond --timeout for crucible's own work on it, which grows with the
+// call's size however fast the candidate is: materialising the inputs, the f64 reference, the
+// copies and the comparison. 1 s per million elements of the call and per 1e10 FLOPs of its
+// cost model, in whole seconds: none for a call below a million elements, and ~9 minutes for the
+// shipped traces' largest (5.3e8 elements), which take 35-110 s alone on a 2-core machine. A hang
+// is still killed. 0 for a case the suite judges itself (a model graph).
+double size_allowance_s(const SuiteCase& sc);
+
 // Decides every case of the plan not decided yet: skipped and unsupported ones without running
 // anything, the others in parallel isolated workers. `trace`: where the workers' pool records
 // what it did (--profile), or null.

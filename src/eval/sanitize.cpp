@@ -439,7 +439,7 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
     const double slowdown =
         job.checker == Checker::Valgrind ? kValgrindSlowdown : kSanitizerSlowdown;
     const double case_timeout = std::min(1e6, o.timeout_s * slowdown);
-    job.limit_s = case_timeout + kStartSeconds;
+    job.limit_s = case_timeout + size_allowance_s(sc) + kStartSeconds;  // as the re-run's own
     std::vector<std::string> argv;
     std::vector<std::string> env;
     const std::string program = checker_program(job.checker);

@@ -533,7 +533,7 @@ void WorkerPool::run(const std::vector<size_t>& indices, const OnResult& on_resu
       f.kind = JobFailure::Kind::TimedOut;
       f.detail = w->job_limit_s > opts_.timeout_s
                      ? fmt::format(
-                           "still running after {:.3g} s (--timeout {:g} s + {:.3g} s for the "
+                           "still running after {:g} s (--timeout {:g} s + {:g} s for the "
                            "case's size); the worker was killed",
                            w->job_limit_s, opts_.timeout_s, w->job_limit_s - opts_.timeout_s)
                      : fmt::format("still running after {:g} s (--timeout); the worker was killed",
