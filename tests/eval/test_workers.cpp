@@ -224,19 +224,19 @@ TEST(Workers, AWorkerThatCanRunNoMoreJobsRetiresAfterItsReport) {
 }
 
 // A job's timeout is --timeout plus its own allowance (a large case's own work): job 1, with
-// 3 s of allowance, reports after 1.2 s; job 0, with none, is killed after 0.4 s and its detail
+// 3 s of allowance, reports after 2 s; job 0, with none, is killed after 0.8 s and its detail
 // names the plain timeout; job 2's detail names both parts of its limit. In batches, each job's
 // limit is its own, counted from when the job before it reported.
 TEST(Workers, EachJobGetsTheTimeoutPlusItsOwnAllowance) {
   for (size_t batch : {size_t{1}, size_t{8}}) {
     WorkerOptions wo;
     wo.workers = 1;
-    wo.timeout_s = 0.4;
+    wo.timeout_s = 0.8;
     wo.max_batch = batch;
-    wo.allowance_s = [](size_t i) { return i == 1 ? 3.0 : i == 2 ? 0.5 : 0.0; };
+    wo.allowance_s = [](size_t i) { return i == 1 ? 3.0 : i == 2 ? 0.6 : 0.0; };
     std::map<size_t, std::string> reports, failures;
     WorkerPool pool(wo, [](size_t i) {
-      if (i <= 2) usleep(1200000);
+      if (i <= 2) usleep(2000000);
       return std::to_string(i);
     });
     pool.run(
@@ -245,10 +245,10 @@ TEST(Workers, EachJobGetsTheTimeoutPlusItsOwnAllowance) {
     EXPECT_EQ(reports.count(1), 1u) << "batch " << batch << ": " << failures[1];
     EXPECT_EQ(reports.count(3), 1u) << "batch " << batch;
     ASSERT_EQ(failures.count(0), 1u) << "batch " << batch;
-    EXPECT_NE(failures[0].find("still running after 0.4 s (--timeout)"), std::string::npos)
+    EXPECT_NE(failures[0].find("still running after 0.8 s (--timeout)"), std::string::npos)
         << failures[0];
     ASSERT_EQ(failures.count(2), 1u) << "batch " << batch;
-    EXPECT_NE(failures[2].find("after 0.9 s (--timeout 0.4 s + 0.5 s for the case's size)"),
+    EXPECT_NE(failures[2].find("after 1.4 s (--timeout 0.8 s + 0.6 s for the case's size)"),
               std::string::npos)
         << failures[2];
   }
