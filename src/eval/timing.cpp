@@ -169,6 +169,31 @@ Values on_device(Backend& b, const Values& vs) {
   return map_tensors(vs, [&](const Tensor& t) { return b.to_device(t); });
 }
 
+// The arguments an in-place op writes (mutable and not an `out=` output), put back to their
+// first values before every call, outside the timed region. Called again and again on its own
+// result, an in-place op's data drifts, and every sample would time other values than the
+// call's: a factor below 1 takes `mul_`'s tensor into subnormals (whose multiplies take
+// microcode assists), one above 1 to infinity. Host tensors only (a device backend's memory is
+// its own).
+class InplaceRestorer {
+ public:
+  InplaceRestorer(const OpDef& op, const Backend& b, const Values& args) {
+    if (!b.device().is_cpu()) return;
+    for (size_t i = 0; i < op.schema.arguments.size() && i < args.size(); ++i) {
+      const Argument& a = op.schema.arguments[i];
+      if (!a.is_mutable() || a.kwarg_only || !args[i].is_tensor()) continue;
+      const Tensor& t = args[i].tensor();
+      if (t.defined() && t.device().is_cpu()) pairs_.emplace_back(t, t.clone());
+    }
+  }
+  void restore() const {
+    for (const auto& [t, first] : pairs_) t.copy_from(first);
+  }
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> pairs_;  // (the argument, its first values)
+};
+
 }  // namespace
 
 TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backend& baseline,
@@ -200,8 +225,12 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
     auto cand_timer = candidate.make_timer();
     auto base_timer = baseline.make_timer();
     Values last_out;  // the previous sample's outputs
+    const InplaceRestorer cand_restorer(op, candidate, cand_args);
+    const InplaceRestorer base_restorer(op, baseline, base_args);
     for (int i = 0; i < opts.warmup; ++i) {
+      cand_restorer.restore();
       time_once(candidate, op, cand_args, *cand_timer, &last_out);
+      base_restorer.restore();
       time_once(baseline, op, base_args, *base_timer, &last_out);
     }
     // Each backend's own copy of the arguments is flushed before its sample.
@@ -230,6 +259,7 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
         const Values& args = cand_turn ? cand_args : base_args;
         DeviceTimer& timer = cand_turn ? *cand_timer : *base_timer;
         std::optional<CacheFlusher>& flusher = cand_turn ? cand_flusher : base_flusher;
+        const InplaceRestorer& restorer = cand_turn ? cand_restorer : base_restorer;
         last_out.clear();
         if (opts.settle_threads) settle_threads();
         for (int s = 0; s < kTurn; ++s) {
@@ -237,6 +267,7 @@ TimingRecord time_case(const Case& c, const OpDef& op, Backend& candidate, Backe
           // not evicted: a backend that reuses a freed block gets it as warm as a model's next
           // op would (evicting them measured no different on the traces' 25 MB activations).
           last_out.clear();
+          restorer.restore();  // before the flush: the copy would warm what it evicts
           if (flusher) flusher->flush();
           const double t = time_once(b, op, args, timer, &last_out);
           if (s == 0) continue;  // woke the pool
