@@ -85,13 +85,9 @@ struct CosineSums {
         dot += r * v, rr += r * r, vv += v * v;
         continue;
       }
-      if (nonfinite_mismatch(r0, v0)) {
-        dot -= 1, rr += 1, vv += 1;
-        continue;
-      }
-      const double r = r0 / mm, v = v0 / mm;
-      if (!std::isfinite(r) || !std::isfinite(v)) continue;
-      dot += r * v, rr += r * r, vv += v * v;
+      // A pair with a NaN or an infinity: a mismatch counts as opposite values, an agreement
+      // (NaN and NaN, the same infinity) is left out.
+      if (nonfinite_mismatch(r0, v0)) dot -= 1, rr += 1, vv += 1;
     }
   }
   double value() const {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <tuple>
+#include <utility>
 
 #include "crucible/core/error.h"
 
@@ -33,6 +35,17 @@ uint64_t splitmix_finalise(uint64_t z) {
   return z;
 }
 
+// [0, 1) from the top 53 bits of a 64-bit word.
+double unit53(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+// Box-Muller: two independent standard normals (the cosine's, the sine's) from u1 in (0, 1]
+// and u2 in [0, 1).
+std::pair<double, double> box_muller(double u1, double u2) {
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = 2.0 * std::numbers::pi * u2;
+  return {r * std::cos(theta), r * std::sin(theta)};
+}
+
 }  // namespace
 
 std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
@@ -52,11 +65,17 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::array<uint3
 Rng::Rng(uint64_t seed, uint64_t stream)
     : key_{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}, stream_(stream) {}
 
-void Rng::refill() {
-  block_ = philox4x32({static_cast<uint32_t>(counter_), static_cast<uint32_t>(counter_ >> 32),
-                       static_cast<uint32_t>(stream_), static_cast<uint32_t>(stream_ >> 32)},
-                      key_);
+std::array<uint32_t, 4> Rng::next_block() {
+  const std::array<uint32_t, 4> b =
+      philox4x32({static_cast<uint32_t>(counter_), static_cast<uint32_t>(counter_ >> 32),
+                  static_cast<uint32_t>(stream_), static_cast<uint32_t>(stream_ >> 32)},
+                 key_);
   ++counter_;
+  return b;
+}
+
+void Rng::refill() {
+  block_ = next_block();
   used_ = 0;
 }
 
@@ -71,7 +90,7 @@ uint64_t Rng::next_u64() {
   return (hi << 32) | lo;
 }
 
-double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Rng::uniform() { return unit53(next_u64()); }
 
 double Rng::normal() {
   if (have_spare_) {
@@ -80,11 +99,10 @@ double Rng::normal() {
   }
   const double u1 = 1.0 - uniform();  // (0, 1]: log is finite
   const double u2 = uniform();
-  const double r = std::sqrt(-2.0 * std::log(u1));
-  const double theta = 2.0 * std::numbers::pi * u2;
-  spare_ = r * std::sin(theta);
+  const auto [c, s] = box_muller(u1, u2);
+  spare_ = s;
   have_spare_ = true;
-  return r * std::cos(theta);
+  return c;
 }
 
 void Rng::normals(double* out, size_t n) {
@@ -96,21 +114,13 @@ void Rng::normals(double* out, size_t n) {
     for (; i < n; ++i) out[i] = normal();
     return;
   }
-  // Each pair as normal() draws it from a fresh block: u1 from words 0-1, u2 from words 2-3.
-  auto unit = [](uint32_t lo, uint32_t hi) {
-    return static_cast<double>(((static_cast<uint64_t>(hi) << 32) | lo) >> 11) * 0x1.0p-53;
-  };
+  // Each pair as normal() draws it from a fresh block: u1 from words 0-1, u2 from words 2-3
+  // (the block is used up at once: used_ stays 4).
+  auto word = [](uint32_t lo, uint32_t hi) { return (static_cast<uint64_t>(hi) << 32) | lo; };
   for (; i + 2 <= n; i += 2) {
-    const std::array<uint32_t, 4> b =
-        philox4x32({static_cast<uint32_t>(counter_), static_cast<uint32_t>(counter_ >> 32),
-                    static_cast<uint32_t>(stream_), static_cast<uint32_t>(stream_ >> 32)},
-                   key_);
-    ++counter_;  // the block is used up: used_ stays 4
-    const double u1 = 1.0 - unit(b[0], b[1]), u2 = unit(b[2], b[3]);
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double theta = 2.0 * std::numbers::pi * u2;
-    out[i] = r * std::cos(theta);
-    out[i + 1] = r * std::sin(theta);
+    const std::array<uint32_t, 4> b = next_block();
+    std::tie(out[i], out[i + 1]) =
+        box_muller(1.0 - unit53(word(b[0], b[1])), unit53(word(b[2], b[3])));
   }
   if (i < n) out[i] = normal();  // the last one keeps its pair's spare, as normal() does
 }

@@ -231,7 +231,6 @@ double size_allowance_s(const SuiteCase& sc) {
   return std::floor(static_cast<double>(size.elements) * 1e-6 + size.flops * 1e-10);
 }
 
-
 void run_correctness(const RunPlan& plan, RunRecords& records, PoolTrace* trace) {
   const RunOptions& o = plan.options;
   const std::vector<SuiteCase>& cases = plan.cases;

@@ -179,9 +179,8 @@ class InplaceRestorer {
  public:
   InplaceRestorer(const OpDef& op, const Backend& b, const Values& args) {
     if (!b.device().is_cpu()) return;
-    for (size_t i = 0; i < op.schema.arguments.size() && i < args.size(); ++i) {
-      const Argument& a = op.schema.arguments[i];
-      if (!a.is_mutable() || a.kwarg_only || !args[i].is_tensor()) continue;
+    for (size_t i : op.schema.mutated_arguments()) {
+      if (op.schema.arguments[i].kwarg_only || i >= args.size() || !args[i].is_tensor()) continue;
       const Tensor& t = args[i].tensor();
       if (t.defined() && t.device().is_cpu()) pairs_.emplace_back(t, t.clone());
     }

@@ -28,6 +28,7 @@ class Rng {
   int64_t integer(int64_t lo, int64_t hi);
 
  private:
+  std::array<uint32_t, 4> next_block();  // the block at the counter; the counter moves on
   void refill();
   std::array<uint32_t, 2> key_;
   uint64_t stream_ = 0;   // high 64 bits of the Philox counter
