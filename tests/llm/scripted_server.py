@@ -11,7 +11,7 @@ The script is a JSON object: {"require_key": "<key>" (optional), "ops": {"aten.r
   {"garbage": "<body>"}         a 200 response whose body is not the API's JSON
 and may add "delay": <seconds> (the response waits that long). Past the last step, the last step
 repeats. Every request is appended to the log (JSON lines: api, op, index, kind, t) when it
-arrives, and again with kind "done" when its answer has been sent.
+arrives, and again with kind "done" when its answer has been sent (stamped as it goes out).
 Usage: scripted_server.py SCRIPT PORT_FILE LOG_FILE
 """
 import json
@@ -47,9 +47,13 @@ class Handler(BaseHTTPRequestHandler):
         if status == 429:
             self.send_header("Retry-After", "0")
         self.end_headers()
+        # "done" is stamped before the body goes out: once it has, the client may send its next
+        # request, which another thread can log before this one logs "done".
+        self.sent_t = time.time()
         self.wfile.write(data)
 
     def do_POST(self):
+        self.sent_t = None  # a connection's handler may answer several requests
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length).decode("utf-8", "replace")
         anthropic = self.path.endswith("/messages")
@@ -82,7 +86,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self.answer(step, kind, anthropic, prompt, model)
         finally:
-            log({"api": api, "op": op, "index": index, "kind": "done", "t": time.time()})
+            log({"api": api, "op": op, "index": index, "kind": "done",
+                 "t": getattr(self, "sent_t", None) or time.time()})
 
     def answer(self, step, kind, anthropic, prompt, model):
         if step.get("delay"):
