@@ -13,6 +13,7 @@
 #include "crucible/backends/blas_core.h"
 #include "crucible/build_info.h"
 #include "crucible/core/error.h"
+#include "sandbox/inherited_fds.h"
 
 using namespace crucible;
 
@@ -159,6 +160,8 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A memory checker's descriptors, kept in crucible's child processes when asked to.
+  read_inherited_fds_choice();
   // OpenBLAS chose its kernels when it loaded, before main (crucible/backends/blas_core.h).
   cpu::restart_with_corrected_blas_core(argv);
   try {

@@ -32,6 +32,7 @@
 #include "crucible/report/atomic_file.h"
 #include "eval/run_folder.h"
 #include "eval/run_phases.h"
+#include "sandbox/inherited_fds.h"
 #include "sandbox/remove_tree.h"
 
 namespace crucible {
@@ -148,6 +149,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   dup2(in, 0);
   dup2(out, 1);
   dup2(out, 2);
+  close_fds_from(3);  // the run's own files stay with the run
   execve(args[0], args.data(), envp.data());
   const char* why = std::strerror(errno);
   (void)!write(2, "cannot run the checker: ", 24);
@@ -453,6 +455,13 @@ void run_sanitize(RunPlan& plan, RunRecords& records) {
       env = {"CRUCIBLE_KEEP_BLAS_CORE=1", "PYTHONMALLOC=malloc"};
     } else {
       argv = {program, "--tool", "memcheck", "--target-processes", "all", "--print-limit", "20"};
+      // The checker follows the re-run's processes through descriptors it gives each of them;
+      // a worker that closed its own (as crucible's children do) was stopped inside its next
+      // fork(), before the candidate process ran ("Target application terminated before first
+      // instrumented API call"). The re-run's children keep inherited descriptors
+      // (inherited_fds.h). A restart of crucible for OpenBLAS's core type (blas_core.h) is not
+      // needed either: the run's choice of core is inherited.
+      env = {std::string(kKeepInheritedFdsEnv) + "=1", "CRUCIBLE_KEEP_BLAS_CORE=1"};
     }
     for (const std::string& a :
          {exe, std::string("run"), std::string("--op"), sc.c.op, std::string("--case"),

@@ -1,6 +1,7 @@
 // The worker pool: forked processes fed job indices over pipes, watched with poll().
 #include "crucible/eval/workers.h"
 #include "sandbox/death_note.h"
+#include "sandbox/inherited_fds.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,8 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -21,7 +20,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -105,33 +103,6 @@ constexpr int kMaxIdleDeaths = 3;
 constexpr int kMaxOutsideKills = 1;
 
 int g_worker_slot = -1;  // in a worker: its slot in the pool
-
-// In a new worker: closes every descriptor but 0, 1, 2 and the worker's two pipe ends (the
-// results file, the run folder's lock, other workers' pipes, whatever the parent had open).
-void close_other_fds(int a, int b) {
-  if (a > b) std::swap(a, b);
-  auto close_from_to = [](int lo, int hi) {  // [lo, hi], never 0, 1 or 2
-    lo = std::max(lo, 3);
-    if (lo > hi) return;
-    if (close_range(static_cast<unsigned>(lo), static_cast<unsigned>(hi), 0) == 0) return;
-    // No close_range (old kernel): the open descriptors from /proc/self/fd.
-    std::vector<int> open;
-    if (DIR* d = opendir("/proc/self/fd")) {
-      while (dirent* e = readdir(d)) {
-        char* end = nullptr;
-        long fd = std::strtol(e->d_name, &end, 10);
-        if (end != e->d_name && *end == '\0' && fd >= lo && fd <= hi && fd != dirfd(d))
-          open.push_back(static_cast<int>(fd));
-      }
-      closedir(d);
-    }
-    for (int fd : open) close(fd);
-  };
-  constexpr int kMax = std::numeric_limits<int>::max();
-  close_from_to(3, a - 1);
-  close_from_to(a + 1, b - 1);
-  close_from_to(b + 1, kMax);
-}
 
 // The parent ignores SIGPIPE while a pool runs: feeding a worker that died while idle fails
 // with EPIPE (its death is then seen on its result pipe) instead of killing crucible.
@@ -236,7 +207,9 @@ void WorkerPool::spawn(Worker& w) {
     // The worker: dies with its parent, holds only its own pipes and its own shared page.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_IGN);
-    close_other_fds(down[0], up[1]);
+    // Every descriptor but 0, 1, 2 and the worker's two pipe ends goes (the results file, the
+    // run folder's lock, other workers' pipes), bar a memory checker's (inherited_fds.h).
+    close_fds_from(3, {down[0], up[1]});
     for (Worker* other : workers_)
       if (other != &w && other->page) munmap(other->page, kPageSize);
     SharedPage* page = w.page;

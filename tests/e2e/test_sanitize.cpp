@@ -165,6 +165,29 @@ TEST(Sanitize, ReportsAreTrimmedToTheirErrorsEachOnce) {
   EXPECT_NE(capped.find("... and 44 more distinct error(s)"), std::string::npos) << capped;
 }
 
+// compute-sanitizer follows a process tree through descriptors it gives each process; a worker
+// that had closed them was stopped by the checker when it forked its candidate process, so no
+// CUDA call of a kernel was ever checked. The re-run asks for inherited descriptors to be kept:
+// a kernel that is right only with descriptor 9 (a device) open and descriptor 8 (a file)
+// closed passes when crucible starts with both and is asked to keep inherited ones, and fails
+// when it is not asked.
+TEST(Sanitize, InheritedDescriptorsReachTheKernelsProcessOnlyWhenAsked) {
+  for (const bool keep : {true, false}) {
+    const std::string out = temp_dir(keep ? "inherited-fd-kept" : "inherited-fd-closed");
+    const Output o = crucible_env(
+        cache_env() + (keep ? " CRUCIBLE_KEEP_INHERITED_FDS=1" : ""),
+        "run --backend dir:" + shell_quote(fixture("inherited_fd")) +
+            " --op relu.default --case '((T([64], f32),), {})' --timeout 30 -q --history none "
+            "--out " +
+            out + " 9</dev/null 8<" + shell_quote(fixture("inherited_fd/README.md")));
+    EXPECT_EQ(o.status, keep ? 0 : 1) << o.out;
+    auto by_op = cases_by_op(out);
+    ASSERT_EQ(by_op.size(), 1u) << o.out;
+    EXPECT_EQ(by_op["aten.relu.default"].value("status", ""), keep ? "passed" : "failed")
+        << by_op["aten.relu.default"].dump(2);
+  }
+}
+
 TEST(SanitizeGpu, ComputeSanitizerNamesAKernelsOutOfBoundsWrite) {
   if (!gpu_visible()) GTEST_SKIP() << "no CUDA device is visible (nvidia-smi -L lists none)";
   const std::string out = temp_dir("sanitize-gpu");

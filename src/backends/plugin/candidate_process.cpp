@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "backends/plugin/channel.h"
 #include "backends/plugin/kernel_call.h"
 #include "backends/plugin/shared_arena.h"
+#include "sandbox/inherited_fds.h"
 
 namespace crucible {
 
@@ -35,8 +35,9 @@ std::string signal_text(int sig) {
   return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
 }
 
-// In the forked child, before anything else: only the channel and the output file stay open.
-void become_clean_child(int sock, int out_fd, pid_t parent) {
+// In the forked child, before anything else: only the channel and the output file stay open
+// (and a memory checker's descriptors, inherited_fds.h). Returns the channel's descriptor.
+int become_clean_child(int sock, int out_fd, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(0);
   sigset_t all;
@@ -48,11 +49,13 @@ void become_clean_child(int sock, int out_fd, pid_t parent) {
   if (devnull >= 0) dup2(devnull, 0);
   dup2(out_fd, 1);
   dup2(out_fd, 2);
-  dup2(sock, 3);
-  syscall(SYS_close_range, 4u, ~0u, 0u);
+  const int channel = first_unkept_fd(3);
+  if (sock != channel) dup2(sock, channel);
+  close_fds_from(3, {channel});
   // The kernels' thread pools wait passively between calls (a parked pool is allowed; a
   // spinning one would look like a thread left at work), unless the user chose otherwise.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  return channel;
 }
 
 }  // namespace
@@ -60,12 +63,12 @@ void become_clean_child(int sock, int out_fd, pid_t parent) {
 void CandidateProcess::child_main(const KernelHostSetup& setup, const CandidateIsolation& isolation,
                                   int sock, int out_fd, char* note, size_t note_size, uint32_t tag,
                                   pid_t parent) {
-  become_clean_child(sock, out_fd, parent);
+  const int channel = become_clean_child(sock, out_fd, parent);
   if (isolation.adopt_note_page) isolation.adopt_note_page(note, note_size);
   KernelHostSetup s = setup;
   s.enter_sandbox = isolation.enter_sandbox;
   s.call_started = isolation.call_started;
-  run_kernel_host(3, tag, s);
+  run_kernel_host(channel, tag, s);
 }
 
 CandidateProcess::CandidateProcess(const KernelHostSetup& setup,

@@ -6,7 +6,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "sandbox/inherited_fds.h"
 
 namespace crucible {
 
@@ -129,12 +129,13 @@ CandidateZygote::~CandidateZygote() {
 
 void CandidateZygote::serve(const CandidateMain& main) {
   // Only the channel stays open (a worker's pipes held here would hide the worker's end from
-  // the pool); standard input, output and error stay for the candidate processes to replace.
-  if (sock_ != 3) {
-    dup2(sock_, 3);
-    sock_ = 3;
+  // the pool), and a memory checker's descriptors (inherited_fds.h); standard input, output
+  // and error stay for the candidate processes to replace.
+  if (const int channel = first_unkept_fd(3); sock_ != channel) {
+    dup2(sock_, channel);
+    sock_ = channel;
   }
-  syscall(SYS_close_range, 4u, ~0u, 0u);
+  close_fds_from(3, {sock_});
   const pid_t self = getpid();
   std::string req;
   std::vector<int> fds;
