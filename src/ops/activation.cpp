@@ -26,6 +26,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/pointwise_math_internal.h"
@@ -52,30 +53,28 @@ ActCheck floating_only(std::string_view kernel) {
   };
 }
 
-// Applies `f` (in double) to a floating self (checked already).
-Tensor floating_act(const Tensor& x, const std::function<double(double)>& f) {
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+// Applies `f` (in double) to a floating self (checked already), into `out`.
+void floating_act(const Tensor& x, const Tensor& out, const std::function<double(double)>& f) {
   opsutil::map_unary(x, out, f);
-  return out;
 }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-Tensor silu(const Args& a) {
-  return floating_act(a.tensor("self"), [](double x) { return x * sigmoid(x); });
+void silu(const Args& a, const Tensor& out) {
+  floating_act(a.tensor("self"), out, [](double x) { return x * sigmoid(x); });
 }
 
-Tensor hardswish(const Args& a) {
+void hardswish(const Args& a, const Tensor& out) {
   const Tensor& x = a.tensor("self");
   const DType t = x.dtype();
-  return floating_act(x, [t](double v) {
+  floating_act(x, out, [t](double v) {
     return mathops::opmath(v * std::min(std::max(v + 3.0, 0.0), 6.0), t) / 6.0;
   });
 }
 
-Tensor hardsigmoid(const Args& a) {
-  return floating_act(a.tensor("self"),
-                      [](double v) { return std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
+void hardsigmoid(const Args& a, const Tensor& out) {
+  floating_act(a.tensor("self"), out,
+               [](double v) { return std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
 }
 
 double clamp(double v, double lo, double hi) {
@@ -102,9 +101,8 @@ void check_relu6(const Args& a) {
   check_hardtanh_of(a.tensor("self"), Scalar(int64_t{0}), Scalar(int64_t{6}));
 }
 
-Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val) {
+void hardtanh_of(const Tensor& x, const Tensor& out, const Scalar& min_val, const Scalar& max_val) {
   const DType t = x.dtype();
-  Tensor out = Tensor::empty(x.shape(), t);
   if (is_integral(t, false)) {
     const int64_t lo = min_val.to_int(), hi = max_val.to_int();
     // The limits are converted to self's dtype (wrapping), as clamp's kernel does.
@@ -118,38 +116,37 @@ Tensor hardtanh_of(const Tensor& x, const Scalar& min_val, const Scalar& max_val
     const double hi = as_scalar_of(max_val.to_double(), t);
     opsutil::map_unary(x, out, [lo, hi](double v) { return clamp(v, lo, hi); });
   }
-  return out;
 }
 
-Tensor hardtanh(const Args& a) {
-  return hardtanh_of(a.tensor("self"), a.scalar("min_val"), a.scalar("max_val"));
+void hardtanh(const Args& a, const Tensor& out) {
+  hardtanh_of(a.tensor("self"), out, a.scalar("min_val"), a.scalar("max_val"));
 }
 
-Tensor relu6(const Args& a) {
-  return hardtanh_of(a.tensor("self"), Scalar(int64_t{0}), Scalar(int64_t{6}));
+void relu6(const Args& a, const Tensor& out) {
+  hardtanh_of(a.tensor("self"), out, Scalar(int64_t{0}), Scalar(int64_t{6}));
 }
 
-Tensor leaky_relu(const Args& a) {
+void leaky_relu(const Args& a, const Tensor& out) {
   const double slope = a.real("negative_slope");
-  return floating_act(a.tensor("self"), [slope](double x) { return x > 0 ? x : x * slope; });
+  floating_act(a.tensor("self"), out, [slope](double x) { return x > 0 ? x : x * slope; });
 }
 
-Tensor elu(const Args& a) {
+void elu(const Args& a, const Tensor& out) {
   const double alpha = a.real("alpha"), scale = a.real("scale");
   const double input_scale = a.real("input_scale");
-  return floating_act(a.tensor("self"), [=](double x) {
+  floating_act(a.tensor("self"), out, [=](double x) {
     return x <= 0 ? std::expm1(x * input_scale) * alpha * scale : x * scale;
   });
 }
 
-Tensor mish(const Args& a) {
-  return floating_act(a.tensor("self"),
-                      [](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
+void mish(const Args& a, const Tensor& out) {
+  floating_act(a.tensor("self"), out,
+               [](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
 }
 
-Tensor softplus(const Args& a) {
+void softplus(const Args& a, const Tensor& out) {
   const double beta = a.real("beta"), threshold = a.real("threshold");
-  return floating_act(a.tensor("self"), [=](double x) {
+  floating_act(a.tensor("self"), out, [=](double x) {
     return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
   });
 }
@@ -159,10 +156,9 @@ void check_threshold(const Args& a) {
   if (t == DType::Bool) not_implemented_for("threshold_cpu", t);
 }
 
-Tensor threshold(const Args& a) {
+void threshold(const Args& a, const Tensor& out) {
   const Tensor& x = a.tensor("self");
   const DType t = x.dtype();
-  Tensor out = Tensor::empty(x.shape(), t);
   if (is_integral(t, false)) {
     Tensor s = Tensor::empty({2}, t);
     s.set_int(0, a.scalar("threshold").to_int());
@@ -174,36 +170,34 @@ Tensor threshold(const Args& a) {
     const double value = as_scalar_of(a.real("value"), t);
     opsutil::map_unary(x, out, [th, value](double v) { return v <= th ? value : v; });
   }
-  return out;
 }
 
-// gelu's approximation, checked with self's dtype.
-std::string gelu_approximate(const Args& a) {
-  const std::string approximate = a.str("approximate");
+// ATen's checks of gelu: the approximation's name, a floating self.
+void check_gelu(const Args& a) {
+  const std::string& approximate = a.str("approximate");
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
   floating_only("GeluKernelImpl")(a);
-  return approximate;
 }
 
-void check_gelu(const Args& a) { gelu_approximate(a); }
-
-Tensor gelu(const Args& a) {
-  const std::string approximate = gelu_approximate(a);
+void gelu(const Args& a, const Tensor& out) {
   const Tensor& x = a.tensor("self");
-  if (approximate == "tanh") {
+  if (a.str("approximate") == "tanh") {
     const DType t = x.dtype();
-    return floating_act(x, [t](double v) {
+    floating_act(x, out, [t](double v) {
       const double k = std::sqrt(2.0 / std::numbers::pi);
       const double cube = mathops::opmath(mathops::opmath(v * v, t) * v, t);
       return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * cube)));
     });
+    return;
   }
-  return floating_act(x,
-                      [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
+  floating_act(x, out,
+               [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
 }
 
-using ActFn = Tensor (*)(const Args&);
+// An activation computed into `out` (self's shape and dtype; possibly self itself): the
+// arguments were checked by the meta function.
+using ActFn = void (*)(const Args&, const Tensor& out);
 
 // The meta function of an activation (self's shape and dtype) and of its in-place overload
 // (self itself, after the overlap check where ATen makes it).
@@ -222,14 +216,18 @@ MetaFn inplace_meta(ActCheck check, bool overlap_raises) {
   };
 }
 
-// The in-place overload of `f`: checked, computed out of place, then written into self.
-RefFn inplace_ref(ActCheck check, ActFn f, bool overlap_raises) {
-  return [checks = inplace_meta(std::move(check), overlap_raises), f](const Args& a) {
-    checks(a);
-    const Tensor& self = a.tensor("self");
-    self.copy_from(f(a));
-    return Values{Value(self)};
-  };
+// The reference of `f` into the outputs its meta function describes: a fresh tensor, or self in
+// place. Each element is read before it is written, so self is its own destination, unless
+// several of its elements share memory (threshold_ allows that): then every one gets f of the
+// value they shared, computed out of place first.
+RefFn act_ref(MetaFn meta, ActFn f) {
+  return structured_ref(std::move(meta), [f](const Args& a, const Values& outputs) {
+    const Tensor& out = outputs.at(0).tensor();
+    if (!mathops::has_internal_overlap(out)) return f(a, out);
+    const Tensor fresh = Tensor::empty(out.shape(), out.dtype());
+    f(a, fresh);
+    out.copy_from(fresh);
+  });
 }
 
 // Standard cases over `dtypes` with the given trailing arguments, plus error cases for the
@@ -333,10 +331,7 @@ void register_spec(OpRegistry& r, const ActSpec& spec) {
   OpDef op = OpDef::from_schema(spec.schema, "activation");
   op.dtypes = spec.dtypes;
   op.meta = act_meta(spec.check);
-  op.ref = [check = spec.check, f = spec.fn](const Args& a) {
-    check(a);
-    return Values{Value(f(a))};
-  };
+  op.ref = act_ref(op.meta, spec.fn);
   op.samples = spec_samples(spec, false);
   op.cost = mathops::unary_cost(spec.flops);
   r.add(std::move(op));
@@ -344,7 +339,7 @@ void register_spec(OpRegistry& r, const ActSpec& spec) {
   OpDef ip = OpDef::from_schema(spec.inplace_schema, "activation");
   ip.dtypes = spec.dtypes;
   ip.meta = inplace_meta(spec.check, spec.inplace_overlap_raises);
-  ip.ref = inplace_ref(spec.check, spec.fn, spec.inplace_overlap_raises);
+  ip.ref = act_ref(ip.meta, spec.fn);
   ip.samples = spec_samples(spec, true);
   ip.cost = mathops::inplace_cost(spec.flops);
   r.add(std::move(ip));
@@ -355,7 +350,7 @@ void register_gelu_(OpRegistry& r) {
       "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)", "activation");
   op.dtypes = floating_dtypes();
   op.meta = inplace_meta(check_gelu, true);
-  op.ref = inplace_ref(check_gelu, gelu, true);
+  op.ref = act_ref(op.meta, gelu);
   op.samples = [](const SampleContext& ctx) {
     if (ctx.performance) return elementwise_perf_samples(1, mathops::perf_dtypes());
     std::vector<Sample> out = act_samples(floating_dtypes(), integral_and_bool());

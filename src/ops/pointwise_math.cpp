@@ -23,6 +23,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/pointwise_math_internal.h"
@@ -162,8 +163,13 @@ DType math_result_dtype(const MathFn& fn, DType in) {
 }
 
 Tensor math_compute(const MathFn& fn, const Tensor& x) {
-  const DType rt = math_result_dtype(fn, x.dtype());
-  Tensor out = Tensor::empty(x.shape(), rt);
+  Tensor out = Tensor::empty(x.shape(), math_result_dtype(fn, x.dtype()));
+  math_compute_into(fn, x, out);
+  return out;
+}
+
+void math_compute_into(const MathFn& fn, const Tensor& x, const Tensor& out) {
+  const DType rt = out.dtype();
   const bool int_in = !is_floating(x.dtype());
   switch (fn.kind) {
     case MathKind::Float:
@@ -213,7 +219,6 @@ Tensor math_compute(const MathFn& fn, const Tensor& x) {
         opsutil::map_unary_int(x, out, [](int64_t v) { return ~v; });
       break;
   }
-  return out;
 }
 
 double real_bytes(const Tensor& t) {
@@ -225,13 +230,17 @@ double real_bytes(const Tensor& t) {
   return static_cast<double>(n) * static_cast<double>(t.itemsize());
 }
 
+bool has_internal_overlap(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.stride(d) == 0 && t.size(d) > 1) return true;
+  return false;
+}
+
 void check_no_internal_overlap(const Tensor& t) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.stride(d) == 0 && t.size(d) > 1)
-      op_error(
-          "unsupported operation: more than one element of the written-to tensor refers to a "
-          "single memory location. Please clone() the tensor before performing the operation.");
-  }
+  if (has_internal_overlap(t))
+    op_error(
+        "unsupported operation: more than one element of the written-to tensor refers to a "
+        "single memory location. Please clone() the tensor before performing the operation.");
 }
 
 bool literal_overlaps_itself(const cases::TensorLit& t) {
@@ -344,9 +353,9 @@ OpDef math_op(const MathFn& fn) {
     const Tensor& x = args.tensor("self");
     return Values{meta::fresh_like(x, mathops::math_result_dtype(fn, x.dtype()))};
   };
-  op.ref = [&fn](const Args& args) {
-    return Values{Value(mathops::math_compute(fn, args.tensor("self")))};
-  };
+  op.ref = structured_ref(op.meta, [&fn](const Args& args, const Values& out) {
+    mathops::math_compute_into(fn, args.tensor("self"), out.at(0).tensor());
+  });
   op.samples = math_samples(fn);
   op.cost = mathops::unary_cost(fn.flops);
   return op;
@@ -365,25 +374,22 @@ double round_decimals_in(double x, int64_t decimals) {
                                  : std::nearbyint(a * ten_pow) / ten_pow);
 }
 
-// round.decimals' `decimals`, after checking self's dtype (floating only).
-int64_t round_decimals_checked(const Args& args) {
+// ATen's check of round.decimals: a floating self.
+void check_round_decimals(const Args& args) {
   const Tensor& x = args.tensor("self");
-  const int64_t decimals = args.integer("decimals");
   if (!is_floating(x.dtype())) not_implemented_for("round_cpu", x.dtype());
-  return decimals;
 }
 
-Values round_decimals_ref(const Args& args) {
+void round_decimals_impl(const Args& args, const Values& outputs) {
   const Tensor& x = args.tensor("self");
-  const int64_t decimals = round_decimals_checked(args);
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  const int64_t decimals = args.integer("decimals");
+  const Tensor& out = outputs.at(0).tensor();
   if (x.dtype() == DType::Float64)
     opsutil::map_unary(x, out,
                        [decimals](double v) { return round_decimals_in<double>(v, decimals); });
   else
     opsutil::map_unary(x, out,
                        [decimals](double v) { return round_decimals_in<float>(v, decimals); });
-  return {Value(out)};
 }
 
 std::vector<Sample> round_decimals_samples(const SampleContext& ctx) {
@@ -430,10 +436,10 @@ void register_pointwise_math_ops(OpRegistry& r) {
                                 "pointwise.math");
   rd.dtypes = floating_dtypes();
   rd.meta = [](const Args& args) {
-    round_decimals_checked(args);
+    check_round_decimals(args);
     return Values{meta::fresh_like(args.tensor("self"))};
   };
-  rd.ref = round_decimals_ref;
+  rd.ref = structured_ref(rd.meta, round_decimals_impl);
   rd.samples = round_decimals_samples;
   rd.cost = mathops::unary_cost(3);
   r.add(std::move(rd));

@@ -44,11 +44,16 @@ DType math_result_dtype(const MathFn& fn, DType in);
 
 // Computes fn(x) into a new contiguous tensor of the result dtype (raising as ATen does).
 Tensor math_compute(const MathFn& fn, const Tensor& x);
+// The same into `out` (math_result_dtype's dtype, x's shape; `out` may be `x` itself when the
+// dtypes agree: each element is read before it is written). No argument check.
+void math_compute_into(const MathFn& fn, const Tensor& x, const Tensor& out);
 
 // Bytes a tensor really occupies: dims of stride 0 (expanded) are counted once.
 double real_bytes(const Tensor& t);
 
-// ATen's assert_no_internal_overlap for a written tensor (a dim of stride 0 and size > 1).
+// Whether several elements of `t` share memory (a dim of stride 0 and size > 1).
+bool has_internal_overlap(const Tensor& t);
+// ATen's assert_no_internal_overlap for a written tensor: raises when has_internal_overlap.
 void check_no_internal_overlap(const Tensor& t);
 
 // Whether a tensor literal has a dim of stride 0 and size > 1 (written in place: must raise).

@@ -1,5 +1,6 @@
 // The in-place (abs_, sin_, ...) and out= (abs.out, sin.out, ...) overloads of the pointwise
-// math functions, with ATen's rules:
+// math functions: the meta functions check, the references compute into the destination
+// (destination.h). ATen's rules:
 //  - in place: the result is computed in the op's dtype (f32 for a float op on integers) and
 //    must be castable to self's dtype (no float -> integral: sin_ on an i64 tensor raises
 //    "result type Float can't be cast to the desired output type Long"); a self with internal
@@ -17,6 +18,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/pointwise_math_internal.h"
 #include "ops/util.h"
 
@@ -41,11 +43,18 @@ void check_inplace(const MathFn& fn, const Tensor& self) {
   mathops::check_no_internal_overlap(self);
 }
 
-Values inplace_ref(const MathFn& fn, const Args& args) {
-  const Tensor& self = args.tensor("self");
-  check_inplace(fn, self);
-  self.copy_from(mathops::math_compute(fn, self));
-  return {Value(self)};
+// fn(self) into `dest`, checked by the meta function. Computed straight into it when it has the
+// result dtype and is self itself (each element read before it is written) or shares no memory
+// with self; otherwise in the result dtype, rounded there, then cast into it.
+void compute_into(const MathFn& fn, const Tensor& self, const Tensor& dest) {
+  const DType rt = mathops::math_result_dtype(fn, self.dtype());
+  const bool same_place = dest.shares_storage(self) && dest.offset() == self.offset() &&
+                          dest.strides() == self.strides();
+  if (dest.dtype() == rt && (same_place || !dest.shares_storage(self))) {
+    mathops::math_compute_into(fn, self, dest);
+    return;
+  }
+  dest.copy_from(mathops::math_compute(fn, self));
 }
 
 // Why `fn`'s in-place overload must raise on a self of dtype t, or nullptr.
@@ -75,7 +84,9 @@ OpDef inplace_op(const MathFn& fn) {
     check_inplace(fn, args.tensor("self"));
     return Values{args.value("self")};
   };
-  op.ref = [&fn](const Args& args) { return inplace_ref(fn, args); };
+  op.ref = structured_ref(op.meta, [&fn](const Args& args, const Values& outputs) {
+    compute_into(fn, args.tensor("self"), outputs.at(0).tensor());
+  });
   op.samples = [&fn](const SampleContext& ctx) { return inplace_samples(fn, ctx); };
   op.cost = mathops::inplace_cost(fn.flops);
   return op;
@@ -96,15 +107,6 @@ void check_out(const MathFn& fn, const Tensor& self, const Tensor& out) {
                 shape_str(self.shape()) +
                 ": ATen resizes it; the reference does not model resizing an argument");
   mathops::check_no_internal_overlap(out);
-}
-
-Values out_ref(const MathFn& fn, const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& out = args.tensor("out");
-  check_out(fn, self, out);
-  // Computed in the common dtype, rounded there, then cast to out's dtype.
-  out.copy_from(mathops::math_compute(fn, self));
-  return {Value(out)};
 }
 
 std::vector<Sample> out_samples(const MathFn& fn, const SampleContext& ctx) {
@@ -157,7 +159,9 @@ OpDef out_op(const MathFn& fn) {
     check_out(fn, args.tensor("self"), args.tensor("out"));
     return Values{args.value("out")};
   };
-  op.ref = [&fn](const Args& args) { return out_ref(fn, args); };
+  op.ref = structured_ref(op.meta, [&fn](const Args& args, const Values& outputs) {
+    compute_into(fn, args.tensor("self"), outputs.at(0).tensor());
+  });
   op.samples = [&fn](const SampleContext& ctx) { return out_samples(fn, ctx); };
   op.cost = [&fn](const Args& args, const Values& outputs) {
     const Tensor& o = outputs.at(0).tensor();

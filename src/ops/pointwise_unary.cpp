@@ -1,5 +1,6 @@
 // Pointwise unary ops: relu, relu_, neg, exp, tanh, sigmoid, gelu. Each entry holds its schema,
-// reference (computed in double, or exactly in int64 for integer outputs, rounded once), samples,
+// meta function (ATen's checks), reference (computed in double, or exactly in int64 for integer
+// outputs, rounded once, into the outputs the meta function described: destination.h), samples,
 // cost model and comparison policy.
 #include <algorithm>
 #include <cmath>
@@ -9,8 +10,10 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
+#include "ops/pointwise_math_internal.h"
 #include "ops/samples.h"
 #include "ops/util.h"
 
@@ -22,33 +25,14 @@ using namespace samples;  // NOLINT(google-build-using-namespace): the sample vo
 
 // ATen's ScalarType name, as its error messages spell it.
 
-// Bytes a tensor really occupies: dims of stride 0 (expanded) are counted once.
-double real_bytes(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) return 0;
-    if (t.stride(d) != 0) n *= t.size(d);
-  }
-  return static_cast<double>(n) * static_cast<double>(t.itemsize());
-}
+using mathops::check_no_internal_overlap;
+using mathops::real_bytes;
 
-// ATen's assert_no_internal_overlap for a written tensor: a dim of stride 0 and size > 1
-// means several elements share one memory location.
-void check_no_internal_overlap(const Tensor& t) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.stride(d) == 0 && t.size(d) > 1)
-      op_error(
-          "unsupported operation: more than one element of the written-to tensor refers to a "
-          "single memory location. Please clone() the tensor before performing the operation.");
-  }
-}
-
-// Floating ops on integral (and bool) inputs give f32; floating inputs keep their dtype.
-Values float_unary(const Args& args, double (*f)(double)) {
-  const Tensor& x = args.tensor("self");
-  Tensor out = Tensor::empty(x.shape(), opsutil::to_float_dtype(x.dtype()));
-  opsutil::map_unary(x, out, f);
-  return {Value(out)};
+// A floating op computed into its output (f32 for integral and bool inputs: the meta's dtype).
+ImplFn float_unary(double (*f)(double)) {
+  return [f](const Args& args, const Values& out) {
+    opsutil::map_unary(args.tensor("self"), out.at(0).tensor(), f);
+  };
 }
 
 double relu_f(double x) { return x < 0 ? 0.0 : x; }  // keeps NaN and -0.0, as clamp_min does
@@ -66,14 +50,13 @@ void check_relu(const Tensor& x) {
   CRUCIBLE_CHECK(x.dtype() != DType::Bool, "Boolean inputs not supported for relu");
 }
 
-Tensor relu_tensor(const Tensor& x) {
-  check_relu(x);
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+// relu of `x` into `out` (of x's dtype; `out` may be `x` itself: each element is read before it
+// is written).
+void relu_into(const Tensor& x, const Tensor& out) {
   if (is_floating(x.dtype()))
     opsutil::map_unary(x, out, relu_f);
   else
     opsutil::map_unary_int(x, out, [](int64_t v) { return v < 0 ? int64_t{0} : v; });
-  return out;
 }
 
 void check_neg(const Tensor& x) {
@@ -82,10 +65,9 @@ void check_neg(const Tensor& x) {
                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
-Values neg_ref(const Args& args) {
+void neg_impl(const Args& args, const Values& outputs) {
   const Tensor& x = args.tensor("self");
-  check_neg(x);
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  const Tensor& out = outputs.at(0).tensor();
   if (is_floating(x.dtype())) {
     opsutil::map_unary(x, out, neg_f);
   } else {
@@ -93,26 +75,21 @@ Values neg_ref(const Args& args) {
     opsutil::map_unary_int(
         x, out, [](int64_t v) { return static_cast<int64_t>(0 - static_cast<uint64_t>(v)); });
   }
-  return {Value(out)};
 }
 
-// gelu's approximation, checked with the input's dtype.
-std::string gelu_approximate(const Args& args) {
-  const Tensor& x = args.tensor("self");
+// ATen's checks of gelu: the approximation's name, a floating input.
+void check_gelu(const Args& args) {
   const std::string approximate =
       args.given("approximate") ? args.str("approximate") : std::string("none");
   CRUCIBLE_CHECK(approximate == "none" || approximate == "tanh",
                  "approximate argument must be either none or tanh.");
-  if (!is_floating(x.dtype())) not_implemented_for("GeluKernelImpl", x.dtype());
-  return approximate;
+  if (!is_floating(args.tensor("self").dtype()))
+    not_implemented_for("GeluKernelImpl", args.tensor("self").dtype());
 }
 
-Values gelu_ref(const Args& args) {
-  const Tensor& x = args.tensor("self");
-  const std::string approximate = gelu_approximate(args);
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
-  opsutil::map_unary(x, out, approximate == "tanh" ? gelu_tanh : gelu_none);
-  return {Value(out)};
+void gelu_impl(const Args& args, const Values& outputs) {
+  const bool tanh = args.given("approximate") && args.str("approximate") == "tanh";
+  opsutil::map_unary(args.tensor("self"), outputs.at(0).tensor(), tanh ? gelu_tanh : gelu_none);
 }
 
 // Cost of an out-of-place unary op: `flops_per_element` per output element, the input's real
@@ -151,12 +128,12 @@ SampleFn unary_sample_fn(std::vector<DType> dtypes, std::vector<DType> error_dty
   };
 }
 
-OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
+OpDef unary_op(std::string_view schema, std::vector<DType> dtypes, MetaFn meta, ImplFn impl,
                double flops, std::vector<DType> error_dtypes = {}) {
   OpDef op = OpDef::from_schema(schema, "pointwise.unary");
   op.dtypes = dtypes;
   op.meta = std::move(meta);
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = unary_sample_fn(std::move(dtypes), std::move(error_dtypes));
   op.cost = unary_cost(flops);
   return op;
@@ -171,14 +148,9 @@ void register_relu_(OpRegistry& r) {
     check_no_internal_overlap(self);
     return Values{args.value("self")};
   };
-  op.ref = [](const Args& args) {
-    const Tensor& self = args.tensor("self");
-    check_relu(self);
-    check_no_internal_overlap(self);
-    Tensor result = relu_tensor(self);
-    self.copy_from(result);
-    return Values{Value(self)};
-  };
+  op.ref = structured_ref(op.meta, [](const Args& args, const Values& outputs) {
+    relu_into(args.tensor("self"), outputs.at(0).tensor());
+  });
   op.samples = [](const SampleContext& ctx) {
     if (ctx.performance) return elementwise_perf_samples(1, perf_dtypes());
     std::vector<Sample> out;
@@ -205,10 +177,10 @@ void register_gelu(OpRegistry& r) {
                                 "pointwise.unary");
   op.dtypes = floating_dtypes();
   op.meta = [](const Args& args) {
-    gelu_approximate(args);
+    check_gelu(args);
     return Values{meta::fresh_like(args.tensor("self"))};
   };
-  op.ref = gelu_ref;
+  op.ref = structured_ref(op.meta, gelu_impl);
   op.samples = [](const SampleContext& ctx) {
     if (ctx.performance) {
       std::vector<Sample> out = elementwise_perf_samples(1, perf_dtypes());
@@ -253,20 +225,19 @@ void register_pointwise_unary_ops(OpRegistry& r) {
     return Values{meta::fresh_like(x, opsutil::to_float_dtype(x.dtype()))};
   };
   r.add(unary_op("aten::relu(Tensor self) -> Tensor", without_bool(), same_meta(check_relu),
-                 [](const Args& args) { return Values{Value(relu_tensor(args.tensor("self")))}; },
+                 [](const Args& args, const Values& out) {
+                   relu_into(args.tensor("self"), out.at(0).tensor());
+                 },
                  1, {DType::Bool}));
   register_relu_(r);
-  r.add(unary_op("aten::neg(Tensor self) -> Tensor", without_bool(), same_meta(check_neg), neg_ref,
+  r.add(unary_op("aten::neg(Tensor self) -> Tensor", without_bool(), same_meta(check_neg), neg_impl,
                  1, {DType::Bool}));
-  r.add(unary_op(
-      "aten::exp(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
-      [](const Args& args) { return float_unary(args, exp_f); }, 1));
-  r.add(unary_op(
-      "aten::tanh(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
-      [](const Args& args) { return float_unary(args, tanh_f); }, 1));
-  r.add(unary_op(
-      "aten::sigmoid(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
-      [](const Args& args) { return float_unary(args, sigmoid_f); }, 4));
+  r.add(unary_op("aten::exp(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
+                 float_unary(exp_f), 1));
+  r.add(unary_op("aten::tanh(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
+                 float_unary(tanh_f), 1));
+  r.add(unary_op("aten::sigmoid(Tensor self) -> Tensor", all_numeric_dtypes(), float_meta,
+                 float_unary(sigmoid_f), 4));
   register_gelu(r);
 }
 

@@ -63,10 +63,10 @@ class CpuBackend final : public Backend {
     }
     if (const DerivedVariant* v = variant(op)) {
       const Values results =
-          entry(*v->functional)->run(*v->functional, functional_arguments(*v, args));
+          cpu::run_kernel(*entry(*v->functional), *v->functional, functional_arguments(*v, args));
       return write_destinations(op, *v, args, results);
     }
-    return entry(op)->run(op, args);
+    return cpu::run_kernel(*entry(op), op, args);
   }
   void set_num_threads(int n) override { cpu::set_num_threads(n); }
   void manual_seed(uint64_t seed) override {

@@ -111,11 +111,6 @@ double norm_scale(int64_t normalization, double n) {
   return normalization == 1 ? 1.0 / std::sqrt(n) : 1.0 / n;
 }
 
-Tensor fresh(const Values& meta) {
-  const Tensor& m = meta.at(0).tensor();
-  return Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
-}
-
 // Copies `src` into the contiguous `dst` of the same shape and dtype (a plain memcpy when `src`
 // is contiguous too).
 void copy_into(const Tensor& dst, const Tensor& src) {
@@ -146,11 +141,10 @@ void c2c_typed(const Tensor& out, const std::vector<int64_t>& dims, int sign, do
 }
 
 // _fft_c2c(self, dim, normalization, forward)
-Values c2c_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = fresh(op.run_meta(a));
+void c2c_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& self = a.tensor("self");
-  if (out.numel() == 0) return {out};
+  if (out.numel() == 0) return;
   const std::vector<int64_t> dims = a.ints("dim");
   double n = 1;
   for (int64_t d : dims) n *= static_cast<double>(self.size(d));
@@ -161,7 +155,6 @@ Values c2c_kernel(const OpDef& op, const Values& args) {
     c2c_typed<float>(out, dims, sign, scale);
   else
     c2c_typed<double>(out, dims, sign, scale);
-  return {out};
 }
 
 // ---- r2c -------------------------------------------------------------------------------------
@@ -226,15 +219,14 @@ void r2c_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
 }
 
 // _fft_r2c(self, dim, normalization, onesided)
-Values r2c_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = fresh(op.run_meta(a));
+void r2c_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& self = a.tensor("self");
-  if (out.numel() == 0) return {out};
+  if (out.numel() == 0) return;
   if (self.numel() == 0) {
     // An empty signal: each of its (one) outputs is the empty sum.
     std::memset(out.data_ptr(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
-    return {out};
+    return;
   }
   const std::vector<int64_t> dims = a.ints("dim");
   double n = 1;
@@ -244,7 +236,6 @@ Values r2c_kernel(const OpDef& op, const Values& args) {
     r2c_typed<float>(self, out, dims, scale);
   else
     r2c_typed<double>(self, out, dims, scale);
-  return {out};
 }
 
 // ---- c2r -------------------------------------------------------------------------------------
@@ -323,11 +314,10 @@ void c2r_typed(const Tensor& self, const Tensor& out, const std::vector<int64_t>
 }
 
 // _fft_c2r(self, dim, normalization, last_dim_size)
-Values c2r_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = fresh(op.run_meta(a));
+void c2r_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& self = a.tensor("self");
-  if (out.numel() == 0) return {out};
+  if (out.numel() == 0) return;
   const std::vector<int64_t> dims = a.ints("dim");
   double n = static_cast<double>(out.size(dims.back()));
   for (size_t i = 0; i + 1 < dims.size(); ++i) n *= static_cast<double>(self.size(dims[i]));
@@ -336,7 +326,6 @@ Values c2r_kernel(const OpDef& op, const Values& args) {
     c2r_typed<float>(self, out, dims, scale);
   else
     c2r_typed<double>(self, out, dims, scale);
-  return {out};
 }
 
 // ---- complex views ---------------------------------------------------------------------------
@@ -400,9 +389,9 @@ void register_fft_kernels(KernelTable& t) {
                                           DType::Float64, DType::Complex64};
   const std::vector<DType> complex_inputs = {DType::Complex32, DType::Complex64, DType::Complex128,
                                              DType::Float32};
-  t.add("aten._fft_r2c.default", {r2c_kernel, nullptr, real_inputs});
-  t.add("aten._fft_c2c.default", {c2c_kernel, nullptr, complex_inputs});
-  t.add("aten._fft_c2r.default", {c2r_kernel, nullptr, complex_inputs});
+  t.add("aten._fft_r2c.default", {.dtypes = real_inputs, .run_into = r2c_kernel});
+  t.add("aten._fft_c2c.default", {.dtypes = complex_inputs, .run_into = c2c_kernel});
+  t.add("aten._fft_c2r.default", {.dtypes = complex_inputs, .run_into = c2r_kernel});
   const std::vector<DType> every = {
       DType::Bool,      DType::UInt8,     DType::Int8,      DType::Int16,   DType::Int32,
       DType::Int64,     DType::Float16,   DType::BFloat16,  DType::Float32, DType::Float64,

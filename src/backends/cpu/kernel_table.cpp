@@ -4,13 +4,22 @@
 #include "backends/cpu/quantized_kernels.h"
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 
 namespace crucible::cpu {
 
 void KernelTable::add(const std::string& op_name, KernelEntry entry) {
-  if (!entry.run) internal_error("cpu kernel table: " + op_name + " registered without a kernel");
+  if ((entry.run == nullptr) == (entry.run_into == nullptr))
+    internal_error("cpu kernel table: " + op_name + " needs exactly one of run and run_into");
   if (!entries_.emplace(op_name, std::move(entry)).second)
     internal_error("cpu kernel table: " + op_name + " registered twice");
+}
+
+Values run_kernel(const KernelEntry& e, const OpDef& op, const Values& args) {
+  if (e.run) return e.run(op, args);
+  const Values outputs = allocate_outputs(op, op.run_meta(args), OutputFill::Uninitialized);
+  e.run_into(op, Args(args, op.schema), outputs);
+  return outputs;
 }
 
 const KernelEntry* KernelTable::find(const std::string& op_name) const {

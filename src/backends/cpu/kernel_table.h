@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "crucible/core/value.h"
+#include "crucible/ops/args.h"
 #include "crucible/ops/op.h"
 
 namespace crucible::cpu {
@@ -19,11 +20,21 @@ using KernelFn = Values (*)(const OpDef& op, const Values& args);
 // nullptr means: every call whose primary dtype is in the entry's dtypes.
 using SupportsFn = bool (*)(const OpDef& op, const Values& args, std::string* why);
 
+// A kernel written destination-passing (crucible/ops/destination.h): it computes into
+// `outputs`, allocated uninitialized from the op's meta function after that function checked
+// the arguments, so the kernel neither checks nor allocates (only value-dependent checks stay).
+using KernelIntoFn = void (*)(const OpDef& op, const Args& args, const Values& outputs);
+
 struct KernelEntry {
   KernelFn run = nullptr;
   SupportsFn supports = nullptr;
-  std::vector<DType> dtypes;  // the dtypes of the primary (first tensor) argument it handles
+  std::vector<DType> dtypes;        // the dtypes of the primary (first tensor) argument it handles
+  KernelIntoFn run_into = nullptr;  // set instead of `run`
 };
+
+// Runs an entry's kernel on bound arguments: `run`, or the op's meta function, its outputs
+// allocated, and `run_into`.
+Values run_kernel(const KernelEntry& e, const OpDef& op, const Values& args);
 
 class KernelTable {
  public:

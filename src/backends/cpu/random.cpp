@@ -122,12 +122,6 @@ inline double u53(uint32_t a, uint32_t b) {
   return static_cast<double>(((static_cast<uint64_t>(a) << 32) | b) >> 11) * 0x1p-53;
 }
 
-// The meta layer's output 0 as a fresh tensor.
-Tensor fresh_output(const Values& meta, size_t k = 0) {
-  const Tensor& m = meta.at(k).tensor();
-  return Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
-}
-
 // ---- rand, randn -----------------------------------------------------------------------------
 
 // Box-Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1).
@@ -243,9 +237,9 @@ void rand_grid(float* o, int64_t n) {
   });
 }
 
-Values rand_kernel(const OpDef& op, const Values& a) {
-  const Tensor out = fresh_output(op.run_meta(a));
-  if (out.numel() == 0) return {out};
+void rand_kernel(const OpDef&, const Args&, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  if (out.numel() == 0) return;
   switch (out.dtype()) {
     case DType::Float32:
       rand_grid<24>(out.data<float>(), out.numel());
@@ -268,12 +262,11 @@ Values rand_kernel(const OpDef& op, const Values& a) {
     default:
       unsupported("the cpu backend's rand does not draw " + std::string(dtype_code(out.dtype())));
   }
-  return {out};
 }
 
-Values randn_kernel(const OpDef& op, const Values& a) {
-  const Tensor out = fresh_output(op.run_meta(a));
-  if (out.numel() == 0) return {out};
+void randn_kernel(const OpDef&, const Args&, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  if (out.numel() == 0) return;
   switch (out.dtype()) {
     case DType::Float32:
       randn_f32(out.data<float>(), out.numel());
@@ -296,7 +289,6 @@ Values randn_kernel(const OpDef& op, const Values& a) {
     default:
       unsupported("the cpu backend's randn does not draw " + std::string(dtype_code(out.dtype())));
   }
-  return {out};
 }
 
 // ---- randperm --------------------------------------------------------------------------------
@@ -321,9 +313,8 @@ inline uint64_t below(Rng& rng, uint64_t range) {
 // Fisher-Yates: for i = n - 1 down to 1, swap slot i with a uniform slot j in [0, i]. The j's
 // do not depend on the permutation, so they are drawn a batch ahead and their slots
 // prefetched (the swaps of a large permutation are cache misses).
-Values randperm_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = fresh_output(op.run_meta(a));
+void randperm_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const int64_t n = a.integer("n");
   const Draws d("cpu.randperm", 1);
   std::vector<int64_t> perm(static_cast<size_t>(n));
@@ -348,7 +339,6 @@ Values randperm_kernel(const OpDef& op, const Values& args) {
     for (int64_t i = 0; i < n; ++i)
       store_from_int(o + static_cast<size_t>(i) * item, out.dtype(), perm[static_cast<size_t>(i)]);
   }
-  return {out};
 }
 
 // ---- bernoulli -------------------------------------------------------------------------------
@@ -395,12 +385,10 @@ void bernoulli_fill(const char* op, const Tensor& out, Thr thr) {
   }
 }
 
-Values bernoulli_p_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = fresh_output(op.run_meta(a));
+void bernoulli_p_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const uint64_t thr = threshold_of(a.real("p"));
   bernoulli_fill("cpu.bernoulli.p", out, [thr](int64_t) { return thr; });
-  return {out};
 }
 
 // A contiguous copy of floating `t` in f32 (f16, bf16, f32) or f64, by the pointwise engine.
@@ -425,15 +413,13 @@ void bernoulli_probs(const Tensor& out, const P* p, int64_t n) {
                  [p](int64_t i) { return threshold_of(static_cast<double>(p[i])); });
 }
 
-Values bernoulli_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = fresh_output(op.run_meta(a));
+void bernoulli_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor probs = contiguous_wide(a.tensor("self"));
   if (probs.dtype() == DType::Float64)
     bernoulli_probs(out, probs.data<double>(), probs.numel());
   else
     bernoulli_probs(out, probs.data<float>(), probs.numel());
-  return {out};
 }
 
 // ---- native_dropout --------------------------------------------------------------------------
@@ -457,18 +443,16 @@ void dropout_rows(const T* x, T* o, uint8_t* m, int64_t n, uint64_t thr, T scale
   });
 }
 
-Values native_dropout_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
+void native_dropout_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& input = a.tensor("input");
-  Tensor out = fresh_output(meta, 0);
-  Tensor mask = fresh_output(meta, 1);
-  if (input.numel() == 0) return {out, mask};
+  const Tensor& out = outputs.at(0).tensor();
+  const Tensor& mask = outputs.at(1).tensor();
+  if (input.numel() == 0) return;
   const bool train = !a.given("train") || a.flag("train");
   if (!train) {
     out.copy_from(input);
     mask.fill(1);
-    return {out, mask};
+    return;
   }
   const double keep = 1.0 - a.real("p");
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
@@ -490,7 +474,6 @@ Values native_dropout_kernel(const OpDef& op, const Values& args) {
     pw_run(PwOp::Identity, ins, out, compute_for(o.dtype()), PwParams{});
   }
   if (!mask.is_contiguous()) mask.copy_from(m);
-  return {out, mask};
 }
 
 }  // namespace
@@ -510,14 +493,14 @@ void register_random_kernels(KernelTable& t) {
       DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
   // rand, randn and randperm take no tensor: every call is theirs (the dtype comes from the
   // meta layer, which raises for the ones ATen refuses).
-  t.add("aten.rand.default", {rand_kernel, nullptr, floating});
-  t.add("aten.randn.default", {randn_kernel, nullptr, floating});
-  t.add("aten.randperm.default", {randperm_kernel, nullptr, numeric});
-  t.add("aten.bernoulli.p", {bernoulli_p_kernel, nullptr, numeric});
+  t.add("aten.rand.default", {.dtypes = floating, .run_into = rand_kernel});
+  t.add("aten.randn.default", {.dtypes = floating, .run_into = randn_kernel});
+  t.add("aten.randperm.default", {.dtypes = numeric, .run_into = randperm_kernel});
+  t.add("aten.bernoulli.p", {.dtypes = numeric, .run_into = bernoulli_p_kernel});
   // Integral probabilities raise (the meta layer says so).
-  t.add("aten.bernoulli.default", {bernoulli_kernel, nullptr, numeric});
+  t.add("aten.bernoulli.default", {.dtypes = numeric, .run_into = bernoulli_kernel});
   // Eval mode copies any dtype; training on a non-floating input raises in the meta layer.
-  t.add("aten.native_dropout.default", {native_dropout_kernel, nullptr, numeric});
+  t.add("aten.native_dropout.default", {.dtypes = numeric, .run_into = native_dropout_kernel});
 }
 
 }  // namespace crucible::cpu
