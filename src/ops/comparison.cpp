@@ -18,6 +18,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -51,11 +52,10 @@ bool compare(Cmp c, V a, V b) {
   return false;
 }
 
-// The checked shape and dtype of an op's result, and the dtype it is computed in.
+// The checked shape and dtype of an op's result.
 struct Spec {
   Shape shape;
   DType dtype;
-  DType compute;
 };
 
 // A comparison: compared in the promoted dtype, a bool result.
@@ -64,21 +64,20 @@ Spec compare_spec(const Args& a) {
   arith::require_modelled(ct, "comparison");
   return {broadcast_shapes(arith::operand(a.value("self")).shape(),
                            arith::operand(a.value("other")).shape()),
-          DType::Bool, ct};
+          DType::Bool};
 }
 
-Values compare_ref(const Args& a, Cmp c) {
+// A comparison into its bool output (meta: compare_spec), compared in the promoted dtype.
+void compare_impl(const Args& a, const Values& outputs, Cmp c) {
   const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-  const Spec spec = compare_spec(a);
-  const DType ct = spec.compute;
-  Tensor out = Tensor::empty(spec.shape, spec.dtype);
+  const DType ct = arith::promoted({a.value("self"), a.value("other")});
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor ins[] = {ta, tb};
   if (is_floating(ct))
     arith::map_float(
         ins, out, [c](const double* v) { return compare(c, v[0], v[1]) ? 1.0 : 0.0; }, ct);
   else
     arith::map_int(ins, ct, out, [c](const int64_t* v) { return int64_t{compare(c, v[0], v[1])}; });
-  return {Value(out)};
 }
 
 enum class Logic { And, Or, Xor };
@@ -111,19 +110,17 @@ Spec logical_spec(const Args& a) {
   const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
   arith::require_modelled(ta.dtype(), "logical");
   arith::require_modelled(tb.dtype(), "logical");
-  return {broadcast_shapes(ta.shape(), tb.shape()), DType::Bool, DType::Float64};  // as doubles
+  return {broadcast_shapes(ta.shape(), tb.shape()), DType::Bool};
 }
 
-Values logical_ref(const Args& a, Logic l) {
+void logical_impl(const Args& a, const Values& outputs, Logic l) {
   const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-  const Spec spec = logical_spec(a);
-  Tensor out = Tensor::empty(spec.shape, spec.dtype);
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor ins[] = {ta, tb};
   // x != 0 with NaN true: loaded as double (every modelled dtype converts exactly enough).
   arith::map_float(ins, out, [l](const double* v) {
     return static_cast<double>(logic(l, v[0] != 0 ? 1 : 0, v[1] != 0 ? 1 : 0));
   });
-  return {Value(out)};
 }
 
 Spec bitwise_spec(const Args& a, Logic l) {
@@ -132,17 +129,14 @@ Spec bitwise_spec(const Args& a, Logic l) {
   if (is_floating(rt)) not_implemented_for(std::string("bitwise_") + logic_name(l) + "_cpu", rt);
   return {broadcast_shapes(arith::operand(a.value("self")).shape(),
                            arith::operand(a.value("other")).shape()),
-          rt, rt};
+          rt};
 }
 
-Values bitwise_ref(const Args& a, Logic l) {
+void bitwise_impl(const Args& a, const Values& outputs, Logic l) {
   const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-  const Spec spec = bitwise_spec(a, l);
-  const DType rt = spec.dtype;
-  Tensor out = Tensor::empty(spec.shape, rt);
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor ins[] = {ta, tb};
-  arith::map_int(ins, rt, out, [l](const int64_t* v) { return logic(l, v[0], v[1]); });
-  return {Value(out)};
+  arith::map_int(ins, out.dtype(), out, [l](const int64_t* v) { return logic(l, v[0], v[1]); });
 }
 
 // ---- meta functions ----
@@ -332,8 +326,9 @@ void register_comparison_ops(OpRegistry& r) {
   for (const auto& [name, c] : cmps) {
     const std::string n = name;
     const Cmp cmp = c;
-    RefFn ref = [cmp](const Args& a) { return compare_ref(a, cmp); };
     const SpecFn spec = compare_spec;
+    const RefFn ref = structured_ref(
+        spec_meta(spec), [cmp](const Args& a, const Values& out) { compare_impl(a, out, cmp); });
     r.add(cmp_op("aten::" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", spec_meta(spec),
                  ref, compare_scalar_samples, all_numeric_dtypes()));
     r.add(cmp_op("aten::" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", spec_meta(spec),
@@ -354,11 +349,14 @@ void register_comparison_ops(OpRegistry& r) {
   for (const auto& [name, l] : logics) {
     const std::string n = name;
     const Logic lg = l;
+    const MetaFn lmeta = spec_meta(logical_spec);
     r.add(cmp_op(
-        "aten::logical_" + n + "(Tensor self, Tensor other) -> Tensor", spec_meta(logical_spec),
-        [lg](const Args& a) { return logical_ref(a, lg); }, logical_samples, all_numeric_dtypes()));
-    RefFn bref = [lg](const Args& a) { return bitwise_ref(a, lg); };
+        "aten::logical_" + n + "(Tensor self, Tensor other) -> Tensor", lmeta,
+        structured_ref(lmeta, [lg](const Args& a, const Values& out) { logical_impl(a, out, lg); }),
+        logical_samples, all_numeric_dtypes()));
     const MetaFn bmeta = spec_meta([lg](const Args& a) { return bitwise_spec(a, lg); });
+    const RefFn bref =
+        structured_ref(bmeta, [lg](const Args& a, const Values& out) { bitwise_impl(a, out, lg); });
     r.add(cmp_op("aten::bitwise_" + n + ".Scalar(Tensor self, Scalar other) -> Tensor", bmeta, bref,
                  bitwise_scalar_samples, integral_dtypes(true)));
     r.add(cmp_op("aten::bitwise_" + n + ".Tensor(Tensor self, Tensor other) -> Tensor", bmeta, bref,

@@ -21,6 +21,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/matmul.h"
 #include "ops/families.h"
 #include "ops/judges.h"
@@ -232,10 +233,11 @@ constexpr int64_t kRowBlockElements = int64_t{1} << 22;
 
 // The [B, M, N] product, in double (floating) or exactly modulo 2^64 (integers, wrapped to the
 // output width when stored).
-Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
+// The product into `out` (contiguous, of the result's shape and dtype: the meta function's).
+void compute(const Product& p, const Tensor& out) {
+  const DType dt = out.dtype();
   const int64_t batches = p.a.size(0), m = p.a.size(1), k = p.a.size(2), n = p.w.size(2);
   if (is_integral(dt, /*include_bool=*/true)) {
-    Tensor out = Tensor::zeros(out_shape, dt);
     const std::vector<int64_t> a = load_ints(p.a), w = load_ints(p.w);
     for (int64_t b = 0; b < batches; ++b) {
       for (int64_t i = 0; i < m; ++i) {
@@ -254,7 +256,7 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
         }
       }
     }
-    return out;
+    return;
   }
   // Floating: the product in f64 through dgemm, then alpha and beta * self applied per element
   // exactly as written (alpha * (a @ w) + beta * self, self unread when beta == 0), rounded once.
@@ -263,7 +265,6 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
   const bool with_self = p.self && p.beta != 0;
   const Tensor self64 = with_self ? refgemm::to_f64(*p.self) : Tensor();
   const double* sd = with_self ? self64.data<double>() : nullptr;
-  const Tensor out = Tensor::uninitialized(out_shape, dt);
   const Tensor out3 = out.view({batches, m, n});
   const int64_t block = std::max<int64_t>(1, kRowBlockElements / std::max<int64_t>(n, 1));
   for (int64_t b = 0; b < batches; ++b) {
@@ -284,21 +285,17 @@ Tensor compute(const Product& p, const Shape& out_shape, DType dt) {
       out3.select(0, b).slice(0, i0, i0 + rows).copy_from(prod);
     }
   }
-  return out;
 }
 
 Values mm_meta(const Args& args) {
   return {meta::fresh(mm_shape(args), args.tensor("self").dtype())};
 }
 
-Values mm_ref(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& mat2 = args.tensor("mat2");
-  const Shape out_shape = mm_shape(args);
+void mm_impl(const Args& args, const Values& out) {
   Product p;
-  p.a = self.unsqueeze(0);
-  p.w = mat2.unsqueeze(0);
-  return {compute(p, out_shape, self.dtype())};
+  p.a = args.tensor("self").unsqueeze(0);
+  p.w = args.tensor("mat2").unsqueeze(0);
+  compute(p, out.at(0).tensor());
 }
 
 Values addmm_meta(const Args& args) {
@@ -307,14 +304,13 @@ Values addmm_meta(const Args& args) {
   return {meta::fresh({mat1.size(0), args.tensor("mat2").size(1)}, mat1.dtype())};
 }
 
-Values addmm_ref(const Args& args) {
+void addmm_impl(const Args& args, const Values& out) {
   const Tensor& self = args.tensor("self");
   const Tensor& mat1 = args.tensor("mat1");
   const Tensor& mat2 = args.tensor("mat2");
   const Scalar beta = args.scalar("beta");
   const Scalar alpha = args.scalar("alpha");
   const Shape s2 = addmm_self_shape(args);
-  const Shape target{mat1.size(0), mat2.size(1)};
   // self's logical index for output (i, j) under broadcasting.
   const int64_t self_cols = s2[1];
   Product p;
@@ -331,19 +327,18 @@ Values addmm_ref(const Args& args) {
   // Integer tensors take the scalars converted to the element type (Scalar::to<int>).
   p.ibeta = beta.is_floating() ? static_cast<int64_t>(beta.to_double()) : beta.to_int();
   p.ialpha = alpha.is_floating() ? static_cast<int64_t>(alpha.to_double()) : alpha.to_int();
-  return {compute(p, target, mat1.dtype())};
+  compute(p, out.at(0).tensor());
 }
 
 Values bmm_meta(const Args& args) {
   return {meta::fresh(bmm_shape(args), args.tensor("mat2").dtype())};
 }
 
-Values bmm_ref(const Args& args) {
-  const Shape out_shape = bmm_shape(args);
+void bmm_impl(const Args& args, const Values& out) {
   Product p;
   p.a = args.tensor("self");
   p.w = args.tensor("mat2");
-  return {compute(p, out_shape, p.w.dtype())};
+  compute(p, out.at(0).tensor());
 }
 
 Values baddbmm_meta(const Args& args) {
@@ -352,14 +347,13 @@ Values baddbmm_meta(const Args& args) {
   return {meta::fresh({b1.size(0), b1.size(1), args.tensor("batch2").size(2)}, b1.dtype())};
 }
 
-Values baddbmm_ref(const Args& args) {
+void baddbmm_impl(const Args& args, const Values& out) {
   const Tensor& self = args.tensor("self");
   const Tensor& b1 = args.tensor("batch1");
   const Tensor& b2 = args.tensor("batch2");
   const Scalar beta = args.scalar("beta");
   const Scalar alpha = args.scalar("alpha");
   const Shape s3 = baddbmm_self_shape(args);
-  const Shape target{b1.size(0), b1.size(1), b2.size(2)};
   Product p;
   p.a = b1;
   p.w = b2;
@@ -372,7 +366,7 @@ Values baddbmm_ref(const Args& args) {
   p.alpha = alpha.to_double();
   p.ibeta = beta.is_floating() ? static_cast<int64_t>(beta.to_double()) : beta.to_int();
   p.ialpha = alpha.is_floating() ? static_cast<int64_t>(alpha.to_double()) : alpha.to_int();
-  return {compute(p, target, b1.dtype())};
+  compute(p, out.at(0).tensor());
 }
 
 // A dot product of length K rounded in the candidate's accumulator is off by about sqrt(K)
@@ -418,11 +412,11 @@ void register_matmul_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema("aten::mm(Tensor self, Tensor mat2) -> Tensor", "matmul");
     op.dtypes = matmul_dtypes();
     op.meta = mm_meta;
-    op.ref = mm_ref;
+    op.ref = structured_ref(op.meta, mm_impl);
     op.samples = mm_samples;
     op.cost = product_cost("self", 1);
     op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 1),
-                                                      mm_ref, op.schema);
+                                                      op.ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -432,22 +426,22 @@ void register_matmul_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = matmul_dtypes();
     op.meta = addmm_meta;
-    op.ref = addmm_ref;
+    op.ref = structured_ref(op.meta, addmm_impl);
     op.samples = addmm_samples;
     op.cost = product_cost("mat1", 1);
     op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "mat1", 1),
-                                                      addmm_ref, op.schema);
+                                                      op.ref, op.schema);
     r.add(std::move(op));
   }
   {
     OpDef op = OpDef::from_schema("aten::bmm(Tensor self, Tensor mat2) -> Tensor", "matmul");
     op.dtypes = matmul_dtypes();
     op.meta = bmm_meta;
-    op.ref = bmm_ref;
+    op.ref = structured_ref(op.meta, bmm_impl);
     op.samples = bmm_samples;
     op.cost = product_cost("self", 2);
     op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "self", 2),
-                                                      bmm_ref, op.schema);
+                                                      op.ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -457,11 +451,11 @@ void register_matmul_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = matmul_dtypes();
     op.meta = baddbmm_meta;
-    op.ref = baddbmm_ref;
+    op.ref = structured_ref(op.meta, baddbmm_impl);
     op.samples = baddbmm_samples;
     op.cost = product_cost("batch1", 2);
     op.compare = judges::accumulation_overflow_policy(inner_length_compare(op.schema, "batch1", 2),
-                                                      baddbmm_ref, op.schema);
+                                                      op.ref, op.schema);
     r.add(std::move(op));
   }
 }

@@ -21,6 +21,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
@@ -101,8 +102,10 @@ int64_t element_as_int(const Tensor& t, int64_t i) {
 }
 
 // sum in the output dtype `out_dt` (the dtype the input is converted to first).
-Tensor sum_into(const Tensor& self, const ReducePlan& p, DType out_dt, bool divide) {
-  Tensor out = Tensor::zeros(p.out_shape, out_dt);
+// The sum (the mean with `divide`) of self over the plan's dims, accumulated in double (exactly
+// in wrapping int64 for integer outputs), into `out` (the plan's shape, the result dtype).
+void sum_into(const Tensor& self, const ReducePlan& p, bool divide, const Tensor& out) {
+  const DType out_dt = out.dtype();
   const int64_t n = out.numel();
   if (is_integral(out_dt, /*include_bool=*/true)) {
     std::vector<uint64_t> acc(static_cast<size_t>(n), 0);  // wraps like the output does
@@ -110,7 +113,7 @@ Tensor sum_into(const Tensor& self, const ReducePlan& p, DType out_dt, bool divi
       acc[o] += static_cast<uint64_t>(element_as_int(self, i));
     });
     for (int64_t o = 0; o < n; ++o) out.set_int(o, static_cast<int64_t>(acc[o]));
-    return out;
+    return;
   }
   const bool convert = self.dtype() != out_dt;
   std::vector<double> acc(static_cast<size_t>(n), 0.0);
@@ -121,7 +124,6 @@ Tensor sum_into(const Tensor& self, const ReducePlan& p, DType out_dt, bool divi
   for (int64_t o = 0; o < n; ++o) {
     out.set(o, divide ? acc[o] / static_cast<double>(p.count) : acc[o]);
   }
-  return out;
 }
 
 DType sum_dtype(const Tensor& self, const Value& dtype) {
@@ -135,18 +137,17 @@ void check_reducible(DType t) {
   }
 }
 
-Values sum_dim_ref(const Args& a) {
+// sum.dim_IntList, sum and mean.dim into their outputs (meta: sum_dim_meta, sum_meta,
+// mean_meta); the plan is the meta function's, computed again for its index maps.
+void sum_dim_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  check_reducible(self.dtype());
-  ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
-  return {sum_into(self, p, sum_dtype(self, a.value("dtype")), /*divide=*/false)};
+  const ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
+  sum_into(self, p, /*divide=*/false, out.at(0).tensor());
 }
 
-Values sum_ref(const Args& a) {
+void sum_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  check_reducible(self.dtype());
-  ReducePlan p = plan_reduction(self, {}, false);
-  return {sum_into(self, p, sum_dtype(self, a.value("dtype")), /*divide=*/false)};
+  sum_into(self, plan_reduction(self, {}, false), /*divide=*/false, out.at(0).tensor());
 }
 
 Values sum_dim_meta(const Args& a) {
@@ -175,11 +176,10 @@ DType mean_dtype(const Args& a) {
   return in_dt;
 }
 
-Values mean_ref(const Args& a) {
+void mean_dim_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  const DType in_dt = mean_dtype(a);
-  ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
-  return {sum_into(self, p, in_dt, /*divide=*/true)};
+  const ReducePlan p = plan_reduction(self, dims_of(a.value("dim")), a.flag("keepdim"));
+  sum_into(self, p, /*divide=*/true, out.at(0).tensor());
 }
 
 Values mean_meta(const Args& a) {
@@ -212,10 +212,10 @@ Values amax_meta(const Args& a) {
   return {meta::fresh(amax_plan(a).out_shape, a.tensor("self").dtype())};
 }
 
-Values amax_ref(const Args& a) {
+void amax_impl(const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const ReducePlan p = amax_plan(a);
-  Tensor out = Tensor::zeros(p.out_shape, self.dtype());
+  const Tensor& out = outputs.at(0).tensor();
   const int64_t n = out.numel();
   if (is_floating(self.dtype())) {
     std::vector<double> best(static_cast<size_t>(n), -std::numeric_limits<double>::infinity());
@@ -231,7 +231,6 @@ Values amax_ref(const Args& a) {
                      [&](int64_t o, int64_t i) { best[o] = std::max(best[o], self.get_int(i)); });
     for (int64_t o = 0; o < n; ++o) out.set_int(o, best[o]);
   }
-  return {out};
 }
 
 // Number of input elements folded into each output element, for tolerances. A malformed call
@@ -455,7 +454,7 @@ void register_reduction_ops(OpRegistry& r) {
         "reduction");
     op.dtypes = all;
     op.meta = sum_dim_meta;
-    op.ref = sum_dim_ref;
+    op.ref = structured_ref(op.meta, sum_dim_impl);
     op.samples = sum_dim_samples;
     op.cost = reduction_cost;
     op.compare = sum_compare(op.schema, /*all_dims=*/false);
@@ -466,7 +465,7 @@ void register_reduction_ops(OpRegistry& r) {
                                   "reduction");
     op.dtypes = all;
     op.meta = sum_meta;
-    op.ref = sum_ref;
+    op.ref = structured_ref(op.meta, sum_impl);
     op.samples = sum_samples;
     op.cost = reduction_cost;
     op.compare = sum_compare(op.schema, /*all_dims=*/true);
@@ -479,7 +478,7 @@ void register_reduction_ops(OpRegistry& r) {
         "reduction");
     op.dtypes = floating_dtypes();
     op.meta = mean_meta;
-    op.ref = mean_ref;
+    op.ref = structured_ref(op.meta, mean_dim_impl);
     op.samples = mean_samples;
     op.cost = reduction_cost;
     op.compare = sum_compare(op.schema, /*all_dims=*/false);
@@ -490,7 +489,7 @@ void register_reduction_ops(OpRegistry& r) {
         "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "reduction");
     op.dtypes = all;
     op.meta = amax_meta;
-    op.ref = amax_ref;
+    op.ref = structured_ref(op.meta, amax_impl);
     op.samples = amax_samples;
     op.cost = reduction_cost;  // a max is exact: the default (exact-ish) tolerances apply
     r.add(std::move(op));

@@ -28,6 +28,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/statistics_internal.h"
@@ -63,16 +64,16 @@ DType mean_dtype(const Args& a) {
 
 Values mean_meta(const Args& a) { return {meta::fresh({}, mean_dtype(a))}; }
 
-Values mean_ref(const Args& a) {
+void mean_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  const DType dt = mean_dtype(a);
+  const DType dt = out.at(0).tensor().dtype();
   const bool convert = dt != self.dtype();
   double s = 0;
   for (int64_t i = 0; i < self.numel(); ++i) {
     const double v = stats::element(self, i);
     s += convert ? stats::round_to(v, dt) : v;
   }
-  return {Tensor::scalar(s / static_cast<double>(self.numel()), dt)};
+  out.at(0).tensor().set(0, s / static_cast<double>(self.numel()));
 }
 
 // ---- prod ----------------------------------------------------------------------------------
@@ -84,8 +85,9 @@ int64_t as_int(const Tensor& t, int64_t i) {
   return load_as_int(buf, DType::Int64);
 }
 
-Tensor prod_into(const Tensor& self, const stats::ReducePlan& p, DType out_dt) {
-  Tensor out = Tensor::zeros(p.out_shape, out_dt);
+// The product of self over the plan's dims into `out` (the plan's shape, the result dtype).
+void prod_into(const Tensor& self, const stats::ReducePlan& p, const Tensor& out) {
+  const DType out_dt = out.dtype();
   const auto n = static_cast<size_t>(out.numel());
   if (is_integral(out_dt, /*include_bool=*/true)) {
     std::vector<uint64_t> acc(n, 1);  // wraps like the output does
@@ -93,7 +95,7 @@ Tensor prod_into(const Tensor& self, const stats::ReducePlan& p, DType out_dt) {
         self, p, [&](int64_t o, int64_t i) { acc[o] *= static_cast<uint64_t>(as_int(self, i)); });
     for (size_t o = 0; o < n; ++o)
       out.set_int(static_cast<int64_t>(o), static_cast<int64_t>(acc[o]));
-    return out;
+    return;
   }
   const bool convert = self.dtype() != out_dt;
   std::vector<double> acc(n, 1.0);
@@ -102,7 +104,6 @@ Tensor prod_into(const Tensor& self, const stats::ReducePlan& p, DType out_dt) {
     acc[o] *= convert ? stats::round_to(v, out_dt) : v;
   });
   for (size_t o = 0; o < n; ++o) out.set(static_cast<int64_t>(o), acc[o]);
-  return out;
 }
 
 DType prod_dtype(const Tensor& self, const Value& dtype) {
@@ -111,10 +112,9 @@ DType prod_dtype(const Tensor& self, const Value& dtype) {
   return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype();
 }
 
-Values prod_ref(const Args& a) {
+void prod_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  const DType dt = prod_dtype(self, a.value("dtype"));
-  return {prod_into(self, stats::plan_reduction(self, {}, false), dt)};
+  prod_into(self, stats::plan_reduction(self, {}, false), out.at(0).tensor());
 }
 
 Values prod_meta(const Args& a) {
@@ -128,10 +128,10 @@ Values prod_dim_meta(const Args& a) {
                       dt)};
 }
 
-Values prod_dim_ref(const Args& a) {
+void prod_dim_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  const DType dt = prod_dtype(self, a.value("dtype"));
-  return {prod_into(self, stats::plan_reduction(self, {a.integer("dim")}, a.flag("keepdim")), dt)};
+  prod_into(self, stats::plan_reduction(self, {a.integer("dim")}, a.flag("keepdim")),
+            out.at(0).tensor());
 }
 
 // ---- var / std -----------------------------------------------------------------------------
@@ -211,7 +211,7 @@ Values logsumexp_meta(const Args& a) {
   return {meta::fresh(p.out_shape, dt)};
 }
 
-Values logsumexp_ref(const Args& a) {
+void logsumexp_impl(const Args& a, const Values& outputs) {
   Tensor self = a.tensor("self");
   if (logsumexp_dtype(self) != self.dtype()) self = self.to(DType::Float32);
   const stats::ReducePlan p =
@@ -227,9 +227,8 @@ Values logsumexp_ref(const Args& a) {
     if (std::isinf(m)) m = 0;
   stats::for_each_reduced(self, p,
                           [&](int64_t o, int64_t i) { sum[o] += std::exp(self.get(i) - mx[o]); });
-  Tensor out = Tensor::empty(p.out_shape, self.dtype());
+  const Tensor& out = outputs.at(0).tensor();
   for (size_t o = 0; o < n; ++o) out.set(static_cast<int64_t>(o), std::log(sum[o]) + mx[o]);
-  return {out};
 }
 
 // ---- samples -------------------------------------------------------------------------------
@@ -409,13 +408,13 @@ void register_statistics_moment_ops(OpRegistry& r) {
   };
   const std::vector<DType> all = all_numeric_dtypes();
   const std::vector<DType> fl = floating_dtypes();
-  add("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", fl, mean_meta, mean_ref,
-      mean_samples, nullptr);
-  add("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", all, prod_meta, prod_ref,
-      prod_samples, nullptr);
+  add("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", fl, mean_meta,
+      structured_ref(mean_meta, mean_impl), mean_samples, nullptr);
+  add("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", all, prod_meta,
+      structured_ref(prod_meta, prod_impl), prod_samples, nullptr);
   add("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) "
       "-> Tensor",
-      all, prod_dim_meta, prod_dim_ref, prod_dim_samples, "dim");
+      all, prod_dim_meta, structured_ref(prod_dim_meta, prod_dim_impl), prod_dim_samples, "dim");
   // The sums of squares are accumulated over the reduced elements: sqrt(length) widening.
   const char* c = "dim";
   for (const bool root : {false, true}) {
@@ -448,7 +447,7 @@ void register_statistics_moment_ops(OpRegistry& r) {
       },
       var_dim_samples, c, moment_cost);
   add("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", all, logsumexp_meta,
-      logsumexp_ref, logsumexp_samples, "dim", moment_cost);
+      structured_ref(logsumexp_meta, logsumexp_impl), logsumexp_samples, "dim", moment_cost);
 }
 
 }  // namespace crucible

@@ -23,6 +23,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -81,17 +82,16 @@ OutSpec where_spec(const Args& args) {
   return {arith::broadcast_all(ins), rt};
 }
 
-Values where_ref(const Args& args) {
-  const OutSpec spec = where_spec(args);
-  const DType rt = spec.dtype;
+// where into its output (meta: where_spec), of the promoted dtype.
+void where_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  const DType rt = out.dtype();
   const Tensor ins[] = {args.tensor("condition"), arith::operand(args.value("self")),
                         arith::operand(args.value("other"))};
-  Tensor out = Tensor::empty(spec.shape, rt);
   if (is_floating(rt))
     arith::map_float(ins, out, [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
   else
     arith::map_int(ins, rt, out, [](const int64_t* v) { return v[0] != 0 ? v[1] : v[2]; });
-  return {Value(out)};
 }
 
 // The checks of a fill into a target of dtype `t`; the value's conversion when it is known
@@ -145,14 +145,13 @@ Values masked_fill_meta(const Args& args) {
   return {meta::fresh(shape, self.dtype())};
 }
 
-Values masked_fill_ref(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& mask = args.tensor("mask");
+// masked_fill into its output (self broadcast with the mask); a Tensor value's conversion is
+// checked here (a value check).
+void masked_fill_impl(const Args& args, const Values& outputs) {
   const Scalar value = fill_value(args.value("value"));
-  Tensor out = Tensor::empty(broadcast_shapes(self.shape(), mask.shape()), self.dtype());
-  out.copy_from(self);
-  fill_masked(out, mask, value);
-  return {Value(out)};
+  const Tensor& out = outputs.at(0).tensor();
+  out.copy_from(args.tensor("self"));
+  fill_masked(out, args.tensor("mask"), value);
 }
 
 // The in-place fill's checks on self: the mask broadcasts to it, and it is not expanded.
@@ -175,16 +174,13 @@ Values masked_fill_inplace_meta(const Args& args) {
   return {args.value("self")};
 }
 
-Values masked_fill_inplace_ref(const Args& args) {
-  const Tensor& self = args.tensor("self");
-  const Tensor& mask = args.tensor("mask");
+void masked_fill_inplace_impl(const Args& args, const Values& outputs) {
   const Scalar value = fill_value(args.value("value"));
-  check_fill_self(self, mask);
+  const Tensor& self = outputs.at(0).tensor();
   // Filled in a copy first: the mask may alias self.
   Tensor tmp = self.clone();
-  fill_masked(tmp, mask, value);
+  fill_masked(tmp, args.tensor("mask"), value);
   self.copy_from(tmp);
-  return {Value(self)};
 }
 
 double clamp_float(double x, double lo, double hi, bool has_lo, bool has_hi) {
@@ -552,22 +548,23 @@ OpDef sel_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples, 
 
 void register_where_ops(OpRegistry& r) {
   r.add(sel_op("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-               spec_meta(where_spec), where_ref, where_samples, 1));
+               spec_meta(where_spec), structured_ref(spec_meta(where_spec), where_impl),
+               where_samples, 1));
   r.add(sel_op(
       "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-      masked_fill_meta, masked_fill_ref,
+      masked_fill_meta, structured_ref(masked_fill_meta, masked_fill_impl),
       [](const SampleContext& c) { return masked_fill_samples(c, false, false); }, 1));
   r.add(with_value_checks(sel_op(
       "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-      masked_fill_meta, masked_fill_ref,
+      masked_fill_meta, structured_ref(masked_fill_meta, masked_fill_impl),
       [](const SampleContext& c) { return masked_fill_samples(c, true, false); }, 1)));
   r.add(sel_op(
       "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-      masked_fill_inplace_meta, masked_fill_inplace_ref,
+      masked_fill_inplace_meta, structured_ref(masked_fill_inplace_meta, masked_fill_inplace_impl),
       [](const SampleContext& c) { return masked_fill_samples(c, false, true); }, 1, true));
   r.add(with_value_checks(sel_op(
       "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-      masked_fill_inplace_meta, masked_fill_inplace_ref,
+      masked_fill_inplace_meta, structured_ref(masked_fill_inplace_meta, masked_fill_inplace_impl),
       [](const SampleContext& c) { return masked_fill_samples(c, true, true); }, 1, true)));
   r.add(sel_op(
       "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_meta,
