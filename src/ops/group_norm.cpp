@@ -30,6 +30,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/meta_shapes_nn.h"
@@ -119,15 +120,15 @@ Values group_norm_meta(const Args& a) {
           meta::fresh({g.n, g.group}, pdt)};
 }
 
-Values group_norm_ref(const Args& a) {
-  const Values spec = group_norm_meta(a);
+// native_group_norm into its three outputs (meta: group_norm_meta).
+void group_norm_impl(const Args& a, const Values& outputs) {
   const Tensor& x = a.tensor("input");
   const OptT w = a.opt_tensor("weight"), b = a.opt_tensor("bias");
   const GroupArgs g = group_args(a);
   const double eps = a.real("eps");
   const int64_t d = g.c / g.group, k = d * g.hxw;
-  Tensor y = meta::empty_as(spec[0]);
-  Tensor mean_t = meta::empty_as(spec[1]), rstd_t = meta::empty_as(spec[2]);
+  const Tensor& y = outputs.at(0).tensor();
+  const Tensor &mean_t = outputs.at(1).tensor(), &rstd_t = outputs.at(2).tensor();
   for (int64_t row = 0; row < g.n * g.group; ++row) {
     const int64_t base = row * k;
     double s = 0;
@@ -147,7 +148,6 @@ Values group_norm_ref(const Args& a) {
     mean_t.set(row, mean);
     rstd_t.set(row, rstd);
   }
-  return {y, mean_t, rstd_t};
 }
 
 // The checks of native_group_norm_backward and its outputs (None where output_mask is false)
@@ -556,7 +556,7 @@ void register_group_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = floating_dtypes();
     op.meta = group_norm_meta;
-    op.ref = group_norm_ref;
+    op.ref = structured_ref(op.meta, group_norm_impl);
     op.samples = group_norm_samples;
     op.cost = simple_cost(8);
     op.compare = reduction_compare(op.schema, [](const Args& a) {

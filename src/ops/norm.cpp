@@ -20,6 +20,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/meta_shapes_nn.h"
@@ -98,8 +99,8 @@ Values layer_norm_meta(const Args& args) {
           meta::fresh(stat_shape, stat_dt)};
 }
 
-Values layer_norm_ref(const Args& args) {
-  const Values spec = layer_norm_meta(args);
+// native_layer_norm into its three outputs (meta: layer_norm_meta).
+void layer_norm_impl(const Args& args, const Values& outputs) {
   const Tensor& input = args.tensor("input");
   const int64_t nn = static_cast<int64_t>(args.ints("normalized_shape").size());
   const std::optional<Tensor> weight = args.opt_tensor("weight");
@@ -109,9 +110,9 @@ Values layer_norm_ref(const Args& args) {
   int64_t m = 1, n = 1;
   for (int64_t d = 0; d < axis; ++d) m *= input.size(d);
   for (int64_t d = axis; d < input.dim(); ++d) n *= input.size(d);
-  Tensor out = meta::empty_as(spec[0]);
-  Tensor mean_t = meta::empty_as(spec[1]);
-  Tensor rstd_t = meta::empty_as(spec[2]);
+  const Tensor& out = outputs.at(0).tensor();
+  const Tensor& mean_t = outputs.at(1).tensor();
+  const Tensor& rstd_t = outputs.at(2).tensor();
   std::vector<double> x(static_cast<size_t>(n));
   for (int64_t row = 0; row < m; ++row) {
     double sum = 0;
@@ -132,7 +133,6 @@ Values layer_norm_ref(const Args& args) {
     mean_t.set(row, mean);
     rstd_t.set(row, rstd);
   }
-  return {out, mean_t, rstd_t};
 }
 
 int64_t normalized_size(const Args& a) {
@@ -256,7 +256,7 @@ void register_norm_ops(OpRegistry& r) {
       "norm");
   op.dtypes = floating_dtypes();
   op.meta = layer_norm_meta;
-  op.ref = layer_norm_ref;
+  op.ref = structured_ref(op.meta, layer_norm_impl);
   op.samples = layer_norm_samples;
   op.cost = layer_norm_cost;
   op.compare = layer_norm_compare(op.schema);

@@ -22,6 +22,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/meta_shapes_nn.h"
@@ -57,10 +58,11 @@ Values softmax_meta_common(const Args& args, bool log) {
   return out;
 }
 
-Values softmax_common(const Args& args, bool log) {
-  Tensor out = meta::empty_as(softmax_meta_common(args, log).at(0));
+// softmax or log_softmax into its output (meta: softmax_meta_common).
+void softmax_impl(const Args& args, const Values& outputs, bool log) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& self = args.tensor("self");
-  if (self.numel() == 0) return {out};
+  if (self.numel() == 0) return;
   const int64_t dim = wrap_dim(args.integer("dim"), self.dim());
   // Rows along `dim`: outer x len x inner over the logical (row-major) index.
   const int64_t len = self.dim() == 0 ? 1 : self.size(dim);
@@ -88,13 +90,10 @@ Values softmax_common(const Args& args, bool log) {
       }
     }
   }
-  return {out};
 }
 
-Values softmax_ref(const Args& args) { return softmax_common(args, /*log=*/false); }
 Values softmax_meta(const Args& args) { return softmax_meta_common(args, /*log=*/false); }
 Values log_softmax_meta(const Args& args) { return softmax_meta_common(args, /*log=*/true); }
-Values log_softmax_ref(const Args& args) { return softmax_common(args, /*log=*/true); }
 
 // The normaliser is a sum of `len` exponentials; rounding it in the candidate's accumulator
 // costs about sqrt(len) roundoffs (independent errors), so the tolerance grows by sqrt(len).
@@ -193,7 +192,8 @@ void register_softmax_ops(OpRegistry& r) {
         "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax");
     op.dtypes = floating_dtypes();
     op.meta = softmax_meta;
-    op.ref = softmax_ref;
+    op.ref = structured_ref(
+        op.meta, [](const Args& a, const Values& out) { softmax_impl(a, out, /*log=*/false); });
     op.samples = softmax_samples;
     op.cost = softmax_cost;
     op.compare = softmax_compare(op.schema);
@@ -204,7 +204,8 @@ void register_softmax_ops(OpRegistry& r) {
         "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax");
     op.dtypes = floating_dtypes();
     op.meta = log_softmax_meta;
-    op.ref = log_softmax_ref;
+    op.ref = structured_ref(
+        op.meta, [](const Args& a, const Values& out) { softmax_impl(a, out, /*log=*/true); });
     op.samples = softmax_samples;
     op.cost = softmax_cost;
     op.compare = softmax_compare(op.schema);

@@ -20,6 +20,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/softmax.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -78,11 +79,12 @@ Values backward_meta(const Args& a, bool log) {
   return out;
 }
 
-Values backward_ref(const Args& a, bool log) {
-  Tensor out = meta::empty_as(backward_meta(a, log).at(0));
+// The backward into its output (meta: backward_meta).
+void backward_impl(const Args& a, const Values& outputs, bool log) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& grad = a.tensor("grad_output");
   const Tensor& output = a.tensor("output");
-  if (output.numel() == 0) return {out};
+  if (output.numel() == 0) return;
   const int64_t dim = wrap_dim(a.integer("dim"), grad.dim());
   const stats::Rows rows = stats::rows_of(grad.shape(), grad.dim() == 0 ? 0 : dim);
   for (int64_t r = 0; r < rows.count(); ++r) {
@@ -97,7 +99,6 @@ Values backward_ref(const Args& a, bool log) {
               log ? grad.get(i) - std::exp(output.get(i)) * s : output.get(i) * (grad.get(i) - s));
     }
   }
-  return {out};
 }
 
 // The row sum has `len` terms: sqrt(len) widening (as softmax's forward).
@@ -185,7 +186,8 @@ void register_softmax_backward_ops(OpRegistry& r) {
         "softmax.backward");
     op.dtypes = floating_dtypes();
     op.meta = [log](const Args& a) { return backward_meta(a, log); };
-    op.ref = [log](const Args& a) { return backward_ref(a, log); };
+    op.ref = structured_ref(
+        op.meta, [log](const Args& a, const Values& out) { backward_impl(a, out, log); });
     op.samples = backward_samples;
     op.cost = backward_cost;
     op.compare = backward_compare(op.schema);
