@@ -19,6 +19,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
@@ -36,10 +37,10 @@ void check_scan_dtypes(DType src, DType dt, bool product) {
     not_implemented_for(product ? "cumprod_out_cpu" : "cumsum_out_cpu", dt);
 }
 
-// Scans `src` along `dim` into `out` (same shape; `out` has the result dtype).
+// Scans `src` along `dim` into `out` (same shape; `out` has the result dtype; the dtypes checked
+// by the meta function).
 void scan_into(const Tensor& src, const Tensor& out, int64_t dim, bool product) {
   const DType dt = out.dtype();
-  check_scan_dtypes(src.dtype(), dt, product);
   const stats::Rows rows = stats::rows_of(src.shape(), dim);
   const bool integral = is_integral(dt, /*include_bool=*/true);
   const bool convert = src.dtype() != dt;
@@ -102,12 +103,9 @@ Values scan_meta(const Args& a, bool product) {
   return {meta::fresh(self.shape(), dt)};
 }
 
-Values scan_ref(const Args& a, bool product) {
-  const Tensor& self = a.tensor("self");
-  const int64_t dim = scan_dim(a);
-  Tensor out = Tensor::empty(self.shape(), scan_dtype(a));
-  scan_into(self, out, dim, product);
-  return {out};
+// cumsum/cumprod into their output (meta: scan_meta).
+void scan_impl(const Args& a, const Values& out, bool product) {
+  scan_into(a.tensor("self"), out.at(0).tensor(), scan_dim(a), product);
 }
 
 // cumsum_'s checks; returns the wrapped dim.
@@ -127,11 +125,9 @@ Values cumsum_inplace_meta(const Args& a) {
   return {a.value("self")};
 }
 
-Values cumsum_inplace_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const int64_t dim = cumsum_inplace_dim(a);
-  scan_into(self, self, dim, /*product=*/false);
-  return {self};
+// cumsum_ into self (meta: cumsum_inplace_meta): each element is read before it is written.
+void cumsum_inplace_impl(const Args& a, const Values& out) {
+  scan_into(a.tensor("self"), out.at(0).tensor(), scan_dim(a), /*product=*/false);
 }
 
 // Each prefix is a sum (product) of up to `len` terms: sqrt(len) widening, as for sums.
@@ -224,7 +220,8 @@ void register_scan_ops(OpRegistry& r) {
                                   "scan");
     op.dtypes = all_numeric_dtypes();
     op.meta = [product](const Args& a) { return scan_meta(a, product); };
-    op.ref = [product](const Args& a) { return scan_ref(a, product); };
+    op.ref = structured_ref(
+        op.meta, [product](const Args& a, const Values& out) { scan_impl(a, out, product); });
     op.samples = [product](const SampleContext& ctx) { return scan_samples(ctx, product, false); };
     op.cost = scan_cost;
     op.compare = scan_compare(op.schema);
@@ -234,7 +231,7 @@ void register_scan_ops(OpRegistry& r) {
       "aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)", "scan");
   op.dtypes = all_numeric_dtypes();
   op.meta = cumsum_inplace_meta;
-  op.ref = cumsum_inplace_ref;
+  op.ref = structured_ref(op.meta, cumsum_inplace_impl);
   op.samples = [](const SampleContext& ctx) { return scan_samples(ctx, false, true); };
   op.cost = scan_cost;
   op.compare = scan_compare(op.schema);
