@@ -122,11 +122,19 @@ TEST(GenerateE2E, CheatingKernelsAreReportedIncorrectWithTheGuardsThatCaughtThem
   }
   EXPECT_EQ(server.requests().front()["api"], "anthropic");
   const std::string run = dir + "/gen/cheats";
-  // The constant and the cached answers are caught by the decoy and the repeated call.
+  // The constant and the cached answers are caught by the decoy and the repeated call. The
+  // answers cached by input address are caught by whichever of the two replay guards meets them
+  // first: each case calls the kernel three times in an order drawn for it (the judged call, a
+  // second call at other addresses, a decoy at the judged call's addresses), so a case whose
+  // decoy came before the judged call is caught as "called again", one whose decoy came after
+  // as "returned the result of an earlier call"; and the kernel's process keeps its cache from
+  // case to case. Seen failing once in ten with "called again" alone required.
   EXPECT_NE(read_text(run + "/neg.default/attempts/1/feedback.txt").find("earlier call"),
             std::string::npos);
-  EXPECT_NE(read_text(run + "/abs.default/attempts/1/feedback.txt").find("called again"),
-            std::string::npos);
+  const std::string abs_feedback = read_text(run + "/abs.default/attempts/1/feedback.txt");
+  EXPECT_TRUE(abs_feedback.find("called again") != std::string::npos ||
+              abs_feedback.find("earlier call") != std::string::npos)
+      << abs_feedback;
   EXPECT_NE(read_text(run + "/relu.default/attempts/1/feedback.txt").find("wrong values"),
             std::string::npos);
   EXPECT_NE(read_text(run + "/OVERALL_SUMMARY.txt").find("3 incorrect"), std::string::npos);
