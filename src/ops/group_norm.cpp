@@ -33,7 +33,6 @@
 #include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
-#include "ops/meta_shapes_nn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
 

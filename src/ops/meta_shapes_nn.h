@@ -1,6 +1,6 @@
-// Allocation from meta outputs, for the references of the reduction, norm, sort, scan, softmax,
-// matmul, convolution, pooling, upsample and fft families that compute their output spec with
-// their op's meta function first. Internal to libcrucible.
+// Allocation from meta outputs for the references that still allocate their outputs themselves
+// (batch norm); references written destination-passing get theirs from structured_ref
+// (crucible/ops/destination.h). Internal to libcrucible.
 #pragma once
 
 #include "crucible/core/tensor.h"
@@ -8,7 +8,7 @@
 
 namespace crucible::meta {
 
-// A fresh (contiguous, uninitialised) tensor of the shape and dtype of the meta output `spec`.
+// A fresh (contiguous, zero-filled) tensor of the shape and dtype of the meta output `spec`.
 inline Tensor empty_as(const Value& spec) {
   return Tensor::empty(spec.tensor().shape(), spec.tensor().dtype());
 }

@@ -25,7 +25,6 @@
 #include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
-#include "ops/meta_shapes_nn.h"
 #include "ops/samples.h"
 
 namespace crucible {

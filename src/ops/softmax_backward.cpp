@@ -24,7 +24,6 @@
 #include "crucible/ops/rules/softmax.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
-#include "ops/meta_shapes_nn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
 
