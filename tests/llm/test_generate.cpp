@@ -128,9 +128,14 @@ TEST(GenerateE2E, CheatingKernelsAreReportedIncorrectWithTheGuardsThatCaughtThem
   // second call at other addresses, a decoy at the judged call's addresses), so a case whose
   // decoy came before the judged call is caught as "called again", one whose decoy came after
   // as "returned the result of an earlier call"; and the kernel's process keeps its cache from
-  // case to case. With "called again" alone required, 2 of 6 ctest runs failed here.
-  EXPECT_NE(read_text(run + "/neg.default/attempts/1/feedback.txt").find("earlier call"),
-            std::string::npos);
+  // case to case. With "called again" alone required, 2 of 6 ctest runs failed here. The
+  // constant is caught as a replay, or, in a case whose decoy was a fresh process's first call
+  // (the decoy is then judged against the reference), as wrong on the decoy call; the feedback
+  // lists six failing cases, and a CI run met six without a replay among them.
+  const std::string neg_feedback = read_text(run + "/neg.default/attempts/1/feedback.txt");
+  EXPECT_TRUE(neg_feedback.find("earlier call") != std::string::npos ||
+              neg_feedback.find("wrong on a decoy call") != std::string::npos)
+      << neg_feedback;
   const std::string abs_feedback = read_text(run + "/abs.default/attempts/1/feedback.txt");
   EXPECT_TRUE(abs_feedback.find("called again") != std::string::npos ||
               abs_feedback.find("earlier call") != std::string::npos)
