@@ -81,6 +81,41 @@ TEST(CpuReduction, CancellingHugeTermsAreSummedInOrder) {
   EXPECT_EQ(got.get(1), 1.0);
 }
 
+TEST(CpuReduction, ShortRowsWithCancellationGiveTheReferencesBitsOnEveryThreadCount) {
+  // Rows of 49 (a pooled 7x7 window) go two at a time, 70 (past the pairs' limit) one at a
+  // time; rows whose huge terms cancel (the first of a pair, the second, the odd last row) are
+  // summed again in the reference's order, in f32 and f64. The others are summed in f64 lanes,
+  // within the comparison's tolerance of the reference.
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (int64_t red : {49, 70}) {
+      const int64_t rows = 37;
+      Tensor x = Tensor::empty({rows, red}, dt);
+      for (int64_t i = 0; i < x.numel(); ++i)
+        x.set(i, std::sin(0.37 * static_cast<double>(i)) * 3 + 0.25);
+      for (int64_t r : {int64_t{4}, int64_t{9}, rows - 1}) {
+        x.set(r * red + 1, 3e38);
+        x.set(r * red + 2, 1.5);
+        x.set(r * red + red - 3, -3e38);
+      }
+      const Values args{Value(x), Value(std::vector<int64_t>{-1}), Value(false), Value()};
+      const Tensor want = ref("aten.sum.dim_IntList", args).at(0).tensor();
+      const int saved = num_threads();
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        const Tensor got = run("aten.sum.dim_IntList", args).at(0).tensor();
+        ASSERT_EQ(got.shape(), (Shape{rows}));
+        for (int64_t r = 0; r < rows; ++r) {
+          if (r == 4 || r == 9 || r == rows - 1)
+            EXPECT_EQ(got.get(r), want.get(r)) << r << " " << red << " " << threads;
+          else
+            EXPECT_NEAR(got.get(r), want.get(r), 1e-6 * (1 + std::abs(want.get(r)))) << r;
+        }
+      }
+      set_num_threads(saved);
+    }
+  }
+}
+
 TEST(CpuReduction, ColumnMeanAndDtypeConversionFirst) {
   Tensor x = Tensor::empty({5, 4}, DType::Float32);
   for (int64_t i = 0; i < x.numel(); ++i) x.set(i, 0.7 * static_cast<double>(i));
@@ -364,6 +399,33 @@ TEST(CpuReductionLoops, StatisticsAndSelections) {
       t[static_cast<size_t>(n - 1)] = std::nanf("");
       EXPECT_EQ(k->f32.row_arg(t.data(), n, false), n - 1);
       EXPECT_TRUE(std::isnan(k->f32.row_extreme(t.data(), n, true)));
+    }
+    // row sums: each row in sum_abs's order (the same bits; f64 values whose sums depend on
+    // it), the |x| of f32 rows bounded within n * 2^-23
+    for (int64_t red : {1, 7, 16, 17, 49, 64, 65, 196}) {
+      for (int64_t rows : {1, 2, 5}) {
+        const std::vector<float> xf = values(rows * red, 7);
+        std::vector<double> xd(xf.size());  // sums that depend on their order
+        for (size_t i = 0; i < xd.size(); ++i) xd[i] = std::sin(0.7 * static_cast<double>(i)) * 3;
+        std::vector<double> sum(static_cast<size_t>(rows)), abs(sum.size());
+        k->f32.row_sums(xf.data(), rows, red, sum.data(), abs.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double a_exact = 0, a_one;
+          for (int64_t j = 0; j < red; ++j)
+            a_exact += std::abs(xf[static_cast<size_t>(r * red + j)]);
+          EXPECT_EQ(sum[static_cast<size_t>(r)], k->f32.sum_abs(xf.data() + r * red, red, &a_one))
+              << red << " " << rows << " " << r;
+          EXPECT_GE(abs[static_cast<size_t>(r)], a_exact * (1 - 1e-15)) << red << " " << r;
+          EXPECT_LE(abs[static_cast<size_t>(r)],
+                    a_exact * (1 + static_cast<double>(red) * 0x1p-22));
+        }
+        k->f64.row_sums(xd.data(), rows, red, sum.data(), abs.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double a_one;
+          EXPECT_EQ(sum[static_cast<size_t>(r)], k->f64.sum_abs(xd.data() + r * red, red, &a_one));
+          EXPECT_NEAR(abs[static_cast<size_t>(r)], a_one, a_one * 1e-15 * static_cast<double>(red));
+        }
+      }
     }
     // column sums: eight rows at a time in the order of the rows, so exactly the sequential
     // f64 sums; row and column counts off the vector widths

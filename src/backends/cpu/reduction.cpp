@@ -63,6 +63,17 @@ class OrderBound {
   bool order_free() const {
     return bound_ * 0x1p-53 <= 0.5 * (rtol_ * std::abs(prefix_) + atol_ * std::sqrt(n_));
   }
+  // The same check for many sums of one part of `len` elements each, its terms worked out once:
+  // order_free() after add(sum, abs, len) on a fresh bound is cs * |sum| + ca * abs <= c0.
+  struct OnePart {
+    double ca, cs, c0;
+    bool order_free(double sum, double abs) const { return ca * abs + cs * std::abs(sum) <= c0; }
+  };
+  OnePart one_part(double len) const {
+    return {.ca = (len * (1 + lanes_) + 8) * 0x1p-53,
+            .cs = 2 * 0x1p-53 - 0.5 * rtol_,
+            .c0 = 0.5 * atol_ * std::sqrt(len)};
+  }
 
  private:
   double lanes_, atol_, rtol_;
@@ -80,16 +91,37 @@ double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
   return s;
 }
 
+// Rows of one block (a pooled 7x7 window, an image's pixels): StatLoops::row_sums, which keeps
+// two rows in flight, then each row's order check, its terms worked out once; a row of a few
+// dozen elements summed alone is bound by the latency of its few additions, and a call and a
+// check per row cost as much again.
+template <typename T>
+void sum_short_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
+  const StatLoops<T>& k = stat_loops<T>();
+  const OrderBound::OnePart check = OrderBound(out_dt, 1.0 / 8).one_part(static_cast<double>(red));
+  parallel_for(0, outer, std::max<int64_t>(1, 32768 / red), [&](int64_t lo, int64_t hi) {
+    std::vector<double> abs(static_cast<size_t>(hi - lo));
+    k.row_sums(x + lo * red, hi - lo, red, out + lo, abs.data());
+    for (int64_t o = lo; o < hi; ++o)
+      if (!check.order_free(out[o], abs[static_cast<size_t>(o - lo)]))
+        out[o] = sum_sequential(x + o * red, red);
+  });
+}
+
 // Rows [outer, red] -> out[outer], in blocks of kBlock (spread over the pool with the rows).
 template <typename T>
 void sum_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
   if (red <= 16) {
-    // Short rows (a dim of size 1 kept by keepdim, pairs, small windows): summed in the
-    // reference's order, with no vector loop or order check to set up per row.
+    // A kept dim of size 1, pairs, small windows: summed in the reference's order, with no
+    // vector loop or order check to set up per row.
     parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t o = lo; o < hi; ++o) out[o] = sum_sequential(x + o * red, red);
                  });
+    return;
+  }
+  if (red <= kBlock) {
+    sum_short_rows(x, outer, red, out_dt, out);
     return;
   }
   const StatLoops<T>& k = stat_loops<T>();
@@ -100,17 +132,6 @@ void sum_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out)
       b.add(part[i].sum, part[i].abs, static_cast<double>(std::min(kBlock, red - i * kBlock)));
     out[o] = b.order_free() ? b.sum() : sum_sequential(x + o * red, red);
   };
-  if (nblk == 1) {
-    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(red, 1)),
-                 [&](int64_t lo, int64_t hi) {
-                   for (int64_t o = lo; o < hi; ++o) {
-                     Partial p;
-                     p.sum = k.sum_abs(x + o * red, red, &p.abs);
-                     finish(o, &p);
-                   }
-                 });
-    return;
-  }
   std::vector<Partial> part(static_cast<size_t>(outer * nblk));
   parallel_for(0, outer * nblk, 2, [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {

@@ -42,6 +42,9 @@ struct StatLoops {
   double (*sum)(const T* x, int64_t n);
   // sum x and (into *abs) sum |x|
   double (*sum_abs)(const T* x, int64_t n, double* abs);
+  // sum[o] = the sum of row o of x[rows][red] in sum_abs's order, abs[o] >= its sum of |x|
+  // (within a factor 1 + red * 2^-23); for short rows
+  void (*row_sums)(const T* x, int64_t rows, int64_t red, double* sum, double* abs);
   // moments of x[0..n): blocks that stay in L1 are summed, then their deviations from the
   // block mean are squared and summed, and the blocks merged (one pass over memory).
   Moments (*moments)(const T* x, int64_t n);
