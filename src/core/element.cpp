@@ -12,6 +12,7 @@
 #include <complex>
 #include <cstring>
 
+#include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
 #include "crucible/core/tensor.h"
 
@@ -59,7 +60,7 @@ double int_to_double_round_odd(int64_t v) {
 
 }  // namespace
 
-double load_as_double(const void* p, DType t) {
+[[gnu::always_inline]] static inline double load_as_double_impl(const void* p, DType t) {
   switch (t) {
     case DType::Bool:
       return load<uint8_t>(p) != 0 ? 1.0 : 0.0;
@@ -93,7 +94,7 @@ double load_as_double(const void* p, DType t) {
   internal_error("load_as_double: invalid dtype");
 }
 
-int64_t load_as_int(const void* p, DType t) {
+[[gnu::always_inline]] static inline int64_t load_as_int_impl(const void* p, DType t) {
   switch (t) {
     case DType::Bool:
       return load<uint8_t>(p) != 0 ? 1 : 0;
@@ -112,7 +113,7 @@ int64_t load_as_int(const void* p, DType t) {
   }
 }
 
-void store_from_double(void* p, DType t, double v) {
+[[gnu::always_inline]] static inline void store_from_double_impl(void* p, DType t, double v) {
   switch (t) {
     case DType::Bool:
       store<uint8_t>(p, v != 0.0 ? 1 : 0);
@@ -197,7 +198,7 @@ void store_from_complex(void* p, DType t, std::complex<double> v) {
   }
 }
 
-void store_from_int(void* p, DType t, int64_t v) {
+[[gnu::always_inline]] static inline void store_from_int_impl(void* p, DType t, int64_t v) {
   switch (t) {
     case DType::Bool:
       store<uint8_t>(p, v != 0 ? 1 : 0);
@@ -227,6 +228,88 @@ void store_from_int(void* p, DType t, int64_t v) {
       store_from_double(p, t, int_to_double_round_odd(v));
       return;
   }
+}
+
+double load_as_double(const void* p, DType t) { return load_as_double_impl(p, t); }
+int64_t load_as_int(const void* p, DType t) { return load_as_int_impl(p, t); }
+void store_from_double(void* p, DType t, double v) { store_from_double_impl(p, t, v); }
+void store_from_int(void* p, DType t, int64_t v) { store_from_int_impl(p, t, v); }
+
+// The runs: the per-element conversions above, inlined with the dtype known, so each run
+// takes one switch instead of one per element.
+namespace {
+
+template <typename F>
+void with_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool:
+      return f.template operator()<DType::Bool>();
+    case DType::UInt8:
+      return f.template operator()<DType::UInt8>();
+    case DType::Int8:
+      return f.template operator()<DType::Int8>();
+    case DType::Int16:
+      return f.template operator()<DType::Int16>();
+    case DType::Int32:
+      return f.template operator()<DType::Int32>();
+    case DType::Int64:
+      return f.template operator()<DType::Int64>();
+    case DType::Float16:
+      return f.template operator()<DType::Float16>();
+    case DType::BFloat16:
+      return f.template operator()<DType::BFloat16>();
+    case DType::Float32:
+      return f.template operator()<DType::Float32>();
+    case DType::Float64:
+      return f.template operator()<DType::Float64>();
+    case DType::Float8E4M3FN:
+      return f.template operator()<DType::Float8E4M3FN>();
+    case DType::Float8E5M2:
+      return f.template operator()<DType::Float8E5M2>();
+    case DType::Complex32:
+      return f.template operator()<DType::Complex32>();
+    case DType::Complex64:
+      return f.template operator()<DType::Complex64>();
+    case DType::Complex128:
+      return f.template operator()<DType::Complex128>();
+  }
+  internal_error("element runs: invalid dtype");
+}
+
+int64_t step_bytes(int64_t stride, DType t) { return stride * static_cast<int64_t>(itemsize(t)); }
+
+}  // namespace
+
+void load_run_as_double(const void* base, int64_t stride, int64_t n, DType t, double* out) {
+  const char* p = static_cast<const char*>(base);
+  const int64_t step = step_bytes(stride, t);
+  with_dtype(t, [&]<DType kT>() {
+    for (int64_t i = 0; i < n; ++i) out[i] = load_as_double_impl(p + i * step, kT);
+  });
+}
+
+void load_run_as_int(const void* base, int64_t stride, int64_t n, DType t, int64_t* out) {
+  const char* p = static_cast<const char*>(base);
+  const int64_t step = step_bytes(stride, t);
+  with_dtype(t, [&]<DType kT>() {
+    for (int64_t i = 0; i < n; ++i) out[i] = load_as_int_impl(p + i * step, kT);
+  });
+}
+
+void store_run_from_double(void* base, int64_t stride, int64_t n, DType t, const double* in) {
+  char* p = static_cast<char*>(base);
+  const int64_t step = step_bytes(stride, t);
+  with_dtype(t, [&]<DType kT>() {
+    for (int64_t i = 0; i < n; ++i) store_from_double_impl(p + i * step, kT, in[i]);
+  });
+}
+
+void store_run_from_int(void* base, int64_t stride, int64_t n, DType t, const int64_t* in) {
+  char* p = static_cast<char*>(base);
+  const int64_t step = step_bytes(stride, t);
+  with_dtype(t, [&]<DType kT>() {
+    for (int64_t i = 0; i < n; ++i) store_from_int_impl(p + i * step, kT, in[i]);
+  });
 }
 
 }  // namespace crucible

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <vector>
 
+#include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
 
 namespace crucible {
@@ -602,17 +604,32 @@ void Tensor::copy_from(const Tensor& src) const {
     }
     return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    if (complex_path) {
+  if (complex_path) {
+    for (int64_t i = 0; i < n; ++i) {
       store_from_complex(dbase + d_off * dsz, dtype_,
                          load_as_complex(sbase + s_off * ssz, from.dtype()));
-    } else if (int_path) {
-      store_from_int(dbase + d_off * dsz, dtype_, load_as_int(sbase + s_off * ssz, from.dtype()));
-    } else {
-      store_from_double(dbase + d_off * dsz, dtype_,
-                        load_as_double(sbase + s_off * ssz, from.dtype()));
+      advance(shape_.size());
     }
-    advance(shape_.size());
+    return;
+  }
+  // Converted a row at a time through int64 or double (element_runs.h: the same conversions).
+  const size_t rows_dims = shape_.empty() ? 0 : shape_.size() - 1;
+  const int64_t len = shape_.empty() ? 1 : shape_[rows_dims];
+  const int64_t dst = shape_.empty() ? 1 : strides_[rows_dims];
+  const int64_t sst = shape_.empty() ? 1 : from.strides()[rows_dims];
+  std::vector<int64_t> ints(int_path ? static_cast<size_t>(len) : 0);
+  std::vector<double> reals(int_path ? 0 : static_cast<size_t>(len));
+  for (int64_t i = 0; i < n; i += len) {
+    char* d = dbase + d_off * dsz;
+    const char* q = sbase + s_off * ssz;
+    if (int_path) {
+      load_run_as_int(q, sst, len, from.dtype(), ints.data());
+      store_run_from_int(d, dst, len, dtype_, ints.data());
+    } else {
+      load_run_as_double(q, sst, len, from.dtype(), reals.data());
+      store_run_from_double(d, dst, len, dtype_, reals.data());
+    }
+    advance(rows_dims);
   }
 }
 

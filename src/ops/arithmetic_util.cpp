@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "crucible/core/dispatch.h"
+#include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/util.h"
@@ -174,14 +175,24 @@ void map_float(std::span<const Tensor> ins, const Tensor& out,
   std::vector<Tensor> ops;
   ops.push_back(out);
   ops.insert(ops.end(), ins.begin(), ins.end());
-  std::vector<double> vals(ins.size());
-  opsutil::for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
-    for (size_t k = 0; k < ins.size(); ++k) {
-      double v = load_as_double(element(ins[k], o[k + 1]), ins[k].dtype());
-      vals[k] = round_inputs ? round_to(v, *round_inputs) : v;
-    }
-    store_from_double(const_cast<char*>(element(out, o[0])), out.dtype(), f(vals.data()));
-  });
+  const size_t nk = ins.size();
+  opsutil::for_each_run(
+      out.shape(), ops, true, [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+        double* res = opsutil::scratch_doubles(0, n);
+        std::vector<double*> runs(nk);
+        for (size_t k = 0; k < nk; ++k) {
+          runs[k] = opsutil::scratch_doubles(k + 1, n);
+          load_run_as_double(element(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
+          if (round_inputs)
+            for (int64_t i = 0; i < n; ++i) runs[k][i] = round_to(runs[k][i], *round_inputs);
+        }
+        std::vector<double> vals(nk);
+        for (int64_t i = 0; i < n; ++i) {
+          for (size_t k = 0; k < nk; ++k) vals[k] = runs[k][i];
+          res[i] = f(vals.data());
+        }
+        store_run_from_double(const_cast<char*>(element(out, o[0])), st[0], n, out.dtype(), res);
+      });
 }
 
 void map_int(std::span<const Tensor> ins, DType compute, const Tensor& out,
@@ -190,12 +201,24 @@ void map_int(std::span<const Tensor> ins, DType compute, const Tensor& out,
   std::vector<Tensor> ops;
   ops.push_back(out);
   ops.insert(ops.end(), ins.begin(), ins.end());
-  std::vector<int64_t> vals(ins.size());
-  opsutil::for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
-    for (size_t k = 0; k < ins.size(); ++k)
-      vals[k] = wrap_to(load_as_int(element(ins[k], o[k + 1]), ins[k].dtype()), compute);
-    store_from_int(const_cast<char*>(element(out, o[0])), out.dtype(), f(vals.data()));
-  });
+  const size_t nk = ins.size();
+  opsutil::for_each_run(
+      out.shape(), ops, true, [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+        int64_t* res = opsutil::scratch_ints(0, n);
+        std::vector<int64_t*> runs(nk);
+        for (size_t k = 0; k < nk; ++k) {
+          runs[k] = opsutil::scratch_ints(k + 1, n);
+          load_run_as_int(element(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
+          if (compute != DType::Int64)
+            for (int64_t i = 0; i < n; ++i) runs[k][i] = wrap_to(runs[k][i], compute);
+        }
+        std::vector<int64_t> vals(nk);
+        for (int64_t i = 0; i < n; ++i) {
+          for (size_t k = 0; k < nk; ++k) vals[k] = runs[k][i];
+          res[i] = f(vals.data());
+        }
+        store_run_from_int(const_cast<char*>(element(out, o[0])), st[0], n, out.dtype(), res);
+      });
 }
 
 Shape broadcast_all(std::span<const Tensor> ts) {

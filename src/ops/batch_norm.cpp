@@ -38,11 +38,12 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
-#include "ops/meta_shapes_nn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 
@@ -172,46 +173,67 @@ Values bn_forward_meta(const Tensor& x, const OptT& w, const OptT& b, const OptT
           meta::fresh(stat_shape, pdt)};
 }
 
-Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
-                  bool training, double momentum, double eps) {
-  const Values spec = bn_forward_meta(x, w, b, rm, rv, training);
+// The batch norm forward into its outputs (out, save_mean, save_invstd); a training call's
+// running stats (when given) are updated in place. The input is read once into f64 in logical
+// order and walked as [N][C][inner] blocks, so each channel's terms are added in the order of
+// the elements.
+void bn_forward_into(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
+                     bool training, double momentum, double eps, const Values& outs) {
   const nnops::BatchLayout l = nnops::batch_layout(x);
-  std::vector<double> mean(l.c, 0.0), invstd(l.c, 0.0), var_sum(l.c, 0.0);
+  const auto c = static_cast<size_t>(l.c);
+  std::vector<double> mean(c, 0.0), invstd(c, 0.0), var_sum(c, 0.0);
+  std::vector<double> v = opsutil::read_doubles(x);
+  // f(block): the channel of [N][C] block `block` (each of l.inner elements).
+  const int64_t blocks = l.batch * l.c;
+  auto channel = [&](int64_t block) { return static_cast<size_t>(block % l.c); };
   if (training) {
-    for (int64_t i = 0; i < x.numel(); ++i) mean[l.channel(i)] += x.get(i);
-    for (int64_t f = 0; f < l.c; ++f) mean[f] /= static_cast<double>(l.n);
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const double d = x.get(i) - mean[l.channel(i)];
-      var_sum[l.channel(i)] += d * d;
+    for (int64_t k = 0; k < blocks; ++k) {
+      const double* p = v.data() + k * l.inner;
+      double& m = mean[channel(k)];
+      for (int64_t j = 0; j < l.inner; ++j) m += p[j];
     }
-    for (int64_t f = 0; f < l.c; ++f) {
+    for (size_t f = 0; f < c; ++f) mean[f] /= static_cast<double>(l.n);
+    for (int64_t k = 0; k < blocks; ++k) {
+      const double* p = v.data() + k * l.inner;
+      const double m = mean[channel(k)];
+      double& q = var_sum[channel(k)];
+      for (int64_t j = 0; j < l.inner; ++j) {
+        const double d = p[j] - m;
+        q += d * d;
+      }
+    }
+    for (size_t f = 0; f < c; ++f) {
       const double var = var_sum[f] / static_cast<double>(l.n);
       invstd[f] = (var == 0 && eps == 0) ? 0.0 : 1.0 / std::sqrt(var + eps);
     }
   } else {
-    for (int64_t f = 0; f < l.c; ++f) {
-      mean[f] = rm->get(f);
-      invstd[f] = 1.0 / std::sqrt(rv->get(f) + eps);
+    for (size_t f = 0; f < c; ++f) {
+      mean[f] = rm->get(static_cast<int64_t>(f));
+      invstd[f] = 1.0 / std::sqrt(rv->get(static_cast<int64_t>(f)) + eps);
     }
   }
-  Tensor out = meta::empty_as(spec[0]);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const int64_t f = l.channel(i);
-    double y = (x.get(i) - mean[f]) * invstd[f];
-    if (w) y *= w->get(f);
-    if (b) y += b->get(f);
-    out.set(i, y);
+  for (int64_t k = 0; k < blocks; ++k) {
+    double* p = v.data() + k * l.inner;
+    const size_t f = channel(k);
+    const double wf = w ? w->get(static_cast<int64_t>(f)) : 0.0;
+    const double bf = b ? b->get(static_cast<int64_t>(f)) : 0.0;
+    for (int64_t j = 0; j < l.inner; ++j) {
+      double y = (p[j] - mean[f]) * invstd[f];
+      if (w) y *= wf;
+      if (b) y += bf;
+      p[j] = y;
+    }
   }
-  Tensor save_mean = meta::empty_as(spec[1]), save_invstd = meta::empty_as(spec[2]);
+  opsutil::write_doubles(outs.at(0).tensor(), v.data());
   if (training)
-    nnops::store_batch_stats(save_mean, save_invstd, rm, rv, mean, invstd, var_sum, l.n, momentum);
-  return {out, save_mean, save_invstd};
+    nnops::store_batch_stats(outs.at(1).tensor(), outs.at(2).tensor(), rm, rv, mean, invstd,
+                             var_sum, l.n, momentum);
 }
 
-Values native_batch_norm_ref(const Args& a) {
-  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
-                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), a.flag("training"),
-                    a.real("momentum"), a.real("eps"));
+void native_batch_norm_impl(const Args& a, const Values& out) {
+  bn_forward_into(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                  a.opt_tensor("running_mean"), a.opt_tensor("running_var"), a.flag("training"),
+                  a.real("momentum"), a.real("eps"), out);
 }
 
 Values native_batch_norm_meta(const Args& a) {
@@ -231,15 +253,15 @@ Values legit_no_training_meta(const Args& a) {
                          a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false);
 }
 
-Values legit_no_stats_ref(const Args& a) {
-  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"), std::nullopt,
-                    std::nullopt, a.flag("training"), a.real("momentum"), a.real("eps"));
+void legit_no_stats_impl(const Args& a, const Values& out) {
+  bn_forward_into(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"), std::nullopt,
+                  std::nullopt, a.flag("training"), a.real("momentum"), a.real("eps"), out);
 }
 
-Values legit_no_training_ref(const Args& a) {
-  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
-                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false,
-                    a.real("momentum"), a.real("eps"));
+void legit_no_training_impl(const Args& a, const Values& out) {
+  bn_forward_into(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+                  a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false,
+                  a.real("momentum"), a.real("eps"), out);
 }
 
 // The checks of native_batch_norm_backward and its outputs (None where output_mask is false) as
@@ -256,45 +278,47 @@ Values bn_backward_meta(const Args& a) {
   return out;
 }
 
-Values bn_backward_ref(const Args& a) {
-  const Values spec = bn_backward_meta(a);
-  const Tensor& g = a.tensor("grad_out");
+// The backward into the outputs output_mask asks for, the inputs read once into f64 (as the
+// forward).
+void bn_backward_impl(const Args& a, const Values& outs) {
   const Tensor& x = a.tensor("input");
   const bool train = a.flag("train");
   const nnops::BatchLayout l = nnops::batch_layout(x);
   const auto [mean, invstd, wt] = nnops::batch_norm_backward_stats(a, l.c);
-  std::vector<double> sum(l.c, 0.0), dotp(l.c, 0.0);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const int64_t f = l.channel(i);
-    sum[f] += g.get(i);
-    dotp[f] += (x.get(i) - mean[f]) * g.get(i);
-  }
-  Values out(3);
-  if (spec[0].is_tensor()) {
-    Tensor gi = meta::empty_as(spec[0]);
-    const double n = static_cast<double>(l.n);
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const int64_t f = l.channel(i);
-      if (train) {
-        const double k = dotp[f] * invstd[f] * invstd[f] / n;
-        gi.set(i, (g.get(i) - sum[f] / n - (x.get(i) - mean[f]) * k) * invstd[f] * wt[f]);
-      } else {
-        gi.set(i, g.get(i) * invstd[f] * wt[f]);
-      }
+  std::vector<double> g = opsutil::read_doubles(a.tensor("grad_out"));
+  const std::vector<double> xv = opsutil::read_doubles(x);
+  const int64_t blocks = l.batch * l.c;
+  auto channel = [&](int64_t block) { return static_cast<size_t>(block % l.c); };
+  std::vector<double> sum(static_cast<size_t>(l.c), 0.0), dotp(sum.size(), 0.0);
+  for (int64_t k = 0; k < blocks; ++k) {
+    const size_t f = channel(k);
+    const double* gp = g.data() + k * l.inner;
+    const double* xp = xv.data() + k * l.inner;
+    double s = sum[f], d = dotp[f];
+    for (int64_t j = 0; j < l.inner; ++j) {
+      s += gp[j];
+      d += (xp[j] - mean[f]) * gp[j];
     }
-    out[0] = gi;
+    sum[f] = s;
+    dotp[f] = d;
   }
-  if (spec[1].is_tensor()) {
-    Tensor gw = meta::empty_as(spec[1]);
-    for (int64_t f = 0; f < l.c; ++f) gw.set(f, dotp[f] * invstd[f]);
-    out[1] = gw;
+  if (outs.at(0).is_tensor()) {
+    const double n = static_cast<double>(l.n);
+    for (int64_t k = 0; k < blocks; ++k) {
+      const size_t f = channel(k);
+      double* gp = g.data() + k * l.inner;
+      const double* xp = xv.data() + k * l.inner;
+      const double kf = dotp[f] * invstd[f] * invstd[f] / n;
+      for (int64_t j = 0; j < l.inner; ++j)
+        gp[j] = train ? (gp[j] - sum[f] / n - (xp[j] - mean[f]) * kf) * invstd[f] * wt[f]
+                      : gp[j] * invstd[f] * wt[f];
+    }
+    opsutil::write_doubles(outs[0].tensor(), g.data());
   }
-  if (spec[2].is_tensor()) {
-    Tensor gb = meta::empty_as(spec[2]);
-    for (int64_t f = 0; f < l.c; ++f) gb.set(f, sum[f]);
-    out[2] = gb;
-  }
-  return out;
+  if (outs.at(1).is_tensor())
+    for (int64_t f = 0; f < l.c; ++f) outs[1].tensor().set(f, dotp[f] * invstd[f]);
+  if (outs.at(2).is_tensor())
+    for (int64_t f = 0; f < l.c; ++f) outs[2].tensor().set(f, sum[f]);
 }
 
 // Per-channel sums over n = numel / C elements: sqrt(n) roundoffs (independent errors) in the
@@ -513,7 +537,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = dts;
     op.meta = native_batch_norm_meta;
-    op.ref = native_batch_norm_ref;
+    op.ref = structured_ref(native_batch_norm_meta, native_batch_norm_impl);
     op.samples = [](const SampleContext& c) { return forward_samples(c, 0); };
     op.roles["running_var"] = ArgRole::positive();
     op.cost = bn_cost(8);
@@ -528,7 +552,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = dts;
     op.meta = native_batch_norm_meta;
-    op.ref = native_batch_norm_ref;
+    op.ref = structured_ref(native_batch_norm_meta, native_batch_norm_impl);
     op.samples = [](const SampleContext& c) { return forward_samples(c, 1); };
     op.roles["running_var"] = ArgRole::positive();
     op.cost = bn_cost(8);
@@ -542,7 +566,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = dts;
     op.meta = legit_no_stats_meta;
-    op.ref = legit_no_stats_ref;
+    op.ref = structured_ref(legit_no_stats_meta, legit_no_stats_impl);
     op.samples = [](const SampleContext& c) { return forward_samples(c, 2); };
     op.cost = bn_cost(8);
     op.compare = channel_reduction_compare(0);
@@ -556,7 +580,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = dts;
     op.meta = legit_no_training_meta;
-    op.ref = legit_no_training_ref;
+    op.ref = structured_ref(legit_no_training_meta, legit_no_training_impl);
     op.samples = [](const SampleContext& c) { return forward_samples(c, 3); };
     op.roles["running_var"] = ArgRole::positive();
     op.cost = bn_cost(4);
@@ -571,7 +595,7 @@ void register_batch_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = dts;
     op.meta = bn_backward_meta;
-    op.ref = bn_backward_ref;
+    op.ref = structured_ref(bn_backward_meta, bn_backward_impl);
     op.samples = backward_samples;
     op.roles["running_var"] = ArgRole::positive();
     op.roles["save_invstd"] = ArgRole::positive();

@@ -48,18 +48,13 @@ Values embedding_ref(const Args& args) {
   const Shape out_shape = embedding::embedding_shape(args);
   const int64_t rows = weight.size(0), width = weight.size(1);
   Tensor out = Tensor::empty(out_shape, weight.dtype());
-  const bool exact_int = !is_floating(weight.dtype());
+  // Each gathered row copied as bytes (the same dtype: exact, NaN payloads kept).
   for (int64_t i = 0; i < indices.numel(); ++i) {
     const int64_t row = indices.get_int(i);
     if (row < 0 || row >= rows) op_error("index out of range in self");
-    for (int64_t j = 0; j < width; ++j) {
-      // Copies are exact: integers through int64, floats through double.
-      if (exact_int) {
-        out.set_int(i * width + j, weight.get_int(row * width + j));
-      } else {
-        out.set(i * width + j, weight.get(row * width + j));
-      }
-    }
+    out.as_strided({width}, {1}, i * width)
+        .copy_from(weight.as_strided({width}, {weight.stride(1)},
+                                     weight.offset() + row * weight.stride(0)));
   }
   return {out};
 }

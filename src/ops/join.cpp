@@ -315,24 +315,16 @@ Values constant_pad_ref(const Args& a) {
     out.fill(v.to_double());
   else
     for (int64_t k = 0; k < out.numel(); ++k) out.set_int(k, v.to_int());
-  const bool exact = !is_floating(self.dtype());
-  int64_t k = 0;
-  for_each_index(shape, [&](std::span<const int64_t> idx) {
-    int64_t li = 0;
-    bool inside = true;
-    for (int64_t d = 0; d < nd && inside; ++d) {
-      const int64_t s = idx[d] - before[d];
-      inside = s >= 0 && s < self.size(d);
-      li = li * self.size(d) + s;
-    }
-    if (inside) {
-      if (exact)
-        out.set_int(k, self.get_int(li));
-      else
-        out.set(k, self.get(li));
-    }
-    ++k;
-  });
+  // The part of self that lands inside the output (a negative pad crops), copied as a block.
+  Tensor dst = out, src = self;
+  for (int64_t d = 0; d < nd; ++d) {
+    const int64_t lo = std::max<int64_t>(0, before[d]);
+    const int64_t hi = std::min<int64_t>(shape[d], before[d] + self.size(d));
+    if (hi <= lo) return {out};
+    dst = dst.slice(d, lo, hi);
+    src = src.slice(d, lo - before[d], hi - before[d]);
+  }
+  dst.copy_from(src);
   return {out};
 }
 

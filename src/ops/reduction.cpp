@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "crucible/core/dispatch.h"
+#include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace {
@@ -117,10 +119,40 @@ void sum_into(const Tensor& self, const ReducePlan& p, bool divide, const Tensor
   }
   const bool convert = self.dtype() != out_dt;
   std::vector<double> acc(static_cast<size_t>(n), 0.0);
-  for_each_reduced(self, p, [&](int64_t o, int64_t i) {
-    double v = is_floating(self.dtype()) ? self.get(i) : static_cast<double>(self.get_int(i));
-    acc[o] += convert ? round_to(v, out_dt) : v;
-  });
+  // By runs of the input in its logical order, on one thread: every output's terms are added
+  // in the order of the input's elements. The accumulators' strides over the input's shape:
+  // 0 along the reduced dims, row-major over the kept ones.
+  Shape acc_strides(static_cast<size_t>(self.dim()), 0);
+  for (int64_t d = self.dim(), run = 1; d-- > 0;) {
+    if (p.reduced[static_cast<size_t>(d)]) continue;
+    acc_strides[static_cast<size_t>(d)] = run;
+    run *= self.size(d);
+  }
+  const int64_t offsets[] = {self.offset(), 0};
+  const bool floating_in = is_floating(self.dtype());
+  opsutil::for_each_run(self.shape(), {self.strides(), acc_strides}, offsets, false,
+                        [&](int64_t, const int64_t* o, int64_t len, const int64_t* st) {
+                          double* v = opsutil::scratch_doubles(0, len);
+                          const char* src = static_cast<const char*>(self.storage()->data()) +
+                                            o[0] * static_cast<int64_t>(self.itemsize());
+                          if (floating_in) {
+                            load_run_as_double(src, st[0], len, self.dtype(), v);
+                          } else {
+                            int64_t* iv = opsutil::scratch_ints(0, len);
+                            load_run_as_int(src, st[0], len, self.dtype(), iv);
+                            for (int64_t i = 0; i < len; ++i) v[i] = static_cast<double>(iv[i]);
+                          }
+                          if (convert)
+                            for (int64_t i = 0; i < len; ++i) v[i] = round_to(v[i], out_dt);
+                          double* a = acc.data() + o[1];
+                          if (st[1] == 0) {
+                            double s = *a;
+                            for (int64_t i = 0; i < len; ++i) s += v[i];
+                            *a = s;
+                          } else {
+                            for (int64_t i = 0; i < len; ++i) a[i * st[1]] += v[i];
+                          }
+                        });
   for (int64_t o = 0; o < n; ++o) {
     out.set(o, divide ? acc[o] / static_cast<double>(p.count) : acc[o]);
   }

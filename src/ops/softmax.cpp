@@ -25,7 +25,9 @@
 #include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
+#include "ops/ref_parallel.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace {
@@ -68,13 +70,16 @@ void softmax_impl(const Args& args, const Values& outputs, bool log) {
   int64_t inner = 1;
   for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
   const int64_t outer = self.numel() / (len * inner);
-  std::vector<double> row(static_cast<size_t>(len));
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t in = 0; in < inner; ++in) {
-      auto at = [&](int64_t k) { return (o * len + k) * inner + in; };
+  // Rows are independent: spread over the references' threads, each computed in one order.
+  const int64_t rows = outer * inner;
+  const int64_t tasks = refpar::task_count(static_cast<double>(self.numel()) * 8, 1 << 18, rows);
+  refpar::for_each_task(tasks, [&](int64_t t) {
+    std::vector<double> row(static_cast<size_t>(len));
+    for (int64_t r = rows * t / tasks; r < rows * (t + 1) / tasks; ++r) {
+      const int64_t first = ((r / inner) * len) * inner + r % inner;
+      opsutil::load_row(self, first, dim, len, row.data());
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t k = 0; k < len; ++k) {
-        row[k] = self.get(at(k));
         if (std::isnan(row[k]) || std::isnan(mx)) {
           mx = std::numeric_limits<double>::quiet_NaN();
         } else {
@@ -85,10 +90,11 @@ void softmax_impl(const Args& args, const Values& outputs, bool log) {
       for (int64_t k = 0; k < len; ++k) sum += std::exp(row[k] - mx);
       for (int64_t k = 0; k < len; ++k) {
         const double shifted = row[k] - mx;
-        out.set(at(k), log ? shifted - std::log(sum) : std::exp(shifted) / sum);
+        row[k] = log ? shifted - std::log(sum) : std::exp(shifted) / sum;
       }
+      opsutil::store_row(out, first, dim, len, row.data());
     }
-  }
+  });
 }
 
 Values softmax_meta(const Args& args) { return softmax_meta_common(args, /*log=*/false); }

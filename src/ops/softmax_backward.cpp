@@ -24,8 +24,10 @@
 #include "crucible/ops/rules/softmax.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
+#include "ops/ref_parallel.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
+#include "ops/util.h"
 
 namespace crucible {
 
@@ -86,18 +88,22 @@ void backward_impl(const Args& a, const Values& outputs, bool log) {
   if (output.numel() == 0) return;
   const int64_t dim = wrap_dim(a.integer("dim"), grad.dim());
   const stats::Rows rows = stats::rows_of(grad.shape(), grad.dim() == 0 ? 0 : dim);
-  for (int64_t r = 0; r < rows.count(); ++r) {
-    double s = 0;
-    for (int64_t k = 0; k < rows.len; ++k) {
-      const int64_t i = rows.at(r, k);
-      s += log ? grad.get(i) : grad.get(i) * output.get(i);
+  // Rows are independent: spread over the references' threads, each computed in one order.
+  const int64_t tasks =
+      refpar::task_count(static_cast<double>(grad.numel()) * 6, 1 << 18, rows.count());
+  refpar::for_each_task(tasks, [&](int64_t t) {
+    const auto len = static_cast<size_t>(rows.len);
+    std::vector<double> g(len), y(len);
+    for (int64_t r = rows.count() * t / tasks; r < rows.count() * (t + 1) / tasks; ++r) {
+      const int64_t first = rows.at(r, 0);
+      opsutil::load_row(grad, first, dim, rows.len, g.data());
+      opsutil::load_row(output, first, dim, rows.len, y.data());
+      double s = 0;
+      for (size_t k = 0; k < len; ++k) s += log ? g[k] : g[k] * y[k];
+      for (size_t k = 0; k < len; ++k) g[k] = log ? g[k] - std::exp(y[k]) * s : y[k] * (g[k] - s);
+      opsutil::store_row(out, first, dim, rows.len, g.data());
     }
-    for (int64_t k = 0; k < rows.len; ++k) {
-      const int64_t i = rows.at(r, k);
-      out.set(i,
-              log ? grad.get(i) - std::exp(output.get(i)) * s : output.get(i) * (grad.get(i) - s));
-    }
-  }
+  });
 }
 
 // The row sum has `len` terms: sqrt(len) widening (as softmax's forward).

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
+#include "ops/ref_parallel.h"
 
 namespace crucible::opsutil {
 
@@ -175,43 +177,191 @@ void for_each_offset(const Shape& shape, std::span<const Tensor> operands,
   }
 }
 
+namespace {
+
+// `shape` and per-operand strides with size-1 dims dropped and the dims every operand walks
+// contiguously merged (stride[d] == stride[d + 1] * size[d + 1] for all), innermost last; at
+// least one dim.
+struct Walk {
+  Shape sizes;
+  std::vector<Shape> strides;
+};
+
+Walk merged_walk(const Shape& shape, const std::vector<Shape>& strides) {
+  Walk w;
+  w.strides.resize(strides.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !w.sizes.empty();
+    for (size_t k = 0; merge && k < strides.size(); ++k)
+      merge = w.strides[k].back() == strides[k][d] * shape[d];
+    if (merge) {
+      w.sizes.back() *= shape[d];
+      for (size_t k = 0; k < strides.size(); ++k) w.strides[k].back() = strides[k][d];
+    } else {
+      w.sizes.push_back(shape[d]);
+      for (size_t k = 0; k < strides.size(); ++k) w.strides[k].push_back(strides[k][d]);
+    }
+  }
+  if (w.sizes.empty()) {
+    w.sizes.push_back(1);
+    for (Shape& st : w.strides) st.push_back(0);
+  }
+  return w;
+}
+
+template <typename T>
+T* scratch(size_t slot, int64_t n) {
+  thread_local std::vector<std::vector<T>> bufs;
+  if (bufs.size() <= slot) bufs.resize(slot + 1);
+  if (static_cast<int64_t>(bufs[slot].size()) < n) bufs[slot].resize(static_cast<size_t>(n));
+  return bufs[slot].data();
+}
+
+}  // namespace
+
+double* scratch_doubles(size_t slot, int64_t n) { return scratch<double>(slot, n); }
+int64_t* scratch_ints(size_t slot, int64_t n) { return scratch<int64_t>(slot, n); }
+
+void for_each_run(const Shape& shape, std::span<const Tensor> operands, bool parallel,
+                  const RunFn& fn) {
+  std::vector<int64_t> offsets;
+  for (const Tensor& t : operands) offsets.push_back(t.offset());
+  for_each_run(shape, broadcast_strides(shape, operands), offsets, parallel, fn);
+}
+
+void for_each_run(const Shape& shape, const std::vector<Shape>& strides,
+                  std::span<const int64_t> offsets, bool parallel, const RunFn& fn) {
+  const int64_t n = numel_of(shape);
+  if (n == 0) return;
+  const Walk w = merged_walk(shape, strides);
+  const size_t nk = strides.size(), nd = w.sizes.size();
+  const int64_t inner = w.sizes.back();
+  const int64_t per_row = (inner + kRunLength - 1) / kRunLength;
+  const int64_t pieces = (n / inner) * per_row;
+  const int64_t tasks = parallel ? refpar::task_count(static_cast<double>(n), 1 << 16, pieces) : 1;
+  std::vector<int64_t> inner_strides(nk);
+  for (size_t k = 0; k < nk; ++k) inner_strides[k] = w.strides[k][nd - 1];
+  auto task = [&](int64_t t) {
+    const int64_t p0 = pieces * t / tasks, p1 = pieces * (t + 1) / tasks;
+    if (p0 >= p1) return;
+    // The outer index of the first piece, as a multi-index over the outer dims, and the
+    // operands' offsets there.
+    int64_t row = p0 / per_row, j = p0 % per_row;
+    Shape index(nd, 0);
+    std::vector<int64_t> base(nk), offs(nk);
+    for (size_t k = 0; k < nk; ++k) base[k] = offsets[k];
+    for (size_t d = nd - 1, r = static_cast<size_t>(row); d-- > 0;) {
+      index[d] = static_cast<int64_t>(r) % w.sizes[d];
+      r /= static_cast<size_t>(w.sizes[d]);
+      for (size_t k = 0; k < nk; ++k) base[k] += index[d] * w.strides[k][d];
+    }
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t start = j * kRunLength;
+      for (size_t k = 0; k < nk; ++k) offs[k] = base[k] + start * inner_strides[k];
+      fn(row * inner + start, offs.data(), std::min(kRunLength, inner - start),
+         inner_strides.data());
+      if (++j < per_row) continue;
+      j = 0;
+      ++row;
+      for (size_t d = nd - 1; d-- > 0;) {  // the next outer index
+        if (++index[d] < w.sizes[d]) {
+          for (size_t k = 0; k < nk; ++k) base[k] += w.strides[k][d];
+          break;
+        }
+        index[d] = 0;
+        for (size_t k = 0; k < nk; ++k) base[k] -= w.strides[k][d] * (w.sizes[d] - 1);
+      }
+    }
+  };
+  if (tasks <= 1)
+    task(0);
+  else
+    refpar::for_each_task(tasks, task);
+}
+
+std::vector<double> read_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  const Tensor ops[] = {t};
+  for_each_run(t.shape(), ops, true,
+               [&](int64_t first, const int64_t* o, int64_t n, const int64_t* st) {
+                 load_run_as_double(element(t, o[0]), st[0], n, t.dtype(), v.data() + first);
+               });
+  return v;
+}
+
+void write_doubles(const Tensor& t, const double* v) {
+  const Tensor ops[] = {t};
+  for_each_run(t.shape(), ops, true,
+               [&](int64_t first, const int64_t* o, int64_t n, const int64_t* st) {
+                 store_run_from_double(element(t, o[0]), st[0], n, t.dtype(), v + first);
+               });
+}
+
+void load_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, double* v) {
+  if (n <= 0) return;
+  load_run_as_double(element(t, t.storage_index(first)), t.dim() == 0 ? 0 : t.stride(dim), n,
+                     t.dtype(), v);
+}
+
+void store_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, const double* v) {
+  if (n <= 0) return;
+  store_run_from_double(element(t, t.storage_index(first)), t.dim() == 0 ? 0 : t.stride(dim), n,
+                        t.dtype(), v);
+}
+
 void map_unary(const Tensor& in, const Tensor& out, const std::function<double(double)>& f) {
   check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
   const Tensor ops[] = {out, in};
-  for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
-    store_from_double(element(out, o[0]), out.dtype(),
-                      f(load_as_double(element(in, o[1]), in.dtype())));
-  });
+  for_each_run(out.shape(), ops, true,
+               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+                 double* v = scratch_doubles(0, n);
+                 load_run_as_double(element(in, o[1]), st[1], n, in.dtype(), v);
+                 for (int64_t i = 0; i < n; ++i) v[i] = f(v[i]);
+                 store_run_from_double(element(out, o[0]), st[0], n, out.dtype(), v);
+               });
 }
 
 void map_binary(const Tensor& a, const Tensor& b, const Tensor& out,
                 const std::function<double(double, double)>& f) {
   check_out_shape(out, broadcast_shapes(a.shape(), b.shape()));
   const Tensor ops[] = {out, a, b};
-  for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
-    store_from_double(element(out, o[0]), out.dtype(),
-                      f(load_as_double(element(a, o[1]), a.dtype()),
-                        load_as_double(element(b, o[2]), b.dtype())));
-  });
+  for_each_run(out.shape(), ops, true,
+               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+                 double* va = scratch_doubles(0, n);
+                 double* vb = scratch_doubles(1, n);
+                 load_run_as_double(element(a, o[1]), st[1], n, a.dtype(), va);
+                 load_run_as_double(element(b, o[2]), st[2], n, b.dtype(), vb);
+                 for (int64_t i = 0; i < n; ++i) va[i] = f(va[i], vb[i]);
+                 store_run_from_double(element(out, o[0]), st[0], n, out.dtype(), va);
+               });
 }
 
 void map_unary_int(const Tensor& in, const Tensor& out, const std::function<int64_t(int64_t)>& f) {
   check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
   const Tensor ops[] = {out, in};
-  for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
-    store_from_int(element(out, o[0]), out.dtype(), f(load_as_int(element(in, o[1]), in.dtype())));
-  });
+  for_each_run(out.shape(), ops, true,
+               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+                 int64_t* v = scratch_ints(0, n);
+                 load_run_as_int(element(in, o[1]), st[1], n, in.dtype(), v);
+                 for (int64_t i = 0; i < n; ++i) v[i] = f(v[i]);
+                 store_run_from_int(element(out, o[0]), st[0], n, out.dtype(), v);
+               });
 }
 
 void map_binary_int(const Tensor& a, const Tensor& b, const Tensor& out,
                     const std::function<int64_t(int64_t, int64_t)>& f) {
   check_out_shape(out, broadcast_shapes(a.shape(), b.shape()));
   const Tensor ops[] = {out, a, b};
-  for_each_offset(out.shape(), ops, [&](std::span<const int64_t> o) {
-    store_from_int(
-        element(out, o[0]), out.dtype(),
-        f(load_as_int(element(a, o[1]), a.dtype()), load_as_int(element(b, o[2]), b.dtype())));
-  });
+  for_each_run(out.shape(), ops, true,
+               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+                 int64_t* va = scratch_ints(0, n);
+                 int64_t* vb = scratch_ints(1, n);
+                 load_run_as_int(element(a, o[1]), st[1], n, a.dtype(), va);
+                 load_run_as_int(element(b, o[2]), st[2], n, b.dtype(), vb);
+                 for (int64_t i = 0; i < n; ++i) va[i] = f(va[i], vb[i]);
+                 store_run_from_int(element(out, o[0]), st[0], n, out.dtype(), va);
+               });
 }
 
 std::vector<int64_t> normalise_dims(std::span<const int64_t> dims, int64_t ndim) {

@@ -28,8 +28,42 @@ DType to_float_dtype(DType t);
 void for_each_offset(const Shape& shape, std::span<const Tensor> operands,
                      const std::function<void(std::span<const int64_t> offsets)>& fn);
 
+// The same iteration by runs: the dims every operand walks contiguously are merged, and `fn`
+// gets each run of at most kRunLength elements of the innermost (merged) dim: the logical
+// (row-major) index of its first element in `shape`, the offsets of every operand there, its
+// length and every operand's stride along it. With `parallel`
+// the runs are spread over the references' threads in tasks cut by the size of the call alone
+// (fn must then be safe to call concurrently on different runs; an exception is rethrown once
+// every task has finished).
+constexpr int64_t kRunLength = 4096;
+using RunFn =
+    std::function<void(int64_t first, const int64_t* offsets, int64_t n, const int64_t* strides)>;
+void for_each_run(const Shape& shape, std::span<const Tensor> operands, bool parallel,
+                  const RunFn& fn);
+// The same over operands given by their strides over `shape` (0 where broadcast) and their
+// start offsets, in elements.
+void for_each_run(const Shape& shape, const std::vector<Shape>& strides,
+                  std::span<const int64_t> offsets, bool parallel, const RunFn& fn);
+
+// A tensor's elements in logical (row-major) order as doubles (load_as_double's conversion),
+// and doubles in that order stored into a tensor (store_from_double's).
+std::vector<double> read_doubles(const Tensor& t);
+void write_doubles(const Tensor& t, const double* v);
+
+// The n elements of `t` along `dim` from logical index `first` (first, first + step, ... where
+// step is the product of the sizes after dim), as doubles; and doubles stored there. A 0-d
+// tensor has one element (n == 1).
+void load_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, double* v);
+void store_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, const double* v);
+
+// Per-thread scratch buffers for the runs' values: at least n values, one buffer per slot
+// (valid until the same thread asks for the same slot again).
+double* scratch_doubles(size_t slot, int64_t n);
+int64_t* scratch_ints(size_t slot, int64_t n);
+
 // Elementwise maps computed in double (floating outputs) and rounded once to `out`'s dtype.
-// `out` must have the broadcast shape of the inputs.
+// `out` must have the broadcast shape of the inputs. They run by runs (for_each_run), in
+// parallel: `f` must be a pure function of its arguments.
 void map_unary(const Tensor& in, const Tensor& out, const std::function<double(double)>& f);
 void map_binary(const Tensor& a, const Tensor& b, const Tensor& out,
                 const std::function<double(double, double)>& f);
