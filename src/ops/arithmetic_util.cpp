@@ -169,8 +169,13 @@ void check_shape(std::span<const Tensor> ins, const Tensor& out) {
 
 }  // namespace
 
-void map_float(std::span<const Tensor> ins, const Tensor& out,
-               const std::function<double(const double*)>& f, std::optional<DType> round_inputs) {
+namespace {
+
+// out = f(values of the inputs) elementwise in values of T, each input's run passed through
+// `prepare` first, by runs over the threads.
+template <typename T, typename Prepare, typename F>
+void map_values(std::span<const Tensor> ins, const Tensor& out, const Prepare& prepare,
+                const F& f) {
   check_shape(ins, out);
   std::vector<Tensor> ops;
   ops.push_back(out);
@@ -178,47 +183,45 @@ void map_float(std::span<const Tensor> ins, const Tensor& out,
   const size_t nk = ins.size();
   opsutil::for_each_run(
       out.shape(), ops, true, [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-        double* res = opsutil::scratch_doubles(0, n);
-        std::vector<double*> runs(nk);
+        T* res;
+        opsutil::scratch_for(0, n, &res);
+        std::vector<T*> runs(nk);
         for (size_t k = 0; k < nk; ++k) {
-          runs[k] = opsutil::scratch_doubles(k + 1, n);
-          load_run_as_double(element(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
-          if (round_inputs)
-            for (int64_t i = 0; i < n; ++i) runs[k][i] = round_to(runs[k][i], *round_inputs);
+          opsutil::scratch_for(k + 1, n, &runs[k]);
+          load_run(element(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
+          prepare(runs[k], n);
         }
-        std::vector<double> vals(nk);
+        std::vector<T> vals(nk);
         for (int64_t i = 0; i < n; ++i) {
           for (size_t k = 0; k < nk; ++k) vals[k] = runs[k][i];
           res[i] = f(vals.data());
         }
-        store_run_from_double(const_cast<char*>(element(out, o[0])), st[0], n, out.dtype(), res);
+        store_run(const_cast<char*>(element(out, o[0])), st[0], n, out.dtype(), res);
       });
+}
+
+}  // namespace
+
+void map_float(std::span<const Tensor> ins, const Tensor& out,
+               const std::function<double(const double*)>& f, std::optional<DType> round_inputs) {
+  map_values<double>(
+      ins, out,
+      [&](double* v, int64_t n) {
+        if (round_inputs)
+          for (int64_t i = 0; i < n; ++i) v[i] = round_to(v[i], *round_inputs);
+      },
+      f);
 }
 
 void map_int(std::span<const Tensor> ins, DType compute, const Tensor& out,
              const std::function<int64_t(const int64_t*)>& f) {
-  check_shape(ins, out);
-  std::vector<Tensor> ops;
-  ops.push_back(out);
-  ops.insert(ops.end(), ins.begin(), ins.end());
-  const size_t nk = ins.size();
-  opsutil::for_each_run(
-      out.shape(), ops, true, [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-        int64_t* res = opsutil::scratch_ints(0, n);
-        std::vector<int64_t*> runs(nk);
-        for (size_t k = 0; k < nk; ++k) {
-          runs[k] = opsutil::scratch_ints(k + 1, n);
-          load_run_as_int(element(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
-          if (compute != DType::Int64)
-            for (int64_t i = 0; i < n; ++i) runs[k][i] = wrap_to(runs[k][i], compute);
-        }
-        std::vector<int64_t> vals(nk);
-        for (int64_t i = 0; i < n; ++i) {
-          for (size_t k = 0; k < nk; ++k) vals[k] = runs[k][i];
-          res[i] = f(vals.data());
-        }
-        store_run_from_int(const_cast<char*>(element(out, o[0])), st[0], n, out.dtype(), res);
-      });
+  map_values<int64_t>(
+      ins, out,
+      [&](int64_t* v, int64_t n) {
+        if (compute != DType::Int64)  // (wrapping to int64 changes nothing)
+          for (int64_t i = 0; i < n; ++i) v[i] = wrap_to(v[i], compute);
+      },
+      f);
 }
 
 Shape broadcast_all(std::span<const Tensor> ts) {

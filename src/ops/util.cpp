@@ -3,6 +3,7 @@
 #include "ops/util.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
@@ -310,58 +311,52 @@ void store_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, const dou
                         t.dtype(), v);
 }
 
-void map_unary(const Tensor& in, const Tensor& out, const std::function<double(double)>& f) {
-  check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
-  const Tensor ops[] = {out, in};
+namespace {
+
+// out = f(ins...) elementwise in values of T (one or two inputs, broadcast to out's shape), by
+// runs over the threads.
+template <typename T, typename F>
+void map_values(std::initializer_list<Tensor> ins, const Tensor& out, const F& f) {
+  const std::vector<Tensor> in(ins);
+  std::vector<Tensor> ops{out};
+  ops.insert(ops.end(), in.begin(), in.end());
   for_each_run(out.shape(), ops, true,
                [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-                 double* v = scratch_doubles(0, n);
-                 load_run_as_double(element(in, o[1]), st[1], n, in.dtype(), v);
-                 for (int64_t i = 0; i < n; ++i) v[i] = f(v[i]);
-                 store_run_from_double(element(out, o[0]), st[0], n, out.dtype(), v);
+                 T* v[2] = {scratch<T>(0, n), scratch<T>(1, n)};
+                 for (size_t k = 0; k < in.size(); ++k)
+                   load_run(element(in[k], o[k + 1]), st[k + 1], n, in[k].dtype(), v[k]);
+                 for (int64_t i = 0; i < n; ++i) {
+                   if constexpr (std::is_invocable_v<F, T>)
+                     v[0][i] = f(v[0][i]);
+                   else
+                     v[0][i] = f(v[0][i], v[1][i]);
+                 }
+                 store_run(element(out, o[0]), st[0], n, out.dtype(), v[0]);
                });
+}
+
+}  // namespace
+
+void map_unary(const Tensor& in, const Tensor& out, const std::function<double(double)>& f) {
+  check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
+  map_values<double>({in}, out, f);
 }
 
 void map_binary(const Tensor& a, const Tensor& b, const Tensor& out,
                 const std::function<double(double, double)>& f) {
   check_out_shape(out, broadcast_shapes(a.shape(), b.shape()));
-  const Tensor ops[] = {out, a, b};
-  for_each_run(out.shape(), ops, true,
-               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-                 double* va = scratch_doubles(0, n);
-                 double* vb = scratch_doubles(1, n);
-                 load_run_as_double(element(a, o[1]), st[1], n, a.dtype(), va);
-                 load_run_as_double(element(b, o[2]), st[2], n, b.dtype(), vb);
-                 for (int64_t i = 0; i < n; ++i) va[i] = f(va[i], vb[i]);
-                 store_run_from_double(element(out, o[0]), st[0], n, out.dtype(), va);
-               });
+  map_values<double>({a, b}, out, f);
 }
 
 void map_unary_int(const Tensor& in, const Tensor& out, const std::function<int64_t(int64_t)>& f) {
   check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
-  const Tensor ops[] = {out, in};
-  for_each_run(out.shape(), ops, true,
-               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-                 int64_t* v = scratch_ints(0, n);
-                 load_run_as_int(element(in, o[1]), st[1], n, in.dtype(), v);
-                 for (int64_t i = 0; i < n; ++i) v[i] = f(v[i]);
-                 store_run_from_int(element(out, o[0]), st[0], n, out.dtype(), v);
-               });
+  map_values<int64_t>({in}, out, f);
 }
 
 void map_binary_int(const Tensor& a, const Tensor& b, const Tensor& out,
                     const std::function<int64_t(int64_t, int64_t)>& f) {
   check_out_shape(out, broadcast_shapes(a.shape(), b.shape()));
-  const Tensor ops[] = {out, a, b};
-  for_each_run(out.shape(), ops, true,
-               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-                 int64_t* va = scratch_ints(0, n);
-                 int64_t* vb = scratch_ints(1, n);
-                 load_run_as_int(element(a, o[1]), st[1], n, a.dtype(), va);
-                 load_run_as_int(element(b, o[2]), st[2], n, b.dtype(), vb);
-                 for (int64_t i = 0; i < n; ++i) va[i] = f(va[i], vb[i]);
-                 store_run_from_int(element(out, o[0]), st[0], n, out.dtype(), va);
-               });
+  map_values<int64_t>({a, b}, out, f);
 }
 
 std::vector<int64_t> normalise_dims(std::span<const int64_t> dims, int64_t ndim) {

@@ -60,6 +60,8 @@ void store_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, const dou
 // (valid until the same thread asks for the same slot again).
 double* scratch_doubles(size_t slot, int64_t n);
 int64_t* scratch_ints(size_t slot, int64_t n);
+inline void scratch_for(size_t slot, int64_t n, double** p) { *p = scratch_doubles(slot, n); }
+inline void scratch_for(size_t slot, int64_t n, int64_t** p) { *p = scratch_ints(slot, n); }
 
 // Elementwise maps computed in double (floating outputs) and rounded once to `out`'s dtype.
 // `out` must have the broadcast shape of the inputs. They run by runs (for_each_run), in

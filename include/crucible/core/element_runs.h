@@ -16,4 +16,18 @@ void load_run_as_int(const void* base, int64_t stride, int64_t n, DType t, int64
 void store_run_from_double(void* base, int64_t stride, int64_t n, DType t, const double* in);
 void store_run_from_int(void* base, int64_t stride, int64_t n, DType t, const int64_t* in);
 
+// The same, chosen by the values' type (generic loops over doubles or int64).
+inline void load_run(const void* base, int64_t stride, int64_t n, DType t, double* out) {
+  load_run_as_double(base, stride, n, t, out);
+}
+inline void load_run(const void* base, int64_t stride, int64_t n, DType t, int64_t* out) {
+  load_run_as_int(base, stride, n, t, out);
+}
+inline void store_run(void* base, int64_t stride, int64_t n, DType t, const double* in) {
+  store_run_from_double(base, stride, n, t, in);
+}
+inline void store_run(void* base, int64_t stride, int64_t n, DType t, const int64_t* in) {
+  store_run_from_int(base, stride, n, t, in);
+}
+
 }  // namespace crucible
