@@ -38,6 +38,7 @@
 #include "ops/meta_fn.h"
 #include "ops/pooling_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace pooling {
@@ -55,11 +56,7 @@ void check_shape(const Tensor& t, const Shape& expect, const std::string& what) 
   }
 }
 
-std::vector<double> load(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
-  return v;
-}
+std::vector<double> load(const Tensor& t) { return opsutil::read_doubles(t); }
 
 double bytes_of(const Value& v) {
   if (!v.is_tensor()) return 0;

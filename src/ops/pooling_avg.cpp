@@ -23,10 +23,12 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/pooling_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible::pooling {
 namespace {
@@ -85,22 +87,19 @@ void for_each(const Geo& g, const Window& w, Fn fn) {
       for (int64_t c = w.lo[2]; c < w.hi[2]; ++c) fn((a * g.in[1] + b) * g.in[2] + c);
 }
 
-// Forward: out = sum(window) / divisor (0 for an empty window).
+// Forward into `out`: sum(window) / divisor (0 for an empty window).
 template <typename WindowFn>
-Tensor pool_forward(const Geo& g, const Tensor& self, WindowFn window_of) {
-  Tensor out = Tensor::empty(g.out_shape, self.dtype());
+void pool_forward(const Geo& g, const Tensor& self, const Tensor& out, WindowFn window_of) {
   const int64_t ip = g.in_plane(), op = g.out_plane();
   const bool exact = !is_floating(self.dtype());
   const std::vector<double> x = exact ? std::vector<double>{} : load(self);
+  std::vector<double> y(exact ? 0 : static_cast<size_t>(out.numel()), 0.0);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
       int64_t oo[3];
       unflatten(g, o, oo);
       const Window w = window_of(oo);
-      if (w.empty) {
-        out.set(pl * op + o, 0.0);
-        continue;
-      }
+      if (w.empty) continue;  // 0 (the outputs start zero-filled; y too)
       if (exact) {
         int64_t sum = 0;
         for_each(g, w, [&](int64_t pos) { sum += self.get_int(pl * ip + pos); });
@@ -108,20 +107,22 @@ Tensor pool_forward(const Geo& g, const Tensor& self, WindowFn window_of) {
       } else {
         double sum = 0;
         for_each(g, w, [&](int64_t pos) { sum += x[pl * ip + pos]; });
-        out.set(pl * op + o, sum / static_cast<double>(w.divisor));
+        y[pl * op + o] = sum / static_cast<double>(w.divisor);
       }
     }
   }
-  return out;
+  if (!exact) opsutil::write_doubles(out, y.data());
 }
 
-// Backward: every window element gets grad / divisor.
+// Backward into `gi`: every window element gets grad / divisor.
 template <typename WindowFn>
-Tensor pool_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, WindowFn window_of) {
+void pool_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, const Tensor& gi,
+                   WindowFn window_of) {
   const int64_t ip = g.in_plane(), op = g.out_plane();
   const bool exact = !is_floating(self.dtype());
-  std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
-  std::vector<int64_t> iacc(exact ? acc.size() : 0, 0);
+  std::vector<double> acc(exact ? 0 : static_cast<size_t>(self.numel()), 0.0);
+  std::vector<int64_t> iacc(exact ? static_cast<size_t>(self.numel()) : 0, 0);
+  const std::vector<double> gv = exact ? std::vector<double>{} : load(grad_out);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
       int64_t oo[3];
@@ -132,14 +133,15 @@ Tensor pool_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, W
         const int64_t v = grad_out.get_int(pl * op + o) / w.divisor;
         for_each(g, w, [&](int64_t pos) { iacc[pl * ip + pos] += v; });
       } else {
-        const double v = grad_out.get(pl * op + o) / static_cast<double>(w.divisor);
+        const double v = gv[pl * op + o] / static_cast<double>(w.divisor);
         for_each(g, w, [&](int64_t pos) { acc[pl * ip + pos] += v; });
       }
     }
   }
-  Tensor gi = Tensor::empty(self.shape(), grad_out.dtype());
-  for (int64_t i = 0; i < gi.numel(); ++i) exact ? gi.set_int(i, iacc[i]) : gi.set(i, acc[i]);
-  return gi;
+  if (exact)
+    for (int64_t i = 0; i < gi.numel(); ++i) gi.set_int(i, iacc[i]);
+  else
+    opsutil::write_doubles(gi, acc.data());
 }
 
 std::optional<int64_t> divisor_of(const Value& v) {
@@ -163,12 +165,13 @@ Values avg_pool_meta(const Args& a, int64_t nsp) {
   return {meta::fresh(avg_pool_geo(a, nsp).out_shape, a.tensor("self").dtype())};
 }
 
-Values avg_pool_ref(const Args& a, int64_t nsp) {
-  const Tensor& self = a.tensor("self");
+// avg_pool{2,3}d into its output (meta: avg_pool_meta; the geometry worked out again).
+void avg_pool_impl(const Args& a, const Values& out, int64_t nsp) {
   const Geo g = avg_pool_geo(a, nsp);
   const bool cip = a.flag("count_include_pad");
-  const std::optional<int64_t> div = divisor_of(a.value("divisor_override"));
-  return {pool_forward(g, self, [&](const int64_t o[3]) { return avg_window(g, o, cip, div); })};
+  const std::optional<int64_t> div = a.value("divisor_override").opt_int();
+  pool_forward(g, a.tensor("self"), out.at(0).tensor(),
+               [&](const int64_t o[3]) { return avg_window(g, o, cip, div); });
 }
 
 // The checked geometry of avg_pool{2,3}d_backward.
@@ -192,14 +195,13 @@ Values backward_meta(const Args& a) {
   return {meta::fresh(a.tensor("self").shape(), a.tensor("grad_output").dtype())};
 }
 
-Values avg_pool_backward_ref(const Args& a, int64_t nsp) {
-  const Tensor& go = a.tensor("grad_output");
-  const Tensor& self = a.tensor("self");
+// avg_pool{2,3}d_backward into grad_input (meta: avg_pool_backward_geo, backward_meta).
+void avg_pool_backward_impl(const Args& a, const Values& out, int64_t nsp) {
   const Geo g = avg_pool_backward_geo(a, nsp);
   const bool cip = a.flag("count_include_pad");
-  const std::optional<int64_t> div = divisor_of(a.value("divisor_override"));
-  return {
-      pool_backward(g, go, self, [&](const int64_t o[3]) { return avg_window(g, o, cip, div); })};
+  const std::optional<int64_t> div = a.value("divisor_override").opt_int();
+  pool_backward(g, a.tensor("grad_output"), a.tensor("self"), out.at(0).tensor(),
+                [&](const int64_t o[3]) { return avg_window(g, o, cip, div); });
 }
 
 // The checked geometry of _adaptive_avg_pool{2,3}d.
@@ -215,10 +217,10 @@ Values adaptive_avg_meta(const Args& a, int64_t nsp) {
   return {meta::fresh(adaptive_avg_geo(a, nsp).out_shape, a.tensor("self").dtype())};
 }
 
-Values adaptive_avg_ref(const Args& a, int64_t nsp) {
-  const Tensor& self = a.tensor("self");
+void adaptive_avg_impl(const Args& a, const Values& out, int64_t nsp) {
   const Geo g = adaptive_avg_geo(a, nsp);
-  return {pool_forward(g, self, [&](const int64_t o[3]) { return adaptive_window(g, o); })};
+  pool_forward(g, a.tensor("self"), out.at(0).tensor(),
+               [&](const int64_t o[3]) { return adaptive_window(g, o); });
 }
 
 // The checked geometry of _adaptive_avg_pool{2,3}d_backward.
@@ -249,11 +251,10 @@ Geo adaptive_avg_backward_geo(const Args& a, int64_t nsp) {
   return g;
 }
 
-Values adaptive_avg_backward_ref(const Args& a, int64_t nsp) {
-  const Tensor& go = a.tensor("grad_output");
-  const Tensor& self = a.tensor("self");
+void adaptive_avg_backward_impl(const Args& a, const Values& out, int64_t nsp) {
   const Geo g = adaptive_avg_backward_geo(a, nsp);
-  return {pool_backward(g, go, self, [&](const int64_t o[3]) { return adaptive_window(g, o); })};
+  pool_backward(g, a.tensor("grad_output"), a.tensor("self"), out.at(0).tensor(),
+                [&](const int64_t o[3]) { return adaptive_window(g, o); });
 }
 
 // An output averages up to prod(k) elements (forward) and a grad_input element collects up to
@@ -607,7 +608,8 @@ void register_pooling_avg_ops(OpRegistry& r) {
                              "pooling");
       op.dtypes = avg_dtypes;
       op.meta = [nsp](const Args& a) { return avg_pool_meta(a, nsp); };
-      op.ref = [nsp](const Args& a) { return avg_pool_ref(a, nsp); };
+      op.ref = structured_ref(
+          op.meta, [nsp](const Args& a, const Values& out) { avg_pool_impl(a, out, nsp); });
       op.samples = [nsp](const SampleContext& c) { return avg_samples(c, nsp, false); };
       op.cost = avg_cost;
       op.compare.tol_scale = window_tol(op.schema);
@@ -625,7 +627,9 @@ void register_pooling_avg_ops(OpRegistry& r) {
         avg_pool_backward_geo(a, nsp);
         return backward_meta(a);
       };
-      op.ref = [nsp](const Args& a) { return avg_pool_backward_ref(a, nsp); };
+      op.ref = structured_ref(op.meta, [nsp](const Args& a, const Values& out) {
+        avg_pool_backward_impl(a, out, nsp);
+      });
       op.samples = [nsp](const SampleContext& c) { return avg_samples(c, nsp, true); };
       op.cost = avg_cost;
       op.compare.tol_scale = window_tol(op.schema);
@@ -637,7 +641,8 @@ void register_pooling_avg_ops(OpRegistry& r) {
                                     "pooling");
       op.dtypes = floating_dtypes();
       op.meta = [nsp](const Args& a) { return adaptive_avg_meta(a, nsp); };
-      op.ref = [nsp](const Args& a) { return adaptive_avg_ref(a, nsp); };
+      op.ref = structured_ref(
+          op.meta, [nsp](const Args& a, const Values& out) { adaptive_avg_impl(a, out, nsp); });
       op.samples = [nsp](const SampleContext& c) { return adaptive_avg_samples(c, nsp, false); };
       op.cost = avg_cost;
       op.compare.tol_scale = adaptive_tol(op.schema, nsp, false);
@@ -652,7 +657,9 @@ void register_pooling_avg_ops(OpRegistry& r) {
         adaptive_avg_backward_geo(a, nsp);
         return backward_meta(a);
       };
-      op.ref = [nsp](const Args& a) { return adaptive_avg_backward_ref(a, nsp); };
+      op.ref = structured_ref(op.meta, [nsp](const Args& a, const Values& out) {
+        adaptive_avg_backward_impl(a, out, nsp);
+      });
       op.samples = [nsp](const SampleContext& c) { return adaptive_avg_samples(c, nsp, true); };
       op.cost = avg_cost;
       op.compare.tol_scale = adaptive_tol(op.schema, nsp, true);
