@@ -33,6 +33,7 @@
 #include "crucible/compare/compare.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
@@ -251,10 +252,11 @@ void for_window(const Geo& g, int64_t o0, int64_t o1, int64_t o2, Fn fn) {
   }
 }
 
-Values max_forward(const Geo& g, const Tensor& self) {
+// The values and indices of a max pooling forward into `out` (values, indices).
+void max_forward(const Geo& g, const Tensor& self, const Values& out) {
   const std::vector<double> x = load(self);
-  Tensor out = Tensor::empty(g.out_shape, self.dtype());
-  Tensor idx = Tensor::empty(g.out_shape, DType::Int64);
+  std::vector<double> y(static_cast<size_t>(g.planes * g.out_plane()));
+  const Tensor& idx = out.at(1).tensor();
   const int64_t ip = g.in_plane(), op = g.out_plane();
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
@@ -270,11 +272,11 @@ Values max_forward(const Geo& g, const Tensor& self) {
           at = pos;
         }
       });
-      out.set(pl * op + o, best);
+      y[pl * op + o] = best;
       idx.set_int(pl * op + o, at);
     }
   }
-  return {out, idx};
+  opsutil::write_doubles(out.at(0).tensor(), y.data());
 }
 
 // The backward's shape checks of grad_output and indices (their values are checked while
@@ -284,20 +286,21 @@ void check_backward_shapes(const Geo& g, const Tensor& grad_out, const Tensor& i
   check_shape(indices, g.out_shape, "indices");
 }
 
-Tensor max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self,
-                    const Tensor& indices) {
+// grad_input of a max pooling into `gi`: each grad_output element added at its index (an index
+// out of the plane raises: a check on the values).
+void max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, const Tensor& indices,
+                  const Tensor& gi) {
   const int64_t ip = g.in_plane(), op = g.out_plane();
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
+  const std::vector<double> go = load(grad_out);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
       const int64_t at = indices.get_int(pl * op + o);
       if (at < 0 || at >= ip) op_error("index " + std::to_string(at) + " is out of bounds");
-      acc[pl * ip + at] += grad_out.get(pl * op + o);
+      acc[pl * ip + at] += go[pl * op + o];
     }
   }
-  Tensor gi = Tensor::empty(self.shape(), grad_out.dtype());
-  for (int64_t i = 0; i < gi.numel(); ++i) gi.set(i, acc[i]);
-  return gi;
+  opsutil::write_doubles(gi, acc.data());
 }
 
 // The checked geometry of max_pool{2,3}d_with_indices.
@@ -315,10 +318,6 @@ Values max_forward_meta(const Geo& g, const Tensor& self) {
   return {meta::fresh(g.out_shape, self.dtype()), meta::fresh(g.out_shape, DType::Int64)};
 }
 
-Values max_pool2d_ref(const Args& a) { return max_forward(max_pool_geo(a, 2), a.tensor("self")); }
-
-Values max_pool3d_ref(const Args& a) { return max_forward(max_pool_geo(a, 3), a.tensor("self")); }
-
 // The checked geometry of max_pool{2,3}d_with_indices_backward.
 Geo max_pool_backward_geo(const Args& a, int64_t nsp) {
   const Tensor& go = a.tensor("grad_output");
@@ -334,9 +333,9 @@ Geo max_pool_backward_geo(const Args& a, int64_t nsp) {
   return g;
 }
 
-Values max_pool_backward_ref(const Args& a, int64_t nsp) {
-  const Geo g = max_pool_backward_geo(a, nsp);
-  return {max_backward(g, a.tensor("grad_output"), a.tensor("self"), a.tensor("indices"))};
+void max_pool_backward_impl(const Args& a, const Values& out, int64_t nsp) {
+  max_backward(max_pool_backward_geo(a, nsp), a.tensor("grad_output"), a.tensor("self"),
+               a.tensor("indices"), out.at(0).tensor());
 }
 
 // grad_input: self's shape, grad_output's dtype.
@@ -351,8 +350,8 @@ Geo adaptive_max_pool2d_geo(const Args& a) {
   return g;
 }
 
-Values adaptive_max_pool2d_ref(const Args& a) {
-  return max_forward(adaptive_max_pool2d_geo(a), a.tensor("self"));
+void adaptive_max_pool2d_impl(const Args& a, const Values& out) {
+  max_forward(adaptive_max_pool2d_geo(a), a.tensor("self"), out);
 }
 
 // The checked geometry of adaptive_max_pool2d_backward.
@@ -372,9 +371,9 @@ Geo adaptive_max_pool2d_backward_geo(const Args& a) {
   return g;
 }
 
-Values adaptive_max_pool2d_backward_ref(const Args& a) {
-  const Geo g = adaptive_max_pool2d_backward_geo(a);
-  return {max_backward(g, a.tensor("grad_output"), a.tensor("self"), a.tensor("indices"))};
+void adaptive_max_pool2d_backward_impl(const Args& a, const Values& out) {
+  max_backward(adaptive_max_pool2d_backward_geo(a), a.tensor("grad_output"), a.tensor("self"),
+               a.tensor("indices"), out.at(0).tensor());
 }
 
 // The geometry a forward call was made with.
@@ -500,7 +499,9 @@ void register_pooling_ops(OpRegistry& r) {
         "pooling");
     op.dtypes = samples::floating_dtypes();
     op.meta = [](const Args& a) { return max_forward_meta(max_pool_geo(a, 2), a.tensor("self")); };
-    op.ref = max_pool2d_ref;
+    op.ref = structured_ref(op.meta, [](const Args& a, const Values& out) {
+      max_forward(max_pool_geo(a, 2), a.tensor("self"), out);
+    });
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 2, false); };
     op.cost = pool_cost;
     op.compare = max_judge("max_pool2d", op.schema);
@@ -518,7 +519,8 @@ void register_pooling_ops(OpRegistry& r) {
       return max_backward_meta(a);
     };
     op.value_checks = true;  // indices out of range
-    op.ref = [](const Args& a) { return max_pool_backward_ref(a, 2); };
+    op.ref = structured_ref(
+        op.meta, [](const Args& a, const Values& out) { max_pool_backward_impl(a, out, 2); });
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 2, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
@@ -533,7 +535,9 @@ void register_pooling_ops(OpRegistry& r) {
         "pooling");
     op.dtypes = samples::floating_dtypes();
     op.meta = [](const Args& a) { return max_forward_meta(max_pool_geo(a, 3), a.tensor("self")); };
-    op.ref = max_pool3d_ref;
+    op.ref = structured_ref(op.meta, [](const Args& a, const Values& out) {
+      max_forward(max_pool_geo(a, 3), a.tensor("self"), out);
+    });
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 3, false); };
     op.cost = pool_cost;
     op.compare = max_judge("max_pool3d", op.schema);
@@ -551,7 +555,8 @@ void register_pooling_ops(OpRegistry& r) {
       return max_backward_meta(a);
     };
     op.value_checks = true;  // indices out of range
-    op.ref = [](const Args& a) { return max_pool_backward_ref(a, 3); };
+    op.ref = structured_ref(
+        op.meta, [](const Args& a, const Values& out) { max_pool_backward_impl(a, out, 3); });
     op.samples = [](const SampleContext& c) { return max_pool_samples(c, 3, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
@@ -567,7 +572,7 @@ void register_pooling_ops(OpRegistry& r) {
     op.meta = [](const Args& a) {
       return max_forward_meta(adaptive_max_pool2d_geo(a), a.tensor("self"));
     };
-    op.ref = adaptive_max_pool2d_ref;
+    op.ref = structured_ref(op.meta, adaptive_max_pool2d_impl);
     op.samples = [](const SampleContext& c) { return adaptive_max_samples(c, false); };
     op.cost = pool_cost;
     op.compare = max_judge("adaptive_max_pool2d", op.schema);
@@ -584,7 +589,7 @@ void register_pooling_ops(OpRegistry& r) {
       return max_backward_meta(a);
     };
     op.value_checks = true;  // indices out of range
-    op.ref = adaptive_max_pool2d_backward_ref;
+    op.ref = structured_ref(op.meta, adaptive_max_pool2d_backward_impl);
     op.samples = [](const SampleContext& c) { return adaptive_max_samples(c, true); };
     op.roles["indices"] = ArgRole::index_into("self", -1);
     op.cost = pool_cost;
