@@ -27,12 +27,14 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/nll_loss.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace {
@@ -155,7 +157,8 @@ Values forward_meta(const Args& a, bool two_d) {
   return {meta::fresh({}, t), meta::fresh({}, t)};
 }
 
-Values forward_ref(const Args& a, bool two_d) {
+// The forward into (output, total_weight) (meta: forward_meta).
+void forward_impl(const Args& a, const Values& out, bool two_d) {
   const Tensor& self = a.tensor("self");
   const Tensor& target = a.tensor("target");
   const std::optional<Tensor> weight = a.opt_tensor("weight");
@@ -172,13 +175,12 @@ Values forward_ref(const Args& a, bool two_d) {
     sum += loss[static_cast<size_t>(e)];
     total += w;
   }
-  if (reduction == 0) {
-    Tensor out = Tensor::empty(g.none_shape, self.dtype());
-    for (int64_t e = 0; e < out.numel(); ++e) out.set(e, loss[static_cast<size_t>(e)]);
-    return {out, Tensor::zeros({}, self.dtype())};
+  if (reduction == 0) {  // total_weight stays 0
+    opsutil::write_doubles(out.at(0).tensor(), loss.data());
+    return;
   }
-  const double result = reduction == 1 ? sum / total : sum;
-  return {Tensor::scalar(result, self.dtype()), Tensor::scalar(total, self.dtype())};
+  out.at(0).tensor().set(0, reduction == 1 ? sum / total : sum);
+  out.at(1).tensor().set(0, total);
 }
 
 // nll_loss(2d)_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight)
@@ -191,7 +193,8 @@ Geometry check_backward(const Args& a, bool two_d) {
   return g;
 }
 
-Values backward_ref(const Args& a, bool two_d) {
+// The backward into grad_input (zero-filled; meta: check_backward, fresh_like(self)).
+void backward_impl(const Args& a, const Values& outs, bool two_d) {
   const Tensor& grad = a.tensor("grad_output");
   const Tensor& self = a.tensor("self");
   const Tensor& target = a.tensor("target");
@@ -201,7 +204,7 @@ Values backward_ref(const Args& a, bool two_d) {
   const Tensor& total_weight = a.tensor("total_weight");
   const Geometry g = check_backward(a, two_d);
   const bool per_element = nll::per_element(reduction, self, two_d);
-  Tensor out = Tensor::zeros(self.shape(), self.dtype());
+  const Tensor& out = outs.at(0).tensor();
   const double tw = total_weight.get(0);
   for (int64_t e = 0; e < g.n; ++e) {
     const int64_t t = class_of(target, e, g.c, ignore);
@@ -210,7 +213,6 @@ Values backward_ref(const Args& a, bool two_d) {
     const double scale = reduction == 1 ? go / tw : go;
     out.set(g.input(e, t), -scale * (weight ? weight->get(t) : 1.0));
   }
-  return {out};
 }
 
 // mean and sum fold n terms: sqrt(n) widening of the forward; the backward rounds twice in
@@ -362,7 +364,8 @@ void register_nll_loss_ops(OpRegistry& r) {
           "loss");
       op.dtypes = floating_dtypes();
       op.meta = [two_d](const Args& a) { return forward_meta(a, two_d); };
-      op.ref = [two_d](const Args& a) { return forward_ref(a, two_d); };
+      op.ref = structured_ref(
+          op.meta, [two_d](const Args& a, const Values& out) { forward_impl(a, out, two_d); });
       op.value_checks = true;  // "Target 5 is out of bounds."
       op.samples = [two_d](const SampleContext& ctx) { return loss_samples(ctx, two_d, false); };
       op.roles["target"] = ArgRole::index_into("self", two_d ? 1 : -1);
@@ -396,7 +399,8 @@ void register_nll_loss_ops(OpRegistry& r) {
         check_backward(a, two_d);
         return Values{meta::fresh_like(a.tensor("self"))};
       };
-      op.ref = [two_d](const Args& a) { return backward_ref(a, two_d); };
+      op.ref = structured_ref(
+          op.meta, [two_d](const Args& a, const Values& out) { backward_impl(a, out, two_d); });
       op.value_checks = true;  // "Target 5 is out of bounds."
       op.samples = [two_d](const SampleContext& ctx) { return loss_samples(ctx, two_d, true); };
       op.roles["target"] = ArgRole::index_into("self", two_d ? 1 : -1);
