@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/embedding.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -42,21 +43,21 @@ namespace {
 
 using namespace samples;
 
-Values embedding_ref(const Args& args) {
+// embedding into its output (meta: embedding_shape; contiguous): each gathered row copied as
+// bytes (the same dtype: exact, NaN payloads kept). An index out of range raises (a check on the
+// values).
+void embedding_impl(const Args& args, const Values& outs) {
   const Tensor& weight = args.tensor("weight");
   const Tensor& indices = args.tensor("indices");
-  const Shape out_shape = embedding::embedding_shape(args);
+  const Tensor& out = outs.at(0).tensor();
   const int64_t rows = weight.size(0), width = weight.size(1);
-  Tensor out = Tensor::empty(out_shape, weight.dtype());
-  // Each gathered row copied as bytes (the same dtype: exact, NaN payloads kept).
   for (int64_t i = 0; i < indices.numel(); ++i) {
     const int64_t row = indices.get_int(i);
     if (row < 0 || row >= rows) op_error("index out of range in self");
-    out.as_strided({width}, {1}, i * width)
+    out.as_strided({width}, {1}, out.offset() + i * width)
         .copy_from(weight.as_strided({width}, {weight.stride(1)},
                                      weight.offset() + row * weight.stride(0)));
   }
-  return {out};
 }
 
 // A gather: no arithmetic. Bytes: the gathered rows read and written, the indices read.
@@ -137,7 +138,7 @@ void register_embedding_ops(OpRegistry& r) {
   op.meta = [](const Args& args) {
     return Values{meta::fresh(embedding::embedding_shape(args), args.tensor("weight").dtype())};
   };
-  op.ref = embedding_ref;
+  op.ref = structured_ref(op.meta, embedding_impl);
   op.value_checks = true;  // "index out of range in self"
   op.samples = embedding_samples;
   op.roles["indices"] = ArgRole::index_into("weight", 0);

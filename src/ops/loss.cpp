@@ -18,6 +18,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -58,19 +59,20 @@ MseSpec mse_spec(const Args& args) {
   return {arith::broadcast_all(ins), rt, reduction};
 }
 
-Values mse_ref(const Args& args) {
-  const Tensor& a = args.tensor("self");
-  const Tensor& b = args.tensor("target");
+// mse_loss into its output (meta: mse_spec): the squared differences, then their sum or mean
+// in the order of the elements.
+void mse_impl(const Args& args, const Values& outs) {
   const auto [shape, rt, reduction] = mse_spec(args);
-  const Tensor ins[] = {a, b};
-  Tensor loss = Tensor::empty(shape, rt);
+  const Tensor ins[] = {args.tensor("self"), args.tensor("target")};
+  const Tensor& out = outs.at(0).tensor();
+  const Tensor loss = reduction == 0 ? out : Tensor::empty(shape, rt);
   arith::map_float(
       ins, loss, [](const double* v) { return (v[0] - v[1]) * (v[0] - v[1]); }, rt);
-  if (reduction == 0) return {Value(loss)};
+  if (reduction == 0) return;
   double sum = 0;
-  const int64_t n = loss.numel();
-  for (int64_t i = 0; i < n; ++i) sum += loss.get(i);
-  return {Value(Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt))};
+  for (double v : opsutil::read_doubles(loss)) sum += v;
+  const auto n = static_cast<double>(loss.numel());
+  out.set(0, reduction == 1 ? sum / n : sum);
 }
 
 // mse_loss_backward's checks; the result's shape (the three broadcast), of self's dtype.
@@ -88,17 +90,17 @@ Shape mse_backward_shape(const Args& args) {
   return arith::broadcast_all(ins);
 }
 
-Values mse_backward_ref(const Args& args) {
+// mse_loss_backward into its output (meta: mse_backward_shape).
+void mse_backward_impl(const Args& args, const Values& outs) {
   const Tensor& grad = args.tensor("grad_output");
   const Tensor& self = args.tensor("self");
   const Tensor& target = args.tensor("target");
   const int64_t reduction = reduction_of(args);
   const DType t = self.dtype();
-  const Shape shape = mse_backward_shape(args);
   const double norm =
       reduction == 1 ? 2.0 / static_cast<double>(self.numel()) : 2.0;  // inf for an empty self
   const Tensor ins[] = {self, target, grad};
-  Tensor out = Tensor::empty(shape, t);
+  const Tensor& out = outs.at(0).tensor();
   if (is_floating(t)) {
     const double nt = arith::round_to(norm, t);
     arith::map_float(ins, out, [nt, t](const double* v) {
@@ -112,7 +114,6 @@ Values mse_backward_ref(const Args& args) {
       return static_cast<int64_t>(static_cast<uint64_t>(nt) * d * static_cast<uint64_t>(v[2]));
     });
   }
-  return {Value(out)};
 }
 
 // ---- samples ----
@@ -219,7 +220,7 @@ void register_loss_ops(OpRegistry& r) {
     const MseSpec s = mse_spec(args);
     return Values{s.reduction == 0 ? meta::fresh(s.shape, s.dtype) : meta::fresh({}, s.dtype)};
   };
-  mse.ref = mse_ref;
+  mse.ref = structured_ref(mse.meta, mse_impl);
   mse.samples = mse_samples;
   mse.cost = [](const Args& args, const Values& outputs) {
     const Tensor ins[] = {args.tensor("self"), args.tensor("target")};
@@ -242,7 +243,7 @@ void register_loss_ops(OpRegistry& r) {
   bwd.meta = [](const Args& args) {
     return Values{meta::fresh(mse_backward_shape(args), args.tensor("self").dtype())};
   };
-  bwd.ref = mse_backward_ref;
+  bwd.ref = structured_ref(bwd.meta, mse_backward_impl);
   bwd.samples = mse_backward_samples;
   bwd.cost = arith::elementwise_cost(3);
   r.add(std::move(bwd));
