@@ -25,10 +25,12 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/im2col.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace im2col {
@@ -167,12 +169,14 @@ Values im2col_meta(const Args& args) {
   return {meta::fresh(im2col::im2col_plan(args).out_shape, args.tensor("self").dtype())};
 }
 
-Values im2col_ref(const Args& args) {
-  const Tensor& self = args.tensor("self");
+// im2col into its output (zero-filled; meta: im2col_plan): the input read once into f64 (every
+// float dtype round-trips through double exactly), the columns gathered, then stored.
+void im2col_impl(const Args& args, const Values& outs) {
   const auto [b, n, c, h, w, oh, ow, out_shape] = im2col::im2col_plan(args);
   const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
-  Tensor out = Tensor::zeros(out_shape, self.dtype());
-  const Tensor src = self.contiguous();
+  const Tensor& out = outs.at(0).tensor();
+  const std::vector<double> src = opsutil::read_doubles(args.tensor("self"));
+  std::vector<double> col(static_cast<size_t>(out.numel()), 0.0);
   for (int64_t in = 0; in < n; ++in)
     for (int64_t ic = 0; ic < c; ++ic)
       for (int64_t i = 0; i < b.kernel.h; ++i)
@@ -184,20 +188,20 @@ Values im2col_ref(const Args& args) {
             for (int64_t x = 0; x < ow; ++x) {
               const int64_t iw = x * b.stride.w - b.padding.w + j * b.dilation.w;
               if (iw < 0 || iw >= w) continue;
-              // A same-dtype element copy (bits preserved through double for every float type).
-              out.set((in * c * kk + row) * l + y * ow + x,
-                      src.get(((in * c + ic) * h + ih) * w + iw));
+              col[(in * c * kk + row) * l + y * ow + x] = src[((in * c + ic) * h + ih) * w + iw];
             }
           }
         }
-  return {out};
+  opsutil::write_doubles(out, col.data());
 }
 
-// col2im of `input_name` into the image size `size_name` (col2im and im2col_backward).
-Tensor fold(const Args& args, const char* input_name, const char* size_name) {
+// col2im of `input_name` into the image size `size_name` (col2im and im2col_backward), into
+// `out`.
+void fold(const Args& args, const char* input_name, const char* size_name, const Tensor& out) {
   const auto [b, n, c, h, w, oh, ow, out_shape] = im2col::fold_plan(args, input_name, size_name);
   const Tensor& self = args.tensor(input_name);
   const int64_t rows = self.size(-2), l = self.size(-1);
+  const std::vector<double> src = opsutil::read_doubles(self);
   std::vector<double> acc(static_cast<size_t>(n * c * h * w), 0.0);
   for (int64_t in = 0; in < n; ++in)
     for (int64_t ic = 0; ic < c; ++ic)
@@ -210,17 +214,12 @@ Tensor fold(const Args& args, const char* input_name, const char* size_name) {
             for (int64_t x = 0; x < ow; ++x) {
               const int64_t iw = x * b.stride.w - b.padding.w + j * b.dilation.w;
               if (iw < 0 || iw >= w) continue;
-              acc[((in * c + ic) * h + ih) * w + iw] +=
-                  self.get((in * rows + row) * l + y * ow + x);
+              acc[((in * c + ic) * h + ih) * w + iw] += src[(in * rows + row) * l + y * ow + x];
             }
           }
         }
-  Tensor out = Tensor::empty(out_shape, self.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, acc[i]);
-  return out;
+  opsutil::write_doubles(out, acc.data());
 }
-
-Values col2im_ref(const Args& args) { return {fold(args, "self", "output_size")}; }
 
 // col2im and im2col_backward (the folded input is `self` / `grad_output`, the output size
 // `output_size` / `input_size`).
@@ -228,8 +227,6 @@ Values fold_meta(const Args& args, const char* self_name, const char* size_name)
   return {meta::fresh(im2col::fold_plan(args, self_name, size_name).out_shape,
                       args.tensor(self_name).dtype())};
 }
-
-Values im2col_backward_ref(const Args& args) { return {fold(args, "grad_output", "input_size")}; }
 
 // Each folded element sums at most kh*kw block elements.
 double fold_tol_scale(const Args& a) {
@@ -408,7 +405,7 @@ void register_im2col_ops(OpRegistry& r) {
         "convolution");
     op.dtypes = fold_dtypes();
     op.meta = im2col_meta;
-    op.ref = im2col_ref;
+    op.ref = structured_ref(op.meta, im2col_impl);
     op.samples = im2col_samples;
     op.cost = copy_cost;
     r.add(std::move(op));
@@ -420,7 +417,9 @@ void register_im2col_ops(OpRegistry& r) {
         "convolution");
     op.dtypes = fold_dtypes();
     op.meta = [](const Args& args) { return fold_meta(args, "self", "output_size"); };
-    op.ref = col2im_ref;
+    op.ref = structured_ref(op.meta, [](const Args& args, const Values& out) {
+      fold(args, "self", "output_size", out.at(0).tensor());
+    });
     op.samples = fold_samples;
     op.cost = fold_cost;
     op.compare.tol_scale = [schema = op.schema](const Values& a) {
@@ -436,7 +435,9 @@ void register_im2col_ops(OpRegistry& r) {
         "convolution");
     op.dtypes = fold_dtypes();
     op.meta = [](const Args& args) { return fold_meta(args, "grad_output", "input_size"); };
-    op.ref = im2col_backward_ref;
+    op.ref = structured_ref(op.meta, [](const Args& args, const Values& out) {
+      fold(args, "grad_output", "input_size", out.at(0).tensor());
+    });
     op.samples = fold_samples;
     op.cost = fold_cost;
     op.compare.tol_scale = [schema = op.schema](const Values& a) {
