@@ -28,10 +28,12 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
 #include "ops/statistics_internal.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace {
@@ -113,34 +115,38 @@ Shape cdist_shape(const Args& a) {
   return out_shape;
 }
 
-Values cdist_ref(const Args& a) {
+// _cdist_forward into its output (zero-filled; meta: cdist_shape). The operands are read once
+// into f64 (broadcast over the batch dims first).
+void cdist_impl(const Args& a, const Values& outs) {
   const Tensor& x1 = a.tensor("x1");
   const Tensor& x2 = a.tensor("x2");
   const double p = a.real("p");
   const std::optional<int64_t> mode = a.opt_integer("compute_mode");
-  const Shape out_shape = cdist_shape(a);
+  const Tensor& out = outs.at(0).tensor();
+  const Shape& out_shape = out.shape();
   const Shape batch(out_shape.begin(), out_shape.end() - 2);
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
-  Tensor out = Tensor::zeros(out_shape, x1.dtype());
   const int64_t nb = numel_of(batch);
-  if (r1 == 0 || r2 == 0 || nb == 0) return {out};
-  if (m == 0) return {out};
+  if (r1 == 0 || r2 == 0 || nb == 0 || m == 0) return;
   const bool mm =
       p == 2 && (mode.value_or(0) == 1 || (mode.value_or(0) == 0 && (r1 > 25 || r2 > 25)));
   Shape full1 = batch, full2 = batch;
   full1.insert(full1.end(), {r1, m});
   full2.insert(full2.end(), {r2, m});
-  const Tensor e1 = x1.expand(full1), e2 = x2.expand(full2);
+  const std::vector<double> e1 = opsutil::read_doubles(x1.expand(full1));
+  const std::vector<double> e2 = opsutil::read_doubles(x2.expand(full2));
+  std::vector<double> d(static_cast<size_t>(out.numel()));
   for (int64_t b = 0; b < nb; ++b) {
     for (int64_t i = 0; i < r1; ++i) {
       for (int64_t j = 0; j < r2; ++j) {
-        auto fa = [&](int64_t k) { return e1.get((b * r1 + i) * m + k); };
-        auto fb = [&](int64_t k) { return e2.get((b * r2 + j) * m + k); };
-        out.set((b * r1 + i) * r2 + j, mm ? euclidean_mm(fa, fb, m) : distance(fa, fb, m, p));
+        auto fa = [&](int64_t k) { return e1[static_cast<size_t>((b * r1 + i) * m + k)]; };
+        auto fb = [&](int64_t k) { return e2[static_cast<size_t>((b * r2 + j) * m + k)]; };
+        d[static_cast<size_t>((b * r1 + i) * r2 + j)] =
+            mm ? euclidean_mm(fa, fb, m) : distance(fa, fb, m, p);
       }
     }
   }
-  return {out};
+  opsutil::write_doubles(out, d.data());
 }
 
 // _pdist_forward's checks (the kernel's dtype only where there are pairs); the number of pairs.
@@ -155,23 +161,23 @@ int64_t pdist_pairs(const Args& a) {
   return n > 1 ? n * (n - 1) / 2 : 0;
 }
 
-Values pdist_ref(const Args& a) {
+// _pdist_forward into its output (zero-filled; meta: pdist_pairs).
+void pdist_impl(const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const double p = a.real("p");
-  const int64_t pairs = pdist_pairs(a);
   const int64_t n = self.size(0), m = self.size(1);
-  Tensor out = Tensor::zeros({pairs}, self.dtype());
-  if (n <= 1) return {out};
-  if (m == 0) return {out};
-  int64_t o = 0;
+  if (n <= 1 || m == 0) return;
+  const std::vector<double> x = opsutil::read_doubles(self);
+  std::vector<double> d(static_cast<size_t>(outs.at(0).tensor().numel()));
+  size_t o = 0;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = i + 1; j < n; ++j) {
-      auto fa = [&](int64_t k) { return self.get(i * m + k); };
-      auto fb = [&](int64_t k) { return self.get(j * m + k); };
-      out.set(o++, distance(fa, fb, m, p));
+      auto fa = [&](int64_t k) { return x[static_cast<size_t>(i * m + k)]; };
+      auto fb = [&](int64_t k) { return x[static_cast<size_t>(j * m + k)]; };
+      d[o++] = distance(fa, fb, m, p);
     }
   }
-  return {out};
+  opsutil::write_doubles(outs.at(0).tensor(), d.data());
 }
 
 // Each distance folds M terms: sqrt(M) widening; the matrix-product path of p = 2 loses a few
@@ -309,7 +315,7 @@ void register_distance_ops(OpRegistry& r) {
     op.meta = [](const Args& a) {
       return Values{meta::fresh(cdist_shape(a), a.tensor("x1").dtype())};
     };
-    op.ref = cdist_ref;
+    op.ref = structured_ref(op.meta, cdist_impl);
     op.samples = cdist_samples;
     op.cost = cdist_cost;
     op.compare = distance_compare();
@@ -322,7 +328,7 @@ void register_distance_ops(OpRegistry& r) {
     op.meta = [](const Args& a) {
       return Values{meta::fresh({pdist_pairs(a)}, a.tensor("self").dtype())};
     };
-    op.ref = pdist_ref;
+    op.ref = structured_ref(op.meta, pdist_impl);
     op.samples = pdist_samples;
     op.cost = pdist_cost;
     op.compare = distance_compare();
