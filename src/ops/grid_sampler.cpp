@@ -27,11 +27,13 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/grid_sampler.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace {
@@ -167,31 +169,32 @@ Shape check_forward(const Args& a) {
   return {input.size(0), input.size(1), grid.size(1), grid.size(2)};
 }
 
-Values grid_sampler_ref(const Args& a) {
+// grid_sampler_2d into its output (meta: check_forward); input and grid read once into f64.
+void grid_sampler_impl(const Args& a, const Values& outs) {
   const Tensor& input = a.tensor("input");
   const Tensor& grid = a.tensor("grid");
   const int64_t interp = a.integer("interpolation_mode"), padding = a.integer("padding_mode");
   const bool align = a.flag("align_corners");
-  const Shape shape = check_forward(a);
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
-  Tensor out = Tensor::empty(shape, input.dtype());
+  const std::vector<double> in = opsutil::read_doubles(input);
+  const std::vector<double> gr = opsutil::read_doubles(grid);
+  std::vector<double> out(static_cast<size_t>(outs.at(0).tensor().numel()));
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t y = 0; y < ho; ++y) {
       for (int64_t x = 0; x < wo; ++x) {
         const int64_t g = ((b * ho + y) * wo + x) * 2;
         double mx = 0, my = 0;
-        const auto taps =
-            taps_at(grid.get(g), grid.get(g + 1), h, w, interp, padding, align, mx, my);
+        const auto taps = taps_at(gr[g], gr[g + 1], h, w, interp, padding, align, mx, my);
         for (int64_t ch = 0; ch < c; ++ch) {
           double acc = 0;
-          for (const Tap& t : taps) acc += t.w * input.get(((b * c + ch) * h + t.y) * w + t.x);
-          out.set(((b * c + ch) * ho + y) * wo + x, acc);
+          for (const Tap& t : taps) acc += t.w * in[((b * c + ch) * h + t.y) * w + t.x];
+          out[((b * c + ch) * ho + y) * wo + x] = acc;
         }
       }
     }
   }
-  return {out};
+  opsutil::write_doubles(outs.at(0).tensor(), out.data());
 }
 
 // grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode,
@@ -221,51 +224,46 @@ Values grid_sampler_backward_meta(const Args& a) {
   return out;
 }
 
-Values grid_sampler_backward_ref(const Args& a) {
-  const Tensor& go = a.tensor("grad_output");
+// The backward into (grad_input where output_mask[0], grad_grid), both zero-filled (meta:
+// grid_sampler_backward_meta); the inputs read once into f64.
+void grid_sampler_backward_impl(const Args& a, const Values& outs) {
   const Tensor& input = a.tensor("input");
   const Tensor& grid = a.tensor("grid");
   const int64_t interp = a.integer("interpolation_mode"), padding = a.integer("padding_mode");
   const bool align = a.flag("align_corners");
-  const std::vector<bool> mask = a.value("output_mask").bool_list();
-  check_backward(a);
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
+  const std::vector<double> go = opsutil::read_doubles(a.tensor("grad_output"));
+  const std::vector<double> in = opsutil::read_doubles(input);
+  const std::vector<double> gr = opsutil::read_doubles(grid);
   std::vector<double> gin(static_cast<size_t>(input.numel()), 0.0);
-  Tensor ggrid = Tensor::zeros(grid.shape(), grid.dtype());
+  std::vector<double> ggrid(gr.size(), 0.0);
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t y = 0; y < ho; ++y) {
       for (int64_t x = 0; x < wo; ++x) {
         const int64_t g = ((b * ho + y) * wo + x) * 2;
         double mx = 0, my = 0;
-        const auto taps =
-            taps_at(grid.get(g), grid.get(g + 1), h, w, interp, padding, align, mx, my);
+        const auto taps = taps_at(gr[g], gr[g + 1], h, w, interp, padding, align, mx, my);
         double gx = 0, gy = 0;
         for (int64_t ch = 0; ch < c; ++ch) {
-          const double gv = go.get(((b * c + ch) * ho + y) * wo + x);
+          const double gv = go[((b * c + ch) * ho + y) * wo + x];
           for (const Tap& t : taps) {
             const int64_t idx = ((b * c + ch) * h + t.y) * w + t.x;
             gin[idx] += t.w * gv;
-            const double v = input.get(idx);
+            const double v = in[idx];
             gx += t.dwx * v * gv;
             gy += t.dwy * v * gv;
           }
         }
         if (interp != kNearest) {
-          ggrid.set(g, gx * mx);
-          ggrid.set(g + 1, gy * my);
+          ggrid[g] = gx * mx;
+          ggrid[g + 1] = gy * my;
         }
       }
     }
   }
-  Values out(2);
-  if (mask.at(0)) {
-    Tensor gi = Tensor::empty(input.shape(), input.dtype());
-    for (int64_t i = 0; i < gi.numel(); ++i) gi.set(i, gin[i]);
-    out[0] = gi;
-  }
-  out[1] = ggrid;
-  return out;
+  if (outs.at(0).is_tensor()) opsutil::write_doubles(outs[0].tensor(), gin.data());
+  opsutil::write_doubles(outs.at(1).tensor(), ggrid.data());
 }
 
 std::vector<Sample> grid_samples(const SampleContext& ctx, bool bwd) {
@@ -384,7 +382,7 @@ void register_grid_sampler_ops(OpRegistry& r) {
     op.meta = [](const Args& a) {
       return Values{meta::fresh(check_forward(a), a.tensor("input").dtype())};
     };
-    op.ref = grid_sampler_ref;
+    op.ref = structured_ref(op.meta, grid_sampler_impl);
     op.samples = [](const SampleContext& c) { return grid_samples(c, false); };
     op.cost = grid_cost(false);
     r.add(std::move(op));
@@ -397,7 +395,7 @@ void register_grid_sampler_ops(OpRegistry& r) {
         "sampling");
     op.dtypes = {DType::Float16, DType::Float32, DType::Float64};
     op.meta = grid_sampler_backward_meta;
-    op.ref = grid_sampler_backward_ref;
+    op.ref = structured_ref(op.meta, grid_sampler_backward_impl);
     op.samples = [](const SampleContext& c) { return grid_samples(c, true); };
     op.cost = grid_cost(true);
     // grad_grid sums C channels x 16 taps; grad_input sums the points that hit each pixel.
