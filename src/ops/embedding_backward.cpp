@@ -41,10 +41,12 @@
 
 #include "crucible/compare/compare.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/embedding.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace embedding {
@@ -159,21 +161,15 @@ constexpr DType f64 = DType::Float64;
 constexpr DType i64 = DType::Int64;
 constexpr DType i32 = DType::Int32;
 
-// Every element of `t` as a double, in logical order (one pass instead of an element access
-// per use: the DLRM bags gather 10M weight elements).
-std::vector<double> doubles_of(const Tensor& t) {
-  const Tensor c = t.to(DType::Float64);
-  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
-}
-
-Values dense_backward_ref(const Args& a) {
+// embedding_dense_backward into its output (zero-filled; meta: dense_backward_args).
+void dense_backward_impl(const Args& a, const Values& outs) {
   const auto [grad, indices, num_weights, padding_idx, scale, d] =
       embedding::dense_backward_args(a);
   const int64_t n = indices.numel();
   std::map<int64_t, int64_t> counts;
   for (int64_t i = 0; i < n; ++i) ++counts[indices.get_int(i)];
   // Only the rows that are hit are accumulated (vocabularies reach 256k rows); the others
-  // stay zero (Tensor::empty's storage is zero-filled).
+  // stay zero (the output is zero-filled).
   std::map<int64_t, std::vector<double>> acc;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = indices.get_int(i);
@@ -184,10 +180,9 @@ Values dense_backward_ref(const Args& a) {
     r.resize(static_cast<size_t>(d), 0.0);
     for (int64_t j = 0; j < d; ++j) r[static_cast<size_t>(j)] += grad.get(i * d + j) * s;
   }
-  Tensor out = Tensor::empty({num_weights, d}, grad.dtype());
+  const Tensor& out = outs.at(0).tensor();
   for (const auto& [row, r] : acc)
     for (int64_t j = 0; j < d; ++j) out.set(row * d + j, r[static_cast<size_t>(j)]);
-  return {out};
 }
 
 double dense_backward_tol(const Args& a) {
@@ -206,7 +201,9 @@ Values embedding_bag_meta(const Args& a) {
           s.mode == 2 ? meta::fresh({s.num_bags, s.d}, i64) : meta::fresh({s.num_bags}, i64)};
 }
 
-Values embedding_bag_ref(const Args& a) {
+// _embedding_bag into its four outputs (zero-filled; meta: embedding_bag_meta): the weight
+// read once into f64 (the DLRM bags gather 10M weight elements).
+void embedding_bag_impl(const Args& a, const Values& outs) {
   const Tensor& weight = a.tensor("weight");
   const Tensor indices = a.tensor("indices").reshape({-1});
   const Tensor& offsets = a.tensor("offsets");
@@ -215,17 +212,17 @@ Values embedding_bag_ref(const Args& a) {
   const auto [n, num_bags, d, mode] = embedding::embedding_bag_spec(a);
   const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
   const int64_t rows = weight.size(0);
-  const std::vector<double> wv = doubles_of(weight);
+  const std::vector<double> wv = opsutil::read_doubles(weight);
   std::vector<int64_t> offset_values(static_cast<size_t>(offsets.numel()));
   for (int64_t b = 0; b < offsets.numel(); ++b) offset_values[b] = offsets.get_int(b);
   embedding::check_bag_offsets(offset_values, n);
   auto bag_begin = [&](int64_t b) { return offsets.get_int(b); };
   auto bag_end = [&](int64_t b) { return (b + 1 < offsets.size(0)) ? offsets.get_int(b + 1) : n; };
-  Tensor out = Tensor::empty({num_bags, d}, weight.dtype());
-  Tensor offset2bag = Tensor::zeros({n}, i64);
-  Tensor bag_size = Tensor::zeros({num_bags}, i64);
-  Tensor max_indices =
-      mode == 2 ? Tensor::full({num_bags, d}, -1, i64) : Tensor::zeros({num_bags}, i64);
+  const Tensor& out = outs.at(0).tensor();
+  const Tensor& offset2bag = outs.at(1).tensor();
+  const Tensor& bag_size = outs.at(2).tensor();
+  const Tensor& max_indices = outs.at(3).tensor();
+  if (mode == 2) max_indices.fill(-1);
   for (int64_t b = 0; b < num_bags; ++b) {
     std::vector<double> acc(static_cast<size_t>(d), 0.0);
     std::vector<int64_t> arg(static_cast<size_t>(d), -1);
@@ -262,7 +259,6 @@ Values embedding_bag_ref(const Args& a) {
     }
   }
   // Indices after the last bag (include_last_offset) belong to no bag: offset2bag keeps 0.
-  return {out, offset2bag, bag_size, max_indices};
 }
 
 // Judges output 0 only (see the file comment); tolerance grows with the bag length.
@@ -280,11 +276,12 @@ std::vector<TensorCheck> embedding_bag_judge(const Args& inputs, const Values& r
   return {compare_tensors(ref[0].tensor(), cand[0].tensor(), scale, "output 0")};
 }
 
-Values psw_backward_ref(const Args& a) {
+// _embedding_bag_per_sample_weights_backward into its output (meta: psw_backward_args).
+void psw_backward_impl(const Args& a, const Values& outs) {
   const auto [grad, weight, indices, offset2bag, padding_idx, n, d] =
       embedding::psw_backward_args(a);
-  const std::vector<double> gv = doubles_of(grad), wv = doubles_of(weight);
-  Tensor out = Tensor::empty({n}, grad.dtype());
+  const std::vector<double> gv = opsutil::read_doubles(grad), wv = opsutil::read_doubles(weight);
+  const Tensor& out = outs.at(0).tensor();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = indices.get_int(i);
     if (row == padding_idx) {
@@ -299,7 +296,6 @@ Values psw_backward_ref(const Args& a) {
       s += gv[static_cast<size_t>(bag * d + j)] * wv[static_cast<size_t>(row * d + j)];
     out.set(i, s);
   }
-  return {out};
 }
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
@@ -469,7 +465,7 @@ void register_embedding_backward_ops(OpRegistry& r) {
       const embedding::DenseBackwardArgs b = embedding::dense_backward_args(a);
       return Values{meta::fresh({b.num_weights, b.d}, b.grad.dtype())};
     };
-    op.ref = dense_backward_ref;
+    op.ref = structured_ref(op.meta, dense_backward_impl);
     op.value_checks = true;  // "index out of range in self"
     op.samples = dense_backward_samples;
     op.roles["indices"] = ArgRole::index_into("num_weights", 0);  // in [0, num_weights)
@@ -488,7 +484,7 @@ void register_embedding_backward_ops(OpRegistry& r) {
         "embedding");
     op.dtypes = floating_dtypes();
     op.meta = embedding_bag_meta;
-    op.ref = embedding_bag_ref;
+    op.ref = structured_ref(op.meta, embedding_bag_impl);
     op.value_checks = true;  // the offsets and indices are checked against the sizes
     op.samples = bag_samples;
     op.roles["indices"] = ArgRole::index_into("weight", 0);
@@ -511,7 +507,7 @@ void register_embedding_backward_ops(OpRegistry& r) {
       const embedding::PswBackwardArgs b = embedding::psw_backward_args(a);
       return Values{meta::fresh({b.n}, b.grad.dtype())};
     };
-    op.ref = psw_backward_ref;
+    op.ref = structured_ref(op.meta, psw_backward_impl);
     op.value_checks = true;  // "index out of range in self"
     op.samples = psw_backward_samples;
     op.roles["indices"] = ArgRole::index_into("weight", 0);
