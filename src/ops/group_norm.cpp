@@ -35,6 +35,7 @@
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 
@@ -184,9 +185,9 @@ Values group_norm_backward_meta(const Args& a) {
   return out;
 }
 
-Values group_norm_backward_ref(const Args& a) {
-  const Values spec = group_norm_backward_meta(a);
-  const Tensor& dy = a.tensor("grad_out");
+// native_group_norm_backward into the outputs output_mask asks for (zero-filled; meta:
+// group_norm_backward_meta); dy and x read once into f64.
+void group_norm_backward_impl(const Args& a, const Values& out) {
   const Tensor& x = a.tensor("input");
   const Tensor& mean = a.tensor("mean");
   const Tensor& rstd = a.tensor("rstd");
@@ -194,16 +195,17 @@ Values group_norm_backward_ref(const Args& a) {
   const GroupArgs g = group_args(a);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
+  const std::vector<double> dy = opsutil::read_doubles(a.tensor("grad_out"));
+  const std::vector<double> xv = opsutil::read_doubles(x);
   auto gamma = [&](int64_t ch) { return w ? w->get(ch) : 1.0; };
   // ds[n, c] = sum_hw dy * x, db[n, c] = sum_hw dy.
   std::vector<double> ds(g.n * g.c, 0.0), db(g.n * g.c, 0.0);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    ds[i / g.hxw] += dy.get(i) * x.get(i);
-    db[i / g.hxw] += dy.get(i);
+  for (size_t i = 0; i < xv.size(); ++i) {
+    ds[i / static_cast<size_t>(g.hxw)] += dy[i] * xv[i];
+    db[i / static_cast<size_t>(g.hxw)] += dy[i];
   }
-  Values out(3);
-  if (spec[0].is_tensor()) {
-    Tensor dx = Tensor::zeros(x.shape(), x.dtype());
+  if (out.at(0).is_tensor()) {
+    std::vector<double> dx(xv.size(), 0.0);
     for (int64_t row = 0; row < g.n * g.group; ++row) {
       const int64_t n = row / g.group, grp = row % g.group;
       const double mu = mean.get(row), rs = rstd.get(row);
@@ -217,33 +219,28 @@ Values group_norm_backward_ref(const Args& a) {
       for (int64_t j = 0; j < k; ++j) {
         const int64_t i = row * k + j;
         const int64_t ch = grp * d + j / g.hxw;
-        dx.set(i, rs * gamma(ch) * dy.get(i) + c2 * x.get(i) + c3);
+        dx[i] = rs * gamma(ch) * dy[i] + c2 * xv[i] + c3;
       }
     }
-    out[0] = dx;
+    opsutil::write_doubles(out[0].tensor(), dx.data());
   }
-  if (spec[1].is_tensor()) {
-    Tensor dg = Tensor::zeros({g.c}, spec[1].tensor().dtype());
+  if (out.at(1).is_tensor()) {
     for (int64_t ch = 0; ch < g.c; ++ch) {
       double acc = 0;
       for (int64_t n = 0; n < g.n; ++n) {
         const int64_t row = n * g.group + ch / d;
         acc += (ds[n * g.c + ch] - db[n * g.c + ch] * mean.get(row)) * rstd.get(row);
       }
-      dg.set(ch, acc);
+      out[1].tensor().set(ch, acc);
     }
-    out[1] = dg;
   }
-  if (spec[2].is_tensor()) {
-    Tensor dbt = Tensor::zeros({g.c}, spec[2].tensor().dtype());
+  if (out.at(2).is_tensor()) {
     for (int64_t ch = 0; ch < g.c; ++ch) {
       double acc = 0;
       for (int64_t n = 0; n < g.n; ++n) acc += db[n * g.c + ch];
-      dbt.set(ch, acc);
+      out[2].tensor().set(ch, acc);
     }
-    out[2] = dbt;
   }
-  return out;
 }
 
 // The checks of native_layer_norm_backward and its outputs (None where output_mask is false)
@@ -311,15 +308,14 @@ Values layer_norm_backward_meta(const Args& a) {
   return out;
 }
 
-Values layer_norm_backward_ref(const Args& a) {
-  const Values spec = layer_norm_backward_meta(a);
-  const Tensor& dy = a.tensor("grad_out");
+// native_layer_norm_backward into the outputs output_mask asks for (zero-filled; meta:
+// layer_norm_backward_meta); dy and x read once into f64.
+void layer_norm_backward_impl(const Args& a, const Values& out) {
   const Tensor& x = a.tensor("input");
   const std::vector<int64_t> normalized = a.ints("normalized_shape");
   const Tensor& mean = a.tensor("mean");
   const Tensor& rstd = a.tensor("rstd");
   const OptT w = a.opt_tensor("weight");
-  const std::vector<bool> mask = a.value("output_mask").bool_list();
   const int64_t nd = x.dim(), nn = static_cast<int64_t>(normalized.size());
   int64_t n = 1;
   for (int64_t s : normalized) n *= s;
@@ -328,42 +324,47 @@ Values layer_norm_backward_ref(const Args& a) {
     for (int64_t dd = 0; dd < nd - nn; ++dd) mm *= x.size(dd);
     return mm;
   }();
-  auto gamma = [&](int64_t j) { return w ? w->get(j) : 1.0; };
-  Values out(3);
-  if (mask.at(0)) {
-    Tensor dx = Tensor::zeros(x.shape(), x.dtype());
+  const std::vector<double> dy = opsutil::read_doubles(a.tensor("grad_out"));
+  const std::vector<double> xv = opsutil::read_doubles(x);
+  const std::vector<double> gam = w ? opsutil::read_doubles(*w) : std::vector<double>(n, 1.0);
+  if (out.at(0).is_tensor()) {
+    std::vector<double> dx(xv.size(), 0.0);
     const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
     for (int64_t row = 0; row < m; ++row) {
       const double mu = mean.get(row), rs = rstd.get(row);
       double ds = 0, db = 0;
       for (int64_t j = 0; j < n; ++j) {
-        const double gg = dy.get(row * n + j) * gamma(j);
-        ds += gg * x.get(row * n + j);
+        const double gg = dy[row * n + j] * gam[j];
+        ds += gg * xv[row * n + j];
         db += gg;
       }
       const double bb = (db * mu - ds) * rs * rs * rs * s;
       const double cc = -bb * mu - db * rs * s;
       for (int64_t j = 0; j < n; ++j) {
         const int64_t i = row * n + j;
-        dx.set(i, rs * dy.get(i) * gamma(j) + bb * x.get(i) + cc);
+        dx[i] = rs * dy[i] * gam[j] + bb * xv[i] + cc;
       }
     }
-    out[0] = dx;
+    opsutil::write_doubles(out[0].tensor(), dx.data());
   }
   for (int which : {1, 2}) {
-    if (!mask.at(which)) continue;
-    Tensor t = Tensor::zeros(spec[which].tensor().shape(), spec[which].tensor().dtype());
+    if (!out.at(which).is_tensor()) continue;
+    std::vector<double> mu(static_cast<size_t>(m)), rs(static_cast<size_t>(m));
+    for (int64_t row = 0; row < m; ++row) {
+      mu[row] = mean.get(row);
+      rs[row] = rstd.get(row);
+    }
+    std::vector<double> t(static_cast<size_t>(n));
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
       for (int64_t row = 0; row < m; ++row) {
-        const double gy = dy.get(row * n + j);
-        acc += which == 1 ? gy * (x.get(row * n + j) - mean.get(row)) * rstd.get(row) : gy;
+        const double gy = dy[row * n + j];
+        acc += which == 1 ? gy * (xv[row * n + j] - mu[row]) * rs[row] : gy;
       }
-      t.set(j, acc);
+      t[j] = acc;
     }
-    out[which] = t;
+    opsutil::write_doubles(out[which].tensor(), t.data());
   }
-  return out;
 }
 
 // Sums over the normalised group / row (and over the batch for dgamma, dbeta): sqrt of the
@@ -572,7 +573,7 @@ void register_group_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = floating_dtypes();
     op.meta = group_norm_backward_meta;
-    op.ref = group_norm_backward_ref;
+    op.ref = structured_ref(op.meta, group_norm_backward_impl);
     op.samples = group_norm_backward_samples;
     op.roles["rstd"] = ArgRole::positive();
     op.cost = simple_cost(10);
@@ -592,7 +593,7 @@ void register_group_norm_ops(OpRegistry& r) {
         "norm");
     op.dtypes = floating_dtypes();
     op.meta = layer_norm_backward_meta;
-    op.ref = layer_norm_backward_ref;
+    op.ref = structured_ref(op.meta, layer_norm_backward_impl);
     op.samples = layer_norm_backward_samples;
     op.roles["rstd"] = ArgRole::positive();
     op.cost = simple_cost(10);
