@@ -27,11 +27,13 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
 #include "ops/statistics_internal.h"
 #include "ops/statistics_samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 
@@ -118,12 +120,13 @@ Values minmax_dim_meta(const Args& a, bool want_max) {
   return {meta::fresh(shape, a.tensor("self").dtype()), meta::fresh(shape, DType::Int64)};
 }
 
-Values minmax_dim_ref(const Args& a, bool want_max) {
+// max.dim / min.dim into (values, indices) (meta: minmax_dim_meta).
+void minmax_dim_impl(const Args& a, const Values& out, bool want_max) {
   const Tensor& self = a.tensor("self");
-  const auto [dim, shape] = minmax_dim_plan(a, want_max);
+  const int64_t dim = minmax_dim_plan(a, want_max).first;
   const Rows rows = stats::rows_of(self.shape(), dim);
-  Tensor values = Tensor::empty(shape, self.dtype());
-  Tensor indices = Tensor::empty(shape, DType::Int64);
+  const Tensor& values = out.at(0).tensor();
+  const Tensor& indices = out.at(1).tensor();
   const std::vector<int64_t> idx = pick_rows(self, rows, want_max);
   for (int64_t r = 0; r < rows.count(); ++r) {
     const int64_t at = rows.at(r, idx[static_cast<size_t>(r)]);
@@ -133,7 +136,6 @@ Values minmax_dim_ref(const Args& a, bool want_max) {
       values.set_int(r, self.get_int(at));
     indices.set_int(r, idx[static_cast<size_t>(r)]);
   }
-  return {values, indices};
 }
 
 // max.default / min.default: an empty input raises.
@@ -149,17 +151,15 @@ Values minmax_all_meta(const Args& a, bool want_max) {
   return {meta::fresh({}, a.tensor("self").dtype())};
 }
 
-Values minmax_all_ref(const Args& a, bool want_max) {
+// max.default / min.default into its output (meta: minmax_all_meta).
+void minmax_all_impl(const Args& a, const Values& out, bool want_max) {
   const Tensor& self = a.tensor("self");
-  check_minmax_all(self, want_max);
   const Rows rows = stats::flat_rows(self.numel());
   const int64_t k = pick_rows(self, rows, want_max)[0];
-  Tensor out = Tensor::empty({}, self.dtype());
   if (is_floating(self.dtype()))
-    out.set(0, self.get(k));
+    out.at(0).tensor().set(0, self.get(k));
   else
-    out.set_int(0, self.get_int(k));
-  return {out};
+    out.at(0).tensor().set_int(0, self.get_int(k));
 }
 
 // amin's checks and reduction plan.
@@ -183,10 +183,11 @@ Values amin_meta(const Args& a) {
   return {meta::fresh(amin_plan(a).out_shape, a.tensor("self").dtype())};
 }
 
-Values amin_ref(const Args& a) {
+// amin into its output (meta: amin_meta).
+void amin_impl(const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const stats::ReducePlan p = amin_plan(a);
-  Tensor out = Tensor::zeros(p.out_shape, self.dtype());
+  const Tensor& out = outs.at(0).tensor();
   const auto n = static_cast<size_t>(out.numel());
   if (is_floating(self.dtype())) {
     std::vector<double> best(n, std::numeric_limits<double>::infinity());
@@ -195,14 +196,13 @@ Values amin_ref(const Args& a) {
       if (std::isnan(best[o])) return;
       if (std::isnan(v) || v < best[o]) best[o] = v;
     });
-    for (size_t o = 0; o < n; ++o) out.set(static_cast<int64_t>(o), best[o]);
+    opsutil::write_doubles(out, best.data());
   } else {
     std::vector<int64_t> best(n, std::numeric_limits<int64_t>::max());
     stats::for_each_reduced(
         self, p, [&](int64_t o, int64_t i) { best[o] = std::min(best[o], self.get_int(i)); });
     for (size_t o = 0; o < n; ++o) out.set_int(static_cast<int64_t>(o), best[o]);
   }
-  return {out};
 }
 
 Values arg_meta(const Args& a, bool want_max) {
@@ -211,32 +211,30 @@ Values arg_meta(const Args& a, bool want_max) {
       DType::Int64)};
 }
 
-Values arg_ref(const Args& a, bool want_max) {
+// argmax / argmin into its output (meta: arg_meta).
+void arg_impl(const Args& a, const Values& outs, bool want_max) {
   const Tensor& self = a.tensor("self");
-  const auto [dim, shape] =
-      stats::arg_plan(a.tensor("self"), a.opt_integer("dim"), a.flag("keepdim"), want_max);
+  const std::optional<int64_t> dim =
+      stats::arg_plan(self, a.opt_integer("dim"), a.flag("keepdim"), want_max).first;
   const Rows rows = dim ? stats::rows_of(self.shape(), *dim) : stats::flat_rows(self.numel());
-  Tensor out = Tensor::empty(shape, DType::Int64);
+  const Tensor& out = outs.at(0).tensor();
   const std::vector<int64_t> idx = pick_rows(self, rows, want_max);
   for (int64_t r = 0; r < rows.count(); ++r) out.set_int(r, idx[static_cast<size_t>(r)]);
-  return {out};
 }
 
 DType anyall_dtype(const Tensor& self) {
   return self.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
 }
 
-// any / all over a reduction plan.
-Values anyall(const Tensor& self, const stats::ReducePlan& p, bool is_any) {
-  const DType out_dt = anyall_dtype(self);
-  Tensor out = Tensor::full(p.out_shape, is_any ? 0.0 : 1.0, out_dt);
+// any / all over a reduction plan, into `out` (zero-filled: all starts at 1).
+void anyall(const Tensor& self, const stats::ReducePlan& p, bool is_any, const Tensor& out) {
+  if (!is_any) out.fill(1.0);
   const bool fl = is_floating(self.dtype());
   stats::for_each_reduced(self, p, [&](int64_t o, int64_t i) {
     const bool v = fl ? self.get(i) != 0.0 : self.get_int(i) != 0;  // NaN != 0
     if (is_any && v) out.set_int(o, 1);
     if (!is_any && !v) out.set_int(o, 0);
   });
-  return {out};
 }
 
 // The reduction plans of any/all's overloads.
@@ -254,8 +252,10 @@ stats::ReducePlan anyall_dims_plan(const Args& a) {
 
 using AnyAllPlan = stats::ReducePlan (*)(const Args&);
 
-RefFn anyall_ref(AnyAllPlan plan, bool is_any) {
-  return [plan, is_any](const Args& a) { return anyall(a.tensor("self"), plan(a), is_any); };
+ImplFn anyall_impl(AnyAllPlan plan, bool is_any) {
+  return [plan, is_any](const Args& a, const Values& out) {
+    anyall(a.tensor("self"), plan(a), is_any, out.at(0).tensor());
+  };
 }
 MetaFn anyall_meta(AnyAllPlan plan) {
   return [plan](const Args& a) {
@@ -424,47 +424,49 @@ Cost select_cost(const Args& a, const Values& out) { return stats::read_write_co
 
 void register_statistics_ops(OpRegistry& r) {
   const std::vector<DType> all = all_numeric_dtypes();
-  auto add = [&](const char* schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
+  auto add = [&](const char* schema, std::vector<DType> dtypes, MetaFn meta, ImplFn impl,
                  SampleFn samples, ComparePolicy (*compare)(Schema) = nullptr) {
     OpDef op = OpDef::from_schema(schema, "reduction");
     op.dtypes = std::move(dtypes);
     op.meta = std::move(meta);
-    op.ref = std::move(ref);
+    op.ref = structured_ref(op.meta, std::move(impl));
     op.samples = std::move(samples);
     op.cost = select_cost;
     if (compare) op.compare = compare(op.schema);
     r.add(std::move(op));
   };
   add("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", all, amin_meta,
-      amin_ref, amin_samples);
+      amin_impl, amin_samples);
   for (bool is_any : {true, false}) {
     const std::string n = is_any ? "any" : "all";
     add(("aten::" + n + "(Tensor self) -> Tensor").c_str(), all, anyall_meta(anyall_default_plan),
-        anyall_ref(anyall_default_plan, is_any), anyall_default_samples);
+        anyall_impl(anyall_default_plan, is_any), anyall_default_samples);
     add(("aten::" + n + ".dim(Tensor self, int dim, bool keepdim=False) -> Tensor").c_str(), all,
-        anyall_meta(anyall_dim_plan), anyall_ref(anyall_dim_plan, is_any), anyall_dim_samples);
+        anyall_meta(anyall_dim_plan), anyall_impl(anyall_dim_plan, is_any), anyall_dim_samples);
     add(("aten::" + n + ".dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
             .c_str(),
-        all, anyall_meta(anyall_dims_plan), anyall_ref(anyall_dims_plan, is_any),
+        all, anyall_meta(anyall_dims_plan), anyall_impl(anyall_dims_plan, is_any),
         anyall_dims_samples);
   }
   for (bool want_max : {true, false}) {
     const std::string n = want_max ? "max" : "min";
     add(("aten::arg" + n + "(Tensor self, int? dim=None, bool keepdim=False) -> Tensor").c_str(),
         no_bool(), [want_max](const Args& a) { return arg_meta(a, want_max); },
-        [want_max](const Args& a) { return arg_ref(a, want_max); }, arg_samples, arg_compare);
+        [want_max](const Args& a, const Values& out) { arg_impl(a, out, want_max); }, arg_samples,
+        arg_compare);
     add(("aten::" + n +
          ".dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
             .c_str(),
         all, [want_max](const Args& a) { return minmax_dim_meta(a, want_max); },
-        [want_max](const Args& a) { return minmax_dim_ref(a, want_max); },
+        [want_max](const Args& a, const Values& out) { minmax_dim_impl(a, out, want_max); },
         [want_max](const SampleContext& ctx) {
           return minmax_dim_samples(ctx, want_max ? "max" : "min");
         },
         minmax_dim_compare);
     add(("aten::" + n + "(Tensor self) -> Tensor").c_str(), all,
         [want_max](const Args& a) { return minmax_all_meta(a, want_max); },
-        [want_max](const Args& a) { return minmax_all_ref(a, want_max); }, minmax_all_samples);
+        [want_max](const Args& a, const Values& out) { minmax_all_impl(a, out, want_max); },
+        minmax_all_samples);
   }
   register_statistics_moment_ops(r);
 }
