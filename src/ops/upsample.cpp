@@ -31,11 +31,13 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/upsample.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace upsampling {
@@ -219,54 +221,56 @@ using upsampling::parse_call;
 using upsampling::Resolved;
 using upsampling::x_name;
 
-Tensor forward(const Tensor& x, Mode mode, const Resolved& r, bool align) {
-  check_forward(x, mode, r);
+// The forward into `out` ([N, C, oh, ow]; meta: check_forward); x read once into f64.
+void forward(const Tensor& x, Mode mode, const Resolved& r, bool align, const Tensor& out) {
   const int64_t n = x.size(0), c = x.size(1), ih = x.size(2), iw = x.size(3);
   const int64_t oh = r.out_size[0], ow = r.out_size[1];
   const AxisTaps th = axis_taps(mode, ih, oh, align, r.sh),
                  tw = axis_taps(mode, iw, ow, align, r.sw);
-  Tensor out = Tensor::empty({n, c, oh, ow}, x.dtype());
+  const std::vector<double> xv = opsutil::read_doubles(x);
+  std::vector<double> y_out(static_cast<size_t>(n * c * oh * ow));
   for (int64_t p = 0; p < n * c; ++p) {
     for (int64_t y = 0; y < oh; ++y) {
       for (int64_t xo = 0; xo < ow; ++xo) {
         double acc = 0;
         for (int64_t a = y * th.n; a < (y + 1) * th.n; ++a)
           for (int64_t b = xo * tw.n; b < (xo + 1) * tw.n; ++b)
-            acc += th.w[a] * tw.w[b] * x.get((p * ih + th.src[a]) * iw + tw.src[b]);
-        out.set((p * oh + y) * ow + xo, acc);
+            acc += th.w[a] * tw.w[b] * xv[(p * ih + th.src[a]) * iw + tw.src[b]];
+        y_out[(p * oh + y) * ow + xo] = acc;
       }
     }
   }
-  return out;
+  opsutil::write_doubles(out, y_out.data());
 }
 
-Tensor backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<int64_t>& in_size,
-                bool align) {
-  check_backward(g, mode, r, in_size);
+// The backward into `out` (in_size; meta: check_backward); g read once into f64.
+void backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<int64_t>& in_size,
+              bool align, const Tensor& out) {
   const int64_t nc = in_size[0] * in_size[1], ih = in_size[2], iw = in_size[3];
   const int64_t oh = r.out_size[0], ow = r.out_size[1];
   const AxisTaps th = axis_taps(mode, ih, oh, align, r.sh),
                  tw = axis_taps(mode, iw, ow, align, r.sw);
+  const std::vector<double> gv = opsutil::read_doubles(g);
   std::vector<double> acc(static_cast<size_t>(nc * ih * iw), 0.0);
   for (int64_t p = 0; p < nc; ++p)
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xo = 0; xo < ow; ++xo) {
-        const double gv = g.get((p * oh + y) * ow + xo);
+        const double v = gv[(p * oh + y) * ow + xo];
         for (int64_t a = y * th.n; a < (y + 1) * th.n; ++a)
           for (int64_t b = xo * tw.n; b < (xo + 1) * tw.n; ++b)
-            acc[(p * ih + th.src[a]) * iw + tw.src[b]] += th.w[a] * tw.w[b] * gv;
+            acc[(p * ih + th.src[a]) * iw + tw.src[b]] += th.w[a] * tw.w[b] * v;
       }
-  Tensor out = Tensor::empty(in_size, g.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, acc[i]);
-  return out;
+  opsutil::write_doubles(out, acc.data());
 }
 
-RefFn make_ref(Mode mode, bool vec, bool bwd) {
-  return [mode, vec, bwd](const Args& a) -> Values {
+ImplFn make_impl(Mode mode, bool vec, bool bwd) {
+  return [mode, vec, bwd](const Args& a, const Values& out) {
     const Tensor& t = a.tensor(x_name(a));
     const Call c = parse_call(a, mode, vec, bwd);
-    if (bwd) return {backward(t, mode, c.r, c.in_size, c.align)};
-    return {forward(t, mode, c.r, c.align)};
+    if (bwd)
+      backward(t, mode, c.r, c.in_size, c.align, out.at(0).tensor());
+    else
+      forward(t, mode, c.r, c.align, out.at(0).tensor());
   };
 }
 
@@ -489,7 +493,7 @@ void add_op(OpRegistry& r, const std::string& schema, Mode mode, bool vec, bool 
   op.dtypes = floating_dtypes();
   if (mode == Mode::Nearest && !bwd) op.dtypes.push_back(DType::UInt8);
   op.meta = make_meta(mode, vec, bwd);
-  op.ref = make_ref(mode, vec, bwd);
+  op.ref = structured_ref(op.meta, make_impl(mode, vec, bwd));
   op.samples = [mode, vec, bwd](const SampleContext& c) {
     return upsample_samples(c, mode, vec, bwd);
   };
