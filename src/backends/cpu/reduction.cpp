@@ -1,6 +1,7 @@
 // The cpu backend's sums: sum and mean over any dims. Floating sums accumulate in f64 lanes
-// (reduction_kernels.h) and round once to the output. Rows (the reduced dims innermost) are
-// summed in blocks spread over the pool (a single long row uses every thread); columns (kept
+// (reduction_kernels.h) and round once to the output. Rows (the reduced dims innermost) of up
+// to one block are summed many to a call (StatLoops::row_sums, short ones two at a time), longer
+// ones in blocks spread over the pool (a single long row uses every thread); columns (kept
 // dims innermost) are summed row after row into f64 accumulators, whole rows at a time (one
 // stream of reads), split over the pool by outer index (the reference's order) or, with too
 // few of those, by ranges of rows; a reduced-kept-reduced layout (sum over N, H, W of NCHW)
