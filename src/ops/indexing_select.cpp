@@ -21,11 +21,13 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/indexing.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
 #include "ops/meta_fn.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible::indexing {
 
@@ -91,16 +93,17 @@ int64_t checked_index(const Tensor& index, int64_t k, int64_t size) {
   return v;
 }
 
-Values index_select_ref(const Args& a) {
+// index_select into its output (meta: index_select_shape).
+void index_select_impl(const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Tensor& index = a.tensor("index");
-  const Shape shape = index_select_shape(self, a.integer("dim"), index);
+  const Tensor& out = outs.at(0).tensor();
   if (self.dim() == 0) {
     checked_index(index, 0, 1);
-    return {self.clone()};
+    out.copy_from(self);
+    return;
   }
   const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
-  Tensor out = Tensor::empty(shape, self.dtype());
   // Slice by slice along `dim` (the real-model gathers take 50k rows), every index checked
   // first.
   std::vector<int64_t> rows(static_cast<size_t>(index.numel()));
@@ -108,10 +111,10 @@ Values index_select_ref(const Args& a) {
     rows[static_cast<size_t>(k)] = checked_index(index, k, self.size(dim));
   for (int64_t k = 0; k < index.numel(); ++k)
     out.select(dim, k).copy_from(self.select(dim, rows[static_cast<size_t>(k)]));
-  return {out};
 }
 
-Values index_add_ref(const Args& a) {
+// index_add into its output (meta: check_index_add, fresh_like(self)).
+void index_add_impl(const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Tensor& index = a.tensor("index");
   const Tensor& source = a.tensor("source");
@@ -119,10 +122,10 @@ Values index_add_ref(const Args& a) {
   const Value& alpha = a.value("alpha");
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
-  std::vector<double> acc(static_cast<size_t>(n));
-  std::vector<int64_t> iacc(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    exact ? void(iacc[i] = self.get_int(i)) : void(acc[i] = self.get(i));
+  std::vector<double> acc = exact ? std::vector<double>{} : opsutil::read_doubles(self);
+  std::vector<int64_t> iacc(exact ? static_cast<size_t>(n) : 0);
+  if (exact)
+    for (int64_t i = 0; i < n; ++i) iacc[i] = self.get_int(i);
   // alpha is converted to the dtype first (truncated for integral dtypes).
   const int64_t ialpha = alpha.kind() == ValueKind::Float
                              ? static_cast<int64_t>(std::trunc(alpha.to_double()))
@@ -148,9 +151,11 @@ Values index_add_ref(const Args& a) {
       acc[tg] += falpha * source.get(k);
     ++k;
   });
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
-  for (int64_t i = 0; i < n; ++i) exact ? out.set_int(i, iacc[i]) : out.set(i, acc[i]);
-  return {out};
+  const Tensor& out = outs.at(0).tensor();
+  if (exact)
+    for (int64_t i = 0; i < n; ++i) out.set_int(i, iacc[i]);
+  else
+    opsutil::write_doubles(out, acc.data());
 }
 
 // masked_scatter's checks; returns the output's shape (the dtype is self's).
@@ -167,14 +172,15 @@ Shape masked_scatter_shape(const Args& a) {
   return broadcast_shapes(self.shape(), mask.shape());
 }
 
-Values masked_scatter_ref(const Args& a) {
+// masked_scatter into its output (meta: masked_scatter_shape); a source shorter than the mask's
+// true count raises (a check on the values).
+void masked_scatter_impl(const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Tensor& mask = a.tensor("mask");
   const Tensor& source = a.tensor("source");
-  const Shape shape = masked_scatter_shape(a);
-  const Tensor s = self.expand(shape);
-  const Tensor m = mask.expand(shape);
-  Tensor out = Tensor::empty(shape, self.dtype());
+  const Tensor& out = outs.at(0).tensor();
+  const Tensor s = self.expand(out.shape());
+  const Tensor m = mask.expand(out.shape());
   int64_t used = 0;
   for (int64_t i = 0; i < out.numel(); ++i) {
     if (m.get_int(i) != 0) {
@@ -184,7 +190,6 @@ Values masked_scatter_ref(const Args& a) {
       copy_element(s, i, out, i);
     }
   }
-  return {out};
 }
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
@@ -321,7 +326,7 @@ void register_index_select_ops(OpRegistry& r) {
           meta::fresh(index_select_shape(self, a.integer("dim"), a.tensor("index")), self.dtype())};
     };
     op.value_checks = true;  // indices out of range
-    op.ref = index_select_ref;
+    op.ref = structured_ref(op.meta, index_select_impl);
     op.samples = index_select_samples;
     op.roles["index"] = ArgRole::index_into("self", 0);
     op.cost = index_select_cost;
@@ -339,7 +344,7 @@ void register_index_select_ops(OpRegistry& r) {
       return Values{meta::fresh_like(self)};
     };
     op.value_checks = true;  // indices out of range
-    op.ref = index_add_ref;
+    op.ref = structured_ref(op.meta, index_add_impl);
     op.samples = index_add_samples;
     op.roles["index"] = ArgRole::index_into("self", 0);
     op.cost = index_add_cost;
@@ -356,7 +361,7 @@ void register_index_select_ops(OpRegistry& r) {
       return Values{meta::fresh(masked_scatter_shape(a), a.tensor("self").dtype())};
     };
     op.value_checks = true;  // source shorter than the mask's true count
-    op.ref = masked_scatter_ref;
+    op.ref = structured_ref(op.meta, masked_scatter_impl);
     op.samples = masked_scatter_samples;
     op.cost = masked_scatter_cost;
     r.add(std::move(op));
