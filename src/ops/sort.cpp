@@ -27,6 +27,7 @@
 #include "crucible/compare/compare.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
@@ -51,13 +52,13 @@ Values sort_rows_meta(const Tensor& self, int64_t dim, int64_t k) {
   return {meta::fresh(shape, self.dtype()), meta::fresh(shape, DType::Int64)};
 }
 
-// Sorts each row along `dim` stably (NaN largest) and keeps the first `k` (k < 0: all).
-Values sort_rows(const Tensor& self, int64_t dim, bool descending, int64_t k) {
+// Sorts each row along `dim` stably (NaN largest) into `out` (values, indices; sort_rows_meta's
+// shapes), keeping as many of each row as they hold (topk's k).
+void sort_rows(const Tensor& self, int64_t dim, bool descending, const Values& out) {
   const stats::Rows rows = stats::rows_of(self.shape(), dim);
-  const Shape shape = kept_shape(self, dim, k);
-  Tensor values = Tensor::empty(shape, self.dtype());
-  Tensor indices = Tensor::empty(shape, DType::Int64);
-  const stats::Rows out_rows = stats::rows_of(shape, dim);
+  const Tensor& values = out.at(0).tensor();
+  const Tensor& indices = out.at(1).tensor();
+  const stats::Rows out_rows = stats::rows_of(values.shape(), dim);
   const bool fl = is_floating(self.dtype());
   std::vector<int64_t> order(static_cast<size_t>(rows.len));
   for (int64_t r = 0; r < rows.count(); ++r) {
@@ -80,7 +81,6 @@ Values sort_rows(const Tensor& self, int64_t dim, bool descending, int64_t k) {
       indices.set_int(dst, order[static_cast<size_t>(j)]);
     }
   }
-  return {values, indices};
 }
 
 int64_t sort_dim(const Tensor& self, int64_t dim) {
@@ -88,15 +88,10 @@ int64_t sort_dim(const Tensor& self, int64_t dim) {
   return self.dim() == 0 ? 0 : w;
 }
 
-Values sort_ref(const Args& a) {
+// sort and sort.stable(self, *, stable, dim, descending) into their outputs (meta: sort_meta).
+void sort_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  return sort_rows(self, sort_dim(self, a.integer("dim")), a.flag("descending"), -1);
-}
-
-// sort.stable(self, *, stable, dim, descending)
-Values sort_stable_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  return sort_rows(self, sort_dim(self, a.integer("dim")), a.flag("descending"), -1);
+  sort_rows(self, sort_dim(self, a.integer("dim")), a.flag("descending"), out);
 }
 
 Values sort_meta(const Args& a) {
@@ -129,12 +124,14 @@ Values topk_meta(const Args& a) {
   return sort_rows_meta(self, dim, a.integer("k"));
 }
 
-Values topk_ref(const Args& a) {
+// topk into (values, indices) (meta: topk_meta; a 0-d self is its own top 1, index 0).
+void topk_impl(const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  const int64_t k = a.integer("k");
-  const int64_t dim = topk_dim(a);
-  if (self.dim() == 0) return {self.clone(), Tensor::zeros({}, DType::Int64)};
-  return sort_rows(self, dim, /*descending=*/a.flag("largest"), k);
+  if (self.dim() == 0) {
+    out.at(0).tensor().copy_from(self);
+    return;
+  }
+  sort_rows(self, sort_dim(self, a.integer("dim")), /*descending=*/a.flag("largest"), out);
 }
 
 Values nonzero_ref(const Args& a) {
@@ -428,7 +425,7 @@ void register_sort_ops(OpRegistry& r) {
         "sort");
     op.dtypes = all_numeric_dtypes();
     op.meta = sort_meta;
-    op.ref = sort_ref;
+    op.ref = structured_ref(op.meta, sort_impl);
     op.samples = sort_samples;
     op.cost = sort_cost;
     op.compare = sort_compare(op.schema);
@@ -441,7 +438,7 @@ void register_sort_ops(OpRegistry& r) {
         "sort");
     op.dtypes = all_numeric_dtypes();
     op.meta = sort_stable_meta;
-    op.ref = sort_stable_ref;
+    op.ref = structured_ref(op.meta, sort_impl);
     op.samples = sort_stable_samples;
     op.cost = sort_cost;
     op.compare = sort_compare(op.schema);
@@ -454,7 +451,7 @@ void register_sort_ops(OpRegistry& r) {
         "sort");
     op.dtypes = topk_dtypes();
     op.meta = topk_meta;
-    op.ref = topk_ref;
+    op.ref = structured_ref(op.meta, topk_impl);
     op.samples = topk_samples;
     op.cost = sort_cost;
     op.compare = sort_compare(op.schema);
