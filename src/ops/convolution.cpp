@@ -46,6 +46,7 @@
 #include "crucible/compare/compare.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/convolution_internal.h"
 #include "ops/families.h"
 #include "ops/judges.h"
@@ -332,13 +333,14 @@ std::vector<T> load(const Tensor& t) {
   return v;
 }
 
-// `v` as a tensor of `dt`, rounded once (floating) or wrapped to the width (integers).
+// `v` (logical order) stored into `out`, rounded once (floating) or wrapped to the width
+// (integers).
 template <typename T>
-Tensor store(const std::vector<T>& v, const Shape& shape, DType dt) {
+void store(const std::vector<T>& v, const Tensor& out) {
   constexpr bool kFloating = std::is_same_v<T, double>;
-  const Tensor c = Tensor::uninitialized(shape, kFloating ? DType::Float64 : DType::Int64);
+  const Tensor c = Tensor::uninitialized(out.shape(), kFloating ? DType::Float64 : DType::Int64);
   if (!v.empty()) std::memcpy(c.data_ptr(), v.data(), v.size() * sizeof(T));
-  return c.to(dt);
+  out.copy_from(c);
 }
 
 // bias[c] added to every element of channel c of an [N, C, spatial] buffer.
@@ -352,9 +354,9 @@ void add_bias(std::vector<T>& buf, const Tensor& bias, int64_t n, int64_t channe
       for (int64_t s = 0; s < sp; ++s) buf[(i * channels + c) * sp + s] += b[c];
 }
 
-// The integer convolutions, exact in uint64 and wrapped to the width when stored.
-Tensor conv_forward_int(const Conv& c, const Tensor& input, const Tensor& weight,
-                        const std::optional<Tensor>& bias) {
+// The integer convolutions into `out`, exact in uint64 and wrapped to the width when stored.
+void conv_forward_int(const Conv& c, const Tensor& input, const Tensor& weight,
+                      const std::optional<Tensor>& bias, const Tensor& out_t) {
   const Geo q = make_geo(c);
   std::vector<uint64_t> in = load<uint64_t>(input), w = load<uint64_t>(weight);
   std::vector<uint64_t> out(static_cast<size_t>(numel_of(c.output_shape)), 0);
@@ -363,7 +365,7 @@ Tensor conv_forward_int(const Conv& c, const Tensor& input, const Tensor& weight
   else
     conv_core<Mode::Scatter>(q, out.data(), in.data(), w.data());
   if (bias) add_bias(out, *bias, c.output_shape[0], c.output_shape[1]);
-  return store(out, c.output_shape, input.dtype());
+  store(out, out_t);
 }
 
 // One batch element of `t` as a contiguous f64 tensor.
@@ -374,15 +376,14 @@ int64_t plane_size(const Shape& shape) {
   return shape[1] == 0 ? 0 : numel_of(Shape(shape.begin() + 2, shape.end()));
 }
 
-// The floating convolutions in f64, one batch element at a time (the f64 copies stay one
-// element's size), each output element rounded once to the dtype.
-Tensor conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight,
-                        const std::optional<Tensor>& bias) {
+// The floating convolutions in f64 into `out`, one batch element at a time (the f64 copies
+// stay one element's size), each output element rounded once to the dtype.
+void conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight,
+                      const std::optional<Tensor>& bias, const Tensor& out) {
   Geo q = make_geo(c);
   q.n = 1;
   const std::vector<double> w = load<double>(weight);
   const std::vector<double> b = bias ? load<double>(*bias) : std::vector<double>();
-  const Tensor out = Tensor::uninitialized(c.output_shape, input.dtype());
   const Shape item(c.output_shape.begin() + 1, c.output_shape.end());
   const int64_t ch = c.output_shape[1], sp = plane_size(c.output_shape);
   for (int64_t n = 0; n < c.output_shape[0]; ++n) {
@@ -399,20 +400,22 @@ Tensor conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight
     }
     out.select(0, n).copy_from(y);
   }
-  return out;
 }
 
 Values convolution_meta(const Args& a) {
   return {meta::fresh(conv::convolution_checked(a).output_shape, a.tensor("input").dtype())};
 }
 
-Values convolution_ref(const Args& a) {
+// convolution into its output (meta: convolution_meta; the geometry worked out again).
+void convolution_impl(const Args& a, const Values& out) {
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
   const std::optional<Tensor> bias = a.opt_tensor("bias");
   const Conv c = conv::convolution_checked(a);
-  if (is_floating(input.dtype())) return {conv_forward_f64(c, input, weight, bias)};
-  return {conv_forward_int(c, input, weight, bias)};
+  if (is_floating(input.dtype()))
+    conv_forward_f64(c, input, weight, bias, out.at(0).tensor());
+  else
+    conv_forward_int(c, input, weight, bias, out.at(0).tensor());
 }
 
 // (grad_input, grad_weight, grad_bias), None where output_mask is false.
@@ -429,17 +432,18 @@ Values convolution_backward_meta(const Args& a) {
   return out;
 }
 
-Values convolution_backward_ref(const Args& a) {
+// convolution_backward into the outputs output_mask asks for (meta:
+// convolution_backward_meta).
+void convolution_backward_impl(const Args& a, const Values& outs) {
   const Tensor& grad_out = a.tensor("grad_output");
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
   const Conv c = conv::convolution_backward_checked(a);
   const std::vector<bool> mask = a.value("output_mask").bool_list();
-  const DType dt = input.dtype();
   Geo q = make_geo(c);
   q.n = 1;  // one batch element at a time, grad_weight and grad_bias summed over them in order
   const std::vector<double> w = mask[0] ? load<double>(weight) : std::vector<double>();
-  const Tensor gi = mask[0] ? Tensor::uninitialized(input.shape(), dt) : Tensor();
+  const Tensor gi = mask[0] ? outs.at(0).tensor() : Tensor();
   const Shape in_item(input.shape().begin() + 1, input.shape().end());
   std::vector<double> gw(static_cast<size_t>(mask[1] ? weight.numel() : 0), 0.0);
   const int64_t ch = grad_out.size(1), sp = plane_size(grad_out.shape());
@@ -467,11 +471,8 @@ Values convolution_backward_ref(const Args& a) {
         for (int64_t s = 0; s < sp; ++s) gb[k] += god[k * sp + s];
     }
   }
-  Values out{Value(), Value(), Value()};
-  if (mask[0]) out[0] = gi;
-  if (mask[1]) out[1] = store(gw, weight.shape(), dt);
-  if (mask[2]) out[2] = store(gb, {ch}, dt);
-  return out;
+  if (mask[1]) store(gw, outs.at(1).tensor());
+  if (mask[2]) store(gb, outs.at(2).tensor());
 }
 
 std::vector<DType> conv_dtypes() {
@@ -490,11 +491,11 @@ void register_convolution_ops(OpRegistry& r) {
         "convolution");
     op.dtypes = conv_dtypes();
     op.meta = convolution_meta;
-    op.ref = convolution_ref;
+    op.ref = structured_ref(op.meta, convolution_impl);
     op.samples = conv::convolution_samples;
     op.cost = conv::conv_cost;
     op.compare.tol_scale = conv::conv_tol_scale;
-    op.compare = judges::accumulation_overflow_policy(op.compare, convolution_ref, op.schema);
+    op.compare = judges::accumulation_overflow_policy(op.compare, op.ref, op.schema);
     r.add(std::move(op));
   }
   {
@@ -505,7 +506,7 @@ void register_convolution_ops(OpRegistry& r) {
         "convolution");
     op.dtypes = floating_dtypes();
     op.meta = convolution_backward_meta;
-    op.ref = convolution_backward_ref;
+    op.ref = structured_ref(op.meta, convolution_backward_impl);
     op.samples = conv::convolution_backward_samples;
     op.cost = conv::conv_backward_cost;
     op.compare.kind = ComparePolicy::Kind::Custom;
