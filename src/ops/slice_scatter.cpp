@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/samples.h"
 #include "ops/shape_internal.h"
@@ -83,12 +84,10 @@ Tensor as_strided_scatter_view(const Tensor& o, const Args& a) {
   return shape_ops::as_strided(o, a.ints("size"), a.ints("stride"), a.value("storage_offset"));
 }
 
-// A backward: zeros of input_sizes in grad's dtype, its view given grad (broadcast).
-Values backward_ref(const Args& a, ViewOf view_of) {
-  const Tensor& grad = a.tensor("grad_output");
-  Tensor out = Tensor::zeros(a.ints("input_sizes"), grad.dtype());
-  view_of(out, a).copy_from(grad);
-  return {out};
+// A backward into its output (zeros of input_sizes in grad's dtype; meta: backward_meta): its
+// view given grad (broadcast).
+void backward_impl(const Args& a, const Values& out, ViewOf view_of) {
+  view_of(out.at(0).tensor(), a).copy_from(a.tensor("grad_output"));
 }
 
 // The backward's checks on a meta output: the view exists and grad broadcasts to it.
@@ -100,18 +99,13 @@ Values backward_meta(const Args& a, ViewOf view_of) {
   return {Value(out)};
 }
 
-// A scatter: a clone of self (contiguous, or preserving self's strides for as_strided_scatter)
+// A scatter into its output (contiguous, or with self's strides preserved for
+// as_strided_scatter; meta: scatter_meta, which checked src against the view): a copy of self
 // whose view is overwritten by src.
-Values scatter_ref(const Args& a, ViewOf view_of, bool preserve) {
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  Tensor out = preserve ? Tensor::empty_strided(self.shape(), preserve_strides(self), self.dtype())
-                        : Tensor::empty(self.shape(), self.dtype());
-  out.copy_from(self);
-  Tensor v = view_of(out, a);
-  check_src(v, src);
-  v.copy_from(src);
-  return {out};
+void scatter_impl(const Args& a, const Values& outs, ViewOf view_of) {
+  const Tensor& out = outs.at(0).tensor();
+  out.copy_from(a.tensor("self"));
+  view_of(out, a).copy_from(a.tensor("src"));
 }
 
 Values scatter_meta(const Args& a, ViewOf view_of, bool preserve) {
@@ -294,11 +288,11 @@ std::vector<Sample> as_strided_scatter_samples(const SampleContext& ctx) {
   return out;
 }
 
-void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn samples) {
+void add(OpRegistry& r, const char* schema, MetaFn meta, ImplFn impl, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "view.backward");
   op.dtypes = all_numeric_dtypes();
   op.meta = std::move(meta);
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = scatter_cost;
   r.add(std::move(op));
@@ -308,15 +302,16 @@ void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn sam
 
 void register_slice_scatter_ops(OpRegistry& r) {
   auto backward = [](ViewOf view_of) {
-    return std::pair<MetaFn, RefFn>{[view_of](const Args& a) { return backward_meta(a, view_of); },
-                                    [view_of](const Args& a) { return backward_ref(a, view_of); }};
+    return std::pair<MetaFn, ImplFn>{
+        [view_of](const Args& a) { return backward_meta(a, view_of); },
+        [view_of](const Args& a, const Values& out) { backward_impl(a, out, view_of); }};
   };
   auto scatter = [](ViewOf view_of, bool preserve = false) {
-    return std::pair<MetaFn, RefFn>{
+    return std::pair<MetaFn, ImplFn>{
         [view_of, preserve](const Args& a) { return scatter_meta(a, view_of, preserve); },
-        [view_of, preserve](const Args& a) { return scatter_ref(a, view_of, preserve); }};
+        [view_of](const Args& a, const Values& out) { scatter_impl(a, out, view_of); }};
   };
-  auto add_op = [&r](const char* schema, const std::pair<MetaFn, RefFn>& fns, SampleFn samples) {
+  auto add_op = [&r](const char* schema, const std::pair<MetaFn, ImplFn>& fns, SampleFn samples) {
     add(r, schema, fns.first, fns.second, std::move(samples));
   };
   add_op(
