@@ -41,8 +41,12 @@ TEST(CompileAttacks, EachIsACompileErrorAndNoSecretLeaks) {
   ASSERT_EQ(mkfifo((k / "sin.default" / "hang.fifo").c_str(), 0600), 0);
   const fs::path out = d / "run", cache = d / "cache";
 
+  // The timeout ends the attack that reads from a fifo; the right kernel must compile within
+  // it under ctest's parallel load on two cores (3 s failed there once: the floor kernel's
+  // compile was stopped).
   Output o = crucible_env(
-      "CRUCIBLE_KERNEL_CACHE=" + shell_quote(cache.string()) + " CRUCIBLE_KERNEL_COMPILE_TIMEOUT=3",
+      "CRUCIBLE_KERNEL_CACHE=" + shell_quote(cache.string()) +
+          " CRUCIBLE_KERNEL_COMPILE_TIMEOUT=10",
       "run --suite smoke --dtypes f32 --workers 2 -q --backend dir:" + shell_quote(k.string()) +
           " --ops floor.default,abs.default,neg.default,exp.default,sin.default,sqrt.default,"
           "cos.default,tanh.default --out " +
@@ -73,7 +77,7 @@ TEST(CompileAttacks, EachIsACompileErrorAndNoSecretLeaks) {
         << detail[name];
     EXPECT_NE(detail[name].find("Permission denied"), std::string::npos) << detail[name];
   }
-  EXPECT_NE(detail["aten.sin.default"].find("the compiler did not finish in 3 s"),
+  EXPECT_NE(detail["aten.sin.default"].find("the compiler did not finish in 10 s"),
             std::string::npos)
       << detail["aten.sin.default"];
   EXPECT_LT(detail["aten.cos.default"].size(), 1500u) << detail["aten.cos.default"];
