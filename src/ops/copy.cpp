@@ -15,6 +15,7 @@
 #include <string>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/copy.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -221,12 +222,6 @@ void convert_copy(const Tensor& dst, const Tensor& src) {
   });
 }
 
-Tensor copy_with(const Tensor& self, DType dtype, MemoryFormat mf) {
-  Tensor out = Tensor::empty_strided(self.shape(), copy_strides(self, mf), dtype);
-  convert_copy(out, self);
-  return out;
-}
-
 // A copy's result: checked, described by its dtype and strides (self's shape).
 struct CopySpec {
   DType dtype;
@@ -242,9 +237,10 @@ CopySpec clone_spec(const Args& a) {
   return {self.dtype(), copy_strides(self, memory_format_arg(a))};
 }
 
-Values clone_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  return {Value(copy_with(self, self.dtype(), memory_format_arg(a)))};
+// clone and _to_copy into their output (meta: copy_meta, with the strides and dtype of the
+// copy).
+void copy_into_impl(const Args& a, const Values& out) {
+  convert_copy(out.at(0).tensor(), a.tensor("self"));
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
@@ -253,20 +249,13 @@ CopySpec to_copy_spec(const Args& a) {
   return {dtype, copy_strides(a.tensor("self"), memory_format_arg(a))};
 }
 
-Values to_copy_ref(const Args& a) {
-  const DType dtype = copy_ops::to_copy_dtype(a);
-  return {Value(copy_with(a.tensor("self"), dtype, memory_format_arg(a)))};
-}
-
-Values copy_inplace_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
+// copy_ into self (the meta function's output is self itself).
+void copy_inplace_impl(const Args& a, const Values& out) {
   const Tensor& src = a.tensor("src");
-  copy_ops::check_copy_inplace(self, src);
   // Through a temporary, so a src that overlaps self is read before it is written.
   Tensor tmp = Tensor::empty(src.shape(), src.dtype());
   tmp.copy_from(src);
-  convert_copy(self, tmp);
-  return {Value(self)};
+  convert_copy(out.at(0).tensor(), tmp);
 }
 
 CostFn copy_cost() {
@@ -420,11 +409,11 @@ std::vector<Sample> copy_inplace_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef copy_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples) {
+OpDef copy_op(std::string_view schema, MetaFn meta, ImplFn impl, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "copy");
   op.dtypes = all_numeric_dtypes();
   op.meta = std::move(meta);
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = copy_cost();
   return op;
@@ -435,13 +424,13 @@ OpDef copy_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples)
 void register_copy_ops(OpRegistry& r) {
   r.add(copy_op(
       "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-      [](const Args& a) { return copy_meta(a.tensor("self"), clone_spec(a)); }, clone_ref,
+      [](const Args& a) { return copy_meta(a.tensor("self"), clone_spec(a)); }, copy_into_impl,
       clone_samples));
   r.add(copy_op(
       "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
       "device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? "
       "memory_format=None) -> Tensor",
-      [](const Args& a) { return copy_meta(a.tensor("self"), to_copy_spec(a)); }, to_copy_ref,
+      [](const Args& a) { return copy_meta(a.tensor("self"), to_copy_spec(a)); }, copy_into_impl,
       to_copy_samples));
   r.add(copy_op(
       "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
@@ -449,7 +438,7 @@ void register_copy_ops(OpRegistry& r) {
         copy_ops::check_copy_inplace(a.tensor("self"), a.tensor("src"));
         return Values{a.value("self")};
       },
-      copy_inplace_ref, copy_inplace_samples));
+      copy_inplace_impl, copy_inplace_samples));
 }
 
 }  // namespace crucible
