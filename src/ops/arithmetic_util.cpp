@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "crucible/core/dispatch.h"
-#include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/util.h"
@@ -154,11 +153,6 @@ int64_t scalar_as_int(const Scalar& s, DType t) {
 
 namespace {
 
-const char* element(const Tensor& t, int64_t offset) {
-  return static_cast<const char*>(t.storage()->data()) +
-         offset * static_cast<int64_t>(t.itemsize());
-}
-
 void check_shape(std::span<const Tensor> ins, const Tensor& out) {
   Shape s = out.shape();
   for (const Tensor& t : ins) s = broadcast_shapes(s, t.shape());
@@ -169,42 +163,10 @@ void check_shape(std::span<const Tensor> ins, const Tensor& out) {
 
 }  // namespace
 
-namespace {
-
-// out = f(values of the inputs) elementwise in values of T, each input's run passed through
-// `prepare` first, by runs over the threads.
-template <typename T, typename Prepare, typename F>
-void map_values(std::span<const Tensor> ins, const Tensor& out, const Prepare& prepare,
-                const F& f) {
-  check_shape(ins, out);
-  std::vector<Tensor> ops;
-  ops.push_back(out);
-  ops.insert(ops.end(), ins.begin(), ins.end());
-  const size_t nk = ins.size();
-  opsutil::for_each_run(
-      out.shape(), ops, true, [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-        T* res;
-        opsutil::scratch_for(0, n, &res);
-        std::vector<T*> runs(nk);
-        for (size_t k = 0; k < nk; ++k) {
-          opsutil::scratch_for(k + 1, n, &runs[k]);
-          load_run(element(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
-          prepare(runs[k], n);
-        }
-        std::vector<T> vals(nk);
-        for (int64_t i = 0; i < n; ++i) {
-          for (size_t k = 0; k < nk; ++k) vals[k] = runs[k][i];
-          res[i] = f(vals.data());
-        }
-        store_run(const_cast<char*>(element(out, o[0])), st[0], n, out.dtype(), res);
-      });
-}
-
-}  // namespace
-
 void map_float(std::span<const Tensor> ins, const Tensor& out,
                const std::function<double(const double*)>& f, std::optional<DType> round_inputs) {
-  map_values<double>(
+  check_shape(ins, out);
+  opsutil::map_values<double>(
       ins, out,
       [&](double* v, int64_t n) {
         if (round_inputs)
@@ -215,7 +177,8 @@ void map_float(std::span<const Tensor> ins, const Tensor& out,
 
 void map_int(std::span<const Tensor> ins, DType compute, const Tensor& out,
              const std::function<int64_t(const int64_t*)>& f) {
-  map_values<int64_t>(
+  check_shape(ins, out);
+  opsutil::map_values<int64_t>(
       ins, out,
       [&](int64_t* v, int64_t n) {
         if (compute != DType::Int64)  // (wrapping to int64 changes nothing)

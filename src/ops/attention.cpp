@@ -53,6 +53,7 @@
 #include "ops/meta_fn.h"
 #include "ops/norm_internal.h"
 #include "ops/samples.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace attention {
@@ -269,14 +270,8 @@ Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
 Tensor filled(const Value& spec, const std::vector<double>& vals) {
   const Tensor& m = spec.tensor();
   Tensor t = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, vals[static_cast<size_t>(i)]);
+  opsutil::write_doubles(t, vals.data());
   return t;
-}
-
-std::vector<double> values_of(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get(i);
-  return v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,8 +401,8 @@ Values flash_cpu_backward_ref(const Args& a) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   const Call c = make_call(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
                            scale_of(a.value("scale"), q.size(3)));
-  const Backward r =
-      backward(c, a.tensor("grad_out"), a.tensor("out"), values_of(a.tensor("logsumexp")));
+  const Backward r = backward(c, a.tensor("grad_out"), a.tensor("out"),
+                              opsutil::read_doubles(a.tensor("logsumexp")));
   return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
 }
 
@@ -483,8 +478,8 @@ Values cudnn_backward_ref(const Args& a) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   const Call c = make_call(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                            scale_of(a.value("scale"), q.size(3)));
-  const Backward r =
-      backward(c, a.tensor("grad_out"), a.tensor("out"), values_of(a.tensor("logsumexp")));
+  const Backward r = backward(c, a.tensor("grad_out"), a.tensor("out"),
+                              opsutil::read_doubles(a.tensor("logsumexp")));
   return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
 }
 

@@ -49,6 +49,7 @@
 #include "ops/attention_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
+#include "ops/util.h"
 
 namespace crucible {
 namespace {
@@ -176,7 +177,7 @@ Values flash_backward_meta(const Args& a) {
 Values flash_backward_ref(const Args& a) {
   const Values spec = flash_backward_meta(a);
   const Backward r = backward(flash_call(a), a.tensor("grad_out"), a.tensor("out"),
-                              values_of(a.tensor("logsumexp")));
+                              opsutil::read_doubles(a.tensor("logsumexp")));
   return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
 }
 
@@ -318,8 +319,8 @@ Values efficient_backward_ref(const Args& a) {
   const Tensor& lse = a.tensor("logsumexp");
   const Tensor rows = lse.slice(2, 0, c.d.l);
   std::vector<double> ds;
-  const Backward g = backward(c, a.tensor("grad_out_"), a.tensor("out"), values_of(rows),
-                              r[3].is_tensor() ? &ds : nullptr);
+  const Backward g = backward(c, a.tensor("grad_out_"), a.tensor("out"),
+                              opsutil::read_doubles(rows), r[3].is_tensor() ? &ds : nullptr);
   r[0] = filled(r[0], g.dq);
   r[1] = filled(r[1], g.dk);
   r[2] = filled(r[2], g.dv);

@@ -77,8 +77,6 @@ Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
 
 // A fresh tensor laid out as the meta output `spec`, holding `vals` (row-major, rounded once).
 Tensor filled(const Value& spec, const std::vector<double>& vals);
-// t's elements in row-major order.
-std::vector<double> values_of(const Tensor& t);
 
 // Forward: 2 flops per multiply-add of the two products; backward (products_factor 2.5): the
 // scores again, dV, dP, dQ and dK. Bytes: every tensor in and out.

@@ -181,18 +181,14 @@ int64_t trunc_to_int64(double x) {
   return static_cast<int64_t>(x);
 }
 
-char* element(const Tensor& t, int64_t offset) {
-  return static_cast<char*>(t.storage()->data()) + offset * static_cast<int64_t>(t.itemsize());
-}
-
 // dst[...] = convert(src[...]) with src broadcast to dst's shape.
 void convert_copy(const Tensor& dst, const Tensor& src) {
   const DType dt = dst.dtype(), st = src.dtype();
   const bool src_float = is_floating(st);
   const Tensor ops[] = {dst, src};
   opsutil::for_each_offset(dst.shape(), ops, [&](std::span<const int64_t> off) {
-    char* d = element(dst, off[0]);
-    const char* s = element(src, off[1]);
+    char* d = opsutil::element_at(dst, off[0]);
+    const char* s = opsutil::element_at(src, off[1]);
     if (is_complex(st)) {
       // Complex sources keep both parts into complex; into real dtypes the real part converts
       // as a float does (the imaginary part is dropped), into bool either part non-zero.

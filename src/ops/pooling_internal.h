@@ -13,9 +13,6 @@
 
 namespace crucible::pooling {
 
-// Every element in logical order, as doubles.
-std::vector<double> load(const Tensor& t);
-
 double bytes_of(const Value& v);
 
 // Samples of max_pool{nsp}d_with_indices (or its backward) and adaptive_max_pool2d (or its

@@ -3,7 +3,6 @@
 #include "ops/util.h"
 
 #include <algorithm>
-#include <type_traits>
 
 #include "crucible/core/element_runs.h"
 #include "crucible/core/error.h"
@@ -102,10 +101,6 @@ std::vector<Shape> broadcast_strides(const Shape& shape, std::span<const Tensor>
     out.push_back(std::move(st));
   }
   return out;
-}
-
-char* element(const Tensor& t, int64_t offset) {
-  return static_cast<char*>(t.storage()->data()) + offset * static_cast<int64_t>(t.itemsize());
 }
 
 void check_out_shape(const Tensor& out, const Shape& expected) {
@@ -286,7 +281,7 @@ std::vector<double> read_doubles(const Tensor& t) {
   const Tensor ops[] = {t};
   for_each_run(t.shape(), ops, true,
                [&](int64_t first, const int64_t* o, int64_t n, const int64_t* st) {
-                 load_run_as_double(element(t, o[0]), st[0], n, t.dtype(), v.data() + first);
+                 load_run_as_double(element_at(t, o[0]), st[0], n, t.dtype(), v.data() + first);
                });
   return v;
 }
@@ -295,68 +290,52 @@ void write_doubles(const Tensor& t, const double* v) {
   const Tensor ops[] = {t};
   for_each_run(t.shape(), ops, true,
                [&](int64_t first, const int64_t* o, int64_t n, const int64_t* st) {
-                 store_run_from_double(element(t, o[0]), st[0], n, t.dtype(), v + first);
+                 store_run_from_double(element_at(t, o[0]), st[0], n, t.dtype(), v + first);
                });
 }
 
 void load_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, double* v) {
   if (n <= 0) return;
-  load_run_as_double(element(t, t.storage_index(first)), t.dim() == 0 ? 0 : t.stride(dim), n,
+  load_run_as_double(element_at(t, t.storage_index(first)), t.dim() == 0 ? 0 : t.stride(dim), n,
                      t.dtype(), v);
 }
 
 void store_row(const Tensor& t, int64_t first, int64_t dim, int64_t n, const double* v) {
   if (n <= 0) return;
-  store_run_from_double(element(t, t.storage_index(first)), t.dim() == 0 ? 0 : t.stride(dim), n,
+  store_run_from_double(element_at(t, t.storage_index(first)), t.dim() == 0 ? 0 : t.stride(dim), n,
                         t.dtype(), v);
 }
 
 namespace {
 
-// out = f(ins...) elementwise in values of T (one or two inputs, broadcast to out's shape), by
-// runs over the threads.
-template <typename T, typename F>
-void map_values(std::initializer_list<Tensor> ins, const Tensor& out, const F& f) {
-  const std::vector<Tensor> in(ins);
-  std::vector<Tensor> ops{out};
-  ops.insert(ops.end(), in.begin(), in.end());
-  for_each_run(out.shape(), ops, true,
-               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
-                 T* v[2] = {scratch<T>(0, n), scratch<T>(1, n)};
-                 for (size_t k = 0; k < in.size(); ++k)
-                   load_run(element(in[k], o[k + 1]), st[k + 1], n, in[k].dtype(), v[k]);
-                 for (int64_t i = 0; i < n; ++i) {
-                   if constexpr (std::is_invocable_v<F, T>)
-                     v[0][i] = f(v[0][i]);
-                   else
-                     v[0][i] = f(v[0][i], v[1][i]);
-                 }
-                 store_run(element(out, o[0]), st[0], n, out.dtype(), v[0]);
-               });
-}
+void no_prepare(const void*, int64_t) {}
 
 }  // namespace
 
 void map_unary(const Tensor& in, const Tensor& out, const std::function<double(double)>& f) {
   check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
-  map_values<double>({in}, out, f);
+  const Tensor ins[] = {in};
+  map_values<double>(ins, out, no_prepare, [&](const double* v) { return f(v[0]); });
 }
 
 void map_binary(const Tensor& a, const Tensor& b, const Tensor& out,
                 const std::function<double(double, double)>& f) {
   check_out_shape(out, broadcast_shapes(a.shape(), b.shape()));
-  map_values<double>({a, b}, out, f);
+  const Tensor ins[] = {a, b};
+  map_values<double>(ins, out, no_prepare, [&](const double* v) { return f(v[0], v[1]); });
 }
 
 void map_unary_int(const Tensor& in, const Tensor& out, const std::function<int64_t(int64_t)>& f) {
   check_out_shape(out, broadcast_shapes(in.shape(), out.shape()));
-  map_values<int64_t>({in}, out, f);
+  const Tensor ins[] = {in};
+  map_values<int64_t>(ins, out, no_prepare, [&](const int64_t* v) { return f(v[0]); });
 }
 
 void map_binary_int(const Tensor& a, const Tensor& b, const Tensor& out,
                     const std::function<int64_t(int64_t, int64_t)>& f) {
   check_out_shape(out, broadcast_shapes(a.shape(), b.shape()));
-  map_values<int64_t>({a, b}, out, f);
+  const Tensor ins[] = {a, b};
+  map_values<int64_t>(ins, out, no_prepare, [&](const int64_t* v) { return f(v[0], v[1]); });
 }
 
 std::vector<int64_t> normalise_dims(std::span<const int64_t> dims, int64_t ndim) {

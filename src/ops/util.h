@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "crucible/core/element_runs.h"
 #include "crucible/core/value.h"
 
 namespace crucible::opsutil {
@@ -62,6 +63,42 @@ double* scratch_doubles(size_t slot, int64_t n);
 int64_t* scratch_ints(size_t slot, int64_t n);
 inline void scratch_for(size_t slot, int64_t n, double** p) { *p = scratch_doubles(slot, n); }
 inline void scratch_for(size_t slot, int64_t n, int64_t** p) { *p = scratch_ints(slot, n); }
+
+// The address of the element at storage offset `offset` (in elements) of t's storage.
+inline char* element_at(const Tensor& t, int64_t offset) {
+  return static_cast<char*>(t.storage()->data()) + offset * static_cast<int64_t>(t.itemsize());
+}
+
+// out = f(v), v the inputs' values at each element (broadcast to out's shape), in values of T
+// (double: load_as_double's conversions, int64: load_as_int's), each input's run of values
+// passed through prepare(T* v, int64_t n) first; by runs over the references' threads (f must
+// be pure). The engine of the map helpers below and of arith::map_float/map_int.
+template <typename T, typename Prepare, typename F>
+void map_values(std::span<const Tensor> ins, const Tensor& out, const Prepare& prepare,
+                const F& f) {
+  std::vector<Tensor> ops{out};
+  ops.insert(ops.end(), ins.begin(), ins.end());
+  const size_t nk = ins.size();
+  for_each_run(out.shape(), ops, true,
+               [&](int64_t, const int64_t* o, int64_t n, const int64_t* st) {
+                 thread_local std::vector<T*> runs;
+                 thread_local std::vector<T> vals;
+                 runs.resize(nk);
+                 vals.resize(nk);
+                 T* res;
+                 scratch_for(0, n, &res);
+                 for (size_t k = 0; k < nk; ++k) {
+                   scratch_for(k + 1, n, &runs[k]);
+                   load_run(element_at(ins[k], o[k + 1]), st[k + 1], n, ins[k].dtype(), runs[k]);
+                   prepare(runs[k], n);
+                 }
+                 for (int64_t i = 0; i < n; ++i) {
+                   for (size_t k = 0; k < nk; ++k) vals[k] = runs[k][i];
+                   res[i] = f(vals.data());
+                 }
+                 store_run(element_at(out, o[0]), st[0], n, out.dtype(), res);
+               });
+}
 
 // Elementwise maps computed in double (floating outputs) and rounded once to `out`'s dtype.
 // `out` must have the broadcast shape of the inputs. They run by runs (for_each_run), in
