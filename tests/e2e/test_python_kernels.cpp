@@ -3,6 +3,7 @@
 // kernel gets its own verdict with its cause, and the right ones beside them pass in the same run.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -97,6 +98,9 @@ TEST(PythonKernels, EachBadKernelCostsOnlyItsOwnCasesAndTheRightOnesPass) {
   // Installs signal handlers on every call (as Triton's LLVM does when it compiles): its
   // dispositions are put back after each call, so the process state check sees none changed.
   EXPECT_TRUE(v.all("aten.tanh.default", "passed")) << v.dump("aten.tanh.default");
+  // PyTorch came imported from the candidate zygote, and os.environ and tempfile name this
+  // process's own scratch folder, set after the fork (tempfile writes there).
+  EXPECT_TRUE(v.all("aten.rsqrt.default", "passed")) << v.dump("aten.rsqrt.default");
   // Writes a program into its scratch folder and runs it: not executable there.
   EXPECT_TRUE(v.all("aten.log1p.default", "failed")) << v.dump("aten.log1p.default");
   EXPECT_TRUE(v.cause("aten.log1p.default", "PermissionError: [Errno 13] Permission denied"))
@@ -171,6 +175,35 @@ TEST(PythonKernels, ExampleFolderPassesOpinfo) {
   Verdicts v(read_jsonl(out + "/results.jsonl"));
   for (const char* op : {"aten.relu.default", "aten.add.Tensor", "aten._softmax.default"})
     EXPECT_TRUE(v.all(op, "passed")) << v.dump(op);
+}
+
+// The interpreter and PyTorch are imported in the candidate zygote, outside the sandbox: nothing
+// of the user's folder may be imported there. A folder whose working copy holds modules named
+// like what the interpreter imports at start and what the bridge imports (torch, numpy,
+// sitecustomize, usercustomize), each writing a marker outside the sandbox, run from that very
+// folder: the markers never appear and the right kernel beside them passes on the real torch.
+TEST(PythonKernels, ModulesInTheWorkingFolderAreNotImportedOutsideTheSandbox) {
+  namespace fs = std::filesystem;
+  const std::string root = temp_dir("python-kernels-shadow");
+  const std::string kernels = root + "/kernels", markers = root + "/markers";
+  fs::create_directories(kernels + "/relu");
+  fs::create_directories(markers);
+  std::ofstream(kernels + "/relu/relu.py") << "import torch\n\n\ndef relu_kernel_impl(x):\n"
+                                              "    return torch.relu(x)\n";
+  for (const char* name : {"torch", "numpy", "sitecustomize", "usercustomize"})
+    std::ofstream(kernels + "/" + name + ".py")
+        << "open(" << nlohmann::json(markers + "/" + name).dump() << ", 'w').write('imported')\n"
+        << "raise ImportError('the shadowing " << name << " was imported')\n";
+  const std::string out = root + "/run";
+  Output o = crucible_env("cd " + shell_quote(kernels) + " &&",
+                          "run --backend dir:. --op aten.relu.default --case "
+                          "'((T([4, 5], f32),), {})' --timeout " +
+                              std::string(kTimeout) + " -q --out " + shell_quote(out));
+  EXPECT_EQ(o.status, 0) << o.out;
+  for (const char* name : {"torch", "numpy", "sitecustomize", "usercustomize"})
+    EXPECT_FALSE(fs::exists(markers + "/" + name)) << name << " was imported\n" << o.out;
+  Verdicts v(read_jsonl(out + "/results.jsonl"));
+  EXPECT_TRUE(v.all("aten.relu.default", "passed")) << v.dump("aten.relu.default");
 }
 
 }  // namespace

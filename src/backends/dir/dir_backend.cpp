@@ -237,8 +237,13 @@ class DirBackend final : public DelegatingBackend {
     };
     // Candidate processes that may start CUDA (.cu kernels; Python kernels, which may use
     // torch.cuda) are forked by a zygote that forked before the worker could start CUDA.
-    for (const BuiltKernel& k : b->kernels)
+    bool python = false;
+    for (const BuiltKernel& k : b->kernels) {
       opts.zygote = opts.zygote || k.cuda || !k.python.empty();
+      python = python || !k.python.empty();
+    }
+    // The zygote imports Python and PyTorch once for every Python kernel's process it forks.
+    if (python) opts.zygote_hooks = python_zygote_hooks();
     // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(
         name_,

@@ -98,7 +98,7 @@ int64_t recv_int(int sock) {
 
 }  // namespace
 
-CandidateZygote::CandidateZygote(CandidateMain main) {
+CandidateZygote::CandidateZygote(CandidateMain main, ZygoteHooks hooks) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     internal_error(std::string("socketpair for the candidate zygote: ") + std::strerror(errno));
@@ -112,7 +112,7 @@ CandidateZygote::CandidateZygote(CandidateMain main) {
     if (getppid() != worker) _exit(0);
     ::close(sv[0]);
     sock_ = sv[1];
-    serve(main);
+    serve(main, hooks);
   }
   ::close(sv[1]);
   sock_ = sv[0];
@@ -127,7 +127,7 @@ CandidateZygote::~CandidateZygote() {
   }
 }
 
-void CandidateZygote::serve(const CandidateMain& main) {
+void CandidateZygote::serve(const CandidateMain& main, const ZygoteHooks& hooks) {
   // Only the channel stays open (a worker's pipes held here would hide the worker's end from
   // the pool), and a memory checker's descriptors (inherited_fds.h); standard input, output
   // and error stay for the candidate processes to replace.
@@ -136,6 +136,7 @@ void CandidateZygote::serve(const CandidateMain& main) {
     sock_ = channel;
   }
   close_fds_from(3, {sock_});
+  if (hooks.warm) hooks.warm();
   const pid_t self = getpid();
   std::string req;
   std::vector<int> fds;
@@ -147,14 +148,17 @@ void CandidateZygote::serve(const CandidateMain& main) {
       z.tag = h.tag;
       z.cuda_device = h.cuda_device;
       z.op = req.substr(1 + sizeof(h));
+      if (hooks.before_fork) hooks.before_fork();
       const pid_t child = fork();
       if (child == 0) {
+        if (hooks.after_fork_child) hooks.after_fork_child();
         void* page = mmap(nullptr, h.note_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0);
         if (page == MAP_FAILED) _exit(127);
         ::close(fds[2]);
         main(z, fds[0], fds[1], static_cast<char*>(page), h.note_size, self);
         _exit(127);  // main never returns
       }
+      if (hooks.after_fork_parent) hooks.after_fork_parent();
       for (int fd : fds) ::close(fd);
       if (!send_int(sock_, child < 0 ? -static_cast<int64_t>(errno) : child)) break;
     } else if (req.size() == 1 + sizeof(int32_t) && req[0] == kWait) {

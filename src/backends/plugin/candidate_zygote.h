@@ -32,10 +32,22 @@ struct ZygoteSpawn {
 using CandidateMain = std::function<void(const ZygoteSpawn& spawn, int sock, int out_fd, char* note,
                                          size_t note_size, pid_t parent)>;
 
+// What a zygote may do ahead for its candidate processes, outside any sandbox: `warm` runs once
+// in the zygote before it serves (importing a runtime every candidate process would otherwise
+// import itself: Python and PyTorch for Python kernels), and the fork hooks run around each
+// fork, in the zygote and in the child (a runtime with process-wide state, CPython's, must be
+// told). Only trusted code belongs here: the user's installed libraries, never a kernel.
+struct ZygoteHooks {
+  std::function<void()> warm;
+  std::function<void()> before_fork;
+  std::function<void()> after_fork_parent;
+  std::function<void()> after_fork_child;
+};
+
 class CandidateZygote {
  public:
-  // Forks the zygote now.
-  explicit CandidateZygote(CandidateMain main);
+  // Forks the zygote now; it runs hooks.warm before it takes the first request.
+  explicit CandidateZygote(CandidateMain main, ZygoteHooks hooks = {});
   ~CandidateZygote();
   CandidateZygote(const CandidateZygote&) = delete;
   CandidateZygote& operator=(const CandidateZygote&) = delete;
@@ -48,7 +60,7 @@ class CandidateZygote {
   int wait(pid_t pid);
 
  private:
-  [[noreturn]] void serve(const CandidateMain& main);
+  [[noreturn]] void serve(const CandidateMain& main, const ZygoteHooks& hooks);
   pid_t pid_ = -1;
   int sock_ = -1;
 };

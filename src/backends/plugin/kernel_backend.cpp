@@ -449,11 +449,13 @@ class KernelBackend final : public Backend {
   void start_zygote() const {
     host_.reset();
     zygote_.reset();
-    zygote_ = std::make_unique<CandidateZygote>([this](const ZygoteSpawn& z, int sock, int out_fd,
-                                                       char* note, size_t note_size, pid_t parent) {
-      CandidateProcess::child_main(setup_for(z.op, z.cuda_device), isolation_, sock, out_fd, note,
-                                   note_size, z.tag, parent);
-    });
+    zygote_ = std::make_unique<CandidateZygote>(
+        [this](const ZygoteSpawn& z, int sock, int out_fd, char* note, size_t note_size,
+               pid_t parent) {
+          CandidateProcess::child_main(setup_for(z.op, z.cuda_device), isolation_, sock, out_fd,
+                                       note, note_size, z.tag, parent);
+        },
+        opts_.zygote_hooks);
   }
 
   void retire() {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/plugin/candidate_zygote.h"
 #include "crucible/backends/backend.h"
 #include "crucible/kernel.h"
 
@@ -75,6 +76,9 @@ struct KernelBackendOptions {
   // candidate process may start CUDA, which it cannot do when forked from a worker that has
   // started CUDA (an aten:cuda baseline or reference in the same worker).
   bool zygote = false;
+  // What that zygote does ahead for every candidate process it forks (candidate_zygote.h):
+  // Python kernels' interpreter and PyTorch are imported there once, not in each process.
+  ZygoteHooks zygote_hooks;
 };
 
 // Loads the kernels of `op` (or, for a whole library, all of them) in a candidate process.

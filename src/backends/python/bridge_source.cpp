@@ -48,6 +48,9 @@ for _code, _bits, _name in ((1, 16, "uint16"), (1, 32, "uint32"), (1, 64, "uint6
         _DTYPES[(_code, _bits)] = getattr(torch, _name)
 _CODES = {d: k for k, d in _DTYPES.items()}
 _ROOT = ""
+# The pid of the candidate zygote that imported this module (and torch) for the processes it
+# forks; None when this process imported it itself.
+WARMED_IN = None
 
 
 def dtype(code, bits):
@@ -105,6 +108,19 @@ def describe_exception(e):
     """The exception with its traceback, file names relative to the kernel folder."""
     lines = traceback.format_exception(type(e), e, e.__traceback__)
     return "".join(lines).replace(_ROOT, "") if _ROOT else "".join(lines)
+
+
+def sync_environ(env):
+    """Makes os.environ the process's environment again: the interpreter may have started in the
+    candidate zygote, before the candidate process set its own variables (TMPDIR, the JIT
+    cache)."""
+    for k in [k for k in os.environb if k not in env]:
+        del os.environb[k]
+    for k, v in env.items():
+        if os.environb.get(k) != v:
+            os.environb[k] = v
+    import tempfile
+    tempfile.tempdir = None
 
 
 def load(path, origin, root, names):

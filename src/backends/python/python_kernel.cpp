@@ -12,6 +12,7 @@
 #include "backends/python/python_kernel.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +73,8 @@ LoadedKernel load_python_kernel(const PythonKernelSource& source) {
 }
 
 std::string python_kernel_runtime() { return "no Python (built without libpython3-dev)"; }
+
+ZygoteHooks python_zygote_hooks() { return {}; }
 
 #else
 
@@ -527,6 +530,11 @@ void initialize_python() {
   config.buffered_stdio = 0;           // prints reach the captured output before a crash
   config.write_bytecode = 0;           // nothing written beside the kernels
   config.parse_argv = 0;
+#if PY_VERSION_HEX >= 0x030B0000
+  // Never the working folder on sys.path: the interpreter may start in the candidate zygote,
+  // outside the sandbox, where a `torch.py` beside the user's kernels must not be imported.
+  config.safe_path = 1;
+#endif
   const std::string exe = python_interpreter();
   PyStatus st = PyConfig_SetBytesString(&config, &config.program_name, exe.c_str());
   if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
@@ -536,7 +544,92 @@ void initialize_python() {
                               st.err_msg ? st.err_msg : "unknown error"));
 }
 
+// The module _crucible_bridge (which imports torch), or nullptr with the Python exception set.
+PyObject* import_bridge() {
+  Ref code(Py_CompileString(python::kBridgeSource, "<crucible bridge>", Py_file_input));
+  return code ? PyImport_ExecCodeModule("_crucible_bridge", code.get()) : nullptr;
+}
+
+// In the candidate zygote: the interpreter and the bridge, with torch, imported once for every
+// candidate process it forks. g_zygote_thread is the zygote's thread state while it waits with
+// the GIL released; g_warm_bridge the bridge a forked candidate process inherits.
+PyThreadState* g_zygote_thread = nullptr;
+PyObject* g_warm_bridge = nullptr;
+
+void warm_in_zygote() {
+  // libgomp reads its settings when PyTorch loads it: what a candidate process would set for
+  // itself (become_clean_child) is set here first.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  const SignalDispositions dispositions;
+  try {
+    initialize_python();
+  } catch (const Error&) {
+    dispositions.restore();
+    return;  // each candidate process tries again and reports why
+  }
+  g_warm_bridge = import_bridge();
+  if (g_warm_bridge) {
+    Ref pid(PyLong_FromLong(static_cast<long>(getpid())));
+    if (!pid || PyObject_SetAttrString(g_warm_bridge, "WARMED_IN", pid.get()) != 0) PyErr_Clear();
+  } else {
+    PyErr_Clear();  // likewise: the candidate's own import says why
+  }
+  g_zygote_thread = PyEval_SaveThread();
+  dispositions.restore();
+}
+
+// The three fork hooks CPython asks for (PyOS_BeforeFork and its pair), with the GIL held.
+void zygote_before_fork() {
+  if (!g_zygote_thread) return;
+  PyEval_RestoreThread(g_zygote_thread);
+  PyOS_BeforeFork();
+}
+
+void zygote_after_fork_parent() {
+  if (!g_zygote_thread) return;
+  PyOS_AfterFork_Parent();
+  g_zygote_thread = PyEval_SaveThread();
+}
+
+// The child keeps the GIL, as after Py_Initialize: load_python_kernel goes on from there.
+void zygote_after_fork_child() {
+  if (!g_zygote_thread) return;
+  PyOS_AfterFork_Child();
+  g_zygote_thread = nullptr;
+}
+
+// The bridge for this process: the one inherited from the zygote, its os.environ brought up to
+// date with what this process has set since, or a fresh import.
+PyObject* bridge_for_this_process() {
+  if (!g_warm_bridge) return import_bridge();
+  PyObject* bridge = g_warm_bridge;
+  g_warm_bridge = nullptr;
+  Ref env(PyDict_New());
+  if (!env) return nullptr;
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (!eq || eq == *e) continue;
+    Ref k(PyBytes_FromStringAndSize(*e, eq - *e));
+    Ref v(PyBytes_FromString(eq + 1));
+    if (!k || !v || PyDict_SetItem(env.get(), k.get(), v.get()) != 0) return nullptr;
+  }
+  Ref sync(PyObject_GetAttrString(bridge, "sync_environ"));
+  Ref args(sync ? Py_BuildValue("(O)", env.get()) : nullptr);
+  Ref done(args ? PyObject_CallObject(sync.get(), args.get()) : nullptr);
+  if (!done) return nullptr;
+  return bridge;
+}
+
 }  // namespace
+
+ZygoteHooks python_zygote_hooks() {
+  ZygoteHooks h;
+  h.warm = warm_in_zygote;
+  h.before_fork = zygote_before_fork;
+  h.after_fork_parent = zygote_after_fork_parent;
+  h.after_fork_child = zygote_after_fork_child;
+  return h;
+}
 
 LoadedKernel load_python_kernel(const PythonKernelSource& source) {
   if (g_kernel.fn) internal_error("one Python kernel per candidate process");
@@ -555,8 +648,7 @@ LoadedKernel load_python_kernel(const PythonKernelSource& source) {
   g_kernel.origin = source.origin;
   std::string error;
   {
-    Ref code(Py_CompileString(python::kBridgeSource, "<crucible bridge>", Py_file_input));
-    Ref module(code ? PyImport_ExecCodeModule("_crucible_bridge", code.get()) : nullptr);
+    Ref module(bridge_for_this_process());
     if (!module) {
       Raised r = take_exception();
       compile_error(fmt::format(

@@ -32,6 +32,13 @@ struct PythonKernelSource {
 // names file:line and the fix. One Python kernel per process.
 LoadedKernel load_python_kernel(const PythonKernelSource& source);
 
+// The candidate zygote's hooks for Python kernels (candidate_zygote.h): the zygote starts the
+// interpreter and imports PyTorch once (outside the sandbox: the user's installed library, no
+// kernel code), each candidate process it forks inherits them (CPython's fork hooks around each
+// fork) and brings os.environ up to date before it loads its kernel. A zygote whose import
+// fails leaves each candidate process to import, and report, as without it.
+ZygoteHooks python_zygote_hooks();
+
 // The folders a Python kernel's candidate process may execute programs from (Triton's
 // assembler and C compiler): the system's toolchain (/usr, /lib, /bin, ...), the Python
 // environment of the interpreter (a virtual environment's folder), ~/.local (pip --user),
