@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <vector>
 
@@ -142,6 +143,22 @@ int count_threads() {
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
     ++n;
   return ec ? 1 : n;
+}
+
+// "3 threads: crucible, cuda-EvtHandlr, python3": the names of the process's threads.
+std::string thread_names() {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::ifstream f(it->path() / "comm");
+    std::string name;
+    std::getline(f, name);
+    names.push_back(name.empty() ? "?" : name);
+  }
+  std::string out = fmt::format("{} threads:", names.size());
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : " ") + names[i];
+  return out;
 }
 
 // Where the process may execute programs from (allow_programs_in_sandbox); empty: nowhere.
@@ -368,7 +385,9 @@ std::string sandbox_description() {
 
 std::string enter_sandbox(const SandboxOptions& o, const std::function<std::string()>& between) {
   if (o.scratch_root.empty()) return "no scratch folder given";
-  if (count_threads() > 1) return "the sandbox must be entered before the worker starts threads";
+  if (count_threads() > 1)
+    return "the sandbox must be entered before the process starts threads; it has " +
+           thread_names();
   std::string scratch = fmt::format("{}/worker-{}", o.scratch_root, getpid());
   if (mkdir(scratch.c_str(), 0700) != 0 && errno != EEXIST)
     return fmt::format("cannot create the scratch folder {}: {}", scratch, std::strerror(errno));

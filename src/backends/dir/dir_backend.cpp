@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -242,8 +243,10 @@ class DirBackend final : public DelegatingBackend {
       opts.zygote = opts.zygote || k.cuda || !k.python.empty();
       python = python || !k.python.empty();
     }
-    // The zygote imports Python and PyTorch once for every Python kernel's process it forks.
-    if (python) opts.zygote_hooks = python_zygote_hooks();
+    // The zygote imports Python and PyTorch once for every Python kernel's process it forks,
+    // unless CRUCIBLE_PYTHON_ZYGOTE=0 (each process imports them itself: docs/kernel-folders.md).
+    const char* z = std::getenv("CRUCIBLE_PYTHON_ZYGOTE");
+    if (python && !(z && std::string(z) == "0")) opts.zygote_hooks = python_zygote_hooks();
     // Runs in the candidate process of one op: loads that op's library only.
     inner_ = make_kernel_backend(
         name_,
