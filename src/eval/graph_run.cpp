@@ -78,8 +78,8 @@ GraphRunResult run_graph_isolated(const graph::Graph& g, const GraphRunOptions& 
     set_allocation_limit(o.memory_limit);
     backend = BackendRegistry::instance().create(o.backend);
     const CandidateIsolation iso = worker_candidate_isolation(sandbox.get());
+    backend->isolate_candidates(iso);  // first: its zygote forks before any thread pool starts
     if (o.threads > 0) backend->set_num_threads(o.threads);
-    backend->isolate_candidates(iso);
   };
   WorkerPool pool(wo, [&](size_t) {
     sandbox_job_started();

@@ -172,11 +172,15 @@ WorkerOptions worker_options(const RunPlan& plan, WorkerBackends* wb, int worker
     // (which judges) never loads them.
     const CandidateIsolation iso =
         worker_candidate_isolation(plan.sandboxed ? plan.sandbox.get() : nullptr);
+    // Every backend is isolated before any is told its thread count: a candidate zygote forks
+    // from this worker as created, before an aten reference or baseline starts libtorch's thread
+    // pools here. (With an aten:cuda reference set up first, the children of a zygote that had
+    // imported PyTorch started with 64 threads on a 64-core GPU host, and no sandbox could be
+    // entered.)
     for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
-      if (b) {
-        b->set_num_threads(threads);
-        b->isolate_candidates(iso);
-      }
+      if (b) b->isolate_candidates(iso);
+    for (Backend* b : {wb->reference.get(), wb->candidate.get(), wb->baseline.get()})
+      if (b) b->set_num_threads(threads);
     // A device backend's context is created here, as part of the worker's start, not in its
     // first case (the run's profile shows it where it belongs); where it cannot start, the
     // first case meets the error and says it.
