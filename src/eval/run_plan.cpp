@@ -229,9 +229,13 @@ void write_manifest(RunPlan& plan) {
   const RunOptions& o = plan.options;
   json manifest = make_manifest(o.argv, o.suite.seed, options_json(o), plan.backends);
   manifest["sandbox"] = plan.sandboxed ? sandbox_description() : "off";
-  if (o.perf) {
+  if (o.perf && !plan.on_cuda) {
     plan.peaks = machine_peaks(o.threads);
     manifest["machine"]["peaks"] = peaks_json(plan.peaks);
+  } else if (o.perf) {
+    manifest["machine"]["peaks"] = nullptr;
+    manifest["machine"]["peaks_note"] =
+        "not measured: a backend of the run is on CUDA, and the host's peaks are not its";
   }
   if (plan.shard.spec.active()) manifest["shard"] = shard_info_json(plan.shard);
   std::string mpath = o.out + "/manifest.json";
@@ -265,7 +269,7 @@ RunPlan make_run_plan(const RunOptions& opts) {
                                   plan.options.perf ? plan.options.baseline : std::string()})
     if (spec.find("cuda:") != std::string::npos) named = spec;
   plan.gpus = plan_gpus(plan.options.gpus, named);
-  bool on_cuda = false;
+  bool& on_cuda = plan.on_cuda;
   for (const BackendInfo& b : plan.backends) on_cuda = on_cuda || b.device.rfind("cuda", 0) == 0;
   if (plan.options.workers <= 0)
     plan.options.workers = default_workers(online_cores(), on_cuda, plan.gpus.size());

@@ -7,8 +7,14 @@
 #include <filesystem>
 #include <string>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/delegating_backend.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/run_plan.h"
+#include "eval/run_folder.h"
 #include "sandbox/remove_tree.h"
 
 namespace crucible {
@@ -116,6 +122,52 @@ TEST(RunPlan, TimingRunsOneWorkerPerGpuOnCudaAndOneOnTheCpu) {
   EXPECT_EQ(timing_workers(true, 0), 1);   // one GPU, not spread
   EXPECT_EQ(timing_workers(true, 1), 1);
   EXPECT_EQ(timing_workers(true, 4), 4);
+}
+
+// A backend that says it runs on CUDA (its calls are the reference's): a run with it as the
+// candidate is a run on CUDA as the plan sees it.
+class ClaimsCuda final : public DelegatingBackend {
+ public:
+  ClaimsCuda() : DelegatingBackend(BackendRegistry::instance().create("ref")) {}
+  std::string name() const override { return "test-claims-cuda"; }
+  Device device() const override { return Device::cuda(0); }
+  bool has_op(const OpDef& op) const override { return inner_->has_op(op); }
+};
+
+// "% of peak" compares a call with the machine's peaks: the host's triad and f32 FLOP/s say
+// nothing of a GPU's calls, so a --perf run on CUDA measures none and reports none; a run on
+// the CPU measures them.
+TEST(RunPlan, HostPeaksAreMeasuredOnlyForRunsOnTheCpu) {
+  static const bool registered = [] {
+    BackendRegistry::instance().add(
+        {.name = "test-claims-cuda",
+         .description = "a ref that says it runs on CUDA",
+         .listed = false,
+         .factory = [](const std::string&) { return std::make_unique<ClaimsCuda>(); }});
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  for (const bool cuda : {true, false}) {
+    const std::string out = fresh_dir(cuda ? "peaks-cuda" : "peaks-cpu");
+    RunOptions o = smoke_on_ref(out);
+    o.backend = cuda ? "test-claims-cuda" : "ref";
+    o.baseline = "ref";
+    o.perf = true;
+    RunPlan plan = make_run_plan(o);
+    EXPECT_EQ(plan.on_cuda, cuda);
+    std::ifstream f(out + "/manifest.json");
+    const nlohmann::json m = nlohmann::json::parse(f);
+    if (cuda) {
+      EXPECT_EQ(plan.peaks.triad_gbps, 0.0);
+      EXPECT_TRUE(m["machine"]["peaks"].is_null()) << m["machine"].dump();
+      EXPECT_NE(m["machine"]["peaks_note"].get<std::string>().find("on CUDA"), std::string::npos);
+    } else {
+      EXPECT_GT(plan.peaks.triad_gbps, 0.0);
+      EXPECT_TRUE(m["machine"]["peaks"].is_object()) << m["machine"].dump();
+    }
+    plan.lock.reset();
+    crucible::remove_tree(out);
+  }
 }
 
 }  // namespace

@@ -65,7 +65,11 @@ struct RunPlan {
   std::vector<TimingRecord> previous_timings;
   std::set<std::string> done_cases, done_timings;
 
-  // --perf: the machine's peaks, for "% of peak" (also in the manifest).
+  // A backend of the run is on CUDA (its default workers and timing workers follow).
+  bool on_cuda = false;
+  // --perf: the machine's peaks, for "% of peak" (also in the manifest). Measured on the host
+  // only when no backend of the run is on CUDA: a GPU's calls are not judged against the host's
+  // triad and f32 FLOP/s (zero: no "% of peak").
   MachinePeaks peaks;
 };
 
