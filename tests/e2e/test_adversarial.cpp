@@ -254,6 +254,32 @@ TEST(Adversarial, FloatingPointEnvironmentLeftChanged) {
   expect_caught(r, "add.Tensor");
 }
 
+// ---- timing ------------------------------------------------------------------------------------
+
+TEST(Adversarial, AThreadLeftAtWorkDuringTheTimedCallsIsATimingError) {
+  const std::string out = temp_dir("adversarial-timing-thread");
+  Output o = crucible_env(cache_env(),
+                          "run --op aten.relu.default --case '((T([4, 5], f32),), {})' --backend "
+                          "dir:" +
+                              shell_quote(corpus("timing_thread")) +
+                              " --perf --baseline cpu --workers 1 -q --history none --out " + out);
+  std::vector<nlohmann::json> lines = read_jsonl(out + "/results.jsonl");
+  int cases = 0, timings = 0;
+  for (const nlohmann::json& l : lines) {
+    if (l.value("record", "case") == "case") {
+      ++cases;
+      EXPECT_EQ(l["status"], "passed") << l.dump() << o.out;  // its judged calls are right
+    } else {
+      ++timings;
+      const std::string error = l["error"].get<std::string>();
+      EXPECT_NE(error.find("thread"), std::string::npos) << l.dump() << o.out;
+      EXPECT_FALSE(l.contains("speedup") && l["speedup"].get<double>() > 0) << l.dump();
+    }
+  }
+  EXPECT_EQ(cases, 1) << o.out;
+  EXPECT_EQ(timings, 1) << o.out;
+}
+
 TEST(Adversarial, ReadingTheReferenceFromMemory) {
   CrucibleRun r = run("heapread", "dir:" + shell_quote(corpus("heapread")), "erf.default");
   expect_completed(r, "erf.default");

@@ -100,8 +100,12 @@ bool parked(int tid) {
 
 }  // namespace
 
-CallEnvironment capture_call_environment() {
+CallEnvironment capture_call_environment(bool threads_only) {
   CallEnvironment e;
+  if (threads_only) {
+    e.threads = thread_ids();
+    return e;
+  }
   e.mxcsr = read_mxcsr();
   e.x87_control = read_x87_control();
   e.rounding = fegetround();

@@ -25,8 +25,9 @@ struct CallEnvironment {
   uint32_t umask = 0;
 };
 
-// The state now.
-CallEnvironment capture_call_environment();
+// The state now; with `threads_only`, only the threads (the rest left as constructed, so two
+// such captures differ only in their threads).
+CallEnvironment capture_call_environment(bool threads_only = false);
 
 // "" when `after` equals `before`, else what the kernel changed, for the case's detail. New
 // threads are allowed when they are parked (waiting on a futex, as thread pools do).

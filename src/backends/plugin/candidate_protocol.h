@@ -27,6 +27,10 @@ enum class HostRequest : uint8_t {
 enum CallFlags : uint8_t {
   kCallUpload = 1,    // CUDA: copy the arena to the device before the call
   kCallDownload = 2,  // CUDA: copy the device's arena back and check its guard pages after it
+  // A timing loop's repeated call (no defences): of the process state only its threads are
+  // compared after it, since a thread left at work would take the baseline's processor; what
+  // else a kernel changes there touches only its own process and its next judged call's check.
+  kCallRepeat = 4,
 };
 
 // Statuses the candidate process reports besides crucible_status.

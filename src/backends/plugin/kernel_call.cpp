@@ -301,7 +301,8 @@ int32_t KernelCall::invoke(CandidateProcess& host, bool refill) {
   host.count_call();
   // On CUDA the arena travels to the device and back; a repeated timed call finds its inputs
   // on the device still and leaves its outputs there.
-  request_[1] = static_cast<char>(host.cuda() && refill ? kCallUpload | kCallDownload : 0);
+  request_[1] = static_cast<char>((host.cuda() && refill ? kCallUpload | kCallDownload : 0) |
+                                  (refill ? 0 : kCallRepeat));
   const bool known = host.knows_arena(arena_->id());
   bool data_dependent = false;
   for (const OutputSlot& s : plan_.slots)

@@ -734,7 +734,8 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
         }
         if (setup.call_started) setup.call_started();
         reset_floating_point_environment();
-        const CallEnvironment before = capture_call_environment();
+        const bool repeat = (flags & kCallRepeat) != 0;
+        const CallEnvironment before = capture_call_environment(repeat);
         int32_t status;
         std::string message;
         const auto t0 = std::chrono::steady_clock::now();
@@ -765,7 +766,8 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
                                          std::chrono::steady_clock::now() - t0)
                                          .count());
         }
-        const std::string changes = call_environment_changes(before, capture_call_environment());
+        const std::string changes =
+            call_environment_changes(before, capture_call_environment(repeat));
         if (!device_error.empty() || !guard.empty()) {
           // The context may be broken: the trusted side retires this process.
           w.put<int32_t>(device_error.empty() ? kHostDeviceGuard : kHostDeviceError);
