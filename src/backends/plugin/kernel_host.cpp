@@ -583,11 +583,15 @@ std::string download(CudaRuntime& rt, const Mapping& m, std::string* guard) {
   return "";
 }
 
+bool g_call_is_repeat = false;  // kernel_call_is_repeat()
+
 void reply(int sock, uint32_t tag, const std::string& payload) {
   if (!send_frame(sock, tag, payload)) quit();
 }
 
 }  // namespace
+
+bool kernel_call_is_repeat() { return g_call_is_repeat; }
 
 void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
   // CUDA starts before any kernel code exists in the process. Its driver opens local sockets
@@ -739,6 +743,7 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
         int32_t status;
         std::string message;
         const auto t0 = std::chrono::steady_clock::now();
+        g_call_is_repeat = repeat;
         try {
           status = it->second.fn(hc.call());
           message = hc.message();
@@ -752,6 +757,7 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
           status = kHostThrew;
           message = "an exception escaped the kernel";
         }
+        g_call_is_repeat = false;
         uint64_t ns = 0;
         std::string guard;
         if (rt) {

@@ -31,6 +31,11 @@ struct KernelHostSetup {
   int cuda_device = -1;
 };
 
+// In a candidate process, while a kernel runs: whether the call is a timing loop's repeat (the
+// same arguments again, no defences: kCallRepeat). A Python kernel's bridge then skips what
+// guards only judged calls (putting every signal's disposition back after the call).
+bool kernel_call_is_repeat();
+
 // Runs the candidate process's loop on `sock` (frames tagged `tag`) until the trusted worker
 // closes it; never returns.
 [[noreturn]] void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup);
