@@ -30,8 +30,8 @@ void register_builtin_backends(BackendRegistry& r) {
   r.add({"plugin:", "plugin:<lib.so>: a plugin library of C ABI kernels (docs/kernel-abi.md)", true,
          [](const std::string& spec) { return make_plugin_backend(spec); }});
   r.add({"dir:",
-         "dir:<folder>: kernel sources, one op per sub-folder, compiled on the fly "
-         "(docs/kernel-folders.md)",
+         "dir:<folder>: kernel sources, one op per sub-folder, compiled on the fly; "
+         "dir:cuda:<folder> runs its Python kernels on CUDA (docs/kernel-folders.md)",
          true, [](const std::string& spec) { return make_dir_backend(spec); }});
   r.add({"flag_gems",
          "FlagGems' Triton kernels (its own op table) from the Python environment of "

@@ -254,5 +254,49 @@ TEST(GpuKernels, RightKernelsAreTimedWithoutError) {
   }
 }
 
+// ---- Triton kernels: Python kernels on device tensors (--backend dir:cuda:<folder>) ----------
+
+std::string triton_fixture() {
+  return std::string(CRUCIBLE_SOURCE_DIR) + "/tests/fixtures/triton_kernels";
+}
+
+// Whether the Python that runs kernels ($CRUCIBLE_PYTHON, else python3) imports Triton.
+bool python_has_triton() {
+  const char* py = std::getenv("CRUCIBLE_PYTHON");
+  const std::string exe = py && *py ? py : "python3";
+  return std::system((shell_quote(exe) + " -c 'import triton' >/dev/null 2>&1").c_str()) == 0;
+}
+
+TEST(TritonKernels, PythonKernelsOnCudaWithoutAGpuAreRefusedAtStart) {
+  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible: TritonKernels.EachKernel... covers it";
+  const std::string out = temp_dir("triton-no-gpu");
+  Output o = crucible("run --suite traces:" + shell_quote(triton_fixture() + "/cases.txt") +
+                      " --backend dir:cuda:" + shell_quote(triton_fixture()) + " -q --out " + out);
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.out.find("its Python kernels run on CUDA, and CUDA does not start here"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("--backend dir:"), std::string::npos) << o.out;  // the way out
+}
+
+TEST(TritonKernels, EachKernelGetsItsVerdictOnDeviceTensors) {
+  if (!gpu_visible()) GTEST_SKIP() << "no CUDA device is visible (nvidia-smi -L lists none)";
+  if (!python_has_triton()) GTEST_SKIP() << "the kernels' Python has no Triton";
+  const std::string out = temp_dir("triton-kernels");
+  Output o = crucible("run --suite traces:" + shell_quote(triton_fixture() + "/cases.txt") +
+                      " --backend dir:cuda:" + shell_quote(triton_fixture()) +
+                      " --timeout 120 --workers 2 -q --out " + out);
+  const FolderRun r = collect(o, out);
+  // Right: plain, on a side stream returned without waiting, and returned before its work.
+  for (const char* op : {"aten.relu.default", "aten.abs.default", "aten.neg.default"})
+    EXPECT_TRUE(r.all(op, "passed")) << r.dump(op);
+  EXPECT_TRUE(r.all("aten.add.Tensor", "failed")) << r.dump("aten.add.Tensor");
+  EXPECT_TRUE(r.detail_has("aten.add.Tensor", "wrong values")) << r.dump("aten.add.Tensor");
+  EXPECT_TRUE(r.none_passed("aten.sigmoid.out")) << r.dump("aten.sigmoid.out");
+  EXPECT_TRUE(r.all("aten.tanh.default", "failed")) << r.dump("aten.tanh.default");
+  EXPECT_TRUE(r.detail_has("aten.tanh.default", "ValueError: tanh kernel refuses"))
+      << r.dump("aten.tanh.default");
+}
+
 }  // namespace
 }  // namespace crucible::e2e

@@ -2,6 +2,7 @@
 // decide each library's entry point, and wrap the guarded kernel backend.
 #include "backends/dir/dir_backend.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "backends/dir/elf_symbols.h"
 #include "backends/dir/kernel_compiler.h"
 #include "backends/dir/kernel_folder.h"
+#include "backends/plugin/cuda_runtime.h"
 #include "backends/plugin/kernel_library.h"
 #include "backends/python/python_kernel.h"
 #include "crucible/core/error.h"
@@ -337,11 +339,64 @@ class DirBackend final : public DelegatingBackend {
 
 }  // namespace
 
+// Why CUDA cannot start on the first visible device, asked of a short-lived child (this process
+// forks workers, which could not start CUDA after it had): "" when it can. Once per process;
+// workers forked later inherit the answer.
+static std::string cuda_start_problem() {
+  static const std::string problem = [] {
+    int fds[2];
+    if (pipe(fds) != 0) return std::string("cannot make a pipe to ask whether CUDA starts");
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      const std::string why = CudaRuntime::start(0);
+      const char* p = why.data();
+      for (size_t left = why.size(); left > 0;) {
+        const ssize_t n = ::write(fds[1], p, left);
+        if (n <= 0) break;
+        p += n;
+        left -= static_cast<size_t>(n);
+      }
+      _exit(0);
+    }
+    ::close(fds[1]);
+    std::string why;
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) why.append(buf, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    if (pid < 0) return std::string("cannot fork to ask whether CUDA starts");
+    if (!WIFEXITED(status)) return std::string("the process that started CUDA died");
+    return why;
+  }();
+  return problem;
+}
+
 std::unique_ptr<Backend> make_dir_backend(const std::string& spec) {
   std::string folder = spec.substr(spec.find(':') + 1);
+  DirBackendOptions options;
+  // dir:cuda:<folder>: the folder's Python kernels run on the first visible CUDA device and
+  // receive device tensors (Triton kernels need them), as its .cu kernels always do.
+  if (folder.rfind("cuda:", 0) == 0) {
+    folder = folder.substr(5);
+    options.python_cuda_device = 0;
+  }
   if (folder.empty())
-    usage_error("dir: needs a folder: --backend dir:<folder> (see docs/kernel-folders.md)");
-  return std::make_unique<DirBackend>(spec, build_folder(folder), DirBackendOptions{});
+    usage_error(
+        "dir: needs a folder: --backend dir:<folder>, or dir:cuda:<folder> for Python kernels "
+        "on CUDA (see docs/kernel-folders.md)");
+  if (options.python_cuda_device >= 0) {
+    if (!sandbox_entered())
+      if (const std::string why = cuda_start_problem(); !why.empty())
+        usage_error(
+            fmt::format("--backend {}: its Python kernels run on CUDA, and CUDA does not "
+                        "start here: {} (use --backend dir:{} to run them on the CPU)",
+                        spec, why, folder));
+  }
+  return std::make_unique<DirBackend>(spec, build_folder(folder), options);
 }
 
 std::unique_ptr<Backend> make_dir_backend(const std::string& name, const std::string& folder,
