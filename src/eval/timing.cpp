@@ -3,11 +3,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "crucible/core/cache_lines.h"
 #include "crucible/core/error.h"
 #include "crucible/core/map_tensors.h"
 #include "crucible/eval/evaluate.h"
@@ -34,27 +30,6 @@ namespace {
 // the last-level cache instead (the usual trick) costs the cache's size every sample, which on a
 // server part with a shared 260 MB L3 is tens of milliseconds per sample for any op. Outputs are
 // each backend's own allocations and are not touched.
-#if defined(__x86_64__)
-bool has_clflushopt() {
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  return (b >> 23) & 1u;
-}
-
-__attribute__((target("clflushopt"))) void flush_lines_opt(const char* p, size_t n) {
-  for (size_t i = 0; i < n; i += 64) _mm_clflushopt(const_cast<char*>(p + i));
-}
-
-void flush_lines(const char* p, size_t n) {
-  static const bool opt = has_clflushopt();
-  if (opt) {
-    flush_lines_opt(p, n);
-  } else {
-    for (size_t i = 0; i < n; i += 64) _mm_clflush(p + i);
-  }
-}
-#endif
-
 class CacheFlusher {
  public:
   explicit CacheFlusher(const Values& args) {
@@ -71,8 +46,7 @@ class CacheFlusher {
   CacheFlusher(const CacheFlusher&) = delete;
   void flush() {
 #if defined(__x86_64__)
-    for (const auto& [p, n] : spans_) flush_lines(p, n);
-    _mm_mfence();
+    for (const auto& [p, n] : spans_) evict_cache_lines(p, n);
 #else
     for (size_t i = 0; i < sweep_.size(); i += 8) sweep_[i] += 1;
     sink_ = sink_ + sweep_[sweep_.size() / 2];

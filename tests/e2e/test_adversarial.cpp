@@ -280,6 +280,48 @@ TEST(Adversarial, AThreadLeftAtWorkDuringTheTimedCallsIsATimingError) {
   EXPECT_EQ(timings, 1) << o.out;
 }
 
+// Skips its work when a call repeats the previous one exactly, as the timed calls do.
+TEST(Adversarial, SkippingWorkWhileTimedIsATimingError) {
+  const std::string out = temp_dir("adversarial-timing-skip");
+  Output o = crucible_env(cache_env(),
+                          "run --op aten.abs.default --case '((T([64, 64], f32),), {})' --backend "
+                          "dir:" +
+                              shell_quote(corpus("timing_skip")) +
+                              " --perf --baseline cpu --workers 1 -q --history none --out " + out);
+  int cases = 0, timings = 0;
+  for (const nlohmann::json& l : read_jsonl(out + "/results.jsonl")) {
+    if (l.value("record", "case") == "case") {
+      ++cases;
+      EXPECT_EQ(l["status"], "passed") << l.dump() << o.out;  // its judged calls are right
+    } else {
+      ++timings;
+      EXPECT_NE(
+          l["error"].get<std::string>().find("skipped or changed its work while it was timed"),
+          std::string::npos)
+          << l.dump() << o.out;
+    }
+  }
+  EXPECT_EQ(cases, 1) << o.out;
+  EXPECT_EQ(timings, 1) << o.out;
+}
+
+// The right kernel of the corpus is timed without error under the same checks.
+TEST(Adversarial, ARightKernelIsTimedWithoutErrorUnderTheTimedCallChecks) {
+  const std::string out = temp_dir("adversarial-timing-right");
+  Output o = crucible_env(cache_env(), "run --suite smoke --ops relu.default --backend dir:" +
+                                           shell_quote(corpus("correct")) +
+                                           " --perf --baseline cpu --workers 1 -q --history none "
+                                           "--out " +
+                                           out);
+  int timings = 0;
+  for (const nlohmann::json& l : read_jsonl(out + "/results.jsonl")) {
+    if (l.value("record", "case") != "timing") continue;
+    ++timings;
+    EXPECT_EQ(l["error"].get<std::string>(), "") << l.dump();
+  }
+  EXPECT_GT(timings, 0) << o.out;
+}
+
 TEST(Adversarial, ReadingTheReferenceFromMemory) {
   CrucibleRun r = run("heapread", "dir:" + shell_quote(corpus("heapread")), "erf.default");
   expect_completed(r, "erf.default");

@@ -164,8 +164,23 @@ class KernelBackend final : public Backend {
   // on the same arguments; the harness synchronises outside the timed region, before and after
   // each sample) a CUDA candidate's L2 is flushed here, so that no sample finds the previous
   // one's data in it.
+  //
+  // On the CPU the same two calls (before and after each sample, outside the timed region)
+  // judge the timed calls: the call just made must have left, element by element, what the
+  // case's judged call returned on the same arguments (a kernel that recognises the repetition
+  // and skips its work, or writes something else, gets a timing error), and every fresh output
+  // gets a new poison byte, evicted from the caches, before the next call.
   void synchronize() override {
-    if (fast_ && host_ && host_->cuda()) host_->flush_l2();
+    if (!fast_ || !host_) return;
+    if (host_->cuda()) {
+      host_->flush_l2();
+      return;
+    }
+    if (timed_pending_) {
+      timed_pending_ = false;
+      if (judge_timed_) check_timed_call();
+    }
+    fast_->poison_arena_outputs(static_cast<unsigned char>(timed_rng_()));
   }
 
   std::unique_ptr<DeviceTimer> make_timer() override {
@@ -213,7 +228,8 @@ class KernelBackend final : public Backend {
       if (repeats_last_call(op, args)) return repeat(op, args, h);
       remember_call(op, args);
       const OutputPlan plan = planner_.plan(op, args);  // a copy: the cache may be cleared
-      return guarded_run(op, h, plan, args);
+      judged_ = guarded_run(op, h, plan, args);
+      return judged_;
     } catch (const Error& e) {
       // After a fault the process may be in any state: the next call gets a fresh one.
       if (e.kind() != ErrorKind::OpError && e.kind() != ErrorKind::Unsupported) retire();
@@ -369,8 +385,13 @@ class KernelBackend final : public Backend {
       }
   }
 
-  // The timing loop's repeated call: the same arguments, the same arena, no defences.
+  // The timing loop's repeated call: the same arguments, the same arena, no defences (what it
+  // left is judged in synchronize(), after the timed region).
   Values repeat(const OpDef& op, const Values& args, CandidateProcess& h) {
+    timed_pending_ = true;
+    judge_timed_ = !op.compare.random && !static_cast<bool>(op.ref_seeded) &&
+                   !op.compare.values_unspecified &&
+                   op.compare.kind != ComparePolicy::Kind::ShapeOnly;
     if (!fast_ || fast_args_ != &args) {
       fast_plan_ = planner_.plan(op, args);
       fast_.reset();
@@ -399,7 +420,27 @@ class KernelBackend final : public Backend {
     return true;
   }
 
+  // A timed call's fresh outputs against the judged call's (same_elements: byte for byte).
+  void check_timed_call() const {
+    const Values got = fast_->outputs(true);
+    for (size_t k = 0; k < fast_plan_.slots.size() && k < got.size() && k < judged_.size(); ++k) {
+      if (fast_plan_.slots[k].kind != OutputSlot::Kind::Fresh) continue;
+      if (!got[k].is_tensor() || !judged_[k].is_tensor()) continue;
+      const Tensor& a = got[k].tensor();
+      const Tensor& b = judged_[k].tensor();
+      if (!a.defined() || !b.defined() || a.shape() != b.shape() || a.dtype() != b.dtype())
+        continue;
+      if (!same_elements(a, b))
+        kernel_fault(fmt::format(
+            "output {} of a timed call differs from what the case's judged call returned on the "
+            "same arguments: the kernel skipped or changed its work while it was timed",
+            k));
+    }
+  }
+
   void remember_call(const OpDef& op, const Values& args) {
+    judged_.clear();
+    timed_pending_ = false;
     std::vector<Tensor> ts;
     for (const Value& v : args) collect_tensors(v, ts);
     last_op_ = op.name;
@@ -483,6 +524,10 @@ class KernelBackend final : public Backend {
   OutputPlan fast_plan_;
   const Values* fast_args_ = nullptr;
   bool fast_pure_ = false;
+  Values judged_;               // the outputs of the last judged call (the timed calls' standard)
+  bool timed_pending_ = false;  // a timed call was made since the last synchronize()
+  bool judge_timed_ = false;    // its op's values can be compared
+  std::mt19937_64 timed_rng_{unpredictable_u64()};  // the poison bytes between timed calls
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "backends/plugin/abi_values.h"
+#include "crucible/core/cache_lines.h"
 #include "crucible/core/error.h"
 
 namespace crucible {
@@ -293,6 +294,17 @@ void KernelCall::fill() {
     // The poison as it was, in the output's own layout (for "unwritten" checks).
     o.poison = Tensor::uninitialized_strided(o.spec.shape, o.spec.strides, o.spec.dtype);
     if (bytes > 0) std::memcpy(o.poison.storage()->data(), p, bytes);
+  }
+}
+
+void KernelCall::poison_arena_outputs(unsigned char byte) {
+  char* base = arena_->base();
+  for (const Out& o : outs_) {
+    if (o.how != OutHow::AsGiven || o.region == ~size_t{0}) continue;
+    const auto [off, bytes] = layout_.regions()[o.region];
+    if (bytes == 0) continue;
+    std::memset(base + off, byte, bytes);
+    evict_cache_lines(base + off, bytes);
   }
 }
 

@@ -70,6 +70,10 @@ class KernelCall {
   Values outputs(bool in_arena = false) const;
   std::vector<WrittenOutput> written() const;
   const std::shared_ptr<SharedArena>& arena() const { return arena_; }
+  // Timing, on the CPU: fills every fresh output in the arena with `byte` and evicts it from the
+  // caches, between two timed calls (outside the timed region), so that a timed call that
+  // skips its work leaves the poison where its result should be.
+  void poison_arena_outputs(unsigned char byte);
   // Seconds the candidate process said the kernel took (not trusted: on the CPU for
   // information; on CUDA the event time, checked against the trusted wall time before use).
   double reported_seconds() const { return static_cast<double>(kernel_ns_) * 1e-9; }
