@@ -22,6 +22,9 @@ std::optional<DType> primary_dtype(const cases::CallSpec& call) {
       for (const auto& item : a.items)
         if (item.kind == cases::LitKind::Tensor) return item.tensor.dtype;
   }
+  // A factory (no tensor argument) is of the dtype it is asked to make, when it names one.
+  for (const auto& [name, v] : call.kwargs)
+    if (name == "dtype" && v.kind == cases::LitKind::DType) return v.dtype;
   return std::nullopt;
 }
 

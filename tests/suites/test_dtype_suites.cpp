@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "crucible/cases/literal.h"
+
 #include "crucible/core/error.h"
 #include "crucible/suites/suite.h"
 #include "e2e/cli_helpers.h"
@@ -195,6 +197,23 @@ TEST(DtypeSuites, TheDtypeIsNamedAsCrucibleOrPyTorchNamesIt) {
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << name << " was accepted";
+}
+
+// --dtypes selects a call by its first tensor; a factory, which has none, by the dtype it is asked
+// to make (FlagGems' zeros, full, rand... were left out of an f32 run before).
+TEST(DtypeSuites, AFactoryIsOfTheDtypeItNames) {
+  EXPECT_EQ(primary_dtype(cases::parse_call("(([5, 6],), {'dtype': f32})")), DType::Float32);
+  EXPECT_EQ(primary_dtype(cases::parse_call("(([5, 6],), {'dtype': torch.int64})")), DType::Int64);
+  EXPECT_EQ(primary_dtype(cases::parse_call("(([5, 6],), {})")), std::nullopt);
+  EXPECT_EQ(primary_dtype(cases::parse_call("((T([2], f16),), {'dtype': f32})")),
+            DType::Float16);  // a tensor argument comes first
+  SuiteOptions o;
+  o.suite = "opinfo";
+  o.ops = {"zeros.default"};
+  o.dtypes = {DType::Float32};
+  const std::vector<SuiteCase> cases = build_suite(o);
+  ASSERT_FALSE(cases.empty());
+  for (const SuiteCase& sc : cases) EXPECT_EQ(primary_dtype(sc.c.call), DType::Float32);
 }
 
 TEST(DtypeSuites, AnUnknownDtypeIsRefusedNamingTheValidOnes) {

@@ -90,7 +90,8 @@ struct CallSize {
 };
 CallSize call_size(const OpDef* op, const cases::CallSpec& call);
 
-// The dtype of a case's first tensor argument, if any.
+// The dtype of a case's first tensor argument; for a call without one (a factory), its `dtype`
+// argument when it names one; else none.
 std::optional<DType> primary_dtype(const cases::CallSpec& call);
 
 // Rewrites every floating tensor (f16, bf16, f32, f64) and floating dtype argument of `call`
