@@ -205,8 +205,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
          "with --perf: do not flush the caches between timing samples");
   flag("--ops", "comma-separated overloads (add.Tensor) or base names (add = every overload)",
        "LIST", [&f](const std::string& s) { f.ops = csv_terms("--ops", s, "relu,add.Tensor"); });
-  flag("--dtypes", "comma-separated dtypes of the first tensor: f32,f16,...", "LIST",
-       [&f](const std::string& s) {
+  flag("--dtypes",
+       "comma-separated dtypes of the first tensor (a factory: of its dtype argument): f32,f16,...",
+       "LIST", [&f](const std::string& s) {
          f.dtypes.clear();
          for (const std::string& d : csv_terms("--dtypes", s, "f32,f16"))
            f.dtypes.insert(*dtype_named("--dtypes", d));
