@@ -215,11 +215,11 @@ DType clamp_scalar_dtype(const Tensor& self, const Value& lo, const Value& hi) {
   return rt;
 }
 
-// clamp with Scalar bounds (clamp.default, clamp_min, clamp_max, clamp_).
-Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
-  const DType rt = clamp_scalar_dtype(self, lo, hi);
+// clamp with Scalar bounds into `out`, of the dtype clamp_scalar_dtype gave (clamp.default,
+// clamp_min, clamp_max, clamp_; their meta functions checked the call).
+void clamp_scalar_into(const Tensor& self, const Value& lo, const Value& hi, const Tensor& out) {
+  const DType rt = out.dtype();
   const bool has_lo = !lo.is_none(), has_hi = !hi.is_none();
-  Tensor out = Tensor::empty(self.shape(), rt);
   const Tensor ins[] = {self};
   if (is_floating(rt)) {
     const double l = has_lo ? arith::scalar_as_double(lo.to_scalar(), rt) : 0;
@@ -232,11 +232,11 @@ Values clamp_scalar(const Tensor& self, const Value& lo, const Value& hi) {
     arith::map_int(ins, rt, out,
                    [=](const int64_t* x) { return clamp_int(x[0], l, h, has_lo, has_hi); });
   }
-  return {Value(out)};
 }
 
-Values clamp_ref(const Args& args) {
-  return clamp_scalar(args.tensor("self"), args.value("min"), args.value("max"));
+void clamp_impl(const Args& args, const Values& outputs) {
+  clamp_scalar_into(args.tensor("self"), args.value("min"), args.value("max"),
+                    outputs.at(0).tensor());
 }
 
 Values clamp_meta(const Args& args) {
@@ -266,12 +266,11 @@ OutSpec clamp_tensor_spec(const Args& args) {
   return {arith::broadcast_all(clamp_tensor_inputs(args)), rt};
 }
 
-Values clamp_tensor_ref(const Args& args) {
-  const OutSpec spec = clamp_tensor_spec(args);
-  const DType rt = spec.dtype;
+void clamp_tensor_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  const DType rt = out.dtype();
   const bool has_lo = !args.value("min").is_none(), has_hi = !args.value("max").is_none();
   const std::vector<Tensor> ins = clamp_tensor_inputs(args);
-  Tensor out = Tensor::empty(spec.shape, rt);
   const size_t hi_at = has_lo ? 2 : 1;
   if (is_floating(rt)) {
     arith::map_float(
@@ -285,7 +284,6 @@ Values clamp_tensor_ref(const Args& args) {
       return clamp_int(x[0], has_lo ? x[1] : 0, has_hi ? x[hi_at] : 0, has_lo, has_hi);
     });
   }
-  return {Value(out)};
 }
 
 // ---- samples ----
@@ -568,28 +566,35 @@ void register_where_ops(OpRegistry& r) {
       [](const SampleContext& c) { return masked_fill_samples(c, true, true); }, 1, true)));
   r.add(sel_op(
       "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_meta,
-      clamp_ref, [](const SampleContext& c) { return clamp_samples(c, false); }, 2));
+      structured_ref(clamp_meta, clamp_impl),
+      [](const SampleContext& c) { return clamp_samples(c, false); }, 2));
   r.add(sel_op("aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-               spec_meta(clamp_tensor_spec), clamp_tensor_ref, clamp_tensor_samples, 2));
-  r.add(sel_op(
-      "aten::clamp_min(Tensor self, Scalar min) -> Tensor",
-      [](const Args& a) {
-        return Values{meta::fresh(a.tensor("self").shape(),
-                                  clamp_scalar_dtype(a.tensor("self"), a.value("min"), Value()))};
-      },
-      [](const Args& a) { return clamp_scalar(a.tensor("self"), a.value("min"), Value()); },
-      [](const SampleContext& c) { return clamp_one_samples(c, true); }, 1));
-  r.add(sel_op(
-      "aten::clamp_max(Tensor self, Scalar max) -> Tensor",
-      [](const Args& a) {
-        return Values{meta::fresh(a.tensor("self").shape(),
-                                  clamp_scalar_dtype(a.tensor("self"), Value(), a.value("max")))};
-      },
-      [](const Args& a) { return clamp_scalar(a.tensor("self"), Value(), a.value("max")); },
-      [](const SampleContext& c) { return clamp_one_samples(c, false); }, 1));
+               spec_meta(clamp_tensor_spec),
+               structured_ref(spec_meta(clamp_tensor_spec), clamp_tensor_impl),
+               clamp_tensor_samples, 2));
+  // clamp_min and clamp_max: clamp with one bound.
+  for (const bool lower : {true, false}) {
+    const char* bound = lower ? "min" : "max";
+    MetaFn meta = [lower, bound](const Args& a) {
+      const Value b = a.value(bound);
+      return Values{meta::fresh(
+          a.tensor("self").shape(),
+          clamp_scalar_dtype(a.tensor("self"), lower ? b : Value(), lower ? Value() : b))};
+    };
+    ImplFn impl = [lower, bound](const Args& a, const Values& outputs) {
+      const Value b = a.value(bound);
+      clamp_scalar_into(a.tensor("self"), lower ? b : Value(), lower ? Value() : b,
+                        outputs.at(0).tensor());
+    };
+    r.add(sel_op(
+        lower ? "aten::clamp_min(Tensor self, Scalar min) -> Tensor"
+              : "aten::clamp_max(Tensor self, Scalar max) -> Tensor",
+        meta, structured_ref(meta, impl),
+        [lower](const SampleContext& c) { return clamp_one_samples(c, lower); }, 1));
+  }
   r.add(sel_op(
       "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-      inplace_meta(clamp_meta), arith::inplace_of(clamp_ref),
+      inplace_meta(clamp_meta), arith::inplace_of(structured_ref(clamp_meta, clamp_impl)),
       [](const SampleContext& c) { return clamp_samples(c, true); }, 2, true));
 }
 
