@@ -20,6 +20,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
 #include "ops/pointwise_binary_meta.h"
@@ -114,11 +115,10 @@ Spec divide_spec(const Value& a, const Value& b, Mode m) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-// Computes into a result of spec `s` (divide_spec's).
-Values divide(const Spec& s, const Value& a, const Value& b, Mode m) {
+// Computes into `out`, of divide_spec's shape and dtype.
+void divide_into(const Value& a, const Value& b, Mode m, const Tensor& out) {
   const Tensor ta = arith::operand(a), tb = arith::operand(b);
-  const DType rt = s.dtype;
-  Tensor out = binmeta::empty_of(s);
+  const DType rt = out.dtype();
   const Tensor ins[] = {ta, tb};
   if (rt == DType::Float64) {
     arith::map_float(ins, out,
@@ -133,7 +133,6 @@ Values divide(const Spec& s, const Value& a, const Value& b, Mode m) {
   } else {
     arith::map_int(ins, rt, out, [m](const int64_t* v) { return int_kernel(m, v[0], v[1]); });
   }
-  return {Value(out)};
 }
 
 // div.Tensor_mode / div.Scalar_mode's rounding mode (None: true division), checked.
@@ -157,16 +156,17 @@ Spec div_mode_spec(const Args& a) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values div_mode_ref(const Args& a) {
-  const Spec s = div_mode_spec(a);
+void div_mode_impl(const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Value& self = a.value("self");
   const Value& other = a.value("other");
-  if (const std::optional<Mode> m = rounding_mode(a)) return divide(s, self, other, *m);
-  const Tensor ta = arith::operand(self), tb = arith::operand(other);
-  Tensor out = binmeta::empty_of(s);
-  const Tensor ins[] = {ta, tb};
+  const Value& mode = a.value("rounding_mode");  // checked by div_mode_spec
+  if (!mode.is_none()) {
+    divide_into(self, other, mode.str_value() == "trunc" ? Mode::Trunc : Mode::Floor, out);
+    return;
+  }
+  const Tensor ins[] = {arith::operand(self), arith::operand(other)};
   arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
-  return {Value(out)};
 }
 
 // A spec function reading its arguments by name (binmeta::fresh_meta and its kin take it as is).
@@ -176,11 +176,9 @@ NamedSpecFn mode_spec(Mode m) {
   return [m](const Args& a) { return divide_spec(a.value("self"), a.value("other"), m); };
 }
 
-RefFn mode_ref(Mode m) {
-  return [m](const Args& a) {
-    const Value& self = a.value("self");
-    const Value& other = a.value("other");
-    return divide(divide_spec(self, other, m), self, other, m);
+ImplFn mode_impl(Mode m) {
+  return [m](const Args& a, const Values& outputs) {
+    divide_into(a.value("self"), a.value("other"), m, outputs.at(0).tensor());
   };
 }
 
@@ -334,13 +332,13 @@ SampleFn scalar_fn() {
 }
 
 // Integer division by zero raises in the computation (a value check).
-OpDef division_op(std::string_view schema, NamedSpecFn spec, RefFn ref, SampleFn samples,
+OpDef division_op(std::string_view schema, NamedSpecFn spec, ImplFn impl, SampleFn samples,
                   double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = no_bool();
   op.meta = binmeta::fresh_meta(std::move(spec));
   op.value_checks = true;
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(flops);
   return op;
@@ -351,24 +349,24 @@ OpDef division_op(std::string_view schema, NamedSpecFn spec, RefFn ref, SampleFn
 void register_arithmetic_division_ops(OpRegistry& r) {
   OpDef div_t = division_op(
       "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
-      div_mode_spec, div_mode_ref, div_tensor_mode_samples, 2);
+      div_mode_spec, div_mode_impl, div_tensor_mode_samples, 2);
   div_t.dtypes = all_numeric_dtypes();  // bool only with rounding_mode None
   r.add(std::move(div_t));
   OpDef div_s = division_op(
       "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
-      div_mode_spec, div_mode_ref, div_scalar_mode_samples, 2);
+      div_mode_spec, div_mode_impl, div_scalar_mode_samples, 2);
   div_s.dtypes = all_numeric_dtypes();
   r.add(std::move(div_s));
   r.add(division_op("aten::floor_divide(Tensor self, Tensor other) -> Tensor",
-                    mode_spec(Mode::Floor), mode_ref(Mode::Floor), tensor_fn(), 4));
+                    mode_spec(Mode::Floor), mode_impl(Mode::Floor), tensor_fn(), 4));
   r.add(division_op("aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor", mode_spec(Mode::Fmod),
-                    mode_ref(Mode::Fmod), tensor_fn(), 2));
+                    mode_impl(Mode::Fmod), tensor_fn(), 2));
   r.add(division_op("aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor", mode_spec(Mode::Fmod),
-                    mode_ref(Mode::Fmod), scalar_fn(), 2));
+                    mode_impl(Mode::Fmod), scalar_fn(), 2));
   r.add(division_op("aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor",
-                    mode_spec(Mode::Remainder), mode_ref(Mode::Remainder), tensor_fn(), 3));
+                    mode_spec(Mode::Remainder), mode_impl(Mode::Remainder), tensor_fn(), 3));
   r.add(division_op("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-                    mode_spec(Mode::Remainder), mode_ref(Mode::Remainder), scalar_fn(), 3));
+                    mode_spec(Mode::Remainder), mode_impl(Mode::Remainder), scalar_fn(), 3));
 }
 
 }  // namespace crucible
