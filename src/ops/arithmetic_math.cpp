@@ -23,6 +23,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
 #include "ops/pointwise_binary_meta.h"
@@ -68,22 +69,22 @@ Spec pow_spec(const Value& base, const Value& exp) {
   return {broadcast_shapes(tb.shape(), te.shape()), rt};
 }
 
-Values pow_impl(const Value& base, const Value& exp) {
-  const Spec s = pow_spec(base, exp);
-  const DType rt = s.dtype;
-  const Tensor tb = arith::operand(base), te = arith::operand(exp);
-  Tensor out = binmeta::empty_of(s);
-  const Tensor ins[] = {tb, te};
+// pow into `out`, of pow_spec's shape and dtype.
+void pow_into(const Value& base, const Value& exp, const Tensor& out) {
+  const DType rt = out.dtype();
+  const Tensor ins[] = {arith::operand(base), arith::operand(exp)};
   if (is_floating(rt))
     arith::map_float(ins, out, [](const double* v) { return std::pow(v[0], v[1]); });
   else
     arith::map_int(ins, rt, out, [](const int64_t* v) { return powi(v[0], v[1]); });
-  return {Value(out)};
+}
+
+// pow.Tensor_Tensor and pow.Tensor_Scalar (pow_ts_spec checked the exponent).
+void pow_tensor_impl(const Args& a, const Values& outputs) {
+  pow_into(a.value("self"), a.value("exponent"), outputs.at(0).tensor());
 }
 
 Spec pow_spec_of(const Args& a) { return pow_spec(a.value("self"), a.value("exponent")); }
-
-Values pow_tt_ref(const Args& a) { return pow_impl(a.value("self"), a.value("exponent")); }
 
 Spec pow_ts_spec(const Args& a) {
   const Tensor& self = a.tensor("self");
@@ -93,24 +94,21 @@ Spec pow_ts_spec(const Args& a) {
   return pow_spec(a.value("self"), a.value("exponent"));
 }
 
-Values pow_ts_ref(const Args& a) {
-  pow_ts_spec(a);
-  return pow_impl(a.value("self"), a.value("exponent"));
-}
-
-Values pow_scalar_ref(const Args& a) {
-  const Value& base = a.value("self");
-  const Tensor& exp = a.tensor("exponent");
-  const DType rt = pow_spec_of(a).dtype;
-  const Scalar b = base.to_scalar();
-  if (b.to_double() == 1.0) return {Value(Tensor::full(exp.shape(), 1.0, rt))};
+void pow_scalar_impl(const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  const DType rt = out.dtype();
+  const Scalar b = a.value("self").to_scalar();
+  if (b.to_double() == 1.0) {
+    out.fill(1.0);
+    return;
+  }
   // The base is cast to the result dtype first.
   Tensor tb = Tensor::empty({}, rt);
   if (is_floating(rt))
     tb.set(0, b.to_double());
   else
     tb.set_int(0, b.is_floating() ? static_cast<int64_t>(b.to_double()) : b.to_int());
-  return pow_impl(Value(tb), a.value("exponent"));
+  pow_into(Value(tb), a.value("exponent"), out);
 }
 
 // atan2 is a float op: integral and bool results become f32.
@@ -121,13 +119,10 @@ Spec atan2_spec(const Args& a) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values atan2_ref(const Args& a) {
-  const Spec s = atan2_spec(a);
-  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-  Tensor out = binmeta::empty_of(s);
-  const Tensor ins[] = {ta, tb};
-  arith::map_float(ins, out, [](const double* v) { return std::atan2(v[0], v[1]); });
-  return {Value(out)};
+void atan2_impl(const Args& a, const Values& outputs) {
+  const Tensor ins[] = {arith::operand(a.value("self")), arith::operand(a.value("other"))};
+  arith::map_float(ins, outputs.at(0).tensor(),
+                   [](const double* v) { return std::atan2(v[0], v[1]); });
 }
 
 // A spec function reading its arguments by name (binmeta::fresh_meta and its kin take it as is).
@@ -142,13 +137,11 @@ NamedSpecFn extremum_spec(bool is_max) {
   };
 }
 
-RefFn extremum_ref(bool is_max) {
-  return [is_max](const Args& a) -> Values {
-    const Spec s = extremum_spec(is_max)(a);
-    const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-    const DType rt = s.dtype;
-    Tensor out = binmeta::empty_of(s);
-    const Tensor ins[] = {ta, tb};
+ImplFn extremum_impl(bool is_max) {
+  return [is_max](const Args& a, const Values& outputs) {
+    const Tensor& out = outputs.at(0).tensor();
+    const DType rt = out.dtype();
+    const Tensor ins[] = {arith::operand(a.value("self")), arith::operand(a.value("other"))};
     if (is_floating(rt)) {
       arith::map_float(ins, out, [is_max](const double* v) {
         if (std::isnan(v[0]) || std::isnan(v[1])) return std::nan("");
@@ -159,7 +152,6 @@ RefFn extremum_ref(bool is_max) {
         return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
       });
     }
-    return {Value(out)};
   };
 }
 
@@ -217,18 +209,16 @@ Spec lerp_spec(const Args& a, bool tensor_weight) {
   return {arith::broadcast_all(ins), rt};
 }
 
-Values lerp_ref(const Args& a, bool tensor_weight) {
-  const Spec s = lerp_spec(a, tensor_weight);
+void lerp_impl(const Args& a, const Values& outputs, bool tensor_weight) {
   std::vector<Tensor> ins = {a.tensor("self"), a.tensor("end")};
   if (tensor_weight) ins.push_back(a.tensor("weight"));
-  Tensor out = binmeta::empty_of(s);
+  const Tensor& out = outputs.at(0).tensor();
   if (tensor_weight) {
     arith::map_float(ins, out, [](const double* v) { return lerp(v[0], v[1], v[2]); });
   } else {
     const double w = a.real("weight");
     arith::map_float(ins, out, [w](const double* v) { return lerp(v[0], v[1], w); });
   }
-  return {Value(out)};
 }
 
 Scalar value_of(const Args& a) { return a.given("value") ? a.scalar("value") : Scalar(int64_t{1}); }
@@ -248,12 +238,11 @@ Spec addcmul_spec(const Args& a) {
   return {shape, rt};
 }
 
-Values addcmul_ref(const Args& a) {
-  const Spec s = addcmul_spec(a);
-  const DType rt = s.dtype;
+void addcmul_impl(const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  const DType rt = out.dtype();
   const Scalar value = value_of(a);
   const Tensor ins[] = {a.tensor("self"), a.tensor("tensor1"), a.tensor("tensor2")};
-  Tensor out = binmeta::empty_of(s);
   if (is_floating(rt)) {
     const double v = value.to_double();
     arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] * x[2]; });
@@ -263,7 +252,6 @@ Values addcmul_ref(const Args& a) {
       return wrap_add(x[0], wrap_mul(v, wrap_mul(x[1], x[2])));
     });
   }
-  return {Value(out)};
 }
 
 constexpr const char* kAddcdivInt =
@@ -285,13 +273,11 @@ Spec addcdiv_spec(const Args& a) {
   return {arith::broadcast_all(ins), rt};
 }
 
-Values addcdiv_ref(const Args& a) {
-  const Spec s = addcdiv_spec(a);
+void addcdiv_impl(const Args& a, const Values& outputs) {
   const double v = value_of(a).to_double();
   const Tensor ins[] = {a.tensor("self"), a.tensor("tensor1"), a.tensor("tensor2")};
-  Tensor out = binmeta::empty_of(s);
-  arith::map_float(ins, out, [v](const double* x) { return x[0] + v * x[1] / x[2]; });
-  return {Value(out)};
+  arith::map_float(ins, outputs.at(0).tensor(),
+                   [v](const double* x) { return x[0] + v * x[1] / x[2]; });
 }
 
 // ---- samples ----
@@ -532,12 +518,13 @@ std::vector<Sample> addc_samples(const SampleContext& ctx, bool div) {
   return out;
 }
 
-OpDef math_op(std::string_view schema, MetaFn meta, RefFn ref, SampleFn samples, double flops,
+// An op of this file: its reference computes into the outputs its meta function describes.
+OpDef math_op(std::string_view schema, MetaFn meta, ImplFn impl, SampleFn samples, double flops,
               std::vector<DType> dtypes = all_numeric_dtypes()) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = std::move(dtypes);
   op.meta = std::move(meta);
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = arith::elementwise_cost(flops);
   return op;
@@ -554,38 +541,43 @@ std::vector<DType> no_bool() {
 void register_arithmetic_math_ops(OpRegistry& r) {
   // pow: ~20 FLOPs per element (exp/log) as a nominal cost.
   r.add(math_op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
-                binmeta::fresh_meta(pow_spec_of), pow_tt_ref, pow_tt_samples, 20, no_bool()));
+                binmeta::fresh_meta(pow_spec_of), pow_tensor_impl, pow_tt_samples, 20, no_bool()));
   r.add(math_op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-                binmeta::fresh_meta(pow_ts_spec), pow_ts_ref, pow_ts_samples, 20));
+                binmeta::fresh_meta(pow_ts_spec), pow_tensor_impl, pow_ts_samples, 20));
   r.add(math_op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
-                binmeta::fresh_meta(pow_spec_of), pow_scalar_ref, pow_scalar_samples, 20));
-  r.add(math_op("aten::atan2(Tensor self, Tensor other) -> Tensor", binmeta::fresh_meta(atan2_spec),
-                atan2_ref, binary_all_samples, 20));
-  r.add(math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                binmeta::out_meta(atan2_spec), arith::out_of(atan2_ref), atan2_out_samples, 20));
+                binmeta::fresh_meta(pow_spec_of), pow_scalar_impl, pow_scalar_samples, 20));
+  const OpDef atan2 = math_op("aten::atan2(Tensor self, Tensor other) -> Tensor",
+                              binmeta::fresh_meta(atan2_spec), atan2_impl, binary_all_samples, 20);
+  // atan2.out computes as atan2 does (in the promoted dtype), then casts into `out`.
+  OpDef atan2_out =
+      math_op("aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+              binmeta::out_meta(atan2_spec), ImplFn(), atan2_out_samples, 20);
+  atan2_out.ref = arith::out_of(atan2.ref);
+  r.add(atan2);
+  r.add(std::move(atan2_out));
   r.add(math_op("aten::maximum(Tensor self, Tensor other) -> Tensor",
-                binmeta::fresh_meta(extremum_spec(true)), extremum_ref(true), binary_all_samples,
+                binmeta::fresh_meta(extremum_spec(true)), extremum_impl(true), binary_all_samples,
                 1));
   r.add(math_op("aten::minimum(Tensor self, Tensor other) -> Tensor",
-                binmeta::fresh_meta(extremum_spec(false)), extremum_ref(false), binary_all_samples,
+                binmeta::fresh_meta(extremum_spec(false)), extremum_impl(false), binary_all_samples,
                 1));
   r.add(math_op(
       "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
       binmeta::fresh_meta([](const Args& a) { return lerp_spec(a, false); }),
-      [](const Args& a) { return lerp_ref(a, false); },
+      [](const Args& a, const Values& outputs) { lerp_impl(a, outputs, false); },
       [](const SampleContext& c) { return lerp_samples(c, false); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
       binmeta::fresh_meta([](const Args& a) { return lerp_spec(a, true); }),
-      [](const Args& a) { return lerp_ref(a, true); },
+      [](const Args& a, const Values& outputs) { lerp_impl(a, outputs, true); },
       [](const SampleContext& c) { return lerp_samples(c, true); }, 3, floating_dtypes()));
   r.add(math_op(
       "aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      binmeta::fresh_meta(addcmul_spec), addcmul_ref,
+      binmeta::fresh_meta(addcmul_spec), addcmul_impl,
       [](const SampleContext& c) { return addc_samples(c, false); }, 3, no_bool()));
   r.add(math_op(
       "aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-      binmeta::fresh_meta(addcdiv_spec), addcdiv_ref,
+      binmeta::fresh_meta(addcdiv_spec), addcdiv_impl,
       [](const SampleContext& c) { return addc_samples(c, true); }, 3, floating_dtypes()));
 }
 
