@@ -13,6 +13,7 @@
 #include <string>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/arithmetic_internal.h"
 #include "ops/arithmetic_parts.h"
 #include "ops/families.h"
@@ -60,12 +61,10 @@ Spec add_spec(const Value& a, const Value& b, const Scalar& alpha) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-// a + alpha * b (sub: a - alpha * b) into a result of spec `s` (add_spec's).
-Values add_impl(const Spec& s, const Value& a, const Value& b, const Scalar& alpha, bool negate) {
-  const Tensor ta = arith::operand(a), tb = arith::operand(b);
-  const DType rt = s.dtype;
-  Tensor out = binmeta::empty_of(s);
-  const Tensor ins[] = {ta, tb};
+// a + alpha * b (sub: a - alpha * b) into `out`, of add_spec's shape and dtype.
+void add_into(const Value& a, const Value& b, const Scalar& alpha, bool negate, const Tensor& out) {
+  const DType rt = out.dtype();
+  const Tensor ins[] = {arith::operand(a), arith::operand(b)};
   if (is_floating(rt)) {
     const double al = negate ? -alpha.to_double() : alpha.to_double();
     arith::map_float(ins, out, [al](const double* v) { return v[0] + al * v[1]; });
@@ -80,7 +79,12 @@ Values add_impl(const Spec& s, const Value& a, const Value& b, const Scalar& alp
     arith::map_int(ins, rt, out,
                    [al](const int64_t* v) { return wrap_add(v[0], wrap_mul(al, v[1])); });
   }
-  return {Value(out)};
+}
+
+// The reference of a functional op of this file: its spec's checks, its output allocated, then
+// computed into by `impl`.
+RefFn fresh_ref(std::function<Spec(const Args&)> spec, ImplFn impl) {
+  return structured_ref(binmeta::fresh_meta(std::move(spec)), std::move(impl));
 }
 
 void sub_check(const Value& a, const Value& b) {
@@ -92,8 +96,10 @@ void sub_check(const Value& a, const Value& b) {
 
 Spec add_spec_of(const Args& a) { return add_spec(a.value("self"), a.value("other"), alpha_of(a)); }
 
-Values add_ref(const Args& a) {
-  return add_impl(add_spec_of(a), a.value("self"), a.value("other"), alpha_of(a), false);
+RefFn add_ref() {
+  return fresh_ref(add_spec_of, [](const Args& a, const Values& o) {
+    add_into(a.value("self"), a.value("other"), alpha_of(a), false, o.at(0).tensor());
+  });
 }
 
 // sub (also sub.Scalar: ATen wraps `other` into a tensor and runs sub_check on both, so a bool
@@ -103,8 +109,10 @@ Spec sub_spec(const Args& a) {
   return add_spec(a.value("self"), a.value("other"), alpha_of(a));
 }
 
-Values sub_ref(const Args& a) {
-  return add_impl(sub_spec(a), a.value("self"), a.value("other"), alpha_of(a), true);
+RefFn sub_ref() {
+  return fresh_ref(sub_spec, [](const Args& a, const Values& o) {
+    add_into(a.value("self"), a.value("other"), alpha_of(a), true, o.at(0).tensor());
+  });
 }
 
 // rsub(self, other, alpha) = other - alpha * self (Tensor and Scalar overloads alike).
@@ -113,8 +121,10 @@ Spec rsub_spec(const Args& a) {
   return add_spec(a.value("other"), a.value("self"), alpha_of(a));
 }
 
-Values rsub_ref(const Args& a) {
-  return add_impl(rsub_spec(a), a.value("other"), a.value("self"), alpha_of(a), true);
+RefFn rsub_ref() {
+  return fresh_ref(rsub_spec, [](const Args& a, const Values& o) {
+    add_into(a.value("other"), a.value("self"), alpha_of(a), true, o.at(0).tensor());
+  });
 }
 
 Spec mul_spec(const Args& a) {
@@ -124,19 +134,19 @@ Spec mul_spec(const Args& a) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values mul_ref(const Args& a) {
-  const Spec s = mul_spec(a);
-  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-  const DType rt = s.dtype;
-  Tensor out = binmeta::empty_of(s);
-  const Tensor ins[] = {ta, tb};
-  if (is_floating(rt))
-    arith::map_float(ins, out, [](const double* v) { return v[0] * v[1]; });
-  else if (rt == DType::Bool)
-    arith::map_int(ins, rt, out, [](const int64_t* v) { return int64_t{v[0] != 0 && v[1] != 0}; });
-  else
-    arith::map_int(ins, rt, out, [](const int64_t* v) { return wrap_mul(v[0], v[1]); });
-  return {Value(out)};
+RefFn mul_ref() {
+  return fresh_ref(mul_spec, [](const Args& a, const Values& o) {
+    const Tensor& out = o.at(0).tensor();
+    const DType rt = out.dtype();
+    const Tensor ins[] = {arith::operand(a.value("self")), arith::operand(a.value("other"))};
+    if (is_floating(rt))
+      arith::map_float(ins, out, [](const double* v) { return v[0] * v[1]; });
+    else if (rt == DType::Bool)
+      arith::map_int(ins, rt, out,
+                     [](const int64_t* v) { return int64_t{v[0] != 0 && v[1] != 0}; });
+    else
+      arith::map_int(ins, rt, out, [](const int64_t* v) { return wrap_mul(v[0], v[1]); });
+  });
 }
 
 // True division: integral and bool results become f32; x/0 is ±inf, 0/0 NaN.
@@ -147,13 +157,11 @@ Spec div_spec(const Args& a) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values div_ref(const Args& a) {
-  const Spec s = div_spec(a);
-  const Tensor ta = arith::operand(a.value("self")), tb = arith::operand(a.value("other"));
-  Tensor out = binmeta::empty_of(s);
-  const Tensor ins[] = {ta, tb};
-  arith::map_float(ins, out, [](const double* v) { return v[0] / v[1]; });
-  return {Value(out)};
+RefFn div_ref() {
+  return fresh_ref(div_spec, [](const Args& a, const Values& o) {
+    const Tensor ins[] = {arith::operand(a.value("self")), arith::operand(a.value("other"))};
+    arith::map_float(ins, o.at(0).tensor(), [](const double* v) { return v[0] / v[1]; });
+  });
 }
 
 // ---- samples ----
@@ -429,52 +437,52 @@ std::vector<Sample> sub_out_samples(const SampleContext& ctx) {
 
 void register_arithmetic_ops(OpRegistry& r) {
   OpDef sub_s = binary_op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                          binmeta::fresh_meta(sub_spec), sub_ref, sub_scalar_samples, 2);
+                          binmeta::fresh_meta(sub_spec), sub_ref(), sub_scalar_samples, 2);
   sub_s.dtypes = without_bool();
   r.add(std::move(sub_s));
   OpDef rsub_s = binary_op("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                           binmeta::fresh_meta(rsub_spec), rsub_ref, sub_scalar_samples, 2);
+                           binmeta::fresh_meta(rsub_spec), rsub_ref(), sub_scalar_samples, 2);
   rsub_s.dtypes = without_bool();
   r.add(std::move(rsub_s));
   OpDef rsub_t =
       binary_op("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                binmeta::fresh_meta(rsub_spec), rsub_ref, rsub_samples, 2);
+                binmeta::fresh_meta(rsub_spec), rsub_ref(), rsub_samples, 2);
   rsub_t.dtypes = without_bool();
   r.add(std::move(rsub_t));
   r.add(binary_op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref), mul_inplace_samples,
-                  1, true));
+                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref()),
+                  mul_inplace_samples, 1, true));
   r.add(binary_op("aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref),
+                  binmeta::inplace_meta(mul_spec), arith::inplace_of(mul_ref()),
                   mul_scalar_inplace_samples, 1, true));
   OpDef sub_ = binary_op(
       "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-      binmeta::inplace_meta(sub_spec), arith::inplace_of(sub_ref), sub_inplace_samples, 2, true);
+      binmeta::inplace_meta(sub_spec), arith::inplace_of(sub_ref()), sub_inplace_samples, 2, true);
   sub_.dtypes = without_bool();
   r.add(std::move(sub_));
   OpDef div_ = binary_op("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                         binmeta::inplace_meta(div_spec), arith::inplace_of(div_ref),
+                         binmeta::inplace_meta(div_spec), arith::inplace_of(div_ref()),
                          div_inplace_samples, 1, true);
   div_.dtypes = floating_dtypes();  // an integral self cannot hold the float quotient
   r.add(std::move(div_));
   r.add(binary_op("aten::div.Scalar(Tensor self, Scalar other) -> Tensor",
-                  binmeta::fresh_meta(div_spec), div_ref, div_scalar_samples, 1));
+                  binmeta::fresh_meta(div_spec), div_ref(), div_scalar_samples, 1));
   r.add(binary_op(
       "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(add_spec_of), arith::out_of(add_ref),
+      binmeta::out_meta(add_spec_of), arith::out_of(add_ref()),
       [](const SampleContext& c) { return out_samples(c, 0); }, 2));
   OpDef sub_out = binary_op(
       "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(sub_spec), arith::out_of(sub_ref), sub_out_samples, 2);
+      binmeta::out_meta(sub_spec), arith::out_of(sub_ref()), sub_out_samples, 2);
   sub_out.dtypes = without_bool();
   r.add(std::move(sub_out));
   r.add(binary_op(
       "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(mul_spec), arith::out_of(mul_ref),
+      binmeta::out_meta(mul_spec), arith::out_of(mul_ref()),
       [](const SampleContext& c) { return out_samples(c, 1); }, 1));
   r.add(binary_op(
       "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-      binmeta::out_meta(div_spec), arith::out_of(div_ref),
+      binmeta::out_meta(div_spec), arith::out_of(div_ref()),
       [](const SampleContext& c) { return out_samples(c, 2); }, 1));
   register_arithmetic_division_ops(r);
   register_arithmetic_math_ops(r);
