@@ -13,6 +13,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/arithmetic.h"
 #include "ops/families.h"
 #include "ops/pointwise_binary_meta.h"
@@ -150,12 +151,9 @@ Spec add_like_spec(const Args& args, bool negate) {
   return {shape, rt};
 }
 
-Values add_like(const Args& args, bool negate) {
-  const Spec s = add_like_spec(args, negate);
+void add_like_impl(const Args& args, const Values& outputs, bool negate) {
   const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
-  Tensor out = binmeta::empty_of(s);
-  add_into(ta, tb, alpha_of(args), negate, out);
-  return {Value(out)};
+  add_into(ta, tb, alpha_of(args), negate, outputs.at(0).tensor());
 }
 
 Spec mul_spec(const Args& args) {
@@ -164,9 +162,9 @@ Spec mul_spec(const Args& args) {
           promoted(args.value("self"), args.value("other"))};
 }
 
-Values mul_ref(const Args& args) {
+void mul_impl(const Args& args, const Values& outputs) {
   const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
-  Tensor out = binmeta::empty_of(mul_spec(args));
+  const Tensor& out = outputs.at(0).tensor();
   if (is_complex(out.dtype()))
     map_binary_complex(ta, tb, out, arith::complex_mul);
   else if (is_floating(out.dtype()))
@@ -176,7 +174,6 @@ Values mul_ref(const Args& args) {
                             [](int64_t x, int64_t y) { return int64_t{x != 0 && y != 0}; });
   else
     opsutil::map_binary_int(ta, tb, out, wrap_mul);
-  return {Value(out)};
 }
 
 // True division: integral and bool results become f32; x/0 is ±inf, 0/0 NaN.
@@ -186,17 +183,14 @@ Spec div_spec(const Args& args) {
   return {broadcast_shapes(ta.shape(), tb.shape()), rt};
 }
 
-Values div_ref(const Args& args) {
-  const Spec s = div_spec(args);
+void div_impl(const Args& args, const Values& outputs) {
   const Tensor ta = operand(args.value("self")), tb = operand(args.value("other"));
-  const DType rt = s.dtype;
-  Tensor out = binmeta::empty_of(s);
-  if (is_complex(rt)) {
+  const Tensor& out = outputs.at(0).tensor();
+  if (is_complex(out.dtype())) {
     map_binary_complex(ta, tb, out, arith::complex_div);
-    return {Value(out)};
+    return;
   }
   opsutil::map_binary(ta, tb, out, [](double x, double y) { return x / y; });
-  return {Value(out)};
 }
 
 // add_: the result is computed in the promoted dtype, which must be castable to self's dtype;
@@ -221,15 +215,14 @@ Spec add_inplace_spec(const Args& args) {
   return {shape, rt};
 }
 
-Values add_inplace_ref(const Args& args) {
-  const Spec s = add_inplace_spec(args);
+// add_ into self (the meta function checked the call): computed in the promoted dtype.
+void add_inplace_impl(const Args& args, const Values&) {
   const Tensor& self = args.tensor("self");
   const Tensor other = operand(args.value("other"));
   // Computed into a temporary first: `other` may alias `self` (x.add_(x)).
-  Tensor result = binmeta::empty_of(s);
+  Tensor result = Tensor::empty(self.shape(), promoted(args.value("self"), args.value("other")));
   add_into(self, other, alpha_of(args), false, result);
   self.copy_from(result);  // converts to self's dtype (rounds once more, as ATen does)
-  return {Value(self)};
 }
 
 CostFn binary_cost(double flops_per_element) {
@@ -460,12 +453,12 @@ std::vector<Sample> div_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef binary_op(std::string_view schema, std::function<Spec(const Args&)> spec, RefFn ref,
+OpDef binary_op(std::string_view schema, std::function<Spec(const Args&)> spec, ImplFn impl,
                 SampleFn samples, double flops) {
   OpDef op = OpDef::from_schema(schema, "pointwise.binary");
   op.dtypes = all_numeric_dtypes();
   op.meta = binmeta::fresh_meta(std::move(spec));
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = binary_cost(flops);
   return op;
@@ -477,18 +470,19 @@ void register_pointwise_binary_ops(OpRegistry& r) {
   r.add(binary_op(
       "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
       [](const Args& a) { return add_like_spec(a, false); },
-      [](const Args& a) { return add_like(a, false); }, add_samples, 2));
+      [](const Args& a, const Values& o) { add_like_impl(a, o, false); }, add_samples, 2));
   r.add(binary_op(
       "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
       [](const Args& a) { return add_like_spec(a, false); },
-      [](const Args& a) { return add_like(a, false); }, add_scalar_samples, 2));
+      [](const Args& a, const Values& o) { add_like_impl(a, o, false); }, add_scalar_samples, 2));
   OpDef add_ =
       binary_op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-                add_inplace_spec, add_inplace_ref, add_inplace_samples, 2);
+                add_inplace_spec, add_inplace_impl, add_inplace_samples, 2);
   add_.meta = [](const Args& args) {
     add_inplace_spec(args);
     return Values{args.value("self")};
   };
+  add_.ref = structured_ref(add_.meta, add_inplace_impl);
   add_.cost = [](const Args& args, const Values&) {
     const Tensor& self = args.tensor("self");
     Cost c{2.0 * static_cast<double>(self.numel()), 2 * real_bytes(self)};
@@ -499,16 +493,16 @@ void register_pointwise_binary_ops(OpRegistry& r) {
   OpDef sub = binary_op(
       "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
       [](const Args& a) { return add_like_spec(a, true); },
-      [](const Args& a) { return add_like(a, true); }, sub_samples, 2);
+      [](const Args& a, const Values& o) { add_like_impl(a, o, true); }, sub_samples, 2);
   // Bool is not supported by sub.
   sub.dtypes.erase(std::remove(sub.dtypes.begin(), sub.dtypes.end(), DType::Bool),
                    sub.dtypes.end());
   r.add(std::move(sub));
-  r.add(binary_op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_spec, mul_ref,
+  r.add(binary_op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_spec, mul_impl,
                   mul_samples, 1));
-  r.add(binary_op("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", mul_spec, mul_ref,
+  r.add(binary_op("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", mul_spec, mul_impl,
                   mul_scalar_samples, 1));
-  r.add(binary_op("aten::div.Tensor(Tensor self, Tensor other) -> Tensor", div_spec, div_ref,
+  r.add(binary_op("aten::div.Tensor(Tensor self, Tensor other) -> Tensor", div_spec, div_impl,
                   div_samples, 1));
 }
 
