@@ -30,6 +30,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/copy.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
@@ -41,11 +42,6 @@ namespace crucible {
 namespace {
 
 using namespace samples;  // NOLINT(google-build-using-namespace): the sample vocabulary
-
-Tensor like_copy_of(const Tensor& self) {
-  return Tensor::empty_strided(self.shape(), creation::like_strides(self, MemoryFormat::Preserve),
-                               self.dtype());
-}
 
 // fill.Tensor's value must be a 0-d tensor.
 void check_value_tensor(const Tensor& t) {
@@ -102,27 +98,14 @@ Values fill_tensor_inplace_meta(const Args& a) {
   return {a.value("self")};
 }
 
-Values fill_ref(const Args& a) {
-  const Tensor out = like_copy_of(a.tensor("self"));
-  creation::fill_with(out, a.scalar("value"));
-  return {Value(out)};
+// fill and fill_ into their output (a copy of self's layout, or self): the value a Scalar, or a
+// 0-d tensor's item (read, and checked, here: a value check).
+void fill_impl(const Args& a, const Values& outputs) {
+  creation::fill_with(outputs.at(0).tensor(), a.scalar("value"));
 }
 
-Values fill_tensor_ref(const Args& a) {
-  const Scalar v = creation::fill_value(a.value("value"));
-  const Tensor out = like_copy_of(a.tensor("self"));
-  creation::fill_with(out, v);
-  return {Value(out)};
-}
-
-Values fill_inplace_ref(const Args& a) {
-  creation::fill_with(a.tensor("self"), a.scalar("value"));
-  return {a.value("self")};
-}
-
-Values fill_tensor_inplace_ref(const Args& a) {
-  creation::fill_with(a.tensor("self"), creation::fill_value(a.value("value")));
-  return {a.value("self")};
+void fill_tensor_impl(const Args& a, const Values& outputs) {
+  creation::fill_with(outputs.at(0).tensor(), creation::fill_value(a.value("value")));
 }
 
 }  // namespace
@@ -244,20 +227,12 @@ Values copy_meta(const Args& a) {
   return {like_copy_meta(a.tensor("self"))};
 }
 
-Values copy_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  copy_ops::check_broadcasts_to(self, src);
-  const Tensor out = like_copy_of(self);
-  out.copy_from(src);
-  return {Value(out)};
+void copy_impl(const Args& a, const Values& outputs) {
+  outputs.at(0).tensor().copy_from(a.tensor("src"));
 }
 
-Values lift_fresh_copy_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  const Tensor out = like_copy_of(self);
-  out.copy_from(self);
-  return {Value(out)};
+void lift_fresh_copy_impl(const Args& a, const Values& outputs) {
+  outputs.at(0).tensor().copy_from(a.tensor("self"));
 }
 
 // ---- samples ---------------------------------------------------------------------------------
@@ -550,18 +525,19 @@ std::vector<DType> arange_dtypes() {
 
 void register_creation_fill_ops(OpRegistry& r) {
   const auto all = all_numeric_dtypes();
-  r.add(op_def("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", fill_meta, fill_ref,
-               fill_scalar_samples, fill_cost, all));
-  OpDef fill_tensor =
-      op_def("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor", fill_tensor_meta,
-             fill_tensor_ref, fill_tensor_samples, fill_cost, all);
+  r.add(op_def("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", fill_meta,
+               structured_ref(fill_meta, fill_impl), fill_scalar_samples, fill_cost, all));
+  OpDef fill_tensor = op_def("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor",
+                             fill_tensor_meta, structured_ref(fill_tensor_meta, fill_tensor_impl),
+                             fill_tensor_samples, fill_cost, all);
   fill_tensor.value_checks = true;  // the value tensor's item must convert into self's dtype
   r.add(std::move(fill_tensor));
   r.add(op_def("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_inplace_meta,
-               fill_inplace_ref, fill_scalar_samples, fill_cost, all));
-  OpDef fill_tensor_ = op_def("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
-                              fill_tensor_inplace_meta, fill_tensor_inplace_ref,
-                              fill_tensor_samples, fill_cost, all);
+               structured_ref(fill_inplace_meta, fill_impl), fill_scalar_samples, fill_cost, all));
+  OpDef fill_tensor_ =
+      op_def("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
+             fill_tensor_inplace_meta, structured_ref(fill_tensor_inplace_meta, fill_tensor_impl),
+             fill_tensor_samples, fill_cost, all);
   fill_tensor_.value_checks = true;
   r.add(std::move(fill_tensor_));
   const std::string kw =
@@ -574,11 +550,11 @@ void register_creation_fill_ops(OpRegistry& r) {
   r.add(op_def("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, " + kw,
                arange_meta(), arange_ref(), arange_step_samples, arange_cost, arange_dtypes()));
   r.add(op_def("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_meta,
-               copy_ref, copy_samples, copy_cost, all));
-  r.add(op_def(
-      "aten::lift_fresh_copy(Tensor self) -> Tensor",
-      [](const Args& a) { return Values{like_copy_meta(a.tensor("self"))}; }, lift_fresh_copy_ref,
-      lift_fresh_copy_samples, copy_cost, all));
+               structured_ref(copy_meta, copy_impl), copy_samples, copy_cost, all));
+  const MetaFn lift_meta = [](const Args& a) { return Values{like_copy_meta(a.tensor("self"))}; };
+  r.add(op_def("aten::lift_fresh_copy(Tensor self) -> Tensor", lift_meta,
+               structured_ref(lift_meta, lift_fresh_copy_impl), lift_fresh_copy_samples, copy_cost,
+               all));
 }
 
 }  // namespace crucible
