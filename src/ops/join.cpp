@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/join.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -131,10 +132,11 @@ constexpr DType i64 = DType::Int64;
 
 // ---- references ----------------------------------------------------------------------------
 
-Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
+// cat into `out` (of cat_spec's shape and dtype): each input not skipped, in turn along the
+// dim cat_spec wraps.
+void cat_into(const std::vector<Tensor>& ts, int64_t dim, const Tensor& out) {
   const join::CatSpec spec = join::cat_spec(ts, dim);
-  Tensor out = Tensor::empty(spec.shape, spec.dtype);
-  if (spec.dim < 0) return out;
+  if (spec.dim < 0) return;
   const int64_t d = spec.dim;
   int64_t at = 0;
   for (const Tensor& t : ts) {
@@ -142,20 +144,21 @@ Tensor cat_impl(const std::vector<Tensor>& ts, int64_t dim) {
     out.slice(d, at, at + t.size(d)).copy_from(t);
     at += t.size(d);
   }
-  return out;
 }
 
-Values cat_ref(const Args& a) { return {cat_impl(a.tensors("tensors"), a.integer("dim"))}; }
+void cat_impl(const Args& a, const Values& outputs) {
+  cat_into(a.tensors("tensors"), a.integer("dim"), outputs.at(0).tensor());
+}
 
 Values cat_meta(const Args& a) {
   const join::CatSpec spec = join::cat_spec(a.tensors("tensors"), a.integer("dim"));
   return {meta::fresh(spec.shape, spec.dtype)};
 }
 
-Values stack_ref(const Args& a) {
+void stack_impl(const Args& a, const Values& outputs) {
   int64_t d = 0;
   const std::vector<Tensor> us = join::stack_inputs(a.tensors("tensors"), a.integer("dim"), d);
-  return {cat_impl(us, d)};
+  cat_into(us, d, outputs.at(0).tensor());
 }
 
 Values stack_meta(const Args& a) {
@@ -202,15 +205,13 @@ Shape repeat_shape(const Args& a) {
   return shape;
 }
 
-Values repeat_ref(const Args& a) {
+void repeat_impl(const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const auto nr = static_cast<int64_t>(a.ints("repeats").size());
-  Tensor out = Tensor::empty(repeat_shape(a), self.dtype());
   const int64_t lead = nr - self.dim();
-  gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
+  gather_map(self, outputs.at(0).tensor(), [&](std::span<const int64_t> idx, Shape& src) {
     for (int64_t d = 0; d < self.dim(); ++d) src[d] = idx[lead + d] % self.size(d);
   });
-  return {out};
 }
 
 std::vector<bool> dim_mask(const std::vector<int64_t>& dims, int64_t ndim) {
@@ -223,14 +224,12 @@ std::vector<bool> dim_mask(const std::vector<int64_t>& dims, int64_t ndim) {
   return m;
 }
 
-Values flip_ref(const Args& a) {
+void flip_impl(const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const auto m = dim_mask(a.ints("dims"), self.dim());
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
-  gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
+  gather_map(self, outputs.at(0).tensor(), [&](std::span<const int64_t> idx, Shape& src) {
     for (int64_t d = 0; d < self.dim(); ++d) src[d] = m[d] ? self.size(d) - 1 - idx[d] : idx[d];
   });
-  return {out};
 }
 
 int64_t pos_mod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
@@ -255,25 +254,23 @@ std::vector<int64_t> roll_shifts(const Args& a) {
   return shift;
 }
 
-Values roll_ref(const Args& a) {
+void roll_impl(const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
+  const Tensor& out = outputs.at(0).tensor();  // contiguous, shaped like self
   const auto shifts = a.ints("shifts");
   const std::vector<int64_t> shift = roll_shifts(a);
   if (shift.empty()) {
     const Tensor flat = self.contiguous().view({-1});
-    Tensor out = Tensor::empty(flat.shape(), self.dtype());
     if (flat.numel() > 0)
-      gather_map(flat, out, [&](std::span<const int64_t> idx, Shape& src) {
+      gather_map(flat, out.view({-1}), [&](std::span<const int64_t> idx, Shape& src) {
         src[0] = pos_mod(idx[0] - shifts[0], flat.numel());
       });
-    return {out.view(self.shape())};
+    return;
   }
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
   if (self.numel() > 0)
     gather_map(self, out, [&](std::span<const int64_t> idx, Shape& src) {
       for (int64_t d = 0; d < self.dim(); ++d) src[d] = pos_mod(idx[d] - shift[d], self.size(d));
     });
-  return {out};
 }
 
 void check_tri(const Tensor& self, bool lower) {
@@ -282,11 +279,11 @@ void check_tri(const Tensor& self, bool lower) {
              ": input tensor must have at least 2 dimensions");
 }
 
-Values tri_ref(const Args& a, bool lower) {
+// tril / triu into `out`, zero-filled (structured_ref's outputs are).
+void tri_impl(const Args& a, const Values& outputs, bool lower) {
   const Tensor& self = a.tensor("self");
   const int64_t diag = a.integer("diagonal");
-  check_tri(self, lower);
-  Tensor out = Tensor::zeros(self.shape(), self.dtype());
+  const Tensor& out = outputs.at(0).tensor();
   const int64_t nd = self.dim();
   int64_t k = 0;
   const bool exact = !is_floating(self.dtype());
@@ -301,15 +298,14 @@ Values tri_ref(const Args& a, bool lower) {
     }
     ++k;
   });
-  return {out};
 }
 
-Values constant_pad_ref(const Args& a) {
+void constant_pad_impl(const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   std::vector<int64_t> before;
   const Shape shape = join::constant_pad_shape(self, a.ints("pad"), before);
   const int64_t nd = self.dim();
-  Tensor out = Tensor::empty(shape, self.dtype());
+  const Tensor& out = outputs.at(0).tensor();
   const Value& v = a.value("value");
   if (v.kind() == ValueKind::Float)
     out.fill(v.to_double());
@@ -320,12 +316,11 @@ Values constant_pad_ref(const Args& a) {
   for (int64_t d = 0; d < nd; ++d) {
     const int64_t lo = std::max<int64_t>(0, before[d]);
     const int64_t hi = std::min<int64_t>(shape[d], before[d] + self.size(d));
-    if (hi <= lo) return {out};
+    if (hi <= lo) return;
     dst = dst.slice(d, lo, hi);
     src = src.slice(d, lo - before[d], hi - before[d]);
   }
   dst.copy_from(src);
-  return {out};
 }
 
 // ---- cost ----------------------------------------------------------------------------------
@@ -553,11 +548,11 @@ std::vector<Sample> pad_samples(const SampleContext& ctx) {
   return out;
 }
 
-void add(OpRegistry& r, const char* schema, MetaFn meta, RefFn ref, SampleFn samples) {
+void add(OpRegistry& r, const char* schema, MetaFn meta, ImplFn impl, SampleFn samples) {
   OpDef op = OpDef::from_schema(schema, "join");
   op.dtypes = all_numeric_dtypes();
   op.meta = std::move(meta);
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = move_cost;
   r.add(std::move(op));
@@ -573,26 +568,26 @@ void register_join_ops(OpRegistry& r) {
       return Values{meta::fresh_like(a.tensor("self"))};
     };
   };
-  add(r, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_ref, cat_samples);
-  add(r, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_meta, stack_ref,
+  add(r, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_impl, cat_samples);
+  add(r, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_meta, stack_impl,
       stack_samples);
   add(
       r, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
       [](const Args& a) { return Values{meta::fresh(repeat_shape(a), a.tensor("self").dtype())}; },
-      repeat_ref, repeat_samples);
+      repeat_impl, repeat_samples);
   add(r, "aten::flip(Tensor self, int[] dims) -> Tensor",
-      like_self([](const Args& a) { dim_mask(a.ints("dims"), a.tensor("self").dim()); }), flip_ref,
+      like_self([](const Args& a) { dim_mask(a.ints("dims"), a.tensor("self").dim()); }), flip_impl,
       flip_samples);
   add(r, "aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
-      like_self([](const Args& a) { roll_shifts(a); }), roll_ref, roll_samples);
+      like_self([](const Args& a) { roll_shifts(a); }), roll_impl, roll_samples);
   add(
       r, "aten::tril(Tensor self, SymInt diagonal=0) -> Tensor",
       like_self([](const Args& a) { check_tri(a.tensor("self"), true); }),
-      [](const Args& a) { return tri_ref(a, true); }, tri_samples);
+      [](const Args& a, const Values& o) { tri_impl(a, o, true); }, tri_samples);
   add(
       r, "aten::triu(Tensor self, SymInt diagonal=0) -> Tensor",
       like_self([](const Args& a) { check_tri(a.tensor("self"), false); }),
-      [](const Args& a) { return tri_ref(a, false); }, tri_samples);
+      [](const Args& a, const Values& o) { tri_impl(a, o, false); }, tri_samples);
   add(
       r, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
       [](const Args& a) {
@@ -601,7 +596,7 @@ void register_join_ops(OpRegistry& r) {
         return Values{
             meta::fresh(join::constant_pad_shape(self, a.ints("pad"), before), self.dtype())};
       },
-      constant_pad_ref, pad_samples);
+      constant_pad_impl, pad_samples);
 }
 
 }  // namespace crucible
