@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/indexing.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
@@ -114,15 +115,13 @@ Values gather_meta(const Args& a) {
   return {meta::fresh(a.tensor("index").shape(), a.tensor("self").dtype())};
 }
 
-Values gather_ref(const Args& a) {
+void gather_impl(const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
-  const int64_t dim = check_gather(a);
-  const Tensor& index = a.tensor("index");
-  Tensor out = Tensor::empty(index.shape(), self.dtype());
-  for_each_target(self, dim, index, [&](int64_t k, std::span<const int64_t>, int64_t t) {
-    copy_element(self, t, out, k);
-  });
-  return {out};
+  const int64_t dim = check_gather(a);  // the wrapped dim (the index's range is checked below)
+  const Tensor& out = outputs.at(0).tensor();
+  for_each_target(
+      self, dim, a.tensor("index"),
+      [&](int64_t k, std::span<const int64_t>, int64_t t) { copy_element(self, t, out, k); });
 }
 
 enum class Reduce { None, Sum, Prod, Mean, Amax, Amin };
@@ -143,13 +142,16 @@ Reduce parse_reduce(const std::string& s, bool two) {
 
 // The general scatter: src (a tensor, or a value as a 0-d tensor of self's dtype when
 // src_is_value), reduced into a clone of self.
-Tensor scatter_impl(const Tensor& self, int64_t dim_arg, const Tensor& index, const Tensor& src,
-                    bool src_is_value, Reduce reduce, bool include_self, const char* op) {
+// A scatter into `out` (contiguous, shaped like self): self's values, then src's (or the value's)
+// written or reduced at the index's targets (whose range is checked here: a value check).
+void scatter_into(const Tensor& self, int64_t dim_arg, const Tensor& index, const Tensor& src,
+                  bool src_is_value, Reduce reduce, bool include_self, const char* op,
+                  const Tensor& out) {
   const int64_t dim = check_scatter(self, dim_arg, index, src_is_value ? nullptr : &src, op);
   const DType t = self.dtype();
   const bool exact = !is_floating(t);
   const int64_t n = self.numel();
-  Tensor out = self.clone();
+  out.copy_from(self);
   std::vector<double> acc(static_cast<size_t>(n));
   std::vector<int64_t> iacc(static_cast<size_t>(n));
   std::vector<int64_t> count(static_cast<size_t>(n), 0);
@@ -222,7 +224,7 @@ Tensor scatter_impl(const Tensor& self, int64_t dim_arg, const Tensor& index, co
       }
     }
   });
-  if (reduce == Reduce::None) return out;
+  if (reduce == Reduce::None) return;
   for (int64_t i = 0; i < n; ++i) {
     const auto u = static_cast<size_t>(i);
     if (count[u] == 0) continue;  // untouched: keeps self
@@ -241,7 +243,6 @@ Tensor scatter_impl(const Tensor& self, int64_t dim_arg, const Tensor& index, co
       out.set(i, reduce == Reduce::Mean ? acc[u] / static_cast<double>(c) : acc[u]);
     }
   }
-  return out;
 }
 
 // A Scalar value as a 0-d tensor of self's dtype (converted as fill_ converts).
@@ -254,34 +255,19 @@ Tensor value_tensor(const Value& v, DType t) {
   return out;
 }
 
-Values scatter_src_ref(const Args& a) {
-  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
-                       false, Reduce::None, true, "scatter")};
-}
-Values scatter_value_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  return {scatter_impl(self, a.integer("dim"), a.tensor("index"),
-                       value_tensor(a.value("value"), self.dtype()), true, Reduce::None, true,
-                       "scatter")};
-}
-Values scatter_reduce_ref(const Args& a) {
-  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
-                       false, parse_reduce(a.str("reduce"), false), true, "scatter")};
-}
-Values scatter_value_reduce_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  return {scatter_impl(self, a.integer("dim"), a.tensor("index"),
-                       value_tensor(a.value("value"), self.dtype()), true,
-                       parse_reduce(a.str("reduce"), false), true, "scatter")};
-}
-Values scatter_add_ref(const Args& a) {
-  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
-                       false, Reduce::Sum, true, "scatter_add")};
-}
-Values scatter_reduce_two_ref(const Args& a) {
-  return {scatter_impl(a.tensor("self"), a.integer("dim"), a.tensor("index"), a.tensor("src"),
-                       false, parse_reduce(a.str("reduce"), true), a.flag("include_self"),
-                       "scatter_reduce")};
+// The scatters' implementations: `src_is_value` (a Scalar `value`, else a tensor `src`),
+// `reduces` (a `reduce` argument; `two`: scatter_reduce.two's spelling and include_self).
+ImplFn scatter_impl(bool src_is_value, bool reduces, bool two, const char* op) {
+  return [=](const Args& a, const Values& outputs) {
+    const Tensor& self = a.tensor("self");
+    const Reduce reduce = !reduces                           ? Reduce::None
+                          : std::string(op) == "scatter_add" ? Reduce::Sum
+                                                             : parse_reduce(a.str("reduce"), two);
+    const Tensor src =
+        src_is_value ? value_tensor(a.value("value"), self.dtype()) : a.tensor("src");
+    scatter_into(self, a.integer("dim"), a.tensor("index"), src, src_is_value, reduce,
+                 two ? a.flag("include_self") : true, op, outputs.at(0).tensor());
+  };
 }
 
 // The meta of a scatter: `reduces` whether it has a reduce argument (`two`: the
@@ -473,12 +459,12 @@ std::vector<Sample> scatter_reduce_two_samples(const SampleContext& ctx) {
   return out;
 }
 
-OpDef make_op(const char* schema, MetaFn meta, RefFn ref, SampleFn samples, bool accumulates) {
+OpDef make_op(const char* schema, MetaFn meta, ImplFn impl, SampleFn samples, bool accumulates) {
   OpDef op = OpDef::from_schema(schema, "indexing");
   op.dtypes = all_numeric_dtypes();
   op.meta = std::move(meta);
   op.value_checks = true;  // indices out of range
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.roles["index"] = ArgRole::index_into("self", 0);
   op.cost = scatter_cost;
@@ -496,22 +482,22 @@ void register_gather_scatter_ops(OpRegistry& r) {
   {
     OpDef op = make_op(
         "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-        gather_meta, gather_ref, gather_samples, false);
+        gather_meta, gather_impl, gather_samples, false);
     op.cost = gather_cost;
     r.add(std::move(op));
   }
   r.add(make_op(
       "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      scatter_meta(false, false, false, "scatter"), scatter_src_ref,
+      scatter_meta(false, false, false, "scatter"), scatter_impl(false, false, false, "scatter"),
       [](const SampleContext& c) { return scatter_src_like(c, true, {}); }, false));
   r.add(make_op(
       "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-      scatter_meta(true, false, false, "scatter"), scatter_value_ref,
+      scatter_meta(true, false, false, "scatter"), scatter_impl(true, false, false, "scatter"),
       [](const SampleContext& c) { return scatter_value_samples(c, {}); }, false));
   r.add(make_op(
       "aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> "
       "Tensor",
-      scatter_meta(false, true, false, "scatter"), scatter_reduce_ref,
+      scatter_meta(false, true, false, "scatter"), scatter_impl(false, true, false, "scatter"),
       [](const SampleContext& c) {
         auto s = scatter_src_like(c, false, {{"reduce", S("add")}});
         auto m = scatter_src_like(c, false, {{"reduce", S("multiply")}}, false);
@@ -526,7 +512,7 @@ void register_gather_scatter_ops(OpRegistry& r) {
   r.add(make_op(
       "aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str "
       "reduce) -> Tensor",
-      scatter_meta(true, true, false, "scatter"), scatter_value_reduce_ref,
+      scatter_meta(true, true, false, "scatter"), scatter_impl(true, true, false, "scatter"),
       [](const SampleContext& c) {
         auto s = scatter_value_samples(c, {{"reduce", S("add")}});
         auto m = scatter_value_samples(c, {{"reduce", S("multiply")}});
@@ -536,13 +522,14 @@ void register_gather_scatter_ops(OpRegistry& r) {
       true));
   r.add(make_op(
       "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      scatter_meta(false, false, false, "scatter_add"), scatter_add_ref,
+      scatter_meta(false, false, false, "scatter_add"),
+      scatter_impl(false, true, false, "scatter_add"),
       [](const SampleContext& c) { return scatter_src_like(c, false, {}); }, true));
   r.add(make_op(
       "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
       "bool include_self=True) -> Tensor",
-      scatter_meta(false, true, true, "scatter_reduce"), scatter_reduce_two_ref,
-      scatter_reduce_two_samples, true));
+      scatter_meta(false, true, true, "scatter_reduce"),
+      scatter_impl(false, true, true, "scatter_reduce"), scatter_reduce_two_samples, true));
 }
 
 }  // namespace indexing
