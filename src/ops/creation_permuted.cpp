@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -62,11 +63,8 @@ Values empty_permuted_meta(const Args& a) {
       meta::fresh_strided(size, strides, creation::dtype_arg(a, a.index("dtype"), DType::Float32))};
 }
 
-Values empty_permuted_ref(const Args& a) {
-  const Values spec = empty_permuted_meta(a);
-  const Tensor& m = spec.at(0).tensor();
-  return {Tensor::empty_strided(m.shape(), m.strides(), m.dtype())};
-}
+// Nothing to compute: the output is allocated as the meta function lays it out.
+void empty_permuted_impl(const Args&, const Values&) {}
 
 std::vector<Sample> empty_permuted_samples(const SampleContext& ctx) {
   std::vector<Sample> out;
@@ -106,7 +104,7 @@ void register_creation_permuted_ops(OpRegistry& r) {
       "creation");
   op.dtypes = all_numeric_dtypes();
   op.meta = empty_permuted_meta;
-  op.ref = empty_permuted_ref;
+  op.ref = structured_ref(empty_permuted_meta, empty_permuted_impl);
   op.samples = empty_permuted_samples;
   op.cost = [](const Values&, const Values&) { return Cost{}; };  // nothing is written
   op.compare.kind = ComparePolicy::Kind::ShapeOnly;
