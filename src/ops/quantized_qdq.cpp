@@ -18,6 +18,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/meta_fn.h"
 #include "ops/quantized_internal.h"
 #include "ops/samples.h"
@@ -113,14 +114,14 @@ void check_group_params(const Tensor& x, const Tensor& scales, const std::option
              " scales and zero points (one per group), got " + std::to_string(scales.numel()));
 }
 
-// Runs q or dq over a contiguous copy of `x` with parameter index param(i).
+// Runs q or dq over a contiguous copy of `x` with parameter index param(i), into `out`
+// (contiguous, shaped like x).
 template <typename Param>
-Tensor map_params(const Tensor& x, DType out_dtype, const Tensor& scales,
-                  const std::optional<Tensor>& zps, Param param, bool quantize, double qmin,
-                  double qmax) {
+void map_params(const Tensor& x, const Tensor& out, const Tensor& scales,
+                const std::optional<Tensor>& zps, Param param, bool quantize, double qmin,
+                double qmax) {
   const Tensor xc = x.contiguous(), sc = scales.contiguous();
   const Tensor zc = zps ? zps->contiguous() : Tensor();
-  Tensor out = Tensor::uninitialized(x.shape(), out_dtype);
   for (int64_t i = 0; i < xc.numel(); ++i) {
     const int64_t p = param(i);
     const double s = sc.get(p), z = zps ? zc.get(p) : 0.0;
@@ -129,7 +130,6 @@ Tensor map_params(const Tensor& x, DType out_dtype, const Tensor& scales,
     else
       out.set(i, (xc.get(i) - z) * s);
   }
-  return out;
 }
 
 // --- per token ---
@@ -145,13 +145,12 @@ Values choose_qparams_meta(const Args& args) {
   return {meta::fresh(per_token_param_shape(x), st), meta::fresh(per_token_param_shape(x), st)};
 }
 
-Values choose_qparams_ref(const Args& args) {
-  const Values m = choose_qparams_meta(args);
+// Symmetric int8 parameters per row: scales from each row's largest magnitude, zero points 0
+// (the second output, allocated zero-filled).
+void choose_qparams_impl(const Args& args, const Values& outputs) {
   const Tensor x = args.tensor("input").contiguous();
   const int64_t k = x.size(x.dim() - 1), rows = k == 0 ? 0 : x.numel() / k;
-  const DType st = m[0].tensor().dtype();
-  Tensor scales = Tensor::uninitialized(per_token_param_shape(x), st);
-  Tensor zeros = Tensor::zeros(per_token_param_shape(x), st);
+  const Tensor& scales = outputs.at(0).tensor();
   for (int64_t r = 0; r < rows; ++r) {
     double amax = 0;
     for (int64_t q = 0; q < k; ++q) {
@@ -161,7 +160,6 @@ Values choose_qparams_ref(const Args& args) {
     }
     scales.set(r, (std::isnan(amax) ? amax : std::max(amax, 1e-5)) / 127.0);
   }
-  return {scales, zeros};
 }
 
 Values quantize_per_token_meta(const Args& args) {
@@ -177,13 +175,12 @@ int64_t row_of(int64_t i, const Tensor& x) {
   return k == 0 ? 0 : i / k;
 }
 
-Values quantize_per_token_ref(const Args& args) {
-  const Values m = quantize_per_token_meta(args);
+void quantize_per_token_impl(const Args& args, const Values& outputs) {
   const Tensor& x = args.tensor("input");
-  return {map_params(
-      x, args.dtype("dtype"), args.tensor("scales"), args.tensor("zero_points"),
+  map_params(
+      x, outputs.at(0).tensor(), args.tensor("scales"), args.tensor("zero_points"),
       [&](int64_t i) { return row_of(i, x); }, true, static_cast<double>(args.integer("quant_min")),
-      static_cast<double>(args.integer("quant_max")))};
+      static_cast<double>(args.integer("quant_max")));
 }
 
 Values dequantize_per_token_meta(const Args& args) {
@@ -198,12 +195,11 @@ Values dequantize_per_token_meta(const Args& args) {
   return {meta::fresh(q.shape(), args.dtype("output_dtype"))};
 }
 
-Values dequantize_per_token_ref(const Args& args) {
-  dequantize_per_token_meta(args);
+void dequantize_per_token_impl(const Args& args, const Values& outputs) {
   const Tensor& q = args.tensor("input");
-  return {map_params(
-      q, args.dtype("output_dtype"), args.tensor("scales"), args.tensor("zero_points"),
-      [&](int64_t i) { return row_of(i, q); }, false, 0, 0)};
+  map_params(
+      q, outputs.at(0).tensor(), args.tensor("scales"), args.tensor("zero_points"),
+      [&](int64_t i) { return row_of(i, q); }, false, 0, 0);
 }
 
 // --- per channel ---
@@ -223,15 +219,14 @@ Values quantize_per_channel_meta(const Args& args) {
   return {meta::fresh(x.shape(), args.dtype("dtype"))};
 }
 
-Values quantize_per_channel_ref(const Args& args) {
-  quantize_per_channel_meta(args);
+void quantize_per_channel_impl(const Args& args, const Values& outputs) {
   const Tensor& x = args.tensor("input");
   const int64_t axis = args.integer("axis");
-  return {map_params(
-      x, args.dtype("dtype"), args.tensor("scales"), args.tensor("zero_points"),
+  map_params(
+      x, outputs.at(0).tensor(), args.tensor("scales"), args.tensor("zero_points"),
       [&](int64_t i) { return channel_of(i, x, axis); }, true,
       static_cast<double>(args.integer("quant_min")),
-      static_cast<double>(args.integer("quant_max")))};
+      static_cast<double>(args.integer("quant_max")));
 }
 
 Values dequantize_per_channel_meta(const Args& args) {
@@ -245,13 +240,12 @@ Values dequantize_per_channel_meta(const Args& args) {
   return {meta::fresh(q.shape(), args.opt_dtype("out_dtype").value_or(DType::Float32))};
 }
 
-Values dequantize_per_channel_ref(const Args& args) {
-  const Values m = dequantize_per_channel_meta(args);
+void dequantize_per_channel_impl(const Args& args, const Values& outputs) {
   const Tensor& q = args.tensor("input");
   const int64_t axis = args.integer("axis");
-  return {map_params(
-      q, m[0].tensor().dtype(), args.tensor("scales"), args.opt_tensor("zero_points"),
-      [&](int64_t i) { return channel_of(i, q, axis); }, false, 0, 0)};
+  map_params(
+      q, outputs.at(0).tensor(), args.tensor("scales"), args.opt_tensor("zero_points"),
+      [&](int64_t i) { return channel_of(i, q, axis); }, false, 0, 0);
 }
 
 // --- per channel group ---
@@ -265,13 +259,13 @@ Values quantize_group_meta(const Args& args) {
   return {meta::fresh(x.shape(), args.dtype("dtype"))};
 }
 
-Values quantize_group_ref(const Args& args) {
-  quantize_group_meta(args);
+void quantize_group_impl(const Args& args, const Values& outputs) {
   const int64_t g = args.integer("group_size");
-  return {map_params(
-      args.tensor("input"), args.dtype("dtype"), args.tensor("scales"), args.tensor("zero_points"),
-      [g](int64_t i) { return i / g; }, true, static_cast<double>(args.integer("quant_min")),
-      static_cast<double>(args.integer("quant_max")))};
+  map_params(
+      args.tensor("input"), outputs.at(0).tensor(), args.tensor("scales"),
+      args.tensor("zero_points"), [g](int64_t i) { return i / g; }, true,
+      static_cast<double>(args.integer("quant_min")),
+      static_cast<double>(args.integer("quant_max")));
 }
 
 Values dequantize_group_meta(const Args& args) {
@@ -288,12 +282,11 @@ Values dequantize_group_meta(const Args& args) {
   return {meta::fresh(q.shape(), out)};
 }
 
-Values dequantize_group_ref(const Args& args) {
-  dequantize_group_meta(args);
+void dequantize_group_impl(const Args& args, const Values& outputs) {
   const int64_t g = args.integer("group_size");
-  return {map_params(
-      args.tensor("input"), args.dtype("output_dtype"), args.tensor("scales"),
-      args.opt_tensor("zero_points"), [g](int64_t i) { return i / g; }, false, 0, 0)};
+  map_params(
+      args.tensor("input"), outputs.at(0).tensor(), args.tensor("scales"),
+      args.opt_tensor("zero_points"), [g](int64_t i) { return i / g; }, false, 0, 0);
 }
 
 // --- samples ---
@@ -452,12 +445,12 @@ Cost elementwise_cost(const Values& a, const Values& out) {
   return c;
 }
 
-void add_op(OpRegistry& r, const char* schema, std::vector<DType> dtypes, MetaFn meta, RefFn ref,
+void add_op(OpRegistry& r, const char* schema, std::vector<DType> dtypes, MetaFn meta, ImplFn impl,
             SampleFn samples, const std::map<std::string, ArgRole>& roles) {
   OpDef op = OpDef::from_schema(schema, "quantized");
   op.dtypes = std::move(dtypes);
   op.meta = std::move(meta);
-  op.ref = std::move(ref);
+  op.ref = structured_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.roles = roles;
   op.cost = elementwise_cost;
@@ -473,38 +466,38 @@ void register_quantize_ops(OpRegistry& r) {
   add_op(r,
          "quantized_decomposed::choose_qparams_per_token(Tensor input, ScalarType dtype) -> "
          "(Tensor, Tensor)",
-         floats, choose_qparams_meta, choose_qparams_ref, choose_qparams_samples, {});
+         floats, choose_qparams_meta, choose_qparams_impl, choose_qparams_samples, {});
   add_op(r,
          "quantized_decomposed::quantize_per_token(Tensor input, Tensor scales, Tensor "
          "zero_points, int quant_min, int quant_max, ScalarType dtype) -> Tensor",
-         floats, quantize_per_token_meta, quantize_per_token_ref, quantize_per_token_samples, pos);
+         floats, quantize_per_token_meta, quantize_per_token_impl, quantize_per_token_samples, pos);
   add_op(r,
          "quantized_decomposed::dequantize_per_token(Tensor input, Tensor scales, Tensor "
          "zero_points, int quant_min, int quant_max, ScalarType dtype, ScalarType "
          "output_dtype) -> Tensor",
-         ints, dequantize_per_token_meta, dequantize_per_token_ref, dequantize_per_token_samples,
+         ints, dequantize_per_token_meta, dequantize_per_token_impl, dequantize_per_token_samples,
          pos);
   add_op(r,
          "quantized_decomposed::quantize_per_channel(Tensor input, Tensor scales, Tensor "
          "zero_points, int axis, int quant_min, int quant_max, ScalarType dtype) -> Tensor",
-         floats, quantize_per_channel_meta, quantize_per_channel_ref, quantize_per_channel_samples,
+         floats, quantize_per_channel_meta, quantize_per_channel_impl, quantize_per_channel_samples,
          pos);
   add_op(r,
          "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? "
          "zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, "
          "ScalarType? out_dtype=None) -> Tensor",
-         ints, dequantize_per_channel_meta, dequantize_per_channel_ref,
+         ints, dequantize_per_channel_meta, dequantize_per_channel_impl,
          dequantize_per_channel_samples, pos);
   add_op(r,
          "quantized_decomposed::quantize_per_channel_group(Tensor input, Tensor scales, Tensor "
          "zero_points, int quant_min, int quant_max, ScalarType dtype, int group_size) -> "
          "Tensor",
-         floats, quantize_group_meta, quantize_group_ref, quantize_group_samples, pos);
+         floats, quantize_group_meta, quantize_group_impl, quantize_group_samples, pos);
   add_op(r,
          "quantized_decomposed::dequantize_per_channel_group(Tensor input, Tensor scales, "
          "Tensor? zero_points, int quant_min, int quant_max, ScalarType dtype, int group_size, "
          "ScalarType output_dtype) -> Tensor",
-         ints, dequantize_group_meta, dequantize_group_ref, dequantize_group_samples, pos);
+         ints, dequantize_group_meta, dequantize_group_impl, dequantize_group_samples, pos);
 }
 
 }  // namespace crucible
