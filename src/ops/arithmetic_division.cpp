@@ -160,9 +160,8 @@ void div_mode_impl(const Args& a, const Values& outputs) {
   const Tensor& out = outputs.at(0).tensor();
   const Value& self = a.value("self");
   const Value& other = a.value("other");
-  const Value& mode = a.value("rounding_mode");  // checked by div_mode_spec
-  if (!mode.is_none()) {
-    divide_into(self, other, mode.str_value() == "trunc" ? Mode::Trunc : Mode::Floor, out);
+  if (const std::optional<Mode> m = rounding_mode(a)) {
+    divide_into(self, other, *m, out);
     return;
   }
   const Tensor ins[] = {arith::operand(self), arith::operand(other)};

@@ -256,13 +256,13 @@ Tensor value_tensor(const Value& v, DType t) {
 }
 
 // The scatters' implementations: `src_is_value` (a Scalar `value`, else a tensor `src`),
-// `reduces` (a `reduce` argument; `two`: scatter_reduce.two's spelling and include_self).
-ImplFn scatter_impl(bool src_is_value, bool reduces, bool two, const char* op) {
+// `reduces` (a `reduce` argument; `two`: scatter_reduce.two's spelling and include_self), else
+// `fixed` (scatter: none; scatter_add: a sum).
+ImplFn scatter_impl(bool src_is_value, bool reduces, bool two, const char* op,
+                    Reduce fixed = Reduce::None) {
   return [=](const Args& a, const Values& outputs) {
     const Tensor& self = a.tensor("self");
-    const Reduce reduce = !reduces                           ? Reduce::None
-                          : std::string(op) == "scatter_add" ? Reduce::Sum
-                                                             : parse_reduce(a.str("reduce"), two);
+    const Reduce reduce = reduces ? parse_reduce(a.str("reduce"), two) : fixed;
     const Tensor src =
         src_is_value ? value_tensor(a.value("value"), self.dtype()) : a.tensor("src");
     scatter_into(self, a.integer("dim"), a.tensor("index"), src, src_is_value, reduce,
@@ -523,7 +523,7 @@ void register_gather_scatter_ops(OpRegistry& r) {
   r.add(make_op(
       "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
       scatter_meta(false, false, false, "scatter_add"),
-      scatter_impl(false, true, false, "scatter_add"),
+      scatter_impl(false, false, false, "scatter_add", Reduce::Sum),
       [](const SampleContext& c) { return scatter_src_like(c, false, {}); }, true));
   r.add(make_op(
       "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "

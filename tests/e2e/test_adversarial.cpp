@@ -256,38 +256,16 @@ TEST(Adversarial, FloatingPointEnvironmentLeftChanged) {
 
 // ---- timing ------------------------------------------------------------------------------------
 
-TEST(Adversarial, AThreadLeftAtWorkDuringTheTimedCallsIsATimingError) {
-  const std::string out = temp_dir("adversarial-timing-thread");
-  Output o = crucible_env(cache_env(),
-                          "run --op aten.relu.default --case '((T([4, 5], f32),), {})' --backend "
-                          "dir:" +
-                              shell_quote(corpus("timing_thread")) +
-                              " --perf --baseline cpu --workers 1 -q --history none --out " + out);
-  std::vector<nlohmann::json> lines = read_jsonl(out + "/results.jsonl");
-  int cases = 0, timings = 0;
-  for (const nlohmann::json& l : lines) {
-    if (l.value("record", "case") == "case") {
-      ++cases;
-      EXPECT_EQ(l["status"], "passed") << l.dump() << o.out;  // its judged calls are right
-    } else {
-      ++timings;
-      const std::string error = l["error"].get<std::string>();
-      EXPECT_NE(error.find("thread"), std::string::npos) << l.dump() << o.out;
-      EXPECT_FALSE(l.contains("speedup") && l["speedup"].get<double>() > 0) << l.dump();
-    }
-  }
-  EXPECT_EQ(cases, 1) << o.out;
-  EXPECT_EQ(timings, 1) << o.out;
-}
-
-// Skips its work when a call repeats the previous one exactly, as the timed calls do.
-TEST(Adversarial, SkippingWorkWhileTimedIsATimingError) {
-  const std::string out = temp_dir("adversarial-timing-skip");
-  Output o = crucible_env(cache_env(),
-                          "run --op aten.abs.default --case '((T([64, 64], f32),), {})' --backend "
-                          "dir:" +
-                              shell_quote(corpus("timing_skip")) +
-                              " --perf --baseline cpu --workers 1 -q --history none --out " + out);
+// One case of a folder's kernel, judged and timed against the cpu backend: its judged calls
+// must be right (the case passes) and its one timing record must be an error saying `cause`.
+void expect_timing_error(const std::string& folder, const std::string& op, const std::string& call,
+                         const std::string& cause) {
+  const std::string out = temp_dir("adversarial-" + folder);
+  Output o = crucible_env(cache_env(), "run --op " + op + " --case '" + call +
+                                           "' --backend dir:" + shell_quote(corpus(folder)) +
+                                           " --perf --baseline cpu --workers 1 -q --history none "
+                                           "--out " +
+                                           out);
   int cases = 0, timings = 0;
   for (const nlohmann::json& l : read_jsonl(out + "/results.jsonl")) {
     if (l.value("record", "case") == "case") {
@@ -295,14 +273,22 @@ TEST(Adversarial, SkippingWorkWhileTimedIsATimingError) {
       EXPECT_EQ(l["status"], "passed") << l.dump() << o.out;  // its judged calls are right
     } else {
       ++timings;
-      EXPECT_NE(
-          l["error"].get<std::string>().find("skipped or changed its work while it was timed"),
-          std::string::npos)
-          << l.dump() << o.out;
+      EXPECT_NE(l["error"].get<std::string>().find(cause), std::string::npos) << l.dump() << o.out;
+      EXPECT_FALSE(l.contains("speedup") && l["speedup"].get<double>() > 0) << l.dump();
     }
   }
   EXPECT_EQ(cases, 1) << o.out;
   EXPECT_EQ(timings, 1) << o.out;
+}
+
+TEST(Adversarial, AThreadLeftAtWorkDuringTheTimedCallsIsATimingError) {
+  expect_timing_error("timing_thread", "aten.relu.default", "((T([4, 5], f32),), {})", "thread");
+}
+
+// Skips its work when a call repeats the previous one exactly, as the timed calls do.
+TEST(Adversarial, SkippingWorkWhileTimedIsATimingError) {
+  expect_timing_error("timing_skip", "aten.abs.default", "((T([64, 64], f32),), {})",
+                      "skipped or changed its work while it was timed");
 }
 
 // The right kernel of the corpus is timed without error under the same checks.
