@@ -24,6 +24,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
 #include "ops/quantized_internal.h"
@@ -222,52 +223,49 @@ std::vector<double> load(const Tensor& t) {
   return v;
 }
 
+// Each op's meta function checks the call (the *_shape functions above) and describes its
+// output; the implementation computes into that output, contiguous and allocated for it.
 Values weight_int8pack_mm_meta(const Args& args) {
   return {meta::fresh(weight_int8pack_mm_shape(args), args.tensor("self").dtype())};
 }
 
-Values weight_int8pack_mm_ref(const Args& args) {
-  const Shape s = weight_int8pack_mm_shape(args);
+void weight_int8pack_mm_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& a = args.tensor("self");
   const std::vector<double> av = load(a), bv = load(args.tensor("mat2")),
                             sv = load(args.tensor("scales"));
-  const int64_t m = s[0], n = s[1], k = a.size(1);
-  Tensor out = Tensor::uninitialized(s, a.dtype());
+  const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
       for (int64_t q = 0; q < k; ++q) acc += av[i * k + q] * bv[j * k + q];
       out.set(i * n + j, acc * sv[j]);
     }
-  return {out};
 }
 
 Values int_mm_meta(const Args& args) { return {meta::fresh(int_mm_shape(args), DType::Int32)}; }
 
-Values int_mm_ref(const Args& args) {
-  const Shape s = int_mm_shape(args);
+void int_mm_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& a = args.tensor("self");
   const Tensor& b = args.tensor("mat2");
-  const int64_t m = s[0], n = s[1], k = a.size(1);
-  Tensor out = Tensor::uninitialized(s, DType::Int32);
+  const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int64_t acc = 0;
       for (int64_t q = 0; q < k; ++q) acc += a.get_int(i * k + q) * b.get_int(q * n + j);
       out.set_int(i * n + j, static_cast<int32_t>(static_cast<uint32_t>(acc)));
     }
-  return {out};
 }
 
 Values convert_int4pack_meta(const Args& args) {
   return {meta::fresh(convert_int4pack_shape(args), DType::UInt8)};
 }
 
-Values convert_int4pack_ref(const Args& args) {
-  const Shape s = convert_int4pack_shape(args);
+void convert_int4pack_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& w = args.tensor("self");
   const int64_t n_total = w.size(0), k_total = w.size(1);
-  Tensor out = Tensor::zeros(s, DType::UInt8);
   std::vector<uint8_t> bytes(static_cast<size_t>(out.numel()), 0);
   for (int64_t n = 0; n < n_total; ++n)
     for (int64_t k = 0; k < k_total; ++k) {
@@ -277,20 +275,19 @@ Values convert_int4pack_ref(const Args& args) {
       bytes[p.byte] |= p.high ? static_cast<uint8_t>(v << 4) : v;
     }
   for (int64_t i = 0; i < out.numel(); ++i) out.set_int(i, bytes[i]);
-  return {out};
 }
 
 Values weight_int4pack_mm_meta(const Args& args) {
   return {meta::fresh(weight_int4pack_mm_shape(args), args.tensor("self").dtype())};
 }
 
-Values weight_int4pack_mm_ref(const Args& args) {
-  const Shape s = weight_int4pack_mm_shape(args);
+void weight_int4pack_mm_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& a = args.tensor("self");
   const Tensor& b = args.tensor("mat2");
   const int64_t group = args.integer("qGroupSize");
   const Tensor& sz = args.tensor("qScaleAndZeros");
-  const int64_t m = s[0], n = s[1], k = a.size(1);
+  const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
   const std::vector<double> av = load(a), szv = load(sz);
   std::vector<double> w(static_cast<size_t>(n * k));
   for (int64_t j = 0; j < n; ++j)
@@ -301,14 +298,12 @@ Values weight_int4pack_mm_ref(const Args& args) {
       const int64_t g = q / group;
       w[j * k + q] = (v - 8) * szv[(g * n + j) * 2] + szv[(g * n + j) * 2 + 1];
     }
-  Tensor out = Tensor::uninitialized(s, a.dtype());
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
       for (int64_t q = 0; q < k; ++q) acc += av[i * k + q] * w[j * k + q];
       out.set(i * n + j, acc);
     }
-  return {out};
 }
 
 Values scaled_mm_meta(const Args& args) {
@@ -317,22 +312,20 @@ Values scaled_mm_meta(const Args& args) {
   return {meta::fresh(s, out)};
 }
 
-Values scaled_mm_ref(const Args& args) {
-  DType out_dtype = DType::Float32;
-  const Shape s = scaled_mm_shape(args, &out_dtype);
+void scaled_mm_impl(const Args& args, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor& a = args.tensor("self");
   const Tensor& b = args.tensor("mat2");
   const Tensor& sa = args.tensor("scale_a");
   const Tensor& sb = args.tensor("scale_b");
   const std::optional<Tensor> bias = args.opt_tensor("bias");
   const std::optional<Tensor> scale_result = args.opt_tensor("scale_result");
-  const int64_t m = s[0], n = s[1], k = a.size(1);
+  const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
   const Tensor ac = a.contiguous(), bc = b.contiguous();
   const std::vector<double> av = load(ac), bv = load(bc);
   const bool rowwise = sa.numel() != 1 || sb.numel() != 1;
-  const double post = scale_result && is_fp8(out_dtype) ? scale_result->get(0) : 1.0;
+  const double post = scale_result && is_fp8(out.dtype()) ? scale_result->get(0) : 1.0;
   const std::vector<double> biasv = bias ? load(bias->contiguous()) : std::vector<double>();
-  Tensor out = Tensor::uninitialized(s, out_dtype);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
@@ -341,7 +334,6 @@ Values scaled_mm_ref(const Args& args) {
       if (bias) acc += biasv[j];
       out.set(i * n + j, acc * post);
     }
-  return {out};
 }
 
 // The inner length widens the tolerance by sqrt(K), as for mm.
@@ -387,7 +379,7 @@ void register_quantized_ops(OpRegistry& r) {
         "quantized");
     op.dtypes = low;
     op.meta = weight_int8pack_mm_meta;
-    op.ref = weight_int8pack_mm_ref;
+    op.ref = structured_ref(weight_int8pack_mm_meta, weight_int8pack_mm_impl);
     op.samples = weight_int8pack_mm_samples;
     op.roles["scales"] = ArgRole::positive();
     op.cost = product_cost(0);
@@ -400,7 +392,7 @@ void register_quantized_ops(OpRegistry& r) {
     OpDef op = OpDef::from_schema("aten::_int_mm(Tensor self, Tensor mat2) -> Tensor", "quantized");
     op.dtypes = {DType::Int8};
     op.meta = int_mm_meta;
-    op.ref = int_mm_ref;
+    op.ref = structured_ref(int_mm_meta, int_mm_impl);
     op.samples = int_mm_samples;
     op.cost = product_cost(0);
     r.add(std::move(op));
@@ -411,7 +403,7 @@ void register_quantized_ops(OpRegistry& r) {
         "quantized");
     op.dtypes = {DType::Int32};
     op.meta = convert_int4pack_meta;
-    op.ref = convert_int4pack_ref;
+    op.ref = structured_ref(convert_int4pack_meta, convert_int4pack_impl);
     op.samples = convert_int4pack_samples;
     op.cost = [](const Args& a, const Values& out) {
       return Cost{0, bytes_of(a.value("self")) + (out.empty() ? 0 : bytes_of(out[0]))};
@@ -425,7 +417,7 @@ void register_quantized_ops(OpRegistry& r) {
         "quantized");
     op.dtypes = low;
     op.meta = weight_int4pack_mm_meta;
-    op.ref = weight_int4pack_mm_ref;
+    op.ref = structured_ref(weight_int4pack_mm_meta, weight_int4pack_mm_impl);
     op.samples = weight_int4pack_mm_samples;
     op.cost = product_cost(0);
     op.compare = inner_length_compare(0);
@@ -439,7 +431,7 @@ void register_quantized_ops(OpRegistry& r) {
         "quantized");
     op.dtypes = {DType::Float8E4M3FN, DType::Float8E5M2};
     op.meta = scaled_mm_meta;
-    op.ref = scaled_mm_ref;
+    op.ref = structured_ref(scaled_mm_meta, scaled_mm_impl);
     op.samples = scaled_mm_samples;
     op.roles["scale_a"] = ArgRole::positive();
     op.roles["scale_b"] = ArgRole::positive();

@@ -20,6 +20,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/meta_fn.h"
 #include "ops/quantized_internal.h"
 #include "ops/samples.h"
@@ -80,17 +81,16 @@ Values quantize_meta(const Args& a) {
   return {meta::fresh(x.shape(), dt)};
 }
 
-Values quantize_ref(const Args& a) {
-  quantize_meta(a);
+// The quotient, clamped to the float8 dtype's finite range, into the output quantize_meta
+// describes (contiguous, of the float8 dtype).
+void quantize_impl(const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor x = a.tensor("tensor").contiguous(), s = a.tensor("scale").contiguous();
-  const DType dt = a.dtype("float8_dtype");
-  const double mx = float_info(dt).max;
-  Tensor out = Tensor::uninitialized(x.shape(), dt);
+  const double mx = float_info(out.dtype()).max;
   for (int64_t i = 0; i < x.numel(); ++i) {
     const double v = x.get(i) / s.get(scale_index(x.shape(), s, i));
     out.set(i, std::isnan(v) ? v : std::clamp(v, -mx, mx));
   }
-  return {out};
 }
 
 Values dequantize_meta(const Args& a) {
@@ -107,13 +107,12 @@ Values dequantize_meta(const Args& a) {
   return {meta::fresh(q.shape(), dt)};
 }
 
-Values dequantize_ref(const Args& a) {
-  dequantize_meta(a);
+// The product, into the output dequantize_meta describes (contiguous, of the output dtype).
+void dequantize_impl(const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const Tensor q = a.tensor("tensor").contiguous(), s = a.tensor("scale").contiguous();
-  Tensor out = Tensor::uninitialized(q.shape(), a.dtype("output_dtype"));
   for (int64_t i = 0; i < q.numel(); ++i)
     out.set(i, q.get(i) * s.get(scale_index(q.shape(), s, i)));
-  return {out};
 }
 
 std::vector<Sample> quantize_samples(const SampleContext& ctx) {
@@ -184,7 +183,7 @@ void register_float8_quantize_ops(OpRegistry& r) {
         "quantized");
     op.dtypes = {DType::Float32, DType::BFloat16, DType::Float16, DType::Int32};
     op.meta = quantize_meta;
-    op.ref = quantize_ref;
+    op.ref = structured_ref(quantize_meta, quantize_impl);
     op.samples = quantize_samples;
     op.roles["scale"] = ArgRole::positive();
     op.cost = cost;
@@ -197,7 +196,7 @@ void register_float8_quantize_ops(OpRegistry& r) {
         "quantized");
     op.dtypes = {DType::Float8E4M3FN, DType::Float8E5M2, DType::Float32};
     op.meta = dequantize_meta;
-    op.ref = dequantize_ref;
+    op.ref = structured_ref(dequantize_meta, dequantize_impl);
     op.samples = dequantize_samples;
     op.roles["scale"] = ArgRole::positive();
     op.cost = cost;
