@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/indexing.h"
 #include "ops/families.h"
 #include "ops/indexing_internal.h"
@@ -269,22 +270,24 @@ Values index_ref(const Args& a) {
   return {out};
 }
 
-// index_put's checks and plan; with `estimate` (the meta function), masks are not read and
-// values are checked against the result's shape only when no mask makes it an estimate.
-Plan index_put_plan(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
-                    bool estimate) {
+// index_put's argument checks (its meta function's): masks are not read, so values are
+// checked against the result's shape only where no mask makes that shape an estimate.
+void check_index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values) {
   check_index_put_dtype(self, values);
-  Plan plan = make_plan(self, indices, estimate);
-  if (plan.estimate && plan.masked) return plan;
-  check_index_put_values(values, plan.result);
-  return plan;
+  const Plan plan = make_plan(self, indices, /*estimate=*/true);
+  if (!plan.masked) check_index_put_values(values, plan.result);
 }
 
-// Writes (or accumulates) values into `dst` (self's storage or a clone).
-void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Tensor>& indices,
-                    const Tensor& values, bool accumulate) {
-  const Plan plan = index_put_plan(self, indices, values, /*estimate=*/false);
-  const Tensor v = values.expand(plan.result);
+// Writes (or accumulates) values at the indexed positions into `dst`: a fresh output of self's
+// shape (every element written) or self itself (the indexed positions only). What is checked
+// here depends on the values: how many positions a mask selects (whether the index tensors
+// broadcast together, and values to the result) and whether an index is in range.
+void index_put_into(const Tensor& dst, const Args& a) {
+  const Tensor& self = a.tensor("self");
+  const bool accumulate = a.flag("accumulate");
+  const Plan plan = make_plan(self, a.tensors("indices"));
+  if (plan.masked) check_index_put_values(a.tensor("values"), plan.result);
+  const Tensor v = a.tensor("values").expand(plan.result);
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
   std::vector<double> acc(static_cast<size_t>(n));
@@ -310,28 +313,21 @@ void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Ten
   }
 }
 
+// index_put: a fresh output of self's shape and dtype; index_put_: self.
 Values index_put_meta(const Args& a) {
   const Tensor& self = a.tensor("self");
-  index_put_plan(self, a.tensors("indices"), a.tensor("values"), /*estimate=*/true);
+  check_index_put(self, a.tensors("indices"), a.tensor("values"));
   return {meta::fresh_like(self)};
 }
 
 Values index_put_inplace_meta(const Args& a) {
-  index_put_plan(a.tensor("self"), a.tensors("indices"), a.tensor("values"), /*estimate=*/true);
+  check_index_put(a.tensor("self"), a.tensors("indices"), a.tensor("values"));
   return {a.value("self")};
 }
 
-Values index_put_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
-  index_put_into(out, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
-  return {out};
-}
-
-Values index_put_inplace_ref(const Args& a) {
-  const Tensor& self = a.tensor("self");
-  index_put_into(self, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
-  return {self};
+// Both overloads compute into their one output (self itself for index_put_).
+void index_put_impl(const Args& a, const Values& outputs) {
+  index_put_into(outputs.at(0).tensor(), a);
 }
 
 double nbytes(const Tensor& t) { return static_cast<double>(t.numel() * t.itemsize()); }
@@ -490,7 +486,8 @@ void register_index_ops(OpRegistry& r) {
     OpDef op = make_index_op(
         "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) "
         "-> Tensor",
-        index_put_meta, index_put_ref, index_put_samples, index_put_cost);
+        index_put_meta, structured_ref(index_put_meta, index_put_impl), index_put_samples,
+        index_put_cost);
     op.compare.tol_scale = [schema = op.schema](const Values& a) {
       return put_tol(Args(a, schema));
     };
@@ -500,7 +497,8 @@ void register_index_ops(OpRegistry& r) {
     OpDef op = make_index_op(
         "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool "
         "accumulate=False) -> Tensor(a!)",
-        index_put_inplace_meta, index_put_inplace_ref, index_put_samples, index_put_cost);
+        index_put_inplace_meta, structured_ref(index_put_inplace_meta, index_put_impl),
+        index_put_samples, index_put_cost);
     op.compare.tol_scale = [schema = op.schema](const Values& a) {
       return put_tol(Args(a, schema));
     };
