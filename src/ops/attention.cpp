@@ -48,6 +48,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/attention_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -266,12 +267,10 @@ Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
   return r;
 }
 
-// A fresh tensor laid out as the meta output `spec`, holding `vals` (row-major, rounded once).
-Tensor filled(const Value& spec, const std::vector<double>& vals) {
-  const Tensor& m = spec.tensor();
-  Tensor t = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
-  opsutil::write_doubles(t, vals.data());
-  return t;
+// Stores `vals` (row-major, rounded once) into the output `out`, allocated as the op's meta
+// function laid it out.
+void store(const Value& out, const std::vector<double>& vals) {
+  opsutil::write_doubles(out.tensor(), vals.data());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -376,13 +375,14 @@ Values flash_cpu_meta(const Args& a) {
       meta::fresh_strided({d.b, d.hq, d.l}, {d.l * d.hq, 1, d.hq}, accumulate_dtype(q.dtype()))};
 }
 
-Values flash_cpu_ref(const Args& a) {
-  const Values spec = flash_cpu_meta(a);
+// out and logsumexp, into the outputs flash_cpu_meta lays out ([B, L, H, E] and [B, L, H]).
+void flash_cpu_impl(const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   const Call c = make_call(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
                            scale_of(a.value("scale"), q.size(3)));
   const Forward f = forward(c);
-  return {filled(spec[0], f.out), filled(spec[1], f.lse)};
+  store(outputs.at(0), f.out);
+  store(outputs.at(1), f.lse);
 }
 
 Values flash_cpu_backward_meta(const Args& a) {
@@ -396,14 +396,16 @@ Values flash_cpu_backward_meta(const Args& a) {
           meta::fresh_strided(dv, attention::blhe_strides(dv), v.dtype())};
 }
 
-Values flash_cpu_backward_ref(const Args& a) {
-  const Values spec = flash_cpu_backward_meta(a);
+// The three gradients, into the outputs flash_cpu_backward_meta lays out.
+void flash_cpu_backward_impl(const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   const Call c = make_call(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
                            scale_of(a.value("scale"), q.size(3)));
   const Backward r = backward(c, a.tensor("grad_out"), a.tensor("out"),
                               opsutil::read_doubles(a.tensor("logsumexp")));
-  return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
+  store(outputs.at(0), r.dq);
+  store(outputs.at(1), r.dk);
+  store(outputs.at(2), r.dv);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,17 +451,15 @@ Values cudnn_meta(const Args& a) {
   return r;
 }
 
-Values cudnn_ref(const Args& a) {
-  Values spec = cudnn_meta(a);
+// out and, when asked for, logsumexp, into the outputs cudnn_meta describes; philox_seed and
+// philox_offset keep the 0 they were allocated with.
+void cudnn_impl(const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   const Call c = make_call(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                            scale_of(a.value("scale"), q.size(3)));
   const Forward f = forward(c);
-  spec[0] = filled(spec[0], f.out);
-  if (spec[1].is_tensor()) spec[1] = filled(spec[1], f.lse);
-  spec[6] = Tensor::zeros({}, DType::Int64);
-  spec[7] = Tensor::zeros({}, DType::Int64);
-  return spec;
+  store(outputs.at(0), f.out);
+  if (outputs.at(1).is_tensor()) store(outputs.at(1), f.lse);
 }
 
 Values cudnn_backward_meta(const Args& a) {
@@ -473,14 +473,16 @@ Values cudnn_backward_meta(const Args& a) {
           meta::fresh_strided(dv, attention::matching_strides(v, dv), v.dtype())};
 }
 
-Values cudnn_backward_ref(const Args& a) {
-  const Values spec = cudnn_backward_meta(a);
+// The three gradients, into the outputs cudnn_backward_meta lays out.
+void cudnn_backward_impl(const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   const Call c = make_call(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                            scale_of(a.value("scale"), q.size(3)));
   const Backward r = backward(c, a.tensor("grad_out"), a.tensor("out"),
                               opsutil::read_doubles(a.tensor("logsumexp")));
-  return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
+  store(outputs.at(0), r.dq);
+  store(outputs.at(1), r.dk);
+  store(outputs.at(2), r.dv);
 }
 
 }  // namespace
@@ -494,7 +496,7 @@ void register_attention_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = samples::floating_dtypes();
     op.meta = flash_cpu_meta;
-    op.ref = flash_cpu_ref;
+    op.ref = structured_ref(flash_cpu_meta, flash_cpu_impl);
     op.samples = attention::flash_cpu_samples;
     op.cost = attention_cost(1);
     op.compare = attention_compare(0, false);
@@ -509,7 +511,7 @@ void register_attention_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = samples::floating_dtypes();
     op.meta = flash_cpu_backward_meta;
-    op.ref = flash_cpu_backward_ref;
+    op.ref = structured_ref(flash_cpu_backward_meta, flash_cpu_backward_impl);
     op.samples = attention::flash_cpu_backward_samples;
     op.cost = attention_cost(2.5);
     op.compare = attention_compare(1, true);
@@ -525,7 +527,7 @@ void register_attention_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = {DType::Float16, DType::BFloat16, DType::Float32};
     op.meta = cudnn_meta;
-    op.ref = cudnn_ref;
+    op.ref = structured_ref(cudnn_meta, cudnn_impl);
     op.samples = attention::cudnn_samples;
     op.cost = attention_cost(1);
     // out and logsumexp by value, philox_seed and philox_offset by shape and dtype, max_q and
@@ -545,7 +547,7 @@ void register_attention_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = {DType::Float16, DType::BFloat16, DType::Float32};
     op.meta = cudnn_backward_meta;
-    op.ref = cudnn_backward_ref;
+    op.ref = structured_ref(cudnn_backward_meta, cudnn_backward_impl);
     op.samples = attention::cudnn_backward_samples;
     op.cost = attention_cost(2.5);
     op.compare = attention_compare(1, true);

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/attention_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -153,15 +154,12 @@ Values flash_meta(const Args& a) {
   return r;
 }
 
-Values flash_ref(const Args& a) {
-  Values r = flash_meta(a);
+// out and logsumexp, into the outputs flash_meta describes; rng_state and unused keep the
+// zeros they were allocated with (debug_attn_mask is empty).
+void flash_impl(const Args& a, const Values& outputs) {
   const Forward f = forward(flash_call(a));
-  r[0] = filled(r[0], f.out);
-  r[1] = filled(r[1], f.lse);
-  r[6] = Tensor::zeros({2}, DType::Int64);
-  r[7] = Tensor::zeros({}, DType::Int64);
-  r[8] = Tensor::zeros({0}, a.tensor("query").dtype());
-  return r;
+  store(outputs.at(0), f.out);
+  store(outputs.at(1), f.lse);
 }
 
 Values flash_backward_meta(const Args& a) {
@@ -174,11 +172,13 @@ Values flash_backward_meta(const Args& a) {
           meta::fresh_strided(v.shape(), transposed_like_strides(v), v.dtype())};
 }
 
-Values flash_backward_ref(const Args& a) {
-  const Values spec = flash_backward_meta(a);
+// The three gradients, into the outputs flash_backward_meta lays out.
+void flash_backward_impl(const Args& a, const Values& outputs) {
   const Backward r = backward(flash_call(a), a.tensor("grad_out"), a.tensor("out"),
                               opsutil::read_doubles(a.tensor("logsumexp")));
-  return {filled(spec[0], r.dq), filled(spec[1], r.dk), filled(spec[2], r.dv)};
+  store(outputs.at(0), r.dq);
+  store(outputs.at(1), r.dk);
+  store(outputs.at(2), r.dv);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -263,20 +263,19 @@ Values efficient_meta(const Args& a) {
           meta::fresh({}, DType::Int64)};
 }
 
-Values efficient_ref(const Args& a) {
-  Values r = efficient_meta(a);
+// out and log_sumexp (its rows padded to M with +inf; M is 0 without compute_log_sumexp), into
+// the outputs efficient_meta describes; philox_seed and philox_offset keep the 0 they were
+// allocated with.
+void efficient_impl(const Args& a, const Values& outputs) {
   const Call c = efficient_call(a);
   const Forward f = forward(c);
-  r[0] = filled(r[0], f.out);
-  const int64_t m = r[1].tensor().size(2);
+  store(outputs.at(0), f.out);
+  const int64_t m = outputs.at(1).tensor().size(2);
   std::vector<double> lse(static_cast<size_t>(c.d.b * c.d.hq * m), kInf);  // padding: +inf
   for (int64_t row = 0; row < c.d.b * c.d.hq && m > 0; ++row)
     for (int64_t i = 0; i < c.d.l; ++i)
       lse[static_cast<size_t>(row * m + i)] = f.lse[static_cast<size_t>(row * c.d.l + i)];
-  r[1] = filled(r[1], lse);
-  r[2] = Tensor::zeros({}, DType::Int64);
-  r[3] = Tensor::zeros({}, DType::Int64);
-  return r;
+  store(outputs.at(1), lse);
 }
 
 Values efficient_backward_meta(const Args& a) {
@@ -313,19 +312,19 @@ Values efficient_backward_meta(const Args& a) {
   return r;
 }
 
-Values efficient_backward_ref(const Args& a) {
-  Values r = efficient_backward_meta(a);
+// The three gradients and, where efficient_backward_meta describes one, grad_bias (dS).
+void efficient_backward_impl(const Args& a, const Values& outputs) {
   const Call c = efficient_call(a);
   const Tensor& lse = a.tensor("logsumexp");
   const Tensor rows = lse.slice(2, 0, c.d.l);
   std::vector<double> ds;
-  const Backward g = backward(c, a.tensor("grad_out_"), a.tensor("out"),
-                              opsutil::read_doubles(rows), r[3].is_tensor() ? &ds : nullptr);
-  r[0] = filled(r[0], g.dq);
-  r[1] = filled(r[1], g.dk);
-  r[2] = filled(r[2], g.dv);
-  if (r[3].is_tensor()) r[3] = filled(r[3], ds);
-  return r;
+  const Backward g =
+      backward(c, a.tensor("grad_out_"), a.tensor("out"), opsutil::read_doubles(rows),
+               outputs.at(3).is_tensor() ? &ds : nullptr);
+  store(outputs.at(0), g.dq);
+  store(outputs.at(1), g.dk);
+  store(outputs.at(2), g.dv);
+  if (outputs.at(3).is_tensor()) store(outputs.at(3), ds);
 }
 
 // A policy judging out and logsumexp by value (the tolerance of a forward), the outputs at
@@ -349,7 +348,7 @@ void register_attention_cuda_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = halves;
     op.meta = flash_meta;
-    op.ref = flash_ref;
+    op.ref = structured_ref(flash_meta, flash_impl);
     op.samples = attention::flash_samples;
     op.cost = attention_cost(1);
     op.compare = forward_compare({6, 7, 8});
@@ -366,7 +365,7 @@ void register_attention_cuda_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = halves;
     op.meta = flash_backward_meta;
-    op.ref = flash_backward_ref;
+    op.ref = structured_ref(flash_backward_meta, flash_backward_impl);
     op.samples = attention::flash_backward_samples;
     op.cost = attention_cost(2.5);
     op.compare = attention_compare(1, true);
@@ -381,7 +380,7 @@ void register_attention_cuda_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = {DType::Float16, DType::BFloat16, DType::Float32};
     op.meta = efficient_meta;
-    op.ref = efficient_ref;
+    op.ref = structured_ref(efficient_meta, efficient_impl);
     op.samples = attention::efficient_samples;
     op.cost = attention_cost(1);
     op.compare = forward_compare({2, 3});
@@ -397,7 +396,7 @@ void register_attention_cuda_ops(OpRegistry& r) {
         "matmul");
     op.dtypes = {DType::Float16, DType::BFloat16, DType::Float32};
     op.meta = efficient_backward_meta;
-    op.ref = efficient_backward_ref;
+    op.ref = structured_ref(efficient_backward_meta, efficient_backward_impl);
     op.samples = attention::efficient_backward_samples;
     op.cost = attention_cost(2.5);
     op.compare = attention_compare(1, true);

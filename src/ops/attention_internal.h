@@ -75,8 +75,9 @@ struct Backward {
 Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
                   const std::vector<double>& lse, std::vector<double>* ds = nullptr);
 
-// A fresh tensor laid out as the meta output `spec`, holding `vals` (row-major, rounded once).
-Tensor filled(const Value& spec, const std::vector<double>& vals);
+// Stores `vals` (row-major, rounded once) into the output `out`, allocated as the op's meta
+// function laid it out.
+void store(const Value& out, const std::vector<double>& vals);
 
 // Forward: 2 flops per multiply-add of the two products; backward (products_factor 2.5): the
 // scores again, dV, dP, dQ and dK. Bytes: every tensor in and out.
