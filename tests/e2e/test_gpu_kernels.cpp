@@ -124,7 +124,7 @@ TEST(CudaKernels, TheFixturesCompileWithNvcc) {
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc on this machine";
   setenv("CRUCIBLE_KERNEL_CACHE", cache_dir().c_str(), 1);
   for (const char* folder : {"right", "wrong", "side_stream", "early_return", "past_output",
-                             "into_input", "illegal_address"}) {
+                             "into_input", "illegal_address", "timing_skip"}) {
     auto b = make_dir_backend(std::string("dir:") + fixture(folder));
     EXPECT_NE(b->version().find("(0 did not compile)"), std::string::npos)
         << folder << ": " << b->version();
@@ -252,6 +252,26 @@ TEST(GpuKernels, RightKernelsAreTimedWithoutError) {
     ASSERT_TRUE(t.contains("candidate")) << t.dump();
     EXPECT_GT(t["candidate"].value("median_s", 0.0), 0.0) << t.dump();
   }
+}
+
+// Skips its work from the third consecutive call on the same addresses, as the timed calls
+// make them: its judged calls are right (the case passes), its timing is an error.
+TEST(GpuKernels, SkippingWorkWhileTimedIsATimingError) {
+  REQUIRE_GPU();
+  const std::string out = temp_dir("gpu-timing_skip");
+  Output o =
+      crucible_env("CRUCIBLE_KERNEL_CACHE=" + shell_quote(cache_dir()),
+                   "run --op relu.default --case '((T([64, 64], f32),), {})' --backend dir:" +
+                       shell_quote(fixture("timing_skip")) +
+                       " --perf --timeout 30 --workers 1 -q --history none --out " + out);
+  const FolderRun r = collect(o, out);
+  ASSERT_TRUE(r.all("aten.relu.default", "passed")) << r.dump("aten.relu.default");
+  ASSERT_EQ(r.timings.size(), 1u) << r.out.substr(0, 2000);
+  EXPECT_NE(r.timings[0].value("error", "").find("skipped or changed its work while it was timed"),
+            std::string::npos)
+      << r.timings[0].dump();
+  EXPECT_FALSE(r.timings[0].contains("speedup") && r.timings[0]["speedup"].get<double>() > 0)
+      << r.timings[0].dump();
 }
 
 // ---- Triton kernels: Python kernels on device tensors (--backend dir:cuda:<folder>) ----------

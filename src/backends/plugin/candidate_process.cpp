@@ -255,6 +255,33 @@ void CandidateProcess::flush_l2() {
   }
 }
 
+void CandidateProcess::timed_outputs(uint64_t arena_id, uint64_t arena_size,
+                                     const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                     unsigned char poison) {
+  WireWriter w;
+  w.put<uint8_t>(static_cast<uint8_t>(HostRequest::TimedOutputs));
+  w.put<uint64_t>(arena_id);
+  w.put<uint64_t>(arena_size);
+  w.put<uint8_t>(poison);
+  w.put<uint32_t>(static_cast<uint32_t>(ranges.size()));
+  for (const auto& [off, len] : ranges) {
+    w.put<uint64_t>(off);
+    w.put<uint64_t>(len);
+  }
+  const std::string back = request(w.take());
+  try {
+    WireReader r(back);
+    const uint8_t ok = r.get<uint8_t>();
+    const std::string why = r.str(kMaxMessageChars, "device error");
+    r.expect_done();
+    if (!ok) kernel_fault("the device failed between timed calls: " + why);
+  } catch (const WireError& e) {
+    kernel_fault(
+        std::string("the candidate process sent a malformed reply to a timed call's outputs: ") +
+        e.what());
+  }
+}
+
 bool CandidateProcess::knows_arena(uint64_t id) const {
   for (uint64_t a : arenas_)
     if (a == id) return true;

@@ -10,6 +10,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/plugin/candidate_zygote.h"
 #include "backends/plugin/kernel_host.h"
@@ -48,6 +50,11 @@ class CandidateProcess {
   double empty_sample_gap() const { return empty_gap_; }
   // CUDA: writes a device buffer larger than the L2 and waits for it (outside any timed region).
   void flush_l2();
+  // CUDA, between two timed calls: copies `ranges` of a known arena (offset, bytes) from the
+  // device into the shared arena, then fills them on the device with `poison`.
+  void timed_outputs(uint64_t arena_id, uint64_t arena_size,
+                     const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                     unsigned char poison);
 
   // Sends a request (and `pass_fd`, the call's arena, when >= 0) and returns the reply. If the
   // process dies instead of answering, this does not return (see the class comment); if it

@@ -21,6 +21,10 @@ enum class HostRequest : uint8_t {
   FlushL2 = 4,      // CUDA: write a buffer larger than the L2 and wait for it; answers a byte
   EmptySample = 5,  // CUDA, before any kernel code is loaded: the timed region around no call;
                     // answers the event time (u64 nanoseconds)
+  // CUDA, between two timed calls (outside the timed region): copies the listed ranges of a
+  // known arena (a timed call's fresh outputs) from the device into the shared arena, then
+  // fills them on the device with the given byte; answers a byte (1: done) and an error text.
+  TimedOutputs = 6,
 };
 
 // The second byte of a Call request.

@@ -308,6 +308,16 @@ void KernelCall::poison_arena_outputs(unsigned char byte) {
   }
 }
 
+void KernelCall::take_device_outputs(CandidateProcess& host, unsigned char byte) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const Out& o : outs_) {
+    if (o.how != OutHow::AsGiven || o.region == ~size_t{0}) continue;
+    const auto [off, bytes] = layout_.regions()[o.region];
+    if (bytes > 0) ranges.push_back({off, bytes});
+  }
+  if (!ranges.empty()) host.timed_outputs(arena_->id(), arena_->size(), ranges, byte);
+}
+
 int32_t KernelCall::invoke(CandidateProcess& host, bool refill) {
   if (refill) fill();
   host.count_call();

@@ -74,6 +74,10 @@ class KernelCall {
   // caches, between two timed calls (outside the timed region), so that a timed call that
   // skips its work leaves the poison where its result should be.
   void poison_arena_outputs(unsigned char byte);
+  // Timing, on CUDA (where a timed call's outputs stay on the device): after a timed call, its
+  // fresh outputs are copied from the device into the arena (where outputs(true) reads them),
+  // then filled with `byte` on the device before the next one.
+  void take_device_outputs(CandidateProcess& host, unsigned char byte);
   // Seconds the candidate process said the kernel took (not trusted: on the CPU for
   // information; on CUDA the event time, checked against the trusted wall time before use).
   double reported_seconds() const { return static_cast<double>(kernel_ns_) * 1e-9; }

@@ -697,6 +697,37 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
         const std::string e = rt ? rt->flush_l2() : "";
         w.put<uint8_t>(e.empty() ? 1 : 0);
         w.str(e.substr(0, kMaxMessageChars));
+      } else if (type == HostRequest::TimedOutputs) {
+        const uint64_t id = r.get<uint64_t>();
+        const uint64_t size = r.get<uint64_t>();
+        const uint8_t poison = r.get<uint8_t>();
+        std::vector<std::pair<uint64_t, uint64_t>> ranges;
+        const uint32_t nr = r.count(kMaxWireValues, "output ranges");
+        for (uint32_t i = 0; i < nr; ++i) {
+          const uint64_t off = r.get<uint64_t>();
+          ranges.push_back({off, r.get<uint64_t>()});
+        }
+        r.expect_done();
+        if (!rt) throw WireError("timed outputs asked of a process without CUDA");
+        const Mapping m = maps.get(id, size, -1, {});
+        for (const auto& [off, len] : ranges) {
+          bool clear = off <= m.size && len <= m.size - off;
+          for (const auto& [p, plen] : m.pages)
+            clear = clear && (off + len <= p || p + plen <= off);
+          if (!clear) throw WireError("an output range outside the arena's open memory");
+        }
+        std::string e;
+        for (const auto& [off, len] : ranges)
+          if (e.empty())
+            e = rt->to_host(m.base + off, m.device + off, len,
+                            "copying a timed call's outputs to the host");
+        for (const auto& [off, len] : ranges)
+          if (e.empty())
+            e = rt->memset(m.device + off, poison, len,
+                           "poisoning the outputs between timed calls");
+        if (e.empty()) e = rt->synchronize("after poisoning the outputs between timed calls");
+        w.put<uint8_t>(e.empty() ? 1 : 0);
+        w.str(e.substr(0, kMaxMessageChars));
       } else if (type == HostRequest::Supports) {
         Mapping none;
         HostCall hc(r, none);  // the arguments, without data and without outputs
