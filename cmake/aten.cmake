@@ -45,6 +45,7 @@ message(STATUS "aten backend: libtorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFI
 
 file(GLOB CRUCIBLE_ATEN_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/backends/aten/*.cpp)
 add_library(crucible_aten MODULE ${CRUCIBLE_ATEN_SOURCES})
+add_dependencies(crucible_aten crucible_git_commit)
 target_include_directories(crucible_aten PRIVATE
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_BINARY_DIR}/generated ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(crucible_aten PRIVATE torch nlohmann_json::nlohmann_json fmt::fmt

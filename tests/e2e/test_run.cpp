@@ -217,5 +217,30 @@ TEST(E2ERun, ProfileWritesTheTimelineAndSaysWhereTheTimeWent) {
   EXPECT_NE(again.out.find("profile: correctness: "), std::string::npos) << again.out;
 }
 
+// The commit crucible names (--version, every manifest, the run history) is the one its binary
+// was built from, written at build time: one taken at the last configure goes stale with the
+// next commit. The build under test is of this checkout's HEAD ("-dirty" where tracked files
+// differ from it).
+TEST(E2ERun, TheVersionNamesTheCommitTheBinaryWasBuiltFrom) {
+  const std::string src = CRUCIBLE_SOURCE_DIR;
+  std::string head;
+  if (FILE* p = popen(
+          ("git -C " + shell_quote(src) + " rev-parse --short=12 HEAD 2>/dev/null").c_str(), "r")) {
+    char buf[64] = {};
+    while (fgets(buf, sizeof buf, p)) head += buf;
+    pclose(p);
+  }
+  while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+  const Output o = crucible("--version");
+  ASSERT_EQ(o.status, 0) << o.out;
+  if (head.empty()) {
+    EXPECT_NE(o.out.find("(unknown)"), std::string::npos) << o.out;
+    return;
+  }
+  EXPECT_TRUE(o.out.find("(" + head + ")") != std::string::npos ||
+              o.out.find("(" + head + "-dirty)") != std::string::npos)
+      << o.out << " HEAD " << head;
+}
+
 }  // namespace
 }  // namespace crucible::e2e
