@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/dir/dir_backend.h"
 #include "cli/commands.h"
 #include "crucible/core/error.h"
 
@@ -183,7 +184,9 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
   o.suite.max_numel = f.max_numel;
   o.suite.max_flops = f.max_flops;
   o.backend = f.backend;
-  // BackendBench's spellings of a kernel folder.
+  // BackendBench's spellings of a kernel folder. BackendBench runs a folder's kernels on CUDA,
+  // so these mean dir:cuda:<folder> where CUDA starts (its Python kernels get device tensors),
+  // and dir:<folder> elsewhere; the console says which, and how to ask for the other.
   for (auto [name, flag, folder] : {std::tuple<std::string, std::string, std::string>{
                                         "directory", "--ops-directory", f.ops_directory},
                                     {"pregenerated", "--kernels-dir", f.kernels_dir}}) {
@@ -191,7 +194,18 @@ int command_run(RunFlags f, const std::vector<std::string>& argv_in) {
       if (folder.empty())
         usage_error(fmt::format("--backend {} needs {} <folder> (or write --backend dir:<folder>)",
                                 name, flag));
-      o.backend = "dir:" + folder;
+      const std::string no_cuda = cuda_start_problem();
+      o.backend = (no_cuda.empty() ? "dir:cuda:" : "dir:") + folder;
+      if (no_cuda.empty())
+        fmt::print(stderr,
+                   "crucible: --backend {}: the folder's Python kernels run on CUDA, as "
+                   "BackendBench runs them (--backend {}; --backend dir:{} runs them on the CPU)\n",
+                   name, o.backend, folder);
+      else
+        fmt::print(stderr,
+                   "crucible: --backend {}: CUDA does not start here ({}), so the folder's Python "
+                   "kernels run on the CPU (--backend {})\n",
+                   name, no_cuda, o.backend);
     } else if (!folder.empty()) {
       usage_error(
           fmt::format("{} goes with --backend {} (or write --backend dir:{})", flag, name, folder));

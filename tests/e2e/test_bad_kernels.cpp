@@ -152,6 +152,13 @@ TEST(BadKernels, BackendBenchSpellingsAndNoSandbox) {
                       shell_quote(fixture()) +
                       " --ops ceil.default,floor.default --no-sandbox -q --out " + out);
   ASSERT_EQ(o.status, 0) << o.out;
+  // BackendBench runs a folder's kernels on CUDA; where CUDA does not start, the CPU, said so.
+  if (!gpu_visible())
+    EXPECT_NE(o.out.find("CUDA does not start here"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(gpu_visible() ? "run on CUDA, as BackendBench runs them"
+                                     : "Python kernels run on the CPU (--backend dir:"),
+            std::string::npos)
+      << o.out;
   Verdicts v(read_jsonl(out + "/results.jsonl"));
   EXPECT_TRUE(v.all("aten.ceil.default", "passed")) << v.dump("aten.ceil.default");
   EXPECT_EQ(read_json(out + "/manifest.json")["sandbox"], "off");

@@ -339,10 +339,9 @@ class DirBackend final : public DelegatingBackend {
 
 }  // namespace
 
-// Why CUDA cannot start on the first visible device, asked of a short-lived child (this process
-// forks workers, which could not start CUDA after it had): "" when it can. Once per process;
-// workers forked later inherit the answer.
-static std::string cuda_start_problem() {
+// Asked of a short-lived child (this process forks workers, which could not start CUDA after it
+// had); workers forked later inherit the answer.
+std::string cuda_start_problem() {
   static const std::string problem = [] {
     int fds[2];
     if (pipe(fds) != 0) return std::string("cannot make a pipe to ask whether CUDA starts");
