@@ -16,7 +16,11 @@ else()
     string(APPEND commit "-dirty")
   endif()
 endif()
-file(CONFIGURE OUTPUT ${OUT} CONTENT "// Generated at build time (cmake/git_commit.cmake).
-#pragma once
-#define CRUCIBLE_GIT_COMMIT \"@commit@\"
-" @ONLY)
+set(text "// Generated at build time (cmake/git_commit.cmake).\n#pragma once\n#define CRUCIBLE_GIT_COMMIT \"${commit}\"\n")
+set(old "")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUT} "${text}")
+endif()

@@ -153,8 +153,9 @@ TEST(BadKernels, BackendBenchSpellingsAndNoSandbox) {
                       " --ops ceil.default,floor.default --no-sandbox -q --out " + out);
   ASSERT_EQ(o.status, 0) << o.out;
   // BackendBench runs a folder's kernels on CUDA; where CUDA does not start, the CPU, said so.
-  if (!gpu_visible())
+  if (!gpu_visible()) {
     EXPECT_NE(o.out.find("CUDA does not start here"), std::string::npos) << o.out;
+  }
   EXPECT_NE(o.out.find(gpu_visible() ? "run on CUDA, as BackendBench runs them"
                                      : "Python kernels run on the CPU (--backend dir:"),
             std::string::npos)
