@@ -2,13 +2,17 @@
 // SC 2011) and the derived streams of uniform, normal and integer numbers.
 #include "crucible/core/rng.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
 #include <tuple>
 #include <utility>
+#include <vector>
 
+#include "core/rng_internal.h"
 #include "crucible/core/error.h"
+#include "crucible/core/tensor.h"
 
 namespace crucible {
 
@@ -38,15 +42,15 @@ uint64_t splitmix_finalise(uint64_t z) {
 // [0, 1) from the top 53 bits of a 64-bit word.
 double unit53(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
+}  // namespace
+
 // Box-Muller: two independent standard normals (the cosine's, the sine's) from u1 in (0, 1]
 // and u2 in [0, 1).
-std::pair<double, double> box_muller(double u1, double u2) {
+std::pair<double, double> rng_detail::box_muller(double u1, double u2) {
   const double r = std::sqrt(-2.0 * std::log(u1));
   const double theta = 2.0 * std::numbers::pi * u2;
   return {r * std::cos(theta), r * std::sin(theta)};
 }
-
-}  // namespace
 
 std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
   for (int round = 0; round < kRounds; ++round) {
@@ -99,7 +103,7 @@ double Rng::normal() {
   }
   const double u1 = 1.0 - uniform();  // (0, 1]: log is finite
   const double u2 = uniform();
-  const auto [c, s] = box_muller(u1, u2);
+  const auto [c, s] = rng_detail::box_muller(u1, u2);
   spare_ = s;
   have_spare_ = true;
   return c;
@@ -120,9 +124,38 @@ void Rng::normals(double* out, size_t n) {
   for (; i + 2 <= n; i += 2) {
     const std::array<uint32_t, 4> b = next_block();
     std::tie(out[i], out[i + 1]) =
-        box_muller(1.0 - unit53(word(b[0], b[1])), unit53(word(b[2], b[3])));
+        rng_detail::box_muller(1.0 - unit53(word(b[0], b[1])), unit53(word(b[2], b[3])));
   }
   if (i < n) out[i] = normal();  // the last one keeps its pair's spare, as normal() does
+}
+
+void Rng::normals_to(void* out, DType t, size_t n) {
+  char* raw = static_cast<char*>(out);
+  const size_t width = itemsize(t);
+  if ((t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16) && at_block_start()) {
+    const size_t pairs = n / 2;
+    rng_detail::draw_normal_pairs(key_, stream_, counter_, pairs, raw, t);
+    counter_ += pairs;
+    if (n % 2 != 0) store_from_double(raw + (n - 1) * width, t, normal());
+    return;
+  }
+  constexpr size_t kChunk = size_t{1} << 14;
+  std::vector<double> v(std::min(n, kChunk));
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t len = std::min(kChunk, n - at);
+    normals(v.data(), len);
+    if (t == DType::Float64) {
+      std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(len),
+                reinterpret_cast<double*>(raw) + at);
+    } else {
+      for (size_t i = 0; i < len; ++i) store_from_double(raw + (at + i) * width, t, v[i]);
+    }
+  }
+}
+
+void Rng::skip_blocks(uint64_t n) {
+  if (!at_block_start()) internal_error("Rng::skip_blocks: the stream is inside a block");
+  counter_ += n;
 }
 
 int64_t Rng::integer(int64_t lo, int64_t hi) {

@@ -13,6 +13,7 @@
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
 #include "crucible/ops/variants.h"
+#include "ops/ref_parallel.h"
 
 namespace crucible {
 
@@ -228,25 +229,25 @@ void fill_complex(const Tensor& flat, const Drawing& how, Rng& rng) {
 }
 
 // extent standard normal values of the real floating dtype t into raw, as extent calls of
-// rng.normal() stored one by one would (Rng::normals).
+// rng.normal() stored one by one would (Rng::normals_to). From a block's start (a fresh stream),
+// pair i is block i's: the tasks of whole pairs draw their parts of the sequence from copies of
+// the stream moved on to them, spread over the references' threads.
 void fill_normal(char* raw, DType t, int64_t extent, Rng& rng) {
-  constexpr int64_t kChunk = 1 << 14;
-  std::vector<double> v(static_cast<size_t>(std::min(extent, kChunk)));
+  constexpr int64_t kTask = int64_t{1} << 18;  // elements a task (even)
+  const int64_t tasks = extent / kTask;
   const size_t width = itemsize(t);
-  for (int64_t at = 0; at < extent; at += kChunk) {
-    const auto len = static_cast<size_t>(std::min(kChunk, extent - at));
-    rng.normals(v.data(), len);
-    if (t == DType::Float32) {
-      float* f = reinterpret_cast<float*>(raw) + at;
-      for (size_t i = 0; i < len; ++i) f[i] = static_cast<float>(v[i]);
-    } else if (t == DType::Float64) {
-      std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(len),
-                reinterpret_cast<double*>(raw) + at);
-    } else {
-      for (size_t i = 0; i < len; ++i)
-        store_from_double(raw + (static_cast<size_t>(at) + i) * width, t, v[i]);
-    }
+  int64_t done = 0;
+  if (tasks >= 2 && rng.at_block_start()) {
+    refpar::for_each_task(tasks, [&](int64_t task) {
+      Rng part = rng;
+      part.skip_blocks(static_cast<uint64_t>(task * (kTask / 2)));
+      part.normals_to(raw + static_cast<size_t>(task * kTask) * width, t,
+                      static_cast<size_t>(kTask));
+    });
+    done = tasks * kTask;
+    rng.skip_blocks(static_cast<uint64_t>(done / 2));
   }
+  rng.normals_to(raw + static_cast<size_t>(done) * width, t, static_cast<size_t>(extent - done));
 }
 
 Tensor make_tensor(const TensorLit& lit, const Drawing& how, Rng& rng, bool meta) {

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "crucible/core/dtype.h"
+
 namespace crucible {
 
 std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
@@ -24,8 +26,21 @@ class Rng {
   // n calls of normal() at once, the same numbers (a Philox block a pair where the stream is
   // at a block's start: what filling a large tensor costs).
   void normals(double* out, size_t n);
+  // n calls of normal(), each stored into contiguous `out` of the real floating dtype t as
+  // store_from_double stores it: the same bytes and the same state after. From a block's start
+  // (at_block_start) f32, f16 and bf16 are drawn a batch of blocks at a time with vectorised
+  // approximations of log, sin and cos, each value rounded to t from the approximation when it
+  // is provably the rounding of normal()'s double, and from normal()'s own computation when not.
+  void normals_to(void* out, DType t, size_t n);
   // Uniform integer in [lo, hi] (inclusive); lo <= hi. Unbiased (rejection).
   int64_t integer(int64_t lo, int64_t hi);
+
+  // Whether the stream stands at a block's start with no spare normal pending: what skip_blocks
+  // needs, and where normals_to draws pair i from block i.
+  bool at_block_start() const { return used_ == 4 && !have_spare_; }
+  // Moves on by n blocks (n pairs of normals from a block's start), as drawing them would; the
+  // stream must be at_block_start. A copy moved on draws a later part of the same sequence.
+  void skip_blocks(uint64_t n);
 
  private:
   std::array<uint32_t, 4> next_block();  // the block at the counter; the counter moves on
