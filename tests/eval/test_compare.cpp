@@ -271,5 +271,53 @@ TEST(CompareOrder, TransposedTensorsGiveTheFiguresOfTheirRowMajorCopies) {
   EXPECT_NEAR(c.pcc, d.pcc, 1e-12);
 }
 
+// A candidate with the reference's bytes is found equal without reading its values: the same
+// figures as the values read one by one give (checked through a strided copy, which is read),
+// special values, zeros, large values and integers included, transposed outputs too.
+TEST(CompareIdentical, SameBytesGiveTheFiguresOfTheValuesRead) {
+  auto strided = [](const Tensor& x) {
+    Tensor y = Tensor::empty_strided({x.numel()}, {2}, x.dtype());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      is_floating(x.dtype()) ? y.set(i, x.get(i)) : y.set_int(i, x.get_int(i));
+    return y;
+  };
+  for (DType t : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64, DType::Int64,
+                  DType::Bool}) {
+    for (int fill = 0; fill < 4; ++fill) {
+      Tensor r = Tensor::empty({70001}, t);  // more than one block
+      for (int64_t i = 0; i < r.numel(); ++i) {
+        const double v = fill == 0   ? 0.0
+                         : fill == 1 ? std::sin(static_cast<double>(i)) * 1e3
+                         : fill == 2 ? (i % 7 == 0    ? kNaN
+                                        : i % 11 == 0 ? -kInf
+                                                      : 0.5 * (i % 9))
+                                     : (i % 5 == 0 ? kInf : 0.0);
+        is_floating(t) ? r.set(i, v) : r.set_int(i, static_cast<int64_t>(i % 13) - 6);
+      }
+      const TensorCheck fast = compare_tensors(r, r.clone(), 1, "o");
+      const TensorCheck read = compare_tensors(r, strided(r), 1, "o");
+      const std::string at = std::string(dtype_code(t)) + " fill " + std::to_string(fill);
+      EXPECT_EQ(fast.passed, read.passed) << at;
+      EXPECT_EQ(fast.mismatches, read.mismatches) << at;
+      EXPECT_EQ(fast.reason, read.reason) << at;
+      EXPECT_EQ(fast.max_abs_err, read.max_abs_err) << at;
+      EXPECT_EQ(fast.max_rel_err, read.max_rel_err) << at;
+      EXPECT_EQ(fast.max_ulp_err, read.max_ulp_err) << at;
+      EXPECT_EQ(fast.pcc, read.pcc) << at;
+      EXPECT_EQ(fast.atol, read.atol) << at;
+      EXPECT_EQ(fast.rtol, read.rtol) << at;
+    }
+  }
+  Tensor a = Tensor::empty({6, 5, 4}, DType::Float32);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set(i, 0.25 * static_cast<double>(i % 17) - 1.0);
+  const Tensor at = a.permute({2, 0, 1});
+  const TensorCheck c = compare_tensors(at, a.clone().permute({2, 0, 1}), 1.0, "output 0");
+  EXPECT_TRUE(c.passed);
+  Tensor flat = Tensor::empty({a.numel()}, DType::Float32);  // at's values in logical order
+  const Tensor ac = at.contiguous();
+  for (int64_t i = 0; i < a.numel(); ++i) flat.set(i, ac.get(i));
+  EXPECT_EQ(c.pcc, compare_tensors(flat, strided(flat), 1.0, "o").pcc);
+}
+
 }  // namespace
 }  // namespace crucible
