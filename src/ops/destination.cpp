@@ -40,4 +40,12 @@ RefFn structured_ref(MetaFn meta, ImplFn impl, bool data_dependent) {
   };
 }
 
+SeededRefFn structured_seeded_ref(MetaFn meta, SeededImplFn impl) {
+  return [meta = std::move(meta), impl = std::move(impl)](const Args& args, uint64_t seed) {
+    Values outputs = allocate(meta(args), OutputFill::Zeros);
+    impl(args, seed, outputs);
+    return outputs;
+  };
+}
+
 }  // namespace crucible

@@ -32,6 +32,7 @@
 
 #include "crucible/compare/compare.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/fft_internal.h"
 #include "ops/meta_fn.h"
@@ -56,10 +57,8 @@ Field load_field(const Tensor& t) {
   return f;
 }
 
-Tensor store_field(const Field& f, DType dtype) {
-  Tensor out = Tensor::empty(f.shape, dtype);
+void store_field(const Field& f, const Tensor& out) {
   for (int64_t i = 0; i < out.numel(); ++i) out.set_complex(i, f.v[i]);
-  return out;
 }
 
 // exp(sign * 2 pi i m / n) for m in [0, n).
@@ -195,7 +194,8 @@ FftPlan r2c_plan(const Args& args) {
   return p;
 }
 
-Values r2c_ref(const Args& args) {
+// The transform into the output fft_meta describes (p.out_shape, contiguous, p.out_dtype).
+void r2c_impl(const Args& args, const Values& outputs) {
   const Tensor& self = args.tensor("self");
   const FftPlan p = r2c_plan(args);
   Field f = load_field(self);
@@ -203,7 +203,7 @@ Values r2c_ref(const Args& args) {
   dft_dim(f, last, -1, p.out_shape[static_cast<size_t>(last)]);
   for (size_t i = 0; i + 1 < p.dims.size(); ++i) dft_dim(f, p.dims[i], -1, f.shape[p.dims[i]]);
   scale(f, p.scale);
-  return {Value(store_field(f, p.out_dtype))};
+  store_field(f, outputs.at(0).tensor());
 }
 
 FftPlan c2c_plan(const Args& args) {
@@ -221,14 +221,14 @@ FftPlan c2c_plan(const Args& args) {
   return p;
 }
 
-Values c2c_ref(const Args& args) {
+void c2c_impl(const Args& args, const Values& outputs) {
   const Tensor& self = args.tensor("self");
   const FftPlan p = c2c_plan(args);
   const int sign = args.flag("forward") ? -1 : +1;
   Field f = load_field(self);
   for (int64_t d : p.dims) dft_dim(f, d, sign, f.shape[d]);
   scale(f, p.scale);
-  return {Value(store_field(f, p.out_dtype))};
+  store_field(f, outputs.at(0).tensor());
 }
 
 FftPlan c2r_plan(const Args& args) {
@@ -255,14 +255,14 @@ FftPlan c2r_plan(const Args& args) {
   return p;
 }
 
-Values c2r_ref(const Args& args) {
+void c2r_impl(const Args& args, const Values& outputs) {
   const Tensor& self = args.tensor("self");
   const FftPlan p = c2r_plan(args);
   Field f = load_field(self);
   for (size_t i = 0; i + 1 < p.dims.size(); ++i) dft_dim(f, p.dims[i], +1, f.shape[p.dims[i]]);
   c2r_dim(f, p.dims.back(), p.out_shape[static_cast<size_t>(p.dims.back())]);
   scale(f, p.scale);
-  return {Value(store_field(f, p.out_dtype))};
+  store_field(f, outputs.at(0).tensor());
 }
 
 // The meta function of a transform with plan `plan`.
@@ -440,7 +440,7 @@ void register_fft_ops(OpRegistry& r) {
         "fft");
     op.dtypes = {DType::Float32, DType::Float64};
     op.meta = fft_meta(r2c_plan);
-    op.ref = r2c_ref;
+    op.ref = structured_ref(op.meta, r2c_impl);
     op.samples = fft_r2c_samples;
     op.cost = [](const Args& a, const Values& o) { return fft_cost(a, o, false); };
     op.compare = fft_compare(op.schema, false);
@@ -453,7 +453,7 @@ void register_fft_ops(OpRegistry& r) {
         "fft");
     op.dtypes = {DType::Complex64, DType::Complex128};
     op.meta = fft_meta(c2r_plan);
-    op.ref = c2r_ref;
+    op.ref = structured_ref(op.meta, c2r_impl);
     op.samples = fft_c2r_samples;
     op.cost = [](const Args& a, const Values& o) { return fft_cost(a, o, true); };
     op.compare = fft_compare(op.schema, true);
@@ -465,7 +465,7 @@ void register_fft_ops(OpRegistry& r) {
         "fft");
     op.dtypes = {DType::Complex64, DType::Complex128};
     op.meta = fft_meta(c2c_plan);
-    op.ref = c2c_ref;
+    op.ref = structured_ref(op.meta, c2c_impl);
     op.samples = fft_c2c_samples;
     op.cost = [](const Args& a, const Values& o) { return fft_cost(a, o, false); };
     op.compare = fft_compare(op.schema, false);

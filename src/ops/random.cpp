@@ -43,6 +43,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/core/rng.h"
+#include "crucible/ops/destination.h"
 #include "ops/creation_internal.h"
 #include "ops/families.h"
 #include "ops/meta_fn.h"
@@ -184,30 +185,27 @@ DType float_dtype_arg(const Args& a, const char* kernel) {
   return t;
 }
 
-// rand/randn(size, *, dtype, layout, device, pin_memory): the checked result, contiguous.
-Tensor sized_float_result(const Args& a, const char* kernel, bool meta) {
+// rand/randn(size, *, dtype, layout, device, pin_memory): the checked result, contiguous (a
+// meta tensor).
+Tensor sized_float_meta(const Args& a, const char* kernel) {
   const Shape size = a.ints("size");
   creation::check_layout(a, a.index("layout"));
   creation::check_sizes(size);
-  const DType t = float_dtype_arg(a, kernel);
-  return meta ? Tensor::meta(size, t) : Tensor::empty(size, t);
+  return Tensor::meta(size, float_dtype_arg(a, kernel));
 }
 
-// rand: uniform on the dtype's grid in [0, 1).
-Values rand_ref(const Args& a, uint64_t seed) {
-  Tensor out = sized_float_result(a, "check_uniform_bounds", false);
-  const DType t = out.dtype();
+// rand: uniform on the dtype's grid in [0, 1), into the output its meta function describes.
+void rand_impl(const Args&, uint64_t seed, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   Rng rng(seed, stream_of("aten.rand.default"));
-  const double grid = std::ldexp(1.0, digits_of(t));
+  const double grid = std::ldexp(1.0, digits_of(out.dtype()));
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, std::floor(rng.uniform() * grid) / grid);
-  return {Value(out)};
 }
 
-Values randn_ref(const Args& a, uint64_t seed) {
-  Tensor out = sized_float_result(a, "normal_kernel_cpu", false);
+void randn_impl(const Args&, uint64_t seed, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   Rng rng(seed, stream_of("aten.randn.default"));
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, rng.normal());
-  return {Value(out)};
 }
 
 // randperm(n, *, dtype=long, layout, device, pin_memory): the checked dtype.
@@ -228,22 +226,22 @@ DType randperm_dtype(const Args& a) {
   return t;
 }
 
-Values randperm_ref(const Args& a, uint64_t seed) {
-  const DType t = randperm_dtype(a);
+// A permutation of 0 .. n - 1 (Fisher-Yates), into the output of n elements of the dtype.
+void randperm_impl(const Args& a, uint64_t seed, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  const DType t = out.dtype();
   const int64_t n = a.integer("n");
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
   Rng rng(seed, stream_of("aten.randperm.default"));
   for (int64_t i = n - 1; i > 0; --i)
     std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(rng.integer(0, i))]);
-  Tensor out = Tensor::empty({n}, t);
   for (int64_t i = 0; i < n; ++i) {
     if (is_floating(t))
       out.set(i, static_cast<double>(perm[static_cast<size_t>(i)]));
     else
       out.set_int(i, perm[static_cast<size_t>(i)]);
   }
-  return {Value(out)};
 }
 
 bool dropout_train(const Args& a) { return !a.given("train") || a.flag("train"); }
@@ -253,14 +251,12 @@ double dropout_scale(double p) {
   return p1m == 0 ? 0.0 : 1.0 / p1m;
 }
 
-// output = (input * mask) * scale, rounded once to the input's dtype.
-Tensor dropout_output(const Tensor& input, const Tensor& mask, double scale, const Shape& strides) {
-  Tensor out = Tensor::empty_strided(input.shape(), strides, input.dtype());
+// out = (input * mask) * scale, rounded once to the input's dtype.
+void dropout_output(const Tensor& input, const Tensor& mask, double scale, const Tensor& out) {
   for (int64_t i = 0; i < input.numel(); ++i) {
     const double m = mask.get_int(i) != 0 ? 1.0 : 0.0;
     out.set(i, (input.get(i) * m) * scale);
   }
-  return out;
 }
 
 void check_bernoulli_p(double p1m) {
@@ -296,35 +292,29 @@ Values native_dropout_meta(const Args& a) {
           meta::fresh_strided(input.shape(), spec.strides, spec.mask_dtype)};
 }
 
-Values native_dropout_ref(const Args& a, uint64_t seed) {
+// The output and the mask, into the two outputs native_dropout_meta lays out; outside training
+// the input itself and a mask of ones.
+void native_dropout_impl(const Args& a, uint64_t seed, const Values& outputs) {
   const Tensor& input = a.tensor("input");
-  const double p = a.real("p");
-  const auto [strides, mask_dtype] = native_dropout_spec(a);
-  if (input.numel() == 0) {
-    Tensor out = Tensor::empty_strided(input.shape(), strides, input.dtype());
-    return {Value(out), Value(Tensor::empty_strided(input.shape(), strides, mask_dtype))};
-  }
-  Tensor mask = Tensor::empty_strided(input.shape(), strides, mask_dtype);
+  const Tensor &out = outputs.at(0).tensor(), &mask = outputs.at(1).tensor();
+  if (input.numel() == 0) return;
   if (!dropout_train(a)) {
     for (int64_t i = 0; i < mask.numel(); ++i) mask.set_int(i, 1);
-    Tensor out = Tensor::empty_strided(input.shape(), strides, input.dtype());
     out.copy_from(input);
-    return {Value(out), Value(mask)};
+    return;
   }
+  const double p = a.real("p");
   Rng rng(seed, stream_of("aten.native_dropout.default"));
   for (int64_t i = 0; i < mask.numel(); ++i) mask.set_int(i, rng.uniform() < 1.0 - p ? 1 : 0);
-  return {Value(dropout_output(input, mask, dropout_scale(p), strides)), Value(mask)};
+  dropout_output(input, mask, dropout_scale(p), out);
 }
 
-// bernoulli.p(self, p, *, generator): contiguous, self's dtype.
-Values bernoulli_p_ref(const Args& a, uint64_t seed) {
-  const Tensor& self = a.tensor("self");
+// bernoulli.p(self, p, *, generator): ones with probability p, into an output like self.
+void bernoulli_p_impl(const Args& a, uint64_t seed, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
   const double p = a.real("p");
-  check_bernoulli_p(p);
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
   Rng rng(seed, stream_of("aten.bernoulli.p"));
   for (int64_t i = 0; i < out.numel(); ++i) out.set_int(i, rng.uniform() < p ? 1 : 0);
-  return {Value(out)};
 }
 
 // bernoulli(self, *, generator): self holds the probabilities (floating dtypes).
@@ -332,10 +322,11 @@ void check_bernoulli_self(const Tensor& self) {
   if (!is_floating(self.dtype())) not_implemented_for("bernoulli_tensor_cpu_p_", self.dtype());
 }
 
-Values bernoulli_ref(const Args& a, uint64_t seed) {
+// Ones with the probabilities self holds (each checked to lie in [0, 1] as it is read), into an
+// output like self.
+void bernoulli_impl(const Args& a, uint64_t seed, const Values& outputs) {
   const Tensor& self = a.tensor("self");
-  check_bernoulli_self(self);
-  Tensor out = Tensor::empty(self.shape(), self.dtype());
+  const Tensor& out = outputs.at(0).tensor();
   Rng rng(seed, stream_of("aten.bernoulli.default"));
   for (int64_t i = 0; i < out.numel(); ++i) {
     const double p = self.get(i);
@@ -345,7 +336,6 @@ Values bernoulli_ref(const Args& a, uint64_t seed) {
                    "PyTorch.)");
     out.set_int(i, rng.uniform() < p ? 1 : 0);
   }
-  return {Value(out)};
 }
 
 // ---- judges ----------------------------------------------------------------------------------
@@ -457,9 +447,11 @@ std::vector<TensorCheck> judge_native_dropout(const Args& in, const Values& ref,
   check_binary_independence(kept, mask_ck);
   if (!mask_ck.ok()) return {out_ck.c, mask_ck.c};
   // The output follows from the candidate's own mask exactly.
-  const Tensor expected =
-      train ? dropout_output(input, mask, dropout_scale(p), contiguous_strides(input.shape()))
-            : input;
+  Tensor expected = input;
+  if (train) {
+    expected = Tensor::empty(input.shape(), input.dtype());
+    dropout_output(input, mask, dropout_scale(p), expected);
+  }
   TensorCheck values = compare_tensors(expected, cand[0].tensor(), 1.0, "output 0");
   if (!values.passed) values.reason += " (expected input * mask / (1 - p) for the returned mask)";
   return {values, mask_ck.c};
@@ -547,12 +539,12 @@ using JudgeFn =
     std::function<std::vector<TensorCheck>(const Args& in, const Values& ref, const Values& cand)>;
 using CollisionFn = std::function<double(const Args& in, const Values& ref)>;
 
-OpDef random_op(std::string_view schema, MetaFn meta, SeededRefFn ref, SampleFn samples,
+OpDef random_op(std::string_view schema, MetaFn meta, SeededImplFn impl, SampleFn samples,
                 JudgeFn judge, std::vector<DType> dtypes, CollisionFn collision) {
   OpDef op = OpDef::from_schema(schema, "random");
   op.dtypes = std::move(dtypes);
   op.meta = std::move(meta);
-  op.ref_seeded = std::move(ref);
+  op.ref_seeded = structured_seeded_ref(op.meta, std::move(impl));
   op.samples = std::move(samples);
   op.cost = written_cost;
   op.compare.kind = ComparePolicy::Kind::Custom;
@@ -576,14 +568,12 @@ void register_random_ops(OpRegistry& r) {
       "pin_memory=None) -> Tensor";
   r.add(random_op(
       "aten::rand(SymInt[] size, " + kw,
-      [](const Args& a) {
-        return Values{Value(sized_float_result(a, "check_uniform_bounds", true))};
-      },
-      rand_ref, sized_random_samples, judge_rand, floating_dtypes(), rand_collision));
+      [](const Args& a) { return Values{Value(sized_float_meta(a, "check_uniform_bounds"))}; },
+      rand_impl, sized_random_samples, judge_rand, floating_dtypes(), rand_collision));
   r.add(random_op(
       "aten::randn(SymInt[] size, " + kw,
-      [](const Args& a) { return Values{Value(sized_float_result(a, "normal_kernel_cpu", true))}; },
-      randn_ref, sized_random_samples, judge_randn, floating_dtypes(), randn_collision));
+      [](const Args& a) { return Values{Value(sized_float_meta(a, "normal_kernel_cpu"))}; },
+      randn_impl, sized_random_samples, judge_randn, floating_dtypes(), randn_collision));
   r.add(random_op(
       "aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? "
       "device=None, bool? pin_memory=None) -> Tensor",
@@ -591,12 +581,12 @@ void register_random_ops(OpRegistry& r) {
         const DType t = randperm_dtype(a);
         return Values{meta::fresh({a.integer("n")}, t)};
       },
-      randperm_ref, randperm_samples, judge_randperm,
+      randperm_impl, randperm_samples, judge_randperm,
       {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::Float16,
        DType::BFloat16, DType::Float32, DType::Float64},
       randperm_collision));
   r.add(random_op("aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
-                  native_dropout_meta, native_dropout_ref, native_dropout_samples,
+                  native_dropout_meta, native_dropout_impl, native_dropout_samples,
                   judge_native_dropout, floating_dtypes(), dropout_collision));
   r.add(random_op(
       "aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
@@ -604,7 +594,7 @@ void register_random_ops(OpRegistry& r) {
         check_bernoulli_p(a.real("p"));
         return Values{meta::fresh_like(a.tensor("self"))};
       },
-      bernoulli_p_ref, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes(),
+      bernoulli_p_impl, bernoulli_p_samples, judge_bernoulli_p, all_numeric_dtypes(),
       bernoulli_p_collision));
   OpDef bernoulli = random_op(
       "aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
@@ -612,7 +602,7 @@ void register_random_ops(OpRegistry& r) {
         check_bernoulli_self(a.tensor("self"));
         return Values{meta::fresh_like(a.tensor("self"))};
       },
-      bernoulli_ref, bernoulli_samples, judge_bernoulli, floating_dtypes(), bernoulli_collision);
+      bernoulli_impl, bernoulli_samples, judge_bernoulli, floating_dtypes(), bernoulli_collision);
   bernoulli.value_checks = true;  // every probability must lie in [0, 1]
   r.add(std::move(bernoulli));
 }

@@ -37,4 +37,9 @@ Values allocate_outputs(const OpDef& op, const Values& specs, OutputFill fill);
 // compute into them. Set as OpDef::ref with the op's own meta function.
 RefFn structured_ref(MetaFn meta, ImplFn impl, bool data_dependent = false);
 
+// A random op's reference written destination-passing: as structured_ref, with the seed the
+// run draws the op's values from. Set as OpDef::ref_seeded.
+using SeededImplFn = std::function<void(const Args& args, uint64_t seed, const Values& outputs)>;
+SeededRefFn structured_seeded_ref(MetaFn meta, SeededImplFn impl);
+
 }  // namespace crucible
