@@ -173,14 +173,12 @@ class KernelBackend final : public Backend {
     const auto poison = static_cast<unsigned char>(timed_rng_());
     const bool judge = timed_pending_ && judge_timed_;
     timed_pending_ = false;
-    if (host_->cuda()) {
-      fast_->take_device_outputs(*host_, poison);
-      if (judge) check_timed_call();
-      host_->flush_l2();
-      return;
-    }
+    if (host_->cuda()) fast_->take_device_outputs(*host_, poison);
     if (judge) check_timed_call();
-    fast_->poison_arena_outputs(poison);
+    if (host_->cuda())
+      host_->flush_l2();
+    else
+      fast_->poison_arena_outputs(poison);
   }
 
   std::unique_ptr<DeviceTimer> make_timer() override {
@@ -389,9 +387,6 @@ class KernelBackend final : public Backend {
   // left is judged in synchronize(), after the timed region).
   Values repeat(const OpDef& op, const Values& args, CandidateProcess& h) {
     timed_pending_ = true;
-    judge_timed_ = !op.compare.random && !static_cast<bool>(op.ref_seeded) &&
-                   !op.compare.values_unspecified &&
-                   op.compare.kind != ComparePolicy::Kind::ShapeOnly;
     if (!fast_ || fast_args_ != &args) {
       fast_plan_ = planner_.plan(op, args);
       fast_.reset();
@@ -400,6 +395,9 @@ class KernelBackend final : public Backend {
           threads_);
       fast_args_ = &args;
       fast_pure_ = false;
+      judge_timed_ = !op.compare.random && !static_cast<bool>(op.ref_seeded) &&
+                     !op.compare.values_unspecified &&
+                     op.compare.kind != ComparePolicy::Kind::ShapeOnly;
       timed_scale_ = tol_scale(op, args);
       fast_->raise_for_status(fast_->invoke(h, true));
       return fast_->outputs(true);

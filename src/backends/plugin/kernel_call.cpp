@@ -297,24 +297,26 @@ void KernelCall::fill() {
   }
 }
 
-void KernelCall::poison_arena_outputs(unsigned char byte) {
-  char* base = arena_->base();
-  for (const Out& o : outs_) {
-    if (o.how != OutHow::AsGiven || o.region == ~size_t{0}) continue;
-    const auto [off, bytes] = layout_.regions()[o.region];
-    if (bytes == 0) continue;
-    std::memset(base + off, byte, bytes);
-    evict_cache_lines(base + off, bytes);
-  }
-}
-
-void KernelCall::take_device_outputs(CandidateProcess& host, unsigned char byte) {
+std::vector<std::pair<uint64_t, uint64_t>> KernelCall::fresh_output_ranges() const {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (const Out& o : outs_) {
     if (o.how != OutHow::AsGiven || o.region == ~size_t{0}) continue;
     const auto [off, bytes] = layout_.regions()[o.region];
     if (bytes > 0) ranges.push_back({off, bytes});
   }
+  return ranges;
+}
+
+void KernelCall::poison_arena_outputs(unsigned char byte) {
+  char* base = arena_->base();
+  for (const auto& [off, bytes] : fresh_output_ranges()) {
+    std::memset(base + off, byte, bytes);
+    evict_cache_lines(base + off, bytes);
+  }
+}
+
+void KernelCall::take_device_outputs(CandidateProcess& host, unsigned char byte) {
+  const auto ranges = fresh_output_ranges();
   if (!ranges.empty()) host.timed_outputs(arena_->id(), arena_->size(), ranges, byte);
 }
 

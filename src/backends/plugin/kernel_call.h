@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/plugin/candidate_process.h"
@@ -97,6 +98,8 @@ class KernelCall {
     Tensor copied;  // fresh: the body copied out; made view / allocated: the result
     Tensor poison;
   };
+  // The arena ranges (offset, bytes) of the fresh outputs laid out in it, empty ones left out.
+  std::vector<std::pair<uint64_t, uint64_t>> fresh_output_ranges() const;
   std::string describe(const Out& o) const;
   std::string changed_cause(const Out& o, bool moved, int64_t at) const;
   std::string device_guard_cause() const;
