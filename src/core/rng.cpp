@@ -18,18 +18,6 @@ namespace crucible {
 
 namespace {
 
-constexpr uint32_t kMul0 = 0xD2511F53u;
-constexpr uint32_t kMul1 = 0xCD9E8D57u;
-constexpr uint32_t kWeyl0 = 0x9E3779B9u;  // golden ratio
-constexpr uint32_t kWeyl1 = 0xBB67AE85u;  // sqrt(3) - 1
-constexpr int kRounds = 10;
-
-inline void mul_hi_lo(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
-  const uint64_t p = static_cast<uint64_t>(a) * b;
-  hi = static_cast<uint32_t>(p >> 32);
-  lo = static_cast<uint32_t>(p);
-}
-
 uint64_t splitmix_finalise(uint64_t z) {
   z ^= z >> 30;
   z *= 0xBF58476D1CE4E5B9ull;
@@ -38,9 +26,6 @@ uint64_t splitmix_finalise(uint64_t z) {
   z ^= z >> 31;
   return z;
 }
-
-// [0, 1) from the top 53 bits of a 64-bit word.
-double unit53(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 }  // namespace
 
@@ -53,16 +38,7 @@ std::pair<double, double> rng_detail::box_muller(double u1, double u2) {
 }
 
 std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
-  for (int round = 0; round < kRounds; ++round) {
-    if (round > 0) {
-      key[0] += kWeyl0;
-      key[1] += kWeyl1;
-    }
-    uint32_t hi0, lo0, hi1, lo1;
-    mul_hi_lo(kMul0, ctr[0], hi0, lo0);
-    mul_hi_lo(kMul1, ctr[2], hi1, lo1);
-    ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
-  }
+  rng_detail::philox_rounds(ctr[0], ctr[1], ctr[2], ctr[3], key[0], key[1]);
   return ctr;
 }
 
@@ -94,7 +70,7 @@ uint64_t Rng::next_u64() {
   return (hi << 32) | lo;
 }
 
-double Rng::uniform() { return unit53(next_u64()); }
+double Rng::uniform() { return rng_detail::unit53(next_u64()); }
 
 double Rng::normal() {
   if (have_spare_) {
@@ -123,8 +99,8 @@ void Rng::normals(double* out, size_t n) {
   auto word = [](uint32_t lo, uint32_t hi) { return (static_cast<uint64_t>(hi) << 32) | lo; };
   for (; i + 2 <= n; i += 2) {
     const std::array<uint32_t, 4> b = next_block();
-    std::tie(out[i], out[i + 1]) =
-        rng_detail::box_muller(1.0 - unit53(word(b[0], b[1])), unit53(word(b[2], b[3])));
+    std::tie(out[i], out[i + 1]) = rng_detail::box_muller(
+        1.0 - rng_detail::unit53(word(b[0], b[1])), rng_detail::unit53(word(b[2], b[3])));
   }
   if (i < n) out[i] = normal();  // the last one keeps its pair's spare, as normal() does
 }

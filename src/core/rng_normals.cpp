@@ -46,21 +46,10 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
   for (size_t j = 0; j < n; ++j) {
     const uint64_t block = first + j;
     uint32_t x0 = static_cast<uint32_t>(block), x1 = static_cast<uint32_t>(block >> 32), x2 = s0,
-             x3 = s1, a = k0, c = k1;
-    for (int round = 0; round < 10; ++round) {
-      const uint64_t p0 = uint64_t{0xD2511F53u} * x0, p1 = uint64_t{0xCD9E8D57u} * x2;
-      const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x1 ^ a;
-      const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x3 ^ c;
-      x1 = static_cast<uint32_t>(p1);
-      x3 = static_cast<uint32_t>(p0);
-      x0 = y0;
-      x2 = y2;
-      a += 0x9E3779B9u;
-      c += 0xBB67AE85u;
-    }
-    const uint64_t w0 = (uint64_t{x1} << 32) | x0, w1 = (uint64_t{x3} << 32) | x2;
-    const double u1 = 1.0 - static_cast<double>(w0 >> 11) * 0x1.0p-53;  // (0, 1]
-    const double u2 = static_cast<double>(w1 >> 11) * 0x1.0p-53;        // [0, 1)
+             x3 = s1;
+    philox_rounds(x0, x1, x2, x3, k0, k1);
+    const double u1 = 1.0 - unit53((uint64_t{x1} << 32) | x0);  // (0, 1]
+    const double u2 = unit53((uint64_t{x3} << 32) | x2);        // [0, 1)
     b.u1[j] = u1;
     b.u2[j] = u2;
 
