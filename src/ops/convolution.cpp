@@ -51,7 +51,6 @@
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
-#include "ops/ref_gemm.h"
 #include "ops/samples.h"
 
 namespace crucible {
@@ -368,9 +367,6 @@ void conv_forward_int(const Conv& c, const Tensor& input, const Tensor& weight,
   store(out, out_t);
 }
 
-// One batch element of `t` as a contiguous f64 tensor.
-Tensor item_f64(const Tensor& t, int64_t n) { return refgemm::to_f64(t.select(0, n)); }
-
 // The elements per channel of one batch element of `shape` ([N, C, spatial...]).
 int64_t plane_size(const Shape& shape) {
   return shape[1] == 0 ? 0 : numel_of(Shape(shape.begin() + 2, shape.end()));
@@ -386,14 +382,18 @@ void conv_forward_f64(const Conv& c, const Tensor& input, const Tensor& weight,
   const std::vector<double> b = bias ? load<double>(*bias) : std::vector<double>();
   const Shape item(c.output_shape.begin() + 1, c.output_shape.end());
   const int64_t ch = c.output_shape[1], sp = plane_size(c.output_shape);
+  // One element's f64 input, output and columns, reused along the batch.
+  const Tensor x =
+      Tensor::uninitialized(Shape(input.shape().begin() + 1, input.shape().end()), DType::Float64);
+  const Tensor y = Tensor::uninitialized(item, DType::Float64);
+  conv::Columns cols;
   for (int64_t n = 0; n < c.output_shape[0]; ++n) {
-    const Tensor x = item_f64(input, n);
-    const Tensor y = Tensor::uninitialized(item, DType::Float64);
+    x.copy_from(input.select(0, n));
     double* yd = y.data<double>();
     if (!c.transposed)
-      conv::gather_f64(q, x.data<double>(), yd, w.data());
+      conv::gather_f64(q, x.data<double>(), yd, w.data(), cols);
     else
-      conv::scatter_f64(q, yd, x.data<double>(), w.data());
+      conv::scatter_f64(q, yd, x.data<double>(), w.data(), cols);
     if (bias) {
       for (int64_t k = 0; k < ch; ++k)
         for (int64_t s = 0; s < sp; ++s) yd[k * sp + s] += b[k];
@@ -448,23 +448,28 @@ void convolution_backward_impl(const Args& a, const Values& outs) {
   std::vector<double> gw(static_cast<size_t>(mask[1] ? weight.numel() : 0), 0.0);
   const int64_t ch = grad_out.size(1), sp = plane_size(grad_out.shape());
   std::vector<double> gb(static_cast<size_t>(ch), 0.0);
+  // One element's f64 grad_output, input and grad_input, and the columns, reused along the batch.
+  const Tensor go = Tensor::uninitialized(
+      Shape(grad_out.shape().begin() + 1, grad_out.shape().end()), DType::Float64);
+  const Tensor in = mask[1] ? Tensor::uninitialized(in_item, DType::Float64) : Tensor();
+  const Tensor g = mask[0] ? Tensor::uninitialized(in_item, DType::Float64) : Tensor();
+  conv::Columns cols;
   for (int64_t n = 0; n < input.size(0); ++n) {
-    const Tensor go = item_f64(grad_out, n);
+    go.copy_from(grad_out.select(0, n));
     const double* god = go.data<double>();
     if (mask[0]) {
-      const Tensor g = Tensor::uninitialized(in_item, DType::Float64);
       if (!c.transposed)
-        conv::scatter_f64(q, g.data<double>(), god, w.data());
+        conv::scatter_f64(q, g.data<double>(), god, w.data(), cols);
       else
-        conv::gather_f64(q, god, g.data<double>(), w.data());
+        conv::gather_f64(q, god, g.data<double>(), w.data(), cols);
       gi.select(0, n).copy_from(g);
     }
     if (mask[1]) {
-      const Tensor in = item_f64(input, n);
+      in.copy_from(input.select(0, n));
       if (!c.transposed)
-        conv::weight_f64(q, in.data<double>(), god, gw.data());
+        conv::weight_f64(q, in.data<double>(), god, gw.data(), cols);
       else
-        conv::weight_f64(q, god, in.data<double>(), gw.data());
+        conv::weight_f64(q, god, in.data<double>(), gw.data(), cols);
     }
     if (mask[2]) {
       for (int64_t k = 0; k < ch; ++k)

@@ -91,7 +91,10 @@ void unfold(const Geo& q, const Dims& d, const Band& band, const double* x, doub
       for_each_row(q, band, kd, kh, kw, [&](int64_t yrow, int64_t xrow, int64_t lo, int64_t hi) {
         double* c = cr + yrow;
         std::fill(c, c + lo, 0.0);
-        for (int64_t o = lo; o < hi; ++o) c[o] = xc[xrow + o * s2];
+        if (s2 == 1 && hi > lo)
+          std::copy(xc + xrow + lo, xc + xrow + hi, c + lo);
+        else
+          for (int64_t o = lo; o < hi; ++o) c[o] = xc[xrow + o * s2];
         std::fill(c + std::max(hi, lo), c + q.ys[2], 0.0);
       });
     }
@@ -123,27 +126,36 @@ void fold(const Geo& q, const Dims& d, const Band& band, bool first, const doubl
 
 }  // namespace
 
-void gather_f64(const Geo& q, const double* x, double* y, const double* w) {
+double* Columns::get(int64_t elements) {
+  if (elements > size_) {
+    buf_.reset();  // the old block goes back before the larger one is taken
+    buf_.reset(new double[static_cast<size_t>(elements)]);  // not zeroed: unfold and the
+    size_ = elements;                                       // products write all they read
+  }
+  return buf_.get();
+}
+
+void gather_f64(const Geo& q, const double* x, double* y, const double* w, Columns& cols) {
   const Dims d = dims_of(q);
   const std::vector<Band> bands = bands_of(q, d);
-  std::vector<double> col(static_cast<size_t>(d.rows * bands[0].width(q)));
+  double* col = cols.get(d.rows * bands[0].width(q));
   for (int64_t n = 0; n < q.n; ++n) {
     for (int64_t g = 0; g < q.g; ++g) {
       for (const Band& b : bands) {
         const int64_t width = b.width(q);
-        unfold(q, d, b, x + (n * q.cx + g * d.cxg) * d.xsp, col.data());
+        unfold(q, d, b, x + (n * q.cx + g * d.cxg) * d.xsp, col);
         refgemm::gemm(false, false, d.cyg, width, d.rows, w + g * d.cyg * d.rows,
-                      std::max<int64_t>(d.rows, 1), col.data(), std::max<int64_t>(width, 1), 0.0,
+                      std::max<int64_t>(d.rows, 1), col, std::max<int64_t>(width, 1), 0.0,
                       y + (n * q.cy + g * d.cyg) * d.ysp + b.start(q), std::max<int64_t>(d.ysp, 1));
       }
     }
   }
 }
 
-void scatter_f64(const Geo& q, double* x, const double* y, const double* w) {
+void scatter_f64(const Geo& q, double* x, const double* y, const double* w, Columns& cols) {
   const Dims d = dims_of(q);
   const std::vector<Band> bands = bands_of(q, d);
-  std::vector<double> col(static_cast<size_t>(d.rows * bands[0].width(q)));
+  double* col = cols.get(d.rows * bands[0].width(q));
   for (int64_t n = 0; n < q.n; ++n) {
     for (int64_t g = 0; g < q.g; ++g) {
       for (size_t k = 0; k < bands.size(); ++k) {
@@ -151,25 +163,25 @@ void scatter_f64(const Geo& q, double* x, const double* y, const double* w) {
         const int64_t width = b.width(q);
         refgemm::gemm(true, false, d.rows, width, d.cyg, w + g * d.cyg * d.rows,
                       std::max<int64_t>(d.rows, 1), y + (n * q.cy + g * d.cyg) * d.ysp + b.start(q),
-                      std::max<int64_t>(d.ysp, 1), 0.0, col.data(), std::max<int64_t>(width, 1));
-        fold(q, d, b, k == 0, col.data(), x + (n * q.cx + g * d.cxg) * d.xsp);
+                      std::max<int64_t>(d.ysp, 1), 0.0, col, std::max<int64_t>(width, 1));
+        fold(q, d, b, k == 0, col, x + (n * q.cx + g * d.cxg) * d.xsp);
       }
     }
   }
 }
 
-void weight_f64(const Geo& q, const double* x, const double* y, double* w) {
+void weight_f64(const Geo& q, const double* x, const double* y, double* w, Columns& cols) {
   const Dims d = dims_of(q);
   const std::vector<Band> bands = bands_of(q, d);
-  std::vector<double> col(static_cast<size_t>(d.rows * bands[0].width(q)));
+  double* col = cols.get(d.rows * bands[0].width(q));
   for (int64_t n = 0; n < q.n; ++n) {
     for (int64_t g = 0; g < q.g; ++g) {
       for (const Band& b : bands) {
         const int64_t width = b.width(q);
-        unfold(q, d, b, x + (n * q.cx + g * d.cxg) * d.xsp, col.data());
+        unfold(q, d, b, x + (n * q.cx + g * d.cxg) * d.xsp, col);
         refgemm::gemm(false, true, d.cyg, d.rows, width,
                       y + (n * q.cy + g * d.cyg) * d.ysp + b.start(q), std::max<int64_t>(d.ysp, 1),
-                      col.data(), std::max<int64_t>(width, 1), 1.0, w + g * d.cyg * d.rows,
+                      col, std::max<int64_t>(width, 1), 1.0, w + g * d.cyg * d.rows,
                       std::max<int64_t>(d.rows, 1));
       }
     }
