@@ -223,7 +223,7 @@ Forward forward(const Call& c) {
 }
 
 Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
-                  const std::vector<double>& lse, std::vector<double>* ds_out) {
+                  std::span<const double> lse, std::vector<double>* ds_out) {
   const Dims& d = c.d;
   const Tensor g = grad_out.to(DType::Float64).contiguous();
   const Tensor o = out.to(DType::Float64).contiguous();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,7 @@ struct Backward {
   std::vector<double> dq, dk, dv;
 };
 Backward backward(const Call& c, const Tensor& grad_out, const Tensor& out,
-                  const std::vector<double>& lse, std::vector<double>* ds = nullptr);
+                  std::span<const double> lse, std::vector<double>* ds = nullptr);
 
 // Stores `vals` (row-major, rounded once) into the output `out`, allocated as the op's meta
 // function laid it out.

@@ -182,7 +182,7 @@ void bn_forward_into(const Tensor& x, const OptT& w, const OptT& b, const OptT& 
   const nnops::BatchLayout l = nnops::batch_layout(x);
   const auto c = static_cast<size_t>(l.c);
   std::vector<double> mean(c, 0.0), invstd(c, 0.0), var_sum(c, 0.0);
-  std::vector<double> v = opsutil::read_doubles(x);
+  opsutil::Doubles v = opsutil::read_doubles(x);
   // f(block): the channel of [N][C] block `block` (each of l.inner elements).
   const int64_t blocks = l.batch * l.c;
   auto channel = [&](int64_t block) { return static_cast<size_t>(block % l.c); };
@@ -285,8 +285,8 @@ void bn_backward_impl(const Args& a, const Values& outs) {
   const bool train = a.flag("train");
   const nnops::BatchLayout l = nnops::batch_layout(x);
   const auto [mean, invstd, wt] = nnops::batch_norm_backward_stats(a, l.c);
-  std::vector<double> g = opsutil::read_doubles(a.tensor("grad_out"));
-  const std::vector<double> xv = opsutil::read_doubles(x);
+  opsutil::Doubles g = opsutil::read_doubles(a.tensor("grad_out"));
+  const opsutil::Doubles xv = opsutil::read_doubles(x);
   const int64_t blocks = l.batch * l.c;
   auto channel = [&](int64_t block) { return static_cast<size_t>(block % l.c); };
   std::vector<double> sum(static_cast<size_t>(l.c), 0.0), dotp(sum.size(), 0.0);

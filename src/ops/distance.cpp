@@ -133,8 +133,8 @@ void cdist_impl(const Args& a, const Values& outs) {
   Shape full1 = batch, full2 = batch;
   full1.insert(full1.end(), {r1, m});
   full2.insert(full2.end(), {r2, m});
-  const std::vector<double> e1 = opsutil::read_doubles(x1.expand(full1));
-  const std::vector<double> e2 = opsutil::read_doubles(x2.expand(full2));
+  const opsutil::Doubles e1 = opsutil::read_doubles(x1.expand(full1));
+  const opsutil::Doubles e2 = opsutil::read_doubles(x2.expand(full2));
   std::vector<double> d(static_cast<size_t>(out.numel()));
   for (int64_t b = 0; b < nb; ++b) {
     for (int64_t i = 0; i < r1; ++i) {
@@ -167,7 +167,7 @@ void pdist_impl(const Args& a, const Values& outs) {
   const double p = a.real("p");
   const int64_t n = self.size(0), m = self.size(1);
   if (n <= 1 || m == 0) return;
-  const std::vector<double> x = opsutil::read_doubles(self);
+  const opsutil::Doubles x = opsutil::read_doubles(self);
   std::vector<double> d(static_cast<size_t>(outs.at(0).tensor().numel()));
   size_t o = 0;
   for (int64_t i = 0; i < n; ++i) {

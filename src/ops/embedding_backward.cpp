@@ -212,7 +212,7 @@ void embedding_bag_impl(const Args& a, const Values& outs) {
   const auto [n, num_bags, d, mode] = embedding::embedding_bag_spec(a);
   const Tensor psw_flat = psw ? psw->reshape({-1}) : Tensor();
   const int64_t rows = weight.size(0);
-  const std::vector<double> wv = opsutil::read_doubles(weight);
+  const opsutil::Doubles wv = opsutil::read_doubles(weight);
   std::vector<int64_t> offset_values(static_cast<size_t>(offsets.numel()));
   for (int64_t b = 0; b < offsets.numel(); ++b) offset_values[b] = offsets.get_int(b);
   embedding::check_bag_offsets(offset_values, n);
@@ -280,7 +280,7 @@ std::vector<TensorCheck> embedding_bag_judge(const Args& inputs, const Values& r
 void psw_backward_impl(const Args& a, const Values& outs) {
   const auto [grad, weight, indices, offset2bag, padding_idx, n, d] =
       embedding::psw_backward_args(a);
-  const std::vector<double> gv = opsutil::read_doubles(grad), wv = opsutil::read_doubles(weight);
+  const opsutil::Doubles gv = opsutil::read_doubles(grad), wv = opsutil::read_doubles(weight);
   const Tensor& out = outs.at(0).tensor();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = indices.get_int(i);

@@ -177,8 +177,8 @@ void grid_sampler_impl(const Args& a, const Values& outs) {
   const bool align = a.flag("align_corners");
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
-  const std::vector<double> in = opsutil::read_doubles(input);
-  const std::vector<double> gr = opsutil::read_doubles(grid);
+  const opsutil::Doubles in = opsutil::read_doubles(input);
+  const opsutil::Doubles gr = opsutil::read_doubles(grid);
   std::vector<double> out(static_cast<size_t>(outs.at(0).tensor().numel()));
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t y = 0; y < ho; ++y) {
@@ -233,9 +233,9 @@ void grid_sampler_backward_impl(const Args& a, const Values& outs) {
   const bool align = a.flag("align_corners");
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
-  const std::vector<double> go = opsutil::read_doubles(a.tensor("grad_output"));
-  const std::vector<double> in = opsutil::read_doubles(input);
-  const std::vector<double> gr = opsutil::read_doubles(grid);
+  const opsutil::Doubles go = opsutil::read_doubles(a.tensor("grad_output"));
+  const opsutil::Doubles in = opsutil::read_doubles(input);
+  const opsutil::Doubles gr = opsutil::read_doubles(grid);
   std::vector<double> gin(static_cast<size_t>(input.numel()), 0.0);
   std::vector<double> ggrid(gr.size(), 0.0);
   for (int64_t b = 0; b < n; ++b) {

@@ -195,8 +195,8 @@ void group_norm_backward_impl(const Args& a, const Values& out) {
   const GroupArgs g = group_args(a);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
-  const std::vector<double> dy = opsutil::read_doubles(a.tensor("grad_out"));
-  const std::vector<double> xv = opsutil::read_doubles(x);
+  const opsutil::Doubles dy = opsutil::read_doubles(a.tensor("grad_out"));
+  const opsutil::Doubles xv = opsutil::read_doubles(x);
   auto gamma = [&](int64_t ch) { return w ? w->get(ch) : 1.0; };
   // ds[n, c] = sum_hw dy * x, db[n, c] = sum_hw dy.
   std::vector<double> ds(g.n * g.c, 0.0), db(g.n * g.c, 0.0);
@@ -324,9 +324,9 @@ void layer_norm_backward_impl(const Args& a, const Values& out) {
     for (int64_t dd = 0; dd < nd - nn; ++dd) mm *= x.size(dd);
     return mm;
   }();
-  const std::vector<double> dy = opsutil::read_doubles(a.tensor("grad_out"));
-  const std::vector<double> xv = opsutil::read_doubles(x);
-  const std::vector<double> gam = w ? opsutil::read_doubles(*w) : std::vector<double>(n, 1.0);
+  const opsutil::Doubles dy = opsutil::read_doubles(a.tensor("grad_out"));
+  const opsutil::Doubles xv = opsutil::read_doubles(x);
+  const opsutil::Doubles gam = w ? opsutil::read_doubles(*w) : opsutil::Doubles(n, 1.0);
   if (out.at(0).is_tensor()) {
     std::vector<double> dx(xv.size(), 0.0);
     const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;

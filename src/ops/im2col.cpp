@@ -175,7 +175,7 @@ void im2col_impl(const Args& args, const Values& outs) {
   const auto [b, n, c, h, w, oh, ow, out_shape] = im2col::im2col_plan(args);
   const int64_t kk = b.kernel.h * b.kernel.w, l = oh * ow;
   const Tensor& out = outs.at(0).tensor();
-  const std::vector<double> src = opsutil::read_doubles(args.tensor("self"));
+  const opsutil::Doubles src = opsutil::read_doubles(args.tensor("self"));
   std::vector<double> col(static_cast<size_t>(out.numel()), 0.0);
   for (int64_t in = 0; in < n; ++in)
     for (int64_t ic = 0; ic < c; ++ic)
@@ -201,7 +201,7 @@ void fold(const Args& args, const char* input_name, const char* size_name, const
   const auto [b, n, c, h, w, oh, ow, out_shape] = im2col::fold_plan(args, input_name, size_name);
   const Tensor& self = args.tensor(input_name);
   const int64_t rows = self.size(-2), l = self.size(-1);
-  const std::vector<double> src = opsutil::read_doubles(self);
+  const opsutil::Doubles src = opsutil::read_doubles(self);
   std::vector<double> acc(static_cast<size_t>(n * c * h * w), 0.0);
   for (int64_t in = 0; in < n; ++in)
     for (int64_t ic = 0; ic < c; ++ic)

@@ -122,7 +122,7 @@ void index_add_impl(const Args& a, const Values& outs) {
   const Value& alpha = a.value("alpha");
   const bool exact = !is_floating(self.dtype());
   const int64_t n = self.numel();
-  std::vector<double> acc = exact ? std::vector<double>{} : opsutil::read_doubles(self);
+  opsutil::Doubles acc = exact ? opsutil::Doubles() : opsutil::read_doubles(self);
   std::vector<int64_t> iacc(exact ? static_cast<size_t>(n) : 0);
   if (exact)
     for (int64_t i = 0; i < n; ++i) iacc[i] = self.get_int(i);

@@ -252,7 +252,7 @@ void for_window(const Geo& g, int64_t o0, int64_t o1, int64_t o2, Fn fn) {
 
 // The values and indices of a max pooling forward into `out` (values, indices).
 void max_forward(const Geo& g, const Tensor& self, const Values& out) {
-  const std::vector<double> x = opsutil::read_doubles(self);
+  const opsutil::Doubles x = opsutil::read_doubles(self);
   std::vector<double> y(static_cast<size_t>(g.planes * g.out_plane()));
   const Tensor& idx = out.at(1).tensor();
   const int64_t ip = g.in_plane(), op = g.out_plane();
@@ -290,7 +290,7 @@ void max_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, cons
                   const Tensor& gi) {
   const int64_t ip = g.in_plane(), op = g.out_plane();
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
-  const std::vector<double> go = opsutil::read_doubles(grad_out);
+  const opsutil::Doubles go = opsutil::read_doubles(grad_out);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
       const int64_t at = indices.get_int(pl * op + o);
@@ -405,7 +405,7 @@ ComparePolicy max_judge(const std::string& op, Schema schema) {
       return checks;
     }
     const Geo g = geo_of(op, in);
-    const std::vector<double> x = opsutil::read_doubles(in.tensor("self"));
+    const opsutil::Doubles x = opsutil::read_doubles(in.tensor("self"));
     const Tensor& rv = ref.at(0).tensor();
     const int64_t ip = g.in_plane(), opl = g.out_plane();
     std::string first;

@@ -92,7 +92,7 @@ template <typename WindowFn>
 void pool_forward(const Geo& g, const Tensor& self, const Tensor& out, WindowFn window_of) {
   const int64_t ip = g.in_plane(), op = g.out_plane();
   const bool exact = !is_floating(self.dtype());
-  const std::vector<double> x = exact ? std::vector<double>{} : opsutil::read_doubles(self);
+  const opsutil::Doubles x = exact ? opsutil::Doubles() : opsutil::read_doubles(self);
   std::vector<double> y(exact ? 0 : static_cast<size_t>(out.numel()), 0.0);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
@@ -122,7 +122,7 @@ void pool_backward(const Geo& g, const Tensor& grad_out, const Tensor& self, con
   const bool exact = !is_floating(self.dtype());
   std::vector<double> acc(exact ? 0 : static_cast<size_t>(self.numel()), 0.0);
   std::vector<int64_t> iacc(exact ? static_cast<size_t>(self.numel()) : 0, 0);
-  const std::vector<double> gv = exact ? std::vector<double>{} : opsutil::read_doubles(grad_out);
+  const opsutil::Doubles gv = exact ? opsutil::Doubles() : opsutil::read_doubles(grad_out);
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o = 0; o < op; ++o) {
       int64_t oo[3];

@@ -227,7 +227,7 @@ void forward(const Tensor& x, Mode mode, const Resolved& r, bool align, const Te
   const int64_t oh = r.out_size[0], ow = r.out_size[1];
   const AxisTaps th = axis_taps(mode, ih, oh, align, r.sh),
                  tw = axis_taps(mode, iw, ow, align, r.sw);
-  const std::vector<double> xv = opsutil::read_doubles(x);
+  const opsutil::Doubles xv = opsutil::read_doubles(x);
   std::vector<double> y_out(static_cast<size_t>(n * c * oh * ow));
   for (int64_t p = 0; p < n * c; ++p) {
     for (int64_t y = 0; y < oh; ++y) {
@@ -250,7 +250,7 @@ void backward(const Tensor& g, Mode mode, const Resolved& r, const std::vector<i
   const int64_t oh = r.out_size[0], ow = r.out_size[1];
   const AxisTaps th = axis_taps(mode, ih, oh, align, r.sh),
                  tw = axis_taps(mode, iw, ow, align, r.sw);
-  const std::vector<double> gv = opsutil::read_doubles(g);
+  const opsutil::Doubles gv = opsutil::read_doubles(g);
   std::vector<double> acc(static_cast<size_t>(nc * ih * iw), 0.0);
   for (int64_t p = 0; p < nc; ++p)
     for (int64_t y = 0; y < oh; ++y)

@@ -276,8 +276,15 @@ void for_each_run(const Shape& shape, const std::vector<Shape>& strides,
     refpar::for_each_task(tasks, task);
 }
 
-std::vector<double> read_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
+Doubles::Doubles(size_t n)
+    : block_(Storage::allocate_cpu(n * sizeof(double), Storage::Init::Uninitialized)),
+      p_(static_cast<double*>(block_->data())),
+      n_(n) {}
+
+Doubles::Doubles(size_t n, double value) : Doubles(n) { std::fill(begin(), end(), value); }
+
+Doubles read_doubles(const Tensor& t) {
+  Doubles v(static_cast<size_t>(t.numel()));
   const Tensor ops[] = {t};
   for_each_run(t.shape(), ops, true,
                [&](int64_t first, const int64_t* o, int64_t n, const int64_t* st) {

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "crucible/core/element_runs.h"
+#include "crucible/core/tensor.h"
 #include "crucible/core/value.h"
 
 namespace crucible::opsutil {
@@ -46,9 +48,36 @@ void for_each_run(const Shape& shape, std::span<const Tensor> operands, bool par
 void for_each_run(const Shape& shape, const std::vector<Shape>& strides,
                   std::span<const int64_t> offsets, bool parallel, const RunFn& fn);
 
+// f64 working values of a reference: a block from the storage cache (storage.cpp), so that a
+// large buffer reuses pages mapped by an earlier call instead of faulting in fresh zeroed ones,
+// and not zero-filled (the f64 copies of [128, 32, 112, 112] inputs spent as long being zeroed
+// and faulted in as being converted). Counted against the allocation limit like any tensor.
+class Doubles {
+ public:
+  Doubles() = default;
+  explicit Doubles(size_t n);       // n values, unspecified until written
+  Doubles(size_t n, double value);  // n copies of value
+  double* data() { return p_; }
+  const double* data() const { return p_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  double& operator[](size_t i) { return p_[i]; }
+  const double& operator[](size_t i) const { return p_[i]; }
+  double* begin() { return p_; }
+  double* end() { return p_ + n_; }
+  const double* begin() const { return p_; }
+  const double* end() const { return p_ + n_; }
+  operator std::span<const double>() const { return {p_, n_}; }  // NOLINT: a view, as a vector's
+
+ private:
+  std::shared_ptr<Storage> block_;
+  double* p_ = nullptr;
+  size_t n_ = 0;
+};
+
 // A tensor's elements in logical (row-major) order as doubles (load_as_double's conversion),
 // and doubles in that order stored into a tensor (store_from_double's).
-std::vector<double> read_doubles(const Tensor& t);
+Doubles read_doubles(const Tensor& t);
 void write_doubles(const Tensor& t, const double* v);
 
 // The n elements of `t` along `dim` from logical index `first` (first, first + step, ... where
