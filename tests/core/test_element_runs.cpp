@@ -157,7 +157,7 @@ TEST(ForEachRun, ReadAndWriteDoublesKeepTheLogicalOrder) {
   Tensor a = Tensor::empty({4, 6, 5}, DType::Float16);
   for (int64_t i = 0; i < a.numel(); ++i) a.set(i, 0.5 * static_cast<double>(i) - 7);
   const Tensor t = a.transpose(0, 2);
-  const std::vector<double> v = opsutil::read_doubles(t);
+  const opsutil::Doubles v = opsutil::read_doubles(t);
   ASSERT_EQ(static_cast<int64_t>(v.size()), t.numel());
   for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(v[static_cast<size_t>(i)], t.get(i)) << i;
   std::vector<double> w(v.size());

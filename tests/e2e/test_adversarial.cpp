@@ -291,6 +291,14 @@ TEST(Adversarial, SkippingWorkWhileTimedIsATimingError) {
                       "skipped or changed its work while it was timed");
 }
 
+// The same on an out= argument: the caller's tensor, written by every timed call, which a
+// kernel could leave holding the judged call's result.
+TEST(Adversarial, SkippingWorkOnAnOutArgumentWhileTimedIsATimingError) {
+  expect_timing_error("timing_skip", "aten.abs.out",
+                      "((T([64, 64], f32),), {\"out\": T([64, 64], f32)})",
+                      "skipped or changed its work while it was timed");
+}
+
 // The right kernel of the corpus is timed without error under the same checks.
 TEST(Adversarial, ARightKernelIsTimedWithoutErrorUnderTheTimedCallChecks) {
   const std::string out = temp_dir("adversarial-timing-right");

@@ -256,22 +256,34 @@ TEST(GpuKernels, RightKernelsAreTimedWithoutError) {
 
 // Skips its work from the third consecutive call on the same addresses, as the timed calls
 // make them: its judged calls are right (the case passes), its timing is an error.
-TEST(GpuKernels, SkippingWorkWhileTimedIsATimingError) {
-  REQUIRE_GPU();
+// Runs one case of the timing_skip folder with --perf: the case passes, its timing is an error
+// naming the skipped work, and it gets no speed-up.
+void expect_skipped_work_caught(const std::string& op, const std::string& call) {
   const std::string out = temp_dir("gpu-timing_skip");
-  Output o =
-      crucible_env("CRUCIBLE_KERNEL_CACHE=" + shell_quote(cache_dir()),
-                   "run --op relu.default --case '((T([64, 64], f32),), {})' --backend dir:" +
-                       shell_quote(fixture("timing_skip")) +
-                       " --perf --timeout 30 --workers 1 -q --history none --out " + out);
+  Output o = crucible_env("CRUCIBLE_KERNEL_CACHE=" + shell_quote(cache_dir()),
+                          "run --op " + op + " --case '" + call +
+                              "' --backend dir:" + shell_quote(fixture("timing_skip")) +
+                              " --perf --timeout 30 --workers 1 -q --history none --out " + out);
   const FolderRun r = collect(o, out);
-  ASSERT_TRUE(r.all("aten.relu.default", "passed")) << r.dump("aten.relu.default");
+  ASSERT_TRUE(r.all("aten." + op, "passed")) << r.dump("aten." + op);
   ASSERT_EQ(r.timings.size(), 1u) << r.out.substr(0, 2000);
   EXPECT_NE(r.timings[0].value("error", "").find("skipped or changed its work while it was timed"),
             std::string::npos)
       << r.timings[0].dump();
   EXPECT_FALSE(r.timings[0].contains("speedup") && r.timings[0]["speedup"].get<double>() > 0)
       << r.timings[0].dump();
+}
+
+TEST(GpuKernels, SkippingWorkWhileTimedIsATimingError) {
+  REQUIRE_GPU();
+  expect_skipped_work_caught("relu.default", "((T([64, 64], f32),), {})");
+}
+
+// An out= argument stays on the device between timed calls like a fresh output: it is copied
+// back, judged and poisoned there too.
+TEST(GpuKernels, SkippingWorkOnAnOutArgumentWhileTimedIsATimingError) {
+  REQUIRE_GPU();
+  expect_skipped_work_caught("abs.out", "((T([64, 64], f32),), {\"out\": T([64, 64], f32)})");
 }
 
 // ---- Triton kernels: Python kernels on device tensors (--backend dir:cuda:<folder>) ----------

@@ -227,7 +227,15 @@ class KernelBackend final : public Backend {
       remember_call(op, args);
       const OutputPlan plan = planner_.plan(op, args);  // a copy: the cache may be cleared
       judged_ = guarded_run(op, h, plan, args);
-      return judged_;
+      // An out= argument is the caller's tensor, which the timed calls write again: the
+      // standard they are judged against is a copy of what the judged call left in it.
+      Values standard = judged_;
+      for (size_t k = 0; k < plan.slots.size() && k < standard.size(); ++k)
+        if (plan.slots[k].kind == OutputSlot::Kind::Mutated &&
+            is_out_argument(op.schema, plan.slots[k].arg) && standard[k].is_tensor())
+          standard[k] = Value(standard[k].tensor().clone());
+      std::swap(judged_, standard);
+      return standard;
     } catch (const Error& e) {
       // After a fault the process may be in any state: the next call gets a fresh one.
       if (e.kind() != ErrorKind::OpError && e.kind() != ErrorKind::Unsupported) retire();
@@ -391,7 +399,8 @@ class KernelBackend final : public Backend {
       fast_plan_ = planner_.plan(op, args);
       fast_.reset();
       fast_ = std::make_unique<KernelCall>(
-          op, fast_plan_, args, CallLayout{.guarded = false, .seed = unpredictable_u64()}, seed_,
+          op, fast_plan_, args,
+          CallLayout{.guarded = false, .seed = unpredictable_u64(), .timed = true}, seed_,
           threads_);
       fast_args_ = &args;
       fast_pure_ = false;
@@ -419,15 +428,18 @@ class KernelBackend final : public Backend {
     return true;
   }
 
-  // A timed call's fresh outputs against the judged call's: byte for byte, or else within the
-  // op's tolerance of them (a kernel whose sums are ordered by its threads or atomics may
-  // round differently from call to call; one that skipped its work left the poison).
+  // A timed call's fresh outputs and out= arguments against the judged call's: byte for byte,
+  // or else within the op's tolerance of them (a kernel whose sums are ordered by its threads or
+  // atomics may round differently from call to call; one that skipped its work left the poison).
   void check_timed_call() const {
     const Values got = fast_->outputs(true);
-    for (size_t k = 0; k < fast_plan_.slots.size() && k < got.size() && k < judged_.size(); ++k) {
-      if (fast_plan_.slots[k].kind != OutputSlot::Kind::Fresh) continue;
-      if (!got[k].is_tensor() || !judged_[k].is_tensor()) continue;
-      const Tensor& a = got[k].tensor();
+    std::vector<std::pair<size_t, Tensor>> timed;
+    for (size_t k = 0; k < fast_plan_.slots.size() && k < got.size(); ++k)
+      if (fast_plan_.slots[k].kind == OutputSlot::Kind::Fresh && got[k].is_tensor())
+        timed.push_back({k, got[k].tensor()});
+    for (auto& view : fast_->timed_out_arguments()) timed.push_back(std::move(view));
+    for (const auto& [k, a] : timed) {
+      if (k >= judged_.size() || !judged_[k].is_tensor()) continue;
       const Tensor& b = judged_[k].tensor();
       if (!a.defined() || !b.defined() || a.shape() != b.shape() || a.dtype() != b.dtype())
         continue;

@@ -134,6 +134,11 @@ void write_call_head(WireWriter& w, const OpDef& op, uint64_t seed, int threads,
 
 }  // namespace
 
+bool is_out_argument(const Schema& schema, size_t arg) {
+  return arg < schema.arguments.size() && schema.arguments[arg].kwarg_only &&
+         schema.arguments[arg].is_mutable();
+}
+
 KernelCall::KernelCall(const OpDef& op, const OutputPlan& plan, const Values& args,
                        CallLayout layout, uint64_t seed, int num_threads)
     : op_(op),
@@ -154,6 +159,7 @@ std::string KernelCall::describe(const Out& o) const {
 void KernelCall::lay_out() {
   // Every distinct storage of the arguments, whole (a strided view's gaps included).
   std::map<const Storage*, size_t> region_of;
+  std::map<const Storage*, int> users;  // argument tensors on each storage
   for (size_t i = 0; i < args_.size(); ++i) {
     std::vector<Tensor> ts;
     collect(args_[i], ts);
@@ -162,6 +168,7 @@ void KernelCall::lay_out() {
       if (t.dim() > CRUCIBLE_MAX_NDIM)
         unsupported(fmt::format("a {}-d tensor: the kernel ABI passes at most {} dims", t.dim(),
                                 CRUCIBLE_MAX_NDIM));
+      ++users[t.storage().get()];
       if (region_of.count(t.storage().get())) continue;
       region_of[t.storage().get()] = storages_.size();
       storages_.push_back(t.storage().get());
@@ -174,6 +181,14 @@ void KernelCall::lay_out() {
                                   : fmt::format("argument {}", i));
       layout_.place(t.storage()->nbytes());
     }
+  }
+  for (size_t k = 0; k < plan_.slots.size(); ++k) {
+    const OutputSlot& s = plan_.slots[k];
+    if (s.kind != OutputSlot::Kind::Mutated || s.arg >= args_.size() || !args_[s.arg].is_tensor() ||
+        !is_out_argument(op_.schema, s.arg))
+      continue;
+    const Storage* st = args_[s.arg].tensor().storage().get();
+    if (users[st] == 1) out_args_.push_back({k, region_of.at(st)});
   }
   auto add_out = [&](size_t k, int item, const TensorSpec& spec) {
     Out o;
@@ -268,6 +283,10 @@ void KernelCall::fill() {
   for (size_t i = 0; i < storages_.size(); ++i)
     if (regions[i].second > 0)
       std::memcpy(base + regions[i].first, storages_[i]->data(), regions[i].second);
+  if (layout_opts_.timed)
+    for (const auto& [k, r] : out_args_)
+      std::memset(base + regions[r].first, static_cast<int>(layout_opts_.seed >> 56) | 1,
+                  regions[r].second);
   std::mt19937_64 rng(layout_opts_.poison_seed);
   for (Out& o : outs_) {
     if (o.region == ~size_t{0}) continue;
@@ -307,16 +326,36 @@ std::vector<std::pair<uint64_t, uint64_t>> KernelCall::fresh_output_ranges() con
   return ranges;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> KernelCall::timed_ranges() const {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges = fresh_output_ranges();
+  for (const auto& [k, r] : out_args_) {
+    const auto [off, bytes] = layout_.regions()[r];
+    if (bytes > 0) ranges.push_back({off, bytes});
+  }
+  return ranges;
+}
+
+std::vector<std::pair<size_t, Tensor>> KernelCall::timed_out_arguments() const {
+  std::vector<std::pair<size_t, Tensor>> views;
+  for (const auto& [k, r] : out_args_) {
+    const Tensor& t = args_.at(plan_.slots[k].arg).tensor();
+    const auto [off, bytes] = layout_.regions()[r];
+    views.push_back({k, Tensor::from_storage(arena_->storage(off, bytes), t.offset(), t.shape(),
+                                             t.strides(), t.dtype())});
+  }
+  return views;
+}
+
 void KernelCall::poison_arena_outputs(unsigned char byte) {
   char* base = arena_->base();
-  for (const auto& [off, bytes] : fresh_output_ranges()) {
+  for (const auto& [off, bytes] : timed_ranges()) {
     std::memset(base + off, byte, bytes);
     evict_cache_lines(base + off, bytes);
   }
 }
 
 void KernelCall::take_device_outputs(CandidateProcess& host, unsigned char byte) {
-  const auto ranges = fresh_output_ranges();
+  const auto ranges = timed_ranges();
   if (!ranges.empty()) host.timed_outputs(arena_->id(), arena_->size(), ranges, byte);
 }
 

@@ -41,7 +41,13 @@ struct CallLayout {
   PoisonKind poison = PoisonKind::NaN;
   uint64_t poison_seed = 0;            // PoisonKind::Random's bytes
   std::shared_ptr<SharedArena> arena;  // reuse this arena (the same seed gives the same places)
+  // The timing loop's call: its out= arguments are poisoned when the arena is filled (they are
+  // written, never read), so that not even its first timed call finds the judged result there.
+  bool timed = false;
 };
+
+// Whether argument `arg` of `schema` is an out= argument: keyword-only and written through.
+bool is_out_argument(const Schema& schema, size_t arg);
 
 // A fresh output as copied out of the arena, with the poison it was filled with.
 struct WrittenOutput {
@@ -79,6 +85,11 @@ class KernelCall {
   // fresh outputs are copied from the device into the arena (where outputs(true) reads them),
   // then filled with `byte` on the device before the next one.
   void take_device_outputs(CandidateProcess& host, unsigned char byte);
+  // Timing: the out= arguments a timed call writes, as views into the arena, by output slot.
+  // Only those on a storage no other argument uses (a written-into input is read too, and its
+  // repeated calls legitimately compound); their whole storage regions are poisoned and copied
+  // back with the fresh outputs between timed calls.
+  std::vector<std::pair<size_t, Tensor>> timed_out_arguments() const;
   // Seconds the candidate process said the kernel took (not trusted: on the CPU for
   // information; on CUDA the event time, checked against the trusted wall time before use).
   double reported_seconds() const { return static_cast<double>(kernel_ns_) * 1e-9; }
@@ -100,6 +111,8 @@ class KernelCall {
   };
   // The arena ranges (offset, bytes) of the fresh outputs laid out in it, empty ones left out.
   std::vector<std::pair<uint64_t, uint64_t>> fresh_output_ranges() const;
+  // fresh_output_ranges() and the regions of the judged out= arguments (out_args_).
+  std::vector<std::pair<uint64_t, uint64_t>> timed_ranges() const;
   std::string describe(const Out& o) const;
   std::string changed_cause(const Out& o, bool moved, int64_t at) const;
   std::string device_guard_cause() const;
@@ -120,6 +133,7 @@ class KernelCall {
   std::vector<std::shared_ptr<Storage>> storage_refs_;
   std::vector<std::string> region_names_;
   std::vector<Out> outs_;
+  std::vector<std::pair<size_t, size_t>> out_args_;  // (output slot, region): timed_out_arguments
   std::string request_;
   // The reply.
   int32_t status_ = 0;
