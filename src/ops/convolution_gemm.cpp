@@ -127,12 +127,12 @@ void fold(const Geo& q, const Dims& d, const Band& band, bool first, const doubl
 }  // namespace
 
 double* Columns::get(int64_t elements) {
-  if (elements > size_) {
-    buf_.reset();  // the old block goes back before the larger one is taken
-    buf_.reset(new double[static_cast<size_t>(elements)]);  // not zeroed: unfold and the
-    size_ = elements;                                       // products write all they read
+  const auto n = static_cast<size_t>(elements);
+  if (n > buf_.size()) {
+    buf_ = opsutil::Doubles();   // the old block goes back before the larger one is taken
+    buf_ = opsutil::Doubles(n);  // not zeroed: unfold and the products write all they read
   }
-  return buf_.get();
+  return buf_.data();
 }
 
 void gather_f64(const Geo& q, const double* x, double* y, const double* w, Columns& cols) {

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "crucible/ops/op.h"
 #include "crucible/ops/rules/convolution.h"
+#include "ops/util.h"
 
 namespace crucible::conv {
 
@@ -18,14 +18,13 @@ namespace crucible::conv {
 // layout; gather and scatter overwrite their output, weight adds into w (summed over n in order).
 // `cols` is the columns' scratch, kept by the caller across batch elements so that its pages are
 // touched once per call rather than once per element (fresh pages were half of a [64, 64, 224,
-// 224] convolution's time).
+// 224] convolution's time); a storage-cache block like every f64 working copy (opsutil::Doubles).
 class Columns {
  public:
   double* get(int64_t elements);  // at least `elements` doubles, contents unspecified
 
  private:
-  std::unique_ptr<double[]> buf_;
-  int64_t size_ = 0;
+  opsutil::Doubles buf_;
 };
 void gather_f64(const Geo& q, const double* x, double* y, const double* w,
                 Columns& cols);  // Y = conv(X, W)

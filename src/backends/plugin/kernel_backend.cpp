@@ -226,16 +226,15 @@ class KernelBackend final : public Backend {
       if (repeats_last_call(op, args)) return repeat(op, args, h);
       remember_call(op, args);
       const OutputPlan plan = planner_.plan(op, args);  // a copy: the cache may be cleared
-      judged_ = guarded_run(op, h, plan, args);
+      const Values outs = guarded_run(op, h, plan, args);
       // An out= argument is the caller's tensor, which the timed calls write again: the
       // standard they are judged against is a copy of what the judged call left in it.
-      Values standard = judged_;
-      for (size_t k = 0; k < plan.slots.size() && k < standard.size(); ++k)
+      judged_ = outs;
+      for (size_t k = 0; k < plan.slots.size() && k < judged_.size(); ++k)
         if (plan.slots[k].kind == OutputSlot::Kind::Mutated &&
-            is_out_argument(op.schema, plan.slots[k].arg) && standard[k].is_tensor())
-          standard[k] = Value(standard[k].tensor().clone());
-      std::swap(judged_, standard);
-      return standard;
+            is_out_argument(op.schema, plan.slots[k].arg) && judged_[k].is_tensor())
+          judged_[k] = Value(judged_[k].tensor().clone());
+      return outs;
     } catch (const Error& e) {
       // After a fault the process may be in any state: the next call gets a fresh one.
       if (e.kind() != ErrorKind::OpError && e.kind() != ErrorKind::Unsupported) retire();

@@ -316,19 +316,13 @@ void KernelCall::fill() {
   }
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> KernelCall::fresh_output_ranges() const {
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const Out& o : outs_) {
-    if (o.how != OutHow::AsGiven || o.region == ~size_t{0}) continue;
-    const auto [off, bytes] = layout_.regions()[o.region];
-    if (bytes > 0) ranges.push_back({off, bytes});
-  }
-  return ranges;
-}
-
 std::vector<std::pair<uint64_t, uint64_t>> KernelCall::timed_ranges() const {
-  std::vector<std::pair<uint64_t, uint64_t>> ranges = fresh_output_ranges();
-  for (const auto& [k, r] : out_args_) {
+  std::vector<size_t> regions;
+  for (const Out& o : outs_)
+    if (o.how == OutHow::AsGiven && o.region != ~size_t{0}) regions.push_back(o.region);
+  for (const auto& [k, r] : out_args_) regions.push_back(r);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (size_t r : regions) {
     const auto [off, bytes] = layout_.regions()[r];
     if (bytes > 0) ranges.push_back({off, bytes});
   }

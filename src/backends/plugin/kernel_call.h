@@ -109,9 +109,8 @@ class KernelCall {
     Tensor copied;  // fresh: the body copied out; made view / allocated: the result
     Tensor poison;
   };
-  // The arena ranges (offset, bytes) of the fresh outputs laid out in it, empty ones left out.
-  std::vector<std::pair<uint64_t, uint64_t>> fresh_output_ranges() const;
-  // fresh_output_ranges() and the regions of the judged out= arguments (out_args_).
+  // The arena ranges (offset, bytes) a timed call writes: the fresh outputs and the judged out=
+  // arguments (out_args_), empty ones left out.
   std::vector<std::pair<uint64_t, uint64_t>> timed_ranges() const;
   std::string describe(const Out& o) const;
   std::string changed_cause(const Out& o, bool moved, int64_t at) const;
