@@ -193,6 +193,12 @@ Shape broadcast_all(std::span<const Tensor> ts) {
   return s;
 }
 
+Scalar item_of(const Tensor& t) {
+  if (t.dtype() == DType::Bool) return Scalar(t.get_int(0) != 0);
+  if (is_floating(t.dtype())) return Scalar(t.get(0));
+  return Scalar(t.get_int(0));
+}
+
 void check_inplace(const Tensor& self, const Shape& result_shape, DType result_dtype) {
   for (int64_t d = 0; d < self.dim(); ++d)
     CRUCIBLE_CHECK(self.stride(d) != 0 || self.size(d) <= 1,

@@ -130,10 +130,7 @@ std::optional<Scalar> known_fill_value(const Value& v) {
 
 Scalar fill_value(const Value& v) {
   if (std::optional<Scalar> s = known_fill_value(v)) return *s;
-  const Tensor& t = v.tensor();
-  if (t.dtype() == DType::Bool) return Scalar(t.get_int(0) != 0);
-  if (is_floating(t.dtype())) return Scalar(t.get(0));
-  return Scalar(t.get_int(0));
+  return arith::item_of(v.tensor());
 }
 
 Values masked_fill_meta(const Args& args) {

@@ -17,8 +17,11 @@ void KernelTable::add(const std::string& op_name, KernelEntry entry) {
 
 Values run_kernel(const KernelEntry& e, const OpDef& op, const Values& args) {
   if (e.run) return e.run(op, args);
-  const Values outputs = allocate_outputs(op, op.run_meta(args), OutputFill::Uninitialized);
-  e.run_into(op, Args(args, op.schema), outputs);
+  const Args a(args, op.schema);
+  Values specs = op.run_meta(a);
+  if (e.layout) e.layout(op, a, specs);
+  const Values outputs = allocate_outputs(op, specs, OutputFill::Uninitialized);
+  e.run_into(op, a, outputs);
   return outputs;
 }
 

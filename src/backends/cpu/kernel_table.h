@@ -25,11 +25,17 @@ using SupportsFn = bool (*)(const OpDef& op, const Values& args, std::string* wh
 // the arguments, so the kernel neither checks nor allocates (only value-dependent checks stay).
 using KernelIntoFn = void (*)(const OpDef& op, const Args& args, const Values& outputs);
 
+// Lays out the fresh outputs of the meta function's `specs` as the kernel's family does, before
+// they are allocated for run_into (shapes and dtypes stay the meta function's): the elementwise
+// ops' outputs follow their inputs' memory order, as ATen's TensorIterator does.
+using LayoutFn = void (*)(const OpDef& op, const Args& args, Values& specs);
+
 struct KernelEntry {
   KernelFn run = nullptr;
   SupportsFn supports = nullptr;
   std::vector<DType> dtypes;        // the dtypes of the primary (first tensor) argument it handles
   KernelIntoFn run_into = nullptr;  // set instead of `run`
+  LayoutFn layout = nullptr;        // with run_into: the fresh outputs' strides
 };
 
 // Runs an entry's kernel on bound arguments: `run`, or the op's meta function, its outputs

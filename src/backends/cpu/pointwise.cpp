@@ -9,6 +9,7 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/arithmetic.h"
 #include "ops/util.h"
 
@@ -44,33 +45,52 @@ bool any_zero(const Tensor& t) {
   }
 }
 
-Values run_pointwise(const OpDef& op, const Values& args) {
-  return pw_execute(op, args, specs().at(op.name));
+void run_pointwise(const OpDef& op, const Args& a, const Values& outputs) {
+  pw_execute_into(op, a, outputs, specs().at(op.name));
+}
+
+void layout_pointwise(const OpDef& op, const Args& a, Values& out) {
+  pw_layout(a, out, specs().at(op.name));
 }
 
 }  // namespace
 
-Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
-  // The catalog's meta function raises ATen's argument errors and gives the result dtype.
-  Values meta;
-  const Args a(args, op.schema);
-  if (s.use_meta) meta = op.run_meta(a);
-  if (s.check) s.check(a);
+void pw_layout(const Args& a, Values& specs, const PwSpec& s) {
+  if (s.mode != PwMode::Functional || !specs.at(0).is_tensor()) return;
+  const Tensor& m = specs[0].tensor();
   std::vector<Tensor> ins;
-  for (int i : s.operands) ins.push_back(arith::operand(args.at(i)));
+  for (int i : s.operands) {
+    const Value& v = a.values().at(static_cast<size_t>(i));
+    if (v.is_tensor()) ins.push_back(v.tensor());
+  }
+  specs[0] = Value(Tensor::meta_strided(m.shape(), pw_output_strides(m.shape(), ins), m.dtype()));
+}
+
+void pw_execute_into(const OpDef& op, const Args& a, const Values& outputs, const PwSpec& s) {
+  // The catalog's meta function has raised ATen's argument errors and allocated (or named) the
+  // output: a fresh tensor of the result's shape, strides and dtype, self, or the out= argument.
+  const Values& args = a.values();
+  const Tensor& out = outputs.at(0).tensor();
+  std::vector<Tensor> ins;
+  for (int i : s.operands) ins.push_back(arith::operand(args.at(static_cast<size_t>(i))));
+  // The dtype the loop computes in: the result dtype (the meta output's, for a functional op),
+  // which an in-place or out= op then converts into its destination's dtype.
   DType rt;
   if (s.result == PwResult::Self) {
     rt = ins.at(0).dtype();
-  } else if (s.use_meta && s.mode == PwMode::Functional && s.result != PwResult::Bool) {
-    rt = meta.at(0).tensor().dtype();
+  } else if (s.mode == PwMode::Functional && s.result != PwResult::Bool) {
+    rt = out.dtype();
   } else {
     std::vector<Value> pv;
     for (int i : s.promote.empty() ? s.operands : s.promote)
-      if (!args.at(i).is_none()) pv.push_back(args.at(i));
+      if (!args.at(static_cast<size_t>(i)).is_none()) pv.push_back(args.at(static_cast<size_t>(i)));
     rt = opsutil::result_type(pv);
     if (s.result == PwResult::Float) rt = opsutil::to_float_dtype(rt);
   }
-  if (is_complex(rt)) return pw_execute_complex(op, args, s, rt);
+  if (is_complex(rt)) {
+    pw_execute_complex_into(op, a, out, s, rt);
+    return;
+  }
   arith::require_modelled(rt, op.name);
   const Compute compute = compute_for(rt);
   // Operands are cast to the common dtype first (ATen's TensorIterator): a wider 0-d operand
@@ -84,46 +104,19 @@ Values pw_execute(const OpDef& op, const Values& args, const PwSpec& s) {
       in = in.to(rt);
   if (integral && s.divisor >= 0)
     CRUCIBLE_CHECK(!any_zero(ins.at(static_cast<size_t>(s.divisor))), "ZeroDivisionError");
-  // The first argument: the engine's ops have no operand names in common.
-  Shape shape = ins.empty() ? args.at(0).tensor().shape() : ins[0].shape();
-  for (size_t i = 1; i < ins.size(); ++i) shape = broadcast_shapes(shape, ins[i].shape());
   PwParams p;
   PwOp pw = s.op;
   if (s.params) s.params(a, rt, p, pw);
   if (!pw_has_loop(pw, compute)) not_implemented_for(op_base_name(op.name) + "_cpu", rt);
-  const DType out_dtype = s.result == PwResult::Bool ? DType::Bool : rt;
-  Tensor out;
-  if (s.mode == PwMode::Inplace) {
-    out = a.tensor("self");
-    if (s.overlap_check) {
-      arith::check_inplace(out, shape, out_dtype);
-    } else {
-      CRUCIBLE_CHECK(out.shape() == shape, "output with shape " + shape_str(out.shape()) +
-                                               " doesn't match the broadcast shape " +
-                                               shape_str(shape));
-    }
-  } else if (s.mode == PwMode::Out) {
-    out = args.at(s.out_arg).tensor();
-    if (op.name == "aten.neg.out" || op.name == "aten.abs.out")
-      CRUCIBLE_CHECK(out.dtype() == rt, "Found dtype " + scalar_type_name(out.dtype()) +
-                                            " but expected " + scalar_type_name(rt));
-    arith::check_out(out, shape, out_dtype);
-  } else {
-    out = Tensor::uninitialized_strided(shape, pw_output_strides(shape, ins), out_dtype);
-  }
   pw_run(pw, ins, out, compute, p);
-  return {Value(out)};
 }
 
 namespace {
 
 // Parameter helpers.
 void alpha_param(const Args& a, DType rt, PwParams& p, bool negate) {
+  // Its dtype against the result's was checked by the meta function.
   const Scalar al = a.given("alpha") ? a.scalar("alpha") : Scalar(int64_t{1});
-  CRUCIBLE_CHECK(!al.is_bool() || rt == DType::Bool,
-                 "Boolean alpha only supported for Boolean results.");
-  CRUCIBLE_CHECK(is_floating(rt) || !al.is_floating(),
-                 "For integral input tensors, argument alpha must not be a floating point number.");
   p.s[0] = negate ? -al.to_double() : al.to_double();
   if (rt == DType::Bool) {
     p.i[0] = al.to_double() != 0 ? 1 : 0;
@@ -131,56 +124,6 @@ void alpha_param(const Args& a, DType rt, PwParams& p, bool negate) {
   }
   const int64_t ai = al.is_floating() ? 0 : al.to_int();
   p.i[0] = negate ? static_cast<int64_t>(0 - static_cast<uint64_t>(ai)) : ai;
-}
-
-void no_bool_operands(const Args& a) {
-  for (const char* n : {"self", "other"})
-    CRUCIBLE_CHECK(arith::operand_dtype(a.value(n)) != DType::Bool,
-                   "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                   "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
-void bool_mask(const Args& a) {
-  const Tensor& m = a.tensor("mask");
-  CRUCIBLE_CHECK(m.dtype() == DType::Bool,
-                 "masked_fill_ only supports boolean masks, but got mask with dtype " +
-                     std::string(dtype_scalar_type_name(m.dtype())));
-  const DType self = a.tensor("self").dtype();
-  const Value& value = a.value("value");
-  if (!value.is_tensor()) {
-    arith::check_scalar_fits(value.to_scalar(), self);
-  } else {
-    const Tensor& v = value.tensor();
-    if (v.dim() == 0 && is_integral(self, false) && v.dtype() != DType::Bool)
-      arith::check_scalar_fits(
-          is_integral(v.dtype(), false) ? Scalar(v.get_int(0)) : Scalar(v.get(0)), self);
-  }
-  if (value.is_tensor())
-    CRUCIBLE_CHECK(value.tensor().dim() == 0,
-                   "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
-                       std::to_string(value.tensor().dim()) + " dimension(s).");
-}
-void bool_condition(const Args& a) {
-  const DType c = a.tensor("condition").dtype();
-  CRUCIBLE_CHECK(c == DType::Bool || c == DType::UInt8,
-                 "where expected condition to be a boolean tensor, but got a tensor with dtype " +
-                     std::string(dtype_scalar_type_name(c)));
-}
-void lerp_dtypes(const Args& a) {
-  const DType t = a.tensor("self").dtype();
-  const DType end = a.tensor("end").dtype();
-  CRUCIBLE_CHECK(end == t, "expected dtype " + scalar_type_name(t) + " for `end` but got dtype " +
-                               scalar_type_name(end));
-  const Value& weight = a.value("weight");
-  if (weight.is_tensor())
-    CRUCIBLE_CHECK(weight.tensor().dtype() == t, "expected dtype " + scalar_type_name(t) +
-                                                     " for `weight` but got dtype " +
-                                                     scalar_type_name(weight.tensor().dtype()));
-}
-void addcdiv_check(const Args& a) {
-  CRUCIBLE_CHECK(!(is_integral(a.tensor("tensor1").dtype(), true) &&
-                   is_integral(a.tensor("tensor2").dtype(), true)),
-                 "Integer division with addcdiv is no longer supported, and in a future release "
-                 "addcdiv will perform a true division of tensor1 and tensor2.");
 }
 
 }  // namespace
@@ -221,7 +164,8 @@ std::vector<DType> pw_all_dtypes() {
 
 void add_pointwise(KernelTable& t, const std::string& name, PwSpec spec) {
   KernelEntry e;
-  e.run = &run_pointwise;
+  e.run_into = &run_pointwise;
+  e.layout = &layout_pointwise;
   e.dtypes = spec.dtypes;
   if (pw_has_complex(name)) e.dtypes.insert(e.dtypes.end(), {DType::Complex64, DType::Complex128});
   specs()[name] = std::move(spec);
@@ -236,7 +180,7 @@ void register_pointwise_kernels(KernelTable& t) {
   using R = PwResult;
   using M = PwMode;
   auto spec = [](PwOp op, std::vector<int> operands, R r, std::vector<DType> dt,
-                 M m = M::Functional, PwParamFn fn = nullptr, int out_arg = -1) {
+                 M m = M::Functional, PwParamFn fn = nullptr) {
     PwSpec s;
     s.op = op;
     s.operands = std::move(operands);
@@ -244,7 +188,6 @@ void register_pointwise_kernels(KernelTable& t) {
     s.dtypes = std::move(dt);
     s.mode = m;
     s.params = fn;
-    s.out_arg = out_arg;
     return s;
   };
 
@@ -274,8 +217,7 @@ void register_pointwise_kernels(KernelTable& t) {
       const M m = name == base + ".default" ? M::Functional
                   : name == base + ".out"   ? M::Out
                                             : M::Inplace;
-      PwSpec s = spec(op, {0}, r, all, m, nullptr, m == M::Out ? 1 : -1);
-      s.use_meta = true;
+      PwSpec s = spec(op, {0}, r, all, m);
       add_pointwise(t, name, std::move(s));
     }
   }
@@ -283,11 +225,9 @@ void register_pointwise_kernels(KernelTable& t) {
   add_pointwise(t, "aten.neg_.default", spec(PwOp::Neg, {0}, R::Self, ints_floats, M::Inplace));
   add_pointwise(t, "aten.abs.default", spec(PwOp::Abs, {0}, R::Self, ints_floats));
   add_pointwise(t, "aten.abs_.default", spec(PwOp::Abs, {0}, R::Self, ints_floats, M::Inplace));
-  // out=: the meta function raises ATen's errors (out's dtype, an out with internal overlap).
   for (auto [n, op] :
        {std::pair{"aten.neg.out", PwOp::Neg}, std::pair{"aten.abs.out", PwOp::Abs}}) {
-    PwSpec s = spec(op, {0}, R::Self, ints_floats, M::Out, nullptr, 1);
-    s.use_meta = true;
+    PwSpec s = spec(op, {0}, R::Self, ints_floats, M::Out);
     add_pointwise(t, n, std::move(s));
   }
   add_pointwise(t, "aten.isnan.default", spec(PwOp::IsNan, {0}, R::Bool, all));
@@ -308,7 +248,6 @@ void register_pointwise_kernels(KernelTable& t) {
                                        : PwOp::PowScalar;
                     });
     s.promote = {0, 1};
-    s.use_meta = true;
     add_pointwise(t, "aten.pow.Tensor_Scalar", std::move(s));
   }
 
@@ -321,14 +260,14 @@ void register_pointwise_kernels(KernelTable& t) {
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, add_fn));
   add_pointwise(t, "aten.add_.Tensor",
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Inplace, add_fn));
-  add_pointwise(t, "aten.add.out", spec(PwOp::Add, {0, 1}, R::Promote, all, M::Out, add_fn, 3));
+  add_pointwise(t, "aten.add.out", spec(PwOp::Add, {0, 1}, R::Promote, all, M::Out, add_fn));
   add_pointwise(t, "aten.sub.Tensor",
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, sub_fn));
   add_pointwise(t, "aten.sub.Scalar",
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Functional, sub_fn));
   add_pointwise(t, "aten.sub_.Tensor",
                 spec(PwOp::Add, {0, 1}, R::Promote, all, M::Inplace, sub_fn));
-  add_pointwise(t, "aten.sub.out", spec(PwOp::Add, {0, 1}, R::Promote, all, M::Out, sub_fn, 3));
+  add_pointwise(t, "aten.sub.out", spec(PwOp::Add, {0, 1}, R::Promote, all, M::Out, sub_fn));
   add_pointwise(t, "aten.rsub.Tensor",
                 spec(PwOp::Add, {1, 0}, R::Promote, all, M::Functional, sub_fn));
   add_pointwise(t, "aten.rsub.Scalar",
@@ -337,25 +276,18 @@ void register_pointwise_kernels(KernelTable& t) {
   add_pointwise(t, "aten.mul.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, all));
   add_pointwise(t, "aten.mul_.Tensor", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Inplace));
   add_pointwise(t, "aten.mul_.Scalar", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Inplace));
-  add_pointwise(t, "aten.mul.out", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Out, nullptr, 2));
+  add_pointwise(t, "aten.mul.out", spec(PwOp::Mul, {0, 1}, R::Promote, all, M::Out));
   add_pointwise(t, "aten.div.Tensor", spec(PwOp::Div, {0, 1}, R::Float, all));
   add_pointwise(t, "aten.div.Scalar", spec(PwOp::Div, {0, 1}, R::Float, all));
   add_pointwise(t, "aten.div_.Tensor", spec(PwOp::Div, {0, 1}, R::Float, all, M::Inplace));
-  add_pointwise(t, "aten.div.out", spec(PwOp::Div, {0, 1}, R::Float, all, M::Out, nullptr, 2));
+  add_pointwise(t, "aten.div.out", spec(PwOp::Div, {0, 1}, R::Float, all, M::Out));
   auto mode_fn = [](const Args& a, DType, PwParams&, PwOp& op) {
     if (!a.given("rounding_mode")) return;
-    const std::string& m = a.str("rounding_mode");
-    if (m == "trunc")
-      op = PwOp::DivTrunc;
-    else if (m == "floor")
-      op = PwOp::DivFloor;
-    else
-      op_error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + m +
-               "'");
+    // "trunc" or "floor": the meta function refused any other.
+    op = a.str("rounding_mode") == "trunc" ? PwOp::DivTrunc : PwOp::DivFloor;
   };
   for (const char* n : {"aten.div.Tensor_mode", "aten.div.Scalar_mode"}) {
     PwSpec s = spec(PwOp::Div, {0, 1}, R::Promote, all, M::Functional, mode_fn);
-    s.use_meta = true;
     s.divisor = 1;
     add_pointwise(t, n, std::move(s));
   }
@@ -373,7 +305,6 @@ void register_pointwise_kernels(KernelTable& t) {
       add_pointwise(t, std::string("aten.") + n + ov, s);
       // In place: 0 or 1 written in self's dtype.
       s.mode = M::Inplace;
-      s.use_meta = true;
       add_pointwise(t, std::string("aten.") + n + "_" + ov, std::move(s));
     }
   add_pointwise(t, "aten.logical_and.default", spec(PwOp::LogicalAnd, {0, 1}, R::Bool, all));
@@ -395,7 +326,14 @@ void register_pointwise_kernels(KernelTable& t) {
   for (const char* n : {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor",
                         "aten.masked_fill_.Scalar", "aten.masked_fill_.Tensor"}) {
     const bool inplace = std::string(n).find("_.") != std::string::npos;
-    PwSpec s = spec(PwOp::Where, {1, 2, 0}, R::Self, all, inplace ? M::Inplace : M::Functional);
+    // A Tensor value is converted into self's dtype as a Scalar one is (a check on its data).
+    auto value_fits = [](const Args& a, DType, PwParams&, PwOp&) {
+      const Value& v = a.value("value");
+      if (v.is_tensor())
+        arith::check_scalar_fits(arith::item_of(v.tensor()), a.tensor("self").dtype());
+    };
+    PwSpec s = spec(PwOp::Where, {1, 2, 0}, R::Self, all, inplace ? M::Inplace : M::Functional,
+                    value_fits);
     s.result = R::Promote;
     s.promote = {0};
     add_pointwise(t, n, std::move(s));
@@ -405,7 +343,6 @@ void register_pointwise_kernels(KernelTable& t) {
     PwSpec s = spec(PwOp::Hardtanh, {0}, R::Promote, all, inplace ? M::Inplace : M::Functional,
                     &clamp_bounds);
     s.promote = {0, 1, 2};
-    s.use_meta = true;
     add_pointwise(t, n, std::move(s));
   }
   auto value_fn = [](const Args& a, DType rt, PwParams& p, PwOp&) {
@@ -418,28 +355,15 @@ void register_pointwise_kernels(KernelTable& t) {
   };
   {
     PwSpec s = spec(PwOp::Addcmul, {0, 1, 2}, R::Promote, all, M::Functional, value_fn);
-    s.use_meta = true;
     add_pointwise(t, "aten.addcmul.default", std::move(s));
   }
   {
     // Integral and bool operands promote with a floating one (all integral raises).
     PwSpec s = spec(PwOp::Addcdiv, {0, 1, 2}, R::Promote, all, M::Functional, value_fn);
-    s.use_meta = true;
     add_pointwise(t, "aten.addcdiv.default", std::move(s));
   }
   add_pointwise(t, "aten.lerp.Scalar", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
   add_pointwise(t, "aten.lerp.Tensor", spec(PwOp::Lerp, {0, 1, 2}, R::Self, F));
-
-  for (const char* n : {"aten.sub.Tensor", "aten.sub_.Tensor", "aten.sub.out", "aten.rsub.Tensor",
-                        "aten.sub.Scalar", "aten.rsub.Scalar"})
-    specs()[n].check = &no_bool_operands;
-  for (const char* n : {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor",
-                        "aten.masked_fill_.Scalar", "aten.masked_fill_.Tensor"})
-    specs()[n].check = &bool_mask;
-  specs()["aten.where.self"].check = &bool_condition;
-  specs()["aten.lerp.Scalar"].check = &lerp_dtypes;
-  specs()["aten.lerp.Tensor"].check = &lerp_dtypes;
-  specs()["aten.addcdiv.default"].check = &addcdiv_check;
 
   register_pointwise_activation_kernels(t);
   register_pointwise_math_kernels(t);

@@ -2,7 +2,6 @@
 #include <string>
 
 #include "backends/cpu/pointwise_ops.h"
-#include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/arithmetic.h"
 
@@ -20,14 +19,9 @@ int64_t int_param(const Args& a, const char* name, int64_t dflt, DType rt) {
   return arith::wrap_to(a.given(name) ? a.scalar(name).to_int() : dflt, rt);
 }
 
+// "none" or "tanh": the meta function refused any other.
 void gelu_mode(const Args& a, PwOp& op, PwOp tanh_op) {
-  if (!a.given("approximate")) return;
-  const std::string& m = a.str("approximate");
-  if (m == "tanh") {
-    op = tanh_op;
-  } else if (m != "none") {
-    op_error("approximate argument must be either none or tanh.");
-  }
+  if (a.given("approximate") && a.str("approximate") == "tanh") op = tanh_op;
 }
 
 }  // namespace
@@ -41,8 +35,6 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     s.result = operands.size() > 1 ? PwResult::Promote : PwResult::Self;
     s.operands = std::move(operands);
     s.mode = mode;
-    // threshold_'s TensorIterator does not check self for internal overlap; the others do.
-    s.overlap_check = name != "aten.threshold_.default";
     s.params = fn;
     // The clamping activations also take integral tensors (bool raises in the meta function).
     const bool any_dtype = name.starts_with("aten.relu") || name.starts_with("aten.hardtanh") ||
@@ -51,7 +43,6 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     // function raises for the others).
     const bool backward = name.ends_with("_backward.default");
     s.dtypes = any_dtype || backward ? pw_all_dtypes() : F;
-    s.use_meta = any_dtype || backward;
     add_pointwise(t, name, std::move(s));
   };
   // Forward: the op and its in-place form on self.
@@ -120,13 +111,8 @@ void register_pointwise_activation_kernels(KernelTable& t) {
     p.s[1] = a.real("max_val");
   });
   bwd("leaky_relu_backward", PwOp::LeakyReluBackward, [](const Args& a, DType, PwParams& p, PwOp&) {
+    // A negative slope with self_is_result was refused by the meta function.
     p.s[0] = a.real("negative_slope");
-    CRUCIBLE_CHECK(!(a.flag("self_is_result") && p.s[0] < 0),
-                   "In-place leakyReLu backward calculation is triggered with a negative slope "
-                   "which is not supported. This is caused by calling in-place forward function "
-                   "with a negative slope, please call out-of-place version instead. File an "
-                   "issue at https://github.com/pytorch/pytorch if you do require supporting "
-                   "in-place leakRelu backward calculation with negative slope");
   });
   bwd("softplus_backward", PwOp::SoftplusBackward, [](const Args& a, DType, PwParams& p, PwOp&) {
     p.s[0] = a.real("beta");
@@ -138,11 +124,7 @@ void register_pointwise_activation_kernels(KernelTable& t) {
         p.s[0] = a.real("alpha");
         p.s[1] = a.real("scale");
         p.s[2] = a.real("input_scale");
-        p.s[3] = a.flag("is_result") ? 1.0 : 0.0;
-        CRUCIBLE_CHECK(!(a.flag("is_result") && p.s[0] < 0),
-                       "In-place elu backward calculation is triggered with a negative slope "
-                       "which is not supported. This is caused by calling in-place forward "
-                       "function with a negative slope, please call out-of-place version instead.");
+        p.s[3] = a.flag("is_result") ? 1.0 : 0.0;  // (a negative alpha then: refused by meta)
       });
 }
 

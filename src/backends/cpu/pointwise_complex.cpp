@@ -122,20 +122,11 @@ const std::set<std::string>& complex_ops() {
 
 bool pw_has_complex(const std::string& op_name) { return complex_ops().contains(op_name); }
 
-Values pw_execute_complex(const OpDef& op, const Values& args, const PwSpec& s, DType rt) {
+void pw_execute_complex_into(const OpDef& op, const Args& a, const Tensor& out, const PwSpec& s,
+                             DType rt) {
   if (!pw_has_complex(op.name)) arith::require_modelled(rt, op.name);  // raises
-  const Values meta = op.run_meta(args);                               // ATen's argument checks
   std::vector<Tensor> ins;
-  for (int i : s.operands) ins.push_back(arith::operand(args.at(static_cast<size_t>(i))));
-  Tensor out;
-  if (s.mode == PwMode::Inplace) {
-    out = Args(args, op.schema).tensor("self");
-  } else if (s.mode == PwMode::Out) {
-    out = args.at(static_cast<size_t>(s.out_arg)).tensor();
-  } else {
-    const Tensor& m = meta.at(0).tensor();
-    out = Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
-  }
+  for (int i : s.operands) ins.push_back(arith::operand(a.values().at(static_cast<size_t>(i))));
   // An operand that shares memory with the destination in another layout is read first.
   for (Tensor& in : ins)
     if (in.overlaps(out) && !(in.data_ptr() == out.data_ptr() && in.strides() == out.strides() &&
@@ -144,7 +135,6 @@ Values pw_execute_complex(const OpDef& op, const Values& args, const PwSpec& s, 
   const Tensor &x = ins.at(0), &y = ins.at(1);
   if (s.op == PwOp::Add) {
     const bool negate = op.name.starts_with("aten.sub");
-    const Args a(args, op.schema);
     const double al0 =
         a.has("alpha") && a.value("alpha").is_scalar() ? a.value("alpha").to_double() : 1.0;
     const double al = negate ? -al0 : al0;
@@ -156,7 +146,6 @@ Values pw_execute_complex(const OpDef& op, const Values& args, const PwSpec& s, 
   } else {
     run_binary(x, y, out, rt, arith::complex_div);
   }
-  return {Value(out)};
 }
 
 }  // namespace crucible::cpu

@@ -16,31 +16,33 @@ namespace crucible::cpu {
 namespace {
 
 PwSpec make_spec(PwOp op, std::vector<int> operands, PwResult r, PwMode m = PwMode::Functional,
-                 PwParamFn fn = nullptr, int out_arg = -1) {
+                 PwParamFn fn = nullptr) {
   PwSpec s;
   s.op = op;
   s.operands = std::move(operands);
   s.result = r;
   s.mode = m;
   s.params = fn;
-  s.out_arg = out_arg;
   s.dtypes = pw_all_dtypes();
-  s.use_meta = true;
   return s;
 }
 
 // clamp.Tensor: self with the bounds given; one bound is maximum/minimum (bool included), both
 // the ternary clamp.
-Values clamp_tensor(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void clamp_tensor(const OpDef& op, const Args& a, const Values& outputs) {
   static const PwSpec both = make_spec(PwOp::Clamp, {0, 1, 2}, PwResult::Promote);
   static const PwSpec lo = make_spec(PwOp::Maximum, {0, 1}, PwResult::Promote);
   static const PwSpec hi = make_spec(PwOp::Minimum, {0, 2}, PwResult::Promote);
   static const PwSpec none = make_spec(PwOp::Identity, {0}, PwResult::Promote);
   const bool has_lo = a.given("min");
   const bool has_hi = a.given("max");
-  // Neither bound: the meta function raises.
-  return pw_execute(op, args, has_lo && has_hi ? both : has_lo ? lo : has_hi ? hi : none);
+  // Neither bound: the meta function has raised.
+  pw_execute_into(op, a, outputs, has_lo && has_hi ? both : has_lo ? lo : has_hi ? hi : none);
+}
+
+void clamp_tensor_layout(const OpDef&, const Args& a, Values& specs) {
+  static const PwSpec all = make_spec(PwOp::Clamp, {0, 1, 2}, PwResult::Promote);
+  pw_layout(a, specs, all);
 }
 
 }  // namespace
@@ -63,7 +65,7 @@ void register_pointwise_math_kernels(KernelTable& t) {
     if (by_hand(base + "_.default"))
       add_pointwise(t, base + "_.default", make_spec(op, {0}, R::Float, PwMode::Inplace));
     if (by_hand(base + ".out"))
-      add_pointwise(t, base + ".out", make_spec(op, {0}, R::Float, PwMode::Out, nullptr, 1));
+      add_pointwise(t, base + ".out", make_spec(op, {0}, R::Float, PwMode::Out));
   }
 
   add_pointwise(t, "aten.sign.default", make_spec(PwOp::Sign, {0}, R::Self));
@@ -84,8 +86,7 @@ void register_pointwise_math_kernels(KernelTable& t) {
 
   add_pointwise(t, "aten.logical_xor.default", make_spec(PwOp::LogicalXor, {0, 1}, R::Bool));
   add_pointwise(t, "aten.atan2.default", make_spec(PwOp::Atan2, {0, 1}, R::Float));
-  add_pointwise(t, "aten.atan2.out",
-                make_spec(PwOp::Atan2, {0, 1}, R::Float, PwMode::Out, nullptr, 2));
+  add_pointwise(t, "aten.atan2.out", make_spec(PwOp::Atan2, {0, 1}, R::Float, PwMode::Out));
   add_pointwise(t, "aten.pow.Tensor_Tensor", make_spec(PwOp::Pow, {0, 1}, R::Promote));
   {
     // The base is cast to the result dtype first.
@@ -106,7 +107,8 @@ void register_pointwise_math_kernels(KernelTable& t) {
   }
 
   KernelEntry clamp;
-  clamp.run = &clamp_tensor;
+  clamp.run_into = &clamp_tensor;
+  clamp.layout = &clamp_tensor_layout;
   clamp.dtypes = pw_all_dtypes();
   t.add("aten.clamp.Tensor", std::move(clamp));
   add_pointwise(t, "aten.clamp_min.default",

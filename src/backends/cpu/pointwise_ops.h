@@ -28,15 +28,8 @@ struct PwSpec {
   std::vector<int> promote;   // arguments taking part in the result type (empty: operands)
   PwResult result = PwResult::Promote;
   PwMode mode = PwMode::Functional;
-  int out_arg = -1;  // PwMode::Out
   PwParamFn params = nullptr;
   std::vector<DType> dtypes;
-  // ATen's argument checks beyond promotion (boolean masks, ...); raise op_error.
-  void (*check)(const Args& args) = nullptr;
-  bool overlap_check = true;  // in-place: self must not have overlapping elements
-  // Runs the catalog's meta function first (ATen's argument errors); a functional op with a
-  // promoted or float result takes its dtype from it.
-  bool use_meta = false;
   bool cast_scalars = false;  // 0-d operands are cast to the result dtype, floating ones too
   int divisor = -1;           // operand (loop order) that must hold no zero when integral
 };
@@ -47,8 +40,13 @@ void clamp_bounds(const Args& args, DType result, PwParams& p, PwOp& op);
 // The same from the two bounds as values (clamp_min, clamp_max: the other one None).
 void clamp_bounds_of(const Value& lo, const Value& hi, DType result, PwParams& p);
 
-// Runs `op` through the elementwise engine as `spec` describes.
-Values pw_execute(const OpDef& op, const Values& args, const PwSpec& spec);
+// A functional op's fresh output laid out as ATen's TensorIterator lays it out (dense, in the
+// memory order of its operands: pw_output_strides); the meta function gives shape and dtype.
+void pw_layout(const Args& args, Values& specs, const PwSpec& spec);
+// Runs a call of `op` through the elementwise engine as `spec` describes, into `outputs` as the
+// op's meta function described them (a fresh tensor, self or the out= argument), after that
+// function checked the call (destination-passing: the cpu table's run_into).
+void pw_execute_into(const OpDef& op, const Args& args, const Values& outputs, const PwSpec& spec);
 
 // Adds `name` to the table with the shared elementwise kernel.
 void add_pointwise(KernelTable& t, const std::string& name, PwSpec spec);

@@ -37,6 +37,11 @@ double scalar_as_double(const Scalar& s, DType t);  // floating t (after check_s
 
 int64_t scalar_as_int(const Scalar& s, DType t);  // integral or bool t
 
+// A 0-d tensor's element as ATen's Tensor::item() gives it: a bool, an integer or a double, as
+// its dtype is. A Tensor fill value (masked_fill.Tensor) is converted with check_scalar_fits
+// like a Scalar one; being data, that check is the kernels', not the meta function's.
+Scalar item_of(const Tensor& t);
+
 // In-place ops: self must not have internally overlapping elements (stride 0 with size > 1),
 // must have the broadcast shape, and the result dtype must be castable to self's dtype.
 void check_inplace(const Tensor& self, const Shape& result_shape, DType result_dtype);
