@@ -48,6 +48,14 @@ std::vector<std::string> visible_gpus() {
   return out;
 }
 
+bool names_cuda_index(const std::string& spec) {
+  if (spec.rfind("dir:", 0) == 0) return false;  // dir:cuda:<folder>: a folder, not a device
+  const size_t at = spec.rfind("cuda:");
+  if (at == std::string::npos || (at > 0 && spec[at - 1] != ':')) return false;
+  const std::string index = spec.substr(at + 5);
+  return !index.empty() && index.find_first_not_of("0123456789") == std::string::npos;
+}
+
 std::vector<std::string> plan_gpus(const std::string& flag, const std::string& cuda_index_named) {
   const std::vector<std::string> visible = visible_gpus();
   if (flag.empty() || flag == "auto") {

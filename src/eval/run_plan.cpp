@@ -267,7 +267,7 @@ RunPlan make_run_plan(const RunOptions& opts) {
   std::string named;  // a backend that names its CUDA device
   for (const std::string& spec : {plan.options.backend, plan.options.reference,
                                   plan.options.perf ? plan.options.baseline : std::string()})
-    if (spec.find("cuda:") != std::string::npos) named = spec;
+    if (names_cuda_index(spec)) named = spec;
   plan.gpus = plan_gpus(plan.options.gpus, named);
   bool& on_cuda = plan.on_cuda;
   for (const BackendInfo& b : plan.backends) on_cuda = on_cuda || b.device.rfind("cuda", 0) == 0;

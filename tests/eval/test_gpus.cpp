@@ -83,6 +83,17 @@ TEST(Gpus, AutoSpreadsOverSeveralVisibleDevicesOnly) {
   }
 }
 
+TEST(Gpus, OnlyABackendThatNamesADeviceIndexNamesItsDevice) {
+  EXPECT_TRUE(names_cuda_index("aten:cuda:1"));
+  EXPECT_TRUE(names_cuda_index("aten:cuda:0"));
+  EXPECT_FALSE(names_cuda_index("aten:cuda"));
+  EXPECT_FALSE(names_cuda_index("aten"));
+  // A kernel folder run on CUDA uses each worker's own GPU: --gpus spreads it.
+  EXPECT_FALSE(names_cuda_index("dir:cuda:examples/python_kernels"));
+  EXPECT_FALSE(names_cuda_index("dir:cuda:0"));
+  EXPECT_FALSE(names_cuda_index("flag_gems"));
+}
+
 TEST(Gpus, ListsThatCannotMeanAnythingAreRefusedNamingTheFlag) {
   VisibleDevices v("0,1");
   std::string m = usage_message([] { plan_gpus("5", ""); });

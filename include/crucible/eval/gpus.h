@@ -21,6 +21,10 @@ std::vector<std::string> visible_gpus();
 // where asked for and skipped under "auto". Usage errors name --gpus.
 std::vector<std::string> plan_gpus(const std::string& flag, const std::string& cuda_index_named);
 
+// Whether a backend spec names a CUDA device by its index (aten:cuda:1, where the part after
+// "cuda:" is an index). dir:cuda:<folder> runs on each worker's own GPU and names none.
+bool names_cuda_index(const std::string& spec);
+
 // In a worker (after fork, before anything starts CUDA): shows it its one device of `gpus`
 // for its slot (no effect when `gpus` is empty).
 void assign_worker_gpu(const std::vector<std::string>& gpus, int slot);

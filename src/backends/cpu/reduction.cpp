@@ -265,7 +265,9 @@ void sum_floating(const Tensor& in, const std::vector<bool>& reduced, DType out_
     sum_cols(v.src.data<T>(), v.outer, v.red, v.inner, out_dt, acc);
 }
 
-Values reduce_sum(const Args& a, bool mean, bool all_dims) {
+// Into `out`, the meta function's output (its dtype: dtype=, else int64 for an integral sum,
+// else the input's; mean's non-floating dtypes were refused there).
+void reduce_sum(const Args& a, bool mean, bool all_dims, const Tensor& out) {
   const Tensor& x = a.tensor("self");
   std::vector<int64_t> dims;
   bool keepdim = false;
@@ -273,19 +275,8 @@ Values reduce_sum(const Args& a, bool mean, bool all_dims) {
     dims = stats::dims_of(a.value("dim"));
     keepdim = a.flag("keepdim");
   }
-  const bool has_dtype = a.given("dtype");
-  DType out_dtype = x.dtype();
-  if (has_dtype)
-    out_dtype = a.dtype("dtype");
-  else if (!mean && is_integral(x.dtype(), true))
-    out_dtype = DType::Int64;
-  if (mean && !is_floating(out_dtype))
-    op_error(std::string("mean(): could not infer output dtype. ") +
-             (has_dtype ? "Optional" : "Input") +
-             " dtype must be either a floating point or complex dtype. Got: " +
-             scalar_type_name(out_dtype));
+  const DType out_dtype = out.dtype();
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, keepdim);
-  Tensor out = Tensor::uninitialized(plan.out_shape, out_dtype);
   // dtype=: the input converted first (f32 summed as f16 values, floats truncated to ints).
   Tensor in = x;
   if (out_dtype != x.dtype() && x.numel() > 0) {
@@ -305,7 +296,7 @@ Values reduce_sum(const Args& a, bool mean, bool all_dims) {
     }
     for (int64_t i = 0; i < n; ++i)
       store_from_int(dst + i * isz, out_dtype, static_cast<int64_t>(acc[static_cast<size_t>(i)]));
-    return {Value(out)};
+    return;
   }
   std::vector<double> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0.0);
   if (x.numel() > 0) {
@@ -327,7 +318,6 @@ Values reduce_sum(const Args& a, bool mean, bool all_dims) {
     for (int64_t i = 0; i < n; ++i)
       store_from_double(dst + i * isz, out_dtype, acc[static_cast<size_t>(i)]);
   }
-  return {Value(out)};
 }
 
 // dtype= must be a real dtype the engine converts to.
@@ -343,17 +333,17 @@ bool sum_supports(const OpDef&, const Values& a, std::string* why) {
   return true;
 }
 
-Values sum_dim(const OpDef& op, const Values& a) {
-  return reduce_sum(Args(a, op.schema), false, false);
+void sum_dim(const OpDef&, const Args& a, const Values& o) {
+  reduce_sum(a, false, false, o.at(0).tensor());
 }
-Values sum_all(const OpDef& op, const Values& a) {
-  return reduce_sum(Args(a, op.schema), false, true);
+void sum_all(const OpDef&, const Args& a, const Values& o) {
+  reduce_sum(a, false, true, o.at(0).tensor());
 }
-Values mean_dim(const OpDef& op, const Values& a) {
-  return reduce_sum(Args(a, op.schema), true, false);
+void mean_dim(const OpDef&, const Args& a, const Values& o) {
+  reduce_sum(a, true, false, o.at(0).tensor());
 }
-Values mean_all(const OpDef& op, const Values& a) {
-  return reduce_sum(Args(a, op.schema), true, true);
+void mean_all(const OpDef&, const Args& a, const Values& o) {
+  reduce_sum(a, true, true, o.at(0).tensor());
 }
 
 }  // namespace
@@ -361,10 +351,10 @@ Values mean_all(const OpDef& op, const Values& a) {
 void register_reduction_kernels(KernelTable& t) {
   // mean takes every real dtype too: an integral input raises unless dtype= is floating.
   const auto all = pw_all_dtypes();
-  t.add("aten.sum.dim_IntList", {&sum_dim, &sum_supports, all});
-  t.add("aten.sum.default", {&sum_all, &sum_supports, all});
-  t.add("aten.mean.dim", {&mean_dim, &sum_supports, all});
-  t.add("aten.mean.default", {&mean_all, &sum_supports, all});
+  t.add("aten.sum.dim_IntList", {.supports = &sum_supports, .dtypes = all, .run_into = &sum_dim});
+  t.add("aten.sum.default", {.supports = &sum_supports, .dtypes = all, .run_into = &sum_all});
+  t.add("aten.mean.dim", {.supports = &sum_supports, .dtypes = all, .run_into = &mean_dim});
+  t.add("aten.mean.default", {.supports = &sum_supports, .dtypes = all, .run_into = &mean_all});
   register_minmax_kernels(t);
   register_moment_kernels(t);
   register_anyall_kernels(t);

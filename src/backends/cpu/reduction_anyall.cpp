@@ -71,28 +71,27 @@ void anyall_floating(const StatLoops<T>& k, const RowsView& v, bool is_any, uint
   });
 }
 
-Values anyall(const Tensor& x, const stats::ReducePlan& plan, bool is_any) {
-  const DType out_dt = x.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
-  Tensor out = Tensor::uninitialized(plan.out_shape, out_dt);
+// Into `out` (contiguous bool, or uint8 for a uint8 input: the meta function's output).
+void anyall(const Tensor& x, const stats::ReducePlan& plan, bool is_any, const Tensor& out) {
   auto* o = static_cast<uint8_t*>(out.data_ptr());
   const int64_t n = out.numel();
-  if (n == 0) return {Value(out)};
+  if (n == 0) return;
   if (x.numel() == 0) {
     std::fill(o, o + n, static_cast<uint8_t>(is_any ? 0 : 1));
-    return {Value(out)};
+    return;
   }
   if (n == 1) {
     o[0] = whole(x, is_any) ? 1 : 0;
-    return {Value(out)};
+    return;
   }
   const RedKernels& k = red_kernels();
   if (x.dtype() == DType::Float32) {  // in place (or permuted once) as f32 rows or columns
     anyall_floating(k.f32, reduce_rows(x, plan.reduced, DType::Float32), is_any, o);
-    return {Value(out)};
+    return;
   }
   if (x.dtype() == DType::Float64) {
     anyall_floating(k.f64, reduce_rows(x, plan.reduced, DType::Float64), is_any, o);
-    return {Value(out)};
+    return;
   }
   // 0/1 bytes (a bool input is used as it is: any nonzero byte counts as true).
   const Tensor nz = x.dtype() == DType::Bool ? x : contiguous_as(x, DType::Bool);
@@ -117,49 +116,34 @@ Values anyall(const Tensor& x, const stats::ReducePlan& plan, bool is_any) {
                    }
                  });
   }
-  return {Value(out)};
 }
 
-Values any_all_default(const Args& a, bool is_any) {
+// The reduction's plan (the meta function has checked the dims).
+stats::ReducePlan plan_of(const Args& a) {
   const Tensor& x = a.tensor("self");
-  return anyall(x, stats::plan_reduction(x, {}, false), is_any);
-}
-Values any_all_dim(const Args& a, bool is_any) {
-  const Tensor& x = a.tensor("self");
-  return anyall(x, stats::plan_reduction(x, {a.integer("dim")}, a.flag("keepdim")), is_any);
-}
-// .dims: dim=None reduces every dim, dim=[] none.
-Values any_all_dims(const Args& a, bool is_any) {
-  const Tensor& x = a.tensor("self");
-  const bool none = !a.given("dim");
-  return anyall(x,
-                stats::plan_reduction(x, stats::dims_of(a.value("dim")), a.flag("keepdim"), !none),
-                is_any);
+  if (!a.has("dim")) return stats::plan_reduction(x, {}, false);  // .default
+  const Value& dim = a.value("dim");
+  if (dim.kind() == ValueKind::Int)
+    return stats::plan_reduction(x, {dim.to_int()}, a.flag("keepdim"));  // .dim
+  // .dims: dim=None reduces every dim, dim=[] none.
+  return stats::plan_reduction(x, stats::dims_of(dim), a.flag("keepdim"), !dim.is_none());
 }
 
-Values any_default(const OpDef& op, const Values& a) {
-  return any_all_default(Args(a, op.schema), true);
+void any_into(const OpDef&, const Args& a, const Values& out) {
+  anyall(a.tensor("self"), plan_of(a), true, out.at(0).tensor());
 }
-Values all_default(const OpDef& op, const Values& a) {
-  return any_all_default(Args(a, op.schema), false);
-}
-Values any_dim(const OpDef& op, const Values& a) { return any_all_dim(Args(a, op.schema), true); }
-Values all_dim(const OpDef& op, const Values& a) { return any_all_dim(Args(a, op.schema), false); }
-Values any_dims(const OpDef& op, const Values& a) { return any_all_dims(Args(a, op.schema), true); }
-Values all_dims(const OpDef& op, const Values& a) {
-  return any_all_dims(Args(a, op.schema), false);
+void all_into(const OpDef&, const Args& a, const Values& out) {
+  anyall(a.tensor("self"), plan_of(a), false, out.at(0).tensor());
 }
 
 }  // namespace
 
 void register_anyall_kernels(KernelTable& t) {
   const auto all = pw_all_dtypes();
-  t.add("aten.any.default", {&any_default, nullptr, all});
-  t.add("aten.all.default", {&all_default, nullptr, all});
-  t.add("aten.any.dim", {&any_dim, nullptr, all});
-  t.add("aten.all.dim", {&all_dim, nullptr, all});
-  t.add("aten.any.dims", {&any_dims, nullptr, all});
-  t.add("aten.all.dims", {&all_dims, nullptr, all});
+  for (const char* ov : {"default", "dim", "dims"}) {
+    t.add(std::string("aten.any.") + ov, {.dtypes = all, .run_into = &any_into});
+    t.add(std::string("aten.all.") + ov, {.dtypes = all, .run_into = &all_into});
+  }
 }
 
 }  // namespace crucible::cpu

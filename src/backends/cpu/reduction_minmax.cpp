@@ -155,94 +155,76 @@ std::vector<bool> one_dim(const Tensor& x, int64_t dim) {
   return r;
 }
 
+// The outputs below are the meta function's (contiguous; it raised ATen's errors for empty
+// inputs and dims).
+
 // amax / amin(self, dim=[], keepdim=False)
-Values amaxmin(const Args& a, bool want_max) {
+void amaxmin(const Args& a, const Tensor& out, bool want_max) {
+  if (out.numel() == 0) return;
   const Tensor& x = a.tensor("self");
-  const char* name = want_max ? "amax" : "amin";
-  const std::vector<int64_t> dims = stats::dims_of(a.value("dim"));
-  if (x.numel() == 0) {
-    if (dims.empty())
-      op_error(std::string(name) +
-               "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-               "reduction dim with the 'dim' argument.");
-    for (int64_t d : dims)
-      if (x.dim() > 0 && x.size(wrap_dim(d, x.dim())) == 0)
-        op_error(std::string(name) + "(): Expected reduction dim " + std::to_string(d) +
-                 " to have non-zero size.");
-  }
-  const stats::ReducePlan plan = stats::plan_reduction(x, dims, a.flag("keepdim"));
-  Tensor out = Tensor::uninitialized(plan.out_shape, x.dtype());
-  if (out.numel() == 0) return {Value(out)};
+  const stats::ReducePlan plan =
+      stats::plan_reduction(x, stats::dims_of(a.value("dim")), a.flag("keepdim"));
   const DType ct = reduce_compute_dtype(x.dtype());
   store_values(pick_view(reduce_rows(x, plan.reduced, ct), ct, want_max, false), out);
-  return {Value(out)};
 }
 
 // max.default / min.default
-Values minmax_all(const Args& a, bool want_max) {
+void minmax_all(const Args& a, const Tensor& out, bool want_max) {
   const Tensor& x = a.tensor("self");
-  if (x.numel() == 0)
-    op_error(std::string(want_max ? "max" : "min") +
-             "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-             "reduction dim with the 'dim' argument.");
-  Tensor out = Tensor::uninitialized({}, x.dtype());
   const DType ct = reduce_compute_dtype(x.dtype());
   store_values(pick_view(reduce_rows(x, std::vector<bool>(x.dim(), true), ct), ct, want_max, false),
                out);
-  return {Value(out)};
 }
 
 // max.dim / min.dim(self, dim, keepdim=False) -> (values, indices)
-Values minmax_dim(const Args& a, bool want_max) {
+void minmax_dim(const Args& a, const Values& out, bool want_max) {
+  const Tensor &values = out.at(0).tensor(), &indices = out.at(1).tensor();
+  if (values.numel() == 0) return;
   const Tensor& x = a.tensor("self");
-  const int64_t given = a.integer("dim");
-  const int64_t dim = wrap_dim(given, x.dim());
-  stats::check_nonempty_dim(want_max ? "max" : "min", x, given, dim);
-  const Shape shape = stats::keep_shape(x, dim, a.flag("keepdim"));
-  Tensor values = Tensor::uninitialized(shape, x.dtype());
-  Tensor indices = Tensor::uninitialized(shape, DType::Int64);
-  if (values.numel() == 0) return {Value(values), Value(indices)};
+  const int64_t dim = wrap_dim(a.integer("dim"), x.dim());
   const DType ct = reduce_compute_dtype(x.dtype());
   const Picked p = pick_view(reduce_rows(x, one_dim(x, dim), ct), ct, want_max);
   store_values(p, values);
   store_indices(p, indices);
-  return {Value(values), Value(indices)};
 }
 
 // argmax / argmin(self, dim=None, keepdim=False)
-Values arg(const Args& a, bool want_max) {
+void arg(const Args& a, const Tensor& out, bool want_max) {
+  if (out.numel() == 0) return;
   const Tensor& x = a.tensor("self");
-  const auto [dim, shape] = stats::arg_plan(x, a.opt_integer("dim"), a.flag("keepdim"), want_max);
-  std::vector<bool> reduced =
+  const std::optional<int64_t> dim =
+      stats::arg_plan(x, a.opt_integer("dim"), a.flag("keepdim"), want_max).first;
+  const std::vector<bool> reduced =
       dim ? one_dim(x, *dim) : std::vector<bool>(static_cast<size_t>(x.dim()), true);
-  Tensor out = Tensor::uninitialized(shape, DType::Int64);
-  if (out.numel() == 0) return {Value(out)};
   const DType ct = reduce_compute_dtype(x.dtype());
   store_indices(pick_view(reduce_rows(x, reduced, ct), ct, want_max), out);
-  return {Value(out)};
 }
 
-Values amax(const OpDef& op, const Values& a) { return amaxmin(Args(a, op.schema), true); }
-Values amin(const OpDef& op, const Values& a) { return amaxmin(Args(a, op.schema), false); }
-Values max_all(const OpDef& op, const Values& a) { return minmax_all(Args(a, op.schema), true); }
-Values min_all(const OpDef& op, const Values& a) { return minmax_all(Args(a, op.schema), false); }
-Values max_dim(const OpDef& op, const Values& a) { return minmax_dim(Args(a, op.schema), true); }
-Values min_dim(const OpDef& op, const Values& a) { return minmax_dim(Args(a, op.schema), false); }
-Values argmax(const OpDef& op, const Values& a) { return arg(Args(a, op.schema), true); }
-Values argmin(const OpDef& op, const Values& a) { return arg(Args(a, op.schema), false); }
+void amax(const OpDef&, const Args& a, const Values& o) { amaxmin(a, o.at(0).tensor(), true); }
+void amin(const OpDef&, const Args& a, const Values& o) { amaxmin(a, o.at(0).tensor(), false); }
+void max_all(const OpDef&, const Args& a, const Values& o) {
+  minmax_all(a, o.at(0).tensor(), true);
+}
+void min_all(const OpDef&, const Args& a, const Values& o) {
+  minmax_all(a, o.at(0).tensor(), false);
+}
+void max_dim(const OpDef&, const Args& a, const Values& o) { minmax_dim(a, o, true); }
+void min_dim(const OpDef&, const Args& a, const Values& o) { minmax_dim(a, o, false); }
+void argmax(const OpDef&, const Args& a, const Values& o) { arg(a, o.at(0).tensor(), true); }
+void argmin(const OpDef&, const Args& a, const Values& o) { arg(a, o.at(0).tensor(), false); }
 
 }  // namespace
 
 void register_minmax_kernels(KernelTable& t) {
   const auto all = pw_all_dtypes();
-  t.add("aten.amax.default", {&amax, nullptr, all});
-  t.add("aten.amin.default", {&amin, nullptr, all});
-  t.add("aten.max.default", {&max_all, nullptr, all});
-  t.add("aten.min.default", {&min_all, nullptr, all});
-  t.add("aten.max.dim", {&max_dim, nullptr, all});
-  t.add("aten.min.dim", {&min_dim, nullptr, all});
-  t.add("aten.argmax.default", {&argmax, nullptr, all});
-  t.add("aten.argmin.default", {&argmin, nullptr, all});
+  t.add("aten.amax.default", {.dtypes = all, .run_into = &amax});
+  t.add("aten.amin.default", {.dtypes = all, .run_into = &amin});
+  t.add("aten.max.default", {.dtypes = all, .run_into = &max_all});
+  t.add("aten.min.default", {.dtypes = all, .run_into = &min_all});
+  t.add("aten.max.dim", {.dtypes = all, .run_into = &max_dim});
+  t.add("aten.min.dim", {.dtypes = all, .run_into = &min_dim});
+  t.add("aten.argmax.default", {.dtypes = all, .run_into = &argmax});
+  t.add("aten.argmin.default", {.dtypes = all, .run_into = &argmin});
 }
 
 }  // namespace crucible::cpu
