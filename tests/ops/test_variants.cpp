@@ -105,6 +105,25 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
+// The elementwise and reduction families are destination-passing: the op's meta function checks
+// a call once and its outputs are allocated before the kernel runs; the elementwise entries
+// lay out their fresh outputs as ATen's TensorIterator does.
+TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
+  for (const char* n :
+       {"aten.add.Tensor", "aten.sub.out", "aten.relu_.default", "aten.exp.out", "aten.where.self",
+        "aten.masked_fill_.Scalar", "aten.clamp.Tensor", "aten.gelu_backward.default",
+        "aten.sum.dim_IntList", "aten.mean.dim", "aten.amax.default", "aten.max.dim",
+        "aten.argmin.default", "aten.any.dims", "aten.var_mean.correction", "aten.prod.dim_int",
+        "aten.logsumexp.default"}) {
+    const cpu::KernelEntry* e = cpu::kernel_table().find(n);
+    ASSERT_NE(e, nullptr) << n;
+    EXPECT_NE(e->run_into, nullptr) << n;
+    EXPECT_EQ(e->run, nullptr) << n;
+  }
+  for (const char* n : {"aten.mul.Tensor", "aten.clamp.Tensor", "aten.sigmoid.default"})
+    EXPECT_NE(cpu::kernel_table().find(n)->layout, nullptr) << n;
+}
+
 Values call(const OpDef& op, const std::string& text, uint64_t seed = 3) {
   return materialize(op, cases::parse_call(text), seed);
 }

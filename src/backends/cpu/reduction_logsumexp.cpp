@@ -124,17 +124,16 @@ void columns(const T* x, int64_t outer, int64_t red, int64_t inner, double* out)
                });
 }
 
-Values logsumexp_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& mt = meta.at(0).tensor();
+// Into the meta function's output (contiguous; its dtype the input's, f32 for an integral one).
+void logsumexp_kernel(const OpDef&, const Args& a, const Values& outs) {
+  const Tensor& out = outs.at(0).tensor();
   const Tensor& x = a.tensor("self");
-  const DType dt = mt.dtype();
+  const DType dt = out.dtype();
   const std::vector<int64_t> dims = a.ints("dim");
   std::vector<bool> reduced(static_cast<size_t>(x.dim()), dims.empty());
   for (int64_t d : dims)
     if (x.dim() > 0) reduced[static_cast<size_t>(wrap_dim(d, x.dim()))] = true;
-  const int64_t n = mt.numel();
+  const int64_t n = out.numel();
   std::vector<double> res(static_cast<size_t>(n), -kInf);  // an empty reduction gives -inf
   if (x.numel() > 0) {
     const DType ct = dt == DType::Float64 ? DType::Float64 : DType::Float32;
@@ -154,23 +153,20 @@ Values logsumexp_kernel(const OpDef& op, const Values& args) {
         columns(v.src.data<float>(), v.outer, v.red, v.inner, res.data());
     }
   }
-  Tensor out = Tensor::uninitialized_strided(mt.shape(), mt.strides(), dt);
   // A fresh meta output is contiguous: element i of the logical order is at i.
   if (!out.is_contiguous()) internal_error("cpu logsumexp: a non-contiguous meta output");
   char* o = static_cast<char*>(out.data_ptr());
   const auto isz = static_cast<int64_t>(out.itemsize());
   for (int64_t i = 0; i < n; ++i) store_from_double(o + i * isz, dt, res[static_cast<size_t>(i)]);
-  return {out};
 }
 
 }  // namespace
 
 void register_logsumexp_kernels(KernelTable& t) {
   t.add("aten.logsumexp.default",
-        {logsumexp_kernel,
-         nullptr,
-         {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+        {.dtypes = {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
+                    DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
+         .run_into = &logsumexp_kernel});
 }
 
 }  // namespace crucible::cpu

@@ -101,19 +101,15 @@ void moments_cols(const T* x, int64_t outer, int64_t red, int64_t inner,
   });
 }
 
-void check_floating(const Tensor& x) {
-  const DType t = x.dtype();
-  if (!is_floating(t) || t == DType::Float8E4M3FN || t == DType::Float8E5M2)
-    op_error("std and var only support floating point and complex dtypes");
-}
-
 // var / std / var_mean / std_mean over `dim` (None or [] = every dim).
-Values var_family(const Args& a, double correction, bool keepdim, bool root, bool with_mean) {
+// Into the meta function's outputs (var, then mean for var_mean/std_mean); it refused the
+// non-floating inputs.
+void var_family(const Args& a, double correction, bool keepdim, bool root, const Values& outs) {
   const Tensor& x = a.tensor("self");
-  check_floating(x);
+  const bool with_mean = outs.size() > 1;
   const stats::ReducePlan plan = stats::plan_reduction(x, stats::dims_of(a.value("dim")), keepdim);
-  Tensor var = Tensor::uninitialized(plan.out_shape, x.dtype());
-  Tensor mean = with_mean ? Tensor::uninitialized(plan.out_shape, x.dtype()) : Tensor();
+  const Tensor& var = outs.at(0).tensor();
+  const Tensor mean = with_mean ? outs.at(1).tensor() : Tensor();
   const int64_t n = var.numel();
   std::vector<Moments> m(static_cast<size_t>(n));
   if (x.numel() > 0) {
@@ -145,32 +141,18 @@ Values var_family(const Args& a, double correction, bool keepdim, bool root, boo
     store_from_double(vp + i * isz, x.dtype(), root ? std::sqrt(v) : v);
     if (mp) store_from_double(mp + i * isz, x.dtype(), e.sum / count);
   }
-  Values out{Value(var)};
-  if (with_mean) out.emplace_back(mean);
-  return out;
 }
 
 double correction_of(const Value& v) { return v.is_none() ? 1.0 : v.to_double(); }
 
-Values var_correction(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), false, false);
+void var_correction(const OpDef&, const Args& a, const Values& o) {
+  var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), false, o);
 }
-Values std_correction(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), true, false);
+void std_correction(const OpDef&, const Args& a, const Values& o) {
+  var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), true, o);
 }
-Values var_mean_correction(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), false, true);
-}
-Values std_mean_correction(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return var_family(a, correction_of(a.value("correction")), a.flag("keepdim"), true, true);
-}
-Values var_dim(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return var_family(a, a.flag("unbiased") ? 1.0 : 0.0, a.flag("keepdim"), false, false);
+void var_dim(const OpDef&, const Args& a, const Values& o) {
+  var_family(a, a.flag("unbiased") ? 1.0 : 0.0, a.flag("keepdim"), false, o);
 }
 
 // Complex and fp8 inputs are refused (the reference raises for fp8; complex is not computed).
@@ -247,15 +229,14 @@ void prod_floating(const RowsView& v, double* out) {
   prod_sequential<T>(v, out);
 }
 
-Values prod_impl(const Args& a, const std::vector<int64_t>& dims, bool keepdim,
-                 const Value& dtype) {
+// Into `out`, the meta function's output (its dtype: dtype=, else int64 for an integral input,
+// else the input's).
+void prod_impl(const Args& a, const std::vector<int64_t>& dims, bool keepdim, const Tensor& out) {
   const Tensor& x = a.tensor("self");
   if (x.dtype() == DType::Float8E4M3FN || x.dtype() == DType::Float8E5M2)
     not_implemented_for("prod_cpu", x.dtype());
-  const std::optional<DType> given = dtype.opt_dtype();
-  const DType out_dt = given ? *given : is_integral(x.dtype(), true) ? DType::Int64 : x.dtype();
+  const DType out_dt = out.dtype();
   const stats::ReducePlan plan = stats::plan_reduction(x, dims, keepdim);
-  Tensor out = Tensor::uninitialized(plan.out_shape, out_dt);
   const int64_t n = out.numel();
   char* dst = static_cast<char*>(out.data_ptr());
   const auto isz = static_cast<int64_t>(out.itemsize());
@@ -288,7 +269,7 @@ Values prod_impl(const Args& a, const std::vector<int64_t>& dims, bool keepdim,
     }
     for (int64_t i = 0; i < n; ++i)
       store_from_int(dst + i * isz, out_dt, static_cast<int64_t>(acc[static_cast<size_t>(i)]));
-    return {Value(out)};
+    return;
   }
   std::vector<double> acc(static_cast<size_t>(n), 1.0);
   if (x.numel() > 0) {
@@ -303,16 +284,13 @@ Values prod_impl(const Args& a, const std::vector<int64_t>& dims, bool keepdim,
   }
   for (int64_t i = 0; i < n; ++i)
     store_from_double(dst + i * isz, out_dt, acc[static_cast<size_t>(i)]);
-  return {Value(out)};
 }
 
-Values prod_all(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return prod_impl(a, {}, false, a.value("dtype"));
+void prod_all(const OpDef&, const Args& a, const Values& o) {
+  prod_impl(a, {}, false, o.at(0).tensor());
 }
-Values prod_dim(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return prod_impl(a, {a.integer("dim")}, a.flag("keepdim"), a.value("dtype"));
+void prod_dim(const OpDef&, const Args& a, const Values& o) {
+  prod_impl(a, {a.integer("dim")}, a.flag("keepdim"), o.at(0).tensor());
 }
 
 }  // namespace
@@ -320,13 +298,16 @@ Values prod_dim(const OpDef& op, const Values& args) {
 void register_moment_kernels(KernelTable& t) {
   // Every real dtype: integral inputs raise as the reference does.
   const auto all = pw_all_dtypes();
-  t.add("aten.var.correction", {&var_correction, &real_supports, all});
-  t.add("aten.std.correction", {&std_correction, &real_supports, all});
-  t.add("aten.var_mean.correction", {&var_mean_correction, &real_supports, all});
-  t.add("aten.std_mean.correction", {&std_mean_correction, &real_supports, all});
-  t.add("aten.var.dim", {&var_dim, &real_supports, all});
-  t.add("aten.prod.default", {&prod_all, &real_supports, all});
-  t.add("aten.prod.dim_int", {&prod_dim, &real_supports, all});
+  auto add = [&](const char* name, KernelIntoFn fn) {
+    t.add(name, {.supports = &real_supports, .dtypes = all, .run_into = fn});
+  };
+  add("aten.var.correction", &var_correction);
+  add("aten.std.correction", &std_correction);
+  add("aten.var_mean.correction", &var_correction);
+  add("aten.std_mean.correction", &std_correction);
+  add("aten.var.dim", &var_dim);
+  add("aten.prod.default", &prod_all);
+  add("aten.prod.dim_int", &prod_dim);
 }
 
 }  // namespace crucible::cpu
