@@ -21,6 +21,7 @@ namespace {
 std::vector<int64_t> load_indices(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.numel()));
   const Tensor c = t.contiguous();
+  if (v.empty()) return v;  // (no data to copy from)
   if (c.dtype() == DType::Int64) {
     std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(int64_t));
   } else {

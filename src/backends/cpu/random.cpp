@@ -331,6 +331,7 @@ void randperm_kernel(const OpDef&, const Args& a, const Values& outputs) {
     for (int64_t k = 0; k < count; ++k)
       std::swap(perm[static_cast<size_t>(i - k)], perm[static_cast<size_t>(js[k])]);
   }
+  if (perm.empty()) return;  // randperm(0)
   if (out.dtype() == DType::Int64) {
     std::memcpy(out.data_ptr(), perm.data(), perm.size() * sizeof(int64_t));
   } else {

@@ -122,7 +122,9 @@ inline float log1p(float x) {
 // sqrt(z) for z in [0, 1] without libm (a vectorizable loop cannot call sqrtf, which may set
 // errno): the bit-trick reciprocal square root refined by three Newton steps (about 1 ulp).
 inline float sqrt_unit(float z) {
-  float y = bits_to_f(0x5f3759df - (f_to_bits(z) >> 1));
+  // (in unsigned arithmetic: a lane of -0 or NaN, computed and then discarded, must not overflow)
+  float y =
+      bits_to_f(static_cast<int32_t>(0x5f3759dfu - (static_cast<uint32_t>(f_to_bits(z)) >> 1)));
   const float h = 0.5f * z;
   y = y * (1.5f - h * y * y);
   y = y * (1.5f - h * y * y);
