@@ -13,10 +13,8 @@
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/softmax_kernels.h"
-#include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "crucible/ops/rules/softmax.h"
 
 namespace crucible::cpu {
 
@@ -129,22 +127,21 @@ void backward(const SoftmaxFns<C>& f, const C* g, const C* y, C* o, const Layout
       });
 }
 
-Values softmax_impl(const Args& a, bool log) {
+// The meta function's output, contiguous (rows_of reads it in the logical order).
+const Tensor& contiguous_output(const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  if (!out.is_contiguous()) internal_error("cpu softmax: a non-contiguous meta output");
+  return out;
+}
+
+// Into the meta function's output, which raised ATen's errors (half_to_float on another dtype
+// than f16, the integral dtypes' dispatch errors) and gave its dtype.
+void softmax_impl(const Args& a, const Values& outputs, bool log) {
+  const Tensor& out = contiguous_output(outputs);
   const Tensor& x = a.tensor("self");
+  if (x.numel() == 0) return;
   const int64_t dim = wrap_dim(a.integer("dim"), x.dim());
-  // half_to_float: CUDA's rule (f16 in, f32 out; other dtypes raise), as the reference.
-  const bool half_to_float = a.flag("half_to_float");
-  if (half_to_float && x.dtype() != DType::Float16)
-    op_error("conversion is supported for Half type only");
-  const DType out_dtype = half_to_float ? DType::Float32 : x.dtype();
-  Tensor out = Tensor::uninitialized(x.shape(), out_dtype);
-  if (x.numel() == 0) return {Value(out)};
-  if (!is_floating(x.dtype())) {
-    const bool last = x.dim() == 0 || dim == x.dim() - 1;
-    not_implemented_for(std::string(log ? "log_" : "") +
-                            (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl"),
-                        x.dtype());
-  }
+  const DType out_dtype = out.dtype();
   const DType ct = compute_dtype(x.dtype());
   const Layout l = layout_of(x, dim);
   const SoftmaxKernels& k = softmax_kernels();
@@ -162,21 +159,16 @@ Values softmax_impl(const Args& a, bool log) {
       forward(k.f64, xs.data<double>(), res.data<double>(), bl, log, nt);
     finish(res, band_out);
   }
-  return {Value(out)};
 }
 
-Values backward_impl(const Args& a, bool log) {
+// Into the meta function's output (its checks in ATen's order, the reference's).
+void backward_impl(const Args& a, const Values& outputs, bool log) {
+  const Tensor& out = contiguous_output(outputs);
   const Tensor& g = a.tensor("grad_output");
   const Tensor& y = a.tensor("output");
-  const DType in_dtype = a.dtype("input_dtype");
-  // The checks in ATen's order (the reference's).
-  const softmax_rules::BackwardSpec spec =
-      softmax_rules::backward_spec(g, y, a.integer("dim"), in_dtype);
-  const int64_t dim = spec.dim;
-  const DType out_dtype = spec.dtype;
-  Tensor out = Tensor::uninitialized(y.shape(), out_dtype);
-  if (y.numel() == 0) return {Value(out)};
-  softmax_rules::check_backward_dtypes(g, y, dim, log);
+  if (y.numel() == 0) return;
+  const int64_t dim = wrap_dim(a.integer("dim"), g.dim());
+  const DType out_dtype = out.dtype();
   const DType ct = compute_dtype(g.dtype());
   const Layout l = layout_of(y, dim);
   const SoftmaxKernels& k = softmax_kernels();
@@ -195,29 +187,22 @@ Values backward_impl(const Args& a, bool log) {
       backward(k.f64, gs.data<double>(), ys.data<double>(), res.data<double>(), bl, log, nt);
     finish(res, band_out);
   }
-  return {Value(out)};
 }
 
-Values softmax(const OpDef& op, const Values& a) { return softmax_impl(Args(a, op.schema), false); }
-Values log_softmax(const OpDef& op, const Values& a) {
-  return softmax_impl(Args(a, op.schema), true);
-}
-Values softmax_bw(const OpDef& op, const Values& a) {
-  return backward_impl(Args(a, op.schema), false);
-}
-Values log_softmax_bw(const OpDef& op, const Values& a) {
-  return backward_impl(Args(a, op.schema), true);
-}
+void softmax(const OpDef&, const Args& a, const Values& o) { softmax_impl(a, o, false); }
+void log_softmax(const OpDef&, const Args& a, const Values& o) { softmax_impl(a, o, true); }
+void softmax_bw(const OpDef&, const Args& a, const Values& o) { backward_impl(a, o, false); }
+void log_softmax_bw(const OpDef&, const Args& a, const Values& o) { backward_impl(a, o, true); }
 
 }  // namespace
 
 void register_softmax_kernels(KernelTable& t) {
   // Integer inputs are taken to raise ATen's dispatch error (or, empty, to return).
   const std::vector<DType> F = pw_all_dtypes();
-  t.add("aten._softmax.default", {&softmax, nullptr, F});
-  t.add("aten._log_softmax.default", {&log_softmax, nullptr, F});
-  t.add("aten._softmax_backward_data.default", {&softmax_bw, nullptr, F});
-  t.add("aten._log_softmax_backward_data.default", {&log_softmax_bw, nullptr, F});
+  t.add("aten._softmax.default", {.dtypes = F, .run_into = &softmax});
+  t.add("aten._log_softmax.default", {.dtypes = F, .run_into = &log_softmax});
+  t.add("aten._softmax_backward_data.default", {.dtypes = F, .run_into = &softmax_bw});
+  t.add("aten._log_softmax_backward_data.default", {.dtypes = F, .run_into = &log_softmax_bw});
 }
 
 }  // namespace crucible::cpu
