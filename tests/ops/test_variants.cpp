@@ -109,12 +109,28 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
 // a call once and its outputs are allocated before the kernel runs; the elementwise entries
 // lay out their fresh outputs as ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
-  for (const char* n : {"aten.add.Tensor", "aten.sub.out", "aten.relu_.default", "aten.exp.out",
-                        "aten.where.self", "aten.masked_fill_.Scalar", "aten.clamp.Tensor",
-                        "aten.gelu_backward.default", "aten.sum.dim_IntList", "aten.mean.dim",
-                        "aten.amax.default", "aten.max.dim", "aten.argmin.default", "aten.any.dims",
-                        "aten.var_mean.correction", "aten.prod.dim_int", "aten.logsumexp.default",
-                        "aten._softmax.default", "aten._log_softmax_backward_data.default"}) {
+  const char* const destination_passing[] = {"aten.add.Tensor",
+                                             "aten.sub.out",
+                                             "aten.relu_.default",
+                                             "aten.exp.out",
+                                             "aten.where.self",
+                                             "aten.masked_fill_.Scalar",
+                                             "aten.clamp.Tensor",
+                                             "aten.gelu_backward.default",
+                                             "aten.sum.dim_IntList",
+                                             "aten.mean.dim",
+                                             "aten.amax.default",
+                                             "aten.max.dim",
+                                             "aten.argmin.default",
+                                             "aten.any.dims",
+                                             "aten.var_mean.correction",
+                                             "aten.prod.dim_int",
+                                             "aten.logsumexp.default",
+                                             "aten._softmax.default",
+                                             "aten._log_softmax_backward_data.default",
+                                             "aten.mse_loss.default",
+                                             "aten.mse_loss_backward.default"};
+  for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;
     EXPECT_NE(e->run_into, nullptr) << n;

@@ -23,6 +23,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_kernels.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
@@ -210,12 +211,13 @@ Tensor dense_as(const Tensor& t, const Shape& shape, DType dt) {
   return contiguous_as(t.shape() == shape ? t : t.expand(shape), dt);
 }
 
-// `out` (contiguous) in the layout of the meta output `m`.
-Tensor laid_out(const Tensor& out, const Tensor& m) {
-  if (out.strides() == m.strides()) return out;
-  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
-  laid.copy_from(out);
-  return laid;
+// Where a contiguous result for `out` (the meta function's output) is computed: out itself
+// when it is contiguous, else a contiguous tensor that into() copies into it.
+Tensor contiguous_target(const Tensor& out, DType dt) {
+  return out.is_contiguous() && out.dtype() == dt ? out : Tensor::uninitialized(out.shape(), dt);
+}
+void into(const Tensor& out, const Tensor& computed) {
+  if (computed.data_ptr() != out.data_ptr()) copy_into(computed, out);
 }
 
 constexpr int64_t kBlock = int64_t{1} << 15;
@@ -326,11 +328,10 @@ double mse_half(DType t, const uint16_t* a, const uint16_t* b, uint16_t* out, in
   return 0;
 }
 
-Values mse_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& m = meta.at(0).tensor();
-  const DType rt = m.dtype();
+// Into the meta function's output (its dtype the promoted one; it refused the calls ATen does).
+void mse_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs.at(0).tensor();
+  const DType rt = out.dtype();
   const int64_t reduction = a.given("reduction") ? a.integer("reduction") : 1;
   const Tensor& self = a.tensor("self");
   const Tensor& target = a.tensor("target");
@@ -342,20 +343,23 @@ Values mse_kernel(const OpDef& op, const Values& args) {
     const auto* xp = static_cast<const uint16_t*>(x.data_ptr());
     const auto* yp = static_cast<const uint16_t*>(y.data_ptr());
     if (reduction == 0) {
-      Tensor q = Tensor::uninitialized(shape, rt);
+      const Tensor q = contiguous_target(out, rt);
       mse_half(rt, xp, yp, static_cast<uint16_t*>(q.data_ptr()), n);
-      return {laid_out(q, m)};
+      into(out, q);
+      return;
     }
     const double sum = mse_half(rt, xp, yp, nullptr, n);
-    return {Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt)};
+    out.copy_from(Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt));
+    return;
   }
   if (reduction == 0) {
-    Tensor q = Tensor::uninitialized(shape, rt);
+    const Tensor q = contiguous_target(out, rt);
     if (rt == DType::Float64)
       squares_parallel(x.data<double>(), y.data<double>(), q.data<double>(), n);
     else
       squares_parallel(x.data<float>(), y.data<float>(), q.data<float>(), n);
-    return {laid_out(q, m)};
+    into(out, q);
+    return;
   }
   double sum = 0;
   if (rt == DType::Float64) {
@@ -366,7 +370,7 @@ Values mse_kernel(const OpDef& op, const Values& args) {
     sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_squares(xp, yp, i0, i1); });
   }
   const double result = reduction == 1 ? sum / static_cast<double>(n) : sum;
-  return {Tensor::scalar(result, rt)};
+  out.copy_from(Tensor::scalar(result, rt));
 }
 
 // ---- mse_loss_backward -------------------------------------------------------------------------
@@ -410,10 +414,9 @@ void mse_grad_int(const int64_t* s, const int64_t* t, const int64_t* g, int64_t*
   }
 }
 
-Values mse_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& m = meta.at(0).tensor();
+// Into the meta function's output (its dtype and shape, and ATen's checks).
+void mse_backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& m = outputs.at(0).tensor();
   const DType dt = m.dtype();
   const Tensor& grad = a.tensor("grad_output");
   const Tensor& self = a.tensor("self");
@@ -426,7 +429,7 @@ Values mse_backward_kernel(const OpDef& op, const Values& args) {
   const DType ct = is_floating(dt) ? dt : DType::Int64;  // f16/bf16 stay 16-bit in memory
   const Tensor s = dense_as(self, shape, ct), t = dense_as(target, shape, ct),
                g = dense_as(grad, shape, ct);
-  Tensor o = Tensor::uninitialized(shape, ct);
+  const Tensor o = contiguous_target(m, ct);
   auto run = [&](auto body) {
     parallel_for(0, n, kBlock, [&](int64_t i0, int64_t i1) { body(i0, i1); });
   };
@@ -456,7 +459,7 @@ Values mse_backward_kernel(const OpDef& op, const Values& args) {
                    i0, i1);
     });
   }
-  return {laid_out(o.dtype() == dt ? o : fresh_copy(o, dt), m)};
+  into(m, o);  // (converted from int64 for the integral dtypes)
 }
 
 std::vector<DType> every_dtype() {
@@ -467,8 +470,9 @@ std::vector<DType> every_dtype() {
 }  // namespace
 
 void register_loss_kernels(KernelTable& t) {
-  t.add("aten.mse_loss.default", {mse_kernel, nullptr, every_dtype()});
-  t.add("aten.mse_loss_backward.default", {mse_backward_kernel, nullptr, every_dtype()});
+  t.add("aten.mse_loss.default", {.dtypes = every_dtype(), .run_into = &mse_kernel});
+  t.add("aten.mse_loss_backward.default",
+        {.dtypes = every_dtype(), .run_into = &mse_backward_kernel});
   // Every dtype is taken so that the integral-self calls raise as ATen does; the catalog lists
   // the floating ones.
   t.add("aten.nll_loss_forward.default",
