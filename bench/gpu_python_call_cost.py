@@ -40,10 +40,9 @@ cases = [
     ("mm [4096,4096] bf16", lambda: torch.mm(m, m)),
 ]
 for name, fn in cases:
-    a = fn
     with flag_gems.use_gems():
         for _ in range(3): fn()
-    aten_row = (sync_wall(a), triton.testing.do_bench(a, warmup=25, rep=100) * 1e3, device_only(a))
+    aten_row = (sync_wall(fn), triton.testing.do_bench(fn, warmup=25, rep=100) * 1e3, device_only(fn))
     with flag_gems.use_gems():
         gems_row = (sync_wall(fn), triton.testing.do_bench(fn, warmup=25, rep=100) * 1e3, device_only(fn))
     print("%-26s aten: sync %7.1f  do_bench %7.1f  device %7.1f | flag_gems: sync %7.1f  do_bench %7.1f  device %7.1f us"

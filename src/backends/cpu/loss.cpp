@@ -349,7 +349,7 @@ void mse_kernel(const OpDef&, const Args& a, const Values& outputs) {
       return;
     }
     const double sum = mse_half(rt, xp, yp, nullptr, n);
-    out.copy_from(Tensor::scalar(reduction == 1 ? sum / static_cast<double>(n) : sum, rt));
+    out.set(0, reduction == 1 ? sum / static_cast<double>(n) : sum);
     return;
   }
   if (reduction == 0) {
@@ -370,7 +370,7 @@ void mse_kernel(const OpDef&, const Args& a, const Values& outputs) {
     sum = blocked_sum(n, [&](int64_t i0, int64_t i1) { return sum_squares(xp, yp, i0, i1); });
   }
   const double result = reduction == 1 ? sum / static_cast<double>(n) : sum;
-  out.copy_from(Tensor::scalar(result, rt));
+  out.set(0, result);  // rounded once to rt
 }
 
 // ---- mse_loss_backward -------------------------------------------------------------------------

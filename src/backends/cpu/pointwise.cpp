@@ -9,7 +9,6 @@
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "crucible/ops/destination.h"
 #include "crucible/ops/rules/arithmetic.h"
 #include "ops/util.h"
 
