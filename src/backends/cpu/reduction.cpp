@@ -99,13 +99,19 @@ double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
 template <typename T>
 void sum_short_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
   const StatLoops<T>& k = stat_loops<T>();
-  const OrderBound::OnePart check = OrderBound(out_dt, 1.0 / 8).one_part(static_cast<double>(red));
+  const OrderBound::OnePart check =
+      OrderBound(out_dt, 1.0 / k.lanes).one_part(static_cast<double>(red));
   parallel_for(0, outer, std::max<int64_t>(1, 32768 / red), [&](int64_t lo, int64_t hi) {
-    std::vector<double> abs(static_cast<size_t>(hi - lo));
-    k.row_sums(x + lo * red, hi - lo, red, out + lo, abs.data());
-    for (int64_t o = lo; o < hi; ++o)
-      if (!check.order_free(out[o], abs[static_cast<size_t>(o - lo)]))
-        out[o] = sum_sequential(x + o * red, red);
+    // The bounds of a few hundred rows at a time, on the stack: a chunk's worth in a fresh
+    // vector cost a page fault per 512 rows (most of a single-threaded call on some hosts).
+    constexpr int64_t kRows = 512;
+    double abs[kRows];
+    for (int64_t r0 = lo; r0 < hi; r0 += kRows) {
+      const int64_t r1 = std::min(hi, r0 + kRows);
+      k.row_sums(x + r0 * red, r1 - r0, red, out + r0, abs);
+      for (int64_t o = r0; o < r1; ++o)
+        if (!check.order_free(out[o], abs[o - r0])) out[o] = sum_sequential(x + o * red, red);
+    }
   });
 }
 
@@ -128,7 +134,7 @@ void sum_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out)
   const StatLoops<T>& k = stat_loops<T>();
   const int64_t nblk = std::max<int64_t>(1, (red + kBlock - 1) / kBlock);
   auto finish = [&](int64_t o, const Partial* part) {
-    OrderBound b(out_dt, 1.0 / 8);
+    OrderBound b(out_dt, 1.0 / k.lanes);
     for (int64_t i = 0; i < nblk; ++i)
       b.add(part[i].sum, part[i].abs, static_cast<double>(std::min(kBlock, red - i * kBlock)));
     out[o] = b.order_free() ? b.sum() : sum_sequential(x + o * red, red);
@@ -219,7 +225,7 @@ void sum_outer_inner(const T* x, int64_t a, int64_t c, int64_t b, DType out_dt, 
   parallel_for(0, c, std::max<int64_t>(1, 4096 / std::max<int64_t>(a * b, 1)),
                [&](int64_t lo, int64_t hi) {
                  for (int64_t j = lo; j < hi; ++j) {
-                   OrderBound bound(out_dt, 1.0 / 8);
+                   OrderBound bound(out_dt, 1.0 / k.lanes);
                    for (int64_t i = 0; i < a; ++i) {
                      const Partial& p = part[static_cast<size_t>(i * c + j)];
                      bound.add(p.sum, p.abs, static_cast<double>(b));
@@ -298,25 +304,40 @@ void reduce_sum(const Args& a, bool mean, bool all_dims, const Tensor& out) {
       store_from_int(dst + i * isz, out_dtype, static_cast<int64_t>(acc[static_cast<size_t>(i)]));
     return;
   }
-  std::vector<double> acc(static_cast<size_t>(std::max<int64_t>(n, 1)), 0.0);
+  // The f64 sums, in this thread's scratch buffer (kept between calls up to kKeep elements, so
+  // a model's sums do not map fresh pages each call: a page fault costs microseconds on
+  // virtual machines, a 1 MB buffer a quarter of a 7x7 mean's time).
+  constexpr size_t kKeep = size_t{1} << 22;
+  thread_local std::vector<double> kept;
+  std::vector<double> fresh;
+  double* acc = nullptr;
+  const auto un = static_cast<size_t>(n);
+  if (un <= kKeep) {
+    if (kept.size() < un) kept.resize(un);
+    acc = kept.data();
+  } else {
+    fresh.resize(un);
+    acc = fresh.data();
+  }
   if (x.numel() > 0) {
     if (ct == DType::Float32)
-      sum_floating<float>(in, plan.reduced, out_dtype, acc.data());
+      sum_floating<float>(in, plan.reduced, out_dtype, acc);
     else
-      sum_floating<double>(in, plan.reduced, out_dtype, acc.data());
+      sum_floating<double>(in, plan.reduced, out_dtype, acc);
+  } else {
+    std::fill(acc, acc + n, 0.0);
   }
   const double count = static_cast<double>(plan.count);
   if (mean)
-    for (double& s : acc) s /= count;
+    for (int64_t i = 0; i < n; ++i) acc[i] /= count;
   // Rounded once into the output: f32 and f64 directly, the rest per element.
   if (out_dtype == DType::Float32) {
     auto* o = reinterpret_cast<float*>(dst);
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(acc[i]);
   } else if (out_dtype == DType::Float64) {
-    std::copy(acc.begin(), acc.begin() + n, reinterpret_cast<double*>(dst));
+    std::copy(acc, acc + n, reinterpret_cast<double*>(dst));
   } else {
-    for (int64_t i = 0; i < n; ++i)
-      store_from_double(dst + i * isz, out_dtype, acc[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i) store_from_double(dst + i * isz, out_dtype, acc[i]);
   }
 }
 

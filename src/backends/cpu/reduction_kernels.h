@@ -42,9 +42,13 @@ struct StatLoops {
   double (*sum)(const T* x, int64_t n);
   // sum x and (into *abs) sum |x|
   double (*sum_abs)(const T* x, int64_t n, double* abs);
-  // sum[o] = the sum of row o of x[rows][red] in sum_abs's order, abs[o] >= its sum of |x|
-  // (within a factor 1 + red * 2^-23); for short rows
+  // sum[o] = the sum of row o of x[rows][red], abs[o] >= its sum of |x| (within a factor
+  // 1 + red * 2^-23); for short rows
   void (*row_sums)(const T* x, int64_t rows, int64_t red, double* sum, double* abs);
+  // The fewest f64 accumulators sum, sum_abs and row_sums split a run over (each adds every
+  // lanes-th element; their lanes are then added by halving): a sum of n elements is within
+  // (n / lanes + 8) * 2^-53 * (sum of |x|) of the exact sum, the bound the order checks use.
+  int lanes = 1;
   // moments of x[0..n): blocks that stay in L1 are summed, then their deviations from the
   // block mean are squared and summed, and the blocks merged (one pass over memory).
   Moments (*moments)(const T* x, int64_t n);

@@ -66,22 +66,58 @@ inline void to_d(const double* p, vd& lo, vd& hi) {
   hi = load<vd>(p + kD);
 }
 
-// The sum and the product of the lanes, pairwise.
-// The lanes of v combined pairwise, neighbours first: ((v0 op v1) op (v2 op v3)) op ...
+// The sum and the product of the lanes, halving: the upper half of the lanes combined into the
+// lower, until one lane is left (log2 of the lanes vector operations, no trip through memory:
+// a row of a few dozen elements spent more time in a lane-by-lane fold than in its loop).
+using vd4 = double __attribute__((vector_size(32)));
+using vd2 = double __attribute__((vector_size(16)));
+using vf8 = float __attribute__((vector_size(32)));
+using vf4 = float __attribute__((vector_size(16)));
 template <typename Op>
-inline double fold_lanes(const vd& v, Op op) {
-  double s[kD];
-  for (int k = 0; k < kD; ++k) s[k] = v[k];
-  for (int n = kD; n > 1; n /= 2)
-    for (int k = 0; k < n / 2; ++k) s[k] = op(s[2 * k], s[2 * k + 1]);
-  return s[0];
+inline double fold2(const vd2& v, Op op) {
+  return op(v[0], v[1]);
+}
+template <typename Op>
+inline double fold4(const vd4& v, Op op) {
+  return fold2(op(__builtin_shufflevector(v, v, 0, 1), __builtin_shufflevector(v, v, 2, 3)), op);
+}
+template <typename V, typename Op>
+inline double fold_lanes(const V& v, Op op) {
+  if constexpr (sizeof(V) == 64)
+    return fold4(
+        op(__builtin_shufflevector(v, v, 0, 1, 2, 3), __builtin_shufflevector(v, v, 4, 5, 6, 7)),
+        op);
+  else if constexpr (sizeof(V) == 32)
+    return fold4(v, op);
+  else
+    return fold2(v, op);
 }
 inline double hsum(const vd& v) {
-  return fold_lanes(v, [](double a, double b) { return a + b; });
+  return fold_lanes(v, [](auto a, auto b) { return a + b; });
 }
 inline double hprod(const vd& v) {
-  return fold_lanes(v, [](double a, double b) { return a * b; });
+  return fold_lanes(v, [](auto a, auto b) { return a * b; });
 }
+// The sum of f32 lanes, halving in f32.
+inline float hsum_f4(const vf4& v) {
+  const vf4 a = v + __builtin_shufflevector(v, v, 2, 3, 0, 1);
+  return a[0] + a[1];
+}
+inline float hsum_f8(const vf8& v) {
+  return hsum_f4(__builtin_shufflevector(v, v, 0, 1, 2, 3) +
+                 __builtin_shufflevector(v, v, 4, 5, 6, 7));
+}
+template <typename V>
+inline float hsum_f(const V& v) {
+  if constexpr (sizeof(V) == 64)
+    return hsum_f8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+  else if constexpr (sizeof(V) == 32)
+    return hsum_f8(v);
+  else
+    return hsum_f4(v);
+}
+inline float hsum(const vf& v) { return hsum_f(v); }
 inline vd vabs(const vd& v) { return (vd)((vl)v & 0x7fffffffffffffffLL); }
 inline vf vabs(const vf& v) { return (vf)((vi)v & 0x7fffffff); }
 
@@ -182,60 +218,104 @@ double k_sum_abs(const T* x, int64_t n, double* abs) {
   return s;
 }
 
-// Sums of rows x[rows][red], each in k_sum_abs's order, and for each a bound of its sum of
-// |x|. Rows of a few dozen elements go two at a time: one alone is bound by its additions'
-// latency (a handful of vector additions in a chain, then the horizontal sum), two interleaved
-// keep twice the chains in flight. Longer rows go one at a time: two interleaved streams
-// confuse the hardware prefetchers (a third slower from L3 on rows of 196). The |x| of f32 rows
-// are summed in f32 lanes (half the work of f64 ones) and the result raised by its largest
-// relative error, n * 2^-23; an overflow gives infinity, which no order check passes.
-template <int kRows, typename T>
-void row_sums_of(const T* x, int64_t red, double* sum, double* abs) {
-  using A = typename Lanes<T>::V;  // the |x| lanes: vf for f32, vd for f64
-  static_assert(sizeof(T) == 8 || Lanes<float>::kN == kP, "a vf holds the kP floats of to_d");
-  vd s0[kRows] = {}, s1[kRows] = {};
-  A a[kRows] = {};
-  int64_t i = 0;
-  for (; i + kP <= red; i += kP) {
-#pragma GCC unroll 2
-    for (int r = 0; r < kRows; ++r) {
-      const T* p = x + r * red + i;
-      ahead_p(p);
-      vd l, h;
-      to_d(p, l, h);
-      s0[r] += l;
-      s1[r] += h;
-      if constexpr (sizeof(T) == 4)
-        a[r] += vabs(load<vf>(p));
-      else
-        a[r] += vabs(l) + vabs(h);
-    }
-  }
-  for (int r = 0; r < kRows; ++r) {
-    const T* p = x + r * red;
-    double s = hsum(s0[r] + s1[r]), t;
-    if constexpr (sizeof(T) == 4) {
-      t = 0;
-      for (int k = 0; k < Lanes<float>::kN; ++k) t += static_cast<double>(a[r][k]);
-      t *= 1 + static_cast<double>(red) * 0x1p-23;
-    } else {
-      t = hsum(a[r]);
-    }
-    for (int64_t j = i; j < red; ++j) {
-      s += static_cast<double>(p[j]);
-      t += std::abs(static_cast<double>(p[j]));
-    }
-    sum[r] = s;
-    abs[r] = t;
-  }
+// The kP floats of a vf as two f64 vectors (from a register: one load of a whole line).
+inline void split_d(const vf& v, vd& lo, vd& hi) {
+#ifdef CRUCIBLE_RED_AVX512
+  lo = (vd)_mm512_maskz_cvtps_pd(0xff,
+                                 (__m256)__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7));
+  hi = (vd)_mm512_maskz_cvtps_pd(
+      0xff, (__m256)__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+#elif defined(CRUCIBLE_RED_AVX2)
+  const __m256 w = (__m256)v;
+  lo = (vd)_mm256_cvtps_pd(_mm256_castps256_ps128(w));
+  hi = (vd)_mm256_cvtps_pd(_mm256_extractf128_ps(w, 1));
+#else
+  lo = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), vd);
+  hi = __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), vd);
+#endif
 }
 
+// The first n (0 < n < lanes) elements from p, the other lanes zero, reading nothing past them.
+inline vf load_head(const float* p, int64_t n) {
+#ifdef CRUCIBLE_RED_AVX512
+  return (vf)_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
+#elif defined(CRUCIBLE_RED_AVX2)
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return (vf)_mm256_maskload_ps(p,
+                                _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lane));
+#else
+  vf v{};
+  for (int64_t k = 0; k < n; ++k) v[k] = p[k];
+  return v;
+#endif
+}
+inline vd load_head(const double* p, int64_t n) {
+#ifdef CRUCIBLE_RED_AVX512
+  return (vd)_mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p);
+#elif defined(CRUCIBLE_RED_AVX2)
+  const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+  return (vd)_mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), lane));
+#else
+  vd v{};
+  for (int64_t k = 0; k < n; ++k) v[k] = p[k];
+  return v;
+#endif
+}
+
+// Sums of rows x[rows][red] and for each a bound of its sum of |x|, one row at a time: whole
+// lines loaded once (an f32 line's halves widened from the register), the row's last part
+// through a masked load, and the lanes folded by halving. On rows of a few dozen elements the
+// fixed costs of a row (the tail, the two folds) are what counts: a scalar tail and a
+// lane-by-lane fold made a 7x7 mean half ATen's speed. The |x| of f32 rows are summed in f32
+// lanes (half the work of f64 ones) and the result raised by its largest relative error,
+// n * 2^-23 (at most red / kP + log2(kP) + 1 roundings of 2^-24); an overflow gives infinity,
+// which no order check passes.
 template <typename T>
 void k_row_sums(const T* x, int64_t rows, int64_t red, double* sum, double* abs) {
-  int64_t o = 0;
-  if (red <= 64)
-    for (; o + 2 <= rows; o += 2) row_sums_of<2>(x + o * red, red, sum + o, abs + o);
-  for (; o < rows; ++o) row_sums_of<1>(x + o * red, red, sum + o, abs + o);
+  using A = typename Lanes<T>::V;  // the |x| lanes: vf for f32, vd for f64
+  static_assert(sizeof(T) == 8 || Lanes<float>::kN == kP, "a vf holds the kP floats of to_d");
+  const int64_t full = red / kP * kP;
+  for (int64_t o = 0; o < rows; ++o) {
+    const T* p = x + o * red;
+    vd s0{}, s1{};
+    A a{};
+    auto add = [&](const vd& l, const vd& h) {
+      s0 += l;
+      s1 += h;
+    };
+    for (int64_t i = 0; i < full; i += kP) {
+      ahead_p(p + i);
+      vd l, h;
+      if constexpr (sizeof(T) == 4) {
+        const vf v = load<vf>(p + i);
+        split_d(v, l, h);
+        a += vabs(v);
+      } else {
+        to_d(p + i, l, h);
+        a += vabs(l) + vabs(h);
+      }
+      add(l, h);
+    }
+    const int64_t rest = red - full;
+    if (rest > 0) {
+      vd l, h;
+      if constexpr (sizeof(T) == 4) {
+        const vf v = load_head(p + full, rest);
+        split_d(v, l, h);
+        a += vabs(v);
+      } else {
+        l = rest > kD ? load<vd>(p + full) : load_head(p + full, rest);
+        h = rest > kD ? load_head(p + full + kD, rest - kD) : vd{};
+        a += vabs(l) + vabs(h);
+      }
+      add(l, h);
+    }
+    sum[o] = hsum(s0 + s1);
+    if constexpr (sizeof(T) == 4)
+      abs[o] = static_cast<double>(hsum(a)) * (1 + static_cast<double>(red) * 0x1p-23);
+    else
+      abs[o] = hsum(a);
+  }
 }
 
 // sum (x - m) and sum (x - m)^2 over x[0..n).
@@ -889,6 +969,7 @@ StatLoops<T> make_stat_loops() {
   s.sum = &k_sum<T>;
   s.sum_abs = &k_sum_abs<T>;
   s.row_sums = &k_row_sums<T>;
+  s.lanes = kP;
   s.moments = &k_moments<T>;
   s.dot_sum = &k_dot_sum<T>;
   s.affine = &k_affine<T>;

@@ -1,8 +1,9 @@
 // The cpu backend's reductions see their input as [outer, red, inner]: `red` is the reduced
 // extent, in the input's row-major order over the reduced dims (the order the reference
 // visits them, so order-dependent results such as first indices and sequential sums agree).
-// A contiguous input whose reduced dims form one block is used in place; any other input is
-// permuted (reduced dims last, kept in order) and copied once in the compute dtype.
+// A contiguous input whose reduced dims form one block is used in place, and so is an input
+// whose permutation with the reduced dims last (kept in order) is contiguous; any other input
+// is permuted so and copied once in the compute dtype.
 #pragma once
 
 #include <algorithm>
@@ -66,6 +67,12 @@ inline RowsView reduce_rows(const Tensor& x, const std::vector<bool>& reduced, D
       v.red *= x.size(d);
     }
   Tensor p = nd > 0 ? x.permute(perm) : x;
+  if (p.is_contiguous() && p.dtype() == ct) {
+    // Already laid out as [kept..., reduced...] (the column sum of a transposed matrix): used
+    // in place, as rows.
+    v.src = p;
+    return v;
+  }
   v.src = Tensor::uninitialized(p.shape(), ct);
   if (p.numel() > 0) {
     const Tensor ins[] = {p};
