@@ -2,8 +2,9 @@
 // (+ backward). Rows are split over the thread pool and computed with the vectorized loops of
 // reduction_kernels.h: one pass over memory for a row's moments (L1-sized blocks merged), one
 // for its output; f16/bf16 compute in f32, f64 (and calls with extreme values) in f64.
-// Argument checks and the statistics' dtypes follow the catalog's reference (ops/norm.cpp,
-// ops/group_norm.cpp).
+// The layer norms compute into the meta function's outputs (KernelEntry::run_into: the
+// argument checks, shapes and dtypes are its); the group norms still check their arguments as
+// the catalog's reference does (ops/group_norm.cpp) and allocate their outputs.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/reduction_kernels.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -29,32 +31,31 @@ using OptT = std::optional<Tensor>;
 
 OptT opt(const Args& a, const char* name) { return a.opt_tensor(name); }
 
-// _check_layer_norm_inputs; returns (M, N).
-std::pair<int64_t, int64_t> check_layer_norm(const Tensor& x, const std::vector<int64_t>& ns,
-                                             const OptT& w, const OptT& b) {
-  CRUCIBLE_CHECK(!ns.empty(), "Expected normalized_shape to be at least 1-dimensional");
-  CRUCIBLE_CHECK(!w || w->shape() == ns,
-                 "Expected weight to be of same shape as normalized_shape " + shape_str(ns));
-  CRUCIBLE_CHECK(!b || b->shape() == ns,
-                 "Expected bias to be of same shape as normalized_shape " + shape_str(ns));
-  const int64_t nd = x.dim(), nn = static_cast<int64_t>(ns.size());
-  bool ok = nd >= nn;
-  for (int64_t i = 0; ok && i < nn; ++i) ok = x.size(nd - nn + i) == ns[i];
-  CRUCIBLE_CHECK(ok, "Given normalized_shape=" + shape_str(ns) + ", expected input of size " +
-                         shape_str(x.shape()) + " to end with it");
-  int64_t m = 1, n = 1;
-  for (int64_t d = 0; d < nd - nn; ++d) m *= x.size(d);
-  for (int64_t s : ns) n *= s;
-  return {m, n};
+// A norm's result `t` (work dtype, contiguous) into the meta function's output `out`: nothing
+// to do when it was computed there, else converted in.
+void store_norm(const Tensor& t, const Value& out) {
+  if (!out.is_tensor()) return;
+  const Tensor& o = out.tensor();
+  if (t.data_ptr() == o.data_ptr() && t.dtype() == o.dtype()) return;
+  copy_into(t.view(o.shape()), o);
+}
+
+// The meta function's output `o` as the contiguous [shape] buffer a norm computes into when it
+// is in the work dtype, else a fresh one (converted in by store_norm).
+Tensor norm_buffer(const Value& o, const Shape& shape, DType work) {
+  if (o.is_tensor() && o.tensor().dtype() == work && o.tensor().is_contiguous())
+    return o.tensor().view(shape);
+  return Tensor::uninitialized(shape, work);
 }
 
 template <typename T>
 std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m,
-                                   int64_t n, double eps, DType stat_dt, DType work, bool exact) {
+                                   int64_t n, double eps, DType work, bool exact,
+                                   const Values& outs) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
-  Tensor y = Tensor::uninitialized(input.shape(), work);
-  Tensor mean = Tensor::uninitialized({m}, work), rstd = Tensor::uninitialized({m}, work);
+  Tensor y = norm_buffer(outs.at(0), input.shape(), work);
+  Tensor mean = norm_buffer(outs.at(1), {m}, work), rstd = norm_buffer(outs.at(2), {m}, work);
   const T* xp = x.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
   const T* bp = b ? bt.data<T>() : nullptr;
@@ -78,29 +79,29 @@ std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const Opt
                  }
                });
   if (wild) return std::nullopt;
-  return Values{norm_out(y, input.dtype()), norm_out(mean, stat_dt), norm_out(rstd, stat_dt)};
+  return Values{y, mean, rstd};
 }
 
-Values layer_norm_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Rows (m) and row length (n) of a layer norm; the meta function checked the shapes.
+std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& x, const std::vector<int64_t>& ns) {
+  int64_t m = 1, n = 1;
+  for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(ns.size()); ++d) m *= x.size(d);
+  for (int64_t s : ns) n *= s;
+  return {m, n};
+}
+
+// Into the meta function's outputs (which raised ATen's argument and dispatch errors and gave
+// the statistics' shape and dtype).
+void layer_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& x = a.tensor("input");
-  const std::vector<int64_t> ns = a.ints("normalized_shape");
   const OptT w = opt(a, "weight"), b = opt(a, "bias");
   const double eps = a.real("eps");
-  const DType pdt = nnops::param_dtype(x, {w, b});
-  const auto [m, n] = check_layer_norm(x, ns, w, b);
-  nnops::check_floating_dispatch(x.dtype(), "LayerNormKernelImpl");
-  Shape stat_shape;
-  for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(ns.size()); ++d)
-    stat_shape.push_back(x.size(d));
-  for (size_t i = 0; i < ns.size(); ++i) stat_shape.push_back(1);
-  Values out = run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
-                        [&]<typename T>(DType work, bool exact) {
-                          return layer_norm_t<T>(x, w, b, m, n, eps, pdt, work, exact);
-                        });
-  out[1] = out[1].tensor().view(stat_shape);
-  out[2] = out[2].tensor().view(stat_shape);
-  return out;
+  const auto [m, n] = layer_norm_rows(x, a.ints("normalized_shape"));
+  const Values r = run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
+                            [&]<typename T>(DType work, bool exact) {
+                              return layer_norm_t<T>(x, w, b, m, n, eps, work, exact, outs);
+                            });
+  for (size_t i = 0; i < 3; ++i) store_norm(r[i].tensor(), outs.at(i));
 }
 
 void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) {
@@ -115,9 +116,8 @@ void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) 
 template <typename T>
 std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x_in,
                                             const Tensor& mean_in, const Tensor& rstd_in,
-                                            const OptT& w, const OptT& b,
-                                            const std::vector<bool>& mask, int64_t m, int64_t n,
-                                            DType work, bool exact) {
+                                            const OptT& w, const std::vector<bool>& mask, int64_t m,
+                                            int64_t n, DType work, bool exact, const Values& outs) {
   const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
   const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor();
@@ -128,16 +128,16 @@ std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x
   const T* wp = w ? wt.data<T>() : nullptr;
   const StatLoops<T>& k = stat_loops<T>();
   const bool want_dx = mask.at(0), want_params = mask.at(1) || mask.at(2);
-  Tensor dx = want_dx ? Tensor::uninitialized(x_in.shape(), work) : Tensor();
+  Tensor dx = want_dx ? norm_buffer(outs.at(0), x_in.shape(), work) : Tensor();
   T* dxp = want_dx ? dx.data<T>() : nullptr;
   if constexpr (sizeof(T) == 8) {
     if (exact) {
       Tensor dw = Tensor::uninitialized({n}, work), db = Tensor::uninitialized({n}, work);
       layer_norm_backward_exact(dyp, xp, mp, rp, wp, m, n, dxp, dw.data<T>(), db.data<T>());
       Values out(3);
-      if (want_dx) out[0] = norm_out(dx, x_in.dtype());
-      if (mask.at(1)) out[1] = norm_out(dw.view(w->shape()), w->dtype());
-      if (mask.at(2)) out[2] = norm_out(db.view(b->shape()), b->dtype());
+      if (want_dx) out[0] = dx;
+      if (mask.at(1)) out[1] = dw;
+      if (mask.at(2)) out[2] = db;
       return std::optional<Values>(std::move(out));
     }
   }
@@ -171,11 +171,10 @@ std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x
   });
   if (wild) return std::nullopt;
   Values out(3);
-  if (want_dx) out[0] = norm_out(dx, x_in.dtype());
+  if (want_dx) out[0] = dx;
   for (int which : {1, 2}) {
     if (!mask.at(which)) continue;
-    const Tensor& like = which == 1 ? *w : *b;
-    Tensor t = Tensor::uninitialized(like.shape(), work);
+    Tensor t = Tensor::uninitialized({n}, work);
     T* tp = t.data<T>();
     const auto& parts = which == 1 ? pg : pb;
     for (int64_t j = 0; j < n; ++j) {
@@ -183,37 +182,27 @@ std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x
       for (const auto& p : parts) acc += p.empty() ? 0.0 : p[j];
       tp[j] = static_cast<T>(acc);
     }
-    out[which] = norm_out(t, like.dtype());
+    out[which] = t;
   }
   return std::optional<Values>(std::move(out));
 }
 
-Values layer_norm_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's outputs (the ones output_mask asks for; it raised ATen's errors).
+void layer_norm_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& dy = a.tensor("grad_out");
   const Tensor& x = a.tensor("input");
-  const std::vector<int64_t> ns = a.ints("normalized_shape");
   const Tensor& mean = a.tensor("mean");
   const Tensor& rstd = a.tensor("rstd");
-  const OptT w = opt(a, "weight"), b = opt(a, "bias");
+  const OptT w = opt(a, "weight");
   const std::vector<bool> mask = a.value("output_mask").bool_list();
-  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
-  const auto [m, n] = check_layer_norm(x, ns, w, b);
-  const DType pdt = nnops::param_dtype(x, {w, b});
-  nnops::check_floating_dispatch(x.dtype(), "LayerNormBackwardKernelImpl");
-  CRUCIBLE_CHECK(dy.shape() == x.shape(), "grad_out must have the input's shape");
-  CRUCIBLE_CHECK(dy.dtype() == x.dtype(), "grad_out must have the input's dtype");
-  check_stats("mean", mean, x, pdt);
-  check_stats("rstd", rstd, x, pdt);
-  CRUCIBLE_CHECK(mean.numel() == m && rstd.numel() == m,
-                 "Expected mean and rstd with " + std::to_string(m) + " elements");
-  CRUCIBLE_CHECK(!mask[1] || w, "native_layer_norm_backward: output_mask[1] needs weight");
-  CRUCIBLE_CHECK(!mask[2] || b, "native_layer_norm_backward: output_mask[2] needs bias");
-  return run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
-                  [&]<typename T>(DType work, bool exact) {
-                    return layer_norm_backward_t<T>(dy, x, mean, rstd, w, b, mask, m, n, work,
-                                                    exact);
-                  });
+  const auto [m, n] = layer_norm_rows(x, a.ints("normalized_shape"));
+  const Values r = run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
+                            [&]<typename T>(DType work, bool exact) {
+                              return layer_norm_backward_t<T>(dy, x, mean, rstd, w, mask, m, n,
+                                                              work, exact, outs);
+                            });
+  for (size_t i = 0; i < 3; ++i)
+    if (r[i].is_tensor()) store_norm(r[i].tensor(), outs.at(i));
 }
 
 // ---- group norm ----
@@ -446,9 +435,10 @@ std::vector<DType> norm_dtypes() {
 void register_batch_norm_kernels(KernelTable& t);  // norm_batch.cpp
 
 void register_norm_kernels(KernelTable& t) {
-  t.add("aten.native_layer_norm.default", {layer_norm_kernel, nullptr, norm_dtypes()});
+  t.add("aten.native_layer_norm.default",
+        {.dtypes = norm_dtypes(), .run_into = &layer_norm_kernel});
   t.add("aten.native_layer_norm_backward.default",
-        {layer_norm_backward_kernel, nullptr, norm_dtypes()});
+        {.dtypes = norm_dtypes(), .run_into = &layer_norm_backward_kernel});
   t.add("aten.native_group_norm.default", {group_norm_kernel, nullptr, norm_dtypes()});
   t.add("aten.native_group_norm_backward.default",
         {group_norm_backward_kernel, nullptr, norm_dtypes()});
