@@ -2,9 +2,9 @@
 // (+ backward). Rows are split over the thread pool and computed with the vectorized loops of
 // reduction_kernels.h: one pass over memory for a row's moments (L1-sized blocks merged), one
 // for its output; f16/bf16 compute in f32, f64 (and calls with extreme values) in f64.
-// The layer norms compute into the meta function's outputs (KernelEntry::run_into: the
-// argument checks, shapes and dtypes are its); the group norms still check their arguments as
-// the catalog's reference does (ops/group_norm.cpp) and allocate their outputs.
+// They compute into the meta function's outputs (KernelEntry::run_into: the argument, layout
+// and dispatch checks, the outputs' shapes and dtypes are its: ops/norm.cpp,
+// ops/group_norm.cpp), directly where an output is in the work dtype.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -102,13 +102,6 @@ void layer_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
                               return layer_norm_t<T>(x, w, b, m, n, eps, work, exact, outs);
                             });
   for (size_t i = 0; i < 3; ++i) store_norm(r[i].tensor(), outs.at(i));
-}
-
-void check_stats(const char* name, const Tensor& s, const Tensor& x, DType pdt) {
-  if (s.dtype() != pdt && !(nnops::is_half_or_bf16(x.dtype()) && s.dtype() == DType::Float32)) {
-    op_error(std::string(name) + ": expected scalar type " + scalar_type_name(pdt) + " but found " +
-             scalar_type_name(s.dtype()));
-  }
 }
 
 // One pass over the rows: each row's dot products (dy*w against x - mean), then its dx and its
@@ -211,30 +204,20 @@ struct GroupArgs {
   int64_t n, c, hxw, group;
 };
 
-GroupArgs check_group(const Tensor& x, const OptT& w, const OptT& b, const Args& a) {
-  const GroupArgs g{a.integer("N"), a.integer("C"), a.integer("HxW"), a.integer("group")};
-  CRUCIBLE_CHECK(g.group > 0, "Expected num groups to be greater than 0");
-  CRUCIBLE_CHECK(g.c % g.group == 0,
-                 "Expected number of channels in input to be divisible by num_groups");
-  CRUCIBLE_CHECK(!w || (w->dim() == 1 && w->numel() == g.c),
-                 "Expected weight to be a vector of size equal to the number of channels");
-  CRUCIBLE_CHECK(!b || (b->dim() == 1 && b->numel() == g.c),
-                 "Expected bias to be a vector of size equal to the number of channels");
-  CRUCIBLE_CHECK(
-      g.n >= 0 && g.hxw >= 0 && x.numel() == g.n * g.c * g.hxw,
-      "Expected input with N * C * HxW elements, but got input of shape " + shape_str(x.shape()));
-  return g;
+// N, C, HxW and group as the call gives them (the meta function checked them).
+GroupArgs group_args(const Args& a) {
+  return {a.integer("N"), a.integer("C"), a.integer("HxW"), a.integer("group")};
 }
 
 template <typename T>
 std::optional<Values> group_norm_t(const Tensor& input, const OptT& w, const OptT& b,
-                                   const GroupArgs& g, double eps, DType pdt, DType work,
-                                   bool exact) {
+                                   const GroupArgs& g, double eps, DType work, bool exact,
+                                   const Values& outs) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
-  Tensor y = Tensor::uninitialized(input.shape(), work);
-  Tensor mean = Tensor::uninitialized({g.n, g.group}, work),
-         rstd = Tensor::uninitialized({g.n, g.group}, work);
+  Tensor y = norm_buffer(outs.at(0), input.shape(), work);
+  Tensor mean = norm_buffer(outs.at(1), {g.n, g.group}, work),
+         rstd = norm_buffer(outs.at(2), {g.n, g.group}, work);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const T* xp = x.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
@@ -264,25 +247,20 @@ std::optional<Values> group_norm_t(const Tensor& input, const OptT& w, const Opt
     }
   });
   if (wild) return std::nullopt;
-  return Values{norm_out(y, input.dtype()), norm_out(mean, pdt), norm_out(rstd, pdt)};
+  return Values{y, mean, rstd};
 }
 
-Values group_norm_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's outputs (which raised ATen's argument, layout and dispatch errors).
+void group_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& x = a.tensor("input");
   const OptT w = opt(a, "weight"), b = opt(a, "bias");
-  const GroupArgs g = check_group(x, w, b, a);
+  const GroupArgs g = group_args(a);
   const double eps = a.real("eps");
-  CRUCIBLE_CHECK(nnops::memory_format_contiguous(x),
-                 "Expected X.is_contiguous(memory_format) to be true, but got false.");
-  CRUCIBLE_CHECK(!w || w->is_contiguous(), "Expected gamma to be contiguous");
-  CRUCIBLE_CHECK(!b || b->is_contiguous(), "Expected beta to be contiguous");
-  const DType pdt = nnops::param_dtype(x, {w, b});
-  nnops::check_floating_dispatch(x.dtype(), "GroupNormKernelImpl");
-  return run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
-                  [&]<typename T>(DType work, bool exact) {
-                    return group_norm_t<T>(x, w, b, g, eps, pdt, work, exact);
-                  });
+  const Values r = run_norm(x.dtype(), any_extreme({w ? &*w : nullptr, b ? &*b : nullptr}),
+                            [&]<typename T>(DType work, bool exact) {
+                              return group_norm_t<T>(x, w, b, g, eps, work, exact, outs);
+                            });
+  for (size_t i = 0; i < 3; ++i) store_norm(r[i].tensor(), outs.at(i));
 }
 
 // ds[n, c] = sum_hw dy * (x - mean) and db[n, c] = sum_hw dy per channel (centred on the
@@ -292,7 +270,8 @@ template <typename T>
 std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x_in,
                                             const Tensor& mean_in, const Tensor& rstd_in,
                                             const OptT& w, const GroupArgs& g,
-                                            const std::vector<bool>& mask, DType work, bool exact) {
+                                            const std::vector<bool>& mask, DType work, bool exact,
+                                            const Values& outs) {
   const Tensor dy = norm_in(dy_in, work), x = norm_in(x_in, work);
   const Tensor mean = norm_in(mean_in, work), rstd = norm_in(rstd_in, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor();
@@ -302,17 +281,16 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
   const T* rp = rstd.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
   const int64_t d = g.c / g.group, k = d * g.hxw;
-  const DType dparam = w ? w->dtype() : x_in.dtype();
   if constexpr (sizeof(T) == 8) {
     if (exact) {
-      Tensor dx = mask.at(0) ? Tensor::uninitialized(x_in.shape(), work) : Tensor();
+      Tensor dx = mask.at(0) ? norm_buffer(outs.at(0), x_in.shape(), work) : Tensor();
       Tensor dg = Tensor::uninitialized({g.c}, work), dbt = Tensor::uninitialized({g.c}, work);
       group_norm_backward_exact(dyp, xp, mp, rp, wp, g.n, g.c, g.hxw, g.group,
                                 mask.at(0) ? dx.data<T>() : nullptr, dg.data<T>(), dbt.data<T>());
       Values out(3);
-      if (mask.at(0)) out[0] = norm_out(dx, x_in.dtype());
-      if (mask.at(1)) out[1] = norm_out(dg, dparam);
-      if (mask.at(2)) out[2] = norm_out(dbt, dparam);
+      if (mask.at(0)) out[0] = dx;
+      if (mask.at(1)) out[1] = dg;
+      if (mask.at(2)) out[2] = dbt;
       return std::optional<Values>(std::move(out));
     }
   }
@@ -333,7 +311,7 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
   auto gamma = [&](int64_t ch) { return wp ? static_cast<double>(wp[ch]) : 1.0; };
   Values out(3);
   if (mask.at(0)) {
-    Tensor dx = Tensor::uninitialized(x_in.shape(), work);
+    Tensor dx = norm_buffer(outs.at(0), x_in.shape(), work);
     T* dxp = dx.data<T>();
     const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
     const bool stream = stream_output(dx.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
@@ -370,7 +348,7 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
         }
       }
     });
-    out[0] = norm_out(dx, x_in.dtype());
+    out[0] = dx;
   }
   if (mask.at(1)) {
     Tensor dg = Tensor::uninitialized({g.c}, work);
@@ -381,7 +359,7 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
         acc += ds[n * g.c + ch] * static_cast<double>(rp[n * g.group + ch / d]);
       p[ch] = static_cast<T>(acc);
     }
-    out[1] = norm_out(dg, dparam);
+    out[1] = dg;
   }
   if (mask.at(2)) {
     Tensor dbt = Tensor::uninitialized({g.c}, work);
@@ -391,36 +369,27 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
       for (int64_t n = 0; n < g.n; ++n) acc += db[n * g.c + ch];
       p[ch] = static_cast<T>(acc);
     }
-    out[2] = norm_out(dbt, dparam);
+    out[2] = dbt;
   }
   return std::optional<Values>(std::move(out));
 }
 
-Values group_norm_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's outputs (the ones output_mask asks for; it raised ATen's errors).
+void group_norm_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& dy = a.tensor("grad_out");
   const Tensor& x = a.tensor("input");
   const Tensor& mean = a.tensor("mean");
   const Tensor& rstd = a.tensor("rstd");
   const OptT w = opt(a, "weight");
   const std::vector<bool> mask = a.value("output_mask").bool_list();
-  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
-  CRUCIBLE_CHECK(x.dtype() == dy.dtype(), "Expected scalar types of X and dY are same.");
-  const GroupArgs g = check_group(x, w, std::nullopt, a);
-  CRUCIBLE_CHECK(dy.shape() == x.shape(), "dY must have X's shape " + shape_str(x.shape()));
-  CRUCIBLE_CHECK(mean.is_contiguous(), "Expected mean.is_contiguous() to be true");
-  CRUCIBLE_CHECK(rstd.is_contiguous(), "Expected rstd.is_contiguous() to be true");
-  CRUCIBLE_CHECK(!w || w->is_contiguous(), "Expected gamma to be contiguous");
-  nnops::check_floating_dispatch(x.dtype(), "GroupNormBackwardKernelImpl");
-  const DType pdt = nnops::param_dtype(x, {w});
-  check_stats("mean", mean, x, pdt);
-  check_stats("rstd", rstd, x, pdt);
-  CRUCIBLE_CHECK(mean.numel() == g.n * g.group && rstd.numel() == g.n * g.group,
-                 "Expected mean and rstd with N * group elements");
-  return run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
-                  [&]<typename T>(DType work, bool exact) {
-                    return group_norm_backward_t<T>(dy, x, mean, rstd, w, g, mask, work, exact);
-                  });
+  const GroupArgs g = group_args(a);
+  const Values r =
+      run_norm(x.dtype(), any_extreme({&mean, &rstd, w ? &*w : nullptr}),
+               [&]<typename T>(DType work, bool exact) {
+                 return group_norm_backward_t<T>(dy, x, mean, rstd, w, g, mask, work, exact, outs);
+               });
+  for (size_t i = 0; i < 3; ++i)
+    if (r[i].is_tensor()) store_norm(r[i].tensor(), outs.at(i));
 }
 
 // Every real dtype: the kernels raise ATen's "not implemented for" error for the integral
@@ -439,9 +408,10 @@ void register_norm_kernels(KernelTable& t) {
         {.dtypes = norm_dtypes(), .run_into = &layer_norm_kernel});
   t.add("aten.native_layer_norm_backward.default",
         {.dtypes = norm_dtypes(), .run_into = &layer_norm_backward_kernel});
-  t.add("aten.native_group_norm.default", {group_norm_kernel, nullptr, norm_dtypes()});
+  t.add("aten.native_group_norm.default",
+        {.dtypes = norm_dtypes(), .run_into = &group_norm_kernel});
   t.add("aten.native_group_norm_backward.default",
-        {group_norm_backward_kernel, nullptr, norm_dtypes()});
+        {.dtypes = norm_dtypes(), .run_into = &group_norm_backward_kernel});
   register_batch_norm_kernels(t);
 }
 
