@@ -166,14 +166,18 @@ class KernelBackend final : public Backend {
   // judged call returned on the same arguments (a kernel that recognises the repetition and
   // skips its work, or writes something else, gets a timing error), and every fresh output
   // gets a new poison byte before the next call. On the CPU the poison is also evicted from the
-  // caches; on CUDA the outputs are copied from the device and poisoned there, and the L2 is
-  // flushed, so that no sample finds the previous one's data in it.
+  // caches; on CUDA the outputs are copied from the device and poisoned there after each timed
+  // call (not again before the next one, which finds them poisoned: a second copy of a large
+  // output there cost a Python kernel's next call hundreds of microseconds of host time, its
+  // caches and core gone cold), and the L2 is flushed, so that no sample finds the previous
+  // one's data in it.
   void synchronize() override {
     if (!fast_ || !host_) return;
     const auto poison = static_cast<unsigned char>(timed_rng_());
-    const bool judge = timed_pending_ && judge_timed_;
+    const bool ran = timed_pending_;
+    const bool judge = ran && judge_timed_;
     timed_pending_ = false;
-    if (host_->cuda()) fast_->take_device_outputs(*host_, poison);
+    if (host_->cuda() && ran) fast_->take_device_outputs(*host_, poison);
     if (judge) check_timed_call();
     if (host_->cuda())
       host_->flush_l2();

@@ -755,6 +755,13 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
         HostCall hc(r, m);
         auto it = kernels.find(hc.op());
         if (it == kernels.end()) throw WireError("no kernel for " + hc.op());
+        // The state the call must leave as it is, captured before the device's timed region
+        // opens: on a GPU the events time the host's work between them too (reading the
+        // process's threads took tens of microseconds of every timed call).
+        if (setup.call_started) setup.call_started();
+        reset_floating_point_environment();
+        const bool repeat = (flags & kCallRepeat) != 0;
+        const CallEnvironment before = capture_call_environment(repeat);
         std::string device_error;
         if (rt && (flags & kCallUpload)) device_error = upload(*rt, m);
         if (rt && device_error.empty()) device_error = rt->timed_start();
@@ -767,10 +774,6 @@ void run_kernel_host(int sock, uint32_t tag, const KernelHostSetup& setup) {
           reply(sock, tag, w.take());
           continue;
         }
-        if (setup.call_started) setup.call_started();
-        reset_floating_point_environment();
-        const bool repeat = (flags & kCallRepeat) != 0;
-        const CallEnvironment before = capture_call_environment(repeat);
         int32_t status;
         std::string message;
         const auto t0 = std::chrono::steady_clock::now();
