@@ -105,9 +105,9 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse and layer-norm kernels are destination-passing: the op's
-// meta function checks a call once and its outputs are allocated before the kernel runs; the
-// elementwise entries lay out their fresh outputs as ATen's TensorIterator does.
+// The elementwise, reduction, softmax, mse and layer/group-norm kernels are destination-passing:
+// the op's meta function checks a call once and its outputs are allocated before the kernel runs;
+// the elementwise entries lay out their fresh outputs as ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
   const char* const destination_passing[] = {"aten.add.Tensor",
                                              "aten.sub.out",
@@ -131,7 +131,9 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten.mse_loss.default",
                                              "aten.mse_loss_backward.default",
                                              "aten.native_layer_norm.default",
-                                             "aten.native_layer_norm_backward.default"};
+                                             "aten.native_layer_norm_backward.default",
+                                             "aten.native_group_norm.default",
+                                             "aten.native_group_norm_backward.default"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;
