@@ -18,7 +18,6 @@
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/reduction_kernels.h"
-#include "backends/cpu/shape_copy.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -30,23 +29,6 @@ namespace {
 using OptT = std::optional<Tensor>;
 
 OptT opt(const Args& a, const char* name) { return a.opt_tensor(name); }
-
-// A norm's result `t` (work dtype, contiguous) into the meta function's output `out`: nothing
-// to do when it was computed there, else converted in.
-void store_norm(const Tensor& t, const Value& out) {
-  if (!out.is_tensor()) return;
-  const Tensor& o = out.tensor();
-  if (t.data_ptr() == o.data_ptr() && t.dtype() == o.dtype()) return;
-  copy_into(t.view(o.shape()), o);
-}
-
-// The meta function's output `o` as the contiguous [shape] buffer a norm computes into when it
-// is in the work dtype, else a fresh one (converted in by store_norm).
-Tensor norm_buffer(const Value& o, const Shape& shape, DType work) {
-  if (o.is_tensor() && o.tensor().dtype() == work && o.tensor().is_contiguous())
-    return o.tensor().view(shape);
-  return Tensor::uninitialized(shape, work);
-}
 
 template <typename T>
 std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const OptT& b, int64_t m,

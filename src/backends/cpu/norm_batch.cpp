@@ -2,8 +2,8 @@
 // .no_stats, _no_training) and native_batch_norm_backward. Channels are split over the thread
 // pool; each channel's statistics are one pass over its N rows of H*W contiguous elements
 // (moments merged row by row), its output a second pass (from L2 when the channel fits).
-// Checks, statistics dtypes and the running-stat update are the catalog's
-// (crucible/ops/rules/norm.h).
+// Destination-passing: the meta functions (ops/batch_norm.cpp) check the call and give the
+// outputs; the running-stat update is the catalog's (crucible/ops/rules/norm.h).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -49,10 +49,10 @@ std::vector<double> channel_values(const OptT& p, int64_t c, double dflt) {
 template <typename T>
 std::optional<Values> bn_forward_t(const Tensor& input, const OptT& w, const OptT& b,
                                    const OptT& rm, const OptT& rv, bool training, double momentum,
-                                   double eps, DType pdt, const BatchLayout& l, DType work,
-                                   bool exact) {
+                                   double eps, const BatchLayout& l, DType work, bool exact,
+                                   const Values& outs) {
   const Tensor x = norm_in(input, work);
-  Tensor y = Tensor::uninitialized(input.shape(), work);
+  Tensor y = norm_buffer(outs.at(0), input.shape(), work);
   const std::vector<double> wv = channel_values(w, l.c, 1.0), bv = channel_values(b, l.c, 0.0);
   std::vector<double> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c)),
       var_sum(static_cast<size_t>(l.c));
@@ -110,42 +110,42 @@ std::optional<Values> bn_forward_t(const Tensor& input, const OptT& w, const Opt
     });
   }
   if (wild) return std::nullopt;
-  Tensor out = norm_out(y, input.dtype());
-  if (!training) return Values{out, Tensor::empty({0}, pdt), Tensor::empty({0}, pdt)};
-  Tensor save_mean = Tensor::empty({l.c}, pdt), save_invstd = Tensor::empty({l.c}, pdt);
-  nnops::store_batch_stats(save_mean, save_invstd, rm, rv, mean, invstd, var_sum, l.n, momentum);
-  return Values{out, save_mean, save_invstd};
+  // The saved statistics straight into the meta function's outputs ([C] when training, else
+  // empty), the running ones updated in place.
+  if (training)
+    nnops::store_batch_stats(outs.at(1).tensor(), outs.at(2).tensor(), rm, rv, mean, invstd,
+                             var_sum, l.n, momentum);
+  return Values{y};
 }
 
-Values bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
-                  bool training, double momentum, double eps) {
-  const DType pdt = nnops::check_batch_norm(x, w, b, rm, rv, training);
+// Into the meta function's outputs (out, save_mean, save_invstd), which raised ATen's argument
+// and dispatch errors and gave the statistics' dtype and shape.
+void bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv,
+                bool training, double momentum, double eps, const Values& outs) {
   const BatchLayout l = nnops::batch_layout(x);
   bool force = false;
   for (const OptT& p : {w, b, rm, rv}) force = force || (p && extreme(*p));
-  return run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
-    return bn_forward_t<T>(x, w, b, rm, rv, training, momentum, eps, pdt, l, work, exact);
+  const Values r = run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
+    return bn_forward_t<T>(x, w, b, rm, rv, training, momentum, eps, l, work, exact, outs);
   });
+  store_norm(r[0].tensor(), outs.at(0));
 }
 
-Values native_batch_norm_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
-                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), a.flag("training"),
-                    a.real("momentum"), a.real("eps"));
+void native_batch_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
+  bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+             a.opt_tensor("running_mean"), a.opt_tensor("running_var"), a.flag("training"),
+             a.real("momentum"), a.real("eps"), outs);
 }
 
-Values legit_no_stats_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"), std::nullopt,
-                    std::nullopt, a.flag("training"), a.real("momentum"), a.real("eps"));
+void legit_no_stats_kernel(const OpDef&, const Args& a, const Values& outs) {
+  bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"), std::nullopt,
+             std::nullopt, a.flag("training"), a.real("momentum"), a.real("eps"), outs);
 }
 
-Values legit_no_training_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
-                    a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false,
-                    a.real("momentum"), a.real("eps"));
+void legit_no_training_kernel(const OpDef&, const Args& a, const Values& outs) {
+  bn_forward(a.tensor("input"), a.opt_tensor("weight"), a.opt_tensor("bias"),
+             a.opt_tensor("running_mean"), a.opt_tensor("running_var"), false, a.real("momentum"),
+             a.real("eps"), outs);
 }
 
 template <typename T>
@@ -153,13 +153,13 @@ std::optional<Values> bn_backward_t(const Tensor& g_in, const Tensor& x_in,
                                     const std::vector<double>& mean,
                                     const std::vector<double>& invstd,
                                     const std::vector<double>& wt, bool train,
-                                    const std::vector<bool>& mask, DType pdt, const BatchLayout& l,
-                                    DType work, bool exact) {
+                                    const std::vector<bool>& mask, const BatchLayout& l, DType work,
+                                    bool exact, const Values& outs) {
   const Tensor g = norm_in(g_in, work), x = norm_in(x_in, work);
   const T* gp = g.data<T>();
   const T* xp = x.data<T>();
   std::vector<double> sum(static_cast<size_t>(l.c)), dotp(static_cast<size_t>(l.c));
-  Tensor gi = mask.at(0) ? Tensor::uninitialized(x_in.shape(), work) : Tensor();
+  Tensor gi = mask.at(0) ? norm_buffer(outs.at(0), x_in.shape(), work) : Tensor();
   T* gip = mask.at(0) ? gi.data<T>() : nullptr;
   const int64_t plane = l.c * l.inner;
   const double n = static_cast<double>(l.n);
@@ -206,23 +206,20 @@ std::optional<Values> bn_backward_t(const Tensor& g_in, const Tensor& x_in,
       }
     });
   if (wild) return std::nullopt;
-  Values out(3);
-  if (mask.at(0)) out[0] = norm_out(gi, x_in.dtype());
+  // The parameters' gradients straight into the meta function's outputs.
   if (mask.at(1)) {
-    Tensor gw = Tensor::empty({l.c}, pdt);
+    const Tensor& gw = outs.at(1).tensor();
     for (int64_t f = 0; f < l.c; ++f) gw.set(f, dotp[f] * invstd[f]);
-    out[1] = gw;
   }
   if (mask.at(2)) {
-    Tensor gb = Tensor::empty({l.c}, pdt);
+    const Tensor& gb = outs.at(2).tensor();
     for (int64_t f = 0; f < l.c; ++f) gb.set(f, sum[f]);
-    out[2] = gb;
   }
-  return std::optional<Values>(std::move(out));
+  return Values{gi};
 }
 
-Values bn_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's outputs (the ones output_mask asks for; it raised ATen's errors).
+void bn_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& g = a.tensor("grad_out");
   const Tensor& x = a.tensor("input");
   const OptT w = a.opt_tensor("weight"), rm = a.opt_tensor("running_mean"),
@@ -230,15 +227,14 @@ Values bn_backward_kernel(const OpDef& op, const Values& args) {
   const OptT sm = a.opt_tensor("save_mean"), si = a.opt_tensor("save_invstd");
   const bool train = a.flag("train");
   const std::vector<bool> mask = a.value("output_mask").bool_list();
-  CRUCIBLE_CHECK(mask.size() == 3, "output_mask must have 3 elements");
-  const DType pdt = nnops::check_batch_norm_backward(a);
   const BatchLayout l = nnops::batch_layout(x);
   const nnops::BatchBackwardStats st = nnops::batch_norm_backward_stats(a, l.c);
   bool force = false;
   for (const OptT& p : {w, rm, rv, sm, si}) force = force || (p && extreme(*p));
-  return run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
-    return bn_backward_t<T>(g, x, st.mean, st.invstd, st.weight, train, mask, pdt, l, work, exact);
+  const Values r = run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
+    return bn_backward_t<T>(g, x, st.mean, st.invstd, st.weight, train, mask, l, work, exact, outs);
   });
+  if (mask.at(0)) store_norm(r[0].tensor(), outs.at(0));
 }
 
 // Every real dtype: the kernels raise ATen's "not implemented for" error for the integral
@@ -251,12 +247,16 @@ std::vector<DType> bn_dtypes() {
 }  // namespace
 
 void register_batch_norm_kernels(KernelTable& t) {
-  t.add("aten.native_batch_norm.default", {native_batch_norm_kernel, nullptr, bn_dtypes()});
-  t.add("aten._native_batch_norm_legit.default", {native_batch_norm_kernel, nullptr, bn_dtypes()});
-  t.add("aten._native_batch_norm_legit.no_stats", {legit_no_stats_kernel, nullptr, bn_dtypes()});
+  t.add("aten.native_batch_norm.default",
+        {.dtypes = bn_dtypes(), .run_into = &native_batch_norm_kernel});
+  t.add("aten._native_batch_norm_legit.default",
+        {.dtypes = bn_dtypes(), .run_into = &native_batch_norm_kernel});
+  t.add("aten._native_batch_norm_legit.no_stats",
+        {.dtypes = bn_dtypes(), .run_into = &legit_no_stats_kernel});
   t.add("aten._native_batch_norm_legit_no_training.default",
-        {legit_no_training_kernel, nullptr, bn_dtypes()});
-  t.add("aten.native_batch_norm_backward.default", {bn_backward_kernel, nullptr, bn_dtypes()});
+        {.dtypes = bn_dtypes(), .run_into = &legit_no_training_kernel});
+  t.add("aten.native_batch_norm_backward.default",
+        {.dtypes = bn_dtypes(), .run_into = &bn_backward_kernel});
 }
 
 }  // namespace crucible::cpu

@@ -1,6 +1,6 @@
 // The cpu backend's sums: sum and mean over any dims. Floating sums accumulate in f64 lanes
 // (reduction_kernels.h) and round once to the output. Rows (the reduced dims innermost) of up
-// to one block are summed many to a call (StatLoops::row_sums, short ones two at a time), longer
+// to one block are summed many to a call (StatLoops::row_sums, a few hundred at a time), longer
 // ones in blocks spread over the pool (a single long row uses every thread); columns (kept
 // dims innermost) are summed row after row into f64 accumulators, whole rows at a time (one
 // stream of reads), split over the pool by outer index (the reference's order) or, with too
@@ -92,10 +92,9 @@ double sum_sequential(const C* x, int64_t n, int64_t stride = 1) {
   return s;
 }
 
-// Rows of one block (a pooled 7x7 window, an image's pixels): StatLoops::row_sums, which keeps
-// two rows in flight, then each row's order check, its terms worked out once; a row of a few
-// dozen elements summed alone is bound by the latency of its few additions, and a call and a
-// check per row cost as much again.
+// Rows of one block (a pooled 7x7 window, an image's pixels): StatLoops::row_sums over a few
+// hundred rows a call, then each row's order check, its terms worked out once (a call and a
+// check per row cost as much as a short row's additions).
 template <typename T>
 void sum_short_rows(const T* x, int64_t outer, int64_t red, DType out_dt, double* out) {
   const StatLoops<T>& k = stat_loops<T>();
