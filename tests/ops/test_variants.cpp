@@ -105,7 +105,7 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse and norm kernels are destination-passing:
+// The elementwise, reduction, softmax, mse, norm and embedding kernels are destination-passing:
 // the op's meta function checks a call once and its outputs are allocated before the kernel runs;
 // the elementwise entries lay out their fresh outputs as ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
@@ -137,7 +137,9 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten.native_batch_norm.default",
                                              "aten._native_batch_norm_legit.no_stats",
                                              "aten._native_batch_norm_legit_no_training.default",
-                                             "aten.native_batch_norm_backward.default"};
+                                             "aten.native_batch_norm_backward.default",
+                                             "aten.embedding.default",
+                                             "aten.embedding_dense_backward.default"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;

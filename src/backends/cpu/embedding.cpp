@@ -1,7 +1,8 @@
 // The `cpu` backend's embedding: aten.embedding.default (row copies, any dtype) and
 // aten.embedding_dense_backward.default (row scatter-add, floating; f16/bf16 accumulate in
 // f32). Lookups split the indices over the thread pool; the backward splits the embedding
-// width, so that no two threads add into the same element.
+// width, so that no two threads add into the same element. Both compute into the meta
+// function's outputs (KernelEntry::run_into).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -31,17 +32,17 @@ std::vector<int64_t> load_indices(const Tensor& t) {
   return v;
 }
 
-Values embedding_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's output (indices' shape + [width], weight's dtype; every row is
+// written); an index out of range, a data check, is this kernel's.
+void embedding_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& weight = a.tensor("weight");
   const Tensor& indices = a.tensor("indices");
-  const Shape out_shape = embedding::embedding_shape(a);
   const int64_t rows = weight.size(0), width = weight.size(1);
   const std::vector<int64_t> idx = load_indices(indices);
   for (int64_t r : idx)
     if (r < 0 || r >= rows) op_error("index out of range in self");
-  Tensor out = Tensor::uninitialized(out_shape, weight.dtype());  // every row is written
-  if (out.numel() == 0) return {out};
+  const Tensor& out = outs.at(0).tensor();
+  if (out.numel() == 0) return;
   const Tensor w = weight.contiguous();
   const size_t row_bytes = static_cast<size_t>(width) * w.itemsize();
   const char* src = static_cast<const char*>(w.data_ptr());
@@ -52,7 +53,6 @@ Values embedding_kernel(const OpDef& op, const Values& args) {
                  for (int64_t i = i0; i < i1; ++i)
                    std::memcpy(dst + i * row_bytes, src + idx[i] * row_bytes, row_bytes);
                });
-  return {out};
 }
 
 // grad_weight[idx[i]] += grad[i] (times 1/count with scale_grad_by_freq), output row by output
@@ -62,9 +62,9 @@ Values embedding_kernel(const OpDef& op, const Values& args) {
 // contributing gradient row is read whole.
 template <typename T>
 Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, int64_t num_weights,
-                        int64_t d, int64_t padding_idx, bool scale, DType work) {
+                        int64_t d, int64_t padding_idx, bool scale, DType work, const Value& dst) {
   const Tensor grad = norm_in(grad_in, work);
-  Tensor out = Tensor::uninitialized({num_weights, d}, work);
+  Tensor out = norm_buffer(dst, {num_weights, d}, work);
   const int64_t n = static_cast<int64_t>(idx.size());
   std::vector<int64_t> start(static_cast<size_t>(num_weights) + 1, 0);
   for (int64_t i = 0; i < n; ++i)
@@ -105,8 +105,8 @@ Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, 
   return out;
 }
 
-Values dense_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's output (computed there when it is in the work dtype, f32 or f64).
+void dense_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const embedding::DenseBackwardArgs r = embedding::dense_backward_args(a);
   const Tensor& grad = r.grad;
   const int64_t num_weights = r.num_weights, padding_idx = r.padding_idx, d = r.d;
@@ -114,24 +114,24 @@ Values dense_backward_kernel(const OpDef& op, const Values& args) {
   for (int64_t i : idx)
     if (i != padding_idx && (i < 0 || i >= num_weights)) op_error("index out of range in self");
   const DType work = norm_work(grad.dtype());
-  Tensor out = work == DType::Float64
-                   ? dense_backward_t<double>(grad, idx, num_weights, d, padding_idx, r.scale, work)
-                   : dense_backward_t<float>(grad, idx, num_weights, d, padding_idx, r.scale, work);
-  return {norm_out(out, grad.dtype())};
+  const Tensor out = work == DType::Float64
+                         ? dense_backward_t<double>(grad, idx, num_weights, d, padding_idx, r.scale,
+                                                    work, outs.at(0))
+                         : dense_backward_t<float>(grad, idx, num_weights, d, padding_idx, r.scale,
+                                                   work, outs.at(0));
+  store_norm(out, outs.at(0));
 }
 
 }  // namespace
 
 void register_embedding_kernels(KernelTable& t) {
   t.add("aten.embedding.default",
-        {embedding_kernel,
-         nullptr,
-         {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+        {.dtypes = {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
+                    DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
+         .run_into = &embedding_kernel});
   t.add("aten.embedding_dense_backward.default",
-        {dense_backward_kernel,
-         nullptr,
-         {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+        {.dtypes = {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
+         .run_into = &dense_backward_kernel});
 }
 
 }  // namespace crucible::cpu
