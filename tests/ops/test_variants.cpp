@@ -105,9 +105,10 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse, norm and embedding kernels are destination-passing:
-// the op's meta function checks a call once and its outputs are allocated before the kernel runs;
-// the elementwise entries lay out their fresh outputs as ATen's TensorIterator does.
+// The elementwise, reduction, softmax, mse, norm, embedding and distance kernels are
+// destination-passing: the op's meta function checks a call once and its outputs are allocated
+// before the kernel runs; the elementwise entries lay out their fresh outputs as ATen's
+// TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
   const char* const destination_passing[] = {"aten.add.Tensor",
                                              "aten.sub.out",
@@ -139,7 +140,9 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten._native_batch_norm_legit_no_training.default",
                                              "aten.native_batch_norm_backward.default",
                                              "aten.embedding.default",
-                                             "aten.embedding_dense_backward.default"};
+                                             "aten.embedding_dense_backward.default",
+                                             "aten._cdist_forward.default",
+                                             "aten._pdist_forward.default"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;

@@ -7,7 +7,8 @@
 // = inf the largest |d| (NaN differences ignored), other p (sum |d|^p)^(1/p). For p = 2 on the
 // calls where ATen goes through a matrix product (compute_mode 1, or the default with P or R above
 // 25), the result is sqrt(max(|x1|^2 + |x2|^2 - 2 x1.x2, 1e-30)) with the products from an f64
-// GEMM. The argument checks are the catalog's meta functions.
+// GEMM. The argument checks, the outputs and their layout are the catalog's meta functions'
+// (destination-passing: KernelEntry::run_into).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/nn_util.h"
+#include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -151,19 +153,10 @@ void cdist_direct(const T* a1, const T* a2, T* o, int64_t nb, int64_t r1, int64_
   });
 }
 
-// `t` (contiguous) in the dtype and layout of the meta output `m`.
-Tensor laid_out(const Tensor& t, const Tensor& m) {
-  Tensor r = t.dtype() == m.dtype() ? t : fresh_copy(t, m.dtype());
-  if (r.strides() == m.strides()) return r;
-  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
-  laid.copy_from(r);
-  return laid;
-}
-
-Values cdist_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& mt = meta.at(0).tensor();
+// Into the meta function's output (its dtype and strides): computed there when it is contiguous
+// in the work dtype, else converted and laid out into it.
+void cdist_kernel(const OpDef&, const Args& a, const Values& outs) {
+  const Tensor& mt = outs.at(0).tensor();
   const Tensor& x1 = a.tensor("x1");
   const Tensor& x2 = a.tensor("x2");
   const double p = a.real("p");
@@ -171,7 +164,11 @@ Values cdist_kernel(const OpDef& op, const Values& args) {
   const Shape& shape = mt.shape();
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
   const int64_t nb = r1 * r2 == 0 ? 0 : mt.numel() / (r1 * r2);
-  if (mt.numel() == 0 || m == 0) return {laid_out(Tensor::zeros(shape, mt.dtype()), mt)};
+  if (mt.numel() == 0) return;
+  if (m == 0) {
+    copy_into(Tensor::zeros(shape, mt.dtype()), mt);
+    return;
+  }
   Shape full1(shape.begin(), shape.end() - 2), full2 = full1;
   full1.insert(full1.end(), {r1, m});
   full2.insert(full2.end(), {r2, m});
@@ -180,7 +177,7 @@ Values cdist_kernel(const OpDef& op, const Values& args) {
   const DType work = !mm && use_f32(x1, &x2, p, m) ? DType::Float32 : DType::Float64;
   const Tensor e1 = contiguous_as(x1.expand(full1), work);
   const Tensor e2 = contiguous_as(x2.expand(full2), work);
-  Tensor out = Tensor::uninitialized(shape, work);
+  const Tensor out = norm_buffer(outs.at(0), shape, work);
   if (work == DType::Float32) {
     cdist_direct(e1.data<float>(), e2.data<float>(), out.data<float>(), nb, r1, r2, m, p);
   } else if (!mm) {
@@ -191,7 +188,7 @@ Values cdist_kernel(const OpDef& op, const Values& args) {
     for (int64_t b = 0; b < nb; ++b)
       euclidean_mm(a1 + b * r1 * m, a2 + b * r2 * m, o + b * r1 * r2, r1, r2, m);
   }
-  return {laid_out(out, mt)};
+  store_norm(out, outs.at(0));
 }
 
 // The distances of the pairs i < j of x's rows, in row-major order: row i's pairs start at
@@ -207,22 +204,25 @@ void pdist_pairs(const T* x, T* o, int64_t n, int64_t m, double p) {
   });
 }
 
-Values pdist_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& mt = meta.at(0).tensor();
+// Into the meta function's output, as cdist.
+void pdist_kernel(const OpDef&, const Args& a, const Values& outs) {
+  const Tensor& mt = outs.at(0).tensor();
   const Tensor& self = a.tensor("self");
   const double p = a.real("p");
   const int64_t pairs = mt.numel(), n = self.size(0), m = self.size(1);
-  if (pairs == 0 || m == 0) return {laid_out(Tensor::zeros({pairs}, mt.dtype()), mt)};
+  if (pairs == 0) return;
+  if (m == 0) {
+    copy_into(Tensor::zeros({pairs}, mt.dtype()), mt);
+    return;
+  }
   const DType work = use_f32(self, nullptr, p, m) ? DType::Float32 : DType::Float64;
   const Tensor x = contiguous_as(self, work);
-  Tensor out = Tensor::uninitialized({pairs}, work);
+  const Tensor out = norm_buffer(outs.at(0), {pairs}, work);
   if (work == DType::Float32)
     pdist_pairs(x.data<float>(), out.data<float>(), n, m, p);
   else
     pdist_pairs(x.data<double>(), out.data<double>(), n, m, p);
-  return {laid_out(out, mt)};
+  store_norm(out, outs.at(0));
 }
 
 }  // namespace
@@ -233,8 +233,8 @@ void register_distance_kernels(KernelTable& t) {
   const std::vector<DType> dtypes = {DType::Bool,    DType::UInt8,  DType::Int8,    DType::Int16,
                                      DType::Int32,   DType::Int64,  DType::Float16, DType::BFloat16,
                                      DType::Float32, DType::Float64};
-  t.add("aten._cdist_forward.default", {cdist_kernel, nullptr, dtypes});
-  t.add("aten._pdist_forward.default", {pdist_kernel, nullptr, dtypes});
+  t.add("aten._cdist_forward.default", {.dtypes = dtypes, .run_into = &cdist_kernel});
+  t.add("aten._pdist_forward.default", {.dtypes = dtypes, .run_into = &pdist_kernel});
 }
 
 }  // namespace crucible::cpu
