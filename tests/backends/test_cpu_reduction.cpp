@@ -410,7 +410,7 @@ TEST(CpuReductionLoops, StatisticsAndSelections) {
         std::vector<double> sum(static_cast<size_t>(rows)), abs(sum.size());
         k->f32.row_sums(xf.data(), rows, red, sum.data(), abs.data());
         for (int64_t r = 0; r < rows; ++r) {
-          double a_exact = 0, a_one;
+          double a_exact = 0;
           for (int64_t j = 0; j < red; ++j)
             a_exact += std::abs(xf[static_cast<size_t>(r * red + j)]);
           // within the error the order check assumes of the exact sum (an accumulator per
@@ -420,7 +420,6 @@ TEST(CpuReductionLoops, StatisticsAndSelections) {
           EXPECT_LE(std::abs(sum[static_cast<size_t>(r)] - static_cast<double>(exact)),
                     (static_cast<double>(red) / k->f32.lanes + 8) * 0x1p-53 * a_exact)
               << red << " " << rows << " " << r;
-          (void)k->f32.sum_abs(xf.data() + r * red, red, &a_one);
           EXPECT_GE(abs[static_cast<size_t>(r)], a_exact * (1 - 1e-15)) << red << " " << r;
           EXPECT_LE(abs[static_cast<size_t>(r)],
                     a_exact * (1 + static_cast<double>(red) * 0x1p-22));

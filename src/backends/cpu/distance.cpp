@@ -23,6 +23,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -230,9 +231,7 @@ void pdist_kernel(const OpDef&, const Args& a, const Values& outs) {
 void register_distance_kernels(KernelTable& t) {
   // Every dtype, so that integral and f16/bf16 calls raise as ATen's CPU does (the meta
   // function's checks); the catalog lists f32 and f64.
-  const std::vector<DType> dtypes = {DType::Bool,    DType::UInt8,  DType::Int8,    DType::Int16,
-                                     DType::Int32,   DType::Int64,  DType::Float16, DType::BFloat16,
-                                     DType::Float32, DType::Float64};
+  const std::vector<DType> dtypes = pw_all_dtypes();
   t.add("aten._cdist_forward.default", {.dtypes = dtypes, .run_into = &cdist_kernel});
   t.add("aten._pdist_forward.default", {.dtypes = dtypes, .run_into = &pdist_kernel});
 }

@@ -11,6 +11,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_ops.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/embedding.h"
@@ -125,13 +126,9 @@ void dense_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
 }  // namespace
 
 void register_embedding_kernels(KernelTable& t) {
-  t.add("aten.embedding.default",
-        {.dtypes = {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
-                    DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
-         .run_into = &embedding_kernel});
+  t.add("aten.embedding.default", {.dtypes = pw_all_dtypes(), .run_into = &embedding_kernel});
   t.add("aten.embedding_dense_backward.default",
-        {.dtypes = {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
-         .run_into = &dense_backward_kernel});
+        {.dtypes = pw_float_dtypes(), .run_into = &dense_backward_kernel});
 }
 
 }  // namespace crucible::cpu

@@ -17,6 +17,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
@@ -374,26 +375,20 @@ void group_norm_backward_kernel(const OpDef&, const Args& a, const Values& outs)
     if (r[i].is_tensor()) store_norm(r[i].tensor(), outs.at(i));
 }
 
-// Every real dtype: the kernels raise ATen's "not implemented for" error for the integral
-// ones, as the reference does.
-std::vector<DType> norm_dtypes() {
-  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
-          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
-}
-
 }  // namespace
 
 void register_batch_norm_kernels(KernelTable& t);  // norm_batch.cpp
 
+// Every real dtype: the integral ones raise ATen's "not implemented for" error from the meta
+// function, as the reference does.
 void register_norm_kernels(KernelTable& t) {
-  t.add("aten.native_layer_norm.default",
-        {.dtypes = norm_dtypes(), .run_into = &layer_norm_kernel});
+  const std::vector<DType> norm_dtypes = pw_all_dtypes();
+  t.add("aten.native_layer_norm.default", {.dtypes = norm_dtypes, .run_into = &layer_norm_kernel});
   t.add("aten.native_layer_norm_backward.default",
-        {.dtypes = norm_dtypes(), .run_into = &layer_norm_backward_kernel});
-  t.add("aten.native_group_norm.default",
-        {.dtypes = norm_dtypes(), .run_into = &group_norm_kernel});
+        {.dtypes = norm_dtypes, .run_into = &layer_norm_backward_kernel});
+  t.add("aten.native_group_norm.default", {.dtypes = norm_dtypes, .run_into = &group_norm_kernel});
   t.add("aten.native_group_norm_backward.default",
-        {.dtypes = norm_dtypes(), .run_into = &group_norm_backward_kernel});
+        {.dtypes = norm_dtypes, .run_into = &group_norm_backward_kernel});
   register_batch_norm_kernels(t);
 }
 

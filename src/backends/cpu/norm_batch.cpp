@@ -16,6 +16,7 @@
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -237,26 +238,22 @@ void bn_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   if (mask.at(0)) store_norm(r[0].tensor(), outs.at(0));
 }
 
-// Every real dtype: the kernels raise ATen's "not implemented for" error for the integral
-// ones, as the reference does.
-std::vector<DType> bn_dtypes() {
-  return {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
-          DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
-}
-
 }  // namespace
 
+// Every real dtype: the integral ones raise ATen's "not implemented for" error from the meta
+// function, as the reference does.
 void register_batch_norm_kernels(KernelTable& t) {
+  const std::vector<DType> bn_dtypes = pw_all_dtypes();
   t.add("aten.native_batch_norm.default",
-        {.dtypes = bn_dtypes(), .run_into = &native_batch_norm_kernel});
+        {.dtypes = bn_dtypes, .run_into = &native_batch_norm_kernel});
   t.add("aten._native_batch_norm_legit.default",
-        {.dtypes = bn_dtypes(), .run_into = &native_batch_norm_kernel});
+        {.dtypes = bn_dtypes, .run_into = &native_batch_norm_kernel});
   t.add("aten._native_batch_norm_legit.no_stats",
-        {.dtypes = bn_dtypes(), .run_into = &legit_no_stats_kernel});
+        {.dtypes = bn_dtypes, .run_into = &legit_no_stats_kernel});
   t.add("aten._native_batch_norm_legit_no_training.default",
-        {.dtypes = bn_dtypes(), .run_into = &legit_no_training_kernel});
+        {.dtypes = bn_dtypes, .run_into = &legit_no_training_kernel});
   t.add("aten.native_batch_norm_backward.default",
-        {.dtypes = bn_dtypes(), .run_into = &bn_backward_kernel});
+        {.dtypes = bn_dtypes, .run_into = &bn_backward_kernel});
 }
 
 }  // namespace crucible::cpu

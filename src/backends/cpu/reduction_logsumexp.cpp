@@ -16,6 +16,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_kernels.h"
+#include "backends/cpu/pointwise_ops.h"
 #include "backends/cpu/reduction_kernels.h"
 #include "backends/cpu/reduction_rows.h"
 #include "crucible/core/error.h"
@@ -163,10 +164,7 @@ void logsumexp_kernel(const OpDef&, const Args& a, const Values& outs) {
 }  // namespace
 
 void register_logsumexp_kernels(KernelTable& t) {
-  t.add("aten.logsumexp.default",
-        {.dtypes = {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
-                    DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
-         .run_into = &logsumexp_kernel});
+  t.add("aten.logsumexp.default", {.dtypes = pw_all_dtypes(), .run_into = &logsumexp_kernel});
 }
 
 }  // namespace crucible::cpu
