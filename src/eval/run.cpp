@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "crucible/backends/blas_core.h"
 #include "crucible/cases/literal.h"
 #include "crucible/core/error.h"
 #include "crucible/eval/calibrate.h"
@@ -49,6 +50,7 @@ int write_reports(const RunPlan& plan, RunRecords& records, const TimingLoad& lo
   s.load_after = load.after.loadavg;
   s.running_before = load.before.running;
   s.running_after = load.after.running;
+  s.blas_warning = cpu::blas_core_narrowed_by_user();
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
   const int status = write_run_reports(o, s, records.results, command);

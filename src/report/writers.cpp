@@ -77,6 +77,7 @@ std::vector<std::string> timing_warnings(const RunSummary& s) {
         "{} and {} runnable tasks; {} cores): other programs took CPU time from the timed "
         "code, so the speed-ups may be off",
         s.load_before, s.load_after, s.running_before, s.running_after, s.cores));
+  if (s.timed && !s.blas_warning.empty()) out.push_back(s.blas_warning);
   return out;
 }
 

@@ -1,5 +1,5 @@
-// OpenBLAS's kernel choice: a `crucible` run on a processor with AVX2 or AVX-512 never uses the
-// generic Prescott kernels (it corrects the library's fallback at start-up), records the core
+// OpenBLAS's kernel choice: a `crucible` run on a processor with AVX2 or AVX-512 uses kernels
+// of that width (it corrects the library's narrower choice at start-up), records the core
 // type in manifest.json, and keeps the user's OPENBLAS_CORETYPE or CRUCIBLE_KEEP_BLAS_CORE.
 #include <gtest/gtest.h>
 
@@ -22,11 +22,16 @@ std::string manifest_core(const std::string& env, const std::string& name) {
 }
 
 TEST(BlasCore, ARunNeverUsesTheGenericKernelsOnAVectorProcessor) {
-  const std::string core = manifest_core("", "blas-core");
+  const std::string core =
+      manifest_core("env -u OPENBLAS_CORETYPE -u CRUCIBLE_KEEP_BLAS_CORE", "blas-core");
   EXPECT_FALSE(core.empty());
   const cpu::CpuFeatures& f = cpu::cpu_features();
   if (f.avx2 && f.fma) {
     EXPECT_NE(core, "Prescott");
+  }
+  // AMD Zen 4 is "Zen" to OpenBLAS 0.3.21, whose Zen kernels are AVX2 ones (Haswell's).
+  if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) {
+    EXPECT_TRUE(core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids") << core;
   }
 }
 
@@ -35,6 +40,31 @@ TEST(BlasCore, TheUsersChoiceStands) {
   ::setenv("OPENBLAS_CORETYPE", "Haswell", 1);
   EXPECT_EQ(cpu::blas_core_correction(), "");
   ::unsetenv("OPENBLAS_CORETYPE");
+}
+
+// A user's OPENBLAS_CORETYPE narrower than the processor stands, and a timed run says that its
+// products were timed below the machine's speed.
+TEST(BlasCore, ATimedRunWarnsOfKernelsTheUserNarrowed) {
+  const cpu::CpuFeatures& f = cpu::cpu_features();
+  if (!(f.avx2 && f.fma)) GTEST_SKIP() << "no processor wider than OpenBLAS's generic kernels";
+  const std::string out = temp_dir("blas-core-narrow");
+  const Output o = crucible_env("OPENBLAS_CORETYPE=Prescott",
+                                "run --suite smoke --backend cpu --baseline cpu --perf --ops "
+                                "mm.default --dtypes f32 --workers 1 --history none --out " +
+                                    out);
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("warning: OPENBLAS_CORETYPE=Prescott keeps OpenBLAS on its Prescott"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(read_json(out + "/manifest.json")["machine"].value("blas_core", ""), "Prescott");
+  // Without the variable crucible chooses, and says nothing.
+  const std::string out2 = temp_dir("blas-core-chosen");
+  const Output o2 = crucible_env("env -u OPENBLAS_CORETYPE",
+                                 "run --suite smoke --backend cpu --baseline cpu --perf --ops "
+                                 "mm.default --dtypes f32 --workers 1 --history none --out " +
+                                     out2);
+  EXPECT_EQ(o2.status, 0) << o2.out;
+  EXPECT_EQ(o2.out.find("OPENBLAS_CORETYPE"), std::string::npos) << o2.out;
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ struct RunSummary {
   double load_before = -1, load_after = -1;
   int running_before = -1, running_after = -1;
   int cores = 0;
-  bool busy() const;  // the load exceeded the cores around the timing phase
+  std::string blas_warning;  // the BLAS kernels were chosen narrower than the machine (empty: no)
+  bool busy() const;         // the load exceeded the cores around the timing phase
   std::vector<OpSummary> ops;
   std::vector<FamilySpeed> families;  // with timings: per family, by family name
 

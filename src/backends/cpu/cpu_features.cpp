@@ -40,6 +40,7 @@ CpuFeatures detect() {
   f.avx2 = (b >> 5) & 1;
   if (os_zmm) {
     f.avx512f = (b >> 16) & 1;
+    f.avx512dq = (b >> 17) & 1;
     f.avx512bw = (b >> 30) & 1;
     f.avx512vl = (b >> 31) & 1;
     f.avx512vnni = (c >> 11) & 1;
