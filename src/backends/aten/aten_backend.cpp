@@ -19,6 +19,7 @@
 #include "backends/aten/aten_device.h"
 #include "crucible/core/error.h"
 #include "crucible/core/retirement.h"
+#include "crucible/ops/args.h"
 
 namespace crucible {
 
@@ -80,11 +81,13 @@ bool not_implemented(const c10::Error& e) {
          msg.find("Could not run '") != std::string::npos;
 }
 
-// Calls that this libtorch is known to run out of bounds: they corrupt the worker's heap, and
-// the abort comes at some later allocation, charged to whichever case runs next. crucible does
-// not make them (docs/aten-differences.md lists them).
-const char* known_heap_corruption(const OpDef& op, const Values& args) {
+// Calls that this libtorch is known to run out of bounds or to crash in: they corrupt the
+// worker's heap (the abort comes at some later allocation, charged to whichever case runs next)
+// or kill it in some runs and raise in others, so the verdict would change from run to run.
+// crucible does not make them (docs/aten-differences.md lists them).
+const char* known_unsafe_call(const OpDef& op, const Values& args, bool cuda) {
 #if TORCH_VERSION_MAJOR < 2
+  (void)cuda;
   // libtorch 1.13's embedding_bag with include_last_offset and mode max writes past its outputs.
   if ((op.name == "aten._embedding_bag.default" ||
        op.name == "aten._embedding_bag_forward_only.default") &&
@@ -94,8 +97,19 @@ const char* known_heap_corruption(const OpDef& op, const Values& args) {
            " writes past its outputs in embedding_bag with "
            "include_last_offset=True and mode=max (heap corruption); crucible does not run it";
 #else
-  (void)op;
-  (void)args;
+  // cuDNN's fused attention takes head dimensions that are multiples of 8. Given another, it
+  // raises "cuDNN Frontend error: hidden_dim should be multiple of 8", or on f32 inputs, after
+  // other cuDNN calls in the same process, dies of SIGSEGV.
+  if (cuda && op.name == "aten._scaled_dot_product_cudnn_attention.default") {
+    const Args a(args, op.schema);
+    const Tensor& q = a.tensor("query");
+    const Tensor& v = a.tensor("value");
+    if ((q.dim() > 0 && q.size(-1) % 8 != 0) || (v.dim() > 0 && v.size(-1) % 8 != 0))
+      return "libtorch " TORCH_VERSION
+             "'s cuDNN attention takes head dimensions that are multiples of 8 only: given "
+             "another it raises (\"hidden_dim should be multiple of 8\") or crashes the "
+             "process; crucible does not run it";
+  }
 #endif
   return nullptr;
 }
@@ -132,7 +146,7 @@ class AtenBackend final : public Backend {
       if (why) *why = b.why_not;
       return false;
     }
-    if (const char* bad = known_heap_corruption(op, args)) {
+    if (const char* bad = known_unsafe_call(op, args, !device_.is_cpu())) {
       if (why) *why = bad;
       return false;
     }
@@ -158,7 +172,7 @@ class AtenBackend final : public Backend {
   Values run(const OpDef& op, const Values& args) override {
     const OpBinding& b = binding(op);
     if (!b.why_not.empty()) unsupported(b.why_not);
-    if (const char* bad = known_heap_corruption(op, args)) unsupported(bad);
+    if (const char* bad = known_unsafe_call(op, args, !device_.is_cpu())) unsupported(bad);
     WarningsDropped warnings;
     try {
       c10::InferenceMode inference;
