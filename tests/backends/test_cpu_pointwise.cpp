@@ -221,6 +221,47 @@ TEST(CpuPointwise, RowBroadcastOfShortRowsUsesEachRowsValue) {
       ASSERT_EQ(a.get(r * 192 + j), before.get(r * 192 + j) * b.get(r)) << r << "," << j;
 }
 
+// Rows shorter than the engine's block run several to a block: a mask broadcast over heads and
+// read through a transposed layout (every element its own mask value), and an in-place product
+// into a view whose rows are not adjacent (written back row by row), split over threads at
+// element boundaries inside rows.
+TEST(CpuPointwise, ShortRowsRunManyToABlockAndEachKeepsItsOwnOperands) {
+  auto cpu = make_cpu_backend();
+  const Tensor self = Tensor::empty({64, 8, 33, 33}, DType::Float32);
+  for (int64_t i = 0; i < self.numel(); ++i) self.set(i, static_cast<double>(i % 1001) - 500);
+  const Tensor mask_t = Tensor::empty({33, 64}, DType::Bool);
+  for (int64_t i = 0; i < mask_t.numel(); ++i) mask_t.set(i, (i * 7) % 5 < 2 ? 1 : 0);
+  // [64, 1, 1, 33] with strides (1, 0, 0, 64): element (n, 0, 0, k) is mask_t[k, n].
+  const Tensor mask = mask_t.as_strided({64, 1, 1, 33}, {1, 2112, 2112, 64}, 0);
+  const Values out = cpu->run(OpRegistry::catalog().get("aten.masked_fill.Scalar"),
+                              {Value(self), Value(mask), Value(-65504.0)});
+  const Tensor& o = out.at(0).tensor();
+  ASSERT_EQ(o.shape(), self.shape());
+  for (int64_t n = 0; n < 64; ++n)
+    for (int64_t h = 0; h < 8; ++h)
+      for (int64_t q = 0; q < 33; ++q)
+        for (int64_t k = 0; k < 33; ++k) {
+          const int64_t i = ((n * 8 + h) * 33 + q) * 33 + k;
+          const double want = mask_t.get(k * 64 + n) != 0 ? -65504.0 : self.get(i);
+          ASSERT_EQ(o.get(i), want) << n << "," << h << "," << q << "," << k;
+        }
+
+  const Tensor base = Tensor::empty({300, 8, 40}, DType::Float32);
+  for (int64_t i = 0; i < base.numel(); ++i) base.set(i, static_cast<double>(i % 89) - 44);
+  const Tensor before = base.clone();
+  const Tensor view = base.slice(2, 0, 33);  // rows of 33, 40 apart
+  const Tensor other = Tensor::empty({8, 33}, DType::Float32);
+  for (int64_t i = 0; i < other.numel(); ++i) other.set(i, static_cast<double>(i % 17) * 0.5 - 4);
+  cpu->run(OpRegistry::catalog().get("aten.mul_.Tensor"), {Value(view), Value(other)});
+  for (int64_t n = 0; n < 300; ++n)
+    for (int64_t h = 0; h < 8; ++h)
+      for (int64_t k = 0; k < 40; ++k) {
+        const int64_t i = (n * 8 + h) * 40 + k;
+        const double want = k < 33 ? before.get(i) * other.get(h * 33 + k) : before.get(i);
+        ASSERT_EQ(base.get(i), want) << n << "," << h << "," << k;
+      }
+}
+
 // Fresh outputs are laid out as ATen's TensorIterator lays them out (these strides are what
 // libtorch returns for the same calls): the inputs' memory order, dense.
 TEST(CpuPointwise, FreshOutputsTakeTheInputsMemoryLayoutAsATenDoes) {

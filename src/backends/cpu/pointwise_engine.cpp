@@ -254,6 +254,55 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
         for (int d = 0; d < nd - 1; ++d) off += idx[d] * ops[k].strides[d];
         row[k] = ops[k].base + off * ops[k].isize;
       }
+      // Short rows (a [.., 33] * [.., 1, 33] product, a mask broadcast over heads): whole rows
+      // along the next dim in one block, so that the loop runs on up to kBlock elements instead
+      // of paying its entry and tail per row.
+      if (j == 0 && nd >= 2 && inner * 2 <= kBlock) {
+        const int64_t rows =
+            std::min({kBlock / inner, sizes[nd - 2] - idx[nd - 2], (hi - pos) / inner});
+        if (rows >= 2) {
+          const int64_t n = rows * inner;
+          const C* in[kMaxOperands - 1];
+          for (int k = 1; k < nops; ++k) {
+            const Operand& o = ops[k];
+            const int64_t s0 = o.strides[nd - 1], s1 = o.strides[nd - 2];
+            if (s0 == 1 && s1 == inner && Native<C>::is(o.dtype)) {
+              in[k - 1] = reinterpret_cast<const C*>(row[k]);
+            } else if (s0 == 0 && s1 == 0) {
+              if (cached[k] != row[k] || cached_n[k] < n) {
+                C v;
+                load_row<C>(row[k], 0, o.dtype, &v, 1, cv);
+                std::fill(buf[k], buf[k] + n, v);
+                cached[k] = row[k];
+                cached_n[k] = n;
+              }
+              in[k - 1] = buf[k];
+            } else {
+              for (int64_t r = 0; r < rows; ++r)
+                load_row<C>(row[k] + r * s1 * o.isize, s0, o.dtype, buf[k] + r * inner, inner, cv);
+              cached[k] = nullptr;
+              cached_n[k] = 0;
+              in[k - 1] = buf[k];
+            }
+          }
+          const Operand& o = ops[0];
+          const int64_t s0 = o.strides[nd - 1], s1 = o.strides[nd - 2];
+          if (s0 == 1 && s1 == inner && Native<C>::is(o.dtype, true)) {
+            loop(in, reinterpret_cast<C*>(row[0]), n, params);
+          } else {
+            loop(in, buf[0], n, params);
+            for (int64_t r = 0; r < rows; ++r)
+              store_row<C>(buf[0] + r * inner, row[0] + r * s1 * o.isize, s0, o.dtype, inner, cv);
+          }
+          pos += n;
+          idx[nd - 2] += rows;
+          for (int d = nd - 2; d > 0 && idx[d] == sizes[d]; --d) {
+            idx[d] = 0;
+            ++idx[d - 1];
+          }
+          continue;
+        }
+      }
       const int64_t row_end = std::min(hi - pos + j, inner);
       while (j < row_end) {
         const int64_t n = std::min(kBlock, row_end - j);
