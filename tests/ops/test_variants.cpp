@@ -105,7 +105,7 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse, norm, embedding and distance kernels are
+// The elementwise, reduction, softmax, mse, norm, embedding, distance and convolution kernels are
 // destination-passing: the op's meta function checks a call once and its outputs are allocated
 // before the kernel runs; the elementwise entries lay out their fresh outputs as ATen's
 // TensorIterator does.
@@ -142,7 +142,9 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten.embedding.default",
                                              "aten.embedding_dense_backward.default",
                                              "aten._cdist_forward.default",
-                                             "aten._pdist_forward.default"};
+                                             "aten._pdist_forward.default",
+                                             "aten.convolution.default",
+                                             "aten.convolution_backward.default"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;

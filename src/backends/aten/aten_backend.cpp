@@ -99,8 +99,16 @@ const char* known_unsafe_call(const OpDef& op, const Values& args, bool cuda) {
 #else
   // cuDNN's fused attention takes head dimensions that are multiples of 8. Given another, it
   // raises "cuDNN Frontend error: hidden_dim should be multiple of 8", or on f32 inputs, after
-  // other cuDNN calls in the same process, dies of SIGSEGV.
-  if (cuda && op.name == "aten._scaled_dot_product_cudnn_attention.default") {
+  // other cuDNN calls in the same process, dies of SIGSEGV. Its backward is kept from the same
+  // head dimensions.
+  if (cuda && (op.name == "aten._scaled_dot_product_cudnn_attention.default" ||
+               op.name == "aten._scaled_dot_product_cudnn_attention_backward.default")) {
+    // A call the catalog refuses is ATen's to refuse (it raises before cuDNN runs).
+    try {
+      op.run_meta(args);
+    } catch (const Error&) {
+      return nullptr;
+    }
     const Args a(args, op.schema);
     const Tensor& q = a.tensor("query");
     const Tensor& v = a.tensor("value");
@@ -189,10 +197,19 @@ class AtenBackend final : public Backend {
       for (size_t i = 0; i < schema.arguments().size(); ++i) {
         const c10::Argument& a = schema.arguments()[i];
         const int j = b.from_catalog[i];
-        if (j >= 0 && static_cast<size_t>(j) < args.size())
-          stack.push_back(to_ivalue(args[static_cast<size_t>(j)], a.type(), a.name(), ctx));
-        else
+        if (j >= 0 && static_cast<size_t>(j) < args.size()) {
+          const Value& v = args[static_cast<size_t>(j)];
+          // The catalog's `Tensor?` where this libtorch declares `Tensor` (the attention
+          // backwards' cum_seq_q/k and attn_bias in 2.x): an absent tensor is passed undefined,
+          // as ATen's autograd passes the undefined tensors the forward returned.
+          if (v.is_none() && a.type()->kind() == c10::TypeKind::TensorType &&
+              op.schema.arguments[static_cast<size_t>(j)].type.optional)
+            stack.push_back(at::Tensor());
+          else
+            stack.push_back(to_ivalue(v, a.type(), a.name(), ctx));
+        } else {
           stack.push_back(*a.default_value());
+        }
       }
       for (size_t j = 0; j < b.catalog_used.size() && j < args.size(); ++j) {
         if (!b.catalog_used[j] && !args[j].is_none())

@@ -143,6 +143,11 @@ at::Tensor CallContext::to_aten(const Tensor& t) {
 
 Tensor CallContext::from_aten(const at::Tensor& t) {
   if (!t.defined()) return Tensor();
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  // ATen 2.x returns the philox RNG state of its CUDA attention kernels as uint64, which the
+  // catalog types int64 (crucible has no uint64): the same 64 bits, read as int64.
+  if (t.scalar_type() == c10::ScalarType::UInt64) return from_aten(t.view(c10::ScalarType::Long));
+#endif
   auto dtype = from_scalar_type(t.scalar_type());
   if (!dtype)
     unsupported(std::string("ATen returned a tensor of dtype ") + c10::toString(t.scalar_type()) +

@@ -9,7 +9,8 @@
 // The products run through gemm_f32/gemm_f64 (1x1 kernels with stride 1 and no padding skip
 // im2col); batch items are split over the thread pool. f16/bf16 compute in f32; integers
 // (forward only, as ATen) exactly modulo 2^64 with a plain product, wrapping to the width. The
-// argument checks and the geometry are the catalog's (crucible/ops/rules/convolution.h).
+// argument checks and the geometry are the catalog's (crucible/ops/rules/convolution.h); both
+// ops compute into their meta function's outputs (KernelEntry::run_into).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
+#include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
@@ -230,17 +232,19 @@ T* ptr(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 
+// Into `out`: contiguous, of the output's shape, in the work dtype.
 template <typename T>
-Tensor forward_t(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                 DType work, bool ordered = false) {
+void forward_t(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias,
+               DType work, const Tensor& out, bool ordered = false) {
   const Geo q = conv::make_geo(c);
+  if (out.numel() == 0) return;
   const Tensor in = to_work(input, work), w = to_work(weight, work);
-  Tensor out = Tensor::zeros(c.output_shape, work);
-  if (out.numel() == 0) return out;
-  if (!c.transposed)
+  if (!c.transposed) {
     conv_product<T>(Mode::Gather, q, ptr<T>(in), ptr<T>(out), ptr<T>(w), ordered);
-  else
+  } else {
+    std::fill(ptr<T>(out), ptr<T>(out) + out.numel(), T(0));  // the scatter adds into it
     conv_product<T>(Mode::Scatter, q, ptr<T>(out), ptr<T>(in), ptr<T>(w), ordered);
+  }
   if (bias.defined()) {
     const Tensor b = to_work(bias, work);
     const int64_t nc = c.output_shape[0] * c.output_shape[1];
@@ -257,11 +261,12 @@ Tensor forward_t(const Conv& c, const Tensor& input, const Tensor& weight, const
                    }
                  });
   }
-  return out;
 }
 
-Values convolution_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's output (computed there when it is contiguous in the work dtype,
+// else converted and laid out into it). The geometry is worked out again; its checks cannot
+// fail here, the meta function having run them.
+void convolution_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
   const Tensor bias = opt_tensor_arg(a, "bias");
@@ -269,50 +274,55 @@ Values convolution_kernel(const OpDef& op, const Values& args) {
   const DType dt = input.dtype();
   const bool ordered = is_floating(dt) && any_extreme({&input, &weight, &bias});
   const DType work = ordered ? DType::Float64 : work_dtype(dt);
-  Tensor out;
+  const Tensor out = norm_buffer(outs.at(0), c.output_shape, work);
   if (work == DType::Float32)
-    out = forward_t<float>(c, input, weight, bias, work);
+    forward_t<float>(c, input, weight, bias, work, out);
   else if (work == DType::Float64)
-    out = forward_t<double>(c, input, weight, bias, work, ordered);
+    forward_t<double>(c, input, weight, bias, work, out, ordered);
   else
-    out = forward_t<uint64_t>(c, input, weight, bias, work);
-  return {out.dtype() == dt ? out : out.to(dt)};
+    forward_t<uint64_t>(c, input, weight, bias, work, out);
+  store_norm(out, outs.at(0));
 }
 
+// Into the meta function's outputs, those output_mask asks for (each computed in place when
+// it is contiguous in the work dtype, else converted and laid out into it).
 template <typename T>
-Values backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, const Tensor& weight,
-                  const std::vector<bool>& mask, DType work, bool ordered = false) {
+void backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                const std::vector<bool>& mask, DType work, const Values& outs,
+                bool ordered = false) {
   const Geo q = conv::make_geo(c);
   const Tensor go = to_work(grad_out, work);
-  Values out{Value(), Value(), Value()};
-  const DType dt = input.dtype();
-  auto result = [&](const Tensor& t) { return Value(t.dtype() == dt ? t : t.to(dt)); };
+  auto zeroed = [&](const Value& o, const Shape& shape) {
+    Tensor t = norm_buffer(o, shape, work);
+    std::fill(ptr<T>(t), ptr<T>(t) + t.numel(), T(0));
+    return t;
+  };
   if (mask[0]) {
     const Tensor w = to_work(weight, work);
-    Tensor gi = Tensor::zeros(input.shape(), work);
+    const Tensor gi = zeroed(outs.at(0), input.shape());
     if (gi.numel() > 0 && go.numel() > 0) {
       if (!c.transposed)
         conv_product<T>(Mode::Scatter, q, ptr<T>(gi), ptr<T>(go), ptr<T>(w), ordered);
       else
         conv_product<T>(Mode::Gather, q, ptr<T>(go), ptr<T>(gi), ptr<T>(w), ordered);
     }
-    out[0] = result(gi);
+    store_norm(gi, outs.at(0));
   }
   if (mask[1]) {
     const Tensor in = to_work(input, work);
-    Tensor gw = Tensor::zeros(weight.shape(), work);
+    const Tensor gw = zeroed(outs.at(1), weight.shape());
     if (gw.numel() > 0 && go.numel() > 0) {
       if (!c.transposed)
         conv_product<T>(Mode::Weight, q, ptr<T>(in), ptr<T>(go), ptr<T>(gw), ordered);
       else
         conv_product<T>(Mode::Weight, q, ptr<T>(go), ptr<T>(in), ptr<T>(gw), ordered);
     }
-    out[1] = result(gw);
+    store_norm(gw, outs.at(1));
   }
   if (mask[2]) {
     const int64_t n = grad_out.size(0), ch = grad_out.size(1);
     const int64_t sp = n * ch == 0 ? 0 : grad_out.numel() / (n * ch);
-    Tensor gb = Tensor::zeros({ch}, work);
+    const Tensor gb = norm_buffer(outs.at(2), {ch}, work);
     const T* g = ptr<T>(go);
     T* b = ptr<T>(gb);
     parallel_for(0, ch, 1, [&](int64_t c0, int64_t c1) {
@@ -327,13 +337,11 @@ Values backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, co
         b[k] = static_cast<T>(acc);
       }
     });
-    out[2] = result(gb);
+    store_norm(gb, outs.at(2));
   }
-  return out;
 }
 
-Values convolution_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void convolution_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& grad_out = a.tensor("grad_output");
   const Tensor& input = a.tensor("input");
   const Tensor& weight = a.tensor("weight");
@@ -342,8 +350,9 @@ Values convolution_backward_kernel(const OpDef& op, const Values& args) {
   const bool ordered = any_extreme({&grad_out, &input, &weight});
   const DType work = ordered ? DType::Float64 : work_dtype(input.dtype());
   if (work == DType::Float64)
-    return backward_t<double>(c, grad_out, input, weight, mask, work, ordered);
-  return backward_t<float>(c, grad_out, input, weight, mask, work);
+    backward_t<double>(c, grad_out, input, weight, mask, work, outs, ordered);
+  else
+    backward_t<float>(c, grad_out, input, weight, mask, work, outs);
 }
 
 std::vector<DType> conv_dtypes() {
@@ -354,11 +363,10 @@ std::vector<DType> conv_dtypes() {
 }  // namespace
 
 void register_conv_kernels(KernelTable& t) {
-  t.add("aten.convolution.default", {convolution_kernel, nullptr, conv_dtypes()});
+  t.add("aten.convolution.default", {.dtypes = conv_dtypes(), .run_into = &convolution_kernel});
   t.add("aten.convolution_backward.default",
-        {convolution_backward_kernel,
-         nullptr,
-         {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+        {.dtypes = {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
+         .run_into = &convolution_backward_kernel});
 }
 
 }  // namespace crucible::cpu
