@@ -105,10 +105,10 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse, norm, embedding, distance and convolution kernels are
-// destination-passing: the op's meta function checks a call once and its outputs are allocated
-// before the kernel runs; the elementwise entries lay out their fresh outputs as ATen's
-// TensorIterator does.
+// The elementwise, reduction, softmax, mse, norm, embedding, distance, convolution and pooling
+// kernels are destination-passing: the op's meta function checks a call once and its outputs are
+// allocated before the kernel runs; the elementwise entries lay out their fresh outputs as
+// ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
   const char* const destination_passing[] = {"aten.add.Tensor",
                                              "aten.sub.out",
@@ -144,7 +144,12 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten._cdist_forward.default",
                                              "aten._pdist_forward.default",
                                              "aten.convolution.default",
-                                             "aten.convolution_backward.default"};
+                                             "aten.convolution_backward.default",
+                                             "aten.max_pool2d_with_indices.default",
+                                             "aten.max_pool3d_with_indices_backward.default",
+                                             "aten.adaptive_max_pool2d_backward.default",
+                                             "aten.avg_pool2d_backward.default",
+                                             "aten._adaptive_avg_pool3d.default"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;

@@ -2,8 +2,9 @@
 // _adaptive_avg_pool{2,3}d and their backwards, floating dtypes (f16/bf16 in f32). Planes
 // (N * C) are split over the thread pool; each is computed by the plane kernels of
 // pool_kernels.h, reading the input in place when its planes are contiguous (any N and C
-// strides) and writing contiguous outputs. The window geometry and its checks are the
-// catalog's own (ops/pooling_internal.h), so the kernels raise exactly where the reference does.
+// strides) and writing contiguous outputs, into the meta function's outputs (converted and laid
+// out into them where they are not contiguous in the compute dtype). The window geometry is the
+// catalog's own (crucible/ops/rules/pooling.h); the checks are the meta functions'.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pool_kernels.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/pooling.h"
@@ -68,14 +70,6 @@ bool avg_identity(const PoolGeom& g) {
   return id;
 }
 
-// `src` copied into `dst` (same shape, any strides and floating dtypes).
-Tensor copy_into(const Tensor& src, const Tensor& dst) {
-  if (src.numel() == 0) return dst;
-  const Tensor ins[] = {src};
-  pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
-  return dst;
-}
-
 // Whether the last `nsp` dims of `t` are laid out contiguously (a plane is one block).
 bool planes_contiguous(const Tensor& t, int64_t nsp) {
   int64_t expect = 1;
@@ -102,14 +96,6 @@ int64_t plane_at(const Tensor& t, int64_t nsp, int64_t pl) {
   if (t.dim() - nsp == 1) return pl * t.stride(0);
   const int64_t c = t.size(1);
   return (pl / c) * t.stride(0) + (pl % c) * t.stride(1);
-}
-
-// `res` (the compute dtype) as `out`'s dtype: `res` itself, or converted into `out`.
-Tensor finish(const Tensor& res, const Tensor& out) {
-  if (res.dtype() == out.dtype()) return res;
-  const Tensor ins[] = {res};
-  pw_run(PwOp::Identity, ins, out, compute_for(res.dtype()), PwParams{});
-  return out;
 }
 
 int64_t grain(const PoolGeom& g) {
@@ -175,28 +161,40 @@ void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& 
   });
 }
 
-Values run_forward(const Geo& geo, const PoolSpec& s, const Tensor& self) {
+// `out` itself when it is contiguous in dtype `ct`, else a contiguous buffer of its shape in
+// `ct` (converted and laid out into `out` by finish()).
+Tensor buffer_for(const Tensor& out, DType ct) {
+  if (out.dtype() == ct && out.is_contiguous()) return out;
+  return Tensor::uninitialized(out.shape(), ct);
+}
+
+// `res` into `out`: nothing when it was computed there, else converted and laid out.
+void finish(const Tensor& res, const Tensor& out) {
+  if (res.data_ptr() == out.data_ptr() && res.dtype() == out.dtype()) return;
+  copy_into(res, out);
+}
+
+// Into the meta function's outputs: `outs[0]` the pooled values, and for max pooling
+// `outs[1]` the indices.
+void run_forward(const Geo& geo, const PoolSpec& s, const Tensor& self, const Values& outs) {
   const PoolGeom g = geom_of(geo, s);
-  Tensor out = Tensor::uninitialized(geo.out_shape, self.dtype());
+  const Tensor& out = outs.at(0).tensor();
   const bool with_index = s.kind == Kind::Max;
-  Tensor idx = with_index ? Tensor::uninitialized(geo.out_shape, DType::Int64) : Tensor();
-  if (!with_index && avg_identity(g)) return {Value(copy_into(self, out))};
-  int64_t* ip = with_index ? idx.data<int64_t>() : nullptr;
-  if (geo.planes > 0) {
-    if (self.dtype() == DType::Float64) {
-      forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, DType::Float64), out.data<double>(),
-                     ip);
-    } else {
-      const Tensor y = self.dtype() == DType::Float32
-                           ? out
-                           : Tensor::uninitialized(geo.out_shape, DType::Float32);
-      forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, DType::Float32), y.data<float>(), ip);
-      finish(y, out);
-    }
+  if (!with_index && avg_identity(g)) {
+    copy_into(self, out);
+    return;
   }
-  Values res{Value(out)};
-  if (with_index) res.push_back(idx);
-  return res;
+  if (geo.planes == 0) return;
+  const Tensor idx = with_index ? buffer_for(outs.at(1).tensor(), DType::Int64) : Tensor();
+  int64_t* ip = with_index ? idx.data<int64_t>() : nullptr;
+  const DType ct = self.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  const Tensor y = buffer_for(out, ct);
+  if (ct == DType::Float64)
+    forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, ct), y.data<double>(), ip);
+  else
+    forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, ct), y.data<float>(), ip);
+  finish(y, out);
+  if (with_index) finish(idx, outs.at(1).tensor());
 }
 
 template <typename E>
@@ -235,142 +233,106 @@ void backward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor&
   });
 }
 
-Tensor run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, const Tensor& self,
-                    const Tensor& indices) {
-  pooling::check_shape(grad_out, geo.out_shape, "grad_output");
-  if (s.kind == Kind::Max) pooling::check_shape(indices, geo.out_shape, "indices");
-  CRUCIBLE_CHECK(grad_out.dtype() == self.dtype(),
-                 "expected grad_output and self to have the same dtype");
+// Into the meta function's grad_input `gi` (self's shape, grad_output's dtype).
+void run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, const Tensor& indices,
+                  const Tensor& gi) {
   const PoolGeom g = geom_of(geo, s);
-  Tensor gi = Tensor::uninitialized(self.shape(), grad_out.dtype());
-  if (geo.planes == 0) return gi;
-  if (s.kind == Kind::Avg && avg_identity(g)) return copy_into(grad_out, gi);
+  if (geo.planes == 0) return;
+  if (s.kind == Kind::Avg && avg_identity(g)) {
+    copy_into(grad_out, gi);
+    return;
+  }
   const Tensor ind = s.kind == Kind::Max ? planes_in(indices, geo.nsp, DType::Int64) : Tensor();
-  if (self.dtype() == DType::Float64) {
-    backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Float64), ind,
-                    gi.data<double>());
-    return gi;
-  }
-  if (self.dtype() == DType::Int64) {  // average pooling only (check_dtype)
-    backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Int64), ind,
-                    gi.data<int64_t>());
-    return gi;
-  }
-  const Tensor r =
-      gi.dtype() == DType::Float32 ? gi : Tensor::uninitialized(self.shape(), DType::Float32);
-  backward_planes(geo, g, s.kind, planes_in(grad_out, geo.nsp, DType::Float32), ind,
-                  r.data<float>());
-  return finish(r, gi);
+  const DType dt = gi.dtype();
+  // f64 and (average pooling's) int64 in their own dtype, the others in f32.
+  const DType ct = dt == DType::Float64 || dt == DType::Int64 ? dt : DType::Float32;
+  const Tensor r = buffer_for(gi, ct);
+  const Tensor go = planes_in(grad_out, geo.nsp, ct);
+  if (ct == DType::Float64)
+    backward_planes(geo, g, s.kind, go, ind, r.data<double>());
+  else if (ct == DType::Int64)
+    backward_planes(geo, g, s.kind, go, ind, r.data<int64_t>());
+  else
+    backward_planes(geo, g, s.kind, go, ind, r.data<float>());
+  finish(r, gi);
 }
 
-std::optional<int64_t> divisor_of(const Value& v) {
-  std::optional<int64_t> d = v.opt_int();
-  if (d && *d == 0) op_error("divisor must be not zero");
-  return d;
-}
+// The kernels below compute into their op's meta function's outputs (KernelEntry::run_into):
+// the argument, dtype and shape checks are the meta function's (src/ops/pooling*.cpp), run
+// before the kernel; the geometry is worked out again from the same rules.
 
 template <int N>
-Values max_pool_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void max_pool_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N,
                                     a.value("kernel_size"), a.value("stride"), a.value("padding"),
                                     &a.value("dilation"), a.flag("ceil_mode"));
-  pooling::check_dtype(N == 2 ? "max_pool2d" : "max_pool3d_with_indices_cpu", self.dtype(), false);
-  return run_forward(g, PoolSpec{Kind::Max}, self);
+  run_forward(g, PoolSpec{Kind::Max}, self, outs);
 }
 
 template <int N>
-Values max_pool_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& go = a.tensor("grad_output");
+void max_pool_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N,
                                     a.value("kernel_size"), a.value("stride"), a.value("padding"),
                                     &a.value("dilation"), a.flag("ceil_mode"));
-  pooling::check_dtype(N == 2 ? "max_pool2d_backward" : "max_pool3d_with_indices_backward_cpu",
-                       self.dtype(), false);
-  return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.tensor("indices"))};
+  run_backward(g, PoolSpec{Kind::Max}, a.tensor("grad_output"), a.tensor("indices"),
+               outs.at(0).tensor());
 }
 
-Values adaptive_max_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void adaptive_max_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2, a.value("output_size"));
-  pooling::check_dtype("adaptive_max_pool2d", self.dtype(), false);
-  return run_forward(g, PoolSpec{Kind::Max}, self);
+  run_forward(g, PoolSpec{Kind::Max}, self, outs);
 }
 
-Values adaptive_max_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void adaptive_max_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& go = a.tensor("grad_output");
   const Tensor& self = a.tensor("self");
-  CRUCIBLE_CHECK(go.dim() >= 2,
-                 "adaptive_max_pool2d_backward(): grad_output must have 2 spatial dims");
   const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2,
                                       Value(std::vector<int64_t>{go.size(-2), go.size(-1)}));
-  pooling::check_dtype("adaptive_max_pool2d_backward", self.dtype(), false);
-  return {run_backward(g, PoolSpec{Kind::Max}, go, self, a.tensor("indices"))};
+  run_backward(g, PoolSpec{Kind::Max}, go, a.tensor("indices"), outs.at(0).tensor());
+}
+
+PoolSpec avg_spec(const Args& a) {
+  return PoolSpec{Kind::Avg, a.flag("count_include_pad"), a.value("divisor_override").opt_int()};
 }
 
 template <int N>
-Values avg_pool_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void avg_pool_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Geo g =
       pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.value("kernel_size"),
                           a.value("stride"), a.value("padding"), nullptr, a.flag("ceil_mode"));
-  PoolSpec s{Kind::Avg, a.flag("count_include_pad"), divisor_of(a.value("divisor_override"))};
-  pooling::check_dtype(N == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", self.dtype(), true);
-  return run_forward(g, s, self);
+  run_forward(g, avg_spec(a), self, outs);
 }
 
 template <int N>
-Values avg_pool_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& go = a.tensor("grad_output");
+void avg_pool_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Geo g =
       pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.value("kernel_size"),
                           a.value("stride"), a.value("padding"), nullptr, a.flag("ceil_mode"));
-  PoolSpec s{Kind::Avg, a.flag("count_include_pad"), divisor_of(a.value("divisor_override"))};
-  pooling::check_dtype(N == 2 ? "avg_pool2d_backward_out_frame" : "avg_pool3d_backward_out_frame",
-                       self.dtype(), true);
-  return {run_backward(g, s, go, self, Tensor())};
+  run_backward(g, avg_spec(a), a.tensor("grad_output"), Tensor(), outs.at(0).tensor());
 }
 
 template <int N>
-Values adaptive_avg_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void adaptive_avg_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& self = a.tensor("self");
   const Geo g = pooling::adaptive_geo(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", self,
                                       N, a.value("output_size"));
-  pooling::check_dtype(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", self.dtype(),
-                       false);
-  return run_forward(g, PoolSpec{Kind::Avg}, self);
+  run_forward(g, PoolSpec{Kind::Avg}, self, outs);
 }
 
 template <int N>
-Values adaptive_avg_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void adaptive_avg_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Tensor& go = a.tensor("grad_output");
   const Tensor& self = a.tensor("self");
-  const std::string name = N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
-  CRUCIBLE_CHECK(go.dim() == self.dim(),
-                 name + "_backward(): grad_output and self must have the same number of dims");
   std::vector<int64_t> os;
-  for (int64_t i = N; i >= 1; --i) {
-    if (go.size(-i) == 0)
-      op_error(name +
-               "_backward(): Expected grad_output to have non-zero size for non-batch "
-               "dimensions, but grad_output has sizes " +
-               shape_str(go.shape()) + " with dimension " + std::to_string(go.dim() - i) +
-               " being empty");
-    os.push_back(go.size(-i));
-  }
-  const Geo g = pooling::adaptive_geo(name, self, N, Value(os));
-  pooling::check_dtype(name + "_backward", self.dtype(), false);
-  return {run_backward(g, PoolSpec{Kind::Avg}, go, self, Tensor())};
+  for (int64_t i = N; i >= 1; --i) os.push_back(go.size(-i));
+  const Geo g = pooling::adaptive_geo(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", self,
+                                      N, Value(os));
+  run_backward(g, PoolSpec{Kind::Avg}, go, Tensor(), outs.at(0).tensor());
 }
 
 // Floating dtypes; average pooling takes int64 too; the other integer dtypes and bool are taken
@@ -384,22 +346,27 @@ std::vector<DType> pool_dtypes() {
 
 void register_pool_kernels(KernelTable& t) {
   const std::vector<DType> d = pool_dtypes();
-  t.add("aten.max_pool2d_with_indices.default", {max_pool_kernel<2>, nullptr, d});
-  t.add("aten.max_pool3d_with_indices.default", {max_pool_kernel<3>, nullptr, d});
-  t.add("aten.max_pool2d_with_indices_backward.default", {max_pool_backward_kernel<2>, nullptr, d});
-  t.add("aten.max_pool3d_with_indices_backward.default", {max_pool_backward_kernel<3>, nullptr, d});
-  t.add("aten.adaptive_max_pool2d.default", {adaptive_max_kernel, nullptr, d});
-  t.add("aten.adaptive_max_pool2d_backward.default", {adaptive_max_backward_kernel, nullptr, d});
-  t.add("aten.avg_pool2d.default", {avg_pool_kernel<2>, nullptr, d});
-  t.add("aten.avg_pool3d.default", {avg_pool_kernel<3>, nullptr, d});
-  t.add("aten.avg_pool2d_backward.default", {avg_pool_backward_kernel<2>, nullptr, d});
-  t.add("aten.avg_pool3d_backward.default", {avg_pool_backward_kernel<3>, nullptr, d});
-  t.add("aten._adaptive_avg_pool2d.default", {adaptive_avg_kernel<2>, nullptr, d});
-  t.add("aten._adaptive_avg_pool3d.default", {adaptive_avg_kernel<3>, nullptr, d});
+  t.add("aten.max_pool2d_with_indices.default", {.dtypes = d, .run_into = &max_pool_kernel<2>});
+  t.add("aten.max_pool3d_with_indices.default", {.dtypes = d, .run_into = &max_pool_kernel<3>});
+  t.add("aten.max_pool2d_with_indices_backward.default",
+        {.dtypes = d, .run_into = &max_pool_backward_kernel<2>});
+  t.add("aten.max_pool3d_with_indices_backward.default",
+        {.dtypes = d, .run_into = &max_pool_backward_kernel<3>});
+  t.add("aten.adaptive_max_pool2d.default", {.dtypes = d, .run_into = &adaptive_max_kernel});
+  t.add("aten.adaptive_max_pool2d_backward.default",
+        {.dtypes = d, .run_into = &adaptive_max_backward_kernel});
+  t.add("aten.avg_pool2d.default", {.dtypes = d, .run_into = &avg_pool_kernel<2>});
+  t.add("aten.avg_pool3d.default", {.dtypes = d, .run_into = &avg_pool_kernel<3>});
+  t.add("aten.avg_pool2d_backward.default",
+        {.dtypes = d, .run_into = &avg_pool_backward_kernel<2>});
+  t.add("aten.avg_pool3d_backward.default",
+        {.dtypes = d, .run_into = &avg_pool_backward_kernel<3>});
+  t.add("aten._adaptive_avg_pool2d.default", {.dtypes = d, .run_into = &adaptive_avg_kernel<2>});
+  t.add("aten._adaptive_avg_pool3d.default", {.dtypes = d, .run_into = &adaptive_avg_kernel<3>});
   t.add("aten._adaptive_avg_pool2d_backward.default",
-        {adaptive_avg_backward_kernel<2>, nullptr, d});
+        {.dtypes = d, .run_into = &adaptive_avg_backward_kernel<2>});
   t.add("aten._adaptive_avg_pool3d_backward.default",
-        {adaptive_avg_backward_kernel<3>, nullptr, d});
+        {.dtypes = d, .run_into = &adaptive_avg_backward_kernel<3>});
 }
 
 }  // namespace crucible::cpu
