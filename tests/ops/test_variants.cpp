@@ -105,8 +105,8 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse, norm, embedding, distance, convolution and pooling
-// kernels are destination-passing: the op's meta function checks a call once and its outputs are
+// The elementwise, reduction, softmax, mse, norm, embedding, distance, convolution, pooling and
+// matmul kernels are destination-passing: the op's meta function checks a call once and its outputs are
 // allocated before the kernel runs; the elementwise entries lay out their fresh outputs as
 // ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
@@ -149,7 +149,11 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten.max_pool3d_with_indices_backward.default",
                                              "aten.adaptive_max_pool2d_backward.default",
                                              "aten.avg_pool2d_backward.default",
-                                             "aten._adaptive_avg_pool3d.default"};
+                                             "aten._adaptive_avg_pool3d.default",
+                                             "aten.mm.default",
+                                             "aten.addmm.default",
+                                             "aten.bmm.default",
+                                             "aten.baddbmm.default"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;

@@ -4,11 +4,13 @@
 // f32 and the result rounded once), f32 products of up to 16 rows through gemm_small.h. Transposed
 // operands reach BLAS without a copy. bmm and baddbmm split the batch over the thread pool (one
 // BLAS thread each) when there are at least as many batch items as threads. Integer products are
-// exact modulo 2^64 and wrap to the output width, as ATen's integer gemm does. The argument
-// checks are the shared ones of crucible/ops/rules/matmul.h.
+// exact modulo 2^64 and wrap to the output width, as ATen's integer gemm does. The kernels
+// compute into the meta function's output; the argument checks are the meta function's.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
@@ -16,9 +18,9 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "crucible/ops/rules/matmul.h"
 
 namespace crucible::cpu {
 namespace {
@@ -79,15 +81,25 @@ Tensor ordered_product(const Tensor& a, const Tensor& w, const Tensor& self, dou
   return out.to(dt);
 }
 
+// `dst` (the meta function's output, viewed as [B, M, N]) when it is contiguous in `dt`, else a
+// fresh [B, M, N] tensor of `dt` (the result is then converted and laid out into the output).
+Tensor buffer(const Tensor& dst, const Shape& shape, DType dt) {
+  if (dst.dtype() == dt && dst.is_contiguous()) return dst;
+  return Tensor::uninitialized(shape, dt);
+}
+
 // out[b] = alpha * a[b] @ w[b] + beta * self[b] for 3-d a [B, M, K], w [B, K, N] and an optional
-// self already expanded to [B, M, N]; beta == 0 does not read self.
+// self already expanded to [B, M, N]; beta == 0 does not read self. Computed into `dst` (the
+// output as [B, M, N], of dtype dt) where it can be; returns where the result is.
 Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scalar& beta_s,
-               const Scalar& alpha_s, DType dt) {
+               const Scalar& alpha_s, DType dt, const Tensor& dst) {
   const int64_t nb = a.size(0), m = a.size(1), k = a.size(2), n = w.size(2);
   const Shape out_shape{nb, m, n};
   const bool use_self = self.defined() && beta_s.to_double() != 0.0;
   if (is_integral(dt, /*include_bool=*/true)) {  // bool: an empty product only (see below)
-    Tensor out = Tensor::zeros(out_shape, dt);
+    Tensor out = buffer(dst, out_shape, dt);
+    if (out.numel() > 0)
+      std::memset(out.data_ptr(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
     const int64_t ib = use_self ? int_scalar(beta_s) : 0, ia = int_scalar(alpha_s);
     std::vector<uint64_t> av(static_cast<size_t>(a.numel())), wv(static_cast<size_t>(w.numel()));
     for (int64_t i = 0; i < a.numel(); ++i) av[i] = static_cast<uint64_t>(a.get_int(i));
@@ -117,7 +129,7 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
       small_gemm_applies(m, n, k, w.stride(1), w.stride(2))) {
     // A few rows: B is read once, by loops that also test it for extreme values.
     if (!any_extreme({&a, use_self ? &self : nullptr})) {
-      Tensor out = Tensor::uninitialized(out_shape, dt);
+      Tensor out = buffer(dst, out_shape, dt);
       if (use_self) copy_rows<float>(self, out.data<float>());
       if (small_gemm_f32(nb, m, n, k, static_cast<float>(alpha), a.data<float>(), a.stride(0),
                          a.stride(1), a.stride(2), w.data<float>(), w.stride(0), w.stride(1),
@@ -134,7 +146,7 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
   const DType work = f64 ? DType::Float64 : DType::Float32;
   // Written in full: by the copy of self, or by the GEMM itself (beta = 0 sets C, whatever it
   // held; k = 0 fills it in gemm.cpp).
-  Tensor out = Tensor::uninitialized(out_shape, work);
+  Tensor out = buffer(dst, out_shape, work);
   if (use_self) {
     if (self.dtype() == work && f64) {
       copy_rows<double>(self, out.data<double>());
@@ -168,48 +180,48 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
     set_gemm_threads(threads);
     for (int64_t b = 0; b < nb; ++b) one(b);
   }
-  return out.dtype() == dt ? out : out.to(dt);
+  return out;
 }
 
-Values mm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
+// The kernels compute into the meta function's output (KernelEntry::run_into; the shape and
+// dtype checks are the meta function's, src/ops/matmul.cpp): `res`, the product, is that output
+// or is converted and laid out into it.
+void store(const Tensor& res, const Tensor& out) {
+  if (res.data_ptr() == out.data_ptr() && res.dtype() == out.dtype()) return;
+  if (out.numel() > 0) copy_into(res.view(out.shape()), out);
+}
+
+void mm_kernel(const OpDef&, const Args& args, const Values& outs) {
   const Tensor& a = args.tensor("self");
-  const Tensor& b = args.tensor("mat2");
-  const Shape out_shape = matmul::mm_shape(args);
-  Tensor out =
-      product(a.unsqueeze(0), b.unsqueeze(0), Tensor(), Scalar(0.0), Scalar(1.0), a.dtype());
-  return {out.view(out_shape)};
+  const Tensor& out = outs.at(0).tensor();
+  store(product(a.unsqueeze(0), args.tensor("mat2").unsqueeze(0), Tensor(), Scalar(0.0),
+                Scalar(1.0), out.dtype(), out.unsqueeze(0)),
+        out);
 }
 
-Values addmm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor& self = args.tensor("self");
+void addmm_kernel(const OpDef&, const Args& args, const Values& outs) {
   const Tensor& a = args.tensor("mat1");
   const Tensor& b = args.tensor("mat2");
-  matmul::addmm_self_shape(args);
-  const Shape target{a.size(0), b.size(1)};
-  const Tensor s = self.expand(target);
-  Tensor out = product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.scalar("beta"),
-                       args.scalar("alpha"), a.dtype());
-  return {out.view(target)};
+  const Tensor& out = outs.at(0).tensor();
+  const Tensor s = args.tensor("self").expand(out.shape());
+  store(product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.scalar("beta"),
+                args.scalar("alpha"), out.dtype(), out.unsqueeze(0)),
+        out);
 }
 
-Values bmm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor& b1 = args.tensor("self");
-  const Tensor& b2 = args.tensor("mat2");
-  matmul::bmm_shape(args);
-  return {product(b1, b2, Tensor(), Scalar(0.0), Scalar(1.0), b2.dtype())};
+void bmm_kernel(const OpDef&, const Args& args, const Values& outs) {
+  const Tensor& out = outs.at(0).tensor();
+  store(product(args.tensor("self"), args.tensor("mat2"), Tensor(), Scalar(0.0), Scalar(1.0),
+                out.dtype(), out),
+        out);
 }
 
-Values baddbmm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor& self = args.tensor("self");
-  const Tensor& b1 = args.tensor("batch1");
-  const Tensor& b2 = args.tensor("batch2");
-  matmul::baddbmm_self_shape(args);
-  const Tensor s = self.expand({b1.size(0), b1.size(1), b2.size(2)});
-  return {product(b1, b2, s, args.scalar("beta"), args.scalar("alpha"), b1.dtype())};
+void baddbmm_kernel(const OpDef&, const Args& args, const Values& outs) {
+  const Tensor& out = outs.at(0).tensor();
+  const Tensor s = args.tensor("self").expand(out.shape());
+  store(product(args.tensor("batch1"), args.tensor("batch2"), s, args.scalar("beta"),
+                args.scalar("alpha"), out.dtype(), out),
+        out);
 }
 
 // Every float and integer dtype, and bool: ATen's kernel dispatch raises for bool, but an
@@ -237,10 +249,13 @@ bool matmul_supports(const OpDef& op, const Values& args, std::string* why) {
 }  // namespace
 
 void register_matmul_kernels(KernelTable& t) {
-  t.add("aten.mm.default", {mm_kernel, matmul_supports, matmul_kernel_dtypes()});
-  t.add("aten.addmm.default", {addmm_kernel, matmul_supports, matmul_kernel_dtypes()});
-  t.add("aten.bmm.default", {bmm_kernel, matmul_supports, matmul_kernel_dtypes()});
-  t.add("aten.baddbmm.default", {baddbmm_kernel, matmul_supports, matmul_kernel_dtypes()});
+  const std::pair<const char*, KernelIntoFn> kernels[] = {
+      {"aten.mm.default", &mm_kernel},
+      {"aten.addmm.default", &addmm_kernel},
+      {"aten.bmm.default", &bmm_kernel},
+      {"aten.baddbmm.default", &baddbmm_kernel}};
+  for (const auto& [name, fn] : kernels)
+    t.add(name, {.supports = matmul_supports, .dtypes = matmul_kernel_dtypes(), .run_into = fn});
 }
 
 }  // namespace crucible::cpu
