@@ -106,8 +106,8 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
 }
 
 // The elementwise, reduction, softmax, mse, norm, embedding, distance, convolution, pooling and
-// matmul kernels are destination-passing: the op's meta function checks a call once and its outputs are
-// allocated before the kernel runs; the elementwise entries lay out their fresh outputs as
+// matmul kernels are destination-passing: the op's meta function checks a call once and its outputs
+// are allocated before the kernel runs; the elementwise entries lay out their fresh outputs as
 // ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
   const char* const destination_passing[] = {"aten.add.Tensor",
