@@ -256,10 +256,11 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
       }
       // Short rows (a [.., 33] * [.., 1, 33] product, a mask broadcast over heads): whole rows
       // along the next dim in one block, so that the loop runs on up to kBlock elements instead
-      // of paying its entry and tail per row. Not where the second input is one value per row
-      // (a [N, 192] * [N, 1] product): its `_b1` loop reads that value once per row, which a
-      // block would have to fill in.
-      if (j == 0 && nd >= 2 && inner * 2 <= kBlock && !b1) {
+      // of paying its entry and tail per row. Rows of up to 128 only: the block copies inputs a
+      // row reads in place (a [512] < [512, 1] compare lost a third to that). Not where the
+      // second input is one value per row (a [N, 96] * [N, 1] product): its `_b1` loop reads
+      // that value once per row, which a block would have to fill in.
+      if (j == 0 && nd >= 2 && inner * 8 <= kBlock && !b1) {
         const int64_t rows =
             std::min({kBlock / inner, sizes[nd - 2] - idx[nd - 2], (hi - pos) / inner});
         if (rows >= 2) {
