@@ -42,27 +42,28 @@ TEST(BlasCore, TheUsersChoiceStands) {
   ::unsetenv("OPENBLAS_CORETYPE");
 }
 
+// A timed run of mm on cpu under `env`, into the folder `out`.
+Output timed_mm(const std::string& env, const std::string& out) {
+  return crucible_env(env,
+                      "run --suite smoke --backend cpu --baseline cpu --perf --ops mm.default "
+                      "--dtypes f32 --workers 1 --history none --out " +
+                          out);
+}
+
 // A user's OPENBLAS_CORETYPE narrower than the processor stands, and a timed run says that its
 // products were timed below the machine's speed.
 TEST(BlasCore, ATimedRunWarnsOfKernelsTheUserNarrowed) {
   const cpu::CpuFeatures& f = cpu::cpu_features();
   if (!(f.avx2 && f.fma)) GTEST_SKIP() << "no processor wider than OpenBLAS's generic kernels";
   const std::string out = temp_dir("blas-core-narrow");
-  const Output o = crucible_env("OPENBLAS_CORETYPE=Prescott",
-                                "run --suite smoke --backend cpu --baseline cpu --perf --ops "
-                                "mm.default --dtypes f32 --workers 1 --history none --out " +
-                                    out);
+  const Output o = timed_mm("OPENBLAS_CORETYPE=Prescott", out);
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_NE(o.out.find("warning: OPENBLAS_CORETYPE=Prescott keeps OpenBLAS on its Prescott"),
             std::string::npos)
       << o.out;
   EXPECT_EQ(read_json(out + "/manifest.json")["machine"].value("blas_core", ""), "Prescott");
   // Without the variable crucible chooses, and says nothing.
-  const std::string out2 = temp_dir("blas-core-chosen");
-  const Output o2 = crucible_env("env -u OPENBLAS_CORETYPE",
-                                 "run --suite smoke --backend cpu --baseline cpu --perf --ops "
-                                 "mm.default --dtypes f32 --workers 1 --history none --out " +
-                                     out2);
+  const Output o2 = timed_mm("env -u OPENBLAS_CORETYPE", temp_dir("blas-core-chosen"));
   EXPECT_EQ(o2.status, 0) << o2.out;
   EXPECT_EQ(o2.out.find("OPENBLAS_CORETYPE"), std::string::npos) << o2.out;
 }

@@ -20,8 +20,8 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
-#include "backends/cpu/norm_rows.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -274,14 +274,14 @@ void convolution_kernel(const OpDef&, const Args& a, const Values& outs) {
   const DType dt = input.dtype();
   const bool ordered = is_floating(dt) && any_extreme({&input, &weight, &bias});
   const DType work = ordered ? DType::Float64 : work_dtype(dt);
-  const Tensor out = norm_buffer(outs.at(0), c.output_shape, work);
+  const Tensor out = output_buffer(outs.at(0), c.output_shape, work);
   if (work == DType::Float32)
     forward_t<float>(c, input, weight, bias, work, out);
   else if (work == DType::Float64)
     forward_t<double>(c, input, weight, bias, work, out, ordered);
   else
     forward_t<uint64_t>(c, input, weight, bias, work, out);
-  store_norm(out, outs.at(0));
+  store_output(out, outs.at(0));
 }
 
 // Into the meta function's outputs, those output_mask asks for (each computed in place when
@@ -293,7 +293,7 @@ void backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, cons
   const Geo q = conv::make_geo(c);
   const Tensor go = to_work(grad_out, work);
   auto zeroed = [&](const Value& o, const Shape& shape) {
-    Tensor t = norm_buffer(o, shape, work);
+    Tensor t = output_buffer(o, shape, work);
     std::fill(ptr<T>(t), ptr<T>(t) + t.numel(), T(0));
     return t;
   };
@@ -306,7 +306,7 @@ void backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, cons
       else
         conv_product<T>(Mode::Gather, q, ptr<T>(go), ptr<T>(gi), ptr<T>(w), ordered);
     }
-    store_norm(gi, outs.at(0));
+    store_output(gi, outs.at(0));
   }
   if (mask[1]) {
     const Tensor in = to_work(input, work);
@@ -317,12 +317,12 @@ void backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, cons
       else
         conv_product<T>(Mode::Weight, q, ptr<T>(go), ptr<T>(in), ptr<T>(gw), ordered);
     }
-    store_norm(gw, outs.at(1));
+    store_output(gw, outs.at(1));
   }
   if (mask[2]) {
     const int64_t n = grad_out.size(0), ch = grad_out.size(1);
     const int64_t sp = n * ch == 0 ? 0 : grad_out.numel() / (n * ch);
-    const Tensor gb = norm_buffer(outs.at(2), {ch}, work);
+    const Tensor gb = output_buffer(outs.at(2), {ch}, work);
     const T* g = ptr<T>(go);
     T* b = ptr<T>(gb);
     parallel_for(0, ch, 1, [&](int64_t c0, int64_t c1) {
@@ -337,7 +337,7 @@ void backward_t(const Conv& c, const Tensor& grad_out, const Tensor& input, cons
         b[k] = static_cast<T>(acc);
       }
     });
-    store_norm(gb, outs.at(2));
+    store_output(gb, outs.at(2));
   }
 }
 

@@ -178,7 +178,7 @@ void cdist_kernel(const OpDef&, const Args& a, const Values& outs) {
   const DType work = !mm && use_f32(x1, &x2, p, m) ? DType::Float32 : DType::Float64;
   const Tensor e1 = contiguous_as(x1.expand(full1), work);
   const Tensor e2 = contiguous_as(x2.expand(full2), work);
-  const Tensor out = norm_buffer(outs.at(0), shape, work);
+  const Tensor out = output_buffer(outs.at(0), shape, work);
   if (work == DType::Float32) {
     cdist_direct(e1.data<float>(), e2.data<float>(), out.data<float>(), nb, r1, r2, m, p);
   } else if (!mm) {
@@ -189,7 +189,7 @@ void cdist_kernel(const OpDef&, const Args& a, const Values& outs) {
     for (int64_t b = 0; b < nb; ++b)
       euclidean_mm(a1 + b * r1 * m, a2 + b * r2 * m, o + b * r1 * r2, r1, r2, m);
   }
-  store_norm(out, outs.at(0));
+  store_output(out, outs.at(0));
 }
 
 // The distances of the pairs i < j of x's rows, in row-major order: row i's pairs start at
@@ -218,12 +218,12 @@ void pdist_kernel(const OpDef&, const Args& a, const Values& outs) {
   }
   const DType work = use_f32(self, nullptr, p, m) ? DType::Float32 : DType::Float64;
   const Tensor x = contiguous_as(self, work);
-  const Tensor out = norm_buffer(outs.at(0), {pairs}, work);
+  const Tensor out = output_buffer(outs.at(0), {pairs}, work);
   if (work == DType::Float32)
     pdist_pairs(x.data<float>(), out.data<float>(), n, m, p);
   else
     pdist_pairs(x.data<double>(), out.data<double>(), n, m, p);
-  store_norm(out, outs.at(0));
+  store_output(out, outs.at(0));
 }
 
 }  // namespace

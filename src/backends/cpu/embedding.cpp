@@ -65,7 +65,7 @@ template <typename T>
 Tensor dense_backward_t(const Tensor& grad_in, const std::vector<int64_t>& idx, int64_t num_weights,
                         int64_t d, int64_t padding_idx, bool scale, DType work, const Value& dst) {
   const Tensor grad = norm_in(grad_in, work);
-  Tensor out = norm_buffer(dst, {num_weights, d}, work);
+  Tensor out = output_buffer(dst, {num_weights, d}, work);
   const int64_t n = static_cast<int64_t>(idx.size());
   std::vector<int64_t> start(static_cast<size_t>(num_weights) + 1, 0);
   for (int64_t i = 0; i < n; ++i)
@@ -120,7 +120,7 @@ void dense_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
                                                     work, outs.at(0))
                          : dense_backward_t<float>(grad, idx, num_weights, d, padding_idx, r.scale,
                                                    work, outs.at(0));
-  store_norm(out, outs.at(0));
+  store_output(out, outs.at(0));
 }
 
 }  // namespace

@@ -81,23 +81,16 @@ Tensor ordered_product(const Tensor& a, const Tensor& w, const Tensor& self, dou
   return out.to(dt);
 }
 
-// `dst` (the meta function's output, viewed as [B, M, N]) when it is contiguous in `dt`, else a
-// fresh [B, M, N] tensor of `dt` (the result is then converted and laid out into the output).
-Tensor buffer(const Tensor& dst, const Shape& shape, DType dt) {
-  if (dst.dtype() == dt && dst.is_contiguous()) return dst;
-  return Tensor::uninitialized(shape, dt);
-}
-
 // out[b] = alpha * a[b] @ w[b] + beta * self[b] for 3-d a [B, M, K], w [B, K, N] and an optional
-// self already expanded to [B, M, N]; beta == 0 does not read self. Computed into `dst` (the
-// output as [B, M, N], of dtype dt) where it can be; returns where the result is.
+// self already expanded to [B, M, N]; beta == 0 does not read self. Computed into the meta
+// function's output `dst` where it can be (output_buffer); returns where the result is.
 Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scalar& beta_s,
-               const Scalar& alpha_s, DType dt, const Tensor& dst) {
+               const Scalar& alpha_s, DType dt, const Value& dst) {
   const int64_t nb = a.size(0), m = a.size(1), k = a.size(2), n = w.size(2);
   const Shape out_shape{nb, m, n};
   const bool use_self = self.defined() && beta_s.to_double() != 0.0;
   if (is_integral(dt, /*include_bool=*/true)) {  // bool: an empty product only (see below)
-    Tensor out = buffer(dst, out_shape, dt);
+    Tensor out = output_buffer(dst, out_shape, dt);
     if (out.numel() > 0)
       std::memset(out.data_ptr(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
     const int64_t ib = use_self ? int_scalar(beta_s) : 0, ia = int_scalar(alpha_s);
@@ -129,7 +122,7 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
       small_gemm_applies(m, n, k, w.stride(1), w.stride(2))) {
     // A few rows: B is read once, by loops that also test it for extreme values.
     if (!any_extreme({&a, use_self ? &self : nullptr})) {
-      Tensor out = buffer(dst, out_shape, dt);
+      Tensor out = output_buffer(dst, out_shape, dt);
       if (use_self) copy_rows<float>(self, out.data<float>());
       if (small_gemm_f32(nb, m, n, k, static_cast<float>(alpha), a.data<float>(), a.stride(0),
                          a.stride(1), a.stride(2), w.data<float>(), w.stride(0), w.stride(1),
@@ -146,7 +139,7 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
   const DType work = f64 ? DType::Float64 : DType::Float32;
   // Written in full: by the copy of self, or by the GEMM itself (beta = 0 sets C, whatever it
   // held; k = 0 fills it in gemm.cpp).
-  Tensor out = buffer(dst, out_shape, work);
+  Tensor out = output_buffer(dst, out_shape, work);
   if (use_self) {
     if (self.dtype() == work && f64) {
       copy_rows<double>(self, out.data<double>());
@@ -184,19 +177,14 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& self, const Scala
 }
 
 // The kernels compute into the meta function's output (KernelEntry::run_into; the shape and
-// dtype checks are the meta function's, src/ops/matmul.cpp): `res`, the product, is that output
-// or is converted and laid out into it.
-void store(const Tensor& res, const Tensor& out) {
-  if (res.data_ptr() == out.data_ptr() && res.dtype() == out.dtype()) return;
-  if (out.numel() > 0) copy_into(res.view(out.shape()), out);
-}
+// dtype checks are the meta function's, src/ops/matmul.cpp).
 
 void mm_kernel(const OpDef&, const Args& args, const Values& outs) {
   const Tensor& a = args.tensor("self");
   const Tensor& out = outs.at(0).tensor();
-  store(product(a.unsqueeze(0), args.tensor("mat2").unsqueeze(0), Tensor(), Scalar(0.0),
-                Scalar(1.0), out.dtype(), out.unsqueeze(0)),
-        out);
+  store_output(product(a.unsqueeze(0), args.tensor("mat2").unsqueeze(0), Tensor(), Scalar(0.0),
+                       Scalar(1.0), out.dtype(), outs.at(0)),
+               outs.at(0));
 }
 
 void addmm_kernel(const OpDef&, const Args& args, const Values& outs) {
@@ -204,24 +192,24 @@ void addmm_kernel(const OpDef&, const Args& args, const Values& outs) {
   const Tensor& b = args.tensor("mat2");
   const Tensor& out = outs.at(0).tensor();
   const Tensor s = args.tensor("self").expand(out.shape());
-  store(product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.scalar("beta"),
-                args.scalar("alpha"), out.dtype(), out.unsqueeze(0)),
-        out);
+  store_output(product(a.unsqueeze(0), b.unsqueeze(0), s.unsqueeze(0), args.scalar("beta"),
+                       args.scalar("alpha"), out.dtype(), outs.at(0)),
+               outs.at(0));
 }
 
 void bmm_kernel(const OpDef&, const Args& args, const Values& outs) {
   const Tensor& out = outs.at(0).tensor();
-  store(product(args.tensor("self"), args.tensor("mat2"), Tensor(), Scalar(0.0), Scalar(1.0),
-                out.dtype(), out),
-        out);
+  store_output(product(args.tensor("self"), args.tensor("mat2"), Tensor(), Scalar(0.0), Scalar(1.0),
+                       out.dtype(), outs.at(0)),
+               outs.at(0));
 }
 
 void baddbmm_kernel(const OpDef&, const Args& args, const Values& outs) {
   const Tensor& out = outs.at(0).tensor();
   const Tensor s = args.tensor("self").expand(out.shape());
-  store(product(args.tensor("batch1"), args.tensor("batch2"), s, args.scalar("beta"),
-                args.scalar("alpha"), out.dtype(), out),
-        out);
+  store_output(product(args.tensor("batch1"), args.tensor("batch2"), s, args.scalar("beta"),
+                       args.scalar("alpha"), out.dtype(), outs.at(0)),
+               outs.at(0));
 }
 
 // Every float and integer dtype, and bool: ATen's kernel dispatch raises for bool, but an

@@ -37,8 +37,8 @@ std::optional<Values> layer_norm_t(const Tensor& input, const OptT& w, const Opt
                                    const Values& outs) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
-  Tensor y = norm_buffer(outs.at(0), input.shape(), work);
-  Tensor mean = norm_buffer(outs.at(1), {m}, work), rstd = norm_buffer(outs.at(2), {m}, work);
+  Tensor y = output_buffer(outs.at(0), input.shape(), work);
+  Tensor mean = output_buffer(outs.at(1), {m}, work), rstd = output_buffer(outs.at(2), {m}, work);
   const T* xp = x.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
   const T* bp = b ? bt.data<T>() : nullptr;
@@ -84,7 +84,7 @@ void layer_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
                             [&]<typename T>(DType work, bool exact) {
                               return layer_norm_t<T>(x, w, b, m, n, eps, work, exact, outs);
                             });
-  for (size_t i = 0; i < 3; ++i) store_norm(r[i].tensor(), outs.at(i));
+  for (size_t i = 0; i < 3; ++i) store_output(r[i].tensor(), outs.at(i));
 }
 
 // One pass over the rows: each row's dot products (dy*w against x - mean), then its dx and its
@@ -104,7 +104,7 @@ std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x
   const T* wp = w ? wt.data<T>() : nullptr;
   const StatLoops<T>& k = stat_loops<T>();
   const bool want_dx = mask.at(0), want_params = mask.at(1) || mask.at(2);
-  Tensor dx = want_dx ? norm_buffer(outs.at(0), x_in.shape(), work) : Tensor();
+  Tensor dx = want_dx ? output_buffer(outs.at(0), x_in.shape(), work) : Tensor();
   T* dxp = want_dx ? dx.data<T>() : nullptr;
   if constexpr (sizeof(T) == 8) {
     if (exact) {
@@ -178,7 +178,7 @@ void layer_norm_backward_kernel(const OpDef&, const Args& a, const Values& outs)
                                                               work, exact, outs);
                             });
   for (size_t i = 0; i < 3; ++i)
-    if (r[i].is_tensor()) store_norm(r[i].tensor(), outs.at(i));
+    if (r[i].is_tensor()) store_output(r[i].tensor(), outs.at(i));
 }
 
 // ---- group norm ----
@@ -198,9 +198,9 @@ std::optional<Values> group_norm_t(const Tensor& input, const OptT& w, const Opt
                                    const Values& outs) {
   const Tensor x = norm_in(input, work);
   const Tensor wt = w ? norm_in(*w, work) : Tensor(), bt = b ? norm_in(*b, work) : Tensor();
-  Tensor y = norm_buffer(outs.at(0), input.shape(), work);
-  Tensor mean = norm_buffer(outs.at(1), {g.n, g.group}, work),
-         rstd = norm_buffer(outs.at(2), {g.n, g.group}, work);
+  Tensor y = output_buffer(outs.at(0), input.shape(), work);
+  Tensor mean = output_buffer(outs.at(1), {g.n, g.group}, work),
+         rstd = output_buffer(outs.at(2), {g.n, g.group}, work);
   const int64_t d = g.c / g.group, k = d * g.hxw;
   const T* xp = x.data<T>();
   const T* wp = w ? wt.data<T>() : nullptr;
@@ -243,7 +243,7 @@ void group_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
                             [&]<typename T>(DType work, bool exact) {
                               return group_norm_t<T>(x, w, b, g, eps, work, exact, outs);
                             });
-  for (size_t i = 0; i < 3; ++i) store_norm(r[i].tensor(), outs.at(i));
+  for (size_t i = 0; i < 3; ++i) store_output(r[i].tensor(), outs.at(i));
 }
 
 // ds[n, c] = sum_hw dy * (x - mean) and db[n, c] = sum_hw dy per channel (centred on the
@@ -266,7 +266,7 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
   const int64_t d = g.c / g.group, k = d * g.hxw;
   if constexpr (sizeof(T) == 8) {
     if (exact) {
-      Tensor dx = mask.at(0) ? norm_buffer(outs.at(0), x_in.shape(), work) : Tensor();
+      Tensor dx = mask.at(0) ? output_buffer(outs.at(0), x_in.shape(), work) : Tensor();
       Tensor dg = Tensor::uninitialized({g.c}, work), dbt = Tensor::uninitialized({g.c}, work);
       group_norm_backward_exact(dyp, xp, mp, rp, wp, g.n, g.c, g.hxw, g.group,
                                 mask.at(0) ? dx.data<T>() : nullptr, dg.data<T>(), dbt.data<T>());
@@ -294,7 +294,7 @@ std::optional<Values> group_norm_backward_t(const Tensor& dy_in, const Tensor& x
   auto gamma = [&](int64_t ch) { return wp ? static_cast<double>(wp[ch]) : 1.0; };
   Values out(3);
   if (mask.at(0)) {
-    Tensor dx = norm_buffer(outs.at(0), x_in.shape(), work);
+    Tensor dx = output_buffer(outs.at(0), x_in.shape(), work);
     T* dxp = dx.data<T>();
     const double s = k > 0 ? 1.0 / static_cast<double>(k) : 0.0;
     const bool stream = stream_output(dx.numel() * static_cast<int64_t>(sizeof(T)), g.hxw);
@@ -372,7 +372,7 @@ void group_norm_backward_kernel(const OpDef&, const Args& a, const Values& outs)
                  return group_norm_backward_t<T>(dy, x, mean, rstd, w, g, mask, work, exact, outs);
                });
   for (size_t i = 0; i < 3; ++i)
-    if (r[i].is_tensor()) store_norm(r[i].tensor(), outs.at(i));
+    if (r[i].is_tensor()) store_output(r[i].tensor(), outs.at(i));
 }
 
 }  // namespace

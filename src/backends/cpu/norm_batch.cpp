@@ -53,7 +53,7 @@ std::optional<Values> bn_forward_t(const Tensor& input, const OptT& w, const Opt
                                    double eps, const BatchLayout& l, DType work, bool exact,
                                    const Values& outs) {
   const Tensor x = norm_in(input, work);
-  Tensor y = norm_buffer(outs.at(0), input.shape(), work);
+  Tensor y = output_buffer(outs.at(0), input.shape(), work);
   const std::vector<double> wv = channel_values(w, l.c, 1.0), bv = channel_values(b, l.c, 0.0);
   std::vector<double> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c)),
       var_sum(static_cast<size_t>(l.c));
@@ -129,7 +129,7 @@ void bn_forward(const Tensor& x, const OptT& w, const OptT& b, const OptT& rm, c
   const Values r = run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
     return bn_forward_t<T>(x, w, b, rm, rv, training, momentum, eps, l, work, exact, outs);
   });
-  store_norm(r[0].tensor(), outs.at(0));
+  store_output(r[0].tensor(), outs.at(0));
 }
 
 void native_batch_norm_kernel(const OpDef&, const Args& a, const Values& outs) {
@@ -160,7 +160,7 @@ std::optional<Values> bn_backward_t(const Tensor& g_in, const Tensor& x_in,
   const T* gp = g.data<T>();
   const T* xp = x.data<T>();
   std::vector<double> sum(static_cast<size_t>(l.c)), dotp(static_cast<size_t>(l.c));
-  Tensor gi = mask.at(0) ? norm_buffer(outs.at(0), x_in.shape(), work) : Tensor();
+  Tensor gi = mask.at(0) ? output_buffer(outs.at(0), x_in.shape(), work) : Tensor();
   T* gip = mask.at(0) ? gi.data<T>() : nullptr;
   const int64_t plane = l.c * l.inner;
   const double n = static_cast<double>(l.n);
@@ -235,7 +235,7 @@ void bn_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Values r = run_norm(x.dtype(), force, [&]<typename T>(DType work, bool exact) {
     return bn_backward_t<T>(g, x, st.mean, st.invstd, st.weight, train, mask, l, work, exact, outs);
   });
-  if (mask.at(0)) store_norm(r[0].tensor(), outs.at(0));
+  if (mask.at(0)) store_output(r[0].tensor(), outs.at(0));
 }
 
 }  // namespace

@@ -25,23 +25,6 @@ inline Tensor norm_in(const Tensor& t, DType work) { return contiguous_as(t, wor
 // `t` (in the work dtype) as `dt`.
 inline Tensor norm_out(const Tensor& t, DType dt) { return contiguous_as(t, dt); }
 
-// A norm's result `t` (work dtype, contiguous) into the meta function's output `out`: nothing
-// to do when it was computed there, else converted in.
-inline void store_norm(const Tensor& t, const Value& out) {
-  if (!out.is_tensor()) return;
-  const Tensor& o = out.tensor();
-  if (t.data_ptr() == o.data_ptr() && t.dtype() == o.dtype()) return;
-  copy_into(t.view(o.shape()), o);
-}
-
-// The meta function's output `o` as the contiguous [shape] buffer a norm computes into when it
-// is in the work dtype, else a fresh one (converted in by store_norm).
-inline Tensor norm_buffer(const Value& o, const Shape& shape, DType work) {
-  if (o.is_tensor() && o.tensor().dtype() == work && o.tensor().is_contiguous())
-    return o.tensor().view(shape);
-  return Tensor::uninitialized(shape, work);
-}
-
 template <typename T>
 Moments row_moments(const T* x, int64_t n, bool exact);
 

@@ -239,6 +239,18 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
     // Stride-0 inputs: the element whose value the block holds, and for how many elements.
     const char* cached[kMaxOperands] = {};
     int64_t cached_n[kMaxOperands] = {};
+    // Input k's one value at `p` repeated over the first n elements of its block (filled only
+    // when the block does not hold that value that far already).
+    auto broadcast = [&](int k, const char* p, int64_t n) -> const C* {
+      if (cached[k] != p || cached_n[k] < n) {
+        C v;
+        load_row<C>(p, 0, ops[k].dtype, &v, 1, cv);
+        std::fill(buf[k], buf[k] + n, v);
+        cached[k] = p;
+        cached_n[k] = n;
+      }
+      return buf[k];
+    };
     std::vector<int64_t> idx(nd, 0);
     int64_t rem = lo / inner;
     for (int d = nd - 2; d >= 0; --d) {
@@ -272,14 +284,7 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
             if (s0 == 1 && s1 == inner && Native<C>::is(o.dtype)) {
               in[k - 1] = reinterpret_cast<const C*>(row[k]);
             } else if (s0 == 0 && s1 == 0) {
-              if (cached[k] != row[k] || cached_n[k] < n) {
-                C v;
-                load_row<C>(row[k], 0, o.dtype, &v, 1, cv);
-                std::fill(buf[k], buf[k] + n, v);
-                cached[k] = row[k];
-                cached_n[k] = n;
-              }
-              in[k - 1] = buf[k];
+              in[k - 1] = broadcast(k, row[k], n);
             } else {
               for (int64_t r = 0; r < rows; ++r)
                 load_row<C>(row[k] + r * s1 * o.isize, s0, o.dtype, buf[k] + r * inner, inner, cv);
@@ -326,14 +331,7 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
           } else if (s == 0) {
             // Broadcast along the row: fill only as much of the block as this run needs (rows
             // of a [N, 192] * [N, 1] product are 192 long).
-            if (cached[k] != p || cached_n[k] < n) {
-              C v;
-              load_row<C>(p, 0, o.dtype, &v, 1, cv);
-              std::fill(buf[k], buf[k] + n, v);
-              cached[k] = p;
-              cached_n[k] = n;
-            }
-            in[k - 1] = buf[k];
+            in[k - 1] = broadcast(k, p, n);
           } else {
             load_row<C>(p, s, o.dtype, buf[k], n, cv);
             cached[k] = nullptr;

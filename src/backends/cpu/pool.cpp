@@ -161,19 +161,6 @@ void forward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor& 
   });
 }
 
-// `out` itself when it is contiguous in dtype `ct`, else a contiguous buffer of its shape in
-// `ct` (converted and laid out into `out` by finish()).
-Tensor buffer_for(const Tensor& out, DType ct) {
-  if (out.dtype() == ct && out.is_contiguous()) return out;
-  return Tensor::uninitialized(out.shape(), ct);
-}
-
-// `res` into `out`: nothing when it was computed there, else converted and laid out.
-void finish(const Tensor& res, const Tensor& out) {
-  if (res.data_ptr() == out.data_ptr() && res.dtype() == out.dtype()) return;
-  copy_into(res, out);
-}
-
 // Into the meta function's outputs: `outs[0]` the pooled values, and for max pooling
 // `outs[1]` the indices.
 void run_forward(const Geo& geo, const PoolSpec& s, const Tensor& self, const Values& outs) {
@@ -185,16 +172,16 @@ void run_forward(const Geo& geo, const PoolSpec& s, const Tensor& self, const Va
     return;
   }
   if (geo.planes == 0) return;
-  const Tensor idx = with_index ? buffer_for(outs.at(1).tensor(), DType::Int64) : Tensor();
+  const Tensor idx = with_index ? output_buffer(outs.at(1), geo.out_shape, DType::Int64) : Tensor();
   int64_t* ip = with_index ? idx.data<int64_t>() : nullptr;
   const DType ct = self.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
-  const Tensor y = buffer_for(out, ct);
+  const Tensor y = output_buffer(outs.at(0), geo.out_shape, ct);
   if (ct == DType::Float64)
     forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, ct), y.data<double>(), ip);
   else
     forward_planes(geo, g, s.kind, planes_in(self, geo.nsp, ct), y.data<float>(), ip);
-  finish(y, out);
-  if (with_index) finish(idx, outs.at(1).tensor());
+  store_output(y, outs.at(0));
+  if (with_index) store_output(idx, outs.at(1));
 }
 
 template <typename E>
@@ -235,7 +222,8 @@ void backward_planes(const Geo& geo, const PoolGeom& g, Kind kind, const Tensor&
 
 // Into the meta function's grad_input `gi` (self's shape, grad_output's dtype).
 void run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, const Tensor& indices,
-                  const Tensor& gi) {
+                  const Value& out) {
+  const Tensor& gi = out.tensor();
   const PoolGeom g = geom_of(geo, s);
   if (geo.planes == 0) return;
   if (s.kind == Kind::Avg && avg_identity(g)) {
@@ -246,7 +234,7 @@ void run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, con
   const DType dt = gi.dtype();
   // f64 and (average pooling's) int64 in their own dtype, the others in f32.
   const DType ct = dt == DType::Float64 || dt == DType::Int64 ? dt : DType::Float32;
-  const Tensor r = buffer_for(gi, ct);
+  const Tensor r = output_buffer(out, gi.shape(), ct);
   const Tensor go = planes_in(grad_out, geo.nsp, ct);
   if (ct == DType::Float64)
     backward_planes(geo, g, s.kind, go, ind, r.data<double>());
@@ -254,7 +242,7 @@ void run_backward(const Geo& geo, const PoolSpec& s, const Tensor& grad_out, con
     backward_planes(geo, g, s.kind, go, ind, r.data<int64_t>());
   else
     backward_planes(geo, g, s.kind, go, ind, r.data<float>());
-  finish(r, gi);
+  store_output(r, out);
 }
 
 // The kernels below compute into their op's meta function's outputs (KernelEntry::run_into):
@@ -276,8 +264,7 @@ void max_pool_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Geo g = pooling::window_geo(N == 2 ? "max_pool2d" : "max_pool3d", self, N,
                                     a.value("kernel_size"), a.value("stride"), a.value("padding"),
                                     &a.value("dilation"), a.flag("ceil_mode"));
-  run_backward(g, PoolSpec{Kind::Max}, a.tensor("grad_output"), a.tensor("indices"),
-               outs.at(0).tensor());
+  run_backward(g, PoolSpec{Kind::Max}, a.tensor("grad_output"), a.tensor("indices"), outs.at(0));
 }
 
 void adaptive_max_kernel(const OpDef&, const Args& a, const Values& outs) {
@@ -291,7 +278,7 @@ void adaptive_max_backward_kernel(const OpDef&, const Args& a, const Values& out
   const Tensor& self = a.tensor("self");
   const Geo g = pooling::adaptive_geo("adaptive_max_pool2d", self, 2,
                                       Value(std::vector<int64_t>{go.size(-2), go.size(-1)}));
-  run_backward(g, PoolSpec{Kind::Max}, go, a.tensor("indices"), outs.at(0).tensor());
+  run_backward(g, PoolSpec{Kind::Max}, go, a.tensor("indices"), outs.at(0));
 }
 
 PoolSpec avg_spec(const Args& a) {
@@ -313,7 +300,7 @@ void avg_pool_backward_kernel(const OpDef&, const Args& a, const Values& outs) {
   const Geo g =
       pooling::window_geo(N == 2 ? "avg_pool2d" : "avg_pool3d", self, N, a.value("kernel_size"),
                           a.value("stride"), a.value("padding"), nullptr, a.flag("ceil_mode"));
-  run_backward(g, avg_spec(a), a.tensor("grad_output"), Tensor(), outs.at(0).tensor());
+  run_backward(g, avg_spec(a), a.tensor("grad_output"), Tensor(), outs.at(0));
 }
 
 template <int N>
@@ -332,7 +319,7 @@ void adaptive_avg_backward_kernel(const OpDef&, const Args& a, const Values& out
   for (int64_t i = N; i >= 1; --i) os.push_back(go.size(-i));
   const Geo g = pooling::adaptive_geo(N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", self,
                                       N, Value(os));
-  run_backward(g, PoolSpec{Kind::Avg}, go, Tensor(), outs.at(0).tensor());
+  run_backward(g, PoolSpec{Kind::Avg}, go, Tensor(), outs.at(0));
 }
 
 // Floating dtypes; average pooling takes int64 too; the other integer dtypes and bool are taken

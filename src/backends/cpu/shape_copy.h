@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "crucible/core/tensor.h"
+#include "crucible/core/value.h"
 
 namespace crucible::cpu {
 
@@ -118,6 +119,22 @@ void write_rows(const Tensor& out, int64_t outer, const std::vector<Piece>& piec
 // dst = src: same shape (src may be expanded to it); any strides; dtypes may differ (then the
 // elementwise engine converts). dst's elements must be distinct and not overlap src.
 void copy_into(const Tensor& src, const Tensor& dst);
+// A destination-passing kernel's buffer for the meta function's output `out`: out itself (viewed
+// as `shape`) when it is contiguous in the dtype the kernel computes in, else a fresh contiguous
+// tensor of that dtype, which store_output converts and lays out into out.
+inline Tensor output_buffer(const Value& out, const Shape& shape, DType work) {
+  if (out.is_tensor() && out.tensor().dtype() == work && out.tensor().is_contiguous())
+    return out.tensor().view(shape);
+  return Tensor::uninitialized(shape, work);
+}
+// The result `t` (contiguous) into the meta function's output `out`: nothing to do when it was
+// computed there (output_buffer gave out itself), else converted and laid out into it.
+inline void store_output(const Tensor& t, const Value& out) {
+  if (!out.is_tensor()) return;
+  const Tensor& o = out.tensor();
+  if (t.data_ptr() == o.data_ptr() && t.dtype() == o.dtype()) return;
+  copy_into(t.view(o.shape()), o);
+}
 // A new contiguous tensor holding src's values (as dtype `dt`).
 Tensor contiguous_copy(const Tensor& src, DType dt);
 inline Tensor contiguous_copy(const Tensor& src) { return contiguous_copy(src, src.dtype()); }
