@@ -105,10 +105,10 @@ TEST(VariantDerivation, EveryCpuKernelIsACatalogOp) {
     EXPECT_NE(cat().find(name), nullptr) << name << " has a cpu kernel but is not in the catalog";
 }
 
-// The elementwise, reduction, softmax, mse, norm, embedding, distance, convolution, pooling and
-// matmul kernels are destination-passing: the op's meta function checks a call once and its outputs
-// are allocated before the kernel runs; the elementwise entries lay out their fresh outputs as
-// ATen's TensorIterator does.
+// The elementwise, reduction, softmax, mse, norm, embedding, distance, convolution, pooling,
+// matmul, padding, join and factory kernels are destination-passing: the op's meta function checks
+// a call once and its outputs are allocated before the kernel runs; the elementwise entries lay out
+// their fresh outputs as ATen's TensorIterator does.
 TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunctionsOutputs) {
   const char* const destination_passing[] = {"aten.add.Tensor",
                                              "aten.sub.out",
@@ -153,7 +153,19 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
                                              "aten.mm.default",
                                              "aten.addmm.default",
                                              "aten.bmm.default",
-                                             "aten.baddbmm.default"};
+                                             "aten.baddbmm.default",
+                                             "aten.reflection_pad2d.default",
+                                             "aten.replication_pad3d_backward.default",
+                                             "aten.constant_pad_nd.default",
+                                             "aten.cat.default",
+                                             "aten.stack.default",
+                                             "aten.roll.default",
+                                             "aten.tril.default",
+                                             "aten.empty_strided.default",
+                                             "aten.full_like.default",
+                                             "aten.fill.Tensor",
+                                             "aten.copy.default",
+                                             "aten.arange.start_step"};
   for (const char* n : destination_passing) {
     const cpu::KernelEntry* e = cpu::kernel_table().find(n);
     ASSERT_NE(e, nullptr) << n;

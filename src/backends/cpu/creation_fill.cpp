@@ -1,13 +1,14 @@
 // The cpu backend's fill.Scalar / fill.Tensor (empty_like(self).fill_(value)), copy (the
 // functional copy_: a preserve-format clone of self with src broadcast into it) and arange.
 //
-// ATen's rules (as the catalog's creation_fill.cpp states them; the argument checks and arange's
-// length are the shared ones of crucible/ops/rules/creation.h and copy.h): the fill value goes
-// through c10's checked conversion into self's dtype; fill.Tensor takes the item() of a 0-d
-// tensor. arange: without a dtype, all-integral bounds give i64, anything else f32; step 0, a sign
-// mismatch and non-finite bounds raise; integral dtypes count in int64 (the scalars truncated
-// first; i64's length from the truncated integers) and wrap, floating ones compute
-// start + i * step in double and round once; bool is refused.
+// Destination-passing: the meta functions (the catalog's creation_fill.cpp, with the shared rules
+// of crucible/ops/rules/creation.h and copy.h) checked the call and laid out the output (self's
+// preserve-format strides; arange's length and dtype). The fill value goes through c10's checked
+// conversion into self's dtype; fill.Tensor takes the item() of a 0-d tensor. arange: without a
+// dtype, all-integral bounds give i64, anything else f32; step 0, a sign mismatch and non-finite
+// bounds raise; integral dtypes count in int64 (the scalars truncated first; i64's length from the
+// truncated integers) and wrap, floating ones compute start + i * step in double and round once;
+// bool is refused.
 #include <vector>
 
 #include "backends/cpu/parallel.h"
@@ -24,43 +25,18 @@ namespace crucible::cpu {
 
 namespace {
 
-Tensor like_of(const Tensor& self) {
-  return Tensor::uninitialized_strided(
-      self.shape(), creation::like_strides(self, MemoryFormat::Preserve), self.dtype());
+void fill_scalar(const OpDef&, const Args& a, const Values& out) {
+  const Tensor& o = out[0].tensor();
+  fill_output(o, pattern_of_scalar(a.scalar("value"), o.dtype()));
 }
 
-// Fills a fresh dense tensor with `s` converted (checked) to its dtype.
-void fill_fresh(const Tensor& out, const Scalar& s) {
-  Tensor one = Tensor::uninitialized({}, out.dtype());
-  creation::fill_with(one, s);  // raises "value cannot be converted ... without overflow"
-  if (out.numel() == 0) return;
-  const Pattern p = pattern_of(one.data_ptr(), static_cast<int64_t>(one.itemsize()));
-  fill_bytes(static_cast<char*>(out.data_ptr()), out.numel() * p.isize, p);
+void fill_tensor(const OpDef&, const Args& a, const Values& out) {
+  const Tensor& o = out[0].tensor();
+  fill_output(o, pattern_of_scalar(creation::fill_value(a.value("value")), o.dtype()));
 }
 
-Values fill_scalar(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor out = like_of(a.tensor("self"));
-  fill_fresh(out, a.scalar("value"));
-  return {Value(out)};
-}
-
-Values fill_tensor(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Scalar s = creation::fill_value(a.value("value"));
-  const Tensor out = like_of(a.tensor("self"));
-  fill_fresh(out, s);
-  return {Value(out)};
-}
-
-Values copy(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  copy_ops::check_broadcasts_to(self, src);
-  const Tensor out = like_of(self);
-  copy_into(src, out);
-  return {Value(out)};
+void copy(const OpDef&, const Args& a, const Values& out) {
+  copy_into(a.tensor("src"), out[0].tensor());
 }
 
 // ---- arange -----------------------------------------------------------------------------------
@@ -115,46 +91,28 @@ void write_integral(const Tensor& out, int64_t s, int64_t st) {
   }
 }
 
-Tensor arange_of(const Scalar& start, const Scalar& end, const Scalar& step, const Value& dt_v) {
-  const auto [dtype, n] = creation::arange_spec(start, end, step, dt_v);
-  Tensor out = Tensor::uninitialized({n}, dtype);
-  if (is_floating(dtype))
+// start + i * step into out (the meta function gave its length and dtype); the bounds are the
+// call's, absent ones 0 and 1.
+void arange(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
+  const Scalar start = a.has("start") ? a.scalar("start") : Scalar(int64_t{0});
+  const Scalar step = a.has("step") ? a.scalar("step") : Scalar(int64_t{1});
+  if (is_floating(out.dtype()))
     write_floating(out, creation::arange_double(start), creation::arange_double(step));
   else
     write_integral(out, creation::arange_int(start), creation::arange_int(step));
-  return out;
-}
-
-Values arange(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  creation::check_layout(a, a.index("layout"));
-  return {
-      Value(arange_of(Scalar(int64_t{0}), a.scalar("end"), Scalar(int64_t{1}), a.value("dtype")))};
-}
-
-Values arange_start(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  creation::check_layout(a, a.index("layout"));
-  return {
-      Value(arange_of(a.scalar("start"), a.scalar("end"), Scalar(int64_t{1}), a.value("dtype")))};
-}
-
-Values arange_start_step(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  creation::check_layout(a, a.index("layout"));
-  return {Value(arange_of(a.scalar("start"), a.scalar("end"), a.scalar("step"), a.value("dtype")))};
 }
 
 }  // namespace
 
 void register_creation_fill_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
-  t.add("aten.fill.Scalar", {&fill_scalar, &shape_supports, all});
-  t.add("aten.fill.Tensor", {&fill_tensor, &shape_supports, all});
-  t.add("aten.copy.default", {&copy, &shape_supports, all});
-  t.add("aten.arange.default", {&arange, &shape_factory_supports, all});
-  t.add("aten.arange.start", {&arange_start, &shape_factory_supports, all});
-  t.add("aten.arange.start_step", {&arange_start_step, &shape_factory_supports, all});
+  t.add("aten.fill.Scalar", {.supports = &shape_supports, .dtypes = all, .run_into = &fill_scalar});
+  t.add("aten.fill.Tensor", {.supports = &shape_supports, .dtypes = all, .run_into = &fill_tensor});
+  t.add("aten.copy.default", {.supports = &shape_supports, .dtypes = all, .run_into = &copy});
+  for (const char* n : {"aten.arange.default", "aten.arange.start", "aten.arange.start_step"})
+    t.add(n, {.supports = &shape_factory_supports, .dtypes = all, .run_into = &arange});
 }
 
 }  // namespace crucible::cpu

@@ -4,11 +4,12 @@
 // contiguous in its input is one memcpy, other layouts are gathered run by run, and inputs of
 // another dtype are converted once up front by the elementwise engine.
 //
-// ATen's rules (TensorShape.cpp, PyTorch 2.x; checked by crucible/ops/rules/join.h): a non-empty
-// list; 0-d inputs raise; 1-d inputs of size 0 are skipped (legacy) but still take part in the
-// result type; the dim is wrapped against the first input that is not skipped (none: the result
-// is [0]); the others need as many dims and equal sizes outside `dim`. stack: equal shapes, dim
-// wrapped against dim() + 1, then cat of the inputs unsqueezed there.
+// ATen's rules (TensorShape.cpp, PyTorch 2.x; crucible/ops/rules/join.h), which the meta function
+// checked before the kernel runs: a non-empty list; 0-d inputs raise; 1-d inputs of size 0 are
+// skipped (legacy) but still take part in the result type; the dim is wrapped against the first
+// input that is not skipped (none: the result is [0]); the others need as many dims and equal sizes
+// outside `dim`. stack: equal shapes, dim wrapped against dim() + 1, then cat of the inputs
+// unsqueezed there.
 #include <vector>
 
 #include "backends/cpu/shape_copy.h"
@@ -21,10 +22,10 @@ namespace crucible::cpu {
 
 namespace {
 
-Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim) {
-  const join::CatSpec spec = join::cat_spec(ts, dim);
-  Tensor out = Tensor::uninitialized(spec.shape, spec.dtype);
-  if (out.numel() == 0) return out;
+// The inputs (checked) concatenated along `dim` into `out`, of cat's shape and result type.
+void cat_tensors(const std::vector<Tensor>& ts, int64_t dim, const Tensor& out) {
+  if (out.numel() == 0) return;
+  const join::CatSpec spec = join::cat_spec(ts, dim);  // the wrapped dim and the result type
   const int64_t d = spec.dim;
   const DType out_t = spec.dtype;
   int64_t outer = 1;
@@ -37,27 +38,24 @@ Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim) {
     pieces.push_back(copy_piece(src, outer));
   }
   write_rows(out, outer, pieces);
-  return out;
 }
 
-Values cat(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return {Value(cat_tensors(a.tensors("tensors"), a.integer("dim")))};
+void cat(const OpDef&, const Args& a, const Values& out) {
+  cat_tensors(a.tensors("tensors"), a.integer("dim"), out[0].tensor());
 }
 
-Values stack(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void stack(const OpDef&, const Args& a, const Values& out) {
   int64_t d = 0;
   const std::vector<Tensor> us = join::stack_inputs(a.tensors("tensors"), a.integer("dim"), d);
-  return {Value(cat_tensors(us, d))};
+  cat_tensors(us, d, out[0].tensor());
 }
 
 }  // namespace
 
 void register_cat_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
-  t.add("aten.cat.default", {&cat, &shape_supports, all});
-  t.add("aten.stack.default", {&stack, &shape_supports, all});
+  t.add("aten.cat.default", {.supports = &shape_supports, .dtypes = all, .run_into = &cat});
+  t.add("aten.stack.default", {.supports = &shape_supports, .dtypes = all, .run_into = &stack});
 }
 
 }  // namespace crucible::cpu

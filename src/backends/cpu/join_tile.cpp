@@ -7,10 +7,11 @@
 //    one after another.
 //  - tril/triu write each row of the last two dims as the kept run of self and zeros.
 //
-// ATen's rules (TensorShape.cpp, TensorTransformations.cpp, TriangularOps.cpp): repeat needs
-// at least self.dim() repeats, a negative result size raises; flip's dims are wrapped and may
-// not repeat; roll without dims shifts the flattened tensor (one shift only), else shifts and
-// dims pair up and shifts of one dim add; tril/triu need >= 2 dims.
+// Destination-passing: the meta functions (ops/join.cpp: ATen's TensorShape.cpp,
+// TensorTransformations.cpp and TriangularOps.cpp rules: repeat needs at least self.dim()
+// repeats and no negative result size; flip's dims may not repeat; roll's shifts and dims pair
+// up; tril/triu need >= 2 dims) checked the call and sized the contiguous output. Roll without
+// dims shifts the flattened tensor; shifts of one dim add.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -24,68 +25,44 @@ namespace crucible::cpu {
 
 namespace {
 
-Values repeat(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void repeat(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   const std::vector<int64_t> reps = a.ints("repeats");
   const auto nr = static_cast<int64_t>(reps.size());
-  CRUCIBLE_CHECK(nr >= self.dim(),
-                 "Number of dimensions of repeat dims can not be smaller than number of "
-                 "dimensions of tensor");
   const int64_t lead = nr - self.dim();
-  Shape shape(static_cast<size_t>(nr));
   Shape tiled, tiled_strides;  // [r0, s0, r1, s1, ...] and [0, st0, 0, st1, ...]
   for (int64_t i = 0; i < nr; ++i) {
-    const int64_t s = i < lead ? 1 : self.shape()[i - lead];
-    shape[i] = s * reps[i];
-    tiled.insert(tiled.end(), {reps[i], s});
+    tiled.insert(tiled.end(), {reps[i], i < lead ? 1 : self.shape()[i - lead]});
     tiled_strides.insert(tiled_strides.end(), {0, i < lead ? 0 : self.strides()[i - lead]});
   }
-  for (int64_t s : shape)
-    if (s < 0)
-      op_error("Trying to create tensor with negative dimension " + std::to_string(s) + ": " +
-               shape_str(shape));
-  Tensor out = Tensor::uninitialized(shape, self.dtype());
-  if (out.numel() == 0) return {Value(out)};
   copy_into(Tensor::from_storage(self.storage(), self.offset(), tiled, tiled_strides, self.dtype()),
             out.view(tiled));
-  return {Value(out)};
 }
 
-std::vector<bool> dim_mask(const std::vector<int64_t>& dims, int64_t ndim) {
-  std::vector<bool> m(static_cast<size_t>(std::max<int64_t>(ndim, 1)), false);
-  for (int64_t d : dims) {
-    const auto w = static_cast<size_t>(wrap_dim(d, ndim));
-    if (m[w]) op_error("dim " + std::to_string(w) + " appears multiple times in the list of dims");
-    m[w] = true;
-  }
-  return m;
-}
-
-Values flip(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void flip(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
-  const std::vector<bool> m = dim_mask(a.ints("dims"), self.dim());
-  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  if (out.numel() == 0) return {Value(out)};
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   int64_t offset = self.offset();
   Shape strides = self.strides();
+  // A 0-d self takes dim 0 or -1 (wrapped as for one dim); there is nothing to flip.
+  std::vector<bool> flipped(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
+  for (int64_t d : a.ints("dims")) flipped[static_cast<size_t>(wrap_dim(d, self.dim()))] = true;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (!m[static_cast<size_t>(d)]) continue;
+    if (!flipped[static_cast<size_t>(d)]) continue;
     offset += (self.shape()[d] - 1) * strides[d];
     strides[d] = -strides[d];
   }
   // A view with negative strides: only the byte movers read it (Tensor::as_strided refuses it).
   copy_into(Tensor::from_storage(self.storage(), offset, self.shape(), strides, self.dtype()), out);
-  return {Value(out)};
 }
 
 int64_t pos_mod(int64_t x, int64_t n) { return ((x % n) + n) % n; }
 
-// x rolled by `shift` along dim d, as a new contiguous tensor.
-Tensor roll_dim(const Tensor& x, int64_t d, int64_t shift) {
-  Tensor out = Tensor::uninitialized(x.shape(), x.dtype());
-  if (out.numel() == 0) return out;
+// x rolled by `shift` along dim d, written into the contiguous `out` of x's shape.
+void roll_dim(const Tensor& x, int64_t d, int64_t shift, const Tensor& out) {
   const int64_t n = x.shape()[d];
   const int64_t s = pos_mod(shift, n);
   int64_t outer = 1;
@@ -94,46 +71,41 @@ Tensor roll_dim(const Tensor& x, int64_t d, int64_t shift) {
   if (s > 0) pieces.push_back(copy_piece(x.slice(d, n - s, n), outer));
   if (s < n) pieces.push_back(copy_piece(x.slice(d, 0, n - s), outer));
   write_rows(out, outer, pieces);
-  return out;
 }
 
-Values roll(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void roll(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   const std::vector<int64_t> shifts = a.ints("shifts");
   const std::vector<int64_t> dims = a.ints("dims");
   if (dims.empty()) {
-    if (shifts.size() != 1)
-      op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
-               ", dims:0");
-    const Tensor flat = contiguous_copy(self).view({-1});
-    return {Value(roll_dim(flat, 0, flat.numel() > 0 ? shifts[0] : 0).view(self.shape()))};
+    roll_dim(contiguous_copy(self).view({-1}), 0, shifts[0], out.view({-1}));
+    return;
   }
-  if (shifts.size() != dims.size())
-    op_error("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
-             ", dims:" + std::to_string(dims.size()));
-  CRUCIBLE_CHECK(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
   std::vector<int64_t> shift(static_cast<size_t>(self.dim()), 0);
   for (size_t i = 0; i < dims.size(); ++i)
     shift[static_cast<size_t>(wrap_dim(dims[i], self.dim()))] += shifts[i];
-  Tensor out;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    const int64_t n = self.shape()[d];
-    if (n == 0 || pos_mod(shift[static_cast<size_t>(d)], n) == 0) continue;
-    out = roll_dim(out.defined() ? out : self, d, shift[static_cast<size_t>(d)]);
+  std::vector<int64_t> rolled;  // the dims that move, each rolled in turn
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (pos_mod(shift[static_cast<size_t>(d)], self.shape()[d]) != 0) rolled.push_back(d);
+  if (rolled.empty()) return copy_into(self, out);
+  // Every roll but the last goes through a scratch tensor; the last writes the output.
+  Tensor from = self;
+  for (size_t k = 0; k < rolled.size(); ++k) {
+    const int64_t d = rolled[k];
+    const Tensor to =
+        k + 1 == rolled.size() ? out : Tensor::uninitialized(self.shape(), self.dtype());
+    roll_dim(from, d, shift[static_cast<size_t>(d)], to);
+    from = to;
   }
-  return {Value(out.defined() ? out : contiguous_copy(self))};
 }
 
 // tril (lower) keeps j - i <= diagonal, triu keeps j - i >= diagonal; zeros elsewhere.
-Values tri(const Args& a, bool lower) {
+void tri(const Args& a, bool lower, const Tensor& out) {
   const Tensor& self = a.tensor("self");
   const int64_t diag = a.integer("diagonal");
-  if (self.dim() < 2)
-    op_error(std::string(lower ? "tril" : "triu") +
-             ": input tensor must have at least 2 dimensions");
-  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  if (out.numel() == 0) return {Value(out)};
+  if (out.numel() == 0) return;
   const int64_t rows = self.shape()[self.dim() - 2], cols = self.shape()[self.dim() - 1];
   const Walk w = walk_of(self);
   const int64_t is = w.isize;
@@ -167,21 +139,21 @@ Values tri(const Args& a, bool lower) {
                     e += j1 - j0;
                   }
                 });
-  return {Value(out)};
 }
 
-Values tril(const OpDef& op, const Values& a) { return tri(Args(a, op.schema), true); }
-Values triu(const OpDef& op, const Values& a) { return tri(Args(a, op.schema), false); }
+void tril(const OpDef&, const Args& a, const Values& o) { tri(a, true, o[0].tensor()); }
+void triu(const OpDef&, const Args& a, const Values& o) { tri(a, false, o[0].tensor()); }
 
 }  // namespace
 
 void register_tile_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
-  t.add("aten.repeat.default", {&repeat, &shape_supports, all});
-  t.add("aten.flip.default", {&flip, &shape_supports, all});
-  t.add("aten.roll.default", {&roll, &shape_supports, all});
-  t.add("aten.tril.default", {&tril, &shape_supports, all});
-  t.add("aten.triu.default", {&triu, &shape_supports, all});
+  for (auto [name, fn] : {std::pair{"aten.repeat.default", &repeat},
+                          {"aten.flip.default", &flip},
+                          {"aten.roll.default", &roll},
+                          {"aten.tril.default", &tril},
+                          {"aten.triu.default", &triu}})
+    t.add(name, {.supports = &shape_supports, .dtypes = all, .run_into = fn});
 }
 
 }  // namespace crucible::cpu

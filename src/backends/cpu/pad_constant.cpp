@@ -5,10 +5,11 @@
 // value where an outer padded dim is outside self; rows are produced in parallel chunks
 // (shape_copy.h). Without padding (crops only) it is a copy of the view.
 //
-// ATen's rules (PadNd.cpp; the checks are crucible/ops/rules/join.h's): pad holds (left, right)
-// pairs from the last dim backwards, an even number of at most 2 * dim(); a negative output size
-// raises; the value is converted to self's dtype as fill_ does (a float truncated for integers,
-// != 0 for bool).
+// Destination-passing: the meta function checked the call (ATen's PadNd.cpp rules,
+// crucible/ops/rules/join.h: pad holds (left, right) pairs from the last dim backwards, an even
+// number of at most 2 * dim(); a negative output size raises) and sized the contiguous output.
+// The value is converted to self's dtype as fill_ does (a float truncated for integers, != 0 for
+// bool).
 #include <algorithm>
 #include <vector>
 
@@ -16,24 +17,24 @@
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
-#include "crucible/ops/rules/join.h"
 
 namespace crucible::cpu {
 
 namespace {
 
-Values constant_pad_nd(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void constant_pad_nd(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
-  std::vector<int64_t> lo;  // padding before each dim of self
-  const Shape shape = join::constant_pad_shape(self, a.ints("pad"), lo);
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
+  const Shape& shape = out.shape();
   const int64_t nd = self.dim();
+  const std::vector<int64_t> pad = a.ints("pad");
+  std::vector<int64_t> lo(static_cast<size_t>(nd), 0);  // padding before each dim of self
+  for (size_t p = 0; 2 * p < pad.size(); ++p) lo[static_cast<size_t>(nd) - 1 - p] = pad[2 * p];
   const Value& v = a.value("value");
   const Pattern value = v.kind() == ValueKind::Float
                             ? pattern_of_double(v.to_double(), self.dtype())
                             : pattern_of_int(v.to_int(), self.dtype());
-  Tensor out = Tensor::uninitialized(shape, self.dtype());
-  if (out.numel() == 0) return {Value(out)};
 
   // The part of self inside the output: output indices [at[d], at[d] + inner_sz[d]) of each dim.
   Tensor part = self;
@@ -47,10 +48,7 @@ Values constant_pad_nd(const OpDef& op, const Values& args) {
     at[d] = o_lo;
     if (o_lo > 0 || o_hi < n) innermost = d;
   }
-  if (innermost < 0) {
-    copy_into(part, out);
-    return {Value(out)};
-  }
+  if (innermost < 0) return copy_into(part, out);
   const int64_t p = innermost;
   int64_t inner = 1;
   for (int64_t d = p + 1; d < nd; ++d) inner *= shape[d];
@@ -110,13 +108,13 @@ Values constant_pad_nd(const OpDef& op, const Values& args) {
                     }
                   }
                 });
-  return {Value(out)};
 }
 
 }  // namespace
 
 void register_pad_kernels(KernelTable& t) {
-  t.add("aten.constant_pad_nd.default", {&constant_pad_nd, &shape_supports, shape_dtypes()});
+  t.add("aten.constant_pad_nd.default",
+        {.supports = &shape_supports, .dtypes = shape_dtypes(), .run_into = &constant_pad_nd});
 }
 
 }  // namespace crucible::cpu

@@ -8,11 +8,9 @@
 // by one thread, which sums, in double and in the reference's order (output rows ascending,
 // then columns), every output row that maps onto it, then rounds once.
 //
-// ATen's rules (ReflectionPad.cpp, ReplicationPadding.cpp, as the catalog's padding.cpp states
-// them): 2 * D pad entries, last dim first; D + 1 or D + 2 (batch) input dims, non-empty except
-// the batch; reflection pads must be smaller than the input dim; a negative output size raises,
-// as does an output whose padded dims are all empty; forward takes the integer dtypes and
-// floating ones (bool raises), backward floating ones; grad_output must have the output shape.
+// Destination-passing: the meta function (ops/padding.cpp: ATen's ReflectionPad.cpp and
+// ReplicationPadding.cpp rules: pad sizes, input dims, reflection pads smaller than the input
+// dim, the output size, the dtypes, grad_output's shape) checked the call and sized the output.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -25,7 +23,6 @@
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
-#include "crucible/ops/rules/norm.h"
 
 namespace crucible::cpu {
 
@@ -38,46 +35,22 @@ std::string op_name(Kind k, int dims, bool backward) {
          std::to_string(dims) + "d" + (backward ? "_backward" : "");
 }
 
-// The checked output shape and, per dim of the input, the output -> input index map (empty for
-// dims that are not padded).
+// The input and output shapes and, per dim of the input, the output -> input index map (empty
+// for dims that are not padded). The meta function (ops/padding.cpp) checked the call.
 struct Plan {
   Shape in, out;
   std::vector<std::vector<int64_t>> maps;
 };
 
-Plan plan_of(Kind kind, int dims, const Shape& in, const std::vector<int64_t>& pad) {
-  if (static_cast<int>(pad.size()) != 2 * dims)
-    op_error("padding size is expected to be " + std::to_string(2 * dims));
+Plan plan_of(Kind kind, int dims, const Shape& in, const Shape& out,
+             const std::vector<int64_t>& pad) {
   const auto nd = static_cast<int64_t>(in.size());
-  bool ok = nd == dims + 1 || nd == dims + 2;
-  for (int64_t i = nd == dims + 2 ? 1 : 0; ok && i < nd; ++i) ok = in[i] != 0;
-  if (!ok)
-    op_error("Expected " + std::to_string(dims + 1) + "D or " + std::to_string(dims + 2) +
-             "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
-             "for input, but got: " +
-             shape_str(in));
-  Plan p;
-  p.in = in;
-  p.out = in;
-  p.maps.resize(static_cast<size_t>(nd));
-  bool any_positive = false;
+  Plan p{in, out, std::vector<std::vector<int64_t>>(static_cast<size_t>(nd))};
   for (int k = 0; k < dims; ++k) {
-    const int64_t d = nd - 1 - k;
-    const int64_t before = pad[2 * k], after = pad[2 * k + 1];
-    if (kind == Kind::Reflect && (before >= in[d] || after >= in[d]))
-      op_error("Argument #" + std::to_string(4 + 2 * k) +
-               ": Padding size should be less than the corresponding input dimension, but got: "
-               "padding (" +
-               std::to_string(before) + ", " + std::to_string(after) + ") at dimension " +
-               std::to_string(d) + " of input " + shape_str(in));
-    p.out[d] = in[d] + before + after;
-    if (p.out[d] < 0)
-      op_error("input " + shape_str(in) + " is too small. Calculated output size " +
-               std::to_string(p.out[d]) + " at dimension " + std::to_string(d));
-    any_positive = any_positive || p.out[d] >= 1;
+    const int64_t d = nd - 1 - k, before = pad[static_cast<size_t>(2 * k)];
     std::vector<int64_t>& m = p.maps[static_cast<size_t>(d)];
-    m.resize(static_cast<size_t>(p.out[d]));
-    for (int64_t o = 0; o < p.out[d]; ++o) {
+    m.resize(static_cast<size_t>(out[d]));
+    for (int64_t o = 0; o < out[d]; ++o) {
       int64_t i = o - before;
       if (kind == Kind::Replicate) {
         i = std::clamp<int64_t>(i, 0, in[d] - 1);
@@ -88,8 +61,6 @@ Plan plan_of(Kind kind, int dims, const Shape& in, const std::vector<int64_t>& p
       m[static_cast<size_t>(o)] = i;
     }
   }
-  if (!any_positive)
-    op_error("input " + shape_str(in) + " is too small. Calculated output " + shape_str(p.out));
   return p;
 }
 
@@ -113,13 +84,10 @@ std::vector<Run> runs_of(const std::vector<int64_t>& m) {
   return runs;
 }
 
-Values forward(Kind kind, int dims, const Args& a) {
+void forward(Kind kind, int dims, const Args& a, const Tensor& out) {
   const Tensor& x = a.tensor("self");
-  const Plan p = plan_of(kind, dims, x.shape(), a.ints("padding"));
-  const DType t = x.dtype();
-  if (t == DType::Bool) not_implemented_for(op_name(kind, dims, false), t);
-  Tensor out = Tensor::uninitialized(p.out, t);
-  if (out.numel() == 0) return {Value(out)};
+  const Plan p = plan_of(kind, dims, x.shape(), out.shape(), a.ints("padding"));
+  if (out.numel() == 0) return;
   const auto nd = static_cast<int64_t>(p.out.size());
   const int64_t width = p.out[nd - 1], s_last = x.strides()[nd - 1];
   const std::vector<Run> runs = runs_of(p.maps[static_cast<size_t>(nd - 1)]);
@@ -159,7 +127,6 @@ Values forward(Kind kind, int dims, const Args& a) {
                     }
                   }
                 });
-  return {Value(out)};
 }
 
 // acc[m[j]] += g[j] over one grad row (stride s), run by run in ascending j (the reference's
@@ -215,16 +182,10 @@ void store_row(const double* in, DType t, char* p, int64_t n) {
   }
 }
 
-Values backward(Kind kind, int dims, const Args& a) {
+void backward(Kind kind, int dims, const Args& a, const Tensor& gi) {
   const Tensor& g = a.tensor("grad_output");
-  const Tensor& self = a.tensor("self");
-  const Plan p = plan_of(kind, dims, self.shape(), a.ints("padding"));
-  if (g.shape() != p.out)
-    op_error("grad_output shape unexpected. Expected: " + shape_str(p.out) +
-             ", Got: " + shape_str(g.shape()));
-  nnops::check_floating_dispatch(g.dtype(), op_name(kind, dims, true));
-  Tensor gi = Tensor::uninitialized(p.in, g.dtype());
-  if (gi.numel() == 0) return {Value(gi)};
+  const Plan p = plan_of(kind, dims, gi.shape(), g.shape(), a.ints("padding"));
+  if (gi.numel() == 0) return;
   const auto nd = static_cast<int64_t>(p.in.size());
   // For every outer dim and input index: the output indices that read it, ascending.
   std::vector<std::vector<std::vector<int64_t>>> inv(static_cast<size_t>(nd - 1));
@@ -276,26 +237,27 @@ Values backward(Kind kind, int dims, const Args& a) {
       store_row(acc.data(), g.dtype(), obase + r * w_in * gis, w_in);
     }
   });
-  return {Value(gi)};
 }
 
 template <Kind K, int D>
-Values pad_fwd(const OpDef& op, const Values& a) {
-  return forward(K, D, Args(a, op.schema));
+void pad_fwd(const OpDef&, const Args& a, const Values& out) {
+  forward(K, D, a, out[0].tensor());
 }
 
 template <Kind K, int D>
-Values pad_bwd(const OpDef& op, const Values& a) {
-  return backward(K, D, Args(a, op.schema));
+void pad_bwd(const OpDef&, const Args& a, const Values& out) {
+  backward(K, D, a, out[0].tensor());
 }
 
 }  // namespace
 
 void register_pad_mirror_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
-  auto add = [&](Kind k, int d, KernelFn fwd, KernelFn bwd) {
-    t.add("aten." + op_name(k, d, false) + ".default", {fwd, &shape_supports, all});
-    t.add("aten." + op_name(k, d, true) + ".default", {bwd, &shape_supports, all});
+  auto add = [&](Kind k, int d, KernelIntoFn fwd, KernelIntoFn bwd) {
+    t.add("aten." + op_name(k, d, false) + ".default",
+          {.supports = &shape_supports, .dtypes = all, .run_into = fwd});
+    t.add("aten." + op_name(k, d, true) + ".default",
+          {.supports = &shape_supports, .dtypes = all, .run_into = bwd});
   };
   add(Kind::Reflect, 1, &pad_fwd<Kind::Reflect, 1>, &pad_bwd<Kind::Reflect, 1>);
   add(Kind::Reflect, 2, &pad_fwd<Kind::Reflect, 2>, &pad_bwd<Kind::Reflect, 2>);

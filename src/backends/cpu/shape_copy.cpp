@@ -9,6 +9,7 @@
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/rules/creation.h"
 
 namespace crucible::cpu {
 
@@ -316,6 +317,21 @@ void fill_tensor(const Tensor& dst, const Pattern& p) {
   std::memcpy(one.data_ptr(), p.bytes, static_cast<size_t>(p.isize));
   const Tensor ins[] = {one};
   pw_run(PwOp::Identity, ins, dst, compute_for(dst.dtype()), PwParams{});
+}
+
+void fill_output(const Tensor& out, const Pattern& p) {
+  if (out.numel() == 0) return;
+  const int64_t nbytes = out.numel() * p.isize;
+  if (static_cast<size_t>(nbytes) == out.storage()->nbytes() && out.offset() == 0)
+    fill_bytes(static_cast<char*>(out.data_ptr()), nbytes, p);
+  else
+    fill_tensor(out, p);
+}
+
+Pattern pattern_of_scalar(const Scalar& s, DType dt) {
+  Tensor one = Tensor::uninitialized({}, dt);
+  creation::fill_with(one, s);
+  return pattern_of(one.data_ptr(), static_cast<int64_t>(one.itemsize()));
 }
 
 }  // namespace crucible::cpu

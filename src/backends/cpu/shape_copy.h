@@ -140,6 +140,12 @@ Tensor contiguous_copy(const Tensor& src, DType dt);
 inline Tensor contiguous_copy(const Tensor& src) { return contiguous_copy(src, src.dtype()); }
 // Every element of dst (any strides, distinct elements) = the pattern.
 void fill_tensor(const Tensor& dst, const Pattern& p);
+// The same for a kernel's fresh output (its storage holds nothing else): a dense one in any
+// memory order is filled as the bytes of its storage.
+void fill_output(const Tensor& out, const Pattern& p);
+// The pattern of the Scalar `s` in dtype `dt` through c10's checked conversion (fill_'s:
+// raises "value cannot be converted ... without overflow").
+Pattern pattern_of_scalar(const Scalar& s, DType dt);
 
 // The value `v` stored in dtype `dt` as Tensor::set / set_int store it (floating values
 // rounded once, integers truncated or wrapped, bool v != 0).
