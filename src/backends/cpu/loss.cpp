@@ -10,8 +10,9 @@
 // nll_loss: The forward reads one element of self per target, so it is computed in
 // f64 straight from the strided inputs (exactly the reference's arithmetic, rounded once). The
 // backward's cost is its output: a zero tensor of self's shape, written by the pool, with one
-// element per target set afterwards. The argument checks are the catalog's
-// (ops/nll_loss_internal.h).
+// element per target set afterwards. Destination-passing: the meta functions (ops/nll_loss.cpp,
+// crucible/ops/rules/nll_loss.h) checked the arguments and sized the contiguous outputs; the
+// kernels keep the check that depends on values (a target out of range).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,7 +49,9 @@ struct Geometry : nll::LossShape {
   }
 };
 
-Geometry check_inputs(const Tensor& self, const Tensor& target, const Tensor& weight, bool two_d) {
+// The checked call's geometry (nll::check_inputs gives the shape; the meta function raised
+// anything it would raise).
+Geometry geometry(const Tensor& self, const Tensor& target, const Tensor& weight, bool two_d) {
   Geometry g;
   static_cast<nll::LossShape&>(g) = nll::check_inputs(self, target, weight, two_d);
   if (!two_d) {
@@ -101,28 +104,29 @@ double class_weight(const Tensor& weight, int64_t cls) {
   return weight.defined() ? load(weight, cls * weight.stride(0)) : 1.0;
 }
 
-Values forward_kernel(const Args& a, bool two_d) {
+// (output, total_weight): contiguous, self's dtype.
+void forward_kernel(const Args& a, bool two_d, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const Tensor& target = a.tensor("target");
   const Tensor weight = a.given("weight") ? a.tensor("weight") : Tensor();
   const int64_t reduction = a.integer("reduction");
   const int64_t ignore = a.integer("ignore_index");
-  const Geometry g = check_inputs(self, target, weight, two_d);
-  if (reduction < 0 || reduction > 2)
-    op_error(std::to_string(reduction) + " is not a valid value for reduction");
+  const Geometry g = geometry(self, target, weight, two_d);
   const std::vector<int64_t> cls = classes(target, g, ignore);
   const DType dt = self.dtype();
   const char* base = static_cast<const char*>(self.data_ptr());
   const int64_t isz = static_cast<int64_t>(self.itemsize());
+  const Tensor& out = outputs[0].tensor();
+  const Tensor& total_weight = outputs[1].tensor();
   if (reduction == 0) {
-    Tensor out = Tensor::uninitialized(g.none_shape, dt);
     char* o = static_cast<char*>(out.data_ptr());
     for (int64_t e = 0; e < g.n; ++e) {
       const int64_t t = cls[e];
       const double v = t < 0 ? 0.0 : -load(self, g.self_at(e, t)) * class_weight(weight, t);
       store_from_double(o + e * out.itemsize(), dt, v);
     }
-    return {out, Tensor::zeros({}, dt)};
+    store_from_double(static_cast<char*>(total_weight.data_ptr()), dt, 0.0);
+    return;
   }
   // Each element is a cache (and TLB) miss into a large self: the addresses of a chunk are
   // prefetched first so that the misses overlap. (The pool does not pay here: a few hundred
@@ -141,8 +145,8 @@ Values forward_kernel(const Args& a, bool two_d) {
       total += w;
     }
   }
-  const double result = reduction == 1 ? sum / total : sum;
-  return {Tensor::scalar(result, dt), Tensor::scalar(total, dt)};
+  store_from_double(static_cast<char*>(out.data_ptr()), dt, reduction == 1 ? sum / total : sum);
+  store_from_double(static_cast<char*>(total_weight.data_ptr()), dt, total);
 }
 
 // Zeros `bytes` bytes at `p`, one block per thread (a large memset streams past the caches).
@@ -158,7 +162,8 @@ void parallel_zero(char* p, int64_t bytes) {
   });
 }
 
-Values backward_kernel(const Args& a, bool two_d) {
+// grad_input: contiguous, self's shape and dtype.
+void backward_kernel(const Args& a, bool two_d, const Values& outputs) {
   const Tensor& grad = a.tensor("grad_output");
   const Tensor& self = a.tensor("self");
   const Tensor& target = a.tensor("target");
@@ -166,12 +171,11 @@ Values backward_kernel(const Args& a, bool two_d) {
   const int64_t reduction = a.integer("reduction");
   const int64_t ignore = a.integer("ignore_index");
   const Tensor& total_weight = a.tensor("total_weight");
-  const Geometry g = check_inputs(self, target, weight, two_d);
-  nll::check_backward(grad, self, total_weight, reduction, g, two_d);
+  const Geometry g = geometry(self, target, weight, two_d);
   const bool per_element = nll::per_element(reduction, self, two_d);
   const std::vector<int64_t> cls = classes(target, g, ignore);
   const DType dt = self.dtype();
-  Tensor out = Tensor::uninitialized(self.shape(), dt);
+  const Tensor& out = outputs[0].tensor();
   parallel_zero(static_cast<char*>(out.data_ptr()),
                 out.numel() * static_cast<int64_t>(out.itemsize()));
   // The output is contiguous: its element (b, cls, s) is at (b * c + cls) * spatial + s.
@@ -201,7 +205,6 @@ Values backward_kernel(const Args& a, bool two_d) {
     const double scale = reduction == 1 ? go / tw : go;
     store_from_double(o + og.self_at(e, t) * out.itemsize(), dt, -scale * class_weight(weight, t));
   }
-  return {out};
 }
 
 // ---- mse_loss --------------------------------------------------------------------------------
@@ -476,18 +479,21 @@ void register_loss_kernels(KernelTable& t) {
   // Every dtype is taken so that the integral-self calls raise as ATen does; the catalog lists
   // the floating ones.
   t.add("aten.nll_loss_forward.default",
-        {[](const OpDef& op, const Values& a) { return forward_kernel(Args(a, op.schema), false); },
-         nullptr, every_dtype()});
+        {.dtypes = every_dtype(), .run_into = [](const OpDef&, const Args& a, const Values& o) {
+           forward_kernel(a, false, o);
+         }});
   t.add("aten.nll_loss2d_forward.default",
-        {[](const OpDef& op, const Values& a) { return forward_kernel(Args(a, op.schema), true); },
-         nullptr, every_dtype()});
-  t.add("aten.nll_loss_backward.default", {[](const OpDef& op, const Values& a) {
-                                             return backward_kernel(Args(a, op.schema), false);
-                                           },
-                                           nullptr, every_dtype()});
+        {.dtypes = every_dtype(), .run_into = [](const OpDef&, const Args& a, const Values& o) {
+           forward_kernel(a, true, o);
+         }});
+  t.add("aten.nll_loss_backward.default",
+        {.dtypes = every_dtype(), .run_into = [](const OpDef&, const Args& a, const Values& o) {
+           backward_kernel(a, false, o);
+         }});
   t.add("aten.nll_loss2d_backward.default",
-        {[](const OpDef& op, const Values& a) { return backward_kernel(Args(a, op.schema), true); },
-         nullptr, every_dtype()});
+        {.dtypes = every_dtype(), .run_into = [](const OpDef&, const Args& a, const Values& o) {
+           backward_kernel(a, true, o);
+         }});
 }
 
 }  // namespace crucible::cpu

@@ -9,10 +9,10 @@
 //
 // ATen's rules (TensorShape.cpp): *_backward: zeros of input_sizes in grad's dtype whose view
 // gets grad by copy_ (grad broadcasts to the view). *_scatter: self's values with the view
-// overwritten by src, which must have exactly the view's shape and is converted to self's dtype.
-// The view arguments raise as the views do (wrapped dims, index range, positive steps).
+// overwritten by src, converted to self's dtype. Destination-passing: the meta functions
+// (ops/slice_scatter.cpp) checked the view arguments and src's shape and laid out the output; the
+// views are crucible/ops/rules/shape.h's.
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -21,16 +21,11 @@
 #include "backends/cpu/shape_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
+#include "crucible/ops/rules/shape.h"
 
 namespace crucible::cpu {
 
 namespace {
-
-void check_src(const Tensor& view, const Tensor& src) {
-  if (view.shape() != src.shape())
-    op_error("expected src to have a size equal to the slice of self. src size = " +
-             shape_str(src.shape()) + ", slice size = " + shape_str(view.shape()));
-}
 
 int64_t prod(const Shape& s, int64_t lo, int64_t hi) {
   int64_t p = 1;
@@ -118,27 +113,24 @@ int64_t start_of(const Tensor& t, const Tensor& view, int64_t d) {
   return s == 0 ? 0 : (view.offset() - t.offset()) / s;
 }
 
-Values select_backward(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& grad = a.tensor("grad_output");
-  Tensor out = Tensor::uninitialized(a.ints("input_sizes"), grad.dtype());
+void select_backward(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   const Tensor v = out.select(a.integer("dim"), a.integer("index"));
+  const Tensor& grad = a.tensor("grad_output");
   const Tensor g = grad.shape() == v.shape() ? grad : grad.expand(v.shape());
-  if (out.numel() == 0) return {Value(out)};
   const int64_t d = wrap_dim(a.integer("dim"), out.dim());
   const int64_t i = start_of(out, v, d);
   write_slab(out, d, i, i + 1, g, Tensor());
-  return {Value(out)};
 }
 
-Values slice_backward(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& grad = a.tensor("grad_output");
-  Tensor out = Tensor::uninitialized(a.ints("input_sizes"), grad.dtype());
+void slice_backward(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   const int64_t step = a.integer("step");
   const Tensor v = out.slice(a.integer("dim"), a.integer("start"), a.integer("end"), step);
+  const Tensor& grad = a.tensor("grad_output");
   const Tensor g = grad.shape() == v.shape() ? grad : grad.expand(v.shape());
-  if (out.numel() == 0) return {Value(out)};
   const int64_t d = wrap_dim(a.integer("dim"), out.dim());
   if (step == 1) {
     const int64_t lo = start_of(out, v, d);
@@ -147,123 +139,69 @@ Values slice_backward(const OpDef& op, const Values& args) {
     fill_tensor(out, pattern_of_int(0, out.dtype()));
     copy_into(g, v);
   }
-  return {Value(out)};
 }
 
-Values select_scatter(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  const Tensor v = out.select(a.integer("dim"), a.integer("index"));
-  check_src(v, src);
-  if (out.numel() == 0) return {Value(out)};
-  const int64_t d = wrap_dim(a.integer("dim"), out.dim());
-  const int64_t i = start_of(out, v, d);
+// self with the view `v` of out, at [lo, lo + v's size) of dim d, taken from src.
+void scatter_slab(const Tensor& out, const Tensor& v, int64_t d, const Tensor& self,
+                  const Tensor& src) {
+  const int64_t lo = start_of(out, v, d);
   const Tensor s = src.dtype() == out.dtype() ? src : contiguous_copy(src, out.dtype());
-  write_slab(out, d, i, i + 1, s, self);
-  return {Value(out)};
+  write_slab(out, d, lo, lo + v.shape()[d], s, self);
 }
 
-Values slice_scatter(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  const int64_t step = a.integer("step");
-  const int64_t start = a.given("start") ? a.integer("start") : 0;
-  const int64_t end = a.given("end") ? a.integer("end") : INT64_MAX;
-  const Tensor v = out.slice(a.integer("dim"), start, end, step);
-  check_src(v, src);
-  if (out.numel() == 0) return {Value(out)};
+void select_scatter(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
+  const Tensor v = out.select(a.integer("dim"), a.integer("index"));
   const int64_t d = wrap_dim(a.integer("dim"), out.dim());
-  if (step == 1) {
-    const int64_t lo = start_of(out, v, d);
-    const Tensor s = src.dtype() == out.dtype() ? src : contiguous_copy(src, out.dtype());
-    write_slab(out, d, lo, lo + v.shape()[d], s, self);
-  } else {
-    copy_into(self, out);
-    copy_into(src, v);
-  }
-  return {Value(out)};
+  // The selected index as a one-element slab.
+  scatter_slab(out, v.unsqueeze(d), d, a.tensor("self"), a.tensor("src").unsqueeze(d));
 }
 
-Values diagonal_scatter(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  Tensor out = Tensor::uninitialized(self.shape(), self.dtype());
-  const int64_t offset = a.integer("offset");
-  const int64_t d1 = wrap_dim(a.integer("dim1"), out.dim());
-  const int64_t d2 = wrap_dim(a.integer("dim2"), out.dim());
-  if (d1 == d2)
-    op_error("diagonal dimensions cannot be identical " + std::to_string(a.integer("dim1")) + ", " +
-             std::to_string(a.integer("dim2")));
-  const Shape& sz = out.shape();
-  const Shape& st = out.strides();
-  int64_t len = offset >= 0 ? std::min(sz[d1], sz[d2] - offset) : std::min(sz[d1] + offset, sz[d2]);
-  len = std::max<int64_t>(len, 0);
-  int64_t off = 0;
-  if (len > 0) off = offset >= 0 ? offset * st[d2] : -offset * st[d1];
-  Shape shape, strides;
-  for (int64_t d = 0; d < out.dim(); ++d) {
-    if (d == d1 || d == d2) continue;
-    shape.push_back(sz[d]);
-    strides.push_back(st[d]);
-  }
-  shape.push_back(len);
-  strides.push_back(st[d1] + st[d2]);
-  const Tensor v = Tensor::from_storage(out.storage(), off, shape, strides, out.dtype());
-  check_src(v, src);
-  copy_into(self, out);
-  copy_into(src, v);
-  return {Value(out)};
+void slice_scatter(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
+  const int64_t step = a.integer("step");
+  const Tensor v = shape_ops::slice(out, a.integer("dim"), a.value("start"), a.value("end"), step);
+  if (step == 1)
+    return scatter_slab(out, v, wrap_dim(a.integer("dim"), out.dim()), a.tensor("self"),
+                        a.tensor("src"));
+  copy_into(a.tensor("self"), out);
+  copy_into(a.tensor("src"), v);
 }
 
-// clone(self) with "preserve" memory format: self's strides when self is non-overlapping and
-// dense, else contiguous.
-Tensor preserve_clone(const Tensor& self) {
-  const Shape& sz = self.shape();
-  std::vector<size_t> perm(sz.size());
-  std::iota(perm.begin(), perm.end(), 0);
-  std::sort(perm.begin(), perm.end(),
-            [&](size_t x, size_t y) { return self.strides()[x] < self.strides()[y]; });
-  bool dense = true;
-  int64_t expect = 1;
-  for (size_t p : perm) {
-    if (sz[p] < 2) continue;
-    if (self.strides()[p] != expect) dense = false;
-    expect *= sz[p];
-  }
-  if (!dense || self.numel() == 0) return contiguous_copy(self);
-  Tensor out = Tensor::uninitialized_strided(sz, self.strides(), self.dtype());
-  copy_into(self, out);
-  return out;
+// self's values, then src into the view of the output.
+void scatter_by_view(const Args& a, const Tensor& out, const Tensor& v) {
+  copy_into(a.tensor("self"), out);
+  copy_into(a.tensor("src"), v);
 }
 
-Values as_strided_scatter(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const Tensor& src = a.tensor("src");
-  Tensor out = preserve_clone(self);
-  const Value& off = a.value("storage_offset");
-  const Tensor v =
-      out.as_strided(a.ints("size"), a.ints("stride"), off.is_none() ? out.offset() : off.to_int());
-  check_src(v, src);
-  copy_into(src, v);
-  return {Value(out)};
+void diagonal_scatter(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  scatter_by_view(
+      a, out, shape_ops::diagonal(out, a.integer("offset"), a.integer("dim1"), a.integer("dim2")));
+}
+
+// The output keeps self's strides when self is dense (clone's preserve format: the meta function's
+// layout); the view is taken on its storage.
+void as_strided_scatter(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();
+  scatter_by_view(
+      a, out,
+      shape_ops::as_strided(out, a.ints("size"), a.ints("stride"), a.value("storage_offset")));
 }
 
 }  // namespace
 
 void register_view_backward_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
-  t.add("aten.select_backward.default", {&select_backward, &shape_supports, all});
-  t.add("aten.slice_backward.default", {&slice_backward, &shape_supports, all});
-  t.add("aten.select_scatter.default", {&select_scatter, &shape_supports, all});
-  t.add("aten.slice_scatter.default", {&slice_scatter, &shape_supports, all});
-  t.add("aten.diagonal_scatter.default", {&diagonal_scatter, &shape_supports, all});
-  t.add("aten.as_strided_scatter.default", {&as_strided_scatter, &shape_supports, all});
+  for (auto [name, fn] : {std::pair{"aten.select_backward.default", &select_backward},
+                          {"aten.slice_backward.default", &slice_backward},
+                          {"aten.select_scatter.default", &select_scatter},
+                          {"aten.slice_scatter.default", &slice_scatter},
+                          {"aten.diagonal_scatter.default", &diagonal_scatter},
+                          {"aten.as_strided_scatter.default", &as_strided_scatter}})
+    t.add(name, {.supports = &shape_supports, .dtypes = all, .run_into = fn});
 }
 
 }  // namespace crucible::cpu
