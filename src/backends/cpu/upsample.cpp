@@ -1,6 +1,7 @@
 // The `cpu` backend's 2-d upsampling: upsample_{nearest,bilinear,bicubic}2d (.vec and .default)
-// and the nearest and bilinear backward ops. Arguments, checks and taps are the catalog's
-// (crucible/ops/rules/upsample.h). Nearest forward copies elements (upsample_nearest.cpp); the
+// and the nearest and bilinear backward ops. Arguments and taps are the catalog's
+// (crucible/ops/rules/upsample.h); destination-passing: the meta functions checked the call and
+// sized the contiguous output. Nearest forward copies elements (upsample_nearest.cpp); the
 // others run as two one-axis f32 passes (upsample_separable.cpp) for f16/bf16/f32, and directly in
 // f64, in the reference's order, for f64 and for calls with extreme values (see nn_util.h).
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "backends/cpu/upsample_internal.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
@@ -23,8 +25,7 @@ namespace upsample {
 namespace {
 
 // The reference's computation in f64 (taps in the same order, products (wa * wb) * x).
-Tensor forward_f64(const Plan& p, const Tensor& x) {
-  Tensor out = Tensor::uninitialized({p.nc * p.oh * p.ow}, DType::Float64);
+void forward_f64(const Plan& p, const Tensor& x, const Tensor& out) {
   const double* xp = x.data<double>();
   double* op = out.data<double>();
   parallel_for(0, p.nc, 1, [&](int64_t c0, int64_t c1) {
@@ -39,11 +40,9 @@ Tensor forward_f64(const Plan& p, const Tensor& x) {
           op[(c * p.oh + y) * p.ow + xo] = acc;
         }
   });
-  return out;
 }
 
-Tensor backward_f64(const Plan& p, const Tensor& g) {
-  Tensor out = Tensor::uninitialized({p.nc * p.ih * p.iw}, DType::Float64);
+void backward_f64(const Plan& p, const Tensor& g, const Tensor& out) {
   const double* gp = g.data<double>();
   double* op = out.data<double>();
   parallel_for(0, p.nc, 1, [&](int64_t c0, int64_t c1) {
@@ -60,42 +59,44 @@ Tensor backward_f64(const Plan& p, const Tensor& g) {
         }
     }
   });
-  return out;
 }
 
-Tensor forward(const Tensor& x, Mode mode, const upsampling::Resolved& r, bool align) {
-  upsampling::check_forward(x, mode, r);
+// Into `out` ([N, C, oh, ow], contiguous, x's dtype).
+void forward(const Tensor& x, Mode mode, const upsampling::Resolved& r, bool align,
+             const Value& out) {
+  const Tensor& o = out.tensor();
+  if (o.numel() == 0) return;
   Plan p;
   p.nc = x.size(0) * x.size(1);
   p.ih = x.size(2);
   p.iw = x.size(3);
   p.oh = r.out_size[0];
   p.ow = r.out_size[1];
-  const Shape out_shape{x.size(0), x.size(1), p.oh, p.ow};
   const DType dt = x.dtype();
-  if (numel_of(out_shape) == 0) return Tensor::uninitialized(out_shape, dt);
   p.th = axis_taps(mode, p.ih, p.oh, align, r.sh);
   p.tw = axis_taps(mode, p.iw, p.ow, align, r.sw);
   if (mode == Mode::Nearest) {
     const Tensor xc = contiguous_as(x, dt);
-    Tensor out = Tensor::uninitialized(out_shape, dt);
-    nearest_copy(p, static_cast<const char*>(xc.data_ptr()), static_cast<char*>(out.data_ptr()),
+    nearest_copy(p, static_cast<const char*>(xc.data_ptr()), static_cast<char*>(o.data_ptr()),
                  xc.itemsize());
-    return out;
+    return;
   }
   if (dt != DType::Float64) {
     const Tensor xc = contiguous_as(x, DType::Float32);
-    Tensor out = Tensor::uninitialized(out_shape, DType::Float32);
-    if (separable_forward_f32(p, xc.data<float>(), out.data<float>()))
-      return dt == DType::Float32 ? out : fresh_copy(out, dt);
+    const Tensor buf = output_buffer(out, o.shape(), DType::Float32);
+    if (separable_forward_f32(p, xc.data<float>(), buf.data<float>()))
+      return store_output(buf, out);
   }
-  const Tensor out = forward_f64(p, contiguous_as(x, DType::Float64)).view(out_shape);
-  return dt == DType::Float64 ? out : fresh_copy(out, dt);
+  const Tensor buf = output_buffer(out, o.shape(), DType::Float64);
+  forward_f64(p, contiguous_as(x, DType::Float64), buf);
+  store_output(buf, out);
 }
 
-Tensor backward(const Tensor& g, Mode mode, const upsampling::Resolved& r,
-                const std::vector<int64_t>& in_size, bool align) {
-  upsampling::check_backward(g, mode, r, in_size);
+// Into `out` (in_size, contiguous, g's dtype).
+void backward(const Tensor& g, Mode mode, const upsampling::Resolved& r,
+              const std::vector<int64_t>& in_size, bool align, const Value& out) {
+  const Tensor& o = out.tensor();
+  if (o.numel() == 0) return;
   Plan p;
   p.nc = in_size[0] * in_size[1];
   p.ih = in_size[2];
@@ -103,27 +104,26 @@ Tensor backward(const Tensor& g, Mode mode, const upsampling::Resolved& r,
   p.oh = r.out_size[0];
   p.ow = r.out_size[1];
   const DType dt = g.dtype();
-  if (numel_of(in_size) == 0) return Tensor::uninitialized(in_size, dt);
   p.th = axis_taps(mode, p.ih, p.oh, align, r.sh);
   p.tw = axis_taps(mode, p.iw, p.ow, align, r.sw);
   if (dt != DType::Float64) {
     const Tensor gc = contiguous_as(g, DType::Float32);
-    Tensor out = Tensor::uninitialized(in_size, DType::Float32);
-    if (separable_backward_f32(p, gc.data<float>(), out.data<float>()))
-      return dt == DType::Float32 ? out : fresh_copy(out, dt);
+    const Tensor buf = output_buffer(out, o.shape(), DType::Float32);
+    if (separable_backward_f32(p, gc.data<float>(), buf.data<float>()))
+      return store_output(buf, out);
   }
-  const Tensor out = backward_f64(p, contiguous_as(g, DType::Float64)).view(in_size);
-  return dt == DType::Float64 ? out : fresh_copy(out, dt);
+  const Tensor buf = output_buffer(out, o.shape(), DType::Float64);
+  backward_f64(p, contiguous_as(g, DType::Float64), buf);
+  store_output(buf, out);
 }
 
 // The arguments of each overload, read as the reference reads them.
 template <Mode kMode, bool kVec, bool kBackward>
-Values upsample_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void upsample_kernel(const OpDef&, const Args& a, const Values& out) {
   const Tensor& t = a.tensor(upsampling::x_name(a));
   const upsampling::Call c = upsampling::parse_call(a, kMode, kVec, kBackward);
-  if (kBackward) return {backward(t, kMode, c.r, c.in_size, c.align)};
-  return {forward(t, kMode, c.r, c.align)};
+  if (kBackward) return backward(t, kMode, c.r, c.in_size, c.align, out[0]);
+  forward(t, kMode, c.r, c.align, out[0]);
 }
 
 // ATen's uint8 bilinear/bicubic forward is fixed-point arithmetic the reference does not model.
@@ -146,25 +146,23 @@ void register_upsample_kernels(KernelTable& t) {
   const std::vector<DType> all = {DType::Bool,    DType::UInt8,  DType::Int8,    DType::Int16,
                                   DType::Int32,   DType::Int64,  DType::Float16, DType::BFloat16,
                                   DType::Float32, DType::Float64};
-  t.add("aten.upsample_nearest2d.vec", {upsample_kernel<Mode::Nearest, true, false>, nullptr, all});
-  t.add("aten.upsample_nearest2d.default",
-        {upsample_kernel<Mode::Nearest, false, false>, nullptr, all});
-  t.add("aten.upsample_bilinear2d.vec", {upsample_kernel<Mode::Linear, true, false>,
-                                         upsample::forward_supports<Mode::Linear>, all});
-  t.add("aten.upsample_bilinear2d.default", {upsample_kernel<Mode::Linear, false, false>,
-                                             upsample::forward_supports<Mode::Linear>, all});
-  t.add("aten.upsample_bicubic2d.vec",
-        {upsample_kernel<Mode::Cubic, true, false>, upsample::forward_supports<Mode::Cubic>, all});
-  t.add("aten.upsample_bicubic2d.default",
-        {upsample_kernel<Mode::Cubic, false, false>, upsample::forward_supports<Mode::Cubic>, all});
-  t.add("aten.upsample_nearest2d_backward.vec",
-        {upsample_kernel<Mode::Nearest, true, true>, nullptr, all});
-  t.add("aten.upsample_nearest2d_backward.default",
-        {upsample_kernel<Mode::Nearest, false, true>, nullptr, all});
-  t.add("aten.upsample_bilinear2d_backward.vec",
-        {upsample_kernel<Mode::Linear, true, true>, nullptr, all});
-  t.add("aten.upsample_bilinear2d_backward.default",
-        {upsample_kernel<Mode::Linear, false, true>, nullptr, all});
+  auto add = [&](const char* name, KernelIntoFn fn, SupportsFn supports = nullptr) {
+    t.add(name, {.supports = supports, .dtypes = all, .run_into = fn});
+  };
+  add("aten.upsample_nearest2d.vec", upsample_kernel<Mode::Nearest, true, false>);
+  add("aten.upsample_nearest2d.default", upsample_kernel<Mode::Nearest, false, false>);
+  add("aten.upsample_bilinear2d.vec", upsample_kernel<Mode::Linear, true, false>,
+      upsample::forward_supports<Mode::Linear>);
+  add("aten.upsample_bilinear2d.default", upsample_kernel<Mode::Linear, false, false>,
+      upsample::forward_supports<Mode::Linear>);
+  add("aten.upsample_bicubic2d.vec", upsample_kernel<Mode::Cubic, true, false>,
+      upsample::forward_supports<Mode::Cubic>);
+  add("aten.upsample_bicubic2d.default", upsample_kernel<Mode::Cubic, false, false>,
+      upsample::forward_supports<Mode::Cubic>);
+  add("aten.upsample_nearest2d_backward.vec", upsample_kernel<Mode::Nearest, true, true>);
+  add("aten.upsample_nearest2d_backward.default", upsample_kernel<Mode::Nearest, false, true>);
+  add("aten.upsample_bilinear2d_backward.vec", upsample_kernel<Mode::Linear, true, true>);
+  add("aten.upsample_bilinear2d_backward.default", upsample_kernel<Mode::Linear, false, true>);
 }
 
 }  // namespace crucible::cpu
