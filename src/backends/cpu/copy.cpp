@@ -1,6 +1,8 @@
 // The cpu backend's copies and dtype conversions (clone, copy_, _to_copy, lift_fresh_copy) and
 // fill_, through the elementwise engine (identity / fill loops, converting per block); copies
-// from or to a complex dtype through copy_complex.
+// from or to a complex dtype through copy_complex. Destination-passing: the meta functions
+// checked the call and laid out the result (the memory format's strides, _to_copy's dtype; for
+// copy_ and fill_, self).
 #include "crucible/ops/rules/copy.h"
 #include "backends/cpu/copy_complex.h"
 #include "backends/cpu/pointwise_engine.h"
@@ -19,55 +21,27 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
 }
 
-// A copy of `self` as `dtype` with the strides ATen gives memory format `mf`.
-Tensor copy_as(const Tensor& self, DType dtype, MemoryFormat mf) {
-  Tensor out = Tensor::uninitialized_strided(self.shape(), creation::like_strides(self, mf), dtype);
-  copy_into(self, out);
-  return out;
+// clone, lift_fresh_copy, _to_copy: self into the fresh output (its dtype and memory format).
+void copy_out(const OpDef&, const Args& a, const Values& out) {
+  copy_into(a.tensor("self"), out[0].tensor());
 }
 
-Values clone(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  return {Value(
-      copy_as(self, self.dtype(),
-              // lift_fresh_copy has no memory_format argument.
-              a.has("memory_format")
-                  ? creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve)
-                  : MemoryFormat::Preserve))};
-}
-
-// _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
-Values to_copy(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const DType dt = copy_ops::to_copy_dtype(a);
-  return {Value(copy_as(
-      self, dt, creation::memory_format_arg(a, a.index("memory_format"), MemoryFormat::Preserve)))};
-}
-
-Values copy_(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
+void copy_(const OpDef&, const Args& a, const Values& out) {
+  const Tensor& self = out[0].tensor();
   Tensor src = a.tensor("src");
-  copy_ops::check_copy_inplace(self, src);
   if (src.overlaps(self) && !(src.data_ptr() == self.data_ptr() && src.strides() == self.strides()))
     src = src.clone();  // read everything before writing
   copy_into(src, self);
-  return {Value(self)};
 }
 
-// fill_.Scalar / fill_.Tensor: the value checked as c10's Scalar::to<T> does, stored once in
-// self's dtype and broadcast through any strides.
-Values fill_(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const Scalar s = creation::fill_value(a.value("value"));
+// fill_.Scalar / fill_.Tensor: the value checked as c10's Scalar::to<T> does (a Tensor value's
+// item() only now), stored once in self's dtype and broadcast through any strides.
+void fill_(const OpDef&, const Args& a, const Values& out) {
+  const Tensor& self = out[0].tensor();
   Tensor one = Tensor::empty({}, self.dtype());
-  creation::fill_with(one, s);  // raises "value cannot be converted ... without overflow"
+  creation::fill_with(one, creation::fill_value(a.value("value")));
   const Tensor ins[] = {one};
   pw_run(PwOp::Identity, ins, self, compute_for(self.dtype()), PwParams{});
-  return {Value(self)};
 }
 
 bool is_fp8(DType t) { return t == DType::Float8E4M3FN || t == DType::Float8E5M2; }
@@ -106,12 +80,16 @@ void register_copy_kernels(KernelTable& t) {
   const auto all = pw_all_dtypes();
   auto with_complex = all;
   with_complex.insert(with_complex.end(), {DType::Complex32, DType::Complex64, DType::Complex128});
-  t.add("aten.clone.default", {&clone, &copy_supports, with_complex});
-  t.add("aten.lift_fresh_copy.default", {&clone, &copy_supports, with_complex});
-  t.add("aten._to_copy.default", {&to_copy, &copy_supports, with_complex});
-  t.add("aten.copy_.default", {&copy_, &copy_supports, with_complex});
-  t.add("aten.fill_.Scalar", {&fill_, &fill_supports, all});
-  t.add("aten.fill_.Tensor", {&fill_, &fill_supports, all});
+  auto add = [&](const char* name, KernelIntoFn fn, SupportsFn supports,
+                 const std::vector<DType>& dtypes) {
+    t.add(name, {.supports = supports, .dtypes = dtypes, .run_into = fn});
+  };
+  add("aten.clone.default", &copy_out, &copy_supports, with_complex);
+  add("aten.lift_fresh_copy.default", &copy_out, &copy_supports, with_complex);
+  add("aten._to_copy.default", &copy_out, &copy_supports, with_complex);
+  add("aten.copy_.default", &copy_, &copy_supports, with_complex);
+  add("aten.fill_.Scalar", &fill_, &fill_supports, all);
+  add("aten.fill_.Tensor", &fill_, &fill_supports, all);
 }
 
 }  // namespace crucible::cpu

@@ -3,7 +3,8 @@
 // in f64 and each prefix is rounded once (what ATen's CPU kernel and the reference compute),
 // integers accumulate in 64 bits and wrap in the result's width. Rows are independent and
 // spread over the pool; when `dim` is not innermost, the inner extent is scanned as a vector
-// of accumulators so that the loop runs along contiguous memory.
+// of accumulators so that the loop runs along contiguous memory. Destination-passing: the meta
+// functions checked the call (the dim, cumsum_'s dtype) and gave the result's dtype.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -139,14 +141,16 @@ DType result_dtype(const Tensor& self, const Value& dtype) {
   return is_integral(self.dtype(), /*include_bool=*/true) ? DType::Int64 : self.dtype();
 }
 
-// Scans `self` (converted to `dt`) along `dim` into a new contiguous tensor of dtype `dt`, or
-// into `into` when given (contiguous, of dtype dt; may share self's storage).
-Tensor scan(const Tensor& self, int64_t dim_arg, DType dt, bool product, Tensor into = Tensor()) {
+// Scans `self` (converted to the output's dtype) along `dim` into the meta function's output
+// (a fresh tensor, or self for cumsum_), through a contiguous buffer where it is not contiguous.
+void scan(const Tensor& self, int64_t dim_arg, bool product, const Value& out) {
+  const Tensor& o = out.tensor();
+  if (o.numel() == 0) return;
+  const DType dt = o.dtype();
   // A 0-d tensor accepts dims 0 and -1 and is one row of one element.
   const int64_t dim = wrap_dim(dim_arg, self.dim());
-  Tensor src = self.dtype() == dt ? self.contiguous() : self.to(dt);
-  Tensor out = into.defined() ? into : Tensor::uninitialized(self.shape(), dt);
-  if (out.numel() == 0) return out;
+  const Tensor src = self.dtype() == dt ? self.contiguous() : self.to(dt);
+  const Tensor buf = output_buffer(out, self.shape(), dt);  // may be self: scanned in place
   int64_t outer = 1, len = 1, inner = 1;
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (d < dim) outer *= self.size(d);
@@ -154,10 +158,10 @@ Tensor scan(const Tensor& self, int64_t dim_arg, DType dt, bool product, Tensor 
     if (d > dim) inner *= self.size(d);
   }
   if (product)
-    scan_typed<true>(src, out, outer, len, inner);
+    scan_typed<true>(src, buf, outer, len, inner);
   else
-    scan_typed<false>(src, out, outer, len, inner);
-  return out;
+    scan_typed<false>(src, buf, outer, len, inner);
+  store_output(buf, out);
 }
 
 bool scan_supports(const OpDef& op, const Values& args, std::string* why) {
@@ -168,16 +172,9 @@ bool scan_supports(const OpDef& op, const Values& args, std::string* why) {
   return false;
 }
 
-Values cumsum_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  return {scan(self, a.integer("dim"), result_dtype(self, a.value("dtype")), false)};
-}
-
-Values cumprod_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  return {scan(self, a.integer("dim"), result_dtype(self, a.value("dtype")), true)};
+template <bool kProduct>
+void scan_kernel(const OpDef&, const Args& a, const Values& out) {
+  scan(a.tensor("self"), a.integer("dim"), kProduct, out[0]);
 }
 
 bool inplace_supports(const OpDef& op, const Values& args, std::string* why) {
@@ -187,32 +184,19 @@ bool inplace_supports(const OpDef& op, const Values& args, std::string* why) {
   return false;
 }
 
-Values cumsum_inplace_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  const int64_t dim = a.integer("dim");
-  wrap_dim(dim, self.dim());
-  if (a.given("dtype") && a.dtype("dtype") != self.dtype())
-    op_error("Bad in-place call: input tensor dtype " +
-             std::string(dtype_cpp_type_name(self.dtype())) + " and output tensor dtype " +
-             std::string(dtype_cpp_type_name(a.dtype("dtype"))) + " should match");
-  if (self.is_contiguous()) {
-    scan(self, dim, self.dtype(), false, self);
-  } else {
-    self.copy_from(scan(self, dim, self.dtype(), false));
-  }
-  return {self};
-}
-
 }  // namespace
 
 void register_scan_kernels(KernelTable& t) {
   const std::vector<DType> numeric = {
       DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
       DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
-  t.add("aten.cumsum.default", {cumsum_kernel, scan_supports, numeric});
-  t.add("aten.cumprod.default", {cumprod_kernel, scan_supports, numeric});
-  t.add("aten.cumsum_.default", {cumsum_inplace_kernel, inplace_supports, numeric});
+  t.add("aten.cumsum.default",
+        {.supports = scan_supports, .dtypes = numeric, .run_into = &scan_kernel<false>});
+  t.add("aten.cumprod.default",
+        {.supports = scan_supports, .dtypes = numeric, .run_into = &scan_kernel<true>});
+  // cumsum_: the meta function checked that `dtype` is self's; the output is self.
+  t.add("aten.cumsum_.default",
+        {.supports = inplace_supports, .dtypes = numeric, .run_into = &scan_kernel<false>});
 }
 
 }  // namespace crucible::cpu
