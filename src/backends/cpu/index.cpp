@@ -1,8 +1,9 @@
 // The `cpu` backend's indexing along a dim: index_select and gather (row or element copies at
 // the input's own strides, any dtype), scatter_add and index_add (accumulating: integers and
 // bool exactly in int64, floating values in f32, or f64 for f64 and for calls with extreme
-// values). The argument checks are crucible/ops/rules/indexing.h's; the index values are checked
-// here as they are used.
+// values). Destination-passing: the meta functions (crucible/ops/rules/indexing.h's checks)
+// checked the call and sized the contiguous output; the index values are checked here as they
+// are used.
 // index.Tensor and index_put are in index_tensor.cpp and index_put.cpp.
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -71,21 +73,19 @@ std::vector<int64_t> outer_offsets(const Tensor& t, int64_t dim) {
   return off;
 }
 
-Values index_select_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void index_select_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const Tensor& index = a.tensor("index");
-  const Shape shape = indexing::index_select_shape(self, a.integer("dim"), index);
+  const Tensor& out = outputs[0].tensor();
   const IndexValues idx(index);
   const int64_t n = index.numel();
   if (self.dim() == 0) {
     check_range(idx.data(), 1, 1);
-    return {fresh_copy(self, self.dtype())};
+    return copy_to_contiguous(self, out);
   }
   const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   check_range(idx.data(), n, self.size(dim));
-  Tensor out = Tensor::uninitialized(shape, self.dtype());
-  if (out.numel() == 0) return {out};
+  if (out.numel() == 0) return;
   // Rows are read at self's strides when its inner dims are one contiguous run.
   const Tensor src = inner_contiguous(self, dim) ? self : fresh_copy(self, self.dtype());
   const Split s = split(self.shape(), dim);
@@ -106,7 +106,7 @@ Values index_select_kernel(const OpDef& op, const Values& args) {
         e += m;
       }
     });
-    return {out};
+    return;
   }
   const size_t row = static_cast<size_t>(s.inner) * isz;
   parallel_for(0, s.outer * n, std::max<int64_t>(1, 65536 / static_cast<int64_t>(row)),
@@ -116,7 +116,6 @@ Values index_select_kernel(const OpDef& op, const Values& args) {
                    std::memcpy(dst + r * row, base + (ooff[o] + idx[i] * sd) * isz, row);
                  }
                });
-  return {out};
 }
 
 // One row of a gather: dst[k] = src[ra + k * sl + idx[k] * sd] (sl = 0 when the row runs
@@ -149,14 +148,12 @@ void gather_t(const Tensor& self, const Tensor& out, const IndexWalk& w, const i
   });
 }
 
-Values gather_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void gather_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const Tensor& index = a.tensor("index");
-  indexing::check_gather_shapes(self, dim, index, "gather", nullptr);
-  Tensor out = Tensor::uninitialized(index.shape(), self.dtype());
-  if (out.numel() == 0) return {out};
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   const IndexValues idx(index);
   const IndexWalk w = make_index_walk(index, dim, self, out);
   const int64_t bound = size_or_1(self, dim);
@@ -173,7 +170,6 @@ Values gather_kernel(const OpDef& op, const Values& args) {
     default:
       gather_t<uint64_t>(self, out, w, idx.data(), bound);
   }
-  return {out};
 }
 
 // The accumulation of one work dtype W: f32 and f64 add, int64 adds wrapping.
@@ -259,16 +255,18 @@ bool scatter_add_t(const Tensor& out, const Tensor& src, const IndexWalk& w, con
   }
 }
 
-Values scatter_add_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// The output is computed in the work dtype: in the output itself when it is that dtype (f32,
+// f64, int64), else in a buffer converted into it.
+void scatter_add_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const Tensor& index = a.tensor("index");
   const Tensor& src = a.tensor("src");
-  const int64_t dim = indexing::check_scatter(self, a.integer("dim"), index, &src, "scatter_add");
+  const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const IndexValues idx(index);
   const int64_t bound = size_or_1(self, dim);
   DType work = accumulate_work(self.dtype());
-  Tensor out = fresh_copy(self, work);
+  Tensor out = output_buffer(outputs[0], self.shape(), work);
+  copy_to_contiguous(self, out);
   if (work == DType::Float32 && any_extreme_f32(out.data<float>(), out.numel()))
     work = DType::Float64;
   if (index.numel() > 0 && work == DType::Float32) {
@@ -277,7 +275,10 @@ Values scatter_add_kernel(const OpDef& op, const Values& args) {
       work = DType::Float64;
   }
   if (work != DType::Float32) {
-    if (out.dtype() != work) out = fresh_copy(self, work);
+    if (out.dtype() != work) {
+      out = output_buffer(outputs[0], self.shape(), work);
+      copy_to_contiguous(self, out);
+    }
     if (index.numel() > 0) {
       const Tensor s = contiguous_as(src, work);
       const IndexWalk w = make_index_walk(index, dim, out, s);
@@ -287,7 +288,7 @@ Values scatter_add_kernel(const OpDef& op, const Values& args) {
         scatter_add_t<int64_t>(out, s, w, idx.data(), bound);
     }
   }
-  return {self.dtype() == work ? out : fresh_copy(out, self.dtype())};
+  store_output(out, outputs[0]);
 }
 
 // dst[j] += alpha * src[j] (f64) or wrapping in int64; f32 rows go through the vector
@@ -335,14 +336,15 @@ bool index_add_t(const Tensor& out, const Tensor& source, const Split& s, int64_
   return extreme;
 }
 
-// A contiguous f32 copy of `self` and whether it holds an extreme value.
-Tensor f32_copy_checked(const Tensor& self, bool* extreme) {
+// A contiguous f32 copy of `self` (in the output itself when it is f32) and whether it holds an
+// extreme value.
+Tensor f32_copy_checked(const Tensor& self, const Value& output, bool* extreme) {
+  Tensor out = output_buffer(output, self.shape(), DType::Float32);
   if (self.dtype() != DType::Float32 || !self.is_contiguous()) {
-    Tensor out = fresh_copy(self, DType::Float32);
+    copy_to_contiguous(self, out);
     *extreme = any_extreme_f32(out.data<float>(), out.numel());
     return out;
   }
-  Tensor out = Tensor::uninitialized(self.shape(), DType::Float32);
   const float* src = self.data<float>();
   float* dst = out.data<float>();
   std::atomic<bool> ext{false};
@@ -353,39 +355,40 @@ Tensor f32_copy_checked(const Tensor& self, bool* extreme) {
   return out;
 }
 
-Values index_add_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void index_add_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const Tensor& index = a.tensor("index");
   const Tensor& source = a.tensor("source");
   const Value& alpha = a.value("alpha");
-  const int64_t dim = indexing::check_index_add(self, a.integer("dim"), index, source);
+  const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.integer("dim"), self.dim());
   const IndexValues idx(index);
   const int64_t n = index.numel();
   check_range(idx.data(), n, self.dim() == 0 ? 1 : self.size(dim));
-  const Split s = split(self.shape(), self.dim() == 0 ? 0 : dim);
+  const Split s = split(self.shape(), dim);
   DType work = accumulate_work(self.dtype());
   Tensor out;
   if (work == DType::Float32) {
     // Extreme values (see nn_util.h) are looked for while self is copied and source added.
     bool extreme = false;
-    out = f32_copy_checked(self, &extreme);
+    out = f32_copy_checked(self, outputs[0], &extreme);
     if (extreme || index_add_t<float>(out, contiguous_as(source, work), s, n, idx.data(),
                                       static_cast<float>(alpha.to_double())))
       work = DType::Float64;
   }
   if (work == DType::Float64) {
-    out = fresh_copy(self, work);
+    out = output_buffer(outputs[0], self.shape(), work);
+    copy_to_contiguous(self, out);
     index_add_t<double>(out, contiguous_as(source, work), s, n, idx.data(), alpha.to_double());
   } else if (work == DType::Int64) {
     // alpha is converted to the dtype first (truncated for integral dtypes).
     const int64_t ialpha = alpha.kind() == ValueKind::Float
                                ? static_cast<int64_t>(std::trunc(alpha.to_double()))
                                : alpha.to_int();
-    out = fresh_copy(self, work);
+    out = output_buffer(outputs[0], self.shape(), work);
+    copy_to_contiguous(self, out);
     index_add_t<int64_t>(out, contiguous_as(source, work), s, n, idx.data(), ialpha);
   }
-  return {self.dtype() == work ? out : fresh_copy(out, self.dtype())};
+  store_output(out, outputs[0]);
 }
 
 std::vector<DType> every_dtype() {
@@ -396,10 +399,11 @@ std::vector<DType> every_dtype() {
 }  // namespace
 
 void register_index_kernels(KernelTable& t) {
-  t.add("aten.index_select.default", {index_select_kernel, nullptr, every_dtype()});
-  t.add("aten.gather.default", {gather_kernel, nullptr, every_dtype()});
-  t.add("aten.scatter_add.default", {scatter_add_kernel, nullptr, every_dtype()});
-  t.add("aten.index_add.default", {index_add_kernel, nullptr, every_dtype()});
+  for (auto [name, fn] : {std::pair{"aten.index_select.default", &index_select_kernel},
+                          {"aten.gather.default", &gather_kernel},
+                          {"aten.scatter_add.default", &scatter_add_kernel},
+                          {"aten.index_add.default", &index_add_kernel}})
+    t.add(name, {.dtypes = every_dtype(), .run_into = fn});
   register_index_tensor_kernels(t);
   register_index_put_kernels(t);
 }

@@ -27,8 +27,13 @@ Tensor contiguous_as(const Tensor& t, DType dt) {
 
 Tensor fresh_copy(const Tensor& t, DType dt) {
   Tensor out = Tensor::uninitialized(t.shape(), dt);
-  if (t.numel() == 0) return out;
-  if (t.dtype() == dt && t.is_contiguous()) {
+  copy_to_contiguous(t, out);
+  return out;
+}
+
+void copy_to_contiguous(const Tensor& t, const Tensor& out) {
+  if (t.numel() == 0) return;
+  if (t.dtype() == out.dtype() && t.is_contiguous()) {
     const int64_t bytes = t.numel() * static_cast<int64_t>(t.itemsize());
     const char* src = static_cast<const char*>(t.data_ptr());
     char* dst = static_cast<char*>(out.data_ptr());
@@ -41,10 +46,9 @@ Tensor fresh_copy(const Tensor& t, DType dt) {
         std::memcpy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
       }
     });
-    return out;
+    return;
   }
   copy_into(t, out);
-  return out;
 }
 
 DType accumulate_work(DType t) {

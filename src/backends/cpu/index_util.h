@@ -36,6 +36,8 @@ Tensor contiguous_as(const Tensor& t, DType dt);
 
 // A fresh contiguous copy of `t` in `dt` (a parallel memcpy when t is contiguous of dt).
 Tensor fresh_copy(const Tensor& t, DType dt);
+// out (contiguous, t's shape, any dtype) = t, the same way.
+void copy_to_contiguous(const Tensor& t, const Tensor& out);
 
 // The dtype an accumulating kernel works in: i64 for integral and bool dtypes (wrapping adds,
 // converted back as ATen converts), f64 for f64, f32 for f16/bf16/f32 (computed again in f64
