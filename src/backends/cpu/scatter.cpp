@@ -1,7 +1,7 @@
 // The `cpu` backend's scatters along a dim: scatter (.src, .value, .reduce, .value_reduce),
 // scatter_reduce.two (sum, prod, mean, amax, amin, with or without self) and masked_scatter.
-// The argument checks are the catalog's meta functions (op.run_meta); the kernels check only
-// the index values, in the reference's order and with its message.
+// Destination-passing: the meta functions checked the arguments and sized the contiguous output;
+// the kernels check only the index values, in the reference's order and with its message.
 //
 // A plain scatter (no reduction) copies self once and then writes each target element by
 // width. A reduction works on a copy of self in its accumulation dtype and is converted back
@@ -21,6 +21,7 @@
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_kernels.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -67,10 +68,10 @@ Tensor value_tensor(const Value& v, DType t) {
 }
 
 // Plain scatter: out = copy of self; out[target] = src element (bytes of one width).
-Tensor scatter_plain(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                     bool src_is_value) {
-  Tensor out = fresh_copy(self, self.dtype());
-  if (index.numel() == 0) return out;
+void scatter_plain(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                   bool src_is_value, const Tensor& out) {
+  copy_to_contiguous(self, out);
+  if (index.numel() == 0) return;
   const IndexValues idx(index);
   const IndexWalk w = make_index_walk(index, dim, out, src_is_value ? Tensor() : src);
   const size_t isz = out.itemsize();
@@ -79,7 +80,6 @@ Tensor scatter_plain(const Tensor& self, int64_t dim, const Tensor& index, const
   walk_targets(w, idx.data(), size_or_1(self, dim), [&](int64_t ta, int64_t sb) {
     std::memcpy(o + ta * static_cast<int64_t>(isz), s + sb * static_cast<int64_t>(isz), isz);
   });
-  return out;
 }
 
 template <typename W>
@@ -159,12 +159,11 @@ inline float round_to_odd(double v) {
   return f;
 }
 
-// A contiguous f64 tensor as f16/bf16 `t`, each value rounded once, through the elementwise
-// kernels' vector converters in blocks that stay in L1.
-Tensor narrow16(const Tensor& acc, DType t) {
-  Tensor out = Tensor::uninitialized(acc.shape(), t);
+// A contiguous f64 tensor into the contiguous f16/bf16 `out`, each value rounded once, through
+// the elementwise kernels' vector converters in blocks that stay in L1.
+void narrow16(const Tensor& acc, const Tensor& out) {
   const PwConvert& c = pw_kernels().convert;
-  const auto conv = t == DType::Float16 ? c.f32_to_f16 : c.f32_to_bf16;
+  const auto conv = out.dtype() == DType::Float16 ? c.f32_to_f16 : c.f32_to_bf16;
   const double* in = acc.data<double>();
   auto* o = static_cast<uint16_t*>(out.data_ptr());
   parallel_for(0, acc.numel(), int64_t{1} << 15, [&](int64_t i0, int64_t i1) {
@@ -176,7 +175,6 @@ Tensor narrow16(const Tensor& acc, DType t) {
       conv(buf, o + i, w);
     }
   });
-  return out;
 }
 
 // `t` as a contiguous tensor of `work` (never `t` itself when `fresh`); f16/bf16 reach f64
@@ -187,14 +185,16 @@ Tensor as_work(const Tensor& t, DType work, bool fresh) {
   return fresh ? fresh_copy(t, work) : contiguous_as(t, work);
 }
 
-Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                       bool src_is_value, Reduce r, bool include_self) {
+void scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                     bool src_is_value, Reduce r, bool include_self, const Tensor& out) {
   const DType t = self.dtype();
   // amax/amin of floating values are exact in f32 (which holds f16 and bf16 values).
   const bool exact32 = (r == Reduce::Amax || r == Reduce::Amin) &&
                        (t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32);
   const DType work = exact32 ? DType::Float32 : is_floating(t) ? DType::Float64 : DType::Int64;
-  Tensor acc = as_work(self, work, true);
+  // Accumulated in the output itself when it is the work dtype.
+  Tensor acc = work == t ? out : as_work(self, work, true);
+  if (work == t) copy_to_contiguous(self, acc);
   if (index.numel() > 0) {
     const Tensor s = as_work(src, work, false);
     const IndexValues idx(index);
@@ -209,54 +209,42 @@ Tensor scatter_reduced(const Tensor& self, int64_t dim, const Tensor& index, con
   }
   // Each value rounded once.
   if (work == DType::Float64 && (t == DType::Float16 || t == DType::BFloat16))
-    return narrow16(acc, t);
-  return fresh_copy(acc, t);
+    return narrow16(acc, out);
+  if (work != t) copy_to_contiguous(acc, out);
 }
 
-// The result's layout is the meta function's (self's shape, contiguous), which fresh_copy
-// gives. `reduce`: whether the op has a `reduce` argument; `self_arg`: whether it has
-// include_self (without it: included).
-Values run_scatter(const OpDef& op, const Values& args, bool src_is_value, bool reduce,
-                   bool self_arg) {
-  const Args a(args, op.schema);
-  op.run_meta(a);
+// Into the meta function's output (self's shape, contiguous). `reduce`: whether the op has a
+// `reduce` argument; `self_arg`: whether it has include_self (without it: included).
+void run_scatter(const Args& a, const Values& outputs, bool src_is_value, bool reduce,
+                 bool self_arg) {
+  const Tensor& out = outputs[0].tensor();
   const Tensor& self = a.tensor("self");
   const int64_t dim = wrap_dim(a.integer("dim"), self.dim());
   const Tensor& index = a.tensor("index");
   const Tensor src = src_is_value ? value_tensor(a.value("value"), self.dtype()) : a.tensor("src");
-  if (!reduce) return {scatter_plain(self, dim, index, src, src_is_value)};
+  if (!reduce) return scatter_plain(self, dim, index, src, src_is_value, out);
   const Reduce r = parse_reduce(a.str("reduce"));
   const bool include_self = !self_arg || a.flag("include_self");
-  return {scatter_reduced(self, dim, index, src, src_is_value, r, include_self)};
+  scatter_reduced(self, dim, index, src, src_is_value, r, include_self, out);
 }
 
-Values scatter_src_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, false, false, false);
-}
-Values scatter_value_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, true, false, false);
-}
-Values scatter_reduce_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, false, true, false);
-}
-Values scatter_value_reduce_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, true, true, false);
-}
-Values scatter_reduce_two_kernel(const OpDef& op, const Values& a) {
-  return run_scatter(op, a, false, true, true);
+// The overloads: a src tensor or a value; with a reduce argument; with include_self.
+template <bool kValue, bool kReduce, bool kSelfArg>
+void scatter_kernel(const OpDef&, const Args& a, const Values& out) {
+  run_scatter(a, out, kValue, kReduce, kSelfArg);
 }
 
 // masked_scatter: the k-th true position of the mask (broadcast with self, row-major) takes
 // source's k-th element; the others keep self.
-Values masked_scatter_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
+void masked_scatter_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
   const Tensor& mask = a.tensor("mask");
   const Tensor& source = a.tensor("source");
-  const Tensor& m = meta.at(0).tensor();
-  Tensor out = fresh_copy(self.expand(m.shape()), self.dtype());
-  if (out.numel() == 0) return {out};
+  const Tensor& m = outputs[0].tensor();
+  if (m.numel() == 0) return;
+  // Computed row-major (in the output itself when it is contiguous), then laid out into it.
+  const Tensor out = output_buffer(outputs[0], m.shape(), m.dtype());
+  copy_to_contiguous(self.expand(m.shape()), out);
   const Tensor mk = contiguous_as(mask.expand(m.shape()), DType::Bool);
   const Tensor src = contiguous_as(source, source.dtype());
   const uint8_t* mp = mk.data<uint8_t>();
@@ -271,10 +259,7 @@ Values masked_scatter_kernel(const OpDef& op, const Values& args) {
     std::memcpy(o + i * isz, s + used * isz, static_cast<size_t>(isz));
     ++used;
   }
-  if (out.strides() == m.strides()) return {out};
-  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
-  laid.copy_from(out);
-  return {laid};
+  store_output(out, outputs[0]);
 }
 
 std::vector<DType> every_dtype() {
@@ -285,12 +270,13 @@ std::vector<DType> every_dtype() {
 }  // namespace
 
 void register_scatter_kernels(KernelTable& t) {
-  t.add("aten.scatter.src", {scatter_src_kernel, nullptr, every_dtype()});
-  t.add("aten.scatter.value", {scatter_value_kernel, nullptr, every_dtype()});
-  t.add("aten.scatter.reduce", {scatter_reduce_kernel, nullptr, every_dtype()});
-  t.add("aten.scatter.value_reduce", {scatter_value_reduce_kernel, nullptr, every_dtype()});
-  t.add("aten.scatter_reduce.two", {scatter_reduce_two_kernel, nullptr, every_dtype()});
-  t.add("aten.masked_scatter.default", {masked_scatter_kernel, nullptr, every_dtype()});
+  for (auto [name, fn] : {std::pair{"aten.scatter.src", &scatter_kernel<false, false, false>},
+                          {"aten.scatter.value", &scatter_kernel<true, false, false>},
+                          {"aten.scatter.reduce", &scatter_kernel<false, true, false>},
+                          {"aten.scatter.value_reduce", &scatter_kernel<true, true, false>},
+                          {"aten.scatter_reduce.two", &scatter_kernel<false, true, true>},
+                          {"aten.masked_scatter.default", &masked_scatter_kernel}})
+    t.add(name, {.dtypes = every_dtype(), .run_into = fn});
 }
 
 }  // namespace crucible::cpu
