@@ -4,6 +4,8 @@
 // are split over the pool; B may repeat a position and is visited in order by one thread.
 // Accumulation works in int64 for integral and bool dtypes (wrapping, converted back as ATen
 // converts), f64 for f64 and for calls with extreme values (see nn_util.h), else f32.
+// Destination-passing: the meta function checked the arguments that do not depend on values
+// (masks are not read there); the values' shape against the indexed positions is checked here.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/indexing.h"
@@ -114,7 +117,6 @@ void write(const Tensor& dst, const Tensor& values, const Targets& t) {
 // Writes (or adds) `values` into `dst` (self itself for index_put_, else a copy of self).
 void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Tensor>& indices,
                     const Tensor& values, bool accumulate) {
-  indexing::check_index_put_dtype(self, values);
   const IndexPlan plan = make_index_plan(self, indices);
   indexing::check_index_put_values(values, plan.result);
   if (numel_of(plan.result) == 0) return;
@@ -137,19 +139,12 @@ void index_put_into(const Tensor& dst, const Tensor& self, const std::vector<Ten
   if (!acc.shares_storage(dst)) copy_into(acc, dst);
 }
 
-Values index_put_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// index_put: into a copy of self (the fresh output); index_put_: into self (the output).
+void index_put_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
-  Tensor out = fresh_copy(self, self.dtype());
+  const Tensor& out = outputs[0].tensor();
+  if (!out.shares_storage(self)) copy_into(self, out);
   index_put_into(out, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
-  return {out};
-}
-
-Values index_put_inplace_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor& self = a.tensor("self");
-  index_put_into(self, self, a.tensors("indices"), a.tensor("values"), a.flag("accumulate"));
-  return {self};
 }
 
 bool put_supports(const OpDef& op, const Values& args, std::string* why) {
@@ -165,8 +160,8 @@ void register_index_put_kernels(KernelTable& t) {
   const std::vector<DType> all = {DType::Bool,    DType::UInt8,  DType::Int8,    DType::Int16,
                                   DType::Int32,   DType::Int64,  DType::Float16, DType::BFloat16,
                                   DType::Float32, DType::Float64};
-  t.add("aten.index_put.default", {index_put_kernel, put_supports, all});
-  t.add("aten.index_put_.default", {index_put_inplace_kernel, put_supports, all});
+  for (const char* n : {"aten.index_put.default", "aten.index_put_.default"})
+    t.add(n, {.supports = put_supports, .dtypes = all, .run_into = &index_put_kernel});
 }
 
 }  // namespace crucible::cpu

@@ -283,13 +283,11 @@ void sort_rows_typed(const Tensor& self, const Rows& g, const Selection& sel, co
   });
 }
 
-// Sorts `self` along `dim` into the meta layer's outputs (values, indices).
-Values sort_into(const Tensor& self, int64_t dim, const Selection& sel, const Values& meta) {
-  const Tensor& vm = meta.at(0).tensor();
-  const Tensor& im = meta.at(1).tensor();
-  Tensor values = Tensor::uninitialized_strided(vm.shape(), vm.strides(), vm.dtype());
-  Tensor indices = Tensor::uninitialized_strided(im.shape(), im.strides(), im.dtype());
-  if (values.numel() == 0) return {values, indices};
+// Sorts `self` along `dim` into the meta function's outputs (values, indices).
+void sort_into(const Tensor& self, int64_t dim, const Selection& sel, const Values& out) {
+  const Tensor& values = out[0].tensor();
+  const Tensor& indices = out[1].tensor();
+  if (values.numel() == 0) return;
   const Rows g = rows_of(self, dim, values.dim() == 0 ? 1 : values.size(dim));
   if (g.len >= (int64_t{1} << 32))
     unsupported("the cpu backend sorts rows of fewer than 2^32 elements");
@@ -312,7 +310,6 @@ Values sort_into(const Tensor& self, int64_t dim, const Selection& sel, const Va
     default:
       unsupported("the cpu backend does not sort " + std::string(dtype_code(self.dtype())));
   }
-  return {values, indices};
 }
 
 // The sorted dim of a call the meta layer accepted (a 0-d input sorts along "dim 0").
@@ -320,36 +317,21 @@ int64_t sorted_dim(const Tensor& self, int64_t dim) {
   return self.dim() == 0 ? 0 : wrap_dim(dim, self.dim());
 }
 
-Values sort_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
+// sort(self, dim, descending) and sort.stable(self, *, stable, dim, descending): every order
+// this kernel gives is stable.
+void sort_kernel(const OpDef&, const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  return sort_into(self, sorted_dim(self, a.integer("dim")), {.descending = a.flag("descending")},
-                   meta);
-}
-
-// sort.stable(self, *, stable, dim, descending): every order this kernel gives is stable.
-Values sort_stable_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& self = a.tensor("self");
-  return sort_into(self, sorted_dim(self, a.integer("dim")), {.descending = a.flag("descending")},
-                   meta);
+  sort_into(self, sorted_dim(self, a.integer("dim")), {.descending = a.flag("descending")}, out);
 }
 
 // topk(self, k, dim, largest, sorted)
-Values topk_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
+void topk_kernel(const OpDef&, const Args& a, const Values& out) {
   const Tensor& self = a.tensor("self");
-  const int64_t k = a.integer("k");
-  const int64_t dim = sorted_dim(self, a.integer("dim"));
-  if (self.dim() == 0) {
-    // A 0-d input gives itself and index 0, whatever k.
-    return sort_into(self, 0, {}, meta);
-  }
-  return sort_into(self, dim, {.k = k, .descending = a.flag("largest"), .sorted = a.flag("sorted")},
-                   meta);
+  // A 0-d input gives itself and index 0, whatever k.
+  if (self.dim() == 0) return sort_into(self, 0, {}, out);
+  sort_into(self, sorted_dim(self, a.integer("dim")),
+            {.k = a.integer("k"), .descending = a.flag("largest"), .sorted = a.flag("sorted")},
+            out);
 }
 
 // ---- nonzero ---------------------------------------------------------------------------------
@@ -477,10 +459,10 @@ void register_sort_kernels(KernelTable& t) {
   const std::vector<DType> numeric = {
       DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
       DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
-  t.add("aten.sort.default", {sort_kernel, nullptr, numeric});
-  t.add("aten.sort.stable", {sort_stable_kernel, nullptr, numeric});
-  // topk of bool raises (the meta layer says so); the kernel takes the call to raise it.
-  t.add("aten.topk.default", {topk_kernel, nullptr, numeric});
+  t.add("aten.sort.default", {.dtypes = numeric, .run_into = &sort_kernel});
+  t.add("aten.sort.stable", {.dtypes = numeric, .run_into = &sort_kernel});
+  // topk of bool raises (the meta function says so); the kernel takes the call to raise it.
+  t.add("aten.topk.default", {.dtypes = numeric, .run_into = &topk_kernel});
   t.add("aten.nonzero.default", {nonzero_kernel, nullptr, numeric});
   t.add("aten._local_scalar_dense.default", {local_scalar_kernel, nullptr, numeric});
 }
