@@ -17,6 +17,7 @@
 #include "backends/cpu/nn.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/embedding.h"
@@ -102,8 +103,9 @@ void gather_scales(W* dst, const W* src, const std::vector<int64_t>& at) {
   for (size_t k = 0; k < at.size(); ++k) dst[k] = src[at[k]];
 }
 
-Values embedding_bag_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+// Into the meta function's four outputs (contiguous): the bags, offset2bag, bag_size and
+// max_indices. The offsets' and indices' values are checked here.
+void embedding_bag_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& weight = a.tensor("weight");
   const Tensor& indices_in = a.tensor("indices");
   const Tensor& offsets = a.tensor("offsets");
@@ -126,9 +128,10 @@ Values embedding_bag_kernel(const OpDef& op, const Values& args) {
       if (idx[i] < 0 || idx[i] >= rows_n)
         op_error("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be " +
                  std::to_string(idx[i]));
-  Tensor offset2bag = Tensor::zeros({n}, DType::Int64);
-  Tensor bag_size = Tensor::uninitialized({num_bags}, DType::Int64);
+  const Tensor& offset2bag = outputs[1].tensor();
+  const Tensor& bag_size = outputs[2].tensor();
   int64_t* o2b = offset2bag.data<int64_t>();
+  std::fill_n(o2b, n, int64_t{0});
   int64_t* bsz = bag_size.data<int64_t>();
   const auto bag_end = [&](int64_t b) { return b + 1 < noff ? off[b + 1] : n; };
   for (int64_t b = 0; b < num_bags; ++b) std::fill(o2b + off[b], o2b + bag_end(b), b);
@@ -158,14 +161,12 @@ Values embedding_bag_kernel(const OpDef& op, const Values& args) {
     }
     rows = compact.data();
   }
-  Tensor max_indices = mode == 2 ? Tensor::uninitialized({num_bags, d}, DType::Int64)
-                                 : Tensor::zeros({num_bags}, DType::Int64);
-  if (mode == 2 && max_indices.numel() > 0)
-    std::fill_n(max_indices.data<int64_t>(), max_indices.numel(), int64_t{-1});
+  const Tensor& max_indices = outputs[3].tensor();  // [num_bags, d] for max, else [num_bags]
+  std::fill_n(max_indices.data<int64_t>(), max_indices.numel(), mode == 2 ? int64_t{-1} : 0);
   const DType dt = weight.dtype();
   DType work = dt == DType::Float64 ? DType::Float64 : DType::Float32;
   if (work == DType::Float32 && mode != 2 && any_extreme({&weight, &psw_in})) work = DType::Float64;
-  Tensor out = Tensor::uninitialized({num_bags, d}, work);
+  const Tensor out = output_buffer(outputs[0], {num_bags, d}, work);
   if (out.numel() > 0) {
     const Tensor w = contiguous_as(weight, work);
     // The scales of the rows, in the order of `rows`.
@@ -186,13 +187,12 @@ Values embedding_bag_kernel(const OpDef& op, const Values& args) {
     else
       bags_t<double>(w, out, max_indices, rows, starts, psw, mode);
   }
-  return {out.dtype() == dt ? out : fresh_copy(out, dt), offset2bag, bag_size, max_indices};
+  store_output(out, outputs[0]);
 }
 
 // _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode,
 // padding_idx): out[i] = dot(grad[offset2bag[i]], weight[indices[i]]), 0 at padding.
-Values psw_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void psw_backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const embedding::PswBackwardArgs checked = embedding::psw_backward_args(a);
   const Tensor& grad = checked.grad;
   const Tensor& weight = checked.weight;
@@ -216,7 +216,7 @@ Values psw_backward_kernel(const OpDef& op, const Values& args) {
   bool any_padding = false;
   for (int64_t i = 0; i < n && !any_padding; ++i) any_padding = idx[i] == padding_idx;
   const DType dt = grad.dtype();
-  Tensor out = Tensor::uninitialized({n}, dt == DType::Float64 ? dt : DType::Float32);
+  Tensor out = output_buffer(outputs[0], {n}, dt == DType::Float64 ? dt : DType::Float32);
   const bool computable = n > 0 && d > 0 && weight.size(0) > 0 && grad.size(0) > 0;
   const bool f64 = dt == DType::Float64 || extreme_rows(grad) || extreme_rows(weight);
   if (!computable) {
@@ -246,7 +246,7 @@ Values psw_backward_kernel(const OpDef& op, const Values& args) {
     const Tensor g = contiguous_as(grad, DType::Float64), w = contiguous_as(weight, DType::Float64);
     const double* gp = g.data<double>();
     const double* wp = w.data<double>();
-    Tensor o64 = Tensor::uninitialized({n}, DType::Float64);
+    const Tensor o64 = output_buffer(outputs[0], {n}, DType::Float64);
     double* o = o64.data<double>();
     for (int64_t i = 0; i < n; ++i) {
       int64_t r = 0, b = 0;
@@ -262,7 +262,7 @@ Values psw_backward_kernel(const OpDef& op, const Values& args) {
     for (int64_t i = 0; i < n; ++i)
       if (idx[i] == padding_idx) std::memset(static_cast<char*>(out.data_ptr()) + i * isz, 0, isz);
   }
-  return {out.dtype() == dt ? out : fresh_copy(out, dt)};
+  store_output(out, outputs[0]);
 }
 
 }  // namespace
@@ -270,9 +270,9 @@ Values psw_backward_kernel(const OpDef& op, const Values& args) {
 void register_embedding_bag_kernels(KernelTable& t) {
   const std::vector<DType> floating = {DType::Float16, DType::BFloat16, DType::Float32,
                                        DType::Float64};
-  t.add("aten._embedding_bag.default", {embedding_bag_kernel, nullptr, floating});
+  t.add("aten._embedding_bag.default", {.dtypes = floating, .run_into = &embedding_bag_kernel});
   t.add("aten._embedding_bag_per_sample_weights_backward.default",
-        {psw_backward_kernel, nullptr, floating});
+        {.dtypes = floating, .run_into = &psw_backward_kernel});
 }
 
 }  // namespace crucible::cpu

@@ -18,6 +18,7 @@
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/grid_sampler.h"
@@ -99,15 +100,6 @@ void taps_at(double gx, double gy, const Geometry& g, Taps& t) {
   add(yi1, xi1, (ix - x0) * (iy - y0), (iy - y0), (ix - x0));
 }
 
-// `t` (contiguous) in the layout of the meta output `m`.
-Tensor laid_out(const Tensor& t, const Tensor& m) {
-  Tensor r = t.dtype() == m.dtype() ? t : fresh_copy(t, m.dtype());
-  if (r.strides() == m.strides()) return r;
-  Tensor laid = Tensor::empty_strided(m.shape(), m.strides(), m.dtype());
-  laid.copy_from(r);
-  return laid;
-}
-
 // The forward over rows (b, y) of the output: the taps of a row's points first, then each
 // channel's row, reading one input plane (T: f32 or f64) and writing contiguous outputs.
 template <typename T>
@@ -138,10 +130,9 @@ void forward_rows(const T* ip, const double* gp, T* op_, const Geometry& geo, in
                });
 }
 
-Values forward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
-  const Tensor& mt = meta.at(0).tensor();
+void forward_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& mt = outputs[0].tensor();
+  if (mt.numel() == 0) return;
   const Tensor& input = a.tensor("input");
   const Tensor& grid = a.tensor("grid");
   const Geometry geo{input.size(2), input.size(3), a.integer("interpolation_mode"),
@@ -150,26 +141,24 @@ Values forward_kernel(const OpDef& op, const Values& args) {
   // f32 and f16 (exact in f32) are read as f32, f64 as f64; every output is one f64 sum,
   // rounded once.
   const DType work = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
-  Tensor out = Tensor::uninitialized(mt.shape(), work);
-  if (out.numel() == 0) return {laid_out(out, mt)};
+  const Tensor out = output_buffer(outputs[0], mt.shape(), work);
   const Tensor in = contiguous_as(input, work);
   const Tensor gr = contiguous_as(grid, DType::Float64);
   if (work == DType::Float64)
     forward_rows(in.data<double>(), gr.data<double>(), out.data<double>(), geo, n, c, ho, wo);
   else
     forward_rows(in.data<float>(), gr.data<double>(), out.data<float>(), geo, n, c, ho, wo);
-  return {laid_out(out, mt)};
+  store_output(out, outputs[0]);
 }
 
-Values backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values meta = op.run_meta(a);
+// Both gradients are summed in f64 and rounded once into the meta function's outputs (the
+// input's gradient is None when output_mask leaves it out).
+void backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& go = a.tensor("grad_output");
   const Tensor& input = a.tensor("input");
   const Tensor& grid = a.tensor("grid");
   const Geometry geo{input.size(2), input.size(3), a.integer("interpolation_mode"),
                      a.integer("padding_mode"), a.flag("align_corners")};
-  const bool want_input = a.value("output_mask").bool_list().at(0);
   const int64_t n = input.size(0), c = input.size(1), ho = grid.size(1), wo = grid.size(2);
   const int64_t plane = geo.h * geo.w, oplane = ho * wo;
   Tensor gin = Tensor::zeros(input.shape(), DType::Float64);
@@ -207,10 +196,8 @@ Values backward_kernel(const OpDef& op, const Values& args) {
       }
     });
   }
-  Values out(2);
-  if (want_input) out[0] = laid_out(gin, meta.at(0).tensor());
-  out[1] = laid_out(ggrid, meta.at(1).tensor());
-  return out;
+  store_output(gin, outputs[0]);
+  store_output(ggrid, outputs[1]);
 }
 
 }  // namespace
@@ -219,8 +206,8 @@ void register_grid_sampler_kernels(KernelTable& t) {
   // Every floating dtype, so that bf16 raises as the reference does (the meta function's check).
   const std::vector<DType> dtypes = {DType::Float16, DType::BFloat16, DType::Float32,
                                      DType::Float64};
-  t.add("aten.grid_sampler_2d.default", {forward_kernel, nullptr, dtypes});
-  t.add("aten.grid_sampler_2d_backward.default", {backward_kernel, nullptr, dtypes});
+  t.add("aten.grid_sampler_2d.default", {.dtypes = dtypes, .run_into = &forward_kernel});
+  t.add("aten.grid_sampler_2d_backward.default", {.dtypes = dtypes, .run_into = &backward_kernel});
 }
 
 }  // namespace crucible::cpu

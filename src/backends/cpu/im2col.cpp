@@ -16,6 +16,7 @@
 #include "backends/cpu/index_util.h"
 #include "backends/cpu/nn.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -98,15 +99,14 @@ void im2col_t(const T* in, T* out, const Geometry& g) {
                });
 }
 
-Values im2col_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
+void im2col_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor& self = a.tensor("self");
+  const Tensor& out = outputs[0].tensor();
+  if (out.numel() == 0) return;
   Geometry g(im2col::im2col_plan(a));
   const bool batched = self.dim() == 4;
   for (int64_t d = 0; d < 4; ++d)
     g.is[d] = batched ? self.stride(d) : (d == 0 ? 0 : self.stride(d - 1));
-  Tensor out = Tensor::uninitialized(g.out_shape, self.dtype());
-  if (out.numel() == 0) return {out};
   switch (self.itemsize()) {
     case 2:
       im2col_t(static_cast<const uint16_t*>(self.data_ptr()), out.data<uint16_t>(), g);
@@ -117,7 +117,6 @@ Values im2col_kernel(const OpDef& op, const Values& args) {
     default:
       im2col_t(static_cast<const uint64_t*>(self.data_ptr()), out.data<uint64_t>(), g);
   }
-  return {out};
 }
 
 // Loads element `i` of a floating tensor's data (f16/bf16/f32/f64) as W.
@@ -190,44 +189,44 @@ bool col2im_t(const S* cols, W* out, const Geometry& g, DType src_dtype) {
   return extreme;
 }
 
-// col2im of `input_name` into the image size `size_name` (col2im and im2col_backward).
-Tensor fold(const Args& a, const char* input_name, const char* size_name) {
+// col2im of `input_name` into the image size `size_name` (col2im and im2col_backward), into the
+// meta function's output (contiguous, the input's dtype): summed in f32 (in the output itself when
+// it is f32), or in f64 for f64 and for calls with extreme values.
+void fold(const Args& a, const char* input_name, const char* size_name, const Value& out) {
   const Tensor& self = a.tensor(input_name);
+  const Shape& out_shape = out.tensor().shape();
+  if (numel_of(out_shape) == 0) return;
   Geometry g(im2col::fold_plan(a, input_name, size_name));
   const bool batched = self.dim() == 3;
   g.cs[0] = batched ? self.stride(0) : 0;
   g.cs[1] = self.stride(-2);
   g.cs[2] = self.stride(-1);
-  const Shape& out_shape = g.out_shape;
   const DType dt = self.dtype();
-  if (numel_of(out_shape) == 0) return Tensor::uninitialized(out_shape, dt);
   if (dt != DType::Float64) {
-    Tensor acc = Tensor::uninitialized(out_shape, DType::Float32);
+    const Tensor acc = output_buffer(out, out_shape, DType::Float32);
     const bool extreme =
         dt == DType::Float32
             ? col2im_t<float>(static_cast<const float*>(self.data_ptr()), acc.data<float>(), g, dt)
             : col2im_t<float>(static_cast<const uint16_t*>(self.data_ptr()), acc.data<float>(), g,
                               dt);
-    if (!extreme) return dt == DType::Float32 ? acc : fresh_copy(acc, dt);
+    if (!extreme) return store_output(acc, out);
   }
-  Tensor acc = Tensor::uninitialized(out_shape, DType::Float64);
+  const Tensor acc = output_buffer(out, out_shape, DType::Float64);
   if (dt == DType::Float64)
     col2im_t<double>(static_cast<const double*>(self.data_ptr()), acc.data<double>(), g, dt);
   else if (dt == DType::Float32)
     col2im_t<double>(static_cast<const float*>(self.data_ptr()), acc.data<double>(), g, dt);
   else
     col2im_t<double>(static_cast<const uint16_t*>(self.data_ptr()), acc.data<double>(), g, dt);
-  return dt == DType::Float64 ? acc : fresh_copy(acc, dt);
+  store_output(acc, out);
 }
 
-Values col2im_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return {fold(a, "self", "output_size")};
+void col2im_kernel(const OpDef&, const Args& a, const Values& out) {
+  fold(a, "self", "output_size", out[0]);
 }
 
-Values im2col_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return {fold(a, "grad_output", "input_size")};
+void im2col_backward_kernel(const OpDef&, const Args& a, const Values& out) {
+  fold(a, "grad_output", "input_size", out[0]);
 }
 
 std::vector<DType> every_dtype() {
@@ -240,9 +239,10 @@ std::vector<DType> every_dtype() {
 void register_im2col_kernels(KernelTable& t) {
   // Integral and bool inputs are taken so that they raise as ATen does; the catalog lists the
   // floating dtypes.
-  t.add("aten.im2col.default", {im2col_kernel, nullptr, every_dtype()});
-  t.add("aten.col2im.default", {col2im_kernel, nullptr, every_dtype()});
-  t.add("aten.im2col_backward.default", {im2col_backward_kernel, nullptr, every_dtype()});
+  t.add("aten.im2col.default", {.dtypes = every_dtype(), .run_into = &im2col_kernel});
+  t.add("aten.col2im.default", {.dtypes = every_dtype(), .run_into = &col2im_kernel});
+  t.add("aten.im2col_backward.default",
+        {.dtypes = every_dtype(), .run_into = &im2col_backward_kernel});
 }
 
 }  // namespace crucible::cpu
