@@ -76,10 +76,11 @@ Values as_view(const OpDef& op, const Values& args) {
   return {Value(F(a))};
 }
 
+// The _copy forms: destination-passing, the view written into the meta function's fresh
+// contiguous output.
 template <ViewFn F>
-Values as_copy(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  return {Value(contiguous_copy(F(a)))};
+void as_copy(const OpDef&, const Args& a, const Values& out) {
+  copy_into(F(a), out[0].tensor());
 }
 
 template <ListFn F>
@@ -89,11 +90,10 @@ Values as_list(const OpDef& op, const Values& args) {
 }
 
 template <ListFn F>
-Values as_list_copy(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  std::vector<Tensor> ts = F(a);
-  for (Tensor& t : ts) t = contiguous_copy(t);
-  return {Value::tensor_list(std::move(ts))};
+void as_list_copy(const OpDef&, const Args& a, const Values& out) {
+  const std::vector<Tensor> views = F(a);
+  const std::vector<Tensor>& outs = out[0].tensors();
+  for (size_t i = 0; i < views.size(); ++i) copy_into(views[i], outs[i]);
 }
 
 }  // namespace
@@ -101,6 +101,9 @@ Values as_list_copy(const OpDef& op, const Values& args) {
 void register_view_kernels(KernelTable& t) {
   const std::vector<DType> all = shape_dtypes();
   auto view = [&](const char* name, KernelFn fn) { t.add(name, {fn, &shape_supports, all}); };
+  auto copy = [&](const char* name, KernelIntoFn fn) {
+    t.add(name, {.supports = &shape_supports, .dtypes = all, .run_into = fn});
+  };
   view("aten.alias.default", &as_view<v_alias>);
   view("aten.view.default", &as_view<v_view>);
   view("aten.as_strided.default", &as_view<v_as_strided>);
@@ -125,20 +128,20 @@ void register_view_kernels(KernelTable& t) {
   view("aten._unsafe_view.default", &as_view<v_view>);
 
   // The schema gives these a new tensor: the view written out contiguously.
-  view("aten.view_copy.default", &as_copy<v_view>);
-  view("aten.alias_copy.default", &as_copy<v_alias>);
-  view("aten.as_strided_copy.default", &as_copy<v_as_strided>);
-  view("aten.expand_copy.default", &as_copy<v_expand>);
-  view("aten.squeeze_copy.default", &as_copy<v_squeeze>);
-  view("aten.squeeze_copy.dim", &as_copy<v_squeeze_dim>);
-  view("aten.squeeze_copy.dims", &as_copy<v_squeeze_dims>);
-  view("aten.unsqueeze_copy.default", &as_copy<v_unsqueeze>);
-  view("aten.diagonal_copy.default", &as_copy<v_diagonal>);
-  view("aten.transpose_copy.int", &as_copy<v_transpose>);
-  view("aten.t_copy.default", &as_copy<v_t>);
-  view("aten.permute_copy.default", &as_copy<v_permute>);
-  view("aten.unbind_copy.int", &as_list_copy<l_unbind>);
-  view("aten.split_with_sizes_copy.default", &as_list_copy<l_split_with_sizes>);
+  copy("aten.view_copy.default", &as_copy<v_view>);
+  copy("aten.alias_copy.default", &as_copy<v_alias>);
+  copy("aten.as_strided_copy.default", &as_copy<v_as_strided>);
+  copy("aten.expand_copy.default", &as_copy<v_expand>);
+  copy("aten.squeeze_copy.default", &as_copy<v_squeeze>);
+  copy("aten.squeeze_copy.dim", &as_copy<v_squeeze_dim>);
+  copy("aten.squeeze_copy.dims", &as_copy<v_squeeze_dims>);
+  copy("aten.unsqueeze_copy.default", &as_copy<v_unsqueeze>);
+  copy("aten.diagonal_copy.default", &as_copy<v_diagonal>);
+  copy("aten.transpose_copy.int", &as_copy<v_transpose>);
+  copy("aten.t_copy.default", &as_copy<v_t>);
+  copy("aten.permute_copy.default", &as_copy<v_permute>);
+  copy("aten.unbind_copy.int", &as_list_copy<l_unbind>);
+  copy("aten.split_with_sizes_copy.default", &as_list_copy<l_split_with_sizes>);
 }
 
 }  // namespace crucible::cpu
