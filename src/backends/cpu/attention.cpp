@@ -29,6 +29,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "backends/cpu/softmax_kernels.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
@@ -248,200 +249,161 @@ void backward(const Inputs<T>& in, const View4<T>& g, const View4<T>& o, const V
 
 DType work_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
 
-// The meta output `spec` holding the contiguous work buffer `work` (converted, laid out).
-Tensor laid_out(const Value& spec, const Tensor& work) {
-  const Tensor& m = spec.tensor();
-  Tensor t = Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
-  t.copy_from(work);
-  return t;
+// Zeroes an output the cpu backend has no use for (the philox seed and offset: no dropout).
+void zero(const Value& v) {
+  if (v.is_tensor()) fill_output(v.tensor(), pattern_of_int(0, v.tensor().dtype()));
 }
 
-// Forward outputs (out, lse) as the meta outputs spec_out / spec_lse describe them.
+// The forward into the meta function's outputs (out, lse; lse a non-tensor when not asked for):
+// computed in the work dtype, in an output itself when it is contiguous of that dtype.
 template <typename T>
-std::pair<Tensor, Tensor> run_forward(const Inputs<T>& in, const Value& spec_out,
-                                      const Value& spec_lse, DType work) {
+void run_forward(const Inputs<T>& in, const Value& out_v, const Value& lse_v, DType work) {
   const Dims& d = in.d;
-  Tensor out = Tensor::uninitialized({d.b, d.hq, d.l, d.ev}, work);
-  Tensor lse = Tensor::uninitialized({d.b, d.hq, d.l}, work);
+  const Tensor out = output_buffer(out_v, {d.b, d.hq, d.l, d.ev}, work);
+  const Tensor lse = output_buffer(lse_v, {d.b, d.hq, d.l}, work);
   forward(in, out.data<T>(), lse.data<T>());
-  Tensor lse_out;
-  if (spec_lse.is_tensor()) {
-    lse_out = laid_out(spec_lse, lse.view(spec_lse.tensor().shape()));
-  }
-  return {laid_out(spec_out, out), lse_out};
+  store_output(out, out_v);
+  store_output(lse, lse_v);
 }
 
-// `dbias_spec`: the meta output of the mask's gradient, or a non-tensor when not asked for.
+// The gradients into the meta function's outputs (dq, dk, dv and, when `dbias_v` is a tensor,
+// the mask's gradient).
 template <typename T>
-Values run_backward(const Inputs<T>& in, const Tensor& grad_out, const Tensor& out,
-                    const Tensor& lse, const Values& spec, DType work,
-                    const Value& dbias_spec = Value()) {
+void run_backward(const Inputs<T>& in, const Tensor& grad_out, const Tensor& out, const Tensor& lse,
+                  const Values& outputs, DType work, const Value& dbias_v = Value()) {
   const Dims& d = in.d;
   Tensor keep[3];
   const View4<T> g = view_of<T>(grad_out, work, keep[0]);
   const View4<T> o = view_of<T>(out, work, keep[1]);
   const View4<T> l = view_of<T>(lse, work, keep[2]);
-  Tensor dq = Tensor::uninitialized({d.b, d.hq, d.l, d.e}, work);
-  Tensor dk = Tensor::uninitialized({d.b, d.hk, d.s, d.e}, work);
-  Tensor dv = Tensor::uninitialized({d.b, d.hk, d.s, d.ev}, work);
-  Tensor dbias;
-  if (dbias_spec.is_tensor()) dbias = Tensor::uninitialized({d.b, d.hq, d.l, d.s}, work);
+  const Tensor dq = output_buffer(outputs[0], {d.b, d.hq, d.l, d.e}, work);
+  const Tensor dk = output_buffer(outputs[1], {d.b, d.hk, d.s, d.e}, work);
+  const Tensor dv = output_buffer(outputs[2], {d.b, d.hk, d.s, d.ev}, work);
+  const Tensor dbias =
+      dbias_v.is_tensor() ? output_buffer(dbias_v, {d.b, d.hq, d.l, d.s}, work) : Tensor();
   backward(in, g, o, l, dq.data<T>(), dk.data<T>(), dv.data<T>(),
            dbias.defined() ? dbias.data<T>() : nullptr);
-  Values r{laid_out(spec[0], dq), laid_out(spec[1], dk), laid_out(spec[2], dv)};
-  if (dbias.defined()) r.push_back(laid_out(dbias_spec, dbias));
-  return r;
+  store_output(dq, outputs[0]);
+  store_output(dk, outputs[1]);
+  store_output(dv, outputs[2]);
+  if (dbias.defined()) store_output(dbias, dbias_v);
 }
 
 // Dispatches on the compute type of `t`.
 template <typename Fn>
-Values on_work(DType t, Fn&& fn) {
+void on_work(DType t, Fn&& fn) {
   if (work_dtype(t) == DType::Float64) return fn.template operator()<double>(DType::Float64);
-  return fn.template operator()<float>(DType::Float32);
+  fn.template operator()<float>(DType::Float32);
 }
 
 // _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, *, attn_mask,
 // scale) -> (out, logsumexp)
-Values flash_cpu_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values spec = op.run_meta(a);
+void flash_cpu_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
                                       scale_of(a.value("scale"), q.size(3)), work);
-    auto [out, lse] = run_forward(in, spec[0], spec[1], work);
-    return Values{out, lse};
+    run_forward(in, outputs[0], outputs[1], work);
   });
 }
 
 // (grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask, scale)
-Values flash_cpu_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values spec = op.run_meta(a);
+void flash_cpu_backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_mask"), a.flag("is_causal"),
                                       scale_of(a.value("scale"), q.size(3)), work);
-    return run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), spec,
-                        work);
+    run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), outputs, work);
   });
 }
 
 // _scaled_dot_product_cudnn_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
 // is_causal, return_debug_mask, *, scale) -> (out, lse, cum_seq_q, cum_seq_k, max_q, max_k,
 // philox_seed, philox_offset, debug_attn_mask)
-Values cudnn_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  Values spec = op.run_meta(a);
+void cudnn_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                                       scale_of(a.value("scale"), q.size(3)), work);
-    auto [out, lse] = run_forward(in, spec[0], spec[1], work);
-    Values r = spec;
-    r[0] = out;
-    if (r[1].is_tensor()) r[1] = lse;
-    r[6] = Tensor::zeros({}, DType::Int64);
-    r[7] = Tensor::zeros({}, DType::Int64);
-    return r;
+    run_forward(in, outputs[0], outputs[1], work);
   });
+  zero(outputs[6]);
+  zero(outputs[7]);
 }
 
 // (grad_out, q, k, v, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q,
 // cum_seq_k, max_q, max_k, dropout_p, is_causal, *, scale)
-Values cudnn_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values spec = op.run_meta(a);
+void cudnn_backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                                       scale_of(a.value("scale"), q.size(3)), work);
-    return run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), spec,
-                        work);
+    run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), outputs, work);
   });
 }
 
 // _scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, return_debug_mask, *,
 // scale) -> (out, lse, cum_seq_q, cum_seq_k, max_q, max_k, rng_state, unused, debug_attn_mask):
 // causal aligned at the bottom right, a row that sees no key has logsumexp +inf.
-Values flash_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  Values spec = op.run_meta(a);
+void flash_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     Inputs<T> in = inputs_of<T>(q, k, v, std::nullopt, a.flag("is_causal"),
                                 scale_of(a.value("scale"), q.size(3)), work);
     in.causal_offset = in.d.s - in.d.l;
     in.masked_lse = std::numeric_limits<T>::infinity();
-    auto [out, lse] = run_forward(in, spec[0], spec[1], work);
-    Values r = spec;
-    r[0] = out;
-    r[1] = lse;
-    r[6] = Tensor::zeros({2}, DType::Int64);
-    r[7] = Tensor::zeros({}, DType::Int64);
-    r[8] = Tensor::zeros({0}, q.dtype());
-    return r;
+    run_forward(in, outputs[0], outputs[1], work);
   });
+  zero(outputs[6]);
+  zero(outputs[7]);
 }
 
 // (grad_out, q, k, v, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal,
 // philox_seed, philox_offset, *, scale)
-Values flash_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values spec = op.run_meta(a);
+void flash_backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     Inputs<T> in = inputs_of<T>(q, k, v, std::nullopt, a.flag("is_causal"),
                                 scale_of(a.value("scale"), q.size(3)), work);
     in.causal_offset = in.d.s - in.d.l;
-    return run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), spec,
-                        work);
+    run_backward(in, a.tensor("grad_out"), a.tensor("out"), a.tensor("logsumexp"), outputs, work);
   });
 }
 
 // _scaled_dot_product_efficient_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
 // is_causal, *, scale) -> (out, log_sumexp, philox_seed, philox_offset): log_sumexp padded to a
 // multiple of 32 rows with +inf; a row whose keys are all masked has logsumexp 0.
-Values efficient_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  Values spec = op.run_meta(a);
+void efficient_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                                 scale_of(a.value("scale"), q.size(3)), work);
     in.masked_lse = T(0);
     const Dims& d = in.d;
-    Tensor out = Tensor::uninitialized({d.b, d.hq, d.l, d.ev}, work);
-    Tensor lse = Tensor::uninitialized({d.b, d.hq, d.l}, work);
+    const Tensor out = output_buffer(outputs[0], {d.b, d.hq, d.l, d.ev}, work);
+    const Tensor lse = Tensor::uninitialized({d.b, d.hq, d.l}, work);
     forward(in, out.data<T>(), lse.data<T>());
-    Values r = spec;
-    r[0] = laid_out(spec[0], out);
-    const Tensor& ls = spec[1].tensor();
-    Tensor lse_out = Tensor::uninitialized_strided(ls.shape(), ls.strides(), ls.dtype());
-    if (ls.numel() > 0) {
-      lse_out.fill(std::numeric_limits<double>::infinity());
-      lse_out.slice(2, 0, d.l).copy_from(lse);
+    store_output(out, outputs[0]);
+    const Tensor& lse_out = outputs[1].tensor();
+    if (lse_out.numel() > 0) {
+      fill_output(lse_out,
+                  pattern_of_double(std::numeric_limits<double>::infinity(), lse_out.dtype()));
+      copy_into(lse, lse_out.slice(2, 0, d.l));
     }
-    r[1] = lse_out;
-    r[2] = Tensor::zeros({}, DType::Int64);
-    r[3] = Tensor::zeros({}, DType::Int64);
-    return r;
   });
+  zero(outputs[2]);
+  zero(outputs[3]);
 }
 
 // (grad_out_, q, k, v, attn_bias, out, logsumexp, philox_seed, philox_offset, dropout_p,
 // grad_input_mask, is_causal, *, scale) -> (grad_q, grad_k, grad_v, grad_bias or None)
-Values efficient_backward_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values spec = op.run_meta(a);
+void efficient_backward_kernel(const OpDef&, const Args& a, const Values& outputs) {
   const Tensor &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
-  return on_work(q.dtype(), [&]<typename T>(DType work) {
+  on_work(q.dtype(), [&]<typename T>(DType work) {
     const Inputs<T> in = inputs_of<T>(q, k, v, a.opt_tensor("attn_bias"), a.flag("is_causal"),
                                       scale_of(a.value("scale"), q.size(3)), work);
-    Values r = run_backward(in, a.tensor("grad_out_"), a.tensor("out"), a.tensor("logsumexp"), spec,
-                            work, spec[3]);
-    if (r.size() == 3) r.push_back(Value());
-    return r;
+    run_backward(in, a.tensor("grad_out_"), a.tensor("out"), a.tensor("logsumexp"), outputs, work,
+                 outputs[3]);
   });
 }
 
@@ -450,20 +412,18 @@ Values efficient_backward_kernel(const OpDef& op, const Values& args) {
 void register_attention_kernels(KernelTable& t) {
   const std::vector<DType> floats = {DType::Float16, DType::BFloat16, DType::Float32,
                                      DType::Float64};
-  t.add("aten._scaled_dot_product_flash_attention_for_cpu.default",
-        {flash_cpu_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
-        {flash_cpu_backward_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_cudnn_attention.default", {cudnn_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_cudnn_attention_backward.default",
-        {cudnn_backward_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_flash_attention.default", {flash_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_flash_attention_backward.default",
-        {flash_backward_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_efficient_attention.default",
-        {efficient_kernel, nullptr, floats});
-  t.add("aten._scaled_dot_product_efficient_attention_backward.default",
-        {efficient_backward_kernel, nullptr, floats});
+  for (auto [name, fn] :
+       {std::pair{"aten._scaled_dot_product_flash_attention_for_cpu.default", &flash_cpu_kernel},
+        {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
+         &flash_cpu_backward_kernel},
+        {"aten._scaled_dot_product_cudnn_attention.default", &cudnn_kernel},
+        {"aten._scaled_dot_product_cudnn_attention_backward.default", &cudnn_backward_kernel},
+        {"aten._scaled_dot_product_flash_attention.default", &flash_kernel},
+        {"aten._scaled_dot_product_flash_attention_backward.default", &flash_backward_kernel},
+        {"aten._scaled_dot_product_efficient_attention.default", &efficient_kernel},
+        {"aten._scaled_dot_product_efficient_attention_backward.default",
+         &efficient_backward_kernel}})
+    t.add(name, {.dtypes = floats, .run_into = fn});
 }
 
 }  // namespace crucible::cpu
