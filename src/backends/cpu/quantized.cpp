@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_features.h"
@@ -21,6 +22,7 @@
 #include "backends/cpu/quantized_deq.h"
 #include "backends/cpu/quantized_kernels.h"
 #include "backends/cpu/quantized_matmul.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/rules/int4_layout.h"
 
@@ -33,7 +35,15 @@ Tensor as_f32(const Tensor& t) {
   return t.dtype() == DType::Float32 ? t.contiguous() : t.contiguous().to(DType::Float32);
 }
 
-Tensor finish(const Tensor& f32, DType dt) { return dt == DType::Float32 ? f32 : f32.to(dt); }
+// The f32 result `f32` (computed in the output itself when it is f32, see f32_buffer) into the
+// meta function's output, rounded once by the core conversion (fp8 included).
+void finish(const Tensor& f32, const Value& out) {
+  const Tensor& o = out.tensor();
+  if (f32.data_ptr() != o.data_ptr()) o.copy_from(f32.view(o.shape()));
+}
+Tensor f32_buffer(const Value& out) {
+  return output_buffer(out, out.tensor().shape(), DType::Float32);
+}
 
 bool is_e4m3(DType t) { return t == DType::Float8E4M3FN; }
 
@@ -61,15 +71,13 @@ bool fused_rows(qk::RowCode code, int64_t m, int64_t n, int64_t k, const float* 
   return ok;
 }
 
-Values int_mm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor out_meta = op.run_meta(args).at(0).tensor();
+void int_mm_kernel(const OpDef&, const Args& args, const Values& outputs) {
+  const Tensor& out = outputs[0].tensor();  // [m, n] int32, contiguous
   const Tensor& self = args.tensor("self");
   const Tensor& mat2 = args.tensor("mat2");
   const int64_t m = self.size(0), k = self.size(1), n = mat2.size(1);
-  Tensor out = Tensor::uninitialized({m, n}, DType::Int32);
-  if (out.numel() == 0) return {out};
-  if (k == 0) return {Tensor::zeros({m, n}, DType::Int32)};
+  if (out.numel() == 0) return;
+  if (k == 0) return fill_output(out, pattern_of_int(0, DType::Int32));
   const Tensor a = self.contiguous();
   // W = mat2^T, row-major [n, k]: a linear weight's transpose is already that.
   const Tensor w = mat2.transpose(0, 1).contiguous();
@@ -78,7 +86,7 @@ Values int_mm_kernel(const OpDef& op, const Values& call_values) {
   int32_t* cd = out.data<int32_t>();
   if (vnni()) {
     qk::int8_gemm_nt_vnni(m, n, k, ad, wd, cd, n);
-    return {out};
+    return;
   }
   parallel_for(0, n, 16, [&](int64_t j0, int64_t j1) {
     for (int64_t i = 0; i < m; ++i)
@@ -88,18 +96,15 @@ Values int_mm_kernel(const OpDef& op, const Values& call_values) {
         cd[i * n + j] = acc;
       }
   });
-  return {out};
 }
 
-Values weight_int8pack_mm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  op.run_meta(args);
+void weight_int8pack_mm_kernel(const OpDef&, const Args& args, const Values& outputs) {
   const Tensor& a0 = args.tensor("self");
   const Tensor& w = args.tensor("mat2");
   const int64_t m = a0.size(0), k = a0.size(1), n = w.size(0);
   const Tensor a = as_f32(a0), s = as_f32(args.tensor("scales"));
-  Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
-  if (c.numel() == 0) return {finish(c, a0.dtype())};
+  const Tensor c = f32_buffer(outputs[0]);
+  if (c.numel() == 0) return;
   const int8_t* wd = w.data<int8_t>();
   const float* sd = s.data<float>();
   const QuantDeqKernels& deq = quant_deq_kernels();
@@ -118,15 +123,14 @@ Values weight_int8pack_mm_kernel(const OpDef& op, const Values& call_values) {
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) cd[i * n + j] *= sd[j];
   });
-  return {finish(c, a0.dtype())};
+  finish(c, outputs[0]);
 }
 
-Values convert_int4pack_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor meta = op.run_meta(args).at(0).tensor();
+void convert_int4pack_kernel(const OpDef&, const Args& args, const Values& outputs) {
   const Tensor w = args.tensor("self").contiguous();
   const int64_t n_total = w.size(0), k_total = w.size(1);
-  Tensor out = Tensor::zeros(meta.shape(), DType::UInt8);
+  const Tensor& out = outputs[0].tensor();
+  fill_output(out, pattern_of_int(0, DType::UInt8));
   uint8_t* od = out.data<uint8_t>();
   const int32_t* wd = w.data<int32_t>();
   const int64_t blocks = (n_total + quantized::kInt4BlockN - 1) / quantized::kInt4BlockN;
@@ -140,20 +144,17 @@ Values convert_int4pack_kernel(const OpDef& op, const Values& call_values) {
           od[p.byte] |= p.high ? static_cast<uint8_t>(v << 4) : v;
         }
   });
-  return {out};
 }
 
-Values weight_int4pack_mm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  op.run_meta(args);
+void weight_int4pack_mm_kernel(const OpDef&, const Args& args, const Values& outputs) {
   const Tensor& a0 = args.tensor("self");
   const Tensor& b = args.tensor("mat2");
   const int64_t group = args.integer("qGroupSize");
   const Tensor sz = as_f32(args.tensor("qScaleAndZeros"));
   const int64_t m = a0.size(0), k = a0.size(1), n = b.size(0);
   const Tensor a = as_f32(a0);
-  Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
-  if (c.numel() == 0) return {finish(c, a0.dtype())};
+  const Tensor c = f32_buffer(outputs[0]);
+  if (c.numel() == 0) return;
   const uint8_t* bd = b.data<uint8_t>();
   const float* szd = sz.data<float>();
   const QuantDeqKernels& deq = quant_deq_kernels();
@@ -198,20 +199,19 @@ Values weight_int4pack_mm_kernel(const OpDef& op, const Values& call_values) {
       quantized_matmul(m, n - j0, k, a.data<float>(), last, cd + j0, n);
     }
   }
-  return {finish(c, a0.dtype())};
+  finish(c, outputs[0]);
 }
 
-Values scaled_mm_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor meta = op.run_meta(args).at(0).tensor();
+void scaled_mm_kernel(const OpDef&, const Args& args, const Values& outputs) {
+  const Tensor& meta = outputs[0].tensor();
   const Tensor& a8 = args.tensor("self");
   const Tensor& b8 = args.tensor("mat2");
   const Tensor sa = as_f32(args.tensor("scale_a")), sb = as_f32(args.tensor("scale_b"));
   const std::optional<Tensor> bias = args.opt_tensor("bias");
   const std::optional<Tensor> scale_result = args.opt_tensor("scale_result");
   const int64_t m = a8.size(0), k = a8.size(1), n = b8.size(1);
-  Tensor c = Tensor::uninitialized({m, n}, DType::Float32);
-  if (c.numel() == 0) return {finish(c, meta.dtype())};
+  const Tensor c = f32_buffer(outputs[0]);
+  if (c.numel() == 0) return;
   float* cd = c.data<float>();
   // The fp8 values widened exactly (their products and sums are then the f32 gemm's).
   const QuantDeqKernels& deq = quant_deq_kernels();
@@ -260,12 +260,10 @@ Values scaled_mm_kernel(const OpDef& op, const Values& call_values) {
         cd[i * n + j] = v * post;
       }
   });
-  return {finish(c, meta.dtype())};
+  finish(c, outputs[0]);
 }
 
-Values choose_qparams_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Values meta = op.run_meta(args);
+void choose_qparams_kernel(const OpDef&, const Args& args, const Values& meta) {
   const Tensor x = as_f32(args.tensor("input"));
   const int64_t k = x.size(x.dim() - 1), rows = k == 0 ? 0 : x.numel() / k;
   const DType st = meta[0].tensor().dtype();
@@ -284,12 +282,12 @@ Values choose_qparams_kernel(const OpDef& op, const Values& call_values) {
       sd[r] = nan ? std::nan("") : std::max<double>(amax, 1e-5) / 127.0;
     }
   });
-  return {scales.to(st), Tensor::zeros(meta[1].tensor().shape(), st)};
+  meta[0].tensor().copy_from(scales);
+  fill_output(meta[1].tensor(), pattern_of_int(0, st));
 }
 
-Values quantize_per_token_kernel(const OpDef& op, const Values& call_values) {
-  const Args args(call_values, op.schema);
-  const Tensor meta = op.run_meta(args).at(0).tensor();
+void quantize_per_token_kernel(const OpDef&, const Args& args, const Values& outputs) {
+  const Tensor& meta = outputs[0].tensor();
   const Tensor x = as_f32(args.tensor("input"));
   const Tensor s = args.tensor("scales").contiguous().to(DType::Float64);
   const Tensor z = args.tensor("zero_points").contiguous().to(DType::Float64);
@@ -297,7 +295,7 @@ Values quantize_per_token_kernel(const OpDef& op, const Values& call_values) {
   const double qmax = static_cast<double>(args.integer("quant_max"));
   const int64_t k = x.dim() == 0 ? 1 : x.size(x.dim() - 1);
   const int64_t rows = k == 0 ? 0 : x.numel() / k;
-  Tensor out = Tensor::uninitialized(x.shape(), meta.dtype());
+  const Tensor out = output_buffer(outputs[0], x.shape(), meta.dtype());
   const float* xd = x.data<float>();
   const double* sd = s.data<double>();
   const double* zd = z.data<double>();
@@ -308,7 +306,7 @@ Values quantize_per_token_kernel(const OpDef& op, const Values& call_values) {
       for (int64_t r = r0; r < r1; ++r)
         qk::quantize_int8_avx512(xd + r * k, k, sd[r], zd[r], qmin, qmax, od + r * k);
     });
-    return {out};
+    return store_output(out, outputs[0]);
   }
   parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -328,24 +326,23 @@ Values quantize_per_token_kernel(const OpDef& op, const Values& call_values) {
       }
     }
   });
-  return {out};
+  store_output(out, outputs[0]);
 }
 
 }  // namespace
 
 void register_quantized_kernels(KernelTable& t) {
   const std::vector<DType> low = {DType::Float32, DType::BFloat16, DType::Float16};
-  t.add("aten._int_mm.default", {int_mm_kernel, nullptr, {DType::Int8}});
-  t.add("aten._weight_int8pack_mm.default", {weight_int8pack_mm_kernel, nullptr, low});
-  t.add("aten._convert_weight_to_int4pack_for_cpu.default",
-        {convert_int4pack_kernel, nullptr, {DType::Int32}});
-  t.add("aten._weight_int4pack_mm_for_cpu.default", {weight_int4pack_mm_kernel, nullptr, low});
-  t.add("aten._scaled_mm.default",
-        {scaled_mm_kernel, nullptr, {DType::Float8E4M3FN, DType::Float8E5M2}});
-  t.add("quantized_decomposed.choose_qparams_per_token.default",
-        {choose_qparams_kernel, nullptr, low});
-  t.add("quantized_decomposed.quantize_per_token.default",
-        {quantize_per_token_kernel, nullptr, low});
+  auto add = [&](const char* name, KernelIntoFn fn, std::vector<DType> dtypes) {
+    t.add(name, {.dtypes = std::move(dtypes), .run_into = fn});
+  };
+  add("aten._int_mm.default", &int_mm_kernel, {DType::Int8});
+  add("aten._weight_int8pack_mm.default", &weight_int8pack_mm_kernel, low);
+  add("aten._convert_weight_to_int4pack_for_cpu.default", &convert_int4pack_kernel, {DType::Int32});
+  add("aten._weight_int4pack_mm_for_cpu.default", &weight_int4pack_mm_kernel, low);
+  add("aten._scaled_mm.default", &scaled_mm_kernel, {DType::Float8E4M3FN, DType::Float8E5M2});
+  add("quantized_decomposed.choose_qparams_per_token.default", &choose_qparams_kernel, low);
+  add("quantized_decomposed.quantize_per_token.default", &quantize_per_token_kernel, low);
 }
 
 }  // namespace crucible::cpu

@@ -1,18 +1,20 @@
 // The `cpu` backend's quantize and dequantize steps per channel, per group and the per-token
 // dequantize, and the float8 steps: one pass over a contiguous f32 (or integer) copy, the parameter
-// of each element found from its position, split over the thread pool. Argument checks are the
-// catalog's meta functions; values follow its definition (x / scale in double, round half to even,
-// NaN to 0).
+// of each element found from its position, split over the thread pool. Destination-passing: the
+// meta functions checked the call and sized the outputs; values follow the catalog's definition
+// (x / scale in double, round half to even, NaN to 0).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/quantized_deq.h"
 #include "backends/cpu/quantized_kernels.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/core/half.h"
 #include "crucible/ops/args.h"
@@ -56,15 +58,24 @@ struct ParamMap {
   int64_t param(int64_t i) const { return (i / inner) % count; }
 };
 
+// A buffer of dtype `dt` for the output `out`: out itself when it is contiguous of dt.
+Tensor buffer_for(const Tensor& out, DType dt) {
+  return output_buffer(Value(out), out.shape(), dt);
+}
+// `buf` (from buffer_for) into `out`, rounded once by the core conversion (fp8 included).
+void finish(const Tensor& buf, const Tensor& out) {
+  if (buf.data_ptr() != out.data_ptr()) out.copy_from(buf);
+}
+
 std::vector<double> as_doubles(const Tensor& t) {
   const Tensor c = t.contiguous().to(DType::Float64);
   return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
 }
 
-Tensor quantize(const Tensor& x0, const Tensor& out_meta, const std::vector<double>& s,
-                const std::vector<double>& z, ParamMap map, double qmin, double qmax) {
+void quantize(const Tensor& x0, const Tensor& result, const std::vector<double>& s,
+              const std::vector<double>& z, ParamMap map, double qmin, double qmax) {
   const Tensor x = x0.contiguous().to(DType::Float32);
-  Tensor out = Tensor::uninitialized(x.shape(), out_meta.dtype());
+  const Tensor out = buffer_for(result, result.dtype());
   const float* xd = x.data<float>();
   const DType dt = out.dtype();
   parallel_for(0, x.numel(), 4096, [&](int64_t i0, int64_t i1) {
@@ -82,15 +93,15 @@ Tensor quantize(const Tensor& x0, const Tensor& out_meta, const std::vector<doub
         out.data<int32_t>()[i] = static_cast<int32_t>(v);
     }
   });
-  return out;
+  finish(out, result);
 }
 
 // An f32 dequantize of 8-bit or int32 values: run by run of elements sharing a parameter,
 // each run one call of the vector loops (the same double arithmetic, rounded once).
-Tensor dequantize_f32(const Tensor& q0, const std::vector<double>& s, const std::vector<double>& z,
-                      ParamMap map) {
+void dequantize_f32(const Tensor& q0, const std::vector<double>& s, const std::vector<double>& z,
+                    ParamMap map, const Tensor& result) {
   const Tensor q = q0.contiguous();
-  Tensor out = Tensor::uninitialized(q.shape(), DType::Float32);
+  const Tensor out = buffer_for(result, DType::Float32);
   float* od = out.data<float>();
   const QuantDeqKernels& deq = quant_deq_kernels();
   const DType dt = q.dtype();
@@ -110,17 +121,17 @@ Tensor dequantize_f32(const Tensor& q0, const std::vector<double>& s, const std:
       i += len;
     }
   });
-  return out;
+  finish(out, result);
 }
 
-Tensor dequantize(const Tensor& q0, DType out_dtype, const std::vector<double>& s,
-                  const std::vector<double>& z, ParamMap map) {
+void dequantize(const Tensor& q0, const Tensor& result, const std::vector<double>& s,
+                const std::vector<double>& z, ParamMap map) {
   const DType in = q0.dtype();
-  if (out_dtype == DType::Float32 &&
+  if (result.dtype() == DType::Float32 &&
       (in == DType::UInt8 || in == DType::Int8 || in == DType::Int32))
-    return dequantize_f32(q0, s, z, map);
+    return dequantize_f32(q0, s, z, map, result);
   const Tensor q = q0.contiguous().to(DType::Int32);
-  Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
+  const Tensor out = buffer_for(result, DType::Float64);
   const int32_t* qd = q.data<int32_t>();
   double* od = out.data<double>();
   parallel_for(0, q.numel(), 4096, [&](int64_t i0, int64_t i1) {
@@ -129,7 +140,7 @@ Tensor dequantize(const Tensor& q0, DType out_dtype, const std::vector<double>& 
       od[i] = (qd[i] - (z.empty() ? 0.0 : z[p])) * s[p];
     }
   });
-  return out.to(out_dtype);
+  finish(out, result);
 }
 
 ParamMap per_token(const Tensor& x) {
@@ -147,45 +158,35 @@ std::vector<double> opt_doubles(const Value& v) {
   return t ? as_doubles(*t) : std::vector<double>();
 }
 
-Values dequantize_per_token_kernel(const OpDef& op, const Values& call_values) {
-  const Args a(call_values, op.schema);
-  const Tensor meta = op.run_meta(a).at(0).tensor();
+void dequantize_per_token_kernel(const OpDef&, const Args& a, const Values& out) {
   const Tensor& q = a.tensor("input");
-  return {dequantize(q, meta.dtype(), as_doubles(a.tensor("scales")),
-                     as_doubles(a.tensor("zero_points")), per_token(q))};
+  dequantize(q, out[0].tensor(), as_doubles(a.tensor("scales")),
+             as_doubles(a.tensor("zero_points")), per_token(q));
 }
 
-Values quantize_per_channel_kernel(const OpDef& op, const Values& call_values) {
-  const Args a(call_values, op.schema);
-  const Tensor meta = op.run_meta(a).at(0).tensor();
+void quantize_per_channel_kernel(const OpDef&, const Args& a, const Values& out) {
   const Tensor& x = a.tensor("input");
-  return {quantize(x, meta, as_doubles(a.tensor("scales")), as_doubles(a.tensor("zero_points")),
-                   per_channel(x, a.integer("axis")), static_cast<double>(a.integer("quant_min")),
-                   static_cast<double>(a.integer("quant_max")))};
+  quantize(x, out[0].tensor(), as_doubles(a.tensor("scales")), as_doubles(a.tensor("zero_points")),
+           per_channel(x, a.integer("axis")), static_cast<double>(a.integer("quant_min")),
+           static_cast<double>(a.integer("quant_max")));
 }
 
-Values dequantize_per_channel_kernel(const OpDef& op, const Values& call_values) {
-  const Args a(call_values, op.schema);
-  const Tensor meta = op.run_meta(a).at(0).tensor();
+void dequantize_per_channel_kernel(const OpDef&, const Args& a, const Values& out) {
   const Tensor& q = a.tensor("input");
-  return {dequantize(q, meta.dtype(), as_doubles(a.tensor("scales")),
-                     opt_doubles(a.value("zero_points")), per_channel(q, a.integer("axis")))};
+  dequantize(q, out[0].tensor(), as_doubles(a.tensor("scales")),
+             opt_doubles(a.value("zero_points")), per_channel(q, a.integer("axis")));
 }
 
-Values quantize_group_kernel(const OpDef& op, const Values& call_values) {
-  const Args a(call_values, op.schema);
-  const Tensor meta = op.run_meta(a).at(0).tensor();
-  return {quantize(a.tensor("input"), meta, as_doubles(a.tensor("scales")),
-                   as_doubles(a.tensor("zero_points")), {a.integer("group_size"), INT64_MAX},
-                   static_cast<double>(a.integer("quant_min")),
-                   static_cast<double>(a.integer("quant_max")))};
+void quantize_group_kernel(const OpDef&, const Args& a, const Values& out) {
+  quantize(a.tensor("input"), out[0].tensor(), as_doubles(a.tensor("scales")),
+           as_doubles(a.tensor("zero_points")), {a.integer("group_size"), INT64_MAX},
+           static_cast<double>(a.integer("quant_min")),
+           static_cast<double>(a.integer("quant_max")));
 }
 
-Values dequantize_group_kernel(const OpDef& op, const Values& call_values) {
-  const Args a(call_values, op.schema);
-  const Tensor meta = op.run_meta(a).at(0).tensor();
-  return {dequantize(a.tensor("input"), meta.dtype(), as_doubles(a.tensor("scales")),
-                     opt_doubles(a.value("zero_points")), {a.integer("group_size"), INT64_MAX})};
+void dequantize_group_kernel(const OpDef&, const Args& a, const Values& out) {
+  dequantize(a.tensor("input"), out[0].tensor(), as_doubles(a.tensor("scales")),
+             opt_doubles(a.value("zero_points")), {a.integer("group_size"), INT64_MAX});
 }
 
 // Where each element finds its scale (TorchAO's block-wise expansion; the meta function has
@@ -223,9 +224,8 @@ class ScaleMap {
   int64_t k_ = 1, block_ = 1;
 };
 
-Values quantize_float8_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor meta = op.run_meta(args).at(0).tensor();
+void quantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& meta = outputs[0].tensor();
   const Tensor x = a.tensor("tensor").contiguous().to(DType::Float32);
   const Tensor& scale = a.tensor("scale");
   const std::vector<double> s = as_doubles(scale);
@@ -237,7 +237,7 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
   if (dt == DType::Float8E4M3FN || dt == DType::Float8E5M2) {
     // Quotients in double, rounded once to the float8 code, written directly.
     const bool e4 = dt == DType::Float8E4M3FN;
-    Tensor out = Tensor::uninitialized(x.shape(), dt);
+    const Tensor out = buffer_for(meta, dt);
     uint8_t* od = static_cast<uint8_t*>(out.data_ptr());
     parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -254,10 +254,10 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
         }
       }
     });
-    return {out};
+    return finish(out, meta);
   }
   // Quotients in double, rounded once to the target dtype.
-  Tensor wide = Tensor::uninitialized(x.shape(), DType::Float64);
+  const Tensor wide = buffer_for(meta, DType::Float64);
   double* wd = wide.data<double>();
   parallel_for(0, x.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -269,12 +269,11 @@ Values quantize_float8_kernel(const OpDef& op, const Values& args) {
       }
     }
   });
-  return {wide.to(dt)};
+  finish(wide, meta);
 }
 
-Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor meta = op.run_meta(args).at(0).tensor();
+void dequantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& meta = outputs[0].tensor();
   const Tensor q = a.tensor("tensor").contiguous();
   const Tensor& scale = a.tensor("scale");
   const std::vector<double> s = as_doubles(scale);
@@ -287,7 +286,7 @@ Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
     const Tensor sf = scale.contiguous();
     const float* sd = sf.data<float>();
     const uint8_t* qd = static_cast<const uint8_t*>(q.data_ptr());
-    Tensor out = Tensor::uninitialized(q.shape(), DType::Float32);
+    const Tensor out = buffer_for(meta, DType::Float32);
     float* od = out.data<float>();
     const QuantDeqKernels& deq = quant_deq_kernels();
     parallel_for(0, q.numel() / k, std::max<int64_t>(1, 16384 / k), [&](int64_t r0, int64_t r1) {
@@ -301,11 +300,11 @@ Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
         }
       }
     });
-    return {out};
+    return finish(out, meta);
   }
   const Tensor wide_in = fp8 ? q : q.to(DType::Float64);
   // The product is formed in double and rounded once to the output dtype, as the reference.
-  Tensor out = Tensor::uninitialized(q.shape(), DType::Float64);
+  const Tensor out = buffer_for(meta, DType::Float64);
   double* od = out.data<double>();
   parallel_for(0, q.numel() / k, std::max<int64_t>(1, 4096 / k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -323,7 +322,7 @@ Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
       }
     }
   });
-  return {out.to(meta.dtype())};
+  finish(out, meta);
 }
 
 }  // namespace
@@ -331,24 +330,18 @@ Values dequantize_float8_kernel(const OpDef& op, const Values& args) {
 void register_quantize_kernels(KernelTable& t) {
   const std::vector<DType> low = {DType::Float32, DType::BFloat16, DType::Float16};
   const std::vector<DType> ints = {DType::Int8, DType::UInt8, DType::Int32};
-  t.add("quantized_decomposed.dequantize_per_token.default",
-        {dequantize_per_token_kernel, nullptr, ints});
-  t.add("quantized_decomposed.quantize_per_channel.default",
-        {quantize_per_channel_kernel, nullptr, low});
-  t.add("quantized_decomposed.dequantize_per_channel.default",
-        {dequantize_per_channel_kernel, nullptr, ints});
-  t.add("quantized_decomposed.quantize_per_channel_group.default",
-        {quantize_group_kernel, nullptr, low});
-  t.add("torchao.quantize_affine_float8_non_decomposed.default",
-        {quantize_float8_kernel,
-         nullptr,
-         {DType::Float32, DType::BFloat16, DType::Float16, DType::Int32}});
-  t.add("torchao.dequantize_affine_float8_non_decomposed.default",
-        {dequantize_float8_kernel,
-         nullptr,
-         {DType::Float8E4M3FN, DType::Float8E5M2, DType::Float32}});
-  t.add("quantized_decomposed.dequantize_per_channel_group.default",
-        {dequantize_group_kernel, nullptr, ints});
+  auto add = [&](const char* name, KernelIntoFn fn, std::vector<DType> dtypes) {
+    t.add(name, {.dtypes = std::move(dtypes), .run_into = fn});
+  };
+  add("quantized_decomposed.dequantize_per_token.default", &dequantize_per_token_kernel, ints);
+  add("quantized_decomposed.quantize_per_channel.default", &quantize_per_channel_kernel, low);
+  add("quantized_decomposed.dequantize_per_channel.default", &dequantize_per_channel_kernel, ints);
+  add("quantized_decomposed.quantize_per_channel_group.default", &quantize_group_kernel, low);
+  add("torchao.quantize_affine_float8_non_decomposed.default", &quantize_float8_kernel,
+      {DType::Float32, DType::BFloat16, DType::Float16, DType::Int32});
+  add("torchao.dequantize_affine_float8_non_decomposed.default", &dequantize_float8_kernel,
+      {DType::Float8E4M3FN, DType::Float8E5M2, DType::Float32});
+  add("quantized_decomposed.dequantize_per_channel_group.default", &dequantize_group_kernel, ints);
 }
 
 }  // namespace crucible::cpu
