@@ -22,30 +22,23 @@ Values detach_kernel(const OpDef& op, const Values& args) {
 // The output, uninitialised with the meta function's permuted strides, is the whole op.
 void empty_permuted_kernel(const OpDef&, const Args&, const Values&) {}
 
-// A fresh copy of `t` laid out as the meta output `spec` describes it.
-Tensor copy_as(const Value& spec, const Tensor& t) {
-  const Tensor& m = spec.tensor();
-  Tensor c = Tensor::uninitialized_strided(m.shape(), m.strides(), m.dtype());
-  c.copy_from(t);
-  return c;
-}
-
-Values batch_norm_functional_kernel(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Values spec = op.run_meta(a);
+// The batch norm kernel (_native_batch_norm_legit, destination-passing) into the first three
+// outputs, with the running statistics copied into the last two, which it then updates.
+void batch_norm_functional_kernel(const OpDef&, const Args& a, const Values& outputs) {
   static const char* const kLegit = "aten._native_batch_norm_legit.default";
   const KernelEntry* legit = kernel_table().find(kLegit);
-  if (!legit) internal_error(std::string("cpu: no kernel for ") + kLegit);
-  const Tensor rm = copy_as(spec.at(3), a.tensor("running_mean"));
-  const Tensor rv = copy_as(spec.at(4), a.tensor("running_var"));
+  if (!legit || !legit->run_into) internal_error(std::string("cpu: no kernel for ") + kLegit);
+  const Tensor& rm = outputs.at(3).tensor();
+  const Tensor& rv = outputs.at(4).tensor();
+  rm.copy_from(a.tensor("running_mean"));
+  rv.copy_from(a.tensor("running_var"));
   // The functional op's arguments are the legit op's, in the same order.
-  Values legit_args = args;
+  Values legit_args = a.values();
   legit_args.at(a.index("running_mean")) = rm;
   legit_args.at(a.index("running_var")) = rv;
-  Values out = run_kernel(*legit, OpRegistry::catalog().get(kLegit), legit_args);
-  out.push_back(rm);
-  out.push_back(rv);
-  return out;
+  const OpDef& legit_op = OpRegistry::catalog().get(kLegit);
+  legit->run_into(legit_op, Args(legit_args, legit_op.schema),
+                  Values(outputs.begin(), outputs.begin() + 3));
 }
 
 std::vector<DType> every_dtype() {
@@ -60,7 +53,7 @@ void register_export_kernels(KernelTable& t) {
   t.add("aten.empty_permuted.default",
         {.dtypes = every_dtype(), .run_into = empty_permuted_kernel});
   t.add("aten._native_batch_norm_legit_functional.default",
-        {batch_norm_functional_kernel, nullptr, every_dtype()});
+        {.dtypes = every_dtype(), .run_into = &batch_norm_functional_kernel});
 }
 
 }  // namespace crucible::cpu

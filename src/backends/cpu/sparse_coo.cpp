@@ -19,6 +19,7 @@
 
 #include "backends/cpu/kernel_table.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 
@@ -127,9 +128,11 @@ void accumulate(const T* values, const std::vector<int64_t>& pos, int64_t rows, 
   }
 }
 
-Values sparse_coo(const OpDef& op, const Values& args) {
-  const Args a(args, op.schema);
-  const Tensor meta = op.run_meta(args).at(0).tensor();  // ATen's argument checks
+// Into the meta function's output (which checked the arguments), through a contiguous buffer
+// when that output is not contiguous.
+void sparse_coo(const OpDef&, const Args& a, const Values& outputs) {
+  const Tensor& meta = outputs[0].tensor();
+  if (meta.numel() == 0) return;
   const int64_t sparse_dim = a.integer("sparse_dim");
   const Shape size = a.ints("size");
   const Tensor indices = a.tensor("indices");
@@ -138,9 +141,7 @@ Values sparse_coo(const OpDef& op, const Values& args) {
   int64_t rows = 1, dense = 1;
   for (size_t d = 0; d < size.size(); ++d)
     (static_cast<int64_t>(d) < sparse_dim ? rows : dense) *= size[d];
-  Tensor out =
-      Tensor::uninitialized_strided(meta.shape(), contiguous_strides(meta.shape()), meta.dtype());
-  if (out.numel() == 0) return {Value(out)};
+  const Tensor out = output_buffer(outputs[0], meta.shape(), meta.dtype());
   auto run = [&]<typename T>(T*) {
     accumulate<T>(static_cast<const T*>(values.data_ptr()), pos, rows, dense,
                   static_cast<T*>(out.data_ptr()));
@@ -180,17 +181,16 @@ Values sparse_coo(const OpDef& op, const Values& args) {
       unsupported("backend 'cpu' builds sparse tensors of real dtypes only, not " +
                   std::string(dtype_code(out.dtype())));
   }
-  return {Value(out)};
+  store_output(out, outputs[0]);
 }
 
 }  // namespace
 
 void register_sparse_kernels(KernelTable& t) {
   t.add("aten._sparse_coo_tensor_with_dims_and_tensors.default",
-        {&sparse_coo,
-         nullptr,
-         {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}});
+        {.dtypes = {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
+                    DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64},
+         .run_into = &sparse_coo});
 }
 
 }  // namespace crucible::cpu
