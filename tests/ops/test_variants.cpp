@@ -176,6 +176,28 @@ TEST(VariantDerivation, ElementwiseAndReductionKernelsComputeIntoTheMetaFunction
     EXPECT_NE(cpu::kernel_table().find(n)->layout, nullptr) << n;
 }
 
+// Every cpu kernel is destination-passing but those that cannot be: a view returns its input's
+// storage (its schema's returns alias an argument; _unsafe_view's has no annotation but is one),
+// a data-dependent op sizes its own outputs, and an op that returns no tensor has nothing to
+// allocate.
+TEST(VariantDerivation, EveryCpuKernelButTheViewsDataDependentAndScalarOpsIsDestinationPassing) {
+  int returning = 0;
+  for (const auto& [name, entry] : cpu::kernel_table().entries()) {
+    if (entry.run_into) continue;
+    ++returning;
+    const OpDef& op = cat().get(name);
+    bool views = !op.schema.returns.empty(), no_tensor = true;
+    for (const Argument& r : op.schema.returns) {
+      views = views && r.alias.has_value();
+      no_tensor = no_tensor && r.type.base != BaseType::Tensor;
+    }
+    EXPECT_TRUE(op.data_dependent || views || no_tensor || name == "aten._unsafe_view.default")
+        << name << " returns fresh tensors but its cpu kernel allocates them itself (run)";
+  }
+  // The views, their data-dependent and scalar neighbours: about 50 of the table's 417.
+  EXPECT_LT(returning, 60);
+}
+
 Values call(const OpDef& op, const std::string& text, uint64_t seed = 3) {
   return materialize(op, cases::parse_call(text), seed);
 }
