@@ -55,6 +55,40 @@ bool memory_format_contiguous(const Tensor& t) {
   return true;
 }
 
+void layer_norm_backward_f64(const double* dy, const double* x, const double* mean,
+                             const double* rstd, const double* w, int64_t m, int64_t n, double* dx,
+                             double* dw, double* db) {
+  auto gamma = [&](int64_t j) { return w ? w[j] : 1.0; };
+  if (dx) {
+    const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+    for (int64_t row = 0; row < m; ++row) {
+      const double mu = mean[row], rs = rstd[row];
+      double ds = 0, dbs = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double gg = dy[row * n + j] * gamma(j);
+        ds += gg * x[row * n + j];
+        dbs += gg;
+      }
+      const double bb = (dbs * mu - ds) * rs * rs * rs * s;
+      const double cc = -bb * mu - dbs * rs * s;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t i = row * n + j;
+        dx[i] = rs * dy[i] * gamma(j) + bb * x[i] + cc;
+      }
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    double g = 0, b = 0;
+    for (int64_t row = 0; row < m; ++row) {
+      const double gy = dy[row * n + j];
+      g += gy * (x[row * n + j] - mean[row]) * rstd[row];
+      b += gy;
+    }
+    if (dw) dw[j] = g;
+    if (db) db[j] = b;
+  }
+}
+
 }  // namespace nnops
 
 namespace {
@@ -327,44 +361,19 @@ void layer_norm_backward_impl(const Args& a, const Values& out) {
   const opsutil::Doubles dy = opsutil::read_doubles(a.tensor("grad_out"));
   const opsutil::Doubles xv = opsutil::read_doubles(x);
   const opsutil::Doubles gam = w ? opsutil::read_doubles(*w) : opsutil::Doubles(n, 1.0);
-  if (out.at(0).is_tensor()) {
-    std::vector<double> dx(xv.size(), 0.0);
-    const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-    for (int64_t row = 0; row < m; ++row) {
-      const double mu = mean.get(row), rs = rstd.get(row);
-      double ds = 0, db = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const double gg = dy[row * n + j] * gam[j];
-        ds += gg * xv[row * n + j];
-        db += gg;
-      }
-      const double bb = (db * mu - ds) * rs * rs * rs * s;
-      const double cc = -bb * mu - db * rs * s;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t i = row * n + j;
-        dx[i] = rs * dy[i] * gam[j] + bb * xv[i] + cc;
-      }
-    }
-    opsutil::write_doubles(out[0].tensor(), dx.data());
+  std::vector<double> mu(static_cast<size_t>(m)), rs(static_cast<size_t>(m));
+  for (int64_t row = 0; row < m; ++row) {
+    mu[row] = mean.get(row);
+    rs[row] = rstd.get(row);
   }
-  for (int which : {1, 2}) {
-    if (!out.at(which).is_tensor()) continue;
-    std::vector<double> mu(static_cast<size_t>(m)), rs(static_cast<size_t>(m));
-    for (int64_t row = 0; row < m; ++row) {
-      mu[row] = mean.get(row);
-      rs[row] = rstd.get(row);
-    }
-    std::vector<double> t(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int64_t row = 0; row < m; ++row) {
-        const double gy = dy[row * n + j];
-        acc += which == 1 ? gy * (xv[row * n + j] - mu[row]) * rs[row] : gy;
-      }
-      t[j] = acc;
-    }
-    opsutil::write_doubles(out[which].tensor(), t.data());
-  }
+  std::vector<double> dx(out.at(0).is_tensor() ? xv.size() : 0);
+  std::vector<double> dw(out.at(1).is_tensor() ? n : 0), db(out.at(2).is_tensor() ? n : 0);
+  nnops::layer_norm_backward_f64(dy.data(), xv.data(), mu.data(), rs.data(), gam.data(), m, n,
+                                 dx.empty() ? nullptr : dx.data(), dw.empty() ? nullptr : dw.data(),
+                                 db.empty() ? nullptr : db.data());
+  if (!dx.empty()) opsutil::write_doubles(out[0].tensor(), dx.data());
+  if (!dw.empty()) opsutil::write_doubles(out[1].tensor(), dw.data());
+  if (!db.empty()) opsutil::write_doubles(out[2].tensor(), db.data());
 }
 
 // Sums over the normalised group / row (and over the batch for dgamma, dbeta): sqrt of the

@@ -109,7 +109,7 @@ std::optional<Values> layer_norm_backward_t(const Tensor& dy_in, const Tensor& x
   if constexpr (sizeof(T) == 8) {
     if (exact) {
       Tensor dw = Tensor::uninitialized({n}, work), db = Tensor::uninitialized({n}, work);
-      layer_norm_backward_exact(dyp, xp, mp, rp, wp, m, n, dxp, dw.data<T>(), db.data<T>());
+      nnops::layer_norm_backward_f64(dyp, xp, mp, rp, wp, m, n, dxp, dw.data<T>(), db.data<T>());
       Values out(3);
       if (want_dx) out[0] = dx;
       if (mask.at(1)) out[1] = dw;

@@ -4,6 +4,7 @@
 // different inf/NaN pattern than the reference's; elsewhere they agree within the tolerance.
 // Statistics of the forward norms are computed here; their elementwise outputs use the same
 // loops as the fast paths (reduction_kernels.h), which group the operations as the reference.
+// The layer norm backward's is the reference's own code (nnops::layer_norm_backward_f64).
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -24,40 +25,6 @@ Moments moments_in_order(const double* x, int64_t n, int64_t rows, int64_t strid
       m.m2 += d * d;
     }
   return m;
-}
-
-void layer_norm_backward_exact(const double* dy, const double* x, const double* mean,
-                               const double* rstd, const double* w, int64_t m, int64_t n,
-                               double* dx, double* dw, double* db) {
-  auto gamma = [&](int64_t j) { return w ? w[j] : 1.0; };
-  if (dx) {
-    const double s = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-    for (int64_t row = 0; row < m; ++row) {
-      const double mu = mean[row], rs = rstd[row];
-      double ds = 0, dbs = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const double gg = dy[row * n + j] * gamma(j);
-        ds += gg * x[row * n + j];
-        dbs += gg;
-      }
-      const double bb = (dbs * mu - ds) * rs * rs * rs * s;
-      const double cc = -bb * mu - dbs * rs * s;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t i = row * n + j;
-        dx[i] = rs * dy[i] * gamma(j) + bb * x[i] + cc;
-      }
-    }
-  }
-  for (int64_t j = 0; j < n; ++j) {
-    double g = 0, b = 0;
-    for (int64_t row = 0; row < m; ++row) {
-      const double gy = dy[row * n + j];
-      g += gy * (x[row * n + j] - mean[row]) * rstd[row];
-      b += gy;
-    }
-    if (dw) dw[j] = g;
-    if (db) db[j] = b;
-  }
 }
 
 void group_norm_backward_exact(const double* dy, const double* x, const double* mean,

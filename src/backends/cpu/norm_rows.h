@@ -32,9 +32,6 @@ Moments row_moments(const T* x, int64_t n, bool exact);
 // (norm_exact.cpp); arrays are contiguous, optional ones nullptr.
 // Moments of rows x[r * stride + j], r < rows, j < n, summed in that order (two passes).
 Moments moments_in_order(const double* x, int64_t n, int64_t rows = 1, int64_t stride = 0);
-void layer_norm_backward_exact(const double* dy, const double* x, const double* mean,
-                               const double* rstd, const double* w, int64_t m, int64_t n,
-                               double* dx, double* dw, double* db);
 void group_norm_backward_exact(const double* dy, const double* x, const double* mean,
                                const double* rstd, const double* w, int64_t batch, int64_t c,
                                int64_t hxw, int64_t group, double* dx, double* dgamma,

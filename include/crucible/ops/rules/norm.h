@@ -126,4 +126,11 @@ void store_batch_stats(const Tensor& save_mean, const Tensor& save_invstd,
                        const std::vector<double>& mean, const std::vector<double>& invstd,
                        const std::vector<double>& var_sum, int64_t n, double momentum);
 
+// native_layer_norm_backward in f64 over m contiguous rows of n elements: the reference's formulas
+// in its order of summation (the cpu backend's path for calls with extreme values runs the same
+// code). w (gamma), dx, dw and db may be nullptr.
+void layer_norm_backward_f64(const double* dy, const double* x, const double* mean,
+                             const double* rstd, const double* w, int64_t m, int64_t n, double* dx,
+                             double* dw, double* db);
+
 }  // namespace crucible::nnops
