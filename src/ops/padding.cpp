@@ -26,6 +26,7 @@
 
 #include "crucible/core/dispatch.h"
 #include "crucible/core/error.h"
+#include "crucible/ops/destination.h"
 #include "ops/families.h"
 #include "ops/judges.h"
 #include "ops/meta_fn.h"
@@ -147,13 +148,11 @@ Shape forward_shape(const PadSpec& p, const Args& a) {
   return out_shape;
 }
 
-Values pad_forward(const PadSpec& p, const Args& a) {
+// The forward into `out` (meta: forward_shape).
+void pad_forward(const PadSpec& p, const Args& a, const Tensor& out) {
   const Tensor& x = a.tensor("self");
-  const std::vector<int64_t> pad = a.ints("padding");
-  const Shape out_shape = forward_shape(p, a);
   const DType t = x.dtype();
-  Tensor out = Tensor::empty(out_shape, t);
-  const std::vector<int64_t> map = gather_map(p, x.shape(), out_shape, pad);
+  const std::vector<int64_t> map = gather_map(p, x.shape(), out.shape(), a.ints("padding"));
   for (int64_t i = 0; i < out.numel(); ++i) {
     if (is_floating(t)) {
       out.set(i, x.get(map[i]));
@@ -161,7 +160,6 @@ Values pad_forward(const PadSpec& p, const Args& a) {
       out.set_int(i, x.get_int(map[i]));
     }
   }
-  return {out};
 }
 
 // Checks a backward call and returns the forward output's shape (grad_output's).
@@ -176,17 +174,14 @@ Shape backward_checked(const PadSpec& p, const Args& a) {
   return out_shape;
 }
 
-Values pad_backward(const PadSpec& p, const Args& a) {
+// The backward into `out` (self's shape, grad's dtype; meta: backward_checked).
+void pad_backward(const PadSpec& p, const Args& a, const Tensor& out) {
   const Tensor& g = a.tensor("grad_output");
   const Tensor& self = a.tensor("self");
-  const std::vector<int64_t> pad = a.ints("padding");
-  const Shape out_shape = backward_checked(p, a);
-  const std::vector<int64_t> map = gather_map(p, self.shape(), out_shape, pad);
+  const std::vector<int64_t> map = gather_map(p, self.shape(), g.shape(), a.ints("padding"));
   std::vector<double> acc(static_cast<size_t>(self.numel()), 0.0);
   for (int64_t i = 0; i < g.numel(); ++i) acc[map[i]] += g.get(i);
-  Tensor out = Tensor::empty(self.shape(), g.dtype());
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, acc[i]);
-  return {out};
 }
 
 // Input shapes per dims: unbatched and batched.
@@ -347,7 +342,10 @@ void add_pad_op(OpRegistry& r, const PadSpec& p) {
     }
     return Values{meta::fresh(forward_shape(p, a), a.tensor("self").dtype())};
   };
-  op.ref = [p](const Args& a) { return p.backward ? pad_backward(p, a) : pad_forward(p, a); };
+  op.ref = structured_ref(op.meta, [p](const Args& a, const Values& out) {
+    if (p.backward) return pad_backward(p, a, out[0].tensor());
+    pad_forward(p, a, out[0].tensor());
+  });
   op.samples = [p](const SampleContext& c) { return pad_samples(c, p); };
   op.cost = pad_cost(p.backward);
   if (p.backward) {
