@@ -7,6 +7,7 @@
 #include "backends/cpu/copy_complex.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "backends/cpu/pointwise_ops.h"
+#include "backends/cpu/shape_copy.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/args.h"
 #include "crucible/ops/rules/creation.h"
@@ -15,15 +16,19 @@ namespace crucible::cpu {
 
 namespace {
 
-void copy_into(const Tensor& src, const Tensor& dst) {
+// dst = src (broadcast): a same-dtype copy into a contiguous dst through the byte movers
+// (shape_copy.h: parallel memcpy of runs, transposes in tiles), a conversion or a strided dst
+// through the elementwise engine.
+void copy_values(const Tensor& src, const Tensor& dst) {
   if (is_complex(src.dtype()) || is_complex(dst.dtype())) return copy_complex(src, dst);
+  if (src.dtype() == dst.dtype() && dst.is_contiguous()) return copy_into(src, dst);
   const Tensor ins[] = {src};
   pw_run(PwOp::Identity, ins, dst, compute_for(src.dtype()), PwParams{});
 }
 
 // clone, lift_fresh_copy, _to_copy: self into the fresh output (its dtype and memory format).
 void copy_out(const OpDef&, const Args& a, const Values& out) {
-  copy_into(a.tensor("self"), out[0].tensor());
+  copy_values(a.tensor("self"), out[0].tensor());
 }
 
 void copy_(const OpDef&, const Args& a, const Values& out) {
@@ -31,7 +36,7 @@ void copy_(const OpDef&, const Args& a, const Values& out) {
   Tensor src = a.tensor("src");
   if (src.overlaps(self) && !(src.data_ptr() == self.data_ptr() && src.strides() == self.strides()))
     src = src.clone();  // read everything before writing
-  copy_into(src, self);
+  copy_values(src, self);
 }
 
 // fill_.Scalar / fill_.Tensor: the value checked as c10's Scalar::to<T> does (a Tensor value's

@@ -234,6 +234,13 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
   // The second input is one value along the row: its loop reads that value once.
   const bool b1 = nops == 3 && loop_b1 && ops[2].strides[nd - 1] == 0;
   const PwLoop<C> run = b1 ? loop_b1 : loop;
+  // Every operand read and written where it lies along the row (its own dtype, unit stride; or
+  // the `_b1` loop's one value): a chunk's part of a row is one loop call, not one per block (a
+  // call per 1,024 elements cost a large in-place relu_ a sixth of its time).
+  bool direct = ops[0].strides[nd - 1] == 1 && Native<C>::is(ops[0].dtype, true);
+  for (int k = 1; k < nops; ++k)
+    direct =
+        direct && ((k == 2 && b1) || (ops[k].strides[nd - 1] == 1 && Native<C>::is(ops[k].dtype)));
   parallel_for(0, numel, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) C buf[kMaxOperands][kBlock];
     // Stride-0 inputs: the element whose value the block holds, and for how many elements.
@@ -313,7 +320,7 @@ void run_typed(PwLoop<C> loop, PwLoop<C> loop_b1, const PwParams& params, const 
       }
       const int64_t row_end = std::min(hi - pos + j, inner);
       while (j < row_end) {
-        const int64_t n = std::min(kBlock, row_end - j);
+        const int64_t n = direct ? row_end - j : std::min(kBlock, row_end - j);
         const C* in[kMaxOperands - 1];
         for (int k = 1; k < nops; ++k) {
           const Operand& o = ops[k];
