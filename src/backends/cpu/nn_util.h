@@ -28,9 +28,6 @@ inline Tensor as_f32(const Tensor& t) {
   return t.to(DType::Float32);
 }
 
-// `t` (f32, contiguous) rounded to `dt`, or t itself when dt is f32.
-inline Tensor f32_to(const Tensor& t, DType dt) { return dt == DType::Float32 ? t : t.to(dt); }
-
 // Whether any of n 32-bit patterns, sign cleared, exceeds `limit`; the same for 16-bit
 // patterns (f16: exponent all ones; bf16: exponent above 2^50). Compiled for AVX-512, AVX2 and
 // the baseline, picked at load time (nn.cpp).

@@ -35,12 +35,8 @@ Tensor as_f32(const Tensor& t) {
   return t.dtype() == DType::Float32 ? t.contiguous() : t.contiguous().to(DType::Float32);
 }
 
-// The f32 result `f32` (computed in the output itself when it is f32, see f32_buffer) into the
-// meta function's output, rounded once by the core conversion (fp8 included).
-void finish(const Tensor& f32, const Value& out) {
-  const Tensor& o = out.tensor();
-  if (f32.data_ptr() != o.data_ptr()) o.copy_from(f32.view(o.shape()));
-}
+// The f32 buffer of a product's output: the output itself when it is f32 (store_output then
+// rounds it into any other dtype).
 Tensor f32_buffer(const Value& out) {
   return output_buffer(out, out.tensor().shape(), DType::Float32);
 }
@@ -123,7 +119,7 @@ void weight_int8pack_mm_kernel(const OpDef&, const Args& args, const Values& out
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) cd[i * n + j] *= sd[j];
   });
-  finish(c, outputs[0]);
+  store_output(c, outputs[0]);
 }
 
 void convert_int4pack_kernel(const OpDef&, const Args& args, const Values& outputs) {
@@ -199,7 +195,7 @@ void weight_int4pack_mm_kernel(const OpDef&, const Args& args, const Values& out
       quantized_matmul(m, n - j0, k, a.data<float>(), last, cd + j0, n);
     }
   }
-  finish(c, outputs[0]);
+  store_output(c, outputs[0]);
 }
 
 void scaled_mm_kernel(const OpDef&, const Args& args, const Values& outputs) {
@@ -260,7 +256,7 @@ void scaled_mm_kernel(const OpDef&, const Args& args, const Values& outputs) {
         cd[i * n + j] = v * post;
       }
   });
-  finish(c, outputs[0]);
+  store_output(c, outputs[0]);
 }
 
 void choose_qparams_kernel(const OpDef&, const Args& args, const Values& meta) {

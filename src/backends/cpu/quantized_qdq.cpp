@@ -58,13 +58,10 @@ struct ParamMap {
   int64_t param(int64_t i) const { return (i / inner) % count; }
 };
 
-// A buffer of dtype `dt` for the output `out`: out itself when it is contiguous of dt.
+// A buffer of dtype `dt` for the output `out` (out itself when it is contiguous of dt), which
+// store_output rounds into out.
 Tensor buffer_for(const Tensor& out, DType dt) {
   return output_buffer(Value(out), out.shape(), dt);
-}
-// `buf` (from buffer_for) into `out`, rounded once by the core conversion (fp8 included).
-void finish(const Tensor& buf, const Tensor& out) {
-  if (buf.data_ptr() != out.data_ptr()) out.copy_from(buf);
 }
 
 std::vector<double> as_doubles(const Tensor& t) {
@@ -93,7 +90,7 @@ void quantize(const Tensor& x0, const Tensor& result, const std::vector<double>&
         out.data<int32_t>()[i] = static_cast<int32_t>(v);
     }
   });
-  finish(out, result);
+  store_output(out, Value(result));
 }
 
 // An f32 dequantize of 8-bit or int32 values: run by run of elements sharing a parameter,
@@ -121,7 +118,7 @@ void dequantize_f32(const Tensor& q0, const std::vector<double>& s, const std::v
       i += len;
     }
   });
-  finish(out, result);
+  store_output(out, Value(result));
 }
 
 void dequantize(const Tensor& q0, const Tensor& result, const std::vector<double>& s,
@@ -140,7 +137,7 @@ void dequantize(const Tensor& q0, const Tensor& result, const std::vector<double
       od[i] = (qd[i] - (z.empty() ? 0.0 : z[p])) * s[p];
     }
   });
-  finish(out, result);
+  store_output(out, Value(result));
 }
 
 ParamMap per_token(const Tensor& x) {
@@ -254,7 +251,7 @@ void quantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs) 
         }
       }
     });
-    return finish(out, meta);
+    return store_output(out, Value(meta));
   }
   // Quotients in double, rounded once to the target dtype.
   const Tensor wide = buffer_for(meta, DType::Float64);
@@ -269,7 +266,7 @@ void quantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs) 
       }
     }
   });
-  finish(wide, meta);
+  store_output(wide, Value(meta));
 }
 
 void dequantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs) {
@@ -300,7 +297,7 @@ void dequantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs
         }
       }
     });
-    return finish(out, meta);
+    return store_output(out, Value(meta));
   }
   const Tensor wide_in = fp8 ? q : q.to(DType::Float64);
   // The product is formed in double and rounded once to the output dtype, as the reference.
@@ -322,7 +319,7 @@ void dequantize_float8_kernel(const OpDef&, const Args& a, const Values& outputs
       }
     }
   });
-  finish(out, meta);
+  store_output(out, Value(meta));
 }
 
 }  // namespace

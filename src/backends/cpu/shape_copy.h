@@ -128,12 +128,17 @@ inline Tensor output_buffer(const Value& out, const Shape& shape, DType work) {
   return Tensor::uninitialized(shape, work);
 }
 // The result `t` (contiguous) into the meta function's output `out`: nothing to do when it was
-// computed there (output_buffer gave out itself), else converted and laid out into it.
+// computed there (output_buffer gave out itself), else converted (rounded once) and laid out into
+// it; fp8, which the elementwise engine does not convert, through the core conversion.
 inline void store_output(const Tensor& t, const Value& out) {
   if (!out.is_tensor()) return;
   const Tensor& o = out.tensor();
   if (t.data_ptr() == o.data_ptr() && t.dtype() == o.dtype()) return;
-  copy_into(t.view(o.shape()), o);
+  auto fp8 = [](DType d) { return d == DType::Float8E4M3FN || d == DType::Float8E5M2; };
+  if (fp8(t.dtype()) || fp8(o.dtype()))
+    o.copy_from(t.view(o.shape()));
+  else
+    copy_into(t.view(o.shape()), o);
 }
 // A new contiguous tensor holding src's values (as dtype `dt`).
 Tensor contiguous_copy(const Tensor& src, DType dt);

@@ -61,20 +61,26 @@ void backward_f64(const Plan& p, const Tensor& g, const Tensor& out) {
   });
 }
 
+// The plan of a call whose input is [N, C, ih, iw] (`in`) and output [N, C, oh, ow].
+Plan plan_of(Mode mode, const Shape& in, const upsampling::Resolved& r, bool align) {
+  Plan p;
+  p.nc = in[0] * in[1];
+  p.ih = in[2];
+  p.iw = in[3];
+  p.oh = r.out_size[0];
+  p.ow = r.out_size[1];
+  p.th = axis_taps(mode, p.ih, p.oh, align, r.sh);
+  p.tw = axis_taps(mode, p.iw, p.ow, align, r.sw);
+  return p;
+}
+
 // Into `out` ([N, C, oh, ow], contiguous, x's dtype).
 void forward(const Tensor& x, Mode mode, const upsampling::Resolved& r, bool align,
              const Value& out) {
   const Tensor& o = out.tensor();
   if (o.numel() == 0) return;
-  Plan p;
-  p.nc = x.size(0) * x.size(1);
-  p.ih = x.size(2);
-  p.iw = x.size(3);
-  p.oh = r.out_size[0];
-  p.ow = r.out_size[1];
+  const Plan p = plan_of(mode, x.shape(), r, align);
   const DType dt = x.dtype();
-  p.th = axis_taps(mode, p.ih, p.oh, align, r.sh);
-  p.tw = axis_taps(mode, p.iw, p.ow, align, r.sw);
   if (mode == Mode::Nearest) {
     const Tensor xc = contiguous_as(x, dt);
     nearest_copy(p, static_cast<const char*>(xc.data_ptr()), static_cast<char*>(o.data_ptr()),
@@ -97,15 +103,8 @@ void backward(const Tensor& g, Mode mode, const upsampling::Resolved& r,
               const std::vector<int64_t>& in_size, bool align, const Value& out) {
   const Tensor& o = out.tensor();
   if (o.numel() == 0) return;
-  Plan p;
-  p.nc = in_size[0] * in_size[1];
-  p.ih = in_size[2];
-  p.iw = in_size[3];
-  p.oh = r.out_size[0];
-  p.ow = r.out_size[1];
+  const Plan p = plan_of(mode, in_size, r, align);
   const DType dt = g.dtype();
-  p.th = axis_taps(mode, p.ih, p.oh, align, r.sh);
-  p.tw = axis_taps(mode, p.iw, p.ow, align, r.sw);
   if (dt != DType::Float64) {
     const Tensor gc = contiguous_as(g, DType::Float32);
     const Tensor buf = output_buffer(out, o.shape(), DType::Float32);
