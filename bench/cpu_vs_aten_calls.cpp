@@ -1,9 +1,11 @@
 // bench_cpu_vs_aten_calls: single calls of the cpu backend against ATen on the traces' performance
 // cases of a few ops, in this process, warm caches: each backend runs its call in turns of
 // `reps` back-to-back calls, alternating, and the best turn's time per call is kept. A quick
-// look at one op's kernel between full `crucible run --perf` runs (which evict the caches and
-// take medians: those are the judged numbers).
+// look at one op's kernel between full `crucible run --perf` runs (which take medians: those are
+// the judged numbers). With `--cold 1` the arguments' cache lines are evicted before each call,
+// outside the timed part, as `crucible run --perf` does by default.
 //   build/bench/bench_cpu_vs_aten_calls --ops gelu,elu [--threads 2] [--per-op 4] [--turns 30]
+//                                       [--cold 1]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "crucible/backends/backend.h"
 #include "crucible/backends/blas_core.h"
 #include "crucible/cases/literal.h"
+#include "crucible/core/cache_lines.h"
 #include "crucible/core/error.h"
 #include "crucible/ops/materialize.h"
 #include "crucible/suites/suite.h"
@@ -30,11 +33,34 @@ using crucible::bench::split;
 
 namespace {
 
-// The best per-call time of `turns` turns of `reps` calls.
-double best_turn(Backend& b, const OpDef& op, const Values& args, int reps) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < reps; ++r) (void)b.run(op, args);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+// The tensor arguments' cache lines evicted (the bytes their views span).
+void evict_args(const Values& args) {
+  for (const Value& v : args) {
+    if (!v.is_tensor() || !v.tensor().defined() || v.tensor().numel() == 0) continue;
+    const Tensor& t = v.tensor();
+    const auto [lo, hi] = t.storage_extent();
+    evict_cache_lines(static_cast<const char*>(t.storage()->data()) + lo * t.itemsize(),
+                      static_cast<size_t>(hi - lo) * t.itemsize());
+  }
+}
+
+// The time per call of `reps` calls (each after an eviction when `cold`, not timed).
+double turn_time(Backend& b, const OpDef& op, const Values& args, int reps, bool cold) {
+  using clock = std::chrono::steady_clock;
+  double total = 0;
+  if (!cold) {
+    const auto t0 = clock::now();
+    for (int r = 0; r < reps; ++r) (void)b.run(op, args);
+    total = std::chrono::duration<double>(clock::now() - t0).count();
+  } else {
+    for (int r = 0; r < reps; ++r) {
+      evict_args(args);
+      const auto t0 = clock::now();
+      (void)b.run(op, args);
+      total += std::chrono::duration<double>(clock::now() - t0).count();
+    }
+  }
+  return total / reps;
 }
 
 }  // namespace
@@ -43,6 +69,7 @@ int main(int argc, char** argv) {
   crucible::cpu::restart_with_corrected_blas_core(argv);
   std::string traces = std::string(CRUCIBLE_SOURCE_DIR) + "/data/traces";
   int per_op = 4, threads = 2, turns = 30;
+  bool cold = false;
   std::string ops;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
@@ -54,6 +81,8 @@ int main(int argc, char** argv) {
       per_op = std::atoi(v.c_str());
     else if (a == "--turns")
       turns = std::atoi(v.c_str());
+    else if (a == "--cold")
+      cold = v == "1";
     else if (a == "--traces")
       traces = v;
     else {
@@ -84,9 +113,9 @@ int main(int argc, char** argv) {
       for (int t = 0; t < turns; ++t) {
         // Turns of 5 calls; the first call of a turn wakes the pool and is not counted.
         (void)cpu->run(op, args);
-        tc = std::min(tc, best_turn(*cpu, op, args, 4));
+        tc = std::min(tc, turn_time(*cpu, op, args, 4, cold));
         (void)aten->run(op, args);
-        ta = std::min(ta, best_turn(*aten, op, args, 4));
+        ta = std::min(ta, turn_time(*aten, op, args, 4, cold));
       }
       fmt::print("{:<40} {:>10.1f} us {:>10.1f} us {:>7.2f}x  {}\n", op.name, tc * 1e6, ta * 1e6,
                  ta / tc, cases::print_call(sc.c.call).substr(0, 100));

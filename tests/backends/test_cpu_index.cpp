@@ -107,6 +107,41 @@ TEST(CpuIndex, ExtremeValuesAccumulateInF64) {
                       filled({3, 70}, DType::Int16, 4), Value(int64_t{300})});
 }
 
+// A long 1-d index into a short output (the kernel's unrolled path, four targets a step):
+// the sums match the reference's, an extreme value deep in the source still sends the call to
+// f64, and of two out-of-range indices in one step the first in order is the one named.
+TEST(CpuIndex, LongOneDimScatterAdd) {
+  const int64_t n = 5003, bound = 97;
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = (k * 37 + k / 5) % bound;
+  const Tensor idx = indices(v, {n});
+  const Tensor self = filled({bound}, f32);
+  expect_matches_ref("aten.scatter_add.default",
+                     {self, Value(int64_t{0}), idx, filled({n}, f32, 3)});
+  // 2^51 and -2^51 both land on target 5 with a 1 between them: 1 in f64, 0 in f32.
+  Tensor src = Tensor::zeros({n}, f32);
+  std::vector<int64_t> w(static_cast<size_t>(n), 0);
+  w[4001] = w[4002] = w[4003] = 5;
+  src.set(4001, 2251799813685248.0);
+  src.set(4002, 1.0);
+  src.set(4003, -2251799813685248.0);
+  const Values out =
+      expect_matches_ref("aten.scatter_add.default",
+                         {Tensor::zeros({bound}, f32), Value(int64_t{0}), indices(w, {n}), src});
+  EXPECT_EQ(out[0].tensor().get(5), 1.0);
+  auto cpu = make_cpu_backend();
+  const OpDef& op = OpRegistry::catalog().get("aten.scatter_add.default");
+  v[2049] = -3;
+  v[2050] = bound + 7;
+  try {
+    cpu->run(op, {self, Value(int64_t{0}), indices(v, {n}), filled({n}, f32, 3)});
+    ADD_FAILURE() << "no error for an out-of-range index";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index -3 is out of bounds"), std::string::npos)
+        << e.what();
+  }
+}
+
 Value index_list(std::vector<Tensor> ts) { return Value::tensor_list(std::move(ts), true); }
 
 TEST(CpuIndex, AdvancedIndexing) {

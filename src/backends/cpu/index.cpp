@@ -210,9 +210,23 @@ bool scatter_add_rows(W* o, const W* s, const IndexWalk& w, const int64_t* idx, 
         if constexpr (kCheck) {
           if (any_extreme_f32(srow + k0, k1 - k0)) return true;
         }
-        for (int64_t k = k0; k < k1; ++k) {
+        // Four targets a step, their bounds tested at once (the first bad one is then found
+        // in order by the loop below).
+        int64_t k = k0;
+        const auto ub = static_cast<uint64_t>(bound);
+        for (; k + 4 <= k1; k += 4) {
+          const auto v0 = static_cast<uint64_t>(iv[k]), v1 = static_cast<uint64_t>(iv[k + 1]);
+          const auto v2 = static_cast<uint64_t>(iv[k + 2]), v3 = static_cast<uint64_t>(iv[k + 3]);
+          if (std::max(std::max(v0, v1), std::max(v2, v3)) >= ub) [[unlikely]]
+            break;
+          orow[v0] = acc_add(orow[v0], srow[k]);
+          orow[v1] = acc_add(orow[v1], srow[k + 1]);
+          orow[v2] = acc_add(orow[v2], srow[k + 2]);
+          orow[v3] = acc_add(orow[v3], srow[k + 3]);
+        }
+        for (; k < k1; ++k) {
           const int64_t v = iv[k];
-          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(bound)) [[unlikely]]
+          if (static_cast<uint64_t>(v) >= ub) [[unlikely]]
             index_out_of_bounds(v, w.dim, bound);
           orow[v] = acc_add(orow[v], srow[k]);
         }

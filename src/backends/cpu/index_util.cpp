@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/cpu/nn_util.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/pointwise_engine.h"
 #include "crucible/core/error.h"
@@ -56,14 +57,8 @@ DType accumulate_work(DType t) {
   return t == DType::Float64 ? DType::Float64 : DType::Float32;
 }
 
-__attribute__((optimize("O3"))) bool any_extreme_f32(const float* p, int64_t n) {
-  int32_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, p + i, 4);
-    bad |= static_cast<int32_t>(u & 0x7fffffffu) > 0x58800000;
-  }
-  return bad != 0;
+bool any_extreme_f32(const float* p, int64_t n) {
+  return any_above32(reinterpret_cast<const char*>(p), n, 0x58800000);
 }
 
 namespace {
