@@ -81,11 +81,15 @@ int main(int argc, char** argv) {
       per_op = std::atoi(v.c_str());
     else if (a == "--turns")
       turns = std::atoi(v.c_str());
-    else if (a == "--cold")
+    else if (a == "--cold") {
+      if (v != "0" && v != "1") {
+        std::fprintf(stderr, "--cold %s: give 0 or 1\n", v.c_str());
+        return 2;
+      }
       cold = v == "1";
-    else if (a == "--traces")
+    } else if (a == "--traces") {
       traces = v;
-    else {
+    } else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
     }

@@ -125,20 +125,6 @@ inline T hardsigmoid(T v) {
         : s0(T(p.s[0])), s1(T(p.s[1])), s2(T(p.s[2])), s3(T(p.s[3])) {} \
     T operator()(T a, T b) const { return EXPR; }                       \
   };
-// A formula whose result is the first operand's value or zero, sel(c(b), f(a), 0), compiles to
-// an AVX-512 zero-masked load of `a`, which cannot start before b's mask is known: from memory
-// the two operands' cache misses come one after the other, never overlapped (hardsigmoid_backward
-// of [128, 960] with cold caches took 43 us, ATen 29 us). Such a functor says so, and its loop
-// prefetches the next block of both operands (25 us).
-#define CRUCIBLE_BINARY_MASKED(NAME, EXPR)                              \
-  template <typename T>                                                 \
-  struct NAME {                                                         \
-    static constexpr bool kMaskedLoad = true;                           \
-    T s0, s1, s2, s3;                                                   \
-    explicit NAME(const PwParams& p)                                    \
-        : s0(T(p.s[0])), s1(T(p.s[1])), s2(T(p.s[2])), s3(T(p.s[3])) {} \
-    T operator()(T a, T b) const { return EXPR; }                       \
-  };
 #define CRUCIBLE_TERNARY(NAME, EXPR)                                    \
   template <typename T>                                                 \
   struct NAME {                                                         \
@@ -224,7 +210,7 @@ CRUCIBLE_BINARY(FAtan2, std::atan2(a, b))
 CRUCIBLE_BINARY(FPow, std::pow(a, b))
 CRUCIBLE_BINARY(FFmod, std::fmod(a, b))
 CRUCIBLE_BINARY(FRemainder, remainder_floating(a, b))
-CRUCIBLE_BINARY_MASKED(FThresholdBackward, sel(b <= s0, T(0), a))
+CRUCIBLE_BINARY(FThresholdBackward, sel(b <= s0, T(0), a))
 CRUCIBLE_BINARY(FSigmoidBackward, a*(T(1) - b) * b)
 CRUCIBLE_BINARY(FTanhBackward, a*(T(1) - b * b))
 CRUCIBLE_BINARY(FGeluBackward, a* vm::gelu_derivative(b))
@@ -232,7 +218,19 @@ CRUCIBLE_BINARY(FGeluTanhBackward, gelu_tanh_backward(a, b))
 CRUCIBLE_BINARY(FSiluBackward, silu_backward(a, b))
 CRUCIBLE_BINARY(FMishBackward, mish_backward(a, b))
 // ATen's formula: the gradient times 1/6 rounded to T (a product, not a division).
-CRUCIBLE_BINARY_MASKED(FHardsigmoidBackward, sel(b > T(-3) && b < T(3), a*(T(1) / T(6)), T(0)))
+CRUCIBLE_BINARY(FHardsigmoidBackward, sel(b > T(-3) && b < T(3), a*(T(1) / T(6)), T(0)))
+// A formula whose result is the first operand's value or zero, sel(c(b), f(a), 0), compiles to
+// an AVX-512 zero-masked load of `a`, which cannot start before b's mask is known: from memory
+// the two operands' cache misses come one after the other, never overlapped (hardsigmoid_backward
+// of [128, 960] with cold caches took 43 us, ATen 29 us). GCC folds the load into the masked
+// instruction however the select is written, so these functors are named here and their loop
+// prefetches the next block of both operands (25 us).
+template <typename F>
+constexpr bool kMaskedLoad = false;
+template <typename T>
+constexpr bool kMaskedLoad<FThresholdBackward<T>> = true;
+template <typename T>
+constexpr bool kMaskedLoad<FHardsigmoidBackward<T>> = true;
 CRUCIBLE_BINARY(FHardswishBackward, sel(b < T(-3), T(0), sel(b >= T(3), a, a*(b / T(3) + T(0.5)))))
 CRUCIBLE_BINARY(FHardtanhBackward, sel(b <= s0 || b >= s1, T(0), a))
 CRUCIBLE_BINARY(FLeakyReluBackward, sel(b > T(0), a, a* s0))
@@ -268,7 +266,7 @@ void loop2(const T* const* in, T* out, int64_t n, const PwParams& p) {
   const F f(p);
   const T* __restrict a = in[0];
   const T* __restrict b = in[1];
-  if constexpr (requires { F::kMaskedLoad; }) {
+  if constexpr (kMaskedLoad<F>) {
     constexpr int64_t kBlock = 1024 / sizeof(T), kLine = 64 / sizeof(T);
     for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
       const int64_t i1 = std::min(n, i0 + kBlock);
